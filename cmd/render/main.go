@@ -1,0 +1,16 @@
+// Command render validates app specs and renders them into a Flux fleet.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr, getenv: os.Getenv})
+	stop()
+	os.Exit(exitCode(err, os.Stderr))
+}

@@ -1,0 +1,179 @@
+// Package cli holds what the commands share: exit codes carried by errors,
+// finding the apps repository from paths the user gave, and printing spec
+// problems as text, JSON or GitHub annotations.
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/sethvargo/go-githubactions"
+
+	"github.com/fleetwright/fleetwright/internal/spec"
+)
+
+// Exit codes.
+const (
+	ExitOK      = 0
+	ExitFailed  = 1 // invalid specs, drift, findings
+	ExitUsage   = 2 // bad flags or arguments, I/O errors
+	ExitSilence = -1
+)
+
+// ExitError carries an exit code; its message was already printed when
+// Silent is set.
+type ExitError struct {
+	Code   int
+	Err    error
+	Silent bool
+}
+
+func (e *ExitError) Error() string {
+	if e.Err == nil {
+		return "exit " + strconv.Itoa(e.Code)
+	}
+	return e.Err.Error()
+}
+
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// Usagef is a usage error (exit 2).
+func Usagef(format string, args ...any) error {
+	return &ExitError{Code: ExitUsage, Err: fmt.Errorf(format, args...)}
+}
+
+// Failed is an already reported failure (exit 1).
+func Failed() error { return &ExitError{Code: ExitFailed, Silent: true} }
+
+// Code returns the exit code for err and prints it to stderr unless it was
+// printed already.
+func Code(err error, stderr io.Writer) int {
+	if err == nil {
+		return ExitOK
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		if !ee.Silent && ee.Err != nil {
+			fmt.Fprintln(stderr, "error:", ee.Err)
+		}
+		return ee.Code
+	}
+	fmt.Fprintln(stderr, "error:", err)
+	return ExitUsage
+}
+
+// FindRoot returns the apps repository holding path: the nearest folder at
+// or above it with an apps/ folder or a platform file. A folder with neither
+// is taken as the root when nothing above has one.
+func FindRoot(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	st, err := os.Stat(abs)
+	if err != nil {
+		return "", fmt.Errorf("reading %s: %w", path, err)
+	}
+	start := abs
+	if !st.IsDir() {
+		start = filepath.Dir(abs)
+	}
+	for dir := start; ; {
+		if isRoot(dir) {
+			return rel(dir), nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return rel(start), nil
+		}
+		dir = parent
+	}
+}
+
+func isRoot(dir string) bool {
+	if st, err := os.Stat(filepath.Join(dir, "apps")); err == nil && st.IsDir() {
+		return true
+	}
+	for _, n := range spec.PlatformFileNames {
+		if _, err := os.Stat(filepath.Join(dir, n)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+func rel(dir string) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return dir
+	}
+	if r, err := filepath.Rel(wd, dir); err == nil && !filepath.IsAbs(r) && len(r) < len(dir) {
+		return filepath.ToSlash(r)
+	}
+	return dir
+}
+
+// Reporter prints spec problems.
+type Reporter struct {
+	Format string // text or json
+	Out    io.Writer
+	Getenv func(string) string
+}
+
+type jsonProblem struct {
+	File     string `json:"file"`
+	Line     int    `json:"line"`
+	Column   int    `json:"column"`
+	Path     string `json:"path,omitempty"`
+	Message  string `json:"message"`
+	Severity string `json:"severity"`
+}
+
+// Report prints the problems and a summary; in GitHub Actions every problem
+// is also an annotation on its line.
+func (r *Reporter) Report(ps spec.Problems, summary map[string]any) error {
+	if r.Getenv != nil && r.Getenv("GITHUB_ACTIONS") == "true" {
+		gh := githubactions.New(githubactions.WithWriter(r.Out), githubactions.WithGetenv(r.Getenv))
+		for _, p := range ps {
+			a := gh.WithFieldsMap(map[string]string{
+				"file": p.File, "line": strconv.Itoa(p.Pos.Line), "col": strconv.Itoa(p.Pos.Col), "title": p.Path,
+			})
+			if p.Severity == spec.SeverityWarning {
+				a.Warningf("%s", p.Message)
+			} else {
+				a.Errorf("%s", p.Message)
+			}
+		}
+	}
+	switch r.Format {
+	case "json":
+		out := map[string]any{"valid": !ps.HasErrors(), "problems": []jsonProblem{}}
+		for k, v := range summary {
+			out[k] = v
+		}
+		list := make([]jsonProblem, 0, len(ps))
+		for _, p := range ps {
+			sev := string(p.Severity)
+			if sev == "" {
+				sev = string(spec.SeverityError)
+			}
+			list = append(list, jsonProblem{p.File, p.Pos.Line, p.Pos.Col, p.Path, p.Message, sev})
+		}
+		out["problems"] = list
+		enc := json.NewEncoder(r.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	default:
+		for _, p := range ps {
+			if _, err := fmt.Fprintln(r.Out, p.Error()); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}

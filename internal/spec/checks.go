@@ -1,0 +1,639 @@
+package spec
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+
+	"github.com/fleetwright/fleetwright/internal/graph"
+)
+
+func checkPlatform(p *Platform, doc *Document, ps *Problems) {
+	seen := map[string]bool{}
+	for i, c := range p.Clusters {
+		at := Path{"clusters", i, "name"}
+		if c.Name == "" {
+			continue
+		}
+		if m := checkNamespace(c.Name); m != "" {
+			ps.Add(doc, at, "%s", m)
+		}
+		if seen[c.Name] {
+			ps.Add(doc, at, "cluster %q is declared twice", c.Name)
+		}
+		seen[c.Name] = true
+		if c.Path != "" && (path.IsAbs(c.Path) || escapes(c.Path)) {
+			ps.Add(doc, Path{"clusters", i, "path"}, "must be a relative path inside the fleet")
+		}
+	}
+	if p.DefaultCluster != "" && len(p.Clusters) > 0 && !seen[p.DefaultCluster] {
+		ps.Add(doc, Path{"default_cluster"}, "names no cluster declared under clusters")
+	}
+	if p.AppsDomain != "" && !isSubdomain(p.AppsDomain) {
+		ps.Add(doc, Path{"apps_domain"}, "%q is not a valid DNS name", p.AppsDomain)
+	}
+	if p.Defaults != nil {
+		if p.Defaults.Timeout != "" {
+			if d, err := time.ParseDuration(p.Defaults.Timeout); err == nil && d <= 0 {
+				ps.Add(doc, Path{"defaults", "timeout"}, "must be longer than 0")
+			}
+		}
+		checkResources(p.Defaults.Resources, doc, Path{"defaults", "resources"}, ps)
+	}
+	if p.Fleet != nil && p.Fleet.Path != "" && (path.IsAbs(p.Fleet.Path) || escapes(p.Fleet.Path)) {
+		ps.Add(doc, Path{"fleet", "path"}, "must be a relative path")
+	}
+	ids := map[string]bool{}
+	for i, inst := range p.AddonInstances {
+		if ids[inst.ID] {
+			ps.Add(doc, Path{"addon_instances", i, "id"}, "addon instance %q is declared twice", inst.ID)
+		}
+		ids[inst.ID] = true
+		if inst.Namespace != "" {
+			if m := checkNamespace(inst.Namespace); m != "" {
+				ps.Add(doc, Path{"addon_instances", i, "namespace"}, "%s", m)
+			}
+		}
+	}
+}
+
+func escapes(p string) bool {
+	c := path.Clean(p)
+	return c == ".." || strings.HasPrefix(c, "../")
+}
+
+func (l *Loader) checkApp(a *LoadedApp, plat *Platform, ps *Problems) {
+	s, doc := &a.Spec, a.Doc
+	if s.Name != "" {
+		if m := checkLabel(s.Name, 63); m != "" {
+			ps.Add(doc, Path{"name"}, "%s", m)
+		}
+	}
+	if len(s.Components) == 0 && s.Template == nil && doc.Has(Path{"name"}) {
+		ps.Add(doc, nil, "an app needs at least one component (or a template)")
+	}
+	names := map[string]int{}
+	for i := range s.Components {
+		c := &s.Components[i]
+		at := Path{"components", i}
+		if c.Name == "" {
+			continue
+		}
+		if j, dup := names[c.Name]; dup {
+			ps.Add(doc, at.Child("name"), "duplicate component name %q (also components[%d])", c.Name, j)
+			continue
+		}
+		names[c.Name] = i
+		if m := checkLabel(c.Name, 63); m != "" {
+			ps.Add(doc, at.Child("name"), "%s", m)
+		} else if obj := s.Name + "-" + c.Name; len(obj) > 63 {
+			ps.Add(doc, at.Child("name"), "object name %q (app-component) is %d characters; Kubernetes allows 63", obj, len(obj))
+		}
+	}
+	for i := range s.Components {
+		c := &s.Components[i]
+		at := Path{"components", i}
+		for j, dep := range c.DependsOn {
+			switch _, ok := names[dep]; {
+			case dep == c.Name:
+				ps.Add(doc, at.Child("depends_on").Child(j), "a component cannot depend on itself")
+			case !ok:
+				ps.Add(doc, at.Child("depends_on").Child(j), "%s", unknownComponent(dep, s.Name, names))
+			case slices.Index(c.DependsOn, dep) < j:
+				ps.Add(doc, at.Child("depends_on").Child(j), "%q is listed twice", dep)
+			}
+		}
+		switch c.Type {
+		case TypeWorkload:
+			if c.WorkloadSpec == nil {
+				if !doc.Has(at.Child("workload_spec")) {
+					ps.Add(doc, at, "a workload component needs workload_spec")
+				}
+			} else {
+				l.checkWorkload(a, c, at.Child("workload_spec"), plat, ps)
+			}
+			if c.AddonSpec != nil {
+				ps.AddKey(doc, at.Child("addon_spec"), "a workload component takes workload_spec, not addon_spec")
+			}
+		case TypeAddon:
+			if c.AddonSpec == nil {
+				if !doc.Has(at.Child("addon_spec")) {
+					ps.Add(doc, at, "an addon component needs addon_spec")
+				}
+			} else {
+				l.checkAddon(a, c, at.Child("addon_spec"), ps)
+			}
+			if c.WorkloadSpec != nil {
+				ps.AddKey(doc, at.Child("workload_spec"), "an addon component takes addon_spec, not workload_spec")
+			}
+		}
+	}
+}
+
+func unknownComponent(dep, app string, names map[string]int) string {
+	known := make([]string, 0, len(names))
+	for n := range names {
+		known = append(known, n)
+	}
+	slices.Sort(known)
+	msg := fmt.Sprintf("no component %q in app %q", dep, app)
+	if sug := suggest(dep, known); sug != "" {
+		return msg + fmt.Sprintf("; did you mean %q?", sug)
+	}
+	if len(known) > 0 {
+		msg += "; components: " + strings.Join(known, ", ")
+	}
+	return msg
+}
+
+func (l *Loader) checkWorkload(a *LoadedApp, c *Component, at Path, plat *Platform, ps *Problems) {
+	w, doc := c.WorkloadSpec, a.Doc
+	mode := w.BuildMode
+	if mode == "" {
+		mode = BuildModeImage
+	}
+	switch mode {
+	case BuildModeImage:
+		if w.Image == "" {
+			if !doc.Has(at.Child("image")) {
+				ps.Add(doc, at, "build_mode image needs image (such as myorg/my-api:v1.2.0)")
+			}
+		} else if _, err := name.ParseReference(w.Image); err != nil {
+			ps.Add(doc, at.Child("image"), "%q is not a valid image reference: %v", w.Image, err)
+		}
+		if w.Build != nil {
+			ps.AddKey(doc, at.Child("build"), "build is used only with build_mode dockerfile or buildpack; remove it or set build_mode")
+		}
+	case BuildModeDockerfile, BuildModeBuildpack:
+		if w.Image != "" {
+			ps.AddKey(doc, at.Child("image"), "build_mode %s builds the image (it is named after the app); remove image, or use build_mode image", mode)
+		}
+		if w.Build != nil {
+			ctx := w.Build.Context
+			if ctx == "" {
+				ctx = "."
+			}
+			if path.IsAbs(ctx) || escapes(path.Join(path.Dir(a.File), ctx)) {
+				ps.Add(doc, at.Child("build").Child("context"), "build context %q is outside the apps repository", ctx)
+			}
+			if df := w.Build.Dockerfile; df != "" && (path.IsAbs(df) || escapes(path.Join(path.Dir(a.File), ctx, df))) {
+				ps.Add(doc, at.Child("build").Child("dockerfile"), "Dockerfile %q is outside the apps repository", df)
+			}
+		}
+	}
+	ing := w.Ingress
+	if ing != nil && ing.Enabled {
+		if w.Port == 0 && !doc.Has(at.Child("port")) {
+			ps.Add(doc, at.Child("ingress"), "an ingress needs the workload's port")
+		}
+		if ing.Host != "" && !wildcardHost.MatchString(ing.Host) {
+			ps.Add(doc, at.Child("ingress").Child("host"), "%q is not a valid host name", ing.Host)
+		}
+		if ing.Path != "" && !strings.HasPrefix(ing.Path, "/") {
+			ps.Add(doc, at.Child("ingress").Child("path"), "must start with /")
+		}
+	}
+	if as := w.Autoscaling; as != nil && as.MinReplicas > 0 && as.MaxReplicas > 0 && as.MinReplicas > as.MaxReplicas {
+		ps.Add(doc, at.Child("autoscaling").Child("min_replicas"), "min_replicas (%d) is greater than max_replicas (%d)", as.MinReplicas, as.MaxReplicas)
+	}
+	checkResources(w.Resources, doc, at.Child("resources"), ps)
+	for i, s := range w.ImagePullSecrets {
+		if !isSubdomain(s) {
+			ps.Add(doc, at.Child("image_pull_secrets").Child(i), "%q is not a valid Secret name", s)
+		}
+	}
+	if hc := w.HealthCheck; hc != nil {
+		if hc.Path != "" && !strings.HasPrefix(hc.Path, "/") {
+			ps.Add(doc, at.Child("health_check").Child("path"), "must start with /")
+		}
+		if hc.Port == 0 && w.Port == 0 && !doc.Has(at.Child("port")) {
+			ps.Add(doc, at.Child("health_check"), "a health check needs a port: set health_check.port or the workload's port")
+		}
+	}
+	envs := map[string]int{}
+	for i, e := range w.Env {
+		ea := at.Child("env").Child(i)
+		if e.Name == "" {
+			continue
+		}
+		if !envName.MatchString(e.Name) {
+			ps.Add(doc, ea.Child("name"), "%q is not a valid environment variable name", e.Name)
+		}
+		if j, dup := envs[e.Name]; dup {
+			ps.Add(doc, ea.Child("name"), "%q is set twice (also env[%d])", e.Name, j)
+		}
+		envs[e.Name] = i
+		n := 0
+		for _, set := range []bool{e.Value != nil, e.SecretRef != nil, e.ExportRef != nil} {
+			if set {
+				n++
+			}
+		}
+		if n != 1 {
+			ps.Add(doc, ea, "%q needs exactly one of value, secret_ref or export_ref", e.Name)
+		}
+		if e.Value != nil && *e.Value != "" && looksLikeCredential(e.Name) {
+			ps.Add(doc, ea.Child("value"), "%q looks like a credential and its value would be written to Git; use secret_ref: {name: <secret>, key: <key>} instead", e.Name)
+		}
+		if r := e.SecretRef; r != nil {
+			if r.Name != "" && !isSubdomain(r.Name) {
+				ps.Add(doc, ea.Child("secret_ref").Child("name"), "%q is not a valid Secret name", r.Name)
+			}
+			if r.Key != "" && !secretKey.MatchString(r.Key) {
+				ps.Add(doc, ea.Child("secret_ref").Child("key"), "%q is not a valid Secret key", r.Key)
+			}
+		}
+		if r := e.ExportRef; r != nil {
+			l.checkExportRefShape(a, c, r, ea.Child("export_ref"), plat, ps)
+		}
+	}
+}
+
+// checkExportRefShape checks what one app alone can tell about an
+// export_ref; references to other apps are checked in checkRepo.
+func (l *Loader) checkExportRefShape(a *LoadedApp, c *Component, r *ExportRef, at Path, plat *Platform, ps *Problems) {
+	doc := a.Doc
+	switch {
+	case r.AddonInstanceID != "" && (r.Component != "" || r.App != ""):
+		ps.Add(doc, at, "set either component (with app for another app) or addon_instance_id, not both")
+	case r.AddonInstanceID != "":
+		var inst *AddonInstance
+		for i := range plat.AddonInstances {
+			if plat.AddonInstances[i].ID == r.AddonInstanceID {
+				inst = &plat.AddonInstances[i]
+			}
+		}
+		if inst == nil {
+			ps.Add(doc, at.Child("addon_instance_id"), "no addon instance %q in platform.yaml's addon_instances", r.AddonInstanceID)
+			return
+		}
+		keys, secret, ok := l.addonKeys(inst.Type, inst.Exports)
+		if !ok {
+			ps.Add(doc, at.Child("addon_instance_id"), "addon instance %q has unknown type %q", inst.ID, inst.Type)
+			return
+		}
+		if r.ExportKey != "" && !slices.Contains(keys, r.ExportKey) {
+			ps.Add(doc, at.Child("export_key"), "%s", unknownKey(r.ExportKey, "addon instance "+inst.ID, keys))
+		} else if secret[r.ExportKey] && inst.Namespace != a.Project {
+			ps.Add(doc, at.Child("export_key"), "%q of addon instance %q comes from a Secret in namespace %q; a pod can read Secrets of its own namespace (%q) only", r.ExportKey, inst.ID, inst.Namespace, a.Project)
+		}
+	case r.Component == "":
+		ps.Add(doc, at, "export_ref needs component (or addon_instance_id)")
+	case r.App == "" || r.App == a.Spec.Name:
+		target := a.Component(r.Component)
+		if target == nil {
+			names := map[string]int{}
+			for i, cc := range a.Spec.Components {
+				names[cc.Name] = i
+			}
+			ps.Add(doc, at.Child("component"), "%s", unknownComponent(r.Component, a.Spec.Name, names))
+			return
+		}
+		if target.Name == c.Name {
+			ps.Add(doc, at.Child("component"), "a component cannot use its own exports")
+			return
+		}
+		l.checkExportKey(a, target, r.ExportKey, at.Child("export_key"), ps)
+	}
+}
+
+func (l *Loader) checkExportKey(consumer *LoadedApp, target *Component, key string, at Path, ps *Problems) {
+	if key == "" {
+		return
+	}
+	keys, _, ok := l.componentKeys(target)
+	if !ok {
+		return // an unknown addon type is reported on the addon itself
+	}
+	if !slices.Contains(keys, key) {
+		ps.Add(consumer.Doc, at, "%s", unknownKey(key, "component "+target.Name, keys))
+	}
+}
+
+func unknownKey(key, of string, keys []string) string {
+	msg := fmt.Sprintf("%s has no export %q", of, key)
+	if sug := suggest(key, keys); sug != "" {
+		msg += fmt.Sprintf("; did you mean %q?", sug)
+	}
+	if len(keys) == 0 {
+		return msg + "; it exports nothing"
+	}
+	return msg + "; valid keys: " + strings.Join(keys, ", ")
+}
+
+// componentKeys returns the exports of a component and which are secret.
+func (l *Loader) componentKeys(c *Component) ([]string, map[string]bool, bool) {
+	switch {
+	case c.Type == TypeWorkload && c.WorkloadSpec != nil:
+		if c.WorkloadSpec.Port == 0 {
+			return nil, nil, true
+		}
+		return WorkloadExportKeys, nil, true
+	case c.Type == TypeAddon && c.AddonSpec != nil:
+		return l.addonKeys(c.AddonSpec.Type, c.AddonSpec.Exports)
+	}
+	return nil, nil, false
+}
+
+func (l *Loader) addonKeys(typ string, declared []DeclaredExport) ([]string, map[string]bool, bool) {
+	if typ == "generic" {
+		var keys []string
+		secret := map[string]bool{}
+		for _, d := range declared {
+			keys = append(keys, d.Key)
+			if d.SecretRef != nil {
+				secret[d.Key] = true
+			}
+		}
+		// a value composed from secret exports is secret too
+		for _, d := range declared {
+			if d.Value != nil {
+				for _, m := range exportVar.FindAllStringSubmatch(*d.Value, -1) {
+					if secret[m[1]] {
+						secret[d.Key] = true
+					}
+				}
+			}
+		}
+		slices.Sort(keys)
+		return keys, secret, true
+	}
+	if l.Exports == nil {
+		return nil, nil, false
+	}
+	return l.Exports.AddonExportKeys(typ)
+}
+
+var exportVar = regexp.MustCompile(`\$\(([-._a-zA-Z0-9]+)\)`)
+
+var credentialValueKey = regexp.MustCompile(`(?i)(password|passwd|secret|token|apikey|api_key|privatekey|private_key)`)
+
+func (l *Loader) checkAddon(a *LoadedApp, c *Component, at Path, ps *Problems) {
+	s, doc := c.AddonSpec, a.Doc
+	if s.Type != "" && s.Type != "generic" {
+		if l.Exports == nil {
+			ps.Add(doc, at.Child("type"), "unknown addon type %q; use generic and declare its exports", s.Type)
+		} else if _, _, ok := l.Exports.AddonExportKeys(s.Type); !ok {
+			ps.Add(doc, at.Child("type"), "unknown addon type %q; use generic with declared exports, or one of: %s", s.Type, strings.Join(l.knownTypes(), ", "))
+		}
+		if len(s.Exports) > 0 {
+			ps.AddKey(doc, at.Child("exports"), "exports are declared only by generic addons; %s publishes its own", s.Type)
+		}
+	}
+	if r := s.Chart.Repo; r != "" && !strings.HasPrefix(r, "https://") && !strings.HasPrefix(r, "http://") && !strings.HasPrefix(r, "oci://") {
+		ps.Add(doc, at.Child("chart").Child("repo"), "%q must be an https://, http:// or oci:// URL", r)
+	}
+	keys := map[string]bool{}
+	for i, d := range s.Exports {
+		ea := at.Child("exports").Child(i)
+		if keys[d.Key] {
+			ps.Add(doc, ea.Child("key"), "export %q is declared twice", d.Key)
+		}
+		keys[d.Key] = true
+		if (d.Value == nil) == (d.SecretRef == nil) {
+			ps.Add(doc, ea, "export %q needs exactly one of value or secret_ref", d.Key)
+		}
+	}
+	for i, d := range s.Exports {
+		if d.Value != nil {
+			for _, m := range exportVar.FindAllStringSubmatch(*d.Value, -1) {
+				if !keys[m[1]] {
+					ps.Add(doc, at.Child("exports").Child(i).Child("value"), "$(%s) names no declared export", m[1])
+				}
+			}
+		}
+	}
+	walkValues(s.Values, at.Child("values"), func(p Path, key string, v any) {
+		str, ok := v.(string)
+		if !ok || str == "" || !credentialValueKey.MatchString(key) {
+			return
+		}
+		lk := strings.ToLower(key)
+		if strings.HasPrefix(lk, "existing") || strings.HasSuffix(lk, "key") || strings.HasSuffix(lk, "keys") || strings.HasSuffix(lk, "ref") || strings.HasSuffix(lk, "name") {
+			return
+		}
+		ps.Add(doc, p, "%q looks like a credential and would be written to Git; let the chart generate it, or point the chart at an existing Secret", key)
+	})
+}
+
+func (l *Loader) knownTypes() []string {
+	type lister interface{ AddonTypes() []string }
+	if t, ok := l.Exports.(lister); ok {
+		return append(t.AddonTypes(), "generic")
+	}
+	return []string{"generic"}
+}
+
+func walkValues(v any, p Path, f func(Path, string, any)) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			f(p.Child(k), k, x)
+			walkValues(x, p.Child(k), f)
+		}
+	case []any:
+		for i, x := range v {
+			walkValues(x, p.Child(i), f)
+		}
+	}
+}
+
+func checkResources(r *Resources, doc *Document, at Path, ps *Problems) {
+	if r == nil {
+		return
+	}
+	lists := map[string]*ResourceList{"requests": r.Requests, "limits": r.Limits}
+	for _, which := range []string{"requests", "limits"} {
+		l := lists[which]
+		if l == nil {
+			continue
+		}
+		for res, q := range map[string]*Quantity{"cpu": l.CPU, "memory": l.Memory} {
+			if q == nil {
+				continue
+			}
+			if v, err := q.Parse(); err != nil {
+				ps.Add(doc, at.Child(which).Child(res), "%q is not a quantity (such as 100m, 0.5 or 128Mi)", q.String())
+			} else if v.Sign() < 0 {
+				ps.Add(doc, at.Child(which).Child(res), "must not be negative")
+			}
+		}
+	}
+	if r.Requests != nil && r.Limits != nil {
+		for res, pair := range map[string][2]*Quantity{"cpu": {r.Requests.CPU, r.Limits.CPU}, "memory": {r.Requests.Memory, r.Limits.Memory}} {
+			if pair[0] == nil || pair[1] == nil {
+				continue
+			}
+			req, err1 := pair[0].Parse()
+			lim, err2 := pair[1].Parse()
+			if err1 == nil && err2 == nil && req.Cmp(lim) > 0 {
+				ps.Add(doc, at.Child("requests").Child(res), "request %s is more than the limit %s", pair[0], pair[1])
+			}
+		}
+	}
+}
+
+// checkRepo runs the checks that need every app: duplicate apps, ingress
+// hosts, references between apps, and the dependency graph.
+func (l *Loader) checkRepo(repo *Repo, ps *Problems) {
+	byKey := map[string]*LoadedApp{}
+	var apps []*LoadedApp
+	for _, a := range repo.Apps {
+		if a.Spec.Name == "" || a.Project == "" {
+			continue
+		}
+		if prev, dup := byKey[a.Key()]; dup {
+			ps.Add(a.Doc, Path{"name"}, "app %q of project %q on cluster %q is also defined in %s", a.Spec.Name, a.Project, a.Cluster, prev.Doc.File)
+			continue
+		}
+		byKey[a.Key()] = a
+		apps = append(apps, a)
+	}
+	repo.Apps = apps
+
+	hosts := map[string]string{} // cluster/host -> file
+	for _, a := range apps {
+		for i, c := range a.Spec.Components {
+			if c.WorkloadSpec == nil || c.WorkloadSpec.Ingress == nil || !c.WorkloadSpec.Ingress.Enabled {
+				continue
+			}
+			host := IngressHost(a, &c, &repo.Platform)
+			k := a.Cluster + "/" + host
+			if prev, dup := hosts[k]; dup {
+				ps.Add(a.Doc, Path{"components", i, "workload_spec", "ingress"}.Child(hostField(c.WorkloadSpec.Ingress)), "host %q is already claimed by %s", host, prev)
+				continue
+			}
+			hosts[k] = fmt.Sprintf("%s (%s)", a.Doc.File, c.Name)
+		}
+	}
+
+	type edgeAt struct {
+		doc  *Document
+		path Path
+	}
+	where := map[[2]string]edgeAt{}
+	g := repo.Graph
+	for _, a := range apps {
+		for i, c := range a.Spec.Components {
+			from := NodeID(a, c.Name)
+			g.AddNode(from)
+			for j, d := range c.DependsOn {
+				if a.Component(d) != nil && d != c.Name {
+					g.AddEdge(from, NodeID(a, d))
+					where[[2]string{from, NodeID(a, d)}] = edgeAt{a.Doc, Path{"components", i, "depends_on", j}}
+				}
+			}
+			if c.WorkloadSpec == nil {
+				continue
+			}
+			for j, e := range c.WorkloadSpec.Env {
+				r := e.ExportRef
+				if r == nil || r.Component == "" || r.AddonInstanceID != "" {
+					continue
+				}
+				at := Path{"components", i, "workload_spec", "env", j, "export_ref"}
+				target := a
+				if r.App != "" && r.App != a.Spec.Name {
+					target = byKey[a.Cluster+"/"+a.Project+"/"+r.App]
+					if target == nil {
+						ps.Add(a.Doc, at.Child("app"), "%s", l.unknownApp(r.App, a, apps))
+						continue
+					}
+					tc := target.Component(r.Component)
+					if tc == nil {
+						names := map[string]int{}
+						for k, cc := range target.Spec.Components {
+							names[cc.Name] = k
+						}
+						ps.Add(a.Doc, at.Child("component"), "%s", unknownComponent(r.Component, target.Spec.Name, names))
+						continue
+					}
+					l.checkExportKey(a, tc, r.ExportKey, at.Child("export_key"), ps)
+				}
+				if target.Component(r.Component) == nil || (target == a && r.Component == c.Name) {
+					continue
+				}
+				to := NodeID(target, r.Component)
+				if _, ok := where[[2]string{from, to}]; !ok {
+					where[[2]string{from, to}] = edgeAt{a.Doc, at}
+				}
+				g.AddEdge(from, to)
+			}
+		}
+	}
+	order, err := g.Order()
+	if ce, ok := err.(*graph.CycleError); ok {
+		at := where[[2]string{ce.Cycle[0], ce.Cycle[1]}]
+		ps.Add(at.doc, at.path, "dependency cycle: %s", strings.Join(shortCycle(ce.Cycle), " -> "))
+		return
+	}
+	repo.Order = order
+}
+
+func hostField(ing *Ingress) string {
+	if ing.Host != "" {
+		return "host"
+	}
+	return "enabled"
+}
+
+func (l *Loader) unknownApp(name string, a *LoadedApp, apps []*LoadedApp) string {
+	var same []string
+	for _, o := range apps {
+		if o.Project == a.Project && o.Cluster == a.Cluster {
+			same = append(same, o.Spec.Name)
+		}
+	}
+	msg := fmt.Sprintf("no app %q in project %q on cluster %q", name, a.Project, a.Cluster)
+	if sug := suggest(name, same); sug != "" {
+		msg += fmt.Sprintf("; did you mean %q?", sug)
+	}
+	return msg
+}
+
+// shortCycle prints node ids as component names when the cycle stays in one
+// app, else as app/component.
+func shortCycle(ids []string) []string {
+	out := make([]string, len(ids))
+	oneApp := true
+	appOf := func(id string) string { return id[:strings.LastIndexByte(id, '/')] }
+	for _, id := range ids {
+		if appOf(id) != appOf(ids[0]) {
+			oneApp = false
+		}
+	}
+	for i, id := range ids {
+		parts := strings.Split(id, "/")
+		if oneApp {
+			out[i] = parts[len(parts)-1]
+		} else {
+			out[i] = parts[len(parts)-2] + "/" + parts[len(parts)-1]
+		}
+	}
+	return out
+}
+
+// IngressHost is the host of a workload's ingress: its own, or
+// <app>-<project>.<apps_domain> (with the component name for every workload
+// but the first one that has an ingress, so hosts stay unique).
+func IngressHost(a *LoadedApp, c *Component, plat *Platform) string {
+	if c.WorkloadSpec != nil && c.WorkloadSpec.Ingress != nil && c.WorkloadSpec.Ingress.Host != "" {
+		return c.WorkloadSpec.Ingress.Host
+	}
+	first := ""
+	for _, cc := range a.Spec.Components {
+		if cc.WorkloadSpec != nil && cc.WorkloadSpec.Ingress != nil && cc.WorkloadSpec.Ingress.Enabled && cc.WorkloadSpec.Ingress.Host == "" {
+			first = cc.Name
+			break
+		}
+	}
+	if first == "" || first == c.Name {
+		return a.Spec.Name + "-" + a.Project + "." + plat.AppsDomain
+	}
+	return c.Name + "-" + a.Spec.Name + "-" + a.Project + "." + plat.AppsDomain
+}

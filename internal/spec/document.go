@@ -1,0 +1,325 @@
+package spec
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Limits that keep hostile input from exhausting memory or time.
+const (
+	MaxFileSize = 1 << 20 // bytes of one spec file
+	maxDepth    = 64      // nesting of maps and lists
+	maxNodes    = 200_000 // values after expanding aliases
+)
+
+// Pos is a 1-based line and column in a file.
+type Pos struct{ Line, Col int }
+
+// Document is a parsed YAML or JSON file: its generic value (maps, lists,
+// strings, json.Number, bools, nil) and the position of every field.
+type Document struct {
+	File  string
+	Value any
+	pos   map[string]nodePos
+}
+
+type nodePos struct{ key, val Pos }
+
+// Path is a location in a document: map keys and list indexes.
+type Path []any
+
+// String formats the path as components[1].workload_spec.port.
+func (p Path) String() string {
+	var b strings.Builder
+	for _, s := range p {
+		switch s := s.(type) {
+		case int:
+			fmt.Fprintf(&b, "[%d]", s)
+		default:
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			fmt.Fprint(&b, s)
+		}
+	}
+	return b.String()
+}
+
+// Child returns p extended by one step, without aliasing p.
+func (p Path) Child(s any) Path {
+	q := make(Path, len(p), len(p)+1)
+	copy(q, p)
+	return append(q, s)
+}
+
+func (p Path) key() string {
+	var b strings.Builder
+	for _, s := range p {
+		fmt.Fprintf(&b, "/%v", s)
+	}
+	return b.String()
+}
+
+// Pos returns the position of the value at p, or of its nearest ancestor.
+func (d *Document) Pos(p Path) Pos {
+	for i := len(p); i >= 0; i-- {
+		if np, ok := d.pos[p[:i].key()]; ok {
+			return np.val
+		}
+	}
+	return Pos{1, 1}
+}
+
+// KeyPos returns the position of the key of the field at p (its value's
+// position for list items).
+func (d *Document) KeyPos(p Path) Pos {
+	if np, ok := d.pos[p.key()]; ok {
+		return np.key
+	}
+	return d.Pos(p)
+}
+
+// Has reports whether the document holds a value at p.
+func (d *Document) Has(p Path) bool {
+	_, ok := d.pos[p.key()]
+	return ok
+}
+
+// Parse reads a YAML or JSON document. JSON files (by name) are checked as
+// JSON first so JSON syntax errors read as such.
+func Parse(file string, data []byte) (*Document, error) {
+	if len(data) > MaxFileSize {
+		return nil, &Problem{File: file, Pos: Pos{1, 1}, Message: fmt.Sprintf("file is %d bytes; the limit is %d", len(data), MaxFileSize)}
+	}
+	if strings.HasSuffix(file, ".json") {
+		if err := checkJSON(file, data); err != nil {
+			return nil, err
+		}
+		// Tabs are white space in JSON but not in YAML; outside strings they
+		// can be replaced without moving any column. Inside strings a raw
+		// tab is invalid JSON, which checkJSON has already refused.
+		data = bytes.ReplaceAll(data, []byte{'\t'}, []byte{' '})
+	}
+	var root yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&root); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, &Problem{File: file, Pos: Pos{1, 1}, Message: "file is empty"}
+		}
+		return nil, yamlProblem(file, err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		return nil, &Problem{File: file, Pos: Pos{extra.Line, extra.Column}, Message: "a spec file holds one document; found a second one"}
+	}
+	d := &Document{File: file, pos: map[string]nodePos{}}
+	c := converter{doc: d}
+	v, err := c.convert(&root, nil, Pos{root.Line, root.Column}, 0)
+	if err != nil {
+		return nil, err
+	}
+	d.Value = v
+	return d, nil
+}
+
+func checkJSON(file string, data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	for {
+		_, err := dec.Token()
+		if err == nil {
+			continue
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		off := dec.InputOffset()
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			off = se.Offset
+		}
+		line, col := lineCol(data, int(off))
+		return &Problem{File: file, Pos: Pos{line, col}, Message: "invalid JSON: " + strings.TrimPrefix(err.Error(), "json: ")}
+	}
+}
+
+func lineCol(data []byte, off int) (int, int) {
+	if off > len(data) {
+		off = len(data)
+	}
+	line := 1 + bytes.Count(data[:off], []byte{'\n'})
+	col := off - bytes.LastIndexByte(data[:off], '\n')
+	if col < 1 {
+		col = 1
+	}
+	return line, col
+}
+
+// yamlProblem turns yaml.v3's "yaml: line N: msg" into a positioned problem.
+func yamlProblem(file string, err error) error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	line := 1
+	if rest, ok := strings.CutPrefix(msg, "line "); ok {
+		if n, tail, ok := strings.Cut(rest, ": "); ok {
+			if l, err := strconv.Atoi(n); err == nil {
+				line, msg = l, tail
+			}
+		}
+	}
+	return &Problem{File: file, Pos: Pos{line, 1}, Message: "invalid YAML: " + msg}
+}
+
+type converter struct {
+	doc   *Document
+	nodes int
+}
+
+func (c *converter) fail(n *yaml.Node, format string, args ...any) error {
+	return &Problem{File: c.doc.File, Pos: Pos{n.Line, n.Column}, Message: fmt.Sprintf(format, args...)}
+}
+
+func (c *converter) convert(n *yaml.Node, p Path, keyPos Pos, depth int) (any, error) {
+	c.nodes++
+	if c.nodes > maxNodes {
+		return nil, c.fail(n, "document is too large: more than %d values (after expanding aliases)", maxNodes)
+	}
+	if depth > maxDepth {
+		return nil, c.fail(n, "document is nested more than %d levels deep", maxDepth)
+	}
+	if n.Kind != yaml.AliasNode && n.Kind != yaml.DocumentNode {
+		if _, seen := c.doc.pos[p.key()]; !seen {
+			c.doc.pos[p.key()] = nodePos{key: keyPos, val: Pos{n.Line, n.Column}}
+		}
+	}
+	switch n.Kind {
+	case yaml.DocumentNode:
+		if len(n.Content) == 0 {
+			return nil, c.fail(n, "file is empty")
+		}
+		return c.convert(n.Content[0], p, keyPos, depth)
+	case yaml.AliasNode:
+		if n.Alias == nil {
+			return nil, c.fail(n, "unknown alias")
+		}
+		if _, seen := c.doc.pos[p.key()]; !seen {
+			c.doc.pos[p.key()] = nodePos{key: keyPos, val: Pos{n.Line, n.Column}}
+		}
+		return c.convert(n.Alias, p, keyPos, depth+1)
+	case yaml.MappingNode:
+		m := make(map[string]any, len(n.Content)/2)
+		if err := c.mapping(n, m, p, depth, map[string]bool{}); err != nil {
+			return nil, err
+		}
+		return m, nil
+	case yaml.SequenceNode:
+		l := make([]any, 0, len(n.Content))
+		for i, item := range n.Content {
+			v, err := c.convert(item, p.Child(i), Pos{item.Line, item.Column}, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			l = append(l, v)
+		}
+		return l, nil
+	case yaml.ScalarNode:
+		return c.scalar(n)
+	}
+	return nil, c.fail(n, "unsupported YAML node")
+}
+
+func (c *converter) mapping(n *yaml.Node, m map[string]any, p Path, depth int, explicit map[string]bool) error {
+	// Explicit keys win over merged ones (<<), as YAML says.
+	var merges []*yaml.Node
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if k.Kind == yaml.ScalarNode && k.Tag == "!!merge" {
+			merges = append(merges, v)
+			continue
+		}
+		if k.Kind != yaml.ScalarNode {
+			return c.fail(k, "a map key must be a plain string")
+		}
+		key := k.Value
+		if explicit[key] {
+			return c.fail(k, "duplicate key %q", key)
+		}
+		explicit[key] = true
+		val, err := c.convert(v, p.Child(key), Pos{k.Line, k.Column}, depth+1)
+		if err != nil {
+			return err
+		}
+		m[key] = val
+	}
+	for _, mv := range merges {
+		src := mv
+		for src.Kind == yaml.AliasNode && src.Alias != nil {
+			src = src.Alias
+		}
+		var maps []*yaml.Node
+		switch src.Kind {
+		case yaml.MappingNode:
+			maps = []*yaml.Node{src}
+		case yaml.SequenceNode:
+			for _, it := range src.Content {
+				for it.Kind == yaml.AliasNode && it.Alias != nil {
+					it = it.Alias
+				}
+				maps = append(maps, it)
+			}
+		}
+		for _, mm := range maps {
+			if mm.Kind != yaml.MappingNode {
+				return c.fail(mv, "a merge key (<<) takes a map or a list of maps")
+			}
+			tmp := map[string]any{}
+			if err := c.mapping(mm, tmp, p, depth+1, map[string]bool{}); err != nil {
+				return err
+			}
+			for k, v := range tmp {
+				if _, ok := m[k]; !ok {
+					m[k] = v
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (c *converter) scalar(n *yaml.Node) (any, error) {
+	switch n.ShortTag() {
+	case "!!null":
+		return nil, nil
+	case "!!bool":
+		var b bool
+		if err := n.Decode(&b); err != nil {
+			return nil, c.fail(n, "invalid boolean %q", n.Value)
+		}
+		return b, nil
+	case "!!int":
+		var i int64
+		if err := n.Decode(&i); err != nil {
+			var u uint64
+			if err2 := n.Decode(&u); err2 != nil {
+				return nil, c.fail(n, "integer %q is out of range", n.Value)
+			}
+			return json.Number(strconv.FormatUint(u, 10)), nil
+		}
+		return json.Number(strconv.FormatInt(i, 10)), nil
+	case "!!float":
+		var f float64
+		if err := n.Decode(&f); err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+			return nil, c.fail(n, "%q is not a finite number", n.Value)
+		}
+		return json.Number(strconv.FormatFloat(f, 'g', -1, 64)), nil
+	case "!!str", "!!timestamp", "!!binary":
+		return n.Value, nil
+	}
+	return nil, c.fail(n, "unsupported YAML tag %s", n.Tag)
+}

@@ -1,0 +1,405 @@
+package spec
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+	"strings"
+	"testing/fstest"
+	"time"
+
+	"github.com/fleetwright/fleetwright/internal/graph"
+)
+
+// Documented defaults used when platform.yaml does not set a field.
+const (
+	DefaultAppsDomain      = "apps.example.com"
+	DefaultIssuer          = "letsencrypt"
+	DefaultCluster         = "default"
+	DefaultFleetPath       = "fleet"
+	DefaultSourceName      = "flux-system"
+	DefaultSourceNamespace = "flux-system"
+	DefaultTimeout         = 10 * time.Minute
+)
+
+// SpecFileNames are the names an app spec may have.
+var SpecFileNames = []string{"app.yaml", "app.yml", "app.json"}
+
+// PlatformFileNames are the names of the platform file at the repository root.
+var PlatformFileNames = []string{"platform.yaml", "platform.yml", "platform.json"}
+
+// ExportCatalog tells which exports an addon type publishes.
+type ExportCatalog interface {
+	// AddonExportKeys returns the export keys of a known addon type, sorted,
+	// and which of them come from a Secret; ok is false for an unknown type.
+	AddonExportKeys(addonType string) (keys []string, secret map[string]bool, ok bool)
+}
+
+// WorkloadExportKeys are the exports every workload with a port publishes.
+var WorkloadExportKeys = []string{"host", "port", "url"}
+
+// LoadedApp is an app spec read from a file, with its resolved settings.
+type LoadedApp struct {
+	Spec    App
+	Doc     *Document
+	File    string // slash path inside the repository, such as apps/shop/my-api/app.yaml
+	Project string
+	Cluster string
+	Timeout time.Duration
+}
+
+// Key identifies the app in its cluster: cluster/project/name.
+func (a *LoadedApp) Key() string { return a.Cluster + "/" + a.Project + "/" + a.Spec.Name }
+
+// Component returns the component named name, or nil.
+func (a *LoadedApp) Component(name string) *Component {
+	for i := range a.Spec.Components {
+		if a.Spec.Components[i].Name == name {
+			return &a.Spec.Components[i]
+		}
+	}
+	return nil
+}
+
+// Repo is an apps repository: its platform settings and its apps.
+type Repo struct {
+	Platform    Platform // with defaults applied
+	PlatformDoc *Document
+	Apps        []*LoadedApp // sorted by cluster, project and name
+	// Graph has a node per component, named cluster/project/app/component;
+	// an edge from A to B means A needs B first.
+	Graph *graph.Graph
+	// Order lists every component node, dependencies first, ties by name.
+	Order []string
+}
+
+// App returns the app with the given cluster, project and name, or nil.
+func (r *Repo) App(cluster, project, name string) *LoadedApp {
+	i, ok := slices.BinarySearchFunc(r.Apps, cluster+"/"+project+"/"+name, func(a *LoadedApp, k string) int {
+		return strings.Compare(a.Key(), k)
+	})
+	if !ok {
+		return nil
+	}
+	return r.Apps[i]
+}
+
+// NodeID names a component in the graph.
+func NodeID(a *LoadedApp, component string) string { return a.Key() + "/" + component }
+
+// Loader reads and validates an apps repository.
+type Loader struct {
+	// Exports knows the addon types; nil accepts only generic addons.
+	Exports ExportCatalog
+	// Prefix is put before file names in problems (the repository's path as
+	// the user gave it).
+	Prefix string
+
+	schemas *schemas
+}
+
+// NewLoader compiles the schemas once; reuse the loader for many loads.
+func NewLoader(exports ExportCatalog, prefix string) (*Loader, error) {
+	s, err := compileSchemas()
+	if err != nil {
+		return nil, fmt.Errorf("compiling the committed schemas: %w", err)
+	}
+	return &Loader{Exports: exports, Prefix: prefix, schemas: s}, nil
+}
+
+func (l *Loader) display(p string) string {
+	if l.Prefix == "" || l.Prefix == "." {
+		return p
+	}
+	return path.Join(l.Prefix, p)
+}
+
+// Load reads platform.yaml and every apps/**/app.{yaml,yml,json} of fsys,
+// validates them, and builds the component graph. It returns every problem
+// found; the repo is usable only when the problems hold no error.
+func (l *Loader) Load(fsys fs.FS) (*Repo, Problems) {
+	var ps Problems
+	repo := &Repo{Graph: graph.New()}
+	repo.Platform, repo.PlatformDoc = l.loadPlatform(fsys, &ps)
+
+	files, err := findSpecs(fsys)
+	if err != nil {
+		ps.AddErr(l.display("apps"), err)
+	}
+	for _, f := range files {
+		if a := l.loadApp(fsys, f, &repo.Platform, &ps); a != nil {
+			repo.Apps = append(repo.Apps, a)
+		}
+	}
+	slices.SortStableFunc(repo.Apps, func(a, b *LoadedApp) int {
+		return strings.Compare(a.Key(), b.Key())
+	})
+	l.checkRepo(repo, &ps)
+	return repo, ps.Sort()
+}
+
+// LoadFiles reads specs given as bytes by slash path, as from a Git tree.
+func (l *Loader) LoadFiles(files map[string][]byte) (*Repo, Problems) {
+	m := fstest.MapFS{}
+	for p, b := range files {
+		m[p] = &fstest.MapFile{Data: b, Mode: 0o644}
+	}
+	return l.Load(m)
+}
+
+func findSpecs(fsys fs.FS) ([]string, error) {
+	var files []string
+	err := fs.WalkDir(fsys, "apps", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && p == "apps" {
+				return fs.SkipAll
+			}
+			return err
+		}
+		if d.IsDir() && strings.HasPrefix(d.Name(), ".") && p != "apps" {
+			return fs.SkipDir
+		}
+		if !d.IsDir() && slices.Contains(SpecFileNames, d.Name()) {
+			files = append(files, p)
+		}
+		return nil
+	})
+	slices.Sort(files)
+	return files, err
+}
+
+func (l *Loader) readDoc(fsys fs.FS, p string, ps *Problems) *Document {
+	st, err := fs.Stat(fsys, p)
+	if err != nil {
+		ps.AddErr(l.display(p), err)
+		return nil
+	}
+	if st.Size() > MaxFileSize {
+		ps.AddErr(l.display(p), fmt.Errorf("file is %d bytes; the limit is %d", st.Size(), MaxFileSize))
+		return nil
+	}
+	data, err := fs.ReadFile(fsys, p)
+	if err != nil {
+		ps.AddErr(l.display(p), err)
+		return nil
+	}
+	doc, err := Parse(l.display(p), data)
+	if err != nil {
+		ps.AddErr(l.display(p), err)
+		return nil
+	}
+	return doc
+}
+
+// decode fills v from the document's generic value. Fields of the wrong type
+// are left empty: the schema check has reported them already.
+func decode(doc *Document, v any) {
+	b, err := json.Marshal(doc.Value)
+	if err != nil {
+		return
+	}
+	_ = json.Unmarshal(b, v)
+}
+
+func (l *Loader) loadPlatform(fsys fs.FS, ps *Problems) (Platform, *Document) {
+	var p Platform
+	var doc *Document
+	for _, name := range PlatformFileNames {
+		if _, err := fs.Stat(fsys, name); err == nil {
+			if doc != nil {
+				ps.Add(doc, nil, "both %s and %s exist; keep one", path.Base(doc.File), name)
+				break
+			}
+			doc = l.readDoc(fsys, name, ps)
+			if doc == nil {
+				break
+			}
+		}
+	}
+	if doc != nil {
+		if _, isMap := doc.Value.(map[string]any); !isMap && doc.Value != nil {
+			ps.Add(doc, nil, "platform file must be a map of settings")
+		} else if doc.Value != nil {
+			l.schemas.check(l.schemas.platform, doc, ps)
+			decode(doc, &p)
+			checkPlatform(&p, doc, ps)
+		}
+	}
+	ApplyPlatformDefaults(&p)
+	return p, doc
+}
+
+// ApplyPlatformDefaults fills unset platform fields with the documented defaults.
+func ApplyPlatformDefaults(p *Platform) {
+	if p.AppsDomain == "" {
+		p.AppsDomain = DefaultAppsDomain
+	}
+	if p.CertIssuer == nil {
+		p.CertIssuer = &Issuer{Name: DefaultIssuer}
+	}
+	if p.CertIssuer.Kind == "" {
+		p.CertIssuer.Kind = "ClusterIssuer"
+	}
+	if p.DefaultCluster == "" {
+		if len(p.Clusters) > 0 {
+			p.DefaultCluster = p.Clusters[0].Name
+		} else {
+			p.DefaultCluster = DefaultCluster
+		}
+	}
+	if len(p.Clusters) == 0 {
+		p.Clusters = []Cluster{{Name: p.DefaultCluster}}
+	}
+	for i := range p.Clusters {
+		if p.Clusters[i].Path == "" {
+			p.Clusters[i].Path = "clusters/" + p.Clusters[i].Name
+		}
+	}
+	if p.Fleet == nil {
+		p.Fleet = &Fleet{}
+	}
+	if p.Fleet.Path == "" {
+		p.Fleet.Path = DefaultFleetPath
+	}
+	if p.Fleet.Branch == "" {
+		p.Fleet.Branch = "main"
+	}
+	if p.Fleet.Mode == "" {
+		p.Fleet.Mode = "dir"
+	}
+	if p.Fleet.SourceName == "" {
+		p.Fleet.SourceName = DefaultSourceName
+	}
+	if p.Fleet.SourceNamespace == "" {
+		p.Fleet.SourceNamespace = DefaultSourceNamespace
+	}
+	if p.Defaults == nil {
+		p.Defaults = &Defaults{}
+	}
+	if p.Policy == nil {
+		p.Policy = &Policy{}
+	}
+	if p.Build == nil {
+		p.Build = &BuildConfig{}
+	}
+	if len(p.Build.Platforms) == 0 {
+		p.Build.Platforms = []string{"linux/amd64", "linux/arm64"}
+	}
+}
+
+// ClusterByName returns the platform's cluster of that name, or nil.
+func (p *Platform) ClusterByName(name string) *Cluster {
+	for i := range p.Clusters {
+		if p.Clusters[i].Name == name {
+			return &p.Clusters[i]
+		}
+	}
+	return nil
+}
+
+// Pinning reports whether images are resolved to digests.
+func (p *Platform) Pinning() bool { return p.Build == nil || p.Build.Pin == nil || *p.Build.Pin }
+
+func (l *Loader) loadApp(fsys fs.FS, file string, plat *Platform, ps *Problems) *LoadedApp {
+	doc := l.readDoc(fsys, file, ps)
+	if doc == nil {
+		return nil
+	}
+	if _, isMap := doc.Value.(map[string]any); !isMap {
+		ps.Add(doc, nil, "an app spec must be a map with name and components; got %s", article(jsonType(doc.Value)))
+		return nil
+	}
+	l.schemas.check(l.schemas.app, doc, ps)
+	a := &LoadedApp{Doc: doc, File: file}
+	decode(doc, &a.Spec)
+	for _, other := range SpecFileNames {
+		if sib := path.Join(path.Dir(file), other); sib != file && path.Base(file) > other {
+			if _, err := fs.Stat(fsys, sib); err == nil {
+				ps.Add(doc, nil, "%s and %s are both in %s; keep one", other, path.Base(file), path.Dir(file))
+			}
+		}
+	}
+	resolveApp(a, plat, ps)
+	l.checkApp(a, plat, ps)
+	return a
+}
+
+func jsonType(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case []any:
+		return "array"
+	case string:
+		return "string"
+	case bool:
+		return "boolean"
+	case json.Number:
+		return "number"
+	}
+	return "object"
+}
+
+// resolveApp fills project, cluster and timeout from the spec, the folder and
+// the platform.
+func resolveApp(a *LoadedApp, plat *Platform, ps *Problems) {
+	s := &a.Spec
+	switch {
+	case s.Project != "":
+		a.Project = s.Project
+		if m := checkNamespace(s.Project); m != "" {
+			ps.Add(a.Doc, Path{"project"}, "%s", m)
+		}
+	case s.ProjectID != "":
+		a.Project = s.ProjectID
+		if name, ok := plat.ProjectIDs[s.ProjectID]; ok {
+			a.Project = name
+		} else if m := checkNamespace(s.ProjectID); m != "" {
+			ps.Add(a.Doc, Path{"project_id"}, "project %q %s; map it to a project name in platform.yaml's project_ids, or set project", s.ProjectID, m)
+		}
+	default:
+		parts := strings.Split(a.File, "/")
+		if len(parts) >= 4 { // apps/<project>/<app>/app.yaml
+			a.Project = parts[1]
+			if m := checkNamespace(a.Project); m != "" {
+				ps.Add(a.Doc, nil, "the folder %q names the project, which %s; rename it or set project", a.Project, m)
+			}
+		} else {
+			ps.Add(a.Doc, nil, "no project: set project, or put the spec in apps/<project>/<app>/")
+		}
+	}
+	a.Cluster = s.Cluster
+	if a.Cluster == "" {
+		a.Cluster = plat.DefaultCluster
+	} else if plat.ClusterByName(a.Cluster) == nil {
+		names := make([]string, len(plat.Clusters))
+		for i, c := range plat.Clusters {
+			names[i] = c.Name
+		}
+		msg := fmt.Sprintf("unknown cluster %q; platform.yaml declares %s", a.Cluster, strings.Join(names, ", "))
+		if sug := suggest(a.Cluster, names); sug != "" {
+			msg += fmt.Sprintf("; did you mean %q?", sug)
+		}
+		ps.Add(a.Doc, Path{"cluster"}, "%s", msg)
+	}
+	a.Timeout = DefaultTimeout
+	if plat.Defaults != nil && plat.Defaults.Timeout != "" {
+		if d, err := time.ParseDuration(plat.Defaults.Timeout); err == nil && d > 0 {
+			a.Timeout = d
+		}
+	}
+	if s.Timeout != "" {
+		d, err := time.ParseDuration(s.Timeout)
+		switch {
+		case err != nil:
+			// the schema's pattern reports it
+		case d <= 0:
+			ps.Add(a.Doc, Path{"timeout"}, "must be longer than 0")
+		default:
+			a.Timeout = d
+		}
+	}
+}

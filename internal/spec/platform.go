@@ -1,0 +1,125 @@
+package spec
+
+// Platform is the repository-wide platform.yaml: what the platform team owns.
+type Platform struct {
+	// AppsDomain is the domain of default app addresses: <app>-<project>.<apps_domain>.
+	AppsDomain string `json:"apps_domain,omitempty" jsonschema:"example=apps.example.com"`
+	// CertIssuer is the cert-manager issuer that signs app certificates.
+	CertIssuer *Issuer `json:"cert_issuer,omitempty"`
+	// IngressClass sets spec.ingressClassName on generated Ingresses.
+	IngressClass string `json:"ingress_class,omitempty" jsonschema:"example=nginx"`
+	// Registry is where built images are pushed: <registry>/<project>/<app>-<component>.
+	Registry string `json:"registry,omitempty" jsonschema:"example=ghcr.io/myorg"`
+	// DefaultCluster is used by apps that name no cluster.
+	DefaultCluster string `json:"default_cluster,omitempty"`
+	// Clusters the fleet deploys to.
+	Clusters []Cluster `json:"clusters,omitempty"`
+	// Fleet says where and how render writes the fleet.
+	Fleet *Fleet `json:"fleet,omitempty"`
+	// Defaults apply to every app that does not set the field.
+	Defaults *Defaults `json:"defaults,omitempty"`
+	// Policy switches checked by verify.
+	Policy *Policy `json:"policy,omitempty"`
+	// Build configures image builds.
+	Build *BuildConfig `json:"build,omitempty"`
+	// ProjectIDs maps project ids (as sent by the App API's project_id) to project names.
+	ProjectIDs map[string]string `json:"project_ids,omitempty"`
+	// AddonInstances are shared addons, managed outside any app, that export_ref.addon_instance_id can name.
+	AddonInstances []AddonInstance `json:"addon_instances,omitempty"`
+}
+
+// Issuer names a cert-manager issuer.
+type Issuer struct {
+	// Name of the issuer.
+	Name string `json:"name" jsonschema:"required,minLength=1,example=letsencrypt"`
+	// Kind is ClusterIssuer (default) or Issuer.
+	Kind string `json:"kind,omitempty" jsonschema:"enum=ClusterIssuer,enum=Issuer,default=ClusterIssuer"`
+}
+
+// Cluster is a target cluster or virtual cluster.
+type Cluster struct {
+	// Name of the cluster, used in fleet paths: a DNS-1123 label.
+	Name string `json:"name" jsonschema:"required,minLength=1,maxLength=63"`
+	// Path of the cluster's Flux entry folder in the fleet (default clusters/<name>).
+	Path string `json:"path,omitempty"`
+	// KubeconfigSecret names a Secret in the Flux namespace holding the kubeconfig of a remote or virtual cluster; Flux applies through it.
+	KubeconfigSecret *SecretRef `json:"kubeconfig_secret,omitempty"`
+	// ServiceAccount that Flux impersonates when applying apps to this cluster (tenant isolation).
+	ServiceAccount string `json:"service_account,omitempty"`
+	// Production marks the cluster's apps as production for policy checks.
+	Production bool `json:"production,omitempty"`
+}
+
+// Fleet configures the fleet repository.
+type Fleet struct {
+	// Path is the folder the fleet is written to, relative to the apps repository (default fleet), or inside repo when repo is set.
+	Path string `json:"path,omitempty"`
+	// Repo is the fleet repository URL, when the fleet is a separate repository.
+	Repo string `json:"repo,omitempty"`
+	// Branch of the fleet repository (default main).
+	Branch string `json:"branch,omitempty"`
+	// Mode is how changes land: dir (write the folder), push (commit and push), pull-request (commit to a branch and open a pull request).
+	Mode string `json:"mode,omitempty" jsonschema:"enum=dir,enum=push,enum=pull-request"`
+	// SourceName is the Flux GitRepository that holds the fleet (default flux-system).
+	SourceName string `json:"source_name,omitempty"`
+	// SourceNamespace is the namespace of that GitRepository and of the Flux Kustomizations (default flux-system).
+	SourceNamespace string `json:"source_namespace,omitempty"`
+}
+
+// Defaults for apps.
+type Defaults struct {
+	// Resources used where a workload sets none.
+	Resources *Resources `json:"resources,omitempty"`
+	// Timeout of deploys (default 10m).
+	Timeout string `json:"timeout,omitempty" jsonschema:"pattern=^([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$"`
+}
+
+// Policy holds the checks verify runs on the fleet, each with a severity.
+type Policy struct {
+	// RequireDigests: every image is pinned by digest.
+	RequireDigests string `json:"require_digests,omitempty" jsonschema:"enum=off,enum=warning,enum=error"`
+	// ForbidLatest: no image uses the latest tag (or no tag).
+	ForbidLatest string `json:"forbid_latest,omitempty" jsonschema:"enum=off,enum=warning,enum=error"`
+	// RequireRequests: every container sets CPU and memory requests.
+	RequireRequests string `json:"require_requests,omitempty" jsonschema:"enum=off,enum=warning,enum=error"`
+	// RequireTLS: every Ingress has TLS.
+	RequireTLS string `json:"require_tls,omitempty" jsonschema:"enum=off,enum=warning,enum=error"`
+	// RequireProbes: every container has readiness and liveness probes.
+	RequireProbes string `json:"require_probes,omitempty" jsonschema:"enum=off,enum=warning,enum=error"`
+	// ProductionReplicas: production apps run at least 2 replicas or autoscale.
+	ProductionReplicas string `json:"production_replicas,omitempty" jsonschema:"enum=off,enum=warning,enum=error"`
+}
+
+// BuildConfig configures image builds.
+type BuildConfig struct {
+	// Platforms built when a base image is multi-platform (default linux/amd64 and linux/arm64).
+	Platforms []string `json:"platforms,omitempty"`
+	// Pin resolves every image to a digest (default true).
+	Pin *bool `json:"pin,omitempty"`
+	// External is the command that builds Dockerfiles needing a container runtime (RUN and the like).
+	External *ExternalBuilder `json:"external,omitempty"`
+}
+
+// ExternalBuilder is a command that builds and pushes an image.
+type ExternalBuilder struct {
+	// Command and its arguments; {context}, {dockerfile}, {tag}, {target} and {platforms} are replaced.
+	Command []string `json:"command" jsonschema:"required,minItems=1"`
+}
+
+// AddonInstance is a shared addon that apps may reference by id.
+type AddonInstance struct {
+	// ID referenced by export_ref.addon_instance_id.
+	ID string `json:"id" jsonschema:"required,minLength=1"`
+	// Type of the addon, as in addon_spec.type.
+	Type string `json:"type" jsonschema:"required,minLength=1"`
+	// Namespace the instance runs in.
+	Namespace string `json:"namespace" jsonschema:"required,minLength=1"`
+	// Release is the Helm release name of the instance.
+	Release string `json:"release" jsonschema:"required,minLength=1"`
+	// Cluster the instance runs in (default: the default cluster).
+	Cluster string `json:"cluster,omitempty"`
+	// Values the instance was installed with (those that change names and keys, such as auth.username).
+	Values map[string]any `json:"values,omitempty"`
+	// Exports declared for a generic instance.
+	Exports []DeclaredExport `json:"exports,omitempty"`
+}

@@ -1,0 +1,138 @@
+package spec_test
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fleetwright/fleetwright/internal/spec"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// catalog is a small stand-in for the exports catalog.
+type catalog map[string][]string
+
+func (c catalog) AddonExportKeys(t string) ([]string, map[string]bool, bool) {
+	keys, ok := c[t]
+	return keys, map[string]bool{"password": true, "connection_string": true}, ok
+}
+
+func (c catalog) AddonTypes() []string { return []string{"postgresql", "redis"} }
+
+var testCatalog = catalog{
+	"postgresql": {"connection_string", "database", "host", "password", "port", "username"},
+	"redis":      {"host", "password", "port", "url"},
+}
+
+func newLoader(t testing.TB, prefix string) *spec.Loader {
+	t.Helper()
+	l, err := spec.NewLoader(testCatalog, prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func TestInvalidSpecs(t *testing.T) {
+	t.Parallel()
+	dirs, err := os.ReadDir("testdata/invalid")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs = slices.DeleteFunc(dirs, func(d os.DirEntry) bool { return !d.IsDir() })
+	if len(dirs) < 15 {
+		t.Fatalf("only %d invalid cases", len(dirs))
+	}
+	for _, d := range dirs {
+		t.Run(d.Name(), func(t *testing.T) {
+			t.Parallel()
+			root := filepath.Join("testdata/invalid", d.Name())
+			_, ps := newLoader(t, "").Load(os.DirFS(root))
+			if !ps.HasErrors() {
+				t.Fatalf("no error for %s", d.Name())
+			}
+			var got strings.Builder
+			for _, p := range ps {
+				got.WriteString(p.Error() + "\n")
+			}
+			golden := filepath.Join("testdata/invalid", d.Name()+".txt")
+			if *update {
+				if err := os.WriteFile(golden, []byte(got.String()), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update)", err)
+			}
+			if d := cmp.Diff(string(want), got.String()); d != "" {
+				t.Errorf("problems (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestExamplesAreValid(t *testing.T) {
+	t.Parallel()
+	repo, ps := newLoader(t, "examples").Load(os.DirFS("../../examples"))
+	if len(ps) > 0 {
+		t.Fatalf("examples have problems:\n%v", ps)
+	}
+	if len(repo.Apps) < 5 {
+		t.Fatalf("loaded %d apps", len(repo.Apps))
+	}
+	seed := repo.App("prod-eu", "my-project", "my-api")
+	if seed == nil {
+		t.Fatal("the seed's JSON body (project_id mapped to my-project) was not loaded")
+	}
+	if seed.Timeout.String() != "15m0s" || len(seed.Spec.Components) != 2 {
+		t.Errorf("seed app decoded wrongly: %+v", seed)
+	}
+	// The graph orders postgres before api.
+	var order []string
+	for _, id := range repo.Order {
+		if strings.HasPrefix(id, "prod-eu/my-project/my-api/") {
+			order = append(order, strings.TrimPrefix(id, "prod-eu/my-project/my-api/"))
+		}
+	}
+	if d := cmp.Diff([]string{"postgres", "api"}, order); d != "" {
+		t.Errorf("order (-want +got):\n%s", d)
+	}
+}
+
+// TestSeedYAMLMatchesJSON proves the YAML form of the seed body means the
+// same as the JSON body.
+func TestSeedYAMLMatchesJSON(t *testing.T) {
+	t.Parallel()
+	jsonRepo, ps := newLoader(t, "").LoadFiles(map[string][]byte{
+		"apps/my-project/my-api/app.json": mustRead(t, "../../examples/apps/my-project/my-api/app.json"),
+	})
+	if len(ps) > 0 {
+		t.Fatal(ps)
+	}
+	yamlRepo, ps := newLoader(t, "").Load(os.DirFS("testdata/seed-yaml"))
+	if len(ps) > 0 {
+		t.Fatal(ps)
+	}
+	if d := cmp.Diff(jsonRepo.Apps[0].Spec, yamlRepo.Apps[0].Spec, cmp.AllowUnexported(spec.Quantity{})); d != "" {
+		t.Errorf("YAML and JSON forms differ (-json +yaml):\n%s", d)
+	}
+	if got := jsonRepo.Apps[0].Project; got != "b2c3d4e5-0002-0000-0000-000000000000" {
+		t.Errorf("project = %q; without a project_ids mapping the id is the project", got)
+	}
+}
+
+func mustRead(t *testing.T, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

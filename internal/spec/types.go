@@ -1,0 +1,220 @@
+package spec
+
+// App is one application: a named bundle of components deployed together. It is
+// the content of an apps/<project>/<app>/app.yaml file. The JSON body of the App
+// API that fleetwright replaces is valid as it is.
+type App struct {
+	// Name of the app: a DNS-1035 label (lowercase letters, digits and '-', starting with a letter, at most 63 characters).
+	Name string `json:"name" jsonschema:"required,minLength=1,maxLength=63,example=my-api"`
+	// Project the app belongs to: its Kubernetes namespace and isolation unit. Defaults to the folder under apps/.
+	Project string `json:"project,omitempty" jsonschema:"maxLength=63,example=shop"`
+	// ProjectID is accepted for compatibility with the App API; platform.yaml may map it to a project name. Ignored when project is set.
+	ProjectID string `json:"project_id,omitempty" jsonschema:"maxLength=63"`
+	// Cluster the app is deployed to (a cluster or virtual cluster named in platform.yaml). Defaults to platform.yaml's default_cluster.
+	Cluster string `json:"cluster,omitempty" jsonschema:"example=prod-eu"`
+	// Timeout is how long a deploy may take before the app is failed, as a duration such as 15m or 1h30m. Default 10m.
+	Timeout string `json:"timeout,omitempty" jsonschema:"pattern=^([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$,example=15m"`
+	// Paused apps render their workloads with 0 replicas and no autoscaler; the spec keeps the real counts. Addons keep running.
+	Paused bool `json:"paused,omitempty"`
+	// Template instantiates a stack template from templates/<name>/ instead of listing components.
+	Template *TemplateRef `json:"template,omitempty"`
+	// Components of the app: workloads (containers) and addons (Helm charts such as databases).
+	Components []Component `json:"components,omitempty"`
+}
+
+// TemplateRef selects a stack template and the values of its parameters.
+type TemplateRef struct {
+	// Name of the template: the folder templates/<name>/ of the apps repository.
+	Name string `json:"name" jsonschema:"required,minLength=1"`
+	// Version the app expects; must equal the template's version when set.
+	Version string `json:"version,omitempty"`
+	// Parameters of the template, by name.
+	Parameters map[string]any `json:"parameters,omitempty"`
+}
+
+// Component is one part of an app: a workload or an addon.
+type Component struct {
+	// Name of the component, unique within the app: a DNS-1035 label.
+	Name string `json:"name" jsonschema:"required,minLength=1,maxLength=63,example=api"`
+	// Type of the component: workload (a container you run) or addon (a Helm chart such as a database).
+	Type string `json:"type" jsonschema:"required,enum=workload,enum=addon"`
+	// DependsOn names components of the same app that must be healthy before this one is applied.
+	DependsOn []string `json:"depends_on,omitempty"`
+	// WorkloadSpec configures a workload component.
+	WorkloadSpec *WorkloadSpec `json:"workload_spec,omitempty"`
+	// AddonSpec configures an addon component.
+	AddonSpec *AddonSpec `json:"addon_spec,omitempty"`
+}
+
+// Build modes of a workload.
+const (
+	BuildModeImage      = "image"
+	BuildModeDockerfile = "dockerfile"
+	BuildModeBuildpack  = "buildpack"
+)
+
+// Component types.
+const (
+	TypeWorkload = "workload"
+	TypeAddon    = "addon"
+)
+
+// WorkloadSpec describes a containerized workload.
+type WorkloadSpec struct {
+	// BuildMode says where the image comes from: image (a registry image), dockerfile (built from build.dockerfile) or buildpack.
+	BuildMode string `json:"build_mode,omitempty" jsonschema:"enum=image,enum=dockerfile,enum=buildpack,default=image"`
+	// Image reference for build_mode image, such as myorg/my-api:v1.2.0 or ghcr.io/org/app@sha256:….
+	Image string `json:"image,omitempty" jsonschema:"example=myorg/my-api:v1.2.0"`
+	// Build settings for build_mode dockerfile and buildpack.
+	Build *BuildSpec `json:"build,omitempty"`
+	// Replicas of the workload (default 1). Ignored while autoscaling is set, except as the paused snapshot.
+	Replicas *int32 `json:"replicas,omitempty" jsonschema:"minimum=0,maximum=1000"`
+	// Port the container listens on; a Service exposes it. Required when ingress is enabled.
+	Port int `json:"port,omitempty" jsonschema:"minimum=1,maximum=65535,example=8000"`
+	// Command overrides the image's entrypoint.
+	Command []string `json:"command,omitempty"`
+	// Args overrides the image's command (its arguments).
+	Args []string `json:"args,omitempty"`
+	// Env lists environment variables: each has exactly one of value, secret_ref or export_ref.
+	Env []EnvVar `json:"env,omitempty"`
+	// Resources are CPU and memory requests and limits; platform.yaml supplies defaults.
+	Resources *Resources `json:"resources,omitempty"`
+	// Autoscaling adds a HorizontalPodAutoscaler between min_replicas and max_replicas.
+	Autoscaling *Autoscaling `json:"autoscaling,omitempty"`
+	// Ingress exposes the workload over HTTP(S); TLS is on unless tls is false.
+	Ingress *Ingress `json:"ingress,omitempty"`
+	// ImagePullSecrets names Secrets in the project namespace used to pull private images.
+	ImagePullSecrets []string `json:"image_pull_secrets,omitempty"`
+	// HealthCheck configures readiness and liveness probes (HTTP GET on the container port).
+	HealthCheck *HealthCheck `json:"health_check,omitempty"`
+}
+
+// BuildSpec locates the sources of an image that render builds.
+type BuildSpec struct {
+	// Context folder of the build, relative to the app.yaml's folder (default ".").
+	Context string `json:"context,omitempty" jsonschema:"default=."`
+	// Dockerfile path relative to the context (default Dockerfile).
+	Dockerfile string `json:"dockerfile,omitempty" jsonschema:"default=Dockerfile"`
+	// Args are build arguments (ARG values).
+	Args map[string]string `json:"args,omitempty"`
+	// Target stage of a multi-stage Dockerfile.
+	Target string `json:"target,omitempty"`
+}
+
+// EnvVar is one environment variable of a workload.
+type EnvVar struct {
+	// Name of the variable.
+	Name string `json:"name" jsonschema:"required,minLength=1"`
+	// Value is a literal value, written to Git as it is: never put a credential here.
+	Value *string `json:"value,omitempty"`
+	// SecretRef takes the value from a key of a Secret that exists in the project namespace.
+	SecretRef *SecretRef `json:"secret_ref,omitempty"`
+	// ExportRef takes the value from an export of another component (or of another app of the same project).
+	ExportRef *ExportRef `json:"export_ref,omitempty"`
+}
+
+// SecretRef points at a key of a Kubernetes Secret.
+type SecretRef struct {
+	// Name of the Secret.
+	Name string `json:"name" jsonschema:"required,minLength=1"`
+	// Key in the Secret.
+	Key string `json:"key" jsonschema:"required,minLength=1"`
+}
+
+// ExportRef points at an export of a component.
+type ExportRef struct {
+	// Component whose export is used: a component of this app, or of the app named by app.
+	Component string `json:"component,omitempty"`
+	// App of the same project that holds component (for cross-app references).
+	App string `json:"app,omitempty"`
+	// AddonInstanceID names a shared addon instance declared in platform.yaml's addon_instances instead of a component.
+	AddonInstanceID string `json:"addon_instance_id,omitempty"`
+	// ExportKey is the export to use, such as connection_string, host, password or url.
+	ExportKey string `json:"export_key" jsonschema:"required,minLength=1,example=connection_string"`
+}
+
+// Resources are compute requests and limits.
+type Resources struct {
+	// Requests are what the scheduler reserves.
+	Requests *ResourceList `json:"requests,omitempty"`
+	// Limits are the most the container may use.
+	Limits *ResourceList `json:"limits,omitempty"`
+}
+
+// ResourceList holds CPU and memory quantities.
+type ResourceList struct {
+	// CPU quantity, such as 100m or 0.5.
+	CPU *Quantity `json:"cpu,omitempty"`
+	// Memory quantity, such as 128Mi.
+	Memory *Quantity `json:"memory,omitempty"`
+}
+
+// Autoscaling configures a HorizontalPodAutoscaler.
+type Autoscaling struct {
+	// MinReplicas is the lower bound (default 1).
+	MinReplicas int32 `json:"min_replicas,omitempty" jsonschema:"minimum=1,maximum=1000"`
+	// MaxReplicas is the upper bound.
+	MaxReplicas int32 `json:"max_replicas" jsonschema:"required,minimum=1,maximum=1000"`
+	// CPUTarget is the average CPU utilization to aim for, in percent of the request (default 80).
+	CPUTarget int32 `json:"cpu_target,omitempty" jsonschema:"minimum=1,maximum=100"`
+	// MemoryTarget is the average memory utilization to aim for, in percent of the request.
+	MemoryTarget int32 `json:"memory_target,omitempty" jsonschema:"minimum=1,maximum=100"`
+}
+
+// Ingress exposes a workload over HTTP(S).
+type Ingress struct {
+	// Enabled turns the ingress on.
+	Enabled bool `json:"enabled"`
+	// Host name; defaults to <app>-<project>.<apps_domain> from platform.yaml.
+	Host string `json:"host,omitempty" jsonschema:"example=api.example.com"`
+	// Path prefix routed to the workload (default /).
+	Path string `json:"path,omitempty" jsonschema:"default=/"`
+	// TLS issues a certificate through cert-manager; on unless set to false.
+	TLS *bool `json:"tls,omitempty"`
+}
+
+// HealthCheck configures HTTP probes.
+type HealthCheck struct {
+	// Path of the HTTP GET, such as /healthz.
+	Path string `json:"path" jsonschema:"required,minLength=1,example=/healthz"`
+	// Port to probe; defaults to the workload's port.
+	Port int `json:"port,omitempty" jsonschema:"minimum=1,maximum=65535"`
+	// InitialDelaySeconds before the first liveness probe (default 10).
+	InitialDelaySeconds int32 `json:"initial_delay_seconds,omitempty" jsonschema:"minimum=0"`
+	// PeriodSeconds between probes (default 10).
+	PeriodSeconds int32 `json:"period_seconds,omitempty" jsonschema:"minimum=1"`
+}
+
+// AddonSpec describes a backing service installed from a Helm chart.
+type AddonSpec struct {
+	// Type of the addon: a type the exports catalog knows (postgresql, mysql, mariadb, redis, mongodb, rabbitmq) or generic with declared exports.
+	Type string `json:"type" jsonschema:"required,minLength=1,example=postgresql"`
+	// Chart to install.
+	Chart Chart `json:"chart" jsonschema:"required"`
+	// Values passed to the chart. Never put a credential here: charts generate passwords into Secrets.
+	Values map[string]any `json:"values,omitempty"`
+	// Exports declared by a generic addon.
+	Exports []DeclaredExport `json:"exports,omitempty"`
+}
+
+// Chart names a Helm chart in a repository.
+type Chart struct {
+	// Repo is the chart repository URL: https://… or oci://….
+	Repo string `json:"repo" jsonschema:"required,minLength=1,example=https://charts.bitnami.com/bitnami"`
+	// Name of the chart.
+	Name string `json:"name" jsonschema:"required,minLength=1,example=postgresql"`
+	// Version of the chart (a semver version or range).
+	Version string `json:"version" jsonschema:"required,minLength=1,example=13.4.4"`
+}
+
+// DeclaredExport is an export of a generic addon.
+type DeclaredExport struct {
+	// Key of the export, used in export_ref.export_key.
+	Key string `json:"key" jsonschema:"required,minLength=1"`
+	// Value is a literal value (safe for Git); it may refer to other exports as $(key).
+	Value *string `json:"value,omitempty"`
+	// SecretRef takes the export from a Secret the chart creates.
+	SecretRef *SecretRef `json:"secret_ref,omitempty"`
+	// Description of the export.
+	Description string `json:"description,omitempty"`
+}
