@@ -224,6 +224,9 @@ func (l *Loader) checkWorkload(a *LoadedApp, c *Component, at Path, plat *Platfo
 		if !envName.MatchString(e.Name) {
 			ps.Add(doc, ea.Child("name"), "%q is not a valid environment variable name", e.Name)
 		}
+		if strings.HasPrefix(e.Name, "FW_") {
+			ps.Add(doc, ea.Child("name"), "names starting with FW_ are reserved for the variables that export wiring adds")
+		}
 		if j, dup := envs[e.Name]; dup {
 			ps.Add(doc, ea.Child("name"), "%q is set twice (also env[%d])", e.Name, j)
 		}

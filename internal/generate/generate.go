@@ -1,0 +1,267 @@
+package generate
+
+import (
+	"fmt"
+	"path"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/fleetwright/fleetwright/internal/manifest"
+	"github.com/fleetwright/fleetwright/internal/spec"
+)
+
+// Labels and annotations render writes.
+const (
+	LabelApp         = "fleetwright.io/app"
+	LabelProject     = "fleetwright.io/project"
+	LabelComponent   = "fleetwright.io/component"
+	LabelName        = "app.kubernetes.io/name"
+	LabelInstance    = "app.kubernetes.io/instance"
+	LabelPartOf      = "app.kubernetes.io/part-of"
+	LabelManagedBy   = "app.kubernetes.io/managed-by"
+	ManagedBy        = "fleetwright"
+	EventPrefix      = "event.toolkit.fluxcd.io/"
+	AnnoSpecRevision = "fleetwright.io/spec-revision"
+	AnnoExportsSum   = "fleetwright.io/exports-checksum"
+	AnnoPausedCount  = "fleetwright.io/paused-replicas"
+	projectDir       = "_project"
+)
+
+// Options configure a render.
+type Options struct {
+	// Platform settings, with defaults applied.
+	Platform *spec.Platform
+	// FleetPath is the fleet's folder inside the Git repository that Flux
+	// reads; Kustomization paths start with it. Default: Platform.Fleet.Path.
+	FleetPath string
+	// SpecRevision returns the commit that last changed an app's spec, or ""
+	// when unknown (no annotation is written then).
+	SpecRevision func(a *spec.LoadedApp) string
+	// Images maps a workload's graph node id (spec.NodeID) to the image to
+	// run, when it differs from the spec (built or pinned by digest).
+	Images map[string]string
+	// Workers bounds parallel rendering (default GOMAXPROCS).
+	Workers int
+}
+
+// File is one generated file.
+type File struct {
+	Path string // slash path relative to the fleet root
+	Data []byte
+	// App is the cluster/project/name key of the app the file belongs to;
+	// "" for project files.
+	App string
+}
+
+// Fleet is the whole generated tree, sorted by path.
+type Fleet struct {
+	Files []File
+}
+
+// Map returns the files by path.
+func (f *Fleet) Map() map[string][]byte {
+	m := make(map[string][]byte, len(f.Files))
+	for _, x := range f.Files {
+		m[x.Path] = x.Data
+	}
+	return m
+}
+
+// ManagedDirs are the folders, relative to the fleet root, whose generated
+// files render owns: a file there that it no longer generates is removed.
+func ManagedDirs(p *spec.Platform) []string {
+	var dirs []string
+	for _, c := range p.Clusters {
+		dirs = append(dirs, path.Join(c.Path, "apps"), path.Join(c.Path, "projects"), path.Join("apps", c.Name))
+	}
+	slices.Sort(dirs)
+	return dirs
+}
+
+// Render generates the fleet for every app of repo. repo must be valid
+// (loaded without errors).
+func Render(repo *spec.Repo, opts Options) (*Fleet, error) {
+	if opts.Platform == nil {
+		opts.Platform = &repo.Platform
+	}
+	if opts.FleetPath == "" {
+		opts.FleetPath = opts.Platform.Fleet.Path
+	}
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	r := &renderer{opts: opts, repo: repo, apps: make(map[string]*spec.LoadedApp, len(repo.Apps))}
+	for _, a := range repo.Apps {
+		r.apps[a.Key()] = a
+	}
+
+	results := make([][]File, len(repo.Apps))
+	errs := make([]error, len(repo.Apps))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range workers {
+		wg.Go(func() {
+			for i := range next {
+				results[i], errs[i] = r.app(repo.Apps[i])
+			}
+		})
+	}
+	for i := range repo.Apps {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+
+	var files []File
+	projects := map[[2]string]bool{}
+	for i, a := range repo.Apps {
+		if errs[i] != nil {
+			return nil, fmt.Errorf("%s: %w", a.Doc.File, errs[i])
+		}
+		files = append(files, results[i]...)
+		projects[[2]string{a.Cluster, a.Project}] = true
+	}
+	for k := range projects {
+		pf, err := r.project(k[0], k[1])
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, pf...)
+	}
+	slices.SortFunc(files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
+	return &Fleet{Files: files}, nil
+}
+
+type renderer struct {
+	opts Options
+	repo *spec.Repo
+	apps map[string]*spec.LoadedApp // by Key
+}
+
+// object is one Kubernetes object and the file it goes to.
+type object struct {
+	kind, name string
+	obj        any
+}
+
+func fileName(kind, name string) string { return strings.ToLower(kind) + "-" + name + ".yaml" }
+
+// componentDir is the folder of a component relative to the fleet root.
+func componentDir(a *spec.LoadedApp, component string) string {
+	return path.Join("apps", a.Cluster, a.Project, a.Spec.Name, component)
+}
+
+// KustomizationName is the name of a component's Flux Kustomization.
+func KustomizationName(project, app, component string) string {
+	return project + "-" + app + "-" + component
+}
+
+func projectKustomizationName(project string) string { return "project-" + project }
+
+// AppFile is the path of an app's Flux Kustomizations file.
+func AppFile(p *spec.Platform, a *spec.LoadedApp) string {
+	c := p.ClusterByName(a.Cluster)
+	base := path.Join("clusters", a.Cluster)
+	if c != nil {
+		base = c.Path
+	}
+	return path.Join(base, "apps", a.Project+"-"+a.Spec.Name+".yaml")
+}
+
+func (r *renderer) app(a *spec.LoadedApp) ([]File, error) {
+	key := a.Key()
+	var files []File
+	var ks []any
+	for _, c := range r.order(a) {
+		objs, err := r.component(a, c)
+		if err != nil {
+			return nil, fmt.Errorf("component %s: %w", c.Name, err)
+		}
+		dir := componentDir(a, c.Name)
+		var names []string
+		for _, o := range objs {
+			data, err := encode(o.obj)
+			if err != nil {
+				return nil, err
+			}
+			n := fileName(o.kind, o.name)
+			names = append(names, n)
+			files = append(files, File{Path: path.Join(dir, n), Data: data, App: key})
+		}
+		slices.Sort(names)
+		kz, err := encode(kustomizeFile(names))
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, File{Path: path.Join(dir, "kustomization.yaml"), Data: kz, App: key})
+		ks = append(ks, r.fluxKustomization(a, c))
+	}
+	data, err := manifest.Document(ks...)
+	if err != nil {
+		return nil, err
+	}
+	files = append(files, File{Path: AppFile(r.opts.Platform, a), Data: append([]byte(manifest.Header), data...), App: key})
+	return files, nil
+}
+
+func encode(obj any) ([]byte, error) {
+	data, err := manifest.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte(manifest.Header), data...), nil
+}
+
+// order returns the app's components, dependencies first (ties by name).
+func (r *renderer) order(a *spec.LoadedApp) []*spec.Component {
+	prefix := a.Key() + "/"
+	var out []*spec.Component
+	for _, id := range r.repo.Order {
+		if name, ok := strings.CutPrefix(id, prefix); ok && !strings.Contains(name, "/") {
+			out = append(out, a.Component(name))
+		}
+	}
+	if len(out) != len(a.Spec.Components) { // repo built without a graph
+		out = out[:0]
+		for i := range a.Spec.Components {
+			out = append(out, &a.Spec.Components[i])
+		}
+	}
+	return out
+}
+
+func (r *renderer) component(a *spec.LoadedApp, c *spec.Component) ([]object, error) {
+	switch c.Type {
+	case spec.TypeWorkload:
+		return r.workload(a, c)
+	case spec.TypeAddon:
+		return r.addon(a, c)
+	}
+	return nil, fmt.Errorf("unknown component type %q", c.Type)
+}
+
+// labels are the labels of every object of a component.
+func labels(a *spec.LoadedApp, component string) map[string]string {
+	return map[string]string{
+		LabelName:      component,
+		LabelInstance:  a.Spec.Name + "-" + component,
+		LabelPartOf:    a.Spec.Name,
+		LabelManagedBy: ManagedBy,
+		LabelApp:       a.Spec.Name,
+		LabelProject:   a.Project,
+		LabelComponent: component,
+	}
+}
+
+// selector picks a workload's pods; it must never change for a Deployment.
+func selector(a *spec.LoadedApp, component string) map[string]string {
+	return map[string]string{LabelName: component, LabelInstance: a.Spec.Name + "-" + component}
+}
+
+func objectName(a *spec.LoadedApp, component string) string { return a.Spec.Name + "-" + component }
+
+func itoa(i int) string { return strconv.Itoa(i) }

@@ -1,0 +1,191 @@
+package generate_test
+
+import (
+	"bytes"
+	"flag"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fleetwright/fleetwright/internal/exports"
+	"github.com/fleetwright/fleetwright/internal/generate"
+	"github.com/fleetwright/fleetwright/internal/manifest"
+	"github.com/fleetwright/fleetwright/internal/spec"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func load(t testing.TB, files map[string][]byte, root string) *spec.Repo {
+	t.Helper()
+	l, err := spec.NewLoader(exports.Catalog{}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var repo *spec.Repo
+	var ps spec.Problems
+	if files != nil {
+		repo, ps = l.LoadFiles(files)
+	} else {
+		repo, ps = l.Load(os.DirFS(root))
+	}
+	if ps.HasErrors() {
+		t.Fatalf("invalid specs:\n%v", ps)
+	}
+	return repo
+}
+
+func render(t testing.TB, repo *spec.Repo, rev func(*spec.LoadedApp) string) map[string][]byte {
+	t.Helper()
+	f, err := generate.Render(repo, generate.Options{SpecRevision: rev})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f.Map()
+}
+
+func revision(a *spec.LoadedApp) string { return "0123456789abcdef0123456789abcdef01234567" }
+
+// compareTree compares got with the golden folder dir.
+func compareTree(t *testing.T, dir string, got map[string][]byte) {
+	t.Helper()
+	if *update {
+		_ = os.RemoveAll(dir)
+		for p, b := range got {
+			dst := filepath.Join(dir, filepath.FromSlash(p))
+			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(dst, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	want := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		b, err := os.ReadFile(p)
+		want[filepath.ToSlash(rel)] = b
+		return err
+	})
+	if err != nil {
+		t.Fatalf("%v (run with -update)", err)
+	}
+	for p := range want {
+		if _, ok := got[p]; !ok {
+			t.Errorf("%s: golden file not rendered", p)
+		}
+	}
+	for p, b := range got {
+		w, ok := want[p]
+		if !ok {
+			t.Errorf("%s: rendered but not in the golden tree", p)
+			continue
+		}
+		if d := cmp.Diff(string(w), string(b)); d != "" {
+			t.Errorf("%s (-golden +rendered):\n%s", p, d)
+		}
+	}
+}
+
+// TestGoldenFleets renders each case folder of testdata/specs and compares
+// the whole tree with testdata/fleets/<case>.
+func TestGoldenFleets(t *testing.T) {
+	t.Parallel()
+	cases, err := os.ReadDir("testdata/specs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		t.Run(c.Name(), func(t *testing.T) {
+			t.Parallel()
+			repo := load(t, nil, filepath.Join("testdata/specs", c.Name()))
+			compareTree(t, filepath.Join("testdata/fleets", c.Name()), render(t, repo, revision))
+		})
+	}
+}
+
+func TestExamplesRender(t *testing.T) {
+	t.Parallel()
+	repo := load(t, nil, "../../examples")
+	got := render(t, repo, nil)
+	compareTree(t, "testdata/fleets/examples", got)
+	for p, b := range got {
+		if !bytes.HasPrefix(b, []byte(manifest.Header)) {
+			t.Errorf("%s: no DO NOT EDIT header", p)
+		}
+	}
+}
+
+// TestDeterministic renders the same specs read in a different order and
+// compares bytes.
+func TestDeterministic(t *testing.T) {
+	t.Parallel()
+	files := map[string][]byte{}
+	err := filepath.WalkDir("../../examples", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel("../../examples", p)
+		b, err := os.ReadFile(p)
+		files[filepath.ToSlash(rel)] = b
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := render(t, load(t, files, ""), revision)
+	for range 5 {
+		repo := load(t, files, "")
+		// Reverse the apps: rendering must not depend on the order.
+		for i, j := 0, len(repo.Apps)-1; i < j; i, j = i+1, j-1 {
+			repo.Apps[i], repo.Apps[j] = repo.Apps[j], repo.Apps[i]
+		}
+		f, err := generate.Render(repo, generate.Options{SpecRevision: revision, Workers: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(first, f.Map()); d != "" {
+			t.Fatalf("renders differ:\n%s", d)
+		}
+	}
+}
+
+// TestConnectionStringWiring proves DATABASE_URL reads the password from
+// the Secret the postgresql chart creates, and no file holds a password.
+func TestConnectionStringWiring(t *testing.T) {
+	t.Parallel()
+	repo := load(t, nil, "../../examples")
+	got := render(t, repo, nil)
+	dep := string(got["apps/prod-eu/my-project/my-api/api/deployment-my-api-api.yaml"])
+	want := `        - name: FW_DATABASE_URL_PASSWORD
+          valueFrom:
+            secretKeyRef:
+              key: password
+              name: my-api-postgres
+        - name: DATABASE_URL
+          value: postgresql://myapp:$(FW_DATABASE_URL_PASSWORD)@my-api-postgres.my-project.svc.cluster.local:5432/myapp
+`
+	if !strings.Contains(dep, want) {
+		t.Errorf("deployment does not wire DATABASE_URL through the chart's Secret:\n%s", dep)
+	}
+	rel := string(got["apps/prod-eu/my-project/my-api/postgres/helmrelease-my-api-postgres.yaml"])
+	if !strings.Contains(rel, "fullnameOverride: my-api-postgres") {
+		t.Errorf("the release does not pin the chart's object names:\n%s", rel)
+	}
+	// A credential in plain text would be a value: next to a credential-like
+	// name, or a password inside a URL.
+	literal := regexp.MustCompile(`(?i)(password|secret|token)[^\n]*\n\s*value: |://[^:/@\s]+:[^$@\s][^@\s]*@`)
+	for p, b := range got {
+		if m := literal.Find(b); m != nil {
+			t.Errorf("%s: looks like a credential in plain text: %q", p, m)
+		}
+	}
+}
