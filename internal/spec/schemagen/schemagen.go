@@ -46,7 +46,7 @@ func Generate(moduleRoot string) (Files, error) {
 	out := Files{}
 	for _, s := range []struct {
 		file, title string
-		v       any
+		v           any
 	}{
 		{"app.schema.json", "fleetwright app", &spec.App{}},
 		{"platform.schema.json", "fleetwright platform", &spec.Platform{}},
