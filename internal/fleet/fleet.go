@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/pmezard/go-difflib/difflib"
 
@@ -76,7 +77,7 @@ func Compute(root string, desired map[string][]byte, managed []string) (*Plan, e
 				p := paths[i]
 				old, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(p)))
 				switch {
-				case errors.Is(err, fs.ErrNotExist):
+				case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
 					results[i].change = &Change{Path: p, Op: Add, New: desired[p]}
 				case err != nil:
 					results[i].err = err
@@ -226,8 +227,21 @@ func FileDiff(c Change, prefix string) string {
 		to = "/dev/null"
 	}
 	d, _ := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-		A: difflib.SplitLines(string(c.Old)), B: difflib.SplitLines(string(c.New)),
+		A: lines(c.Old), B: lines(c.New),
 		FromFile: from, ToFile: to, Context: 3,
 	})
 	return d
+}
+
+func lines(b []byte) []string {
+	if len(b) == 0 {
+		return nil
+	}
+	l := strings.SplitAfter(string(b), "\n")
+	if l[len(l)-1] == "" {
+		l = l[:len(l)-1]
+	} else {
+		l[len(l)-1] += "\n\\ No newline at end of file\n"
+	}
+	return l
 }

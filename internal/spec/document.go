@@ -63,7 +63,15 @@ func (p Path) Child(s any) Path {
 func (p Path) key() string {
 	var b strings.Builder
 	for _, s := range p {
-		fmt.Fprintf(&b, "/%v", s)
+		b.WriteByte('/')
+		switch s := s.(type) {
+		case string:
+			b.WriteString(s)
+		case int:
+			b.WriteString(strconv.Itoa(s))
+		default:
+			fmt.Fprint(&b, s)
+		}
 	}
 	return b.String()
 }

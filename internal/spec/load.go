@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing/fstest"
 	"time"
 
@@ -129,8 +131,27 @@ func (l *Loader) Load(fsys fs.FS) (*Repo, Problems) {
 	if err != nil {
 		ps.AddErr(l.display("apps"), err)
 	}
-	for _, f := range files {
-		if a := l.loadApp(fsys, f, &repo.Platform, &ps); a != nil {
+	// Read and check the files in parallel: most of the time is spent
+	// waiting for the disk and parsing YAML.
+	apps := make([]*LoadedApp, len(files))
+	problems := make([]Problems, len(files))
+	var wg sync.WaitGroup
+	next := make(chan int, 64)
+	for range max(2, runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			for i := range next {
+				apps[i] = l.loadApp(fsys, files[i], &repo.Platform, &problems[i])
+			}
+		})
+	}
+	for i := range files {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for i, a := range apps {
+		ps = append(ps, problems[i]...)
+		if a != nil {
 			repo.Apps = append(repo.Apps, a)
 		}
 	}

@@ -1,0 +1,78 @@
+package generate_test
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/fleetwright/fleetwright/internal/fleet"
+	"github.com/fleetwright/fleetwright/internal/generate"
+	"github.com/fleetwright/fleetwright/internal/synth"
+)
+
+// A full render: load and validate the specs from disk, generate, compare
+// with the (empty) output folder and write every file.
+func BenchmarkRender1k(b *testing.B)  { benchRender(b, 1_000) }
+func BenchmarkRender10k(b *testing.B) { benchRender(b, 10_000) }
+
+// A re-render over an unchanged fleet: everything but the writes, which
+// must be none.
+func BenchmarkRerenderNoop10k(b *testing.B) { benchNoop(b, 10_000) }
+
+func benchRender(b *testing.B, n int) {
+	src := b.TempDir()
+	if err := synth.Write(src, n); err != nil {
+		b.Fatal(err)
+	}
+	var files int
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		out := filepath.Join(b.TempDir(), "fleet")
+		files = renderOnce(b, src, out, n)
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*n), "µs/app")
+	b.ReportMetric(float64(files)/float64(n), "files/app")
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	b.ReportMetric(float64(m.Sys)/(1<<20), "MiB-sys")
+}
+
+func benchNoop(b *testing.B, n int) {
+	src := b.TempDir()
+	if err := synth.Write(src, n); err != nil {
+		b.Fatal(err)
+	}
+	out := filepath.Join(b.TempDir(), "fleet")
+	renderOnce(b, src, out, n)
+	b.ResetTimer()
+	for b.Loop() {
+		if written := renderOnce(b, src, out, n); written != 0 {
+			b.Fatalf("a no-op re-render wrote %d files", written)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*n), "µs/app")
+}
+
+// renderOnce renders src into out and returns how many files it wrote.
+func renderOnce(b *testing.B, src, out string, n int) int {
+	repo := load(b, nil, src)
+	if len(repo.Apps) != n {
+		b.Fatalf("%d apps", len(repo.Apps))
+	}
+	f, err := generate.Render(repo, generate.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	plan, err := fleet.Compute(out, f.Map(), generate.ManagedDirs(&repo.Platform))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := fleet.Apply(out, plan); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := os.Stat(out); err != nil {
+		b.Fatal(err)
+	}
+	return len(plan.Changes)
+}

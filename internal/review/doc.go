@@ -1,0 +1,6 @@
+// Package review writes the pull request comment that shows what a change
+// to the apps repository does to the fleet: a danger list, a summary of apps
+// and objects, image changes, the resource delta, the dependency graph of
+// each changed app as a Mermaid diagram, and per-object diffs — kept under
+// GitHub's comment size limit, with what was cut named.
+package review

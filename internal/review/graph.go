@@ -1,0 +1,74 @@
+package review
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/fleetwright/fleetwright/internal/spec"
+)
+
+// writeGraphs draws each added or changed app's components as a Mermaid
+// flowchart: an arrow from what is needed to what needs it, solid for
+// depends_on, dotted and labelled for export wiring.
+func writeGraphs(b *strings.Builder, apps []*appChange, repo *spec.Repo) {
+	if repo == nil {
+		return
+	}
+	var out strings.Builder
+	for _, ac := range apps {
+		if ac.status == "removed" {
+			continue
+		}
+		parts := strings.SplitN(ac.key, "/", 3)
+		a := repo.App(parts[0], parts[1], parts[2])
+		if a == nil {
+			continue
+		}
+		fmt.Fprintf(&out, "<details open><summary>graph of <code>%s</code></summary>\n\n```mermaid\nflowchart LR\n", ac.key)
+		id := func(app, comp string) string {
+			if app == a.Spec.Name {
+				return "c_" + strings.ReplaceAll(comp, "-", "_")
+			}
+			return "x_" + strings.ReplaceAll(app+"__"+comp, "-", "_")
+		}
+		for _, c := range a.Spec.Components {
+			shape := "[%s]"
+			if c.Type == spec.TypeAddon {
+				shape = "[(%s)]"
+			}
+			label := c.Name
+			if c.AddonSpec != nil {
+				label += "<br/>" + c.AddonSpec.Type
+			}
+			fmt.Fprintf(&out, "  %s"+shape+"\n", id(a.Spec.Name, c.Name), "\""+label+"\"")
+		}
+		for _, c := range a.Spec.Components {
+			for _, d := range c.DependsOn {
+				fmt.Fprintf(&out, "  %s --> %s\n", id(a.Spec.Name, d), id(a.Spec.Name, c.Name))
+			}
+			if c.WorkloadSpec == nil {
+				continue
+			}
+			for _, e := range c.WorkloadSpec.Env {
+				r := e.ExportRef
+				if r == nil || r.Component == "" {
+					continue
+				}
+				app := a.Spec.Name
+				if r.App != "" {
+					app = r.App
+				}
+				from := id(app, r.Component)
+				if app != a.Spec.Name {
+					fmt.Fprintf(&out, "  %s[\"%s/%s\"]\n", from, app, r.Component)
+				}
+				fmt.Fprintf(&out, "  %s -. \"%s → %s\" .-> %s\n", from, r.ExportKey, e.Name, id(a.Spec.Name, c.Name))
+			}
+		}
+		out.WriteString("```\n\n</details>\n\n")
+	}
+	if out.Len() > 0 {
+		b.WriteString("### Dependency graphs\n\n")
+		b.WriteString(out.String())
+	}
+}

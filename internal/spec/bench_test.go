@@ -1,0 +1,35 @@
+package spec_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/fleetwright/fleetwright/internal/exports"
+	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/synth"
+)
+
+// BenchmarkValidate10k loads and validates 10,000 apps of 3 components
+// from disk.
+func BenchmarkValidate10k(b *testing.B) { benchValidate(b, 10_000) }
+
+func BenchmarkValidate1k(b *testing.B) { benchValidate(b, 1_000) }
+
+func benchValidate(b *testing.B, n int) {
+	dir := b.TempDir()
+	if err := synth.Write(dir, n); err != nil {
+		b.Fatal(err)
+	}
+	l, err := spec.NewLoader(exports.Catalog{}, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		repo, ps := l.Load(os.DirFS(dir))
+		if len(ps) > 0 || len(repo.Apps) != n {
+			b.Fatalf("%d apps, problems: %v", len(repo.Apps), ps)
+		}
+	}
+	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "apps/s")
+}
