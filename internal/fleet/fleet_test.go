@@ -49,10 +49,10 @@ func TestComputeAndApply(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
 	writeTree(t, root, map[string]string{
-		"apps/c/p/a/web/same.yaml":     h + "same\n",
-		"apps/c/p/a/web/changed.yaml":  h + "old\n",
-		"apps/c/p/gone/web/x.yaml":     h + "gone\n",
-		"apps/c/p/a/web/handmade.yaml": "kind: ConfigMap\n",
+		"apps/c/p/a/web/same.yaml":         h + "same\n",
+		"apps/c/p/a/web/changed.yaml":      h + "old\n",
+		"apps/c/p/gone/web/x.yaml":         h + "gone\n",
+		"apps/c/p/a/web/handmade.yaml":     "kind: ConfigMap\n",
 		"clusters/c/flux-system/gotk.yaml": "not managed\n",
 	})
 	old := time.Now().Add(-time.Hour)
