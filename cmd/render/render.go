@@ -62,9 +62,13 @@ func runRender(ctx context.Context, args []string, io stdio) error {
 	if err != nil {
 		return err
 	}
+	revs, err := specRevisions(ctx, root, repo)
+	if err != nil {
+		return fmt.Errorf("reading the spec history: %w", err)
+	}
 	f, err := generate.Render(repo, generate.Options{
 		Platform:     &repo.Platform,
-		SpecRevision: specRevisions(root, repo),
+		SpecRevision: revs,
 		Images:       images,
 	})
 	if err != nil {
@@ -103,26 +107,4 @@ func runRender(ctx context.Context, args []string, io stdio) error {
 	return nil
 }
 
-// specRevisions is filled in when the apps repository is a Git repository.
-func specRevisions(string, *spec.Repo) func(*spec.LoadedApp) string { return nil }
 
-// resolveImages returns the image of every workload whose image render
-// changes (built or pinned).
-func resolveImages(_ context.Context, repo *spec.Repo, _ string, offline bool, io stdio) (map[string]string, error) {
-	images := map[string]string{}
-	for _, a := range repo.Apps {
-		for _, c := range a.Spec.Components {
-			w := c.WorkloadSpec
-			if w == nil {
-				continue
-			}
-			if w.BuildMode == spec.BuildModeDockerfile || w.BuildMode == spec.BuildModeBuildpack {
-				return nil, &cli.ExitError{Code: cli.ExitFailed, Err: fmt.Errorf("%s: component %s: build_mode %s is not supported by this build", a.Doc.File, c.Name, w.BuildMode)}
-			}
-			if (offline || !repo.Platform.Pinning()) && w.Image != "" && offline {
-				fmt.Fprintf(io.err, "warning: %s: %s: image %s is not pinned by digest (--offline)\n", a.Doc.File, c.Name, w.Image)
-			}
-		}
-	}
-	return images, nil
-}

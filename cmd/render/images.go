@@ -1,0 +1,181 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+
+	"github.com/fleetwright/fleetwright/internal/build"
+	"github.com/fleetwright/fleetwright/internal/cli"
+	"github.com/fleetwright/fleetwright/internal/registry"
+	"github.com/fleetwright/fleetwright/internal/spec"
+)
+
+// resolveImages builds the images of dockerfile and buildpack workloads and
+// pins every image by digest (unless pinning is off or --offline). It
+// returns the image of each workload node whose image render changes.
+// Nothing is written to the fleet before it succeeds.
+func resolveImages(ctx context.Context, repo *spec.Repo, root string, offline bool, io stdio) (map[string]string, error) {
+	plat := &repo.Platform
+	pin := plat.Pinning() && !offline
+	images := map[string]string{}
+	type ref struct {
+		node string
+		app  *spec.LoadedApp
+		comp string
+	}
+	var toBuild []ref
+	byImage := map[string][]string{} // image as written → nodes
+	for _, a := range repo.Apps {
+		for _, c := range a.Spec.Components {
+			w := c.WorkloadSpec
+			if w == nil {
+				continue
+			}
+			node := spec.NodeID(a, c.Name)
+			switch w.BuildMode {
+			case spec.BuildModeDockerfile, spec.BuildModeBuildpack:
+				toBuild = append(toBuild, ref{node, a, c.Name})
+			default:
+				byImage[w.Image] = append(byImage[w.Image], node)
+			}
+		}
+	}
+	if len(toBuild) == 0 && !pin {
+		warnUnpinned(byImage, offline, io)
+		return images, nil
+	}
+	if offline && len(toBuild) > 0 {
+		r := toBuild[0]
+		return nil, &cli.ExitError{Code: cli.ExitFailed, Err: fmt.Errorf("%s: component %s builds its image, which needs a registry: run without --offline", r.app.Doc.File, r.comp)}
+	}
+	client := registry.New(registry.Options{
+		Keychain: registry.Keychain(authn.DefaultKeychain, registry.GitHubCredentials{Token: io.getenv("GITHUB_TOKEN")}),
+	})
+
+	if len(toBuild) > 0 {
+		if plat.Registry == "" {
+			r := toBuild[0]
+			return nil, &cli.ExitError{Code: cli.ExitFailed, Err: fmt.Errorf("%s: component %s builds its image, but platform.yaml sets no registry to push it to", r.app.Doc.File, r.comp)}
+		}
+		absRoot, err := filepath.Abs(root)
+		if err != nil {
+			return nil, err
+		}
+		cfg := build.Config{Registry: client, Pack: build.PackOptions{LookPath: exec.LookPath, Output: io.err}}
+		if ext := plat.Build.External; ext != nil {
+			cfg.External = &build.ExternalOptions{Command: ext.Command, Output: io.err}
+		}
+		builder, err := build.New(cfg)
+		if err != nil {
+			return nil, err
+		}
+		epoch := int64(0)
+		if s := io.getenv("SOURCE_DATE_EPOCH"); s != "" {
+			if epoch, err = strconv.ParseInt(s, 10, 64); err != nil {
+				return nil, cli.Usagef("SOURCE_DATE_EPOCH=%q is not a number of seconds", s)
+			}
+		}
+		jobs := map[string]build.Job{}
+		for _, r := range toBuild {
+			c := r.app.Component(r.comp)
+			w := c.WorkloadSpec
+			ctxDir, dockerfile, args, target := ".", "", map[string]string(nil), ""
+			if w.Build != nil {
+				if w.Build.Context != "" {
+					ctxDir = w.Build.Context
+				}
+				dockerfile, args, target = w.Build.Dockerfile, w.Build.Args, w.Build.Target
+			}
+			mode := build.ModeDockerfile
+			if w.BuildMode == spec.BuildModeBuildpack {
+				mode = build.ModeBuildpack
+			}
+			jobs[r.node] = build.Job{Name: r.node, Request: build.Request{
+				Name:            r.app.Project + "/" + r.app.Spec.Name + "-" + r.comp,
+				Root:            absRoot,
+				Context:         path.Join(path.Dir(r.app.File), ctxDir),
+				Dockerfile:      dockerfile,
+				Repo:            strings.TrimSuffix(plat.Registry, "/") + "/" + r.app.Project + "/" + r.app.Spec.Name + "-" + r.comp,
+				BuildArgs:       args,
+				Target:          target,
+				Platforms:       plat.Build.Platforms,
+				SourceDateEpoch: epoch,
+				Mode:            mode,
+			}}
+		}
+		// Build in the graph's order, a level at a time.
+		all, err := repo.Graph.Levels()
+		if err != nil {
+			return nil, err
+		}
+		var levels [][]build.Job
+		for _, lvl := range all {
+			var l []build.Job
+			for _, id := range lvl {
+				if j, ok := jobs[id]; ok {
+					l = append(l, j)
+				}
+			}
+			if len(l) > 0 {
+				levels = append(levels, l)
+			}
+		}
+		results, err := build.RunLevels(ctx, builder, levels, build.RunOptions{Progress: io.err})
+		if err != nil {
+			var unsupported *build.UnsupportedError
+			if errors.As(err, &unsupported) || errors.Is(err, build.ErrBuildpackUnsupported) {
+				return nil, &cli.ExitError{Code: cli.ExitFailed, Err: err}
+			}
+			return nil, &cli.ExitError{Code: cli.ExitFailed, Err: fmt.Errorf("building images: %w", err)}
+		}
+		for node, res := range results {
+			images[node] = res.Ref
+		}
+	}
+
+	if !pin {
+		warnUnpinned(byImage, offline, io)
+		return images, nil
+	}
+	refs := make([]string, 0, len(byImage))
+	for img := range byImage {
+		refs = append(refs, img)
+	}
+	slices.Sort(refs)
+	pinned, err := client.PinAll(ctx, refs)
+	if err != nil {
+		return nil, &cli.ExitError{Code: cli.ExitFailed, Err: fmt.Errorf("pinning images by digest (render --offline keeps tags): %w", err)}
+	}
+	for i, img := range refs {
+		for _, node := range byImage[img] {
+			images[node] = pinned[i]
+		}
+	}
+	return images, nil
+}
+
+func warnUnpinned(byImage map[string][]string, offline bool, io stdio) {
+	why := "pinning is off in platform.yaml"
+	if offline {
+		why = "--offline"
+	}
+	refs := make([]string, 0, len(byImage))
+	for img := range byImage {
+		if !strings.Contains(img, "@sha256:") {
+			refs = append(refs, img)
+		}
+	}
+	slices.Sort(refs)
+	for _, img := range refs {
+		fmt.Fprintf(io.err, "warning: image %s is not pinned by digest (%s)\n", img, why)
+	}
+}

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path"
+	"path/filepath"
+
+	"github.com/fleetwright/fleetwright/internal/gitrepo"
+	"github.com/fleetwright/fleetwright/internal/spec"
+)
+
+// specRevisions returns, when the apps repository is in a Git work tree,
+// the last commit that changed each app's folder; render writes it on the
+// app's Flux objects so the webhook can tie deployments to spec commits. A
+// commit that does not touch an app changes none of its files.
+func specRevisions(ctx context.Context, root string, repo *spec.Repo) (func(*spec.LoadedApp) string, error) {
+	top, rel, ok := gitTop(root)
+	if !ok {
+		return nil, nil
+	}
+	g, err := gitrepo.Open(top)
+	if err != nil {
+		return nil, err
+	}
+	defer g.Close()
+	if _, err := g.Resolve("HEAD"); err != nil {
+		return nil, nil // no commit yet
+	}
+	dirOf := func(a *spec.LoadedApp) string { return path.Join(rel, path.Dir(a.File)) }
+	paths := make([]string, 0, len(repo.Apps))
+	for _, a := range repo.Apps {
+		paths = append(paths, dirOf(a))
+	}
+	last, err := g.LastCommitFor(ctx, "HEAD", paths...)
+	if err != nil {
+		return nil, err
+	}
+	return func(a *spec.LoadedApp) string { return last[dirOf(a)].Hash }, nil
+}
+
+// gitTop finds the Git work tree holding dir and dir's slash path in it.
+func gitTop(dir string) (top, rel string, ok bool) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", "", false
+	}
+	for d := abs; ; {
+		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
+			r, err := filepath.Rel(d, abs)
+			if err != nil {
+				return "", "", false
+			}
+			return d, filepath.ToSlash(r), true
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return "", "", false
+		}
+		d = parent
+	}
+}

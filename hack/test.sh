@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Runs every check and test of the project, on a fresh machine too: builds (or
+# reuses, cached by version) the test kube-apiserver and etcd, starts a
+# throwaway PostgreSQL, then gofmt, go vet and the whole test suite with the
+# race detector.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+step() { printf '\n== %s\n' "$*" >&2; }
+
+step "test cluster binaries (kube-apiserver, etcd)"
+FLEETWRIGHT_TESTCLUSTER_BIN="$(bash hack/testcluster/build.sh | tail -n 1)"
+export FLEETWRIGHT_TESTCLUSTER_BIN
+
+step "PostgreSQL for the history store tests"
+FLEETWRIGHT_TEST_POSTGRES_DSN="$(bash hack/postgres/start.sh | tail -n 1)"
+export FLEETWRIGHT_TEST_POSTGRES_DSN
+trap 'bash hack/postgres/stop.sh "$FLEETWRIGHT_TEST_POSTGRES_DSN" || true' EXIT
+
+step "gofmt"
+unformatted="$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './hack/*'))"
+if [[ -n "$unformatted" ]]; then
+	echo "gofmt would change:" >&2
+	echo "$unformatted" >&2
+	exit 1
+fi
+
+step "go vet"
+go vet ./...
+
+step "go test"
+go test -race -shuffle=on -count=1 -timeout 30m ./...

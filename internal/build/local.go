@@ -1,0 +1,393 @@
+package build
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/fleetwright/fleetwright/internal/registry"
+)
+
+// LocalOptions configure a Local builder.
+type LocalOptions struct {
+	// Registry pulls base images and pushes results. Required.
+	Registry *registry.Client
+	// BuildPlatform is the value of the BUILDPLATFORM argument; default
+	// linux/amd64. Nothing runs, so it only matters to Dockerfiles that
+	// read it (FROM --platform=$BUILDPLATFORM).
+	BuildPlatform string
+	// Logger receives progress at debug level; nil discards.
+	Logger *slog.Logger
+}
+
+// Local builds Dockerfiles without a container runtime.
+type Local struct {
+	reg           *registry.Client
+	buildPlatform v1.Platform
+	log           *slog.Logger
+}
+
+// NewLocal returns a Local builder.
+func NewLocal(opts LocalOptions) (*Local, error) {
+	if opts.Registry == nil {
+		return nil, errors.New("local builder: no registry client")
+	}
+	bp := opts.BuildPlatform
+	if bp == "" {
+		bp = "linux/amd64"
+	}
+	p, err := parsePlatform(bp)
+	if err != nil {
+		return nil, fmt.Errorf("local builder: build platform: %w", err)
+	}
+	return &Local{reg: opts.Registry, buildPlatform: p, log: logger(opts.Logger)}, nil
+}
+
+// Build implements Builder. The request must carry a Tag.
+func (l *Local) Build(ctx context.Context, req Request) (Result, error) {
+	explicit := len(req.Platforms) > 0
+	req, plats, err := req.normalize()
+	if err != nil {
+		return Result{}, err
+	}
+	if req.Mode != ModeDockerfile {
+		return Result{}, buildErr(req.Name, fmt.Errorf("the local builder builds Dockerfiles, not %s", req.Mode))
+	}
+	bc, err := openContext(req)
+	if err != nil {
+		return Result{}, buildErr(req.Name, err)
+	}
+	defer bc.Close()
+	x := &executor{
+		l:      l,
+		req:    req,
+		bc:     bc,
+		epoch:  time.Unix(req.SourceDateEpoch, 0).UTC(),
+		layers: map[string]*memLayer{},
+		bases:  map[string]*baseImage{},
+		images: map[string]*stageFS{},
+	}
+	res, err := x.run(ctx, plats, explicit)
+	if err != nil {
+		return Result{}, buildErr(req.Name, err)
+	}
+	return res, nil
+}
+
+// executor holds the state of one build.
+type executor struct {
+	l      *Local
+	req    Request
+	bc     *buildContext
+	epoch  time.Time
+	layers map[string]*memLayer  // by media type and content, shared across platforms
+	bases  map[string]*baseImage // registry images by reference
+	files  map[string][]byte     // context files read, shared across platforms
+	images map[string]*stageFS   // COPY --from images, by reference and platform
+}
+
+// readFile reads a context file once per build.
+func (x *executor) readFile(rel string) ([]byte, error) {
+	if b, ok := x.files[rel]; ok {
+		return b, nil
+	}
+	b, err := x.bc.readFile(rel)
+	if err != nil {
+		return nil, err
+	}
+	if x.files == nil {
+		x.files = map[string][]byte{}
+	}
+	x.files[rel] = b
+	return b, nil
+}
+
+func (x *executor) run(ctx context.Context, plats []v1.Platform, explicit bool) (Result, error) {
+	// Plan every platform first: unsupported instructions fail before any
+	// network traffic. Each plan parses afresh, since expansion rewrites
+	// the parsed instructions in place.
+	type platPlan struct {
+		df *dockerfile
+		p  *plan
+	}
+	var plans []platPlan
+	for _, pl := range plats {
+		df, err := parseDockerfile(x.bc.display, x.bc.dockerfile)
+		if err != nil {
+			return Result{}, err
+		}
+		p, err := df.plan(pl, x.l.buildPlatform, x.req.BuildArgs, x.req.Target)
+		if err != nil {
+			return Result{}, err
+		}
+		plans = append(plans, platPlan{df, p})
+	}
+
+	// Keep the platforms every registry image offers.
+	var kept []platPlan
+	for _, pp := range plans {
+		ok := true
+		for _, use := range pp.p.images {
+			b, err := x.base(ctx, pp.df, use)
+			if err != nil {
+				return Result{}, err
+			}
+			if b.has(use.platform) {
+				continue
+			}
+			if explicit || platformString(use.platform) != platformString(pp.p.platform) {
+				return Result{}, pp.df.errorf(use.line, "%s has no image for %s (it has %s)", use.ref, platformString(use.platform), b.platformList())
+			}
+			ok = false
+			x.l.log.Debug("platform skipped", "build", x.req.Name, "platform", platformString(pp.p.platform), "image", use.ref)
+		}
+		if ok {
+			kept = append(kept, pp)
+		}
+	}
+	if len(kept) == 0 {
+		return Result{}, fmt.Errorf("%s: the base images share none of the platforms %s", x.bc.display, strings.Join(x.req.Platforms, ", "))
+	}
+
+	type built struct {
+		img      v1.Image
+		platform v1.Platform
+	}
+	var images []built
+	for _, pp := range kept {
+		img, err := x.runPlan(ctx, pp.df, pp.p)
+		if err != nil {
+			return Result{}, err
+		}
+		images = append(images, built{img, pp.p.platform})
+		x.l.log.Debug("image built", "build", x.req.Name, "platform", platformString(pp.p.platform))
+	}
+
+	ref := x.req.Repo + ":" + x.req.Tag
+	tag, err := name.NewTag(ref, x.l.reg.NameOptions()...)
+	if err != nil {
+		return Result{}, fmt.Errorf("image reference %q: %w", ref, err)
+	}
+	opts := x.l.reg.RemoteOptions(ctx)
+	var digest v1.Hash
+	var platforms []string
+	if len(images) == 1 {
+		if err := remote.Write(tag, images[0].img, opts...); err != nil {
+			return Result{}, fmt.Errorf("pushing %s: %w", ref, err)
+		}
+		if digest, err = images[0].img.Digest(); err != nil {
+			return Result{}, err
+		}
+		platforms = []string{platformString(images[0].platform)}
+	} else {
+		mt, err := images[0].img.MediaType()
+		if err != nil {
+			return Result{}, err
+		}
+		idxType := types.OCIImageIndex
+		if mt == types.DockerManifestSchema2 {
+			idxType = types.DockerManifestList
+		}
+		var idx v1.ImageIndex = mutate.IndexMediaType(empty.Index, idxType)
+		for _, b := range images {
+			imt, err := b.img.MediaType()
+			if err != nil {
+				return Result{}, err
+			}
+			cf, err := b.img.ConfigFile()
+			if err != nil {
+				return Result{}, err
+			}
+			p := v1.Platform{OS: cf.OS, Architecture: cf.Architecture, Variant: cf.Variant}
+			idx = mutate.AppendManifests(idx, mutate.IndexAddendum{
+				Add:        b.img,
+				Descriptor: v1.Descriptor{MediaType: imt, Platform: &p},
+			})
+			platforms = append(platforms, platformString(b.platform))
+		}
+		if err := remote.WriteIndex(tag, idx, opts...); err != nil {
+			return Result{}, fmt.Errorf("pushing %s: %w", ref, err)
+		}
+		if digest, err = idx.Digest(); err != nil {
+			return Result{}, err
+		}
+	}
+	return Result{
+		Ref:       ref + "@" + digest.String(),
+		Repo:      x.req.Repo,
+		Tag:       x.req.Tag,
+		Digest:    digest.String(),
+		Platforms: platforms,
+	}, nil
+}
+
+// baseImage is a registry image used by FROM or COPY --from.
+type baseImage struct {
+	ref      string
+	index    v1.ImageIndex
+	manifest *v1.IndexManifest
+	image    v1.Image
+	platform *v1.Platform // of a single image
+	byPlat   map[string]v1.Image
+}
+
+func (x *executor) base(ctx context.Context, df *dockerfile, use imageUse) (*baseImage, error) {
+	if b, ok := x.bases[use.ref]; ok {
+		return b, nil
+	}
+	desc, err := x.l.reg.Get(ctx, use.ref)
+	if err != nil {
+		return nil, df.errorf(use.line, "%w", err)
+	}
+	b := &baseImage{ref: use.ref, byPlat: map[string]v1.Image{}}
+	if desc.MediaType.IsIndex() {
+		if b.index, err = desc.ImageIndex(); err != nil {
+			return nil, df.errorf(use.line, "%s: %w", use.ref, err)
+		}
+		if b.manifest, err = b.index.IndexManifest(); err != nil {
+			return nil, df.errorf(use.line, "%s: %w", use.ref, err)
+		}
+	} else {
+		if b.image, err = desc.Image(); err != nil {
+			return nil, df.errorf(use.line, "%s: %w", use.ref, err)
+		}
+		cf, err := b.image.ConfigFile()
+		if err != nil {
+			return nil, df.errorf(use.line, "%s: %w", use.ref, err)
+		}
+		if cf.OS != "" && cf.Architecture != "" {
+			b.platform = &v1.Platform{OS: cf.OS, Architecture: cf.Architecture, Variant: cf.Variant}
+		}
+	}
+	x.bases[use.ref] = b
+	return b, nil
+}
+
+// pick returns the index entry for p, or -1.
+func (b *baseImage) pick(p v1.Platform) int {
+	best := -1
+	for i, m := range b.manifest.Manifests {
+		if m.Platform == nil || !m.MediaType.IsImage() || !platformMatches(p, *m.Platform) {
+			continue
+		}
+		if best < 0 || (m.Platform.Variant == "" && b.manifest.Manifests[best].Platform.Variant != "") {
+			best = i
+		}
+	}
+	return best
+}
+
+func (b *baseImage) has(p v1.Platform) bool {
+	if b.index != nil {
+		return b.pick(p) >= 0
+	}
+	return b.platform == nil || platformMatches(p, *b.platform)
+}
+
+func (b *baseImage) platformList() string {
+	if b.index == nil {
+		if b.platform == nil {
+			return "no platform"
+		}
+		return platformString(*b.platform)
+	}
+	var out []string
+	for _, m := range b.manifest.Manifests {
+		if m.Platform != nil && m.MediaType.IsImage() {
+			out = append(out, platformString(*m.Platform))
+		}
+	}
+	if len(out) == 0 {
+		return "no platform"
+	}
+	return strings.Join(out, ", ")
+}
+
+func (b *baseImage) forPlatform(p v1.Platform) (v1.Image, error) {
+	key := platformString(p)
+	if img, ok := b.byPlat[key]; ok {
+		return img, nil
+	}
+	var img v1.Image
+	if b.index == nil {
+		if !b.has(p) {
+			return nil, fmt.Errorf("%s has no image for %s (it has %s)", b.ref, key, b.platformList())
+		}
+		img = b.image
+	} else {
+		i := b.pick(p)
+		if i < 0 {
+			return nil, fmt.Errorf("%s has no image for %s (it has %s)", b.ref, key, b.platformList())
+		}
+		var err error
+		if img, err = b.index.Image(b.manifest.Manifests[i].Digest); err != nil {
+			return nil, fmt.Errorf("%s: %w", b.ref, err)
+		}
+	}
+	b.byPlat[key] = img
+	return img, nil
+}
+
+// layerFor returns the layer for an uncompressed tar stream, making it once
+// per build.
+func (x *executor) layerFor(raw []byte, mt types.MediaType) (*memLayer, error) {
+	key := string(mt) + "@" + sha256Hash(raw).Hex
+	if l, ok := x.layers[key]; ok {
+		return l, nil
+	}
+	l, err := newMemLayer(raw, mt)
+	if err != nil {
+		return nil, err
+	}
+	x.layers[key] = l
+	return l, nil
+}
+
+// defaultPath is the PATH BuildKit gives images built from scratch.
+const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// scratchImage is an empty OCI image for platform p.
+func scratchImage(p v1.Platform) (v1.Image, *v1.ConfigFile) {
+	img := mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON)
+	cf := &v1.ConfigFile{
+		Architecture: p.Architecture,
+		OS:           p.OS,
+		Variant:      p.Variant,
+		RootFS:       v1.RootFS{Type: "layers"},
+		Config:       v1.Config{Env: []string{"PATH=" + defaultPath}},
+	}
+	return img, cf
+}
+
+// layerMediaType is the layer type matching an image's manifest type.
+func layerMediaType(img v1.Image) (types.MediaType, error) {
+	mt, err := img.MediaType()
+	if err != nil {
+		return "", err
+	}
+	if mt == types.DockerManifestSchema2 {
+		return types.DockerLayer, nil
+	}
+	return types.OCILayer, nil
+}
+
+func cloneKnown(m map[string]*fileEntry) map[string]*fileEntry {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]*fileEntry, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
