@@ -4,7 +4,11 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
+
+	"github.com/sethvargo/go-githubactions"
 
 	"github.com/fleetwright/fleetwright/internal/cli"
 	"github.com/fleetwright/fleetwright/internal/exports"
@@ -22,6 +26,16 @@ func runRender(ctx context.Context, args []string, io stdio) error {
 	diff := fs.Bool("diff", false, "write nothing; print the diff")
 	offline := fs.Bool("offline", false, "do not contact registries: keep image tags as written (one warning per image)")
 	format := fs.String("format", "text", "problem output format: text or json")
+	var lo landOptions
+	fs.StringVar(&lo.mode, "mode", "", "how the fleet lands: dir (write --out), push (commit and push to the fleet branch) or pull-request (default: platform.yaml fleet.mode)")
+	fs.StringVar(&lo.repoURL, "fleet-repo", "", "fleet repository URL for push and pull-request (default: platform.yaml fleet.repo, else the apps repository's origin)")
+	fs.StringVar(&lo.base, "fleet-branch", "", "fleet branch (default: platform.yaml fleet.branch)")
+	fs.StringVar(&lo.prBranch, "pr-branch", "fleetwright/render", "head branch of the fleet pull request")
+	fs.StringVar(&lo.workdir, "workdir", "", "folder to clone the fleet repository into (default: a temporary folder)")
+	fs.StringVar(&lo.ghRepo, "github-repo", "", "the fleet repository on GitHub as owner/name (default: from --fleet-repo)")
+	fs.StringVar(&lo.ghAPI, "github-api", "", "GitHub API root (default: $GITHUB_API_URL or https://api.github.com/)")
+	fs.StringVar(&lo.authorName, "author-name", "fleetwright", "author of fleet commits")
+	fs.StringVar(&lo.authorMail, "author-email", "fleetwright@users.noreply.github.com", "e-mail of the author of fleet commits")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -54,6 +68,16 @@ func runRender(ctx context.Context, args []string, io stdio) error {
 		fmt.Fprintln(io.err, "render: the specs are invalid; nothing was written")
 		return cli.Failed()
 	}
+	mode := lo.mode
+	if mode == "" {
+		mode = repo.Platform.Fleet.Mode
+	}
+	if mode != "dir" && mode != "push" && mode != "pull-request" {
+		return cli.Usagef("--mode must be dir, push or pull-request")
+	}
+	if mode != "dir" && (*check || *diff) {
+		return cli.Usagef("--check and --diff compare a folder; use them with --mode dir")
+	}
 	outDir := *out
 	if outDir == "" {
 		outDir = filepath.Join(root, filepath.FromSlash(repo.Platform.Fleet.Path))
@@ -73,6 +97,17 @@ func runRender(ctx context.Context, args []string, io stdio) error {
 	})
 	if err != nil {
 		return err
+	}
+	if mode != "dir" {
+		lo.mode = mode
+		if lo.ghAPI == "" {
+			lo.ghAPI = io.getenv("GITHUB_API_URL")
+		}
+		outputs, err := land(ctx, lo, root, repo, f, io)
+		if err != nil {
+			return err
+		}
+		return setOutputs(io, outputs)
 	}
 	plan, err := fleet.Compute(outDir, f.Map(), generate.ManagedDirs(&repo.Platform))
 	if err != nil {
@@ -104,6 +139,33 @@ func runRender(ctx context.Context, args []string, io stdio) error {
 	fmt.Fprintf(io.err, "rendered %d app(s) into %s: %d added, %d updated, %d deleted, %d unchanged (%s)\n",
 		len(repo.Apps), outDir, counts[fleet.Add], counts[fleet.Update], counts[fleet.Delete], plan.Unchanged,
 		time.Since(start).Round(time.Millisecond))
+	current := map[string][]byte{}
+	for _, c := range plan.Changes {
+		current[c.Path] = c.Old
+	}
+	desired := map[string][]byte{}
+	for _, c := range plan.Changes {
+		if c.Op != fleet.Delete {
+			desired[c.Path] = c.New
+		}
+	}
+	return setOutputs(io, map[string]string{"changed-apps": strings.Join(changedApps(current, desired, ""), ",")})
+}
+
+// setOutputs writes step outputs when running in GitHub Actions.
+func setOutputs(io stdio, outputs map[string]string) error {
+	if io.getenv("GITHUB_ACTIONS") != "true" {
+		return nil
+	}
+	a := githubactions.New(githubactions.WithGetenv(io.getenv), githubactions.WithWriter(io.out))
+	keys := make([]string, 0, len(outputs))
+	for k := range outputs {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		a.SetOutput(k, outputs[k])
+	}
 	return nil
 }
 

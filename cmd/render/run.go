@@ -22,7 +22,20 @@ const usage = `render validates app specs and renders them into a Flux fleet.
 
 Usage:
   render validate [--format text|json] [PATH...]   check specs; exit 1 when invalid
-  render [--out DIR] [--check | --diff] [PATH]      render the fleet
+  render [--out DIR] [--check | --diff] [PATH]      render the fleet into a folder
+  render --mode push|pull-request [PATH]           commit the fleet to the fleet repository
+  render review --base REF [--head REF] [--pr N]   comment on a pull request with what it changes
+
+Lifecycle (each edits the specs, keeping comments and layout, validates the
+result, and leaves it in the work tree or commits it with --commit):
+  render new NAME [--project P] (--image IMG | --dockerfile PATH) [--port N] [--replicas N] [--ingress] [--host H]
+  render pause APP | render resume APP            workloads to 0 replicas and back; addons keep running
+  render scale APP COMPONENT REPLICAS | --min N --max N
+  render rollback APP --to REF [--webhook URL --token-file F]   commit the app's folder as it was at REF
+  render delete APP                                remove the app's folder (refused while other apps use its exports)
+  render history APP [--webhook URL] [--format text|json]
+  render template capture APP NAME [--param KEY=JSONPATH ...]
+APP is NAME, PROJECT/NAME or CLUSTER/PROJECT/NAME; --repo DIR names the apps repository.
 
 Run 'render COMMAND --help' for a command's flags.
 `
@@ -32,6 +45,22 @@ func run(ctx context.Context, args []string, io stdio) error {
 		switch args[0] {
 		case "validate":
 			return runValidate(ctx, args[1:], io)
+		case "review":
+			return runReview(ctx, args[1:], io)
+		case "new":
+			return runNew(ctx, args[1:], io)
+		case "pause", "resume":
+			return runPauseResume(ctx, args[1:], io, args[0] == "pause")
+		case "scale":
+			return runScale(ctx, args[1:], io)
+		case "rollback":
+			return runRollback(ctx, args[1:], io)
+		case "delete":
+			return runDelete(ctx, args[1:], io)
+		case "history":
+			return runHistory(ctx, args[1:], io)
+		case "template":
+			return runTemplate(ctx, args[1:], io)
 		case "help", "-h", "--help":
 			fmt.Fprint(io.out, usage)
 			return nil
