@@ -32,6 +32,7 @@ func runReview(ctx context.Context, args []string, io stdio) error {
 	ghRepo := fs.String("github-repo", "", "owner/name of the apps repository (default: $GITHUB_REPOSITORY)")
 	ghAPI := fs.String("github-api", "", "GitHub API root (default: $GITHUB_API_URL or https://api.github.com/)")
 	diffFile := fs.String("diff-file", "", "write the full diff here")
+	post := fs.Bool("post", true, "post the comment on the pull request (false: print it)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -144,7 +145,7 @@ func runReview(ctx context.Context, args []string, io stdio) error {
 		repoName = io.getenv("GITHUB_REPOSITORY")
 	}
 	token := io.getenv("GITHUB_TOKEN")
-	if *prNum == 0 || token == "" || repoName == "" {
+	if !*post || *prNum == 0 || token == "" || repoName == "" {
 		fmt.Fprint(io.out, body)
 	} else {
 		r, err := gh.ParseRepo(repoName)

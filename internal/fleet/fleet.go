@@ -112,6 +112,9 @@ func Compute(root string, desired map[string][]byte, managed []string) (*Plan, e
 				}
 				return err
 			}
+			if d.IsDir() && strings.HasPrefix(d.Name(), tmpPrefix) {
+				return fs.SkipDir // staging left by an interrupted run
+			}
 			if d.IsDir() || !d.Type().IsRegular() {
 				return nil
 			}
@@ -120,7 +123,7 @@ func Compute(root string, desired map[string][]byte, managed []string) (*Plan, e
 				return err
 			}
 			rel = filepath.ToSlash(rel)
-			if _, ok := desired[rel]; ok || strings.Contains(path.Base(rel), ".fleetwright-tmp-") {
+			if _, ok := desired[rel]; ok || strings.HasPrefix(path.Base(rel), tmpPrefix) {
 				return nil
 			}
 			old, err := os.ReadFile(p)
@@ -143,41 +146,64 @@ func Compute(root string, desired map[string][]byte, managed []string) (*Plan, e
 	return plan, nil
 }
 
-// Apply carries out the plan in root: it stages every new file next to its
-// target, renames them into place, then deletes what is gone and prunes
-// emptied folders.
+// Apply carries out the plan in root. Every new file is staged first:
+// files in folders that exist go to a temporary file beside their target;
+// folders that do not exist yet are built whole under a temporary name.
+// Only when everything is staged are the temporaries renamed into place
+// (a folder is one rename), then deleted files are removed and emptied
+// folders pruned. A failure while staging leaves the tree as it was.
 func Apply(root string, plan *Plan) error {
-	type staged struct{ tmp, dst string }
-	var done []staged
-	cleanup := func() {
-		for _, s := range done {
-			_ = os.Remove(s.tmp)
-		}
+	root = filepath.Clean(root)
+	if err := os.MkdirAll(filepath.Dir(root), 0o755); err != nil {
+		return err
 	}
+	s := &stager{root: root, exists: map[string]bool{}, made: map[string]bool{}, newRoots: map[string]string{}}
+	type job struct {
+		src, path string
+		data      []byte
+	}
+	var jobs []job
 	for _, c := range plan.Changes {
 		if c.Op == Delete {
 			continue
 		}
 		dst := filepath.Join(root, filepath.FromSlash(c.Path))
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			cleanup()
+		tmp, err := s.place(dst)
+		if err != nil {
+			s.abort()
 			return err
 		}
-		tmp := filepath.Join(filepath.Dir(dst), ".fleetwright-tmp-"+filepath.Base(dst))
-		if err := os.WriteFile(tmp, c.New, 0o644); err != nil {
-			_ = os.Remove(tmp)
-			cleanup()
-			return fmt.Errorf("writing %s: %w", c.Path, err)
-		}
-		done = append(done, staged{tmp, dst})
+		jobs = append(jobs, job{tmp, c.Path, c.New})
 	}
-	for i, s := range done {
-		if err := os.Rename(s.tmp, s.dst); err != nil {
-			for _, rest := range done[i:] {
-				_ = os.Remove(rest.tmp)
+	// Write in parallel: creating files is kernel work that two cores share.
+	errs := make([]error, len(jobs))
+	var wg sync.WaitGroup
+	next := make(chan int, 256)
+	for range max(2, runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			for i := range next {
+				j := jobs[i]
+				if err := s.mkdir(filepath.Dir(j.src)); err != nil {
+					errs[i] = err
+					continue
+				}
+				if err := os.WriteFile(j.src, j.data, 0o644); err != nil {
+					errs[i] = fmt.Errorf("writing %s: %w", j.path, err)
+				}
 			}
-			return fmt.Errorf("renaming %s: %w", s.dst, err)
-		}
+		})
+	}
+	for i := range jobs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		s.abort()
+		return err
+	}
+	if err := s.commit(); err != nil {
+		return err
 	}
 	dirs := map[string]bool{}
 	for _, c := range plan.Changes {
@@ -196,9 +222,8 @@ func Apply(root string, plan *Plan) error {
 		list = append(list, d)
 	}
 	slices.SortFunc(list, func(a, b string) int { return len(b) - len(a) })
-	cleanRoot := filepath.Clean(root)
 	for _, d := range list {
-		for d != cleanRoot && strings.HasPrefix(d, cleanRoot) {
+		for d != root && strings.HasPrefix(d, root) {
 			if err := os.Remove(d); err != nil {
 				break // not empty
 			}
@@ -206,6 +231,112 @@ func Apply(root string, plan *Plan) error {
 		}
 	}
 	return nil
+}
+
+const tmpPrefix = ".fleetwright-tmp-"
+
+// stager decides where each new file is first written.
+type stager struct {
+	root     string
+	mu       sync.Mutex
+	exists   map[string]bool   // folder → it exists on disk (before Apply)
+	made     map[string]bool   // folders made while staging
+	newRoots map[string]string // topmost missing folder → its staging folder
+	files    [][2]string       // temporary file → target
+}
+
+func (s *stager) dirExists(d string) bool {
+	e, ok := s.exists[d]
+	if !ok {
+		st, err := os.Stat(d)
+		e = err == nil && st.IsDir()
+		s.exists[d] = e
+	}
+	return e
+}
+
+// place returns the path to write dst's content to.
+func (s *stager) place(dst string) (string, error) {
+	dir := filepath.Dir(dst)
+	if s.dirExists(dir) {
+		tmp := filepath.Join(dir, tmpPrefix+filepath.Base(dst))
+		s.files = append(s.files, [2]string{tmp, dst})
+		return tmp, nil
+	}
+	// The topmost missing folder is built whole under a temporary name.
+	top := dir
+	for {
+		parent := filepath.Dir(top)
+		if parent == top || s.dirExists(parent) {
+			break
+		}
+		top = parent
+	}
+	if parent := filepath.Dir(top); !s.dirExists(parent) {
+		return "", fmt.Errorf("cannot create %s", top)
+	}
+	stage, ok := s.newRoots[top]
+	if !ok {
+		stage = filepath.Join(filepath.Dir(top), tmpPrefix+filepath.Base(top))
+		if err := os.RemoveAll(stage); err != nil { // left by an interrupted run
+			return "", err
+		}
+		s.newRoots[top] = stage
+	}
+	rel, err := filepath.Rel(top, dst)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(stage, rel), nil
+}
+
+func (s *stager) mkdir(d string) error {
+	s.mu.Lock()
+	done := s.made[d] || s.exists[d]
+	s.mu.Unlock()
+	if done {
+		return nil
+	}
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.made[d] = true
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *stager) commit() error {
+	tops := make([]string, 0, len(s.newRoots))
+	for top := range s.newRoots {
+		tops = append(tops, top)
+	}
+	slices.Sort(tops)
+	for _, top := range tops {
+		if err := os.Rename(s.newRoots[top], top); err != nil {
+			s.abort()
+			return fmt.Errorf("moving %s into place: %w", top, err)
+		}
+		delete(s.newRoots, top)
+	}
+	for i, f := range s.files {
+		if err := os.Rename(f[0], f[1]); err != nil {
+			s.files = s.files[i:]
+			s.abort()
+			return fmt.Errorf("renaming %s: %w", f[1], err)
+		}
+	}
+	s.files = nil
+	return nil
+}
+
+func (s *stager) abort() {
+	for _, f := range s.files {
+		_ = os.Remove(f[0])
+	}
+	for _, stage := range s.newRoots {
+		_ = os.RemoveAll(stage)
+	}
 }
 
 // Diff returns a unified diff of the changes, labelled with prefix/path.

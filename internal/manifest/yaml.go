@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -63,6 +64,12 @@ func generic(obj any) (any, error) {
 	case map[string]any:
 		return obj, nil
 	}
+	return toGeneric(reflect.ValueOf(obj))
+}
+
+// viaJSON is generic the slow way, through encoding/json (tests compare
+// the two).
+func viaJSON(obj any) (any, error) {
 	raw, err := json.Marshal(obj)
 	if err != nil {
 		return nil, fmt.Errorf("manifest: %w", err)

@@ -28,10 +28,28 @@ type Pos struct{ Line, Col int }
 type Document struct {
 	File  string
 	Value any
-	pos   map[string]nodePos
+	root  *yaml.Node
+	// pos, when set, holds every position by path; expanded templates use
+	// it to point values at the files they came from.
+	pos map[string]nodePos
 }
 
 type nodePos struct{ key, val Pos }
+
+func (d *Document) posAt(p Path) (nodePos, bool) {
+	if d.pos != nil {
+		np, ok := d.pos[p.key()]
+		return np, ok
+	}
+	k, v := d.find(p)
+	switch {
+	case v == nil:
+		return nodePos{}, false
+	case k == nil:
+		return nodePos{key: Pos{v.Line, v.Column}, val: Pos{v.Line, v.Column}}, true
+	}
+	return nodePos{key: Pos{k.Line, k.Column}, val: Pos{v.Line, v.Column}}, true
+}
 
 // Path is a location in a document: map keys and list indexes.
 type Path []any
@@ -77,9 +95,10 @@ func (p Path) key() string {
 }
 
 // Pos returns the position of the value at p, or of its nearest ancestor.
+// Positions are looked up in the YAML tree only when a problem is reported.
 func (d *Document) Pos(p Path) Pos {
 	for i := len(p); i >= 0; i-- {
-		if np, ok := d.pos[p[:i].key()]; ok {
+		if np, ok := d.posAt(p[:i]); ok {
 			return np.val
 		}
 	}
@@ -89,7 +108,7 @@ func (d *Document) Pos(p Path) Pos {
 // KeyPos returns the position of the key of the field at p (its value's
 // position for list items).
 func (d *Document) KeyPos(p Path) Pos {
-	if np, ok := d.pos[p.key()]; ok {
+	if np, ok := d.posAt(p); ok {
 		return np.key
 	}
 	return d.Pos(p)
@@ -97,8 +116,73 @@ func (d *Document) KeyPos(p Path) Pos {
 
 // Has reports whether the document holds a value at p.
 func (d *Document) Has(p Path) bool {
-	_, ok := d.pos[p.key()]
+	_, ok := d.posAt(p)
 	return ok
+}
+
+// find returns the key and value nodes at p (the key is nil for list items
+// and the root).
+func (d *Document) find(p Path) (key, val *yaml.Node) {
+	n := d.root
+	if n == nil {
+		return nil, nil
+	}
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	for _, step := range p {
+		n = deref(n)
+		switch s := step.(type) {
+		case string:
+			key, n = lookup(n, s, 0)
+			if n == nil {
+				return nil, nil
+			}
+		case int:
+			if n.Kind != yaml.SequenceNode || s < 0 || s >= len(n.Content) {
+				return nil, nil
+			}
+			key, n = nil, n.Content[s]
+		default:
+			return nil, nil
+		}
+	}
+	return key, n
+}
+
+func deref(n *yaml.Node) *yaml.Node {
+	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 100; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
+// lookup finds a key of a mapping, explicit keys first, then merged ones.
+func lookup(m *yaml.Node, k string, depth int) (*yaml.Node, *yaml.Node) {
+	if m == nil || m.Kind != yaml.MappingNode || depth > 10 {
+		return nil, nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if kn := m.Content[i]; kn.Tag != "!!merge" && kn.Value == k {
+			return kn, m.Content[i+1]
+		}
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Tag != "!!merge" {
+			continue
+		}
+		src := deref(m.Content[i+1])
+		srcs := []*yaml.Node{src}
+		if src != nil && src.Kind == yaml.SequenceNode {
+			srcs = src.Content
+		}
+		for _, x := range srcs {
+			if kn, vn := lookup(deref(x), k, depth+1); vn != nil {
+				return kn, vn
+			}
+		}
+	}
+	return nil, nil
 }
 
 // Parse reads a YAML or JSON document. JSON files (by name) are checked as
@@ -128,9 +212,9 @@ func Parse(file string, data []byte) (*Document, error) {
 	if err := dec.Decode(&extra); err == nil {
 		return nil, &Problem{File: file, Pos: Pos{extra.Line, extra.Column}, Message: "a spec file holds one document; found a second one"}
 	}
-	d := &Document{File: file, pos: map[string]nodePos{}}
+	d := &Document{File: file, root: &root}
 	c := converter{doc: d}
-	v, err := c.convert(&root, nil, Pos{root.Line, root.Column}, 0)
+	v, err := c.convert(&root, nil, Pos{}, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -187,6 +271,16 @@ func yamlProblem(file string, err error) error {
 type converter struct {
 	doc   *Document
 	nodes int
+	// record fills doc.pos while converting (expanded templates only; other
+	// documents look positions up in their YAML tree when needed).
+	record bool
+}
+
+func (c *converter) child(p Path, s any) Path {
+	if !c.record {
+		return nil
+	}
+	return p.Child(s)
 }
 
 func (c *converter) fail(n *yaml.Node, format string, args ...any) error {
@@ -201,7 +295,7 @@ func (c *converter) convert(n *yaml.Node, p Path, keyPos Pos, depth int) (any, e
 	if depth > maxDepth {
 		return nil, c.fail(n, "document is nested more than %d levels deep", maxDepth)
 	}
-	if n.Kind != yaml.AliasNode && n.Kind != yaml.DocumentNode {
+	if c.record && n.Kind != yaml.AliasNode && n.Kind != yaml.DocumentNode {
 		if _, seen := c.doc.pos[p.key()]; !seen {
 			c.doc.pos[p.key()] = nodePos{key: keyPos, val: Pos{n.Line, n.Column}}
 		}
@@ -216,8 +310,10 @@ func (c *converter) convert(n *yaml.Node, p Path, keyPos Pos, depth int) (any, e
 		if n.Alias == nil {
 			return nil, c.fail(n, "unknown alias")
 		}
-		if _, seen := c.doc.pos[p.key()]; !seen {
-			c.doc.pos[p.key()] = nodePos{key: keyPos, val: Pos{n.Line, n.Column}}
+		if c.record {
+			if _, seen := c.doc.pos[p.key()]; !seen {
+				c.doc.pos[p.key()] = nodePos{key: keyPos, val: Pos{n.Line, n.Column}}
+			}
 		}
 		return c.convert(n.Alias, p, keyPos, depth+1)
 	case yaml.MappingNode:
@@ -229,7 +325,7 @@ func (c *converter) convert(n *yaml.Node, p Path, keyPos Pos, depth int) (any, e
 	case yaml.SequenceNode:
 		l := make([]any, 0, len(n.Content))
 		for i, item := range n.Content {
-			v, err := c.convert(item, p.Child(i), Pos{item.Line, item.Column}, depth+1)
+			v, err := c.convert(item, c.child(p, i), Pos{item.Line, item.Column}, depth+1)
 			if err != nil {
 				return nil, err
 			}
@@ -259,7 +355,7 @@ func (c *converter) mapping(n *yaml.Node, m map[string]any, p Path, depth int, e
 			return c.fail(k, "duplicate key %q", key)
 		}
 		explicit[key] = true
-		val, err := c.convert(v, p.Child(key), Pos{k.Line, k.Column}, depth+1)
+		val, err := c.convert(v, c.child(p, key), Pos{k.Line, k.Column}, depth+1)
 		if err != nil {
 			return err
 		}
@@ -330,4 +426,21 @@ func (c *converter) scalar(n *yaml.Node) (any, error) {
 		return n.Value, nil
 	}
 	return nil, c.fail(n, "unsupported YAML tag %s", n.Tag)
+}
+
+// allPositions returns every position of the document by path key.
+func (d *Document) allPositions() map[string]nodePos {
+	out := map[string]nodePos{}
+	if d.pos != nil {
+		for k, v := range d.pos {
+			out[k] = v
+		}
+		return out
+	}
+	if d.root == nil {
+		return out
+	}
+	c := converter{doc: &Document{pos: out}, record: true}
+	_, _ = c.convert(d.root, nil, Pos{}, 0)
+	return out
 }

@@ -1,0 +1,73 @@
+package manifest
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// TestGenericMatchesJSON: the reflection encoder gives exactly what
+// encoding/json gives, for the kinds render writes.
+func TestGenericMatchesJSON(t *testing.T) {
+	t.Parallel()
+	two, eighty := int32(2), int32(80)
+	objs := []any{
+		&appsv1.Deployment{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+			ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "n", Labels: map[string]string{"x": "y"}, Annotations: map[string]string{}},
+			Spec: appsv1.DeploymentSpec{Replicas: &two, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"x": "y"}},
+				Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{
+					Name: "c", Image: "i", Ports: []corev1.ContainerPort{{ContainerPort: 80, Name: "http"}},
+					Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("1.5Gi")}},
+					ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/", Port: intstr.FromString("http")}}},
+					LivenessProbe:  &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/", Port: intstr.FromInt32(8080)}}},
+					Env: []corev1.EnvVar{{Name: "A", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "s"}, Key: "k"}}}},
+				}}}}},
+		},
+		&autoscalingv2.HorizontalPodAutoscaler{Spec: autoscalingv2.HorizontalPodAutoscalerSpec{MaxReplicas: 3, Metrics: []autoscalingv2.MetricSpec{{
+			Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: &eighty}},
+		}}}},
+		&helmv2.HelmRelease{Spec: helmv2.HelmReleaseSpec{Interval: metav1.Duration{Duration: time.Minute}, Timeout: &metav1.Duration{Duration: 90 * time.Second},
+			Values: &apiextensionsv1.JSON{Raw: []byte(`{"a":{"b":null,"c":[1,2.5,"x"]},"fullnameOverride":"x"}`)}}},
+		&kustomizev1.Kustomization{Spec: kustomizev1.KustomizationSpec{Prune: true, DependsOn: []meta.DependencyReference{{Name: "d"}},
+			KubeConfig: &meta.KubeConfigReference{SecretRef: &meta.SecretKeyReference{Name: "k"}}}},
+		&corev1.Service{Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromString("http")}}}},
+		&corev1.Secret{Data: map[string][]byte{"k": []byte("\x00\x01")}},
+	}
+	for _, o := range objs {
+		fast, err := toGeneric(reflect.ValueOf(o))
+		if err != nil {
+			t.Fatal(err)
+		}
+		slow, err := viaJSON(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(slow, fast); d != "" {
+			t.Errorf("%T (-json +reflect):\n%s", o, d)
+		}
+	}
+}
+
+func BenchmarkMarshalDeployment(b *testing.B) {
+	d := &appsv1.Deployment{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"}, ObjectMeta: metav1.ObjectMeta{Name: "a", Labels: map[string]string{"a": "b", "c": "d"}},
+		Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i",
+			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}}}}}}}}
+	for b.Loop() {
+		if _, err := Marshal(d); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
