@@ -216,4 +216,3 @@ func readEvent(p string) event {
 	}
 	return ev
 }
-
