@@ -168,5 +168,3 @@ func setOutputs(io stdio, outputs map[string]string) error {
 	}
 	return nil
 }
-
-
