@@ -27,16 +27,37 @@ func specRevisions(ctx context.Context, root string, repo *spec.Repo) (func(*spe
 	if _, err := g.Resolve("HEAD"); err != nil {
 		return nil, nil // no commit yet
 	}
-	dirOf := func(a *spec.LoadedApp) string { return path.Join(rel, path.Dir(a.File)) }
-	paths := make([]string, 0, len(repo.Apps))
+	// An app's spec is its folder and, for a templated app, its template.
+	sources := func(a *spec.LoadedApp) []string {
+		out := []string{path.Join(rel, path.Dir(a.File))}
+		if a.Spec.Template != nil {
+			out = append(out, path.Join(rel, spec.TemplateDir(a.Spec.Template.Name)))
+		}
+		return out
+	}
+	seen := map[string]bool{}
+	var paths []string
 	for _, a := range repo.Apps {
-		paths = append(paths, dirOf(a))
+		for _, p := range sources(a) {
+			if !seen[p] {
+				seen[p] = true
+				paths = append(paths, p)
+			}
+		}
 	}
 	last, err := g.LastCommitFor(ctx, "HEAD", paths...)
 	if err != nil {
 		return nil, err
 	}
-	return func(a *spec.LoadedApp) string { return last[dirOf(a)].Hash }, nil
+	return func(a *spec.LoadedApp) string {
+		var newest gitrepo.Commit
+		for _, p := range sources(a) {
+			if c, ok := last[p]; ok && (newest.Hash == "" || c.Committer.When.After(newest.Committer.When)) {
+				newest = c
+			}
+		}
+		return newest.Hash
+	}, nil
 }
 
 // gitTop finds the Git work tree holding dir and dir's slash path in it.

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"testing/fstest"
 	"time"
 
 	"github.com/fleetwright/fleetwright/internal/graph"
@@ -100,7 +99,8 @@ type Loader struct {
 	// the user gave it).
 	Prefix string
 
-	schemas *schemas
+	schemas   *schemas
+	templates templateCache
 }
 
 // NewLoader compiles the schemas once; reuse the loader for many loads.
@@ -164,11 +164,7 @@ func (l *Loader) Load(fsys fs.FS) (*Repo, Problems) {
 
 // LoadFiles reads specs given as bytes by slash path, as from a Git tree.
 func (l *Loader) LoadFiles(files map[string][]byte) (*Repo, Problems) {
-	m := fstest.MapFS{}
-	for p, b := range files {
-		m[p] = &fstest.MapFile{Data: b, Mode: 0o644}
-	}
-	return l.Load(m)
+	return l.Load(newMemFS(files))
 }
 
 func findSpecs(fsys fs.FS) ([]string, error) {
@@ -328,6 +324,10 @@ func (l *Loader) loadApp(fsys fs.FS, file string, plat *Platform, ps *Problems) 
 	doc := l.readDoc(fsys, file, ps)
 	if doc == nil {
 		return nil
+	}
+	if x := l.expandTemplate(fsys, doc, ps); x != nil {
+		doc = x.doc
+		defer x.relocate(ps, len(*ps))
 	}
 	if _, isMap := doc.Value.(map[string]any); !isMap {
 		ps.Add(doc, nil, "an app spec must be a map with name and components; got %s", article(jsonType(doc.Value)))

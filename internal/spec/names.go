@@ -109,3 +109,7 @@ func distance(a, b string) int {
 	}
 	return d[len(ra)][len(rb)]
 }
+
+// LooksLikeCredential reports whether an env var name suggests a secret
+// (PASSWORD, API_KEY, ..._TOKEN and the like).
+func LooksLikeCredential(name string) bool { return looksLikeCredential(name) }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -135,4 +136,12 @@ func mustRead(t *testing.T, p string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+func TestMemFS(t *testing.T) {
+	t.Parallel()
+	files := map[string][]byte{"platform.yaml": []byte("x"), "apps/a/b/app.yaml": []byte("y"), "apps/a/c/app.json": []byte("z")}
+	if err := fstest.TestFS(spec.NewMemFSForTest(files), "platform.yaml", "apps/a/b/app.yaml", "apps/a/c/app.json"); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -1,0 +1,231 @@
+package template
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/big"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// ParamError is a problem with the parameters an app gives a template.
+type ParamError struct {
+	// Param is the parameter concerned; "" for the parameters as a whole.
+	Param string
+	// Unknown is set when the app gives a parameter the template lacks.
+	Unknown bool
+	Message string
+}
+
+func (e ParamError) Error() string {
+	if e.Param == "" {
+		return e.Message
+	}
+	return "parameter " + e.Param + ": " + e.Message
+}
+
+type propSchema struct {
+	Type        Type         `json:"type"`
+	Description string       `json:"description,omitempty"`
+	Enum        []any        `json:"enum,omitempty"`
+	Minimum     *json.Number `json:"minimum,omitempty"`
+	Maximum     *json.Number `json:"maximum,omitempty"`
+	Pattern     string       `json:"pattern,omitempty"`
+	Default     any          `json:"default,omitempty"`
+}
+
+// Schema returns the JSON Schema of the template's parameters: an object
+// with one typed property per parameter, the required ones listed, and no
+// other property.
+func (t *Template) Schema() ([]byte, error) {
+	props := make(map[string]propSchema, len(t.Params))
+	required := []string{}
+	for _, p := range t.Params {
+		props[p.Name] = propSchema{Type: p.Type, Description: p.Description, Enum: p.Enum, Minimum: p.Minimum, Maximum: p.Maximum, Pattern: p.Pattern, Default: p.Default}
+		if p.Required {
+			required = append(required, p.Name)
+		}
+	}
+	return json.MarshalIndent(map[string]any{
+		"$schema":              "https://json-schema.org/draft/2020-12/schema",
+		"title":                "parameters of template " + t.Name,
+		"type":                 "object",
+		"properties":           props,
+		"required":             required,
+		"additionalProperties": false,
+	}, "", "  ")
+}
+
+func (t *Template) compile() error {
+	raw, err := t.Schema()
+	if err != nil {
+		return err
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return err
+	}
+	id := "https://fleetwright.dev/templates/" + t.Name + "/parameters.schema.json"
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	if err := c.AddResource(id, doc); err != nil {
+		return err
+	}
+	s, err := c.Compile(id)
+	if err != nil {
+		return fmt.Errorf("building the parameters' schema: %w", err)
+	}
+	t.schema = s
+	return nil
+}
+
+// Check validates the parameters an app gives (a map of strings, bools and
+// json.Number, as decoded from its spec) against the template's schema.
+func (t *Template) Check(given map[string]any) []ParamError {
+	return t.check(given, false)
+}
+
+func (t *Template) check(given map[string]any, partial bool) []ParamError {
+	if given == nil {
+		given = map[string]any{}
+	}
+	err := t.schema.Validate(given)
+	if err == nil {
+		return nil
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return []ParamError{{Message: err.Error()}}
+	}
+	var out []ParamError
+	t.leaves(ve, partial, &out)
+	slices.SortStableFunc(out, func(a, b ParamError) int { return strings.Compare(a.Param, b.Param) })
+	return out
+}
+
+func (t *Template) leaves(ve *jsonschema.ValidationError, partial bool, out *[]ParamError) {
+	if len(ve.Causes) > 0 {
+		for _, c := range ve.Causes {
+			t.leaves(c, partial, out)
+		}
+		return
+	}
+	param := ""
+	if len(ve.InstanceLocation) > 0 {
+		param = ve.InstanceLocation[0]
+	}
+	switch k := ve.ErrorKind.(type) {
+	case *kind.Required:
+		if partial {
+			return
+		}
+		for _, name := range k.Missing {
+			msg := fmt.Sprintf("missing required parameter %q", name)
+			if p := t.Param(name); p != nil && p.Description != "" {
+				msg += " (" + p.Description + ")"
+			}
+			*out = append(*out, ParamError{Param: name, Message: msg})
+		}
+	case *kind.AdditionalProperties:
+		for _, name := range k.Properties {
+			msg := fmt.Sprintf("template %s has no parameter %q", t.Name, name)
+			names := t.ParamNames()
+			if sug := suggest(name, names); sug != "" {
+				msg += fmt.Sprintf("; did you mean %q?", sug)
+			} else if len(names) > 0 {
+				msg += "; it takes " + strings.Join(names, ", ")
+			}
+			*out = append(*out, ParamError{Param: name, Unknown: true, Message: msg})
+		}
+	case *kind.Type:
+		*out = append(*out, ParamError{Param: param, Message: fmt.Sprintf("must be %s, not %s", article(strings.Join(k.Want, " or ")), article(k.Got))})
+	case *kind.Enum:
+		want := make([]string, len(k.Want))
+		for i, w := range k.Want {
+			want[i] = display(w)
+		}
+		*out = append(*out, ParamError{Param: param, Message: fmt.Sprintf("must be one of %s; got %s", strings.Join(want, ", "), display(k.Got))})
+	case *kind.Minimum:
+		*out = append(*out, ParamError{Param: param, Message: fmt.Sprintf("must be ≥ %s; got %s", rat(k.Want), rat(k.Got))})
+	case *kind.Maximum:
+		*out = append(*out, ParamError{Param: param, Message: fmt.Sprintf("must be ≤ %s; got %s", rat(k.Want), rat(k.Got))})
+	case *kind.Pattern:
+		*out = append(*out, ParamError{Param: param, Message: fmt.Sprintf("%q does not match %s", k.Got, k.Want)})
+	default:
+		*out = append(*out, ParamError{Param: param, Message: ve.ErrorKind.LocalizedString(message.NewPrinter(language.English))})
+	}
+}
+
+func article(t string) string {
+	switch t {
+	case "object":
+		return "a map"
+	case "array":
+		return "a list"
+	case "null":
+		return "empty"
+	case "integer":
+		return "a whole number"
+	case "string", "number", "boolean":
+		return "a " + t
+	}
+	return t
+}
+
+func display(v any) string {
+	if s, ok := v.(string); ok {
+		return strconv.Quote(s)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func rat(v *big.Rat) string {
+	if v == nil {
+		return "?"
+	}
+	if v.IsInt() {
+		return v.RatString()
+	}
+	f, _ := v.Float64()
+	return strconv.FormatFloat(f, 'g', -1, 64)
+}
+
+// suggest returns the candidate closest to s when it is close enough.
+func suggest(s string, candidates []string) string {
+	best, bestD := "", len(s)/2+1
+	for _, c := range candidates {
+		if d := distance(s, c); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
