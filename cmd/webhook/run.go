@@ -1,0 +1,289 @@
+package main
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fleetwright/fleetwright/internal/probe"
+	"github.com/fleetwright/fleetwright/internal/store"
+	"github.com/fleetwright/fleetwright/internal/webhook"
+)
+
+// usageError is a wrong command line (exit code 2).
+type usageError struct{ error }
+
+type options struct {
+	listen          string
+	sqlitePath      string
+	postgresDSN     string
+	postgresDSNFile string
+	hmacKeyFile     string
+	apiTokenFile    string
+	kubeconfig      string
+	inCluster       bool
+	fluxNamespace   string
+	caBundle        string
+	expiryWarning   time.Duration
+	concurrency     int
+	defaultTimeout  time.Duration
+	recheck         time.Duration
+	githubTokenFile string
+	githubRepo      string
+	githubAPIURL    string
+	githubRef       string
+	shutdownTimeout time.Duration
+	logLevel        string
+	// ready, if set, receives the listening address (tests use it).
+	ready func(addr string)
+}
+
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("webhook", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.listen, "listen", ":8080", "address to listen on")
+	fs.StringVar(&o.sqlitePath, "sqlite", "webhook.db", "SQLite history file (used unless a PostgreSQL DSN is given)")
+	fs.StringVar(&o.postgresDSN, "postgres-dsn", "", "PostgreSQL DSN of the history store (prefer -postgres-dsn-file when it holds a password)")
+	fs.StringVar(&o.postgresDSNFile, "postgres-dsn-file", "", "file holding the PostgreSQL DSN")
+	fs.StringVar(&o.hmacKeyFile, "hmac-key-file", "", "file holding the HMAC key of Flux's generic-hmac provider; events must then be signed")
+	fs.StringVar(&o.apiTokenFile, "api-token-file", "", "file holding the bearer token of /api/v1 (without it the API answers 503)")
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig of the cluster to probe (empty: no cluster, unless -in-cluster)")
+	fs.BoolVar(&o.inCluster, "in-cluster", false, "use the pod's service account to reach the cluster")
+	fs.StringVar(&o.fluxNamespace, "flux-namespace", "flux-system", "namespace of the apps' Flux Kustomizations")
+	fs.StringVar(&o.caBundle, "tls-ca-bundle", "", "PEM file of CAs that verify app certificates (default: the system pool)")
+	fs.DurationVar(&o.expiryWarning, "tls-expiry-warning", 14*24*time.Hour, "warn when an app certificate expires sooner than this")
+	fs.IntVar(&o.concurrency, "probe-concurrency", 4, "checks running at once")
+	fs.DurationVar(&o.defaultTimeout, "default-timeout", 10*time.Minute, "deploy timeout while an app's own (its Kustomizations' spec.timeout) is unknown")
+	fs.DurationVar(&o.recheck, "recheck-interval", time.Minute, "how often rolled-out apps are checked again (0 disables)")
+	fs.StringVar(&o.githubTokenFile, "github-token-file", "", "file holding a GitHub token; enables deployment statuses")
+	fs.StringVar(&o.githubRepo, "github-repo", "", "owner/name of the repository that gets deployment statuses")
+	fs.StringVar(&o.githubAPIURL, "github-api-url", "https://api.github.com/", "GitHub REST API base URL")
+	fs.StringVar(&o.githubRef, "github-ref", "revision", "ref of GitHub deployments: revision (the fleet commit) or spec-revision (the apps-repo commit)")
+	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long a shutdown waits for requests in flight")
+	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		return o, usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return o, usageError{fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))}
+	}
+	if o.githubRef != "revision" && o.githubRef != "spec-revision" {
+		return o, usageError{fmt.Errorf("-github-ref must be revision or spec-revision, not %q", o.githubRef)}
+	}
+	if (o.githubTokenFile == "") != (o.githubRepo == "") {
+		return o, usageError{errors.New("-github-token-file and -github-repo go together")}
+	}
+	if o.postgresDSN != "" && o.postgresDSNFile != "" {
+		return o, usageError{errors.New("give -postgres-dsn or -postgres-dsn-file, not both")}
+	}
+	if o.kubeconfig != "" && o.inCluster {
+		return o, usageError{errors.New("give -kubeconfig or -in-cluster, not both")}
+	}
+	return o, nil
+}
+
+// readSecret reads a one-line secret file.
+func readSecret(path, what string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("reading %s: %w", what, err)
+	}
+	s := strings.TrimSpace(string(b))
+	if s == "" {
+		return "", fmt.Errorf("%s file %s is empty", what, path)
+	}
+	return s, nil
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	o, err := parseFlags(args, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	return serve(ctx, o, stdout, stderr)
+}
+
+func serve(ctx context.Context, o options, _ io.Writer, stderr io.Writer) error {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
+		return usageError{fmt.Errorf("-log-level: %w", err)}
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	cfg := webhook.Config{
+		Concurrency: o.concurrency, DefaultTimeout: o.defaultTimeout, RecheckInterval: o.recheck,
+		FluxNamespace: o.fluxNamespace, Logger: log,
+	}
+	if o.recheck == 0 {
+		cfg.RecheckInterval = -1
+	}
+	if o.hmacKeyFile != "" {
+		key, err := readSecret(o.hmacKeyFile, "HMAC key")
+		if err != nil {
+			return err
+		}
+		cfg.HMACKey = []byte(key)
+	} else {
+		log.Warn("no -hmac-key-file: events are accepted unsigned")
+	}
+	if o.apiTokenFile != "" {
+		tok, err := readSecret(o.apiTokenFile, "API token")
+		if err != nil {
+			return err
+		}
+		cfg.APIToken = tok
+	}
+
+	st, err := openStore(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	cfg.Store = st
+
+	if restCfg, err := restConfig(o); err != nil {
+		return err
+	} else if restCfg != nil {
+		scheme := runtime.NewScheme()
+		for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, kustomizev1.AddToScheme, helmv2.AddToScheme} {
+			if err := add(scheme); err != nil {
+				return fmt.Errorf("building scheme: %w", err)
+			}
+		}
+		c, err := client.New(restCfg, client.Options{Scheme: scheme})
+		if err != nil {
+			return fmt.Errorf("creating cluster client: %w", err)
+		}
+		kube, err := kubernetes.NewForConfig(restCfg)
+		if err != nil {
+			return fmt.Errorf("creating cluster client: %w", err)
+		}
+		p := &probe.Prober{Client: c, ExpiryWarning: o.expiryWarning, Logger: log}
+		if o.caBundle != "" {
+			pem, err := os.ReadFile(o.caBundle)
+			if err != nil {
+				return fmt.Errorf("reading CA bundle: %w", err)
+			}
+			pool := x509.NewCertPool()
+			if !pool.AppendCertsFromPEM(pem) {
+				return fmt.Errorf("CA bundle %s holds no PEM certificate", o.caBundle)
+			}
+			p.RootCAs = pool
+		}
+		cfg.Cluster, cfg.Kube, cfg.Prober = c, kube, p
+	}
+
+	if o.githubTokenFile != "" {
+		tok, err := readSecret(o.githubTokenFile, "GitHub token")
+		if err != nil {
+			return err
+		}
+		owner, repo, ok := strings.Cut(o.githubRepo, "/")
+		if !ok || owner == "" || repo == "" || strings.Contains(repo, "/") {
+			return usageError{fmt.Errorf("-github-repo must be owner/name, not %q", o.githubRepo)}
+		}
+		cfg.GitHub = &webhook.GitHub{Token: tok, Owner: owner, Repo: repo, BaseURL: o.githubAPIURL, UseSpecRevision: o.githubRef == "spec-revision"}
+	}
+
+	srv, err := webhook.New(cfg)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", o.listen)
+	if err != nil {
+		srv.Stop()
+		return fmt.Errorf("listening: %w", err)
+	}
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	hs.RegisterOnShutdown(srv.BeginShutdown)
+	if err := srv.Start(); err != nil {
+		srv.Stop()
+		_ = ln.Close()
+		return err
+	}
+	log.Info("listening", "addr", ln.Addr().String(), "store", storeName(o), "cluster", cfg.Cluster != nil, "github", cfg.GitHub != nil)
+	if o.ready != nil {
+		o.ready(ln.Addr().String())
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-errc:
+	}
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), o.shutdownTimeout)
+	defer cancel()
+	shutErr := hs.Shutdown(sctx)
+	// Every accepted event is committed before Stop returns.
+	srv.Stop()
+	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
+		return fmt.Errorf("serving: %w", serveErr)
+	}
+	if shutErr != nil {
+		return fmt.Errorf("shutting down: %w", shutErr)
+	}
+	return nil
+}
+
+func storeName(o options) string {
+	if o.postgresDSN != "" || o.postgresDSNFile != "" {
+		return "postgres"
+	}
+	return "sqlite:" + o.sqlitePath
+}
+
+func openStore(ctx context.Context, o options) (store.Store, error) {
+	dsn := o.postgresDSN
+	if o.postgresDSNFile != "" {
+		var err error
+		if dsn, err = readSecret(o.postgresDSNFile, "PostgreSQL DSN"); err != nil {
+			return nil, err
+		}
+	}
+	if dsn != "" {
+		return store.OpenPostgres(ctx, dsn, store.PostgresOptions{})
+	}
+	return store.OpenSQLite(ctx, o.sqlitePath, store.SQLiteOptions{})
+}
+
+func restConfig(o options) (*rest.Config, error) {
+	switch {
+	case o.inCluster:
+		c, err := rest.InClusterConfig()
+		if err != nil {
+			return nil, fmt.Errorf("in-cluster config: %w", err)
+		}
+		return c, nil
+	case o.kubeconfig != "":
+		c, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
+		if err != nil {
+			return nil, fmt.Errorf("loading kubeconfig %s: %w", o.kubeconfig, err)
+		}
+		return c, nil
+	}
+	return nil, nil
+}

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fleetwright/fleetwright/internal/store"
+	"github.com/fleetwright/fleetwright/internal/webhook"
+)
+
+func TestUsageErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		args []string
+		part string
+	}{
+		{[]string{"-nope"}, "flag provided but not defined"},
+		{[]string{"extra"}, "unexpected arguments: extra"},
+		{[]string{"-github-ref", "main"}, "-github-ref must be revision or spec-revision"},
+		{[]string{"-github-repo", "a/b"}, "-github-token-file and -github-repo go together"},
+		{[]string{"-postgres-dsn", "x", "-postgres-dsn-file", "y"}, "not both"},
+		{[]string{"-kubeconfig", "k", "-in-cluster"}, "not both"},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			t.Parallel()
+			var stderr bytes.Buffer
+			err := run(t.Context(), tc.args, io.Discard, &stderr)
+			var u usageError
+			if !errors.As(err, &u) || !strings.Contains(err.Error(), tc.part) {
+				t.Errorf("run = %v, want a usage error containing %q", err, tc.part)
+			}
+		})
+	}
+}
+
+func TestMissingSecretFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	err := run(t.Context(), []string{"-listen", "127.0.0.1:0", "-sqlite", filepath.Join(dir, "h.db"), "-hmac-key-file", filepath.Join(dir, "nope")}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "reading HMAC key") {
+		t.Errorf("run = %v", err)
+	}
+}
+
+func writeFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(content+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func event(app string, i int) []byte {
+	return fmt.Appendf(nil, `{"involvedObject":{"kind":"Kustomization","namespace":"flux-system","name":"shop-%[1]s-web","apiVersion":"kustomize.toolkit.fluxcd.io/v1"},"severity":"info","timestamp":"2026-03-01T12:00:00Z","message":"Deployment/shop/%[1]s-web configured (%[2]d)","reason":"Progressing","metadata":{"revision":"main@sha1:2dc6a1f0c3e94b7d8a5f6e1b2c3d4e5f60718293","event.toolkit.fluxcd.io/app":"%[1]s","event.toolkit.fluxcd.io/project":"shop"},"reportingController":"kustomize-controller"}`, app, i)
+}
+
+// TestServeAndShutdown runs the command, posts events while it shuts down,
+// and checks that every acknowledged event is in the store afterwards.
+func TestServeAndShutdown(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "history.db")
+	args := []string{
+		"-listen", "127.0.0.1:0", "-sqlite", db,
+		"-hmac-key-file", writeFile(t, dir, "hmac", "s3cret"),
+		"-api-token-file", writeFile(t, dir, "token", "tok"),
+		"-recheck-interval", "0", "-log-level", "warn",
+	}
+	o, err := parseFlags(args, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := make(chan string, 1)
+	o.ready = func(a string) { addr <- a }
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var stderr bytes.Buffer
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, o, io.Discard, &stderr) }()
+	var base string
+	select {
+	case a := <-addr:
+		base = "http://" + a
+	case err := <-done:
+		t.Fatalf("serve ended early: %v", err)
+	}
+
+	post := func(body []byte) (int, int64, error) {
+		req, _ := http.NewRequest(http.MethodPost, base+"/hooks/flux", bytes.NewReader(body))
+		req.Header.Set(webhook.SignatureHeader, webhook.Sign([]byte("s3cret"), body))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, 0, err
+		}
+		defer resp.Body.Close()
+		var r struct {
+			EventID int64 `json:"event_id"`
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&r)
+		return resp.StatusCode, r.EventID, nil
+	}
+	if code, _, err := post(event("api", 0)); err != nil || code != 200 {
+		t.Fatalf("first event = %d, %v", code, err)
+	}
+	req, _ := http.NewRequest(http.MethodGet, base+"/api/v1/apps", nil)
+	req.Header.Set("Authorization", "Bearer tok")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var apps struct{ Apps []store.App }
+	_ = json.NewDecoder(resp.Body).Decode(&apps)
+	resp.Body.Close()
+	if len(apps.Apps) != 1 || apps.Apps[0].Name != "api" {
+		t.Fatalf("apps = %+v", apps)
+	}
+
+	// Shut down while events are in flight.
+	var (
+		mu    sync.Mutex
+		acked []int64
+		wg    sync.WaitGroup
+	)
+	for w := range 8 {
+		wg.Go(func() {
+			for i := range 50 {
+				code, id, err := post(event(fmt.Sprintf("app%d", w), i+1))
+				if err != nil {
+					return
+				}
+				if code == 200 {
+					mu.Lock()
+					acked = append(acked, id)
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	time.Sleep(20 * time.Millisecond)
+	cancel()
+	wg.Wait()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("serve = %v\n%s", err, stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not return after cancel")
+	}
+
+	st, err := store.OpenSQLite(t.Context(), db, store.SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	stored := map[int64]bool{}
+	for w := range 8 {
+		evs, err := st.Events(t.Context(), "shop", fmt.Sprintf("app%d", w), 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range evs {
+			stored[e.ID] = true
+		}
+	}
+	for _, id := range acked {
+		if !stored[id] {
+			t.Errorf("acknowledged event %d is not in the store", id)
+		}
+	}
+	if len(acked) == 0 {
+		t.Error("no event was acknowledged before the shutdown")
+	}
+}

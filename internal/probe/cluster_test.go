@@ -1,0 +1,278 @@
+package probe
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fleetwright/fleetwright/internal/testenv"
+)
+
+var env *testenv.Env
+
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m, &env)) }
+
+const rev = "main@sha1:2dc6a1f0c3e94b7d8a5f6e1b2c3d4e5f60718293"
+
+func appLabels(project, app, component string) map[string]string {
+	return map[string]string{LabelApp: app, LabelProject: project, LabelComponent: component}
+}
+
+// kustomization creates a Flux Kustomization of the app as render writes it.
+func kustomization(t *testing.T, c client.Client, fluxNS, project, app, component string, timeout time.Duration) *kustomizev1.Kustomization {
+	t.Helper()
+	k := &kustomizev1.Kustomization{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: project + "-" + app + "-" + component, Namespace: fluxNS,
+			Annotations: map[string]string{AnnotationApp: app, AnnotationProject: project, AnnotationComponent: component},
+		},
+		Spec: kustomizev1.KustomizationSpec{
+			Interval:  metav1.Duration{Duration: 10 * time.Minute},
+			Timeout:   &metav1.Duration{Duration: timeout},
+			Path:      "./apps/prod/" + project + "/" + app + "/" + component,
+			Prune:     true,
+			Wait:      true,
+			SourceRef: kustomizev1.CrossNamespaceSourceReference{Kind: "GitRepository", Name: "fleet"},
+		},
+	}
+	if err := c.Create(t.Context(), k); err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// setKustomizationStatus writes a Kustomization's status as kustomize-controller would.
+func setKustomizationStatus(t *testing.T, c client.Client, k *kustomizev1.Kustomization, applied, attempted string, conds ...metav1.Condition) {
+	t.Helper()
+	if err := c.Get(t.Context(), client.ObjectKeyFromObject(k), k); err != nil {
+		t.Fatal(err)
+	}
+	for i := range conds {
+		conds[i].LastTransitionTime = metav1.Now()
+		conds[i].ObservedGeneration = k.Generation
+	}
+	k.Status.ObservedGeneration = k.Generation
+	k.Status.LastAppliedRevision = applied
+	k.Status.LastAttemptedRevision = attempted
+	k.Status.Conditions = conds
+	if err := c.Status().Update(t.Context(), k); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSyncAgainstAPIServer(t *testing.T) {
+	t.Parallel()
+	c := env.Client
+	ready := func(status metav1.ConditionStatus, reason, msg string) metav1.Condition {
+		return metav1.Condition{Type: meta.ReadyCondition, Status: status, Reason: reason, Message: msg}
+	}
+	tests := []struct {
+		name    string
+		status  func(t *testing.T, k *kustomizev1.Kustomization)
+		state   State
+		msgPart string
+	}{
+		{"not observed", func(*testing.T, *kustomizev1.Kustomization) {}, StateProgressing, "waiting for kustomize-controller to observe the latest spec"},
+		{"ready at the revision", func(t *testing.T, k *kustomizev1.Kustomization) {
+			setKustomizationStatus(t, c, k, rev, rev, ready(metav1.ConditionTrue, meta.ReconciliationSucceededReason, "Applied revision: "+rev))
+		}, StatePassed, "1 Kustomizations ready"},
+		{"ready at an older revision", func(t *testing.T, k *kustomizev1.Kustomization) {
+			setKustomizationStatus(t, c, k, "main@sha1:old", "main@sha1:old", ready(metav1.ConditionTrue, meta.ReconciliationSucceededReason, "Applied"))
+		}, StateProgressing, "applied main@sha1:old, waiting for " + rev},
+		{"build failed", func(t *testing.T, k *kustomizev1.Kustomization) {
+			setKustomizationStatus(t, c, k, "main@sha1:old", rev, ready(metav1.ConditionFalse, meta.BuildFailedReason, "kustomize build failed"))
+		}, StateFailed, "BuildFailed: kustomize build failed"},
+		{"health check failed", func(t *testing.T, k *kustomizev1.Kustomization) {
+			setKustomizationStatus(t, c, k, "", rev, ready(metav1.ConditionFalse, meta.HealthCheckFailedReason, "health check failed after 30s"))
+		}, StateFailed, "HealthCheckFailed"},
+		{"dependency not ready", func(t *testing.T, k *kustomizev1.Kustomization) {
+			setKustomizationStatus(t, c, k, "", "", ready(metav1.ConditionFalse, meta.DependencyNotReadyReason, "dependency 'shop-api-db' is not ready"))
+		}, StateProgressing, "DependencyNotReady"},
+		{"stalled", func(t *testing.T, k *kustomizev1.Kustomization) {
+			setKustomizationStatus(t, c, k, "", rev, ready(metav1.ConditionFalse, "InvalidPath", "path not found"),
+				metav1.Condition{Type: meta.StalledCondition, Status: metav1.ConditionTrue, Reason: "InvalidPath", Message: "path not found"})
+		}, StateFailed, "stalled: path not found"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			fluxNS := env.Namespace(t)
+			k := kustomization(t, c, fluxNS, "shop", "api", "web", 90*time.Second)
+			// Another app's Kustomization is not looked at.
+			kustomization(t, c, fluxNS, "shop", "cart", "web", time.Minute)
+			tc.status(t, k)
+			p := &Prober{Client: c}
+			chk, timeout := p.Sync(t.Context(), Target{Project: "shop", App: "api", Revision: rev, FluxNamespace: fluxNS})
+			if chk.State != tc.state || !strings.Contains(chk.Message, tc.msgPart) {
+				t.Errorf("sync = %s %q, want %s containing %q", chk.State, chk.Message, tc.state, tc.msgPart)
+			}
+			if timeout != 90*time.Second {
+				t.Errorf("timeout = %v, want 90s", timeout)
+			}
+			if len(chk.Components) != 1 || chk.Components[0].Component != "web" || chk.Components[0].Name != "shop-api-web" {
+				t.Errorf("components = %+v", chk.Components)
+			}
+		})
+	}
+	t.Run("no Kustomization", func(t *testing.T) {
+		t.Parallel()
+		p := &Prober{Client: c}
+		chk, _ := p.Sync(t.Context(), Target{Project: "shop", App: "api", Revision: rev, FluxNamespace: env.Namespace(t)})
+		if chk.State != StateProgressing || !strings.Contains(chk.Message, "no Flux Kustomization") {
+			t.Errorf("sync = %+v", chk)
+		}
+	})
+}
+
+// deployment creates a Deployment of the app with the given replicas.
+func deployment(t *testing.T, c client.Client, ns, project, app, component string, replicas int32) *appsv1.Deployment {
+	t.Helper()
+	name := app + "-" + component
+	sel := map[string]string{"app.kubernetes.io/instance": name}
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: appLabels(project, app, component)},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: sel},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: sel},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: component, Image: "registry.example.test/" + name + ":v1"}}},
+			},
+		},
+	}
+	if err := c.Create(t.Context(), d); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// setDeploymentStatus writes a Deployment's status as its controller would.
+func setDeploymentStatus(t *testing.T, c client.Client, d *appsv1.Deployment, replicas, updated, available int32, conds ...appsv1.DeploymentCondition) {
+	t.Helper()
+	if err := c.Get(t.Context(), client.ObjectKeyFromObject(d), d); err != nil {
+		t.Fatal(err)
+	}
+	d.Status = appsv1.DeploymentStatus{
+		ObservedGeneration: d.Generation, Replicas: replicas, UpdatedReplicas: updated,
+		ReadyReplicas: available, AvailableReplicas: available, UnavailableReplicas: replicas - available, Conditions: conds,
+	}
+	if err := c.Status().Update(t.Context(), d); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestReadinessAgainstAPIServer(t *testing.T) {
+	t.Parallel()
+	c := env.Client
+	deadline := appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse,
+		Reason: ProgressDeadlineExceeded, Message: `ReplicaSet "api-web-5d9c" has timed out progressing.`}
+	tests := []struct {
+		name    string
+		setup   func(t *testing.T, ns string)
+		state   State
+		msgPart string
+		paused  bool
+	}{
+		{"no status yet", func(t *testing.T, ns string) {
+			deployment(t, c, ns, ns, "api", "web", 2)
+		}, StateProgressing, "api-web: waiting for the Deployment controller to observe the latest spec", false},
+		{"current", func(t *testing.T, ns string) {
+			setDeploymentStatus(t, c, deployment(t, c, ns, ns, "api", "web", 2), 2, 2, 2)
+			setDeploymentStatus(t, c, deployment(t, c, ns, ns, "api", "worker", 1), 1, 1, 1)
+		}, StatePassed, "2 Deployments ready", false},
+		{"old replicas left", func(t *testing.T, ns string) {
+			setDeploymentStatus(t, c, deployment(t, c, ns, ns, "api", "web", 2), 3, 2, 2)
+		}, StateProgressing, "1 old replicas pending termination", false},
+		{"not all available", func(t *testing.T, ns string) {
+			setDeploymentStatus(t, c, deployment(t, c, ns, ns, "api", "web", 2), 2, 2, 1)
+		}, StateProgressing, "2/2 updated, 1/2 available", false},
+		{"progress deadline exceeded", func(t *testing.T, ns string) {
+			setDeploymentStatus(t, c, deployment(t, c, ns, ns, "api", "web", 2), 2, 1, 0, deadline)
+		}, StateFailed, "progress deadline exceeded", false},
+		{"paused", func(t *testing.T, ns string) {
+			setDeploymentStatus(t, c, deployment(t, c, ns, ns, "api", "web", 0), 0, 0, 0)
+			setDeploymentStatus(t, c, deployment(t, c, ns, ns, "api", "worker", 0), 0, 0, 0)
+		}, StatePassed, "paused", true},
+		{"no Deployments", func(*testing.T, string) {}, StatePassed, "no Deployments", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ns := env.Namespace(t)
+			tc.setup(t, ns)
+			// Another app in the namespace is not looked at.
+			deployment(t, c, ns, ns, "other", "web", 3)
+			p := &Prober{Client: c}
+			chk, paused := p.Readiness(t.Context(), Target{Project: ns, App: "api", Revision: rev})
+			if chk.State != tc.state || paused != tc.paused || !strings.Contains(chk.Message, tc.msgPart) {
+				t.Errorf("readiness = %s %q paused=%v, want %s containing %q paused=%v", chk.State, chk.Message, paused, tc.state, tc.msgPart, tc.paused)
+			}
+		})
+	}
+}
+
+// ingress creates an Ingress of the app for host with TLS.
+func ingress(t *testing.T, c client.Client, ns, project, app, component, host string) {
+	t.Helper()
+	prefix := networkingv1.PathTypePrefix
+	ing := &networkingv1.Ingress{
+		ObjectMeta: metav1.ObjectMeta{Name: app + "-" + component, Namespace: ns, Labels: appLabels(project, app, component)},
+		Spec: networkingv1.IngressSpec{
+			TLS: []networkingv1.IngressTLS{{Hosts: []string{host}, SecretName: app + "-" + component + "-tls"}},
+			Rules: []networkingv1.IngressRule{{Host: host, IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
+				Paths: []networkingv1.HTTPIngressPath{{Path: "/", PathType: &prefix, Backend: networkingv1.IngressBackend{
+					Service: &networkingv1.IngressServiceBackend{Name: app + "-" + component, Port: networkingv1.ServiceBackendPort{Number: 80}}}}},
+			}}}},
+		},
+	}
+	if err := c.Create(t.Context(), ing); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestReachabilityAgainstAPIServer(t *testing.T) {
+	t.Parallel()
+	ns := env.Namespace(t)
+	ca := newCA(t)
+	host := "api." + ns + ".example.test"
+	ts := serveTLS(t, leaf(t, &ca, host, now.Add(-24*time.Hour), now.Add(60*24*time.Hour)))
+	p := &Prober{Client: env.Client, Dial: dialTo(ts.Listener.Addr().String()), RootCAs: ca.pool, Clock: fixedClock{now}}
+	target := Target{Project: ns, App: "api", Revision: rev}
+
+	chk, live := p.Reachability(t.Context(), target)
+	if chk.State != StateSkipped || live != "" {
+		t.Errorf("without an Ingress: %+v %q", chk, live)
+	}
+	ingress(t, env.Client, ns, ns, "api", "web", host)
+	chk, live = p.Reachability(t.Context(), target)
+	if chk.State != StatePassed || live != "https://"+host+"/" {
+		t.Fatalf("reachability = %+v, live %q", chk, live)
+	}
+	var hosts []string
+	for _, e := range chk.Endpoints {
+		hosts = append(hosts, e.Host)
+		if e.TLS == nil || e.TLS.DaysToExpiry != 60 || !e.TLS.Verified {
+			t.Errorf("TLS = %+v", e.TLS)
+		}
+	}
+	if diff := cmp.Diff([]string{host}, hosts); diff != "" {
+		t.Errorf("hosts (-want +got):\n%s", diff)
+	}
+	// Without the test CA the chain does not verify: not reachable yet.
+	p.RootCAs = nil
+	chk, _ = p.Reachability(t.Context(), target)
+	if chk.State != StateProgressing || !strings.Contains(chk.Message, "unknown authority") {
+		t.Errorf("untrusted chain: %+v", chk)
+	}
+}

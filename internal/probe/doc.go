@@ -1,0 +1,15 @@
+// Package probe checks whether an app's deployment is real: in order,
+//
+//  1. GitOps sync: every Flux Kustomization of the app is Ready and has
+//     applied the deployment's revision;
+//  2. workload readiness: every Deployment of the app is current by kstatus
+//     rules (observed generation, updated and available replicas);
+//  3. reachability and TLS: an HTTPS GET to every host of the app's Ingress
+//     objects answers below 500, over a chain that verifies for the host,
+//     with the certificate's days to expiry recorded.
+//
+// A Runner runs the three checks in that order with backoff and bounded
+// concurrency until the app's timeout. The Kubernetes reads go through a
+// controller-runtime client.Reader, the HTTPS requests through an injected
+// dialer, and time through an injected Clock, so tests drive all three.
+package probe

@@ -1,0 +1,277 @@
+package probe
+
+import (
+	"cmp"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	networkingv1 "k8s.io/api/networking/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// DialFunc opens a network connection; tests point host names at loopback
+// listeners with it.
+type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
+
+// Prober runs the checks against a cluster and the app's Ingress hosts. The
+// zero value skips every check; set Client to reach a cluster.
+type Prober struct {
+	// Client reads Kustomizations, Deployments and Ingresses; nil means no cluster.
+	Client client.Reader
+	// Dial opens connections for the HTTPS requests; default a net.Dialer.
+	Dial DialFunc
+	// RootCAs verifies served chains; nil means the system pool.
+	RootCAs *x509.CertPool
+	// ExpiryWarning is the days-to-expiry threshold below which a certificate
+	// is reported with a warning; default 14 days.
+	ExpiryWarning time.Duration
+	// RequestTimeout bounds one request; default 10s.
+	RequestTimeout time.Duration
+	// Clock judges certificate validity; default the wall clock.
+	Clock Clock
+	// Logger receives debug messages; default discard.
+	Logger *slog.Logger
+}
+
+func (p *Prober) clock() Clock {
+	if p.Clock == nil {
+		return RealClock{}
+	}
+	return p.Clock
+}
+
+// IngressTarget is one host to request.
+type IngressTarget struct {
+	Host string
+	Path string
+	TLS  bool
+}
+
+// URL returns the address requested for the target.
+func (it IngressTarget) URL() string {
+	scheme := "http"
+	if it.TLS {
+		scheme = "https"
+	}
+	return scheme + "://" + it.Host + it.Path
+}
+
+// IngressTargets returns the hosts of the Ingress objects, sorted, each once.
+// A host listed under spec.tls (or any rule when spec.tls names no hosts) is
+// requested over HTTPS.
+func IngressTargets(ings []networkingv1.Ingress) []IngressTarget {
+	seen := map[string]IngressTarget{}
+	for _, ing := range ings {
+		tlsHosts := map[string]bool{}
+		tlsAll := false
+		for _, t := range ing.Spec.TLS {
+			if len(t.Hosts) == 0 {
+				tlsAll = true
+			}
+			for _, h := range t.Hosts {
+				tlsHosts[h] = true
+			}
+		}
+		for _, r := range ing.Spec.Rules {
+			if r.Host == "" || strings.Contains(r.Host, "*") {
+				continue
+			}
+			path := "/"
+			if r.HTTP != nil && len(r.HTTP.Paths) > 0 && strings.HasPrefix(r.HTTP.Paths[0].Path, "/") {
+				path = r.HTTP.Paths[0].Path
+			}
+			it := IngressTarget{Host: r.Host, Path: path, TLS: tlsAll || tlsHosts[r.Host]}
+			if prev, ok := seen[r.Host]; !ok || (it.TLS && !prev.TLS) {
+				seen[r.Host] = it
+			}
+		}
+	}
+	out := make([]IngressTarget, 0, len(seen))
+	for _, it := range seen {
+		out = append(out, it)
+	}
+	slices.SortFunc(out, func(a, b IngressTarget) int { return cmp.Compare(a.Host, b.Host) })
+	return out
+}
+
+// Reachability requests every host of the app's Ingress objects. The hosts
+// come only from those objects. It passes when every request answers below
+// 500 over a chain that verifies for the host.
+func (p *Prober) Reachability(ctx context.Context, t Target) (Check, string) {
+	c := Check{Name: CheckReachability}
+	if p.Client == nil {
+		c.State, c.Message = StateSkipped, "no cluster configured"
+		return c, ""
+	}
+	var list networkingv1.IngressList
+	if err := p.Client.List(ctx, &list, client.InNamespace(t.namespace()), AppSelector(t.Project, t.App)); err != nil {
+		c.State, c.Message = StateProgressing, fmt.Sprintf("listing Ingresses: %v", err)
+		return c, ""
+	}
+	targets := IngressTargets(list.Items)
+	if len(targets) == 0 {
+		c.State, c.Message = StateSkipped, "the app has no Ingress host"
+		return c, ""
+	}
+	live := ""
+	var bad, warn []string
+	for _, it := range targets {
+		ep := p.Request(ctx, it)
+		c.Endpoints = append(c.Endpoints, ep)
+		switch {
+		case ep.State != StatePassed:
+			bad = append(bad, ep.Host+": "+ep.Error)
+		case live == "":
+			live = ep.URL
+		}
+		if ep.TLS != nil && ep.TLS.Warning != "" {
+			warn = append(warn, ep.Host+": "+ep.TLS.Warning)
+		}
+	}
+	if len(bad) > 0 {
+		c.State, c.Message = StateProgressing, strings.Join(bad, "; ")
+		return c, live
+	}
+	c.State = StatePassed
+	c.Message = fmt.Sprintf("%d hosts reachable", len(targets))
+	if len(targets) == 1 {
+		c.Message = "1 host reachable"
+	}
+	if len(warn) > 0 {
+		c.Message += "; warning: " + strings.Join(warn, "; ")
+	}
+	return c, live
+}
+
+// Request makes one GET to the target and reports status, latency and the
+// served certificate.
+func (p *Prober) Request(ctx context.Context, it IngressTarget) Endpoint {
+	ep := Endpoint{Host: it.Host, URL: it.URL(), State: StateFailed}
+	timeout := p.RequestTimeout
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	dial := p.Dial
+	if dial == nil {
+		dial = (&net.Dialer{Timeout: timeout}).DialContext
+	}
+	now := p.clock().Now
+	tr := &http.Transport{
+		DialContext:         dial,
+		DisableKeepAlives:   true,
+		TLSHandshakeTimeout: timeout,
+		Proxy:               nil,
+		TLSClientConfig: &tls.Config{
+			ServerName: it.Host,
+			MinVersion: tls.VersionTLS12,
+			// The chain is verified in VerifyConnection below, against the
+			// same roots and for the same host, with the injected clock, so
+			// that the certificate is recorded even when it does not verify.
+			InsecureSkipVerify: true, //nolint:gosec // verified in VerifyConnection
+			VerifyConnection: func(cs tls.ConnectionState) error {
+				info, err := verifyChain(cs, it.Host, p.RootCAs, now(), p.expiryWarning())
+				ep.TLS = info
+				return err
+			},
+		},
+	}
+	defer tr.CloseIdleConnections()
+	hc := &http.Client{
+		Transport: tr,
+		// Judge the host itself, not where it redirects to.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, ep.URL, nil)
+	if err != nil {
+		ep.Error = err.Error()
+		return ep
+	}
+	req.Header.Set("User-Agent", "fleetwright-webhook-probe")
+	start := time.Now()
+	resp, err := hc.Do(req)
+	ep.Latency = time.Since(start)
+	if err != nil {
+		ep.Error = describeRequestError(err)
+		return ep
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	_ = resp.Body.Close()
+	ep.StatusCode = resp.StatusCode
+	if resp.StatusCode >= 500 {
+		ep.Error = fmt.Sprintf("HTTP %d", resp.StatusCode)
+		return ep
+	}
+	ep.State = StatePassed
+	return ep
+}
+
+func (p *Prober) expiryWarning() time.Duration {
+	if p.ExpiryWarning <= 0 {
+		return 14 * 24 * time.Hour
+	}
+	return p.ExpiryWarning
+}
+
+// verifyChain verifies the served chain for host at now and describes the leaf.
+func verifyChain(cs tls.ConnectionState, host string, roots *x509.CertPool, now time.Time, warnBelow time.Duration) (*TLSInfo, error) {
+	if len(cs.PeerCertificates) == 0 {
+		return nil, errors.New("no certificate served")
+	}
+	leaf := cs.PeerCertificates[0]
+	left := leaf.NotAfter.Sub(now)
+	info := &TLSInfo{
+		Subject: leaf.Subject.String(), Issuer: leaf.Issuer.String(), DNSNames: leaf.DNSNames,
+		NotAfter: leaf.NotAfter.UTC(), DaysToExpiry: int(left.Hours() / 24),
+	}
+	if left < 0 && left > -24*time.Hour {
+		info.DaysToExpiry = -1
+	}
+	inter := x509.NewCertPool()
+	for _, c := range cs.PeerCertificates[1:] {
+		inter.AddCert(c)
+	}
+	if _, err := leaf.Verify(x509.VerifyOptions{DNSName: host, Roots: roots, Intermediates: inter, CurrentTime: now}); err != nil {
+		return info, err
+	}
+	info.Verified = true
+	if left < warnBelow {
+		info.Warning = fmt.Sprintf("certificate expires in %d days (%s)", info.DaysToExpiry, info.NotAfter.Format(time.RFC3339))
+	}
+	return info, nil
+}
+
+// describeRequestError names the cause of a failed request plainly.
+func describeRequestError(err error) string {
+	var (
+		hostErr    x509.HostnameError
+		invalid    x509.CertificateInvalidError
+		unknown    x509.UnknownAuthorityError
+		verifyErr  *tls.CertificateVerificationError
+		netTimeout net.Error
+	)
+	switch {
+	case errors.As(err, &hostErr):
+		return "TLS: certificate is not valid for the host: " + hostErr.Error()
+	case errors.As(err, &invalid) && invalid.Reason == x509.Expired:
+		return "TLS: certificate expired or not yet valid: " + invalid.Error()
+	case errors.As(err, &unknown):
+		return "TLS: certificate signed by an unknown authority (self-signed or untrusted chain)"
+	case errors.As(err, &verifyErr):
+		return "TLS: " + verifyErr.Error()
+	case errors.As(err, &netTimeout) && netTimeout.Timeout():
+		return "timeout: " + err.Error()
+	}
+	return err.Error()
+}

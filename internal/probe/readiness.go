@@ -1,0 +1,99 @@
+package probe
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// ProgressDeadlineExceeded is the reason of a Deployment's Progressing
+// condition once its rollout has stalled.
+const ProgressDeadlineExceeded = "ProgressDeadlineExceeded"
+
+// AppSelector selects the Kubernetes objects rendered for an app.
+func AppSelector(project, app string) client.MatchingLabels {
+	return client.MatchingLabels{LabelApp: app, LabelProject: project}
+}
+
+// Readiness checks every Deployment of the app by kstatus rules. paused is
+// true when the app has Deployments and all of them ask for zero replicas.
+func (p *Prober) Readiness(ctx context.Context, t Target) (Check, bool) {
+	c := Check{Name: CheckReadiness}
+	if p.Client == nil {
+		c.State, c.Message = StateSkipped, "no cluster configured"
+		return c, false
+	}
+	var list appsv1.DeploymentList
+	if err := p.Client.List(ctx, &list, client.InNamespace(t.namespace()), AppSelector(t.Project, t.App)); err != nil {
+		c.State, c.Message = StateProgressing, fmt.Sprintf("listing Deployments: %v", err)
+		return c, false
+	}
+	if len(list.Items) == 0 {
+		c.State, c.Message = StatePassed, "the app has no Deployments"
+		return c, false
+	}
+	zero := 0
+	for i := range list.Items {
+		s := DeploymentStatus(&list.Items[i])
+		if *s.Desired == 0 {
+			zero++
+		}
+		c.Components = append(c.Components, s)
+	}
+	slices.SortFunc(c.Components, func(a, b ComponentStatus) int {
+		return cmp.Or(cmp.Compare(a.Component, b.Component), cmp.Compare(a.Name, b.Name))
+	})
+	if zero == len(list.Items) {
+		c.State, c.Message = StatePassed, "paused: every Deployment is scaled to 0 replicas"
+		return c, true
+	}
+	c.State, c.Message = rollup(c.Components, "Deployments")
+	return c, false
+}
+
+// DeploymentStatus judges one Deployment: current when the controller has
+// observed its generation and updated = available = desired replicas with no
+// old replicas left; failed when its rollout passed the progress deadline.
+func DeploymentStatus(d *appsv1.Deployment) ComponentStatus {
+	desired := int32(1)
+	if d.Spec.Replicas != nil {
+		desired = *d.Spec.Replicas
+	}
+	st := d.Status
+	s := ComponentStatus{
+		Component: d.Labels[LabelComponent], Kind: "Deployment", Name: d.Name,
+		Desired: &desired, Updated: &st.UpdatedReplicas, Available: &st.AvailableReplicas,
+	}
+	counts := fmt.Sprintf("%d/%d updated, %d/%d available", st.UpdatedReplicas, desired, st.AvailableReplicas, desired)
+	for _, cond := range st.Conditions {
+		if cond.Type == appsv1.DeploymentProgressing && cond.Reason == ProgressDeadlineExceeded {
+			s.State, s.Message = StateFailed, fmt.Sprintf("progress deadline exceeded (%s): %s", counts, cond.Message)
+			return s
+		}
+	}
+	switch {
+	case st.ObservedGeneration < d.Generation:
+		s.State, s.Message = StateProgressing, "waiting for the Deployment controller to observe the latest spec"
+	case desired == 0 && st.Replicas == 0:
+		s.State, s.Message = StatePassed, "scaled to 0 replicas"
+	case st.UpdatedReplicas < desired:
+		s.State, s.Message = StateProgressing, counts
+	case st.Replicas > st.UpdatedReplicas:
+		s.State, s.Message = StateProgressing, fmt.Sprintf("%s, %d old replicas pending termination", counts, st.Replicas-st.UpdatedReplicas)
+	case st.AvailableReplicas < desired:
+		s.State, s.Message = StateProgressing, counts
+	default:
+		s.State, s.Message = StatePassed, counts
+		for _, cond := range st.Conditions {
+			if cond.Type == appsv1.DeploymentAvailable && cond.Status == corev1.ConditionFalse {
+				s.State, s.Message = StateProgressing, "not available: "+cond.Message
+			}
+		}
+	}
+	return s
+}

@@ -1,0 +1,10 @@
+// Package store keeps the webhook's history: every Flux event received, one
+// deployment per app and fleet revision with its phase, per-component state and
+// probe results, the current phase of each app, and an ordered log of phase
+// changes that the event stream replays.
+//
+// Two implementations share one schema and one set of queries: SQLite
+// (modernc.org/sqlite, a single file in WAL mode, the default) and PostgreSQL
+// (jackc/pgx, for several webhook replicas). Both migrate their schema on open
+// from a list of versioned steps recorded in the schema_migrations table.
+package store

@@ -1,0 +1,140 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// migrations are the schema steps in order; step i has version i+1. Append
+// only: a released step is never edited. {{pk}} is the dialect's
+// auto-increment primary key type.
+var migrations = []string{
+	`CREATE TABLE events (
+		id {{pk}},
+		dedupe_key TEXT NOT NULL UNIQUE,
+		received_at BIGINT NOT NULL,
+		event_time BIGINT NOT NULL,
+		object_kind TEXT NOT NULL,
+		object_namespace TEXT NOT NULL,
+		object_name TEXT NOT NULL,
+		severity TEXT NOT NULL,
+		reason TEXT NOT NULL,
+		message TEXT NOT NULL,
+		revision TEXT NOT NULL,
+		controller TEXT NOT NULL,
+		project TEXT NOT NULL,
+		app TEXT NOT NULL,
+		component TEXT NOT NULL,
+		spec_revision TEXT NOT NULL,
+		status TEXT NOT NULL,
+		deployment_id BIGINT NOT NULL,
+		body TEXT NOT NULL
+	);
+	CREATE INDEX events_by_app ON events (project, app, id);
+	CREATE TABLE deployments (
+		id {{pk}},
+		project TEXT NOT NULL,
+		app TEXT NOT NULL,
+		revision TEXT NOT NULL,
+		spec_revision TEXT NOT NULL,
+		started_at BIGINT NOT NULL,
+		finished_at BIGINT NOT NULL,
+		updated_at BIGINT NOT NULL,
+		phase TEXT NOT NULL,
+		message TEXT NOT NULL,
+		components TEXT NOT NULL,
+		checks TEXT NOT NULL,
+		live_url TEXT NOT NULL,
+		timeout_ms BIGINT NOT NULL,
+		github_id BIGINT NOT NULL,
+		github_state TEXT NOT NULL,
+		superseded_by BIGINT NOT NULL,
+		UNIQUE (project, app, revision)
+	);
+	CREATE INDEX deployments_by_app ON deployments (project, app, id);
+	CREATE INDEX deployments_open ON deployments (finished_at);
+	CREATE TABLE apps (
+		project TEXT NOT NULL,
+		name TEXT NOT NULL,
+		phase TEXT NOT NULL,
+		message TEXT NOT NULL,
+		deployment_id BIGINT NOT NULL,
+		revision TEXT NOT NULL,
+		spec_revision TEXT NOT NULL,
+		live_url TEXT NOT NULL,
+		updated_at BIGINT NOT NULL,
+		PRIMARY KEY (project, name)
+	);
+	CREATE TABLE phase_changes (
+		seq {{pk}},
+		project TEXT NOT NULL,
+		app TEXT NOT NULL,
+		deployment_id BIGINT NOT NULL,
+		revision TEXT NOT NULL,
+		from_phase TEXT NOT NULL,
+		to_phase TEXT NOT NULL,
+		message TEXT NOT NULL,
+		at BIGINT NOT NULL
+	)`,
+}
+
+// SchemaVersion is the schema version this build migrates to.
+func SchemaVersion() int { return len(migrations) }
+
+// migrate applies the steps the database has not seen, in one transaction.
+func (s *sqlStore) migrate(ctx context.Context, now time.Time) (err error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin migration: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, rollback(tx))
+		}
+	}()
+	if s.d.lock != "" {
+		if _, err := tx.ExecContext(ctx, s.d.lock); err != nil {
+			return fmt.Errorf("locking for migration: %w", err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version BIGINT PRIMARY KEY, applied_at BIGINT NOT NULL)`); err != nil {
+		return fmt.Errorf("creating schema_migrations: %w", err)
+	}
+	var have int
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&have); err != nil {
+		return fmt.Errorf("reading schema version: %w", err)
+	}
+	if have > len(migrations) {
+		return fmt.Errorf("database schema version %d is newer than this build's %d", have, len(migrations))
+	}
+	for v := have + 1; v <= len(migrations); v++ {
+		for stmt := range strings.SplitSeq(strings.ReplaceAll(migrations[v-1], "{{pk}}", s.d.pk), ";") {
+			if strings.TrimSpace(stmt) == "" {
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("schema version %d: %w", v, err)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`), v, ts(now)); err != nil {
+			return fmt.Errorf("recording schema version %d: %w", v, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit migration: %w", err)
+	}
+	return nil
+}
+
+// Version returns the schema version recorded in the database.
+func (s *sqlStore) Version(ctx context.Context) (int, error) {
+	var v int
+	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("reading schema version: %w", err)
+	}
+	return v, nil
+}

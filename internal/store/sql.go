@@ -1,0 +1,576 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// dialect holds what differs between SQLite and PostgreSQL.
+type dialect struct {
+	name string
+	// dollar makes placeholders $1, $2, … instead of ?.
+	dollar bool
+	// pk is the column type of an auto-increment primary key.
+	pk string
+	// lock runs first in the migration transaction.
+	lock string
+}
+
+// sqlStore implements Store on database/sql.
+type sqlStore struct {
+	db *sql.DB
+	d  dialect
+	// wmu, when set, serialises this process's write transactions: SQLite
+	// allows one writer, and waiting on a mutex is far cheaper than its
+	// busy-retry sleeps.
+	wmu *sync.Mutex
+}
+
+func (s *sqlStore) lockWrites() func() {
+	if s.wmu == nil {
+		return func() {}
+	}
+	s.wmu.Lock()
+	return s.wmu.Unlock
+}
+
+// txStmts prepares each statement once per transaction.
+type txStmts struct {
+	ctx   context.Context
+	tx    *sql.Tx
+	s     *sqlStore
+	cache map[string]*sql.Stmt
+}
+
+func (t *txStmts) stmt(query string) (*sql.Stmt, error) {
+	if st, ok := t.cache[query]; ok {
+		return st, nil
+	}
+	st, err := t.tx.PrepareContext(t.ctx, t.s.q(query))
+	if err != nil {
+		return nil, fmt.Errorf("preparing statement: %w", err)
+	}
+	t.cache[query] = st
+	return st, nil
+}
+
+func (t *txStmts) queryRow(query string, args ...any) *sql.Row {
+	st, err := t.stmt(query)
+	if err != nil {
+		// A Row carrying the error: QueryRowContext on the tx reports it.
+		return t.tx.QueryRowContext(t.ctx, t.s.q(query), args...)
+	}
+	return st.QueryRowContext(t.ctx, args...)
+}
+
+func (t *txStmts) exec(query string, args ...any) error {
+	st, err := t.stmt(query)
+	if err != nil {
+		return err
+	}
+	_, err = st.ExecContext(t.ctx, args...)
+	return err
+}
+
+func (t *txStmts) close() {
+	for _, st := range t.cache {
+		_ = st.Close()
+	}
+}
+
+// q rewrites ? placeholders for the dialect.
+func (s *sqlStore) q(query string) string {
+	if !s.d.dollar {
+		return query
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range query {
+		if r == '?' {
+			n++
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func ts(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func fromTS(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
+
+func (s *sqlStore) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
+
+func (s *sqlStore) Close() error { return s.db.Close() }
+
+func (s *sqlStore) RecordEvents(ctx context.Context, events []Event, now time.Time) (_ []Recorded, err error) {
+	defer s.lockWrites()()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("begin: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, rollback(tx))
+		}
+	}()
+	ts := &txStmts{ctx: ctx, tx: tx, s: s, cache: map[string]*sql.Stmt{}}
+	defer ts.close()
+	out := make([]Recorded, len(events))
+	for i, e := range events {
+		r, err := s.recordEvent(ts, e, now)
+		if err != nil {
+			return nil, fmt.Errorf("event %s/%s/%s %s: %w", e.Kind, e.Namespace, e.Name, e.Reason, err)
+		}
+		out[i] = r
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("commit: %w", err)
+	}
+	return out, nil
+}
+
+func rollback(tx *sql.Tx) error {
+	if err := tx.Rollback(); err != nil && !errors.Is(err, sql.ErrTxDone) {
+		return fmt.Errorf("rollback: %w", err)
+	}
+	return nil
+}
+
+func (s *sqlStore) recordEvent(tx *txStmts, e Event, now time.Time) (Recorded, error) {
+	status := EventIgnored
+	if e.App != "" && e.Project != "" {
+		status = EventApplied
+	}
+	var (
+		r     Recorded
+		comps []ComponentState
+		err   error
+	)
+	if status == EventApplied {
+		// A repeated event's deployment already exists, so finding (or
+		// creating) it before the dedupe check creates nothing extra.
+		r.DeploymentID, comps, r.NewDeployment, err = s.joinDeployment(tx, e, now)
+		if err != nil {
+			return r, err
+		}
+	}
+	err = tx.queryRow(`INSERT INTO events
+		(dedupe_key, received_at, event_time, object_kind, object_namespace, object_name,
+		 severity, reason, message, revision, controller, project, app, component, spec_revision,
+		 status, deployment_id, body)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (dedupe_key) DO NOTHING RETURNING id`,
+		e.DedupeKey, ts(e.ReceivedAt), ts(e.EventTime), e.Kind, e.Namespace, e.Name,
+		e.Severity, e.Reason, e.Message, e.Revision, e.Controller, e.Project, e.App, e.Component, e.SpecRevision,
+		status, r.DeploymentID, string(e.Body)).Scan(&r.EventID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Recorded{Duplicate: true}, nil
+	}
+	if err != nil {
+		return r, fmt.Errorf("inserting event: %w", err)
+	}
+	if status == EventIgnored {
+		return r, nil
+	}
+	comps = mergeComponent(comps, e)
+	raw, err := json.Marshal(comps)
+	if err != nil {
+		return r, fmt.Errorf("encoding components: %w", err)
+	}
+	if err := tx.exec(`UPDATE deployments SET components = ?, updated_at = ?,
+		spec_revision = CASE WHEN spec_revision = '' THEN ? ELSE spec_revision END WHERE id = ?`,
+		string(raw), ts(now), e.SpecRevision, r.DeploymentID); err != nil {
+		return r, fmt.Errorf("updating components: %w", err)
+	}
+	return r, nil
+}
+
+// mergeComponent sets the state of the event's component unless a newer event
+// already did.
+func mergeComponent(comps []ComponentState, e Event) []ComponentState {
+	name := e.Component
+	if name == "" {
+		name = e.Name
+	}
+	st := ComponentState{
+		Name: name, Kind: e.Kind, Health: e.Health, Reason: e.Reason,
+		Message: e.Message, Terminal: e.Terminal, UpdatedAt: e.EventTime.UTC(),
+	}
+	i := slices.IndexFunc(comps, func(c ComponentState) bool { return c.Name == name && c.Kind == e.Kind })
+	switch {
+	case i < 0:
+		comps = append(comps, st)
+	case !st.UpdatedAt.Before(comps[i].UpdatedAt):
+		comps[i] = st
+	}
+	slices.SortFunc(comps, func(a, b ComponentState) int {
+		if c := strings.Compare(a.Name, b.Name); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Kind, b.Kind)
+	})
+	return comps
+}
+
+func (s *sqlStore) joinDeployment(tx *txStmts, e Event, now time.Time) (int64, []ComponentState, bool, error) {
+	var (
+		id    int64
+		comps string
+		err   error
+	)
+	if e.JoinLatest {
+		err = tx.queryRow(`SELECT d.id, d.components FROM apps a JOIN deployments d ON d.id = a.deployment_id
+			WHERE a.project = ? AND a.name = ?`, e.Project, e.App).Scan(&id, &comps)
+	} else {
+		err = tx.queryRow(`SELECT id, components FROM deployments WHERE project = ? AND app = ? AND revision = ?`,
+			e.Project, e.App, e.Revision).Scan(&id, &comps)
+	}
+	switch {
+	case err == nil:
+		var cs []ComponentState
+		if err := json.Unmarshal([]byte(comps), &cs); err != nil {
+			return 0, nil, false, fmt.Errorf("decoding components of deployment %d: %w", id, err)
+		}
+		return id, cs, false, nil
+	case !errors.Is(err, sql.ErrNoRows):
+		return 0, nil, false, fmt.Errorf("finding deployment: %w", err)
+	}
+	if e.JoinLatest {
+		// No deployment yet: the event's own revision keys one, unless it exists.
+		err = tx.queryRow(`SELECT id, components FROM deployments WHERE project = ? AND app = ? AND revision = ?`,
+			e.Project, e.App, e.Revision).Scan(&id, &comps)
+		if err == nil {
+			var cs []ComponentState
+			if err := json.Unmarshal([]byte(comps), &cs); err != nil {
+				return 0, nil, false, fmt.Errorf("decoding components of deployment %d: %w", id, err)
+			}
+			return id, cs, false, nil
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return 0, nil, false, fmt.Errorf("finding deployment: %w", err)
+		}
+	}
+	id, err = s.createDeployment(tx.ctx, tx.tx, e, now)
+	return id, nil, true, err
+}
+
+func (s *sqlStore) createDeployment(ctx context.Context, tx *sql.Tx, e Event, now time.Time) (int64, error) {
+	var id int64
+	if err := tx.QueryRowContext(ctx, s.q(`INSERT INTO deployments
+		(project, app, revision, spec_revision, started_at, finished_at, updated_at, phase, message,
+		 components, checks, live_url, timeout_ms, github_id, github_state, superseded_by)
+		VALUES (?, ?, ?, ?, ?, 0, ?, ?, '', '[]', '', '', 0, 0, '', 0) RETURNING id`),
+		e.Project, e.App, e.Revision, e.SpecRevision, ts(now), ts(now), string(PhasePending)).Scan(&id); err != nil {
+		return 0, fmt.Errorf("creating deployment: %w", err)
+	}
+	// Older deployments end here; a finished one keeps its end time and message.
+	if _, err := tx.ExecContext(ctx, s.q(`UPDATE deployments SET
+		message = CASE WHEN finished_at = 0 THEN ? ELSE message END,
+		finished_at = CASE WHEN finished_at = 0 THEN ? ELSE finished_at END,
+		updated_at = ?, superseded_by = ?
+		WHERE project = ? AND app = ? AND id < ? AND superseded_by = 0`),
+		"superseded by revision "+e.Revision, ts(now), ts(now), id, e.Project, e.App, id); err != nil {
+		return 0, fmt.Errorf("superseding deployments: %w", err)
+	}
+	var from string
+	err := tx.QueryRowContext(ctx, s.q(`SELECT phase FROM apps WHERE project = ? AND name = ?`), e.Project, e.App).Scan(&from)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("reading app: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO apps
+		(project, name, phase, message, deployment_id, revision, spec_revision, live_url, updated_at)
+		VALUES (?, ?, ?, '', ?, ?, ?, '', ?)
+		ON CONFLICT (project, name) DO UPDATE SET phase = excluded.phase, message = excluded.message,
+		deployment_id = excluded.deployment_id, revision = excluded.revision,
+		spec_revision = excluded.spec_revision, updated_at = excluded.updated_at`),
+		e.Project, e.App, string(PhasePending), id, e.Revision, e.SpecRevision, ts(now)); err != nil {
+		return 0, fmt.Errorf("updating app: %w", err)
+	}
+	if _, err := s.insertChange(ctx, tx, PhaseChange{
+		Project: e.Project, App: e.App, DeploymentID: id, Revision: e.Revision,
+		From: Phase(from), To: PhasePending, Message: "revision " + e.Revision + " received", At: now,
+	}); err != nil {
+		return 0, err
+	}
+	return id, nil
+}
+
+func (s *sqlStore) insertChange(ctx context.Context, tx *sql.Tx, c PhaseChange) (int64, error) {
+	var seq int64
+	if err := tx.QueryRowContext(ctx, s.q(`INSERT INTO phase_changes
+		(project, app, deployment_id, revision, from_phase, to_phase, message, at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`),
+		c.Project, c.App, c.DeploymentID, c.Revision, string(c.From), string(c.To), c.Message, ts(c.At)).Scan(&seq); err != nil {
+		return 0, fmt.Errorf("recording phase change: %w", err)
+	}
+	return seq, nil
+}
+
+func (s *sqlStore) UpdateDeployment(ctx context.Context, u DeploymentUpdate) (_ *PhaseChange, err error) {
+	defer s.lockWrites()()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("begin: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, rollback(tx))
+		}
+	}()
+	var (
+		project, app, rev, phase string
+		current, superseded      int64
+	)
+	err = tx.QueryRowContext(ctx, s.q(`SELECT d.project, d.app, d.revision, d.phase, COALESCE(a.deployment_id, 0), d.superseded_by
+		FROM deployments d LEFT JOIN apps a ON a.project = d.project AND a.name = d.app WHERE d.id = ?`), u.ID).
+		Scan(&project, &app, &rev, &phase, &current, &superseded)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("deployment %d: %w", u.ID, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading deployment %d: %w", u.ID, err)
+	}
+	if superseded != 0 {
+		// A superseded deployment's history is final.
+		return nil, tx.Commit()
+	}
+	if _, err := tx.ExecContext(ctx, s.q(`UPDATE deployments SET phase = ?, message = ?, checks = ?, live_url = ?, timeout_ms = ?,
+		finished_at = ?, updated_at = ? WHERE id = ?`),
+		string(u.Phase), u.Message, string(u.Checks), u.LiveURL, u.Timeout.Milliseconds(), ts(u.FinishedAt), ts(u.UpdatedAt), u.ID); err != nil {
+		return nil, fmt.Errorf("updating deployment %d: %w", u.ID, err)
+	}
+	if current == u.ID {
+		if _, err := tx.ExecContext(ctx, s.q(`UPDATE apps SET phase = ?, message = ?,
+			live_url = CASE WHEN ? <> '' THEN ? ELSE live_url END, updated_at = ? WHERE project = ? AND name = ?`),
+			string(u.Phase), u.Message, u.LiveURL, u.LiveURL, ts(u.UpdatedAt), project, app); err != nil {
+			return nil, fmt.Errorf("updating app %s/%s: %w", project, app, err)
+		}
+	}
+	var change *PhaseChange
+	if Phase(phase) != u.Phase {
+		change = &PhaseChange{
+			Project: project, App: app, DeploymentID: u.ID, Revision: rev,
+			From: Phase(phase), To: u.Phase, Message: u.Message, At: u.UpdatedAt.UTC(),
+		}
+		if change.Seq, err = s.insertChange(ctx, tx, *change); err != nil {
+			return nil, err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("commit: %w", err)
+	}
+	return change, nil
+}
+
+func (s *sqlStore) SetGitHub(ctx context.Context, deploymentID, githubID int64, state string) error {
+	defer s.lockWrites()()
+	res, err := s.db.ExecContext(ctx, s.q(`UPDATE deployments SET github_id = ?, github_state = ? WHERE id = ?`), githubID, state, deploymentID)
+	if err != nil {
+		return fmt.Errorf("recording GitHub deployment: %w", err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		return fmt.Errorf("deployment %d: %w", deploymentID, ErrNotFound)
+	}
+	return nil
+}
+
+const deploymentCols = `id, project, app, revision, spec_revision, started_at, finished_at, updated_at, phase, message,
+	components, checks, live_url, timeout_ms, github_id, github_state`
+
+func scanDeployment(row interface{ Scan(...any) error }) (Deployment, error) {
+	var (
+		d                          Deployment
+		started, finished, updated int64
+		phase, comps, checks       string
+		timeoutMS                  int64
+	)
+	if err := row.Scan(&d.ID, &d.Project, &d.App, &d.Revision, &d.SpecRevision, &started, &finished, &updated,
+		&phase, &d.Message, &comps, &checks, &d.LiveURL, &timeoutMS, &d.GitHubID, &d.GitHubState); err != nil {
+		return d, err
+	}
+	d.StartedAt, d.FinishedAt, d.UpdatedAt = fromTS(started), fromTS(finished), fromTS(updated)
+	d.Phase = Phase(phase)
+	d.Timeout = time.Duration(timeoutMS) * time.Millisecond
+	if checks != "" {
+		d.Checks = json.RawMessage(checks)
+	}
+	if err := json.Unmarshal([]byte(comps), &d.Components); err != nil {
+		return d, fmt.Errorf("decoding components of deployment %d: %w", d.ID, err)
+	}
+	if d.Components == nil {
+		d.Components = []ComponentState{}
+	}
+	return d, nil
+}
+
+func (s *sqlStore) Deployment(ctx context.Context, id int64) (Deployment, error) {
+	d, err := scanDeployment(s.db.QueryRowContext(ctx, s.q(`SELECT `+deploymentCols+` FROM deployments WHERE id = ?`), id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return d, fmt.Errorf("deployment %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return d, fmt.Errorf("reading deployment %d: %w", id, err)
+	}
+	return d, nil
+}
+
+func (s *sqlStore) queryDeployments(ctx context.Context, query string, args ...any) ([]Deployment, error) {
+	rows, err := s.db.QueryContext(ctx, s.q(query), args...)
+	if err != nil {
+		return nil, fmt.Errorf("listing deployments: %w", err)
+	}
+	defer rows.Close()
+	out := []Deployment{}
+	for rows.Next() {
+		d, err := scanDeployment(rows)
+		if err != nil {
+			return nil, fmt.Errorf("listing deployments: %w", err)
+		}
+		out = append(out, d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("listing deployments: %w", err)
+	}
+	return out, nil
+}
+
+func (s *sqlStore) Deployments(ctx context.Context, project, app string, limit int, beforeID int64) ([]Deployment, error) {
+	if beforeID <= 0 {
+		beforeID = 1<<63 - 1
+	}
+	return s.queryDeployments(ctx, `SELECT `+deploymentCols+` FROM deployments
+		WHERE project = ? AND app = ? AND id < ? ORDER BY id DESC LIMIT ?`, project, app, beforeID, limit)
+}
+
+func (s *sqlStore) ActiveDeployments(ctx context.Context) ([]Deployment, error) {
+	return s.queryDeployments(ctx, `SELECT `+deploymentCols+` FROM deployments
+		WHERE finished_at = 0 OR id IN (SELECT deployment_id FROM apps) ORDER BY id`)
+}
+
+const appCols = `project, name, phase, message, deployment_id, revision, spec_revision, live_url, updated_at`
+
+func scanApp(row interface{ Scan(...any) error }) (App, error) {
+	var (
+		a       App
+		phase   string
+		updated int64
+	)
+	if err := row.Scan(&a.Project, &a.Name, &phase, &a.Message, &a.DeploymentID, &a.Revision, &a.SpecRevision, &a.LiveURL, &updated); err != nil {
+		return a, err
+	}
+	a.Phase, a.UpdatedAt = Phase(phase), fromTS(updated)
+	return a, nil
+}
+
+func (s *sqlStore) Apps(ctx context.Context) ([]App, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+appCols+` FROM apps ORDER BY project, name`)
+	if err != nil {
+		return nil, fmt.Errorf("listing apps: %w", err)
+	}
+	defer rows.Close()
+	out := []App{}
+	for rows.Next() {
+		a, err := scanApp(rows)
+		if err != nil {
+			return nil, fmt.Errorf("listing apps: %w", err)
+		}
+		out = append(out, a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("listing apps: %w", err)
+	}
+	return out, nil
+}
+
+func (s *sqlStore) App(ctx context.Context, project, name string) (App, error) {
+	a, err := scanApp(s.db.QueryRowContext(ctx, s.q(`SELECT `+appCols+` FROM apps WHERE project = ? AND name = ?`), project, name))
+	if errors.Is(err, sql.ErrNoRows) {
+		return a, fmt.Errorf("app %s/%s: %w", project, name, ErrNotFound)
+	}
+	if err != nil {
+		return a, fmt.Errorf("reading app %s/%s: %w", project, name, err)
+	}
+	return a, nil
+}
+
+func (s *sqlStore) PhaseChanges(ctx context.Context, after int64, limit int) ([]PhaseChange, error) {
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT seq, project, app, deployment_id, revision, from_phase, to_phase, message, at
+		FROM phase_changes WHERE seq > ? ORDER BY seq LIMIT ?`), after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("listing phase changes: %w", err)
+	}
+	defer rows.Close()
+	out := []PhaseChange{}
+	for rows.Next() {
+		var (
+			c        PhaseChange
+			from, to string
+			at       int64
+		)
+		if err := rows.Scan(&c.Seq, &c.Project, &c.App, &c.DeploymentID, &c.Revision, &from, &to, &c.Message, &at); err != nil {
+			return nil, fmt.Errorf("listing phase changes: %w", err)
+		}
+		c.From, c.To, c.At = Phase(from), Phase(to), fromTS(at)
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("listing phase changes: %w", err)
+	}
+	return out, nil
+}
+
+func (s *sqlStore) Events(ctx context.Context, project, app string, limit int) ([]Event, error) {
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT id, received_at, event_time, object_kind, object_namespace, object_name,
+		severity, reason, message, revision, controller, project, app, component, spec_revision, status, deployment_id
+		FROM events WHERE project = ? AND app = ? ORDER BY id DESC LIMIT ?`), project, app, limit)
+	if err != nil {
+		return nil, fmt.Errorf("listing events: %w", err)
+	}
+	defer rows.Close()
+	out := []Event{}
+	for rows.Next() {
+		var (
+			e         Event
+			rcv, evts int64
+		)
+		if err := rows.Scan(&e.ID, &rcv, &evts, &e.Kind, &e.Namespace, &e.Name, &e.Severity, &e.Reason, &e.Message,
+			&e.Revision, &e.Controller, &e.Project, &e.App, &e.Component, &e.SpecRevision, &e.Status, &e.DeploymentID); err != nil {
+			return nil, fmt.Errorf("listing events: %w", err)
+		}
+		e.ReceivedAt, e.EventTime = fromTS(rcv), fromTS(evts)
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("listing events: %w", err)
+	}
+	return out, nil
+}
+
+func (s *sqlStore) LatestSeq(ctx context.Context) (int64, error) {
+	var seq int64
+	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM phase_changes`).Scan(&seq); err != nil {
+		return 0, fmt.Errorf("reading latest phase change: %w", err)
+	}
+	return seq, nil
+}

@@ -1,0 +1,203 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+)
+
+// ErrNotFound is returned when an app or deployment does not exist.
+var ErrNotFound = errors.New("not found")
+
+// Phase is the lifecycle phase of an app or of one of its deployments.
+type Phase string
+
+// The phases; docs/webhook.md describes the transitions between them.
+const (
+	PhasePending   Phase = "pending"
+	PhaseDeploying Phase = "deploying"
+	PhaseRunning   Phase = "running"
+	PhaseDegraded  Phase = "degraded"
+	PhaseFailed    Phase = "failed"
+	PhasePaused    Phase = "paused"
+)
+
+// Final reports whether a deployment in this phase has finished rolling out.
+func (p Phase) Final() bool {
+	switch p {
+	case PhaseRunning, PhaseFailed, PhasePaused:
+		return true
+	}
+	return false
+}
+
+// Event status values.
+const (
+	// EventApplied marks an event that belongs to an app and its deployment.
+	EventApplied = "applied"
+	// EventIgnored marks an event about an object that belongs to no known app.
+	EventIgnored = "ignored"
+)
+
+// Event is one Flux event as stored. Body holds the request body verbatim.
+type Event struct {
+	ID         int64     `json:"id"`
+	DedupeKey  string    `json:"-"`
+	ReceivedAt time.Time `json:"received_at"`
+	EventTime  time.Time `json:"timestamp"`
+
+	Kind       string `json:"kind"`
+	Namespace  string `json:"namespace"`
+	Name       string `json:"name"`
+	Severity   string `json:"severity"`
+	Reason     string `json:"reason"`
+	Message    string `json:"message"`
+	Revision   string `json:"revision,omitempty"`
+	Controller string `json:"controller,omitempty"`
+
+	Project      string `json:"project,omitempty"`
+	App          string `json:"app,omitempty"`
+	Component    string `json:"component,omitempty"`
+	SpecRevision string `json:"spec_revision,omitempty"`
+
+	// JoinLatest makes the event join the app's newest deployment instead of
+	// keying a deployment by Revision (a HelmRelease reports a chart version,
+	// not a fleet revision). When the app has no deployment yet, Revision keys one.
+	JoinLatest bool `json:"-"`
+
+	// Health and Terminal describe the component's state after this event.
+	Health   string `json:"-"`
+	Terminal bool   `json:"-"`
+
+	Status       string `json:"status"`
+	DeploymentID int64  `json:"deployment_id,omitempty"`
+	Body         []byte `json:"-"`
+}
+
+// Recorded is the outcome of storing one event.
+type Recorded struct {
+	EventID       int64
+	Duplicate     bool
+	DeploymentID  int64
+	NewDeployment bool
+}
+
+// Component health values derived from events.
+const (
+	HealthProgressing = "progressing"
+	HealthHealthy     = "healthy"
+	HealthFailed      = "failed"
+)
+
+// ComponentState is what the latest event of one component said.
+type ComponentState struct {
+	Name      string    `json:"name"`
+	Kind      string    `json:"kind,omitempty"`
+	Health    string    `json:"health"`
+	Reason    string    `json:"reason,omitempty"`
+	Message   string    `json:"message,omitempty"`
+	Terminal  bool      `json:"terminal,omitempty"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// Deployment is one rollout of an app at one fleet revision.
+type Deployment struct {
+	ID           int64            `json:"id"`
+	Project      string           `json:"project"`
+	App          string           `json:"app"`
+	Revision     string           `json:"revision"`
+	SpecRevision string           `json:"spec_revision,omitempty"`
+	StartedAt    time.Time        `json:"started_at"`
+	FinishedAt   time.Time        `json:"finished_at,omitzero"`
+	UpdatedAt    time.Time        `json:"updated_at"`
+	Phase        Phase            `json:"phase"`
+	Message      string           `json:"message,omitempty"`
+	Components   []ComponentState `json:"components"`
+	// Checks holds the probe results as JSON (the webhook owns their shape).
+	Checks      json.RawMessage `json:"checks,omitempty"`
+	LiveURL     string          `json:"live_url,omitempty"`
+	Timeout     time.Duration   `json:"-"`
+	GitHubID    int64           `json:"-"`
+	GitHubState string          `json:"-"`
+}
+
+// Finished reports whether the deployment has ended.
+func (d Deployment) Finished() bool { return !d.FinishedAt.IsZero() }
+
+// App is the current state of one app: the phase of its newest deployment.
+type App struct {
+	Project      string    `json:"project"`
+	Name         string    `json:"name"`
+	Phase        Phase     `json:"phase"`
+	Message      string    `json:"message,omitempty"`
+	DeploymentID int64     `json:"deployment_id"`
+	Revision     string    `json:"revision"`
+	SpecRevision string    `json:"spec_revision,omitempty"`
+	LiveURL      string    `json:"live_url,omitempty"`
+	UpdatedAt    time.Time `json:"updated_at"`
+}
+
+// PhaseChange is one entry of the ordered log of phase changes.
+type PhaseChange struct {
+	Seq          int64     `json:"seq"`
+	Project      string    `json:"project"`
+	App          string    `json:"app"`
+	DeploymentID int64     `json:"deployment_id"`
+	Revision     string    `json:"revision"`
+	From         Phase     `json:"from,omitempty"`
+	To           Phase     `json:"to"`
+	Message      string    `json:"message,omitempty"`
+	At           time.Time `json:"at"`
+}
+
+// DeploymentUpdate is what the prober writes back to a deployment. The
+// component states written by RecordEvents are not touched.
+type DeploymentUpdate struct {
+	ID         int64
+	Phase      Phase
+	Message    string
+	Checks     json.RawMessage
+	LiveURL    string
+	Timeout    time.Duration
+	FinishedAt time.Time
+	UpdatedAt  time.Time
+}
+
+// Store is the history store.
+type Store interface {
+	// RecordEvents stores a batch of events in one transaction: each new event
+	// (by DedupeKey) is inserted; an event with an app creates or joins the
+	// deployment of that app and revision and updates its component state.
+	// A new deployment becomes the app's current one (phase pending) and ends
+	// the open deployments it supersedes. Results are in input order.
+	RecordEvents(ctx context.Context, events []Event, now time.Time) ([]Recorded, error)
+	// UpdateDeployment writes probe results and phase. When the phase changes
+	// it appends a PhaseChange and, for the app's current deployment, moves the
+	// app's phase. It returns the change appended, if any. A superseded
+	// deployment is left as it is (its history is final).
+	UpdateDeployment(ctx context.Context, u DeploymentUpdate) (*PhaseChange, error)
+	// SetGitHub records the GitHub deployment id and the last state posted.
+	SetGitHub(ctx context.Context, deploymentID, githubID int64, state string) error
+
+	Deployment(ctx context.Context, id int64) (Deployment, error)
+	// Deployments lists an app's deployments newest first, with ids below
+	// beforeID when beforeID > 0.
+	Deployments(ctx context.Context, project, app string, limit int, beforeID int64) ([]Deployment, error)
+	// ActiveDeployments returns the deployments that are not finished and the
+	// current deployment of every app, oldest first.
+	ActiveDeployments(ctx context.Context) ([]Deployment, error)
+
+	Apps(ctx context.Context) ([]App, error)
+	App(ctx context.Context, project, name string) (App, error)
+
+	// LatestSeq returns the Seq of the newest phase change (0 if none).
+	LatestSeq(ctx context.Context) (int64, error)
+	// PhaseChanges returns changes with Seq > after, in order.
+	PhaseChanges(ctx context.Context, after int64, limit int) ([]PhaseChange, error)
+	// Events returns an app's stored events, newest first.
+	Events(ctx context.Context, project, app string, limit int) ([]Event, error)
+
+	Ping(ctx context.Context) error
+	Close() error
+}

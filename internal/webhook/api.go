@@ -1,0 +1,503 @@
+package webhook
+
+import (
+	"cmp"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/fleetwright/fleetwright/internal/probe"
+	"github.com/fleetwright/fleetwright/internal/store"
+)
+
+func (s *Server) handleApps(w http.ResponseWriter, r *http.Request) {
+	apps, err := s.cfg.Store.Apps(r.Context())
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"apps": apps})
+}
+
+// appAndDeployment loads the app of the path and its current deployment.
+func (s *Server) appAndDeployment(w http.ResponseWriter, r *http.Request) (store.App, store.Deployment, bool) {
+	a, err := s.cfg.Store.App(r.Context(), r.PathValue("project"), r.PathValue("name"))
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			writeError(w, http.StatusNotFound, fmt.Sprintf("no app %s/%s", r.PathValue("project"), r.PathValue("name")))
+		} else {
+			writeError(w, http.StatusInternalServerError, err.Error())
+		}
+		return a, store.Deployment{}, false
+	}
+	d, err := s.cfg.Store.Deployment(r.Context(), a.DeploymentID)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return a, d, false
+	}
+	return a, d, true
+}
+
+// decodeResult reads the stored probe result of a deployment.
+func decodeResult(d store.Deployment) probe.Result {
+	res := probe.NewResult()
+	if len(d.Checks) == 0 {
+		return res
+	}
+	var got probe.Result
+	if err := json.Unmarshal(d.Checks, &got); err != nil || len(got.Checks) == 0 {
+		return res
+	}
+	return got
+}
+
+// ComponentHealth is one component of an app as the API shows it.
+type ComponentHealth struct {
+	Name    string `json:"name"`
+	Health  string `json:"health"`
+	Message string `json:"message,omitempty"`
+	// Flux is the latest Flux event of the component for the deployment.
+	Flux *store.ComponentState `json:"flux,omitempty"`
+	// Sync and Workloads are what the checks saw of its objects.
+	Sync      []probe.ComponentStatus `json:"sync,omitempty"`
+	Workloads []probe.ComponentStatus `json:"workloads,omitempty"`
+}
+
+// AppStatus is the answer of GET /api/v1/apps/{project}/{name}.
+type AppStatus struct {
+	store.App
+	Deployment DeploymentSummary `json:"deployment"`
+	Sync       SyncStatus        `json:"sync"`
+	Components []ComponentHealth `json:"components"`
+}
+
+// DeploymentSummary identifies the current deployment.
+type DeploymentSummary struct {
+	ID         int64     `json:"id"`
+	Revision   string    `json:"revision"`
+	StartedAt  time.Time `json:"started_at"`
+	FinishedAt time.Time `json:"finished_at,omitzero"`
+}
+
+// SyncStatus is the GitOps sync state of the current deployment.
+type SyncStatus struct {
+	State    probe.State `json:"state"`
+	Revision string      `json:"revision"`
+	Message  string      `json:"message,omitempty"`
+}
+
+func (s *Server) handleApp(w http.ResponseWriter, r *http.Request) {
+	a, d, ok := s.appAndDeployment(w, r)
+	if !ok {
+		return
+	}
+	res := decodeResult(d)
+	sync := res.Check(probe.CheckSync)
+	writeJSON(w, http.StatusOK, AppStatus{
+		App:        a,
+		Deployment: DeploymentSummary{ID: d.ID, Revision: d.Revision, StartedAt: d.StartedAt, FinishedAt: d.FinishedAt},
+		Sync:       SyncStatus{State: sync.State, Revision: d.Revision, Message: sync.Message},
+		Components: componentHealth(d, res),
+	})
+}
+
+// componentHealth merges event states and check results per component.
+func componentHealth(d store.Deployment, res probe.Result) []ComponentHealth {
+	by := map[string]*ComponentHealth{}
+	get := func(name string) *ComponentHealth {
+		if by[name] == nil {
+			by[name] = &ComponentHealth{Name: name}
+		}
+		return by[name]
+	}
+	for i := range d.Components {
+		c := d.Components[i]
+		get(c.Name).Flux = &c
+	}
+	for _, cs := range res.Check(probe.CheckSync).Components {
+		if cs.Kind == "Kustomization" {
+			h := get(cs.Component)
+			h.Sync = append(h.Sync, cs)
+		}
+	}
+	for _, cs := range res.Check(probe.CheckReadiness).Components {
+		name := cs.Component
+		if name == "" {
+			name = strings.TrimPrefix(cs.Name, d.App+"-")
+		}
+		h := get(name)
+		h.Workloads = append(h.Workloads, cs)
+	}
+	out := make([]ComponentHealth, 0, len(by))
+	for _, h := range by {
+		h.Health, h.Message = worstHealth(h)
+		out = append(out, *h)
+	}
+	slices.SortFunc(out, func(a, b ComponentHealth) int { return cmp.Compare(a.Name, b.Name) })
+	return out
+}
+
+// worstHealth judges a component: what the checks saw of its objects (the
+// worst of them) when they saw any, else its latest Flux event. A failure
+// reported by Flux counts either way.
+func worstHealth(h *ComponentHealth) (string, string) {
+	health, msg, rank := "unknown", "", 0
+	set := func(r int, hl, m string) {
+		if r > rank {
+			rank, health, msg = r, hl, m
+		}
+	}
+	seen := slices.Concat(h.Sync, h.Workloads)
+	if f := h.Flux; f != nil {
+		switch {
+		case f.Health == store.HealthFailed:
+			set(3, store.HealthFailed, f.Reason+": "+f.Message)
+		case len(seen) > 0:
+		case f.Health == store.HealthProgressing:
+			set(2, store.HealthProgressing, f.Reason+": "+f.Message)
+		default:
+			set(1, store.HealthHealthy, f.Reason+": "+f.Message)
+		}
+	}
+	for _, cs := range seen {
+		switch cs.State {
+		case probe.StateFailed:
+			set(3, store.HealthFailed, cs.Kind+" "+cs.Name+": "+cs.Message)
+		case probe.StatePassed, probe.StateSkipped:
+			set(1, store.HealthHealthy, cs.Kind+" "+cs.Name+": "+cs.Message)
+		default:
+			set(2, store.HealthProgressing, cs.Kind+" "+cs.Name+": "+cs.Message)
+		}
+	}
+	return health, msg
+}
+
+// DeploymentView is one deployment as the API shows it.
+type DeploymentView struct {
+	store.Deployment
+	Checks probe.Result `json:"checks"`
+}
+
+func deploymentView(d store.Deployment) DeploymentView {
+	v := DeploymentView{Deployment: d, Checks: decodeResult(d)}
+	v.Deployment.Checks = nil
+	return v
+}
+
+const (
+	defaultPageSize = 20
+	maxPageSize     = 100
+)
+
+func encodeCursor(id int64) string {
+	return base64.RawURLEncoding.EncodeToString([]byte("d" + strconv.FormatInt(id, 10)))
+}
+
+func decodeCursor(c string) (int64, error) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err == nil && len(b) > 1 && b[0] == 'd' {
+		if n, err := strconv.ParseInt(string(b[1:]), 10, 64); err == nil && n > 0 {
+			return n, nil
+		}
+	}
+	return 0, errors.New("invalid cursor")
+}
+
+func (s *Server) handleDeployments(w http.ResponseWriter, r *http.Request) {
+	project, name := r.PathValue("project"), r.PathValue("name")
+	if _, err := s.cfg.Store.App(r.Context(), project, name); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			writeError(w, http.StatusNotFound, fmt.Sprintf("no app %s/%s", project, name))
+			return
+		}
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	limit := defaultPageSize
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxPageSize {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("limit must be 1..%d", maxPageSize))
+			return
+		}
+		limit = n
+	}
+	var before int64
+	if c := r.URL.Query().Get("cursor"); c != "" {
+		n, err := decodeCursor(c)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		before = n
+	}
+	// One more than asked tells whether a next page exists.
+	ds, err := s.cfg.Store.Deployments(r.Context(), project, name, limit+1, before)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	next := ""
+	if len(ds) > limit {
+		ds = ds[:limit]
+		next = encodeCursor(ds[len(ds)-1].ID)
+	}
+	views := make([]DeploymentView, 0, len(ds))
+	for _, d := range ds {
+		views = append(views, deploymentView(d))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"deployments": views, "next_cursor": next})
+}
+
+// DeployStatus is the answer of GET …/deploy-status: the three checks of
+// the current deployment, in order.
+type DeployStatus struct {
+	Project      string        `json:"project"`
+	Name         string        `json:"name"`
+	DeploymentID int64         `json:"deployment_id"`
+	Revision     string        `json:"revision"`
+	Phase        store.Phase   `json:"phase"`
+	Message      string        `json:"message,omitempty"`
+	Checks       []probe.Check `json:"checks"`
+	LiveURL      string        `json:"live_url,omitempty"`
+}
+
+func (s *Server) handleDeployStatus(w http.ResponseWriter, r *http.Request) {
+	a, d, ok := s.appAndDeployment(w, r)
+	if !ok {
+		return
+	}
+	res := decodeResult(d)
+	writeJSON(w, http.StatusOK, DeployStatus{
+		Project: a.Project, Name: a.Name, DeploymentID: d.ID, Revision: d.Revision,
+		Phase: d.Phase, Message: d.Message, Checks: res.Checks, LiveURL: d.LiveURL,
+	})
+}
+
+// PodView is one pod of an app.
+type PodView struct {
+	Name      string    `json:"name"`
+	Component string    `json:"component,omitempty"`
+	Phase     string    `json:"phase"`
+	Ready     string    `json:"ready"`
+	Restarts  int32     `json:"restarts"`
+	Node      string    `json:"node,omitempty"`
+	StartedAt time.Time `json:"started_at,omitzero"`
+	Images    []string  `json:"images"`
+}
+
+func (s *Server) requireKube(w http.ResponseWriter) bool {
+	if s.cfg.Kube == nil {
+		writeError(w, http.StatusServiceUnavailable, "no cluster configured")
+		return false
+	}
+	return true
+}
+
+func (s *Server) listPods(ctx context.Context, project, app, component string) ([]corev1.Pod, error) {
+	sel := fmt.Sprintf("fleetwright.io/app=%s,fleetwright.io/project=%s", app, project)
+	if component != "" {
+		sel += ",fleetwright.io/component=" + component
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	list, err := s.cfg.Kube.CoreV1().Pods(project).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		return nil, err
+	}
+	pods := list.Items
+	slices.SortFunc(pods, func(a, b corev1.Pod) int { return cmp.Compare(a.Name, b.Name) })
+	return pods, nil
+}
+
+func (s *Server) handlePods(w http.ResponseWriter, r *http.Request) {
+	if !s.requireKube(w) {
+		return
+	}
+	project, name := r.PathValue("project"), r.PathValue("name")
+	pods, err := s.listPods(r.Context(), project, name, r.URL.Query().Get("component"))
+	if err != nil {
+		writeError(w, http.StatusBadGateway, "listing pods from the cluster: "+err.Error())
+		return
+	}
+	out := make([]PodView, 0, len(pods))
+	for _, p := range pods {
+		v := PodView{Name: p.Name, Component: p.Labels["fleetwright.io/component"], Phase: string(p.Status.Phase), Node: p.Spec.NodeName, Images: []string{}}
+		if p.Status.StartTime != nil {
+			v.StartedAt = p.Status.StartTime.UTC()
+		}
+		ready := 0
+		for _, cs := range p.Status.ContainerStatuses {
+			if cs.Ready {
+				ready++
+			}
+			v.Restarts += cs.RestartCount
+		}
+		for _, c := range p.Spec.Containers {
+			v.Images = append(v.Images, c.Image)
+		}
+		v.Ready = fmt.Sprintf("%d/%d", ready, len(p.Spec.Containers))
+		out = append(out, v)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"pods": out})
+}
+
+// EventView is one event about an app: from Kubernetes or from Flux.
+type EventView struct {
+	Source  string    `json:"source"`
+	Time    time.Time `json:"time"`
+	Type    string    `json:"type"`
+	Reason  string    `json:"reason"`
+	Object  string    `json:"object"`
+	Message string    `json:"message"`
+	Count   int32     `json:"count,omitempty"`
+}
+
+func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
+	project, name := r.PathValue("project"), r.PathValue("name")
+	limit := 100
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1000 {
+			writeError(w, http.StatusBadRequest, "limit must be 1..1000")
+			return
+		}
+		limit = n
+	}
+	stored, err := s.cfg.Store.Events(r.Context(), project, name, limit)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	out := make([]EventView, 0, len(stored))
+	for _, e := range stored {
+		out = append(out, EventView{Source: "flux", Time: e.EventTime, Type: e.Severity, Reason: e.Reason,
+			Object: e.Kind + "/" + e.Namespace + "/" + e.Name, Message: e.Message})
+	}
+	if s.cfg.Kube != nil {
+		kev, err := s.kubeEvents(r.Context(), project, name)
+		if err != nil {
+			writeError(w, http.StatusBadGateway, "listing events from the cluster: "+err.Error())
+			return
+		}
+		out = append(out, kev...)
+	}
+	slices.SortStableFunc(out, func(a, b EventView) int { return b.Time.Compare(a.Time) })
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"events": out})
+}
+
+// kubeEvents returns the Kubernetes events of the app's objects: those named
+// <app>-<component> and the ReplicaSets and Pods named after them.
+func (s *Server) kubeEvents(ctx context.Context, project, app string) ([]EventView, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	deps, err := s.cfg.Kube.AppsV1().Deployments(project).List(ctx, metav1.ListOptions{
+		LabelSelector: fmt.Sprintf("fleetwright.io/app=%s,fleetwright.io/project=%s", app, project)})
+	if err != nil {
+		return nil, err
+	}
+	var prefixes []string
+	for _, d := range deps.Items {
+		prefixes = append(prefixes, d.Name)
+	}
+	list, err := s.cfg.Kube.CoreV1().Events(project).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	var out []EventView
+	for _, e := range list.Items {
+		obj := e.InvolvedObject.Name
+		if !slices.ContainsFunc(prefixes, func(p string) bool { return obj == p || strings.HasPrefix(obj, p+"-") }) {
+			continue
+		}
+		t := e.LastTimestamp.Time
+		if t.IsZero() {
+			t = e.EventTime.Time
+		}
+		if t.IsZero() {
+			t = e.CreationTimestamp.Time
+		}
+		out = append(out, EventView{Source: "kubernetes", Time: t.UTC(), Type: e.Type, Reason: e.Reason,
+			Object: e.InvolvedObject.Kind + "/" + obj, Message: e.Message, Count: e.Count})
+	}
+	return out, nil
+}
+
+// PodLog is the log tail of one pod.
+type PodLog struct {
+	Pod       string `json:"pod"`
+	Container string `json:"container"`
+	Log       string `json:"log"`
+}
+
+const maxLogPods = 5
+
+func (s *Server) handleLogs(w http.ResponseWriter, r *http.Request) {
+	if !s.requireKube(w) {
+		return
+	}
+	project, name := r.PathValue("project"), r.PathValue("name")
+	q := r.URL.Query()
+	component := q.Get("component")
+	if component == "" {
+		writeError(w, http.StatusBadRequest, "the component query parameter is required")
+		return
+	}
+	tail := int64(200)
+	if v := q.Get("tail"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 || n > 5000 {
+			writeError(w, http.StatusBadRequest, "tail must be 1..5000")
+			return
+		}
+		tail = n
+	}
+	pods, err := s.listPods(r.Context(), project, name, component)
+	if err != nil {
+		writeError(w, http.StatusBadGateway, "listing pods from the cluster: "+err.Error())
+		return
+	}
+	if len(pods) == 0 {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no pods of component %s of %s/%s", component, project, name))
+		return
+	}
+	var scheduled []corev1.Pod
+	for _, p := range pods {
+		if p.Spec.NodeName != "" {
+			scheduled = append(scheduled, p)
+		}
+	}
+	if len(scheduled) == 0 {
+		writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("no pod of component %s of %s/%s runs on a node yet: no logs to read", component, project, name))
+		return
+	}
+	out := []PodLog{}
+	for _, p := range scheduled[:min(len(scheduled), maxLogPods)] {
+		container := q.Get("container")
+		if container == "" && len(p.Spec.Containers) > 0 {
+			container = p.Spec.Containers[0].Name
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+		raw, err := s.cfg.Kube.CoreV1().Pods(project).GetLogs(p.Name, &corev1.PodLogOptions{Container: container, TailLines: &tail}).DoRaw(ctx)
+		cancel()
+		if err != nil {
+			writeError(w, http.StatusBadGateway, fmt.Sprintf("logs of pod %s are not available from the cluster (is its node's kubelet reachable?): %v", p.Name, err))
+			return
+		}
+		out = append(out, PodLog{Pod: p.Name, Container: container, Log: string(raw)})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"logs": out})
+}

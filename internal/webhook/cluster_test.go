@@ -1,0 +1,318 @@
+package webhook
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"math/big"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	eventv1 "github.com/fluxcd/pkg/apis/event/v1beta1"
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fleetwright/fleetwright/internal/probe"
+	"github.com/fleetwright/fleetwright/internal/store"
+	"github.com/fleetwright/fleetwright/internal/testenv"
+)
+
+var env *testenv.Env
+
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m, &env)) }
+
+// app is one app of the test cluster: its Kustomization, Deployment and Ingress.
+type clusterApp struct {
+	project, name, host string
+	k                   *kustomizev1.Kustomization
+	d                   *appsv1.Deployment
+}
+
+func newClusterApp(t *testing.T, project, fluxNS, name string, timeout time.Duration, withLabels bool) *clusterApp {
+	t.Helper()
+	c := env.Client
+	labels := map[string]string{probe.LabelApp: name, probe.LabelProject: project, probe.LabelComponent: "web"}
+	a := &clusterApp{project: project, name: name, host: name + "." + project + ".example.test"}
+	a.k = &kustomizev1.Kustomization{
+		ObjectMeta: metav1.ObjectMeta{Name: project + "-" + name + "-web", Namespace: fluxNS,
+			Annotations: map[string]string{probe.AnnotationApp: name, probe.AnnotationProject: project, probe.AnnotationComponent: "web"}},
+		Spec: kustomizev1.KustomizationSpec{
+			Interval: metav1.Duration{Duration: 10 * time.Minute}, Timeout: &metav1.Duration{Duration: timeout},
+			Path: "./apps/prod/" + project + "/" + name + "/web", Prune: true, Wait: true,
+			SourceRef: kustomizev1.CrossNamespaceSourceReference{Kind: "GitRepository", Name: "fleet"},
+		},
+	}
+	if withLabels {
+		a.k.Labels = labels
+		a.k.Annotations = nil
+	}
+	sel := map[string]string{"app.kubernetes.io/instance": name + "-web"}
+	a.d = &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name + "-web", Namespace: project, Labels: labels},
+		Spec: appsv1.DeploymentSpec{Replicas: ptr.To(int32(2)), Selector: &metav1.LabelSelector{MatchLabels: sel},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: sel},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "registry.example.test/web:v1"}}}}},
+	}
+	prefix := networkingv1.PathTypePrefix
+	ing := &networkingv1.Ingress{
+		ObjectMeta: metav1.ObjectMeta{Name: name + "-web", Namespace: project, Labels: labels},
+		Spec: networkingv1.IngressSpec{
+			TLS: []networkingv1.IngressTLS{{Hosts: []string{a.host}, SecretName: name + "-web-tls"}},
+			Rules: []networkingv1.IngressRule{{Host: a.host, IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
+				Paths: []networkingv1.HTTPIngressPath{{Path: "/", PathType: &prefix, Backend: networkingv1.IngressBackend{
+					Service: &networkingv1.IngressServiceBackend{Name: name + "-web", Port: networkingv1.ServiceBackendPort{Number: 80}}}}}}}}},
+		},
+	}
+	for _, o := range []client.Object{a.k, a.d, ing} {
+		if err := c.Create(t.Context(), o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return a
+}
+
+func (a *clusterApp) setSynced(t *testing.T, revision string) {
+	t.Helper()
+	k := a.k
+	if err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(k), k); err != nil {
+		t.Fatal(err)
+	}
+	k.Status.ObservedGeneration = k.Generation
+	k.Status.LastAppliedRevision, k.Status.LastAttemptedRevision = revision, revision
+	k.Status.Conditions = []metav1.Condition{{Type: meta.ReadyCondition, Status: metav1.ConditionTrue, Reason: meta.ReconciliationSucceededReason,
+		Message: "Applied revision: " + revision, ObservedGeneration: k.Generation, LastTransitionTime: metav1.Now()}}
+	if err := env.Client.Status().Update(t.Context(), k); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (a *clusterApp) setReplicas(t *testing.T, updated, available int32, conds ...appsv1.DeploymentCondition) {
+	t.Helper()
+	d := a.d
+	if err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(d), d); err != nil {
+		t.Fatal(err)
+	}
+	d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: 2, UpdatedReplicas: updated,
+		ReadyReplicas: available, AvailableReplicas: available, Conditions: conds}
+	if err := env.Client.Status().Update(t.Context(), d); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// tlsSite serves HTTPS on loopback with a certificate for host from a test CA.
+func tlsSite(t *testing.T, host string) (*x509.CertPool, string) {
+	t.Helper()
+	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(365 * 24 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caCert, _ := x509.ParseCertificate(caDER)
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: host}, DNSNames: []string{host},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(90 * 24 * time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
+	ts.TLS = &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}, MinVersion: tls.VersionTLS12}
+	ts.StartTLS()
+	t.Cleanup(ts.Close)
+	pool := x509.NewCertPool()
+	pool.AddCert(caCert)
+	return pool, ts.Listener.Addr().String()
+}
+
+func clusterEnv(t *testing.T, fluxNS string, pool *x509.CertPool, addr string) *testEnv {
+	t.Helper()
+	kube, err := kubernetes.NewForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prober := &probe.Prober{Client: env.Client, RootCAs: pool, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, network, addr)
+	}}
+	return newTestEnv(t, func(c *Config) {
+		c.Cluster, c.Kube, c.Prober, c.FluxNamespace = env.Client, kube, prober, fluxNS
+		c.Resolver = NewClusterResolver(env.Client, nil, time.Minute)
+		c.RecheckInterval = 100 * time.Millisecond
+		c.Backoff = probe.Backoff{Initial: 20 * time.Millisecond, Max: 100 * time.Millisecond}
+	})
+}
+
+// TestClusterPhaseWalk drives an app through deploying → running → degraded
+// → running by writing Kustomization and Deployment status to a real API server.
+func TestClusterPhaseWalk(t *testing.T) {
+	t.Parallel()
+	project, fluxNS := env.Namespace(t), env.Namespace(t)
+	a := newClusterApp(t, project, fluxNS, "api", 5*time.Minute, false)
+	pool, addr := tlsSite(t, a.host)
+	e := clusterEnv(t, fluxNS, pool, addr)
+
+	e.mustPost(fixture(t, "kustomization-progressing", withApp(project, "api")), 200)
+	got := e.waitPhase(project, "api", store.PhaseDeploying)
+	if !strings.Contains(got.Message, "waiting for kustomize-controller to observe the latest spec") {
+		t.Errorf("deploying message = %q", got.Message)
+	}
+	a.setSynced(t, rev1)
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		var ds DeployStatus
+		e.api("/api/v1/apps/"+project+"/api/deploy-status", &ds)
+		if ds.Checks[0].State == probe.StatePassed {
+			if ds.Phase != store.PhaseDeploying || ds.Checks[1].State.Green() {
+				t.Errorf("after sync: %+v", ds)
+			}
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	a.setReplicas(t, 2, 2)
+	got = e.waitPhase(project, "api", store.PhaseRunning)
+	if got.LiveURL != "https://"+a.host+"/" {
+		t.Errorf("live URL = %q", got.LiveURL)
+	}
+	var st AppStatus
+	e.api("/api/v1/apps/"+project+"/api", &st)
+	if len(st.Components) != 1 || st.Components[0].Health != store.HealthHealthy || len(st.Components[0].Workloads) != 1 {
+		t.Errorf("components = %+v", st.Components)
+	}
+
+	a.setReplicas(t, 2, 1)
+	got = e.waitPhase(project, "api", store.PhaseDegraded)
+	if !strings.Contains(got.Message, "2/2 updated, 1/2 available") {
+		t.Errorf("degraded message = %q", got.Message)
+	}
+	a.setReplicas(t, 2, 2)
+	e.waitPhase(project, "api", store.PhaseRunning)
+	want := []string{"->pending", "pending->deploying", "deploying->running", "running->degraded", "degraded->running"}
+	if diff := cmp.Diff(want, e.walk(project, "api")); diff != "" {
+		t.Errorf("walk (-want +got):\n%s", diff)
+	}
+	var ds DeployStatus
+	e.api("/api/v1/apps/"+project+"/api/deploy-status", &ds)
+	reach := ds.Checks[2]
+	if reach.State != probe.StatePassed || len(reach.Endpoints) != 1 || reach.Endpoints[0].TLS == nil || reach.Endpoints[0].TLS.DaysToExpiry < 89 {
+		t.Errorf("reachability = %+v", reach)
+	}
+}
+
+func TestClusterTimeoutFails(t *testing.T) {
+	t.Parallel()
+	project, fluxNS := env.Namespace(t), env.Namespace(t)
+	newClusterApp(t, project, fluxNS, "slow", time.Second, false)
+	e := clusterEnv(t, fluxNS, nil, "127.0.0.1:1")
+	e.mustPost(fixture(t, "kustomization-progressing", withApp(project, "slow")), 200)
+	got := e.waitPhase(project, "slow", store.PhaseFailed)
+	if !strings.Contains(got.Message, "timeout (1s) passed before every check was green: sync:") {
+		t.Errorf("message = %q", got.Message)
+	}
+	if diff := cmp.Diff([]string{"->pending", "pending->deploying", "deploying->failed"}, e.walk(project, "slow")); diff != "" {
+		t.Errorf("walk (-want +got):\n%s", diff)
+	}
+}
+
+func TestClusterProgressDeadlineFails(t *testing.T) {
+	t.Parallel()
+	project, fluxNS := env.Namespace(t), env.Namespace(t)
+	a := newClusterApp(t, project, fluxNS, "stuck", 5*time.Minute, false)
+	e := clusterEnv(t, fluxNS, nil, "127.0.0.1:1")
+	a.setSynced(t, rev1)
+	a.setReplicas(t, 1, 0, appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse,
+		Reason: probe.ProgressDeadlineExceeded, Message: `ReplicaSet "stuck-web-7c9" has timed out progressing.`})
+	e.mustPost(fixture(t, "kustomization-succeeded", withApp(project, "stuck")), 200)
+	got := e.waitPhase(project, "stuck", store.PhaseFailed)
+	if !strings.Contains(got.Message, "readiness check failed: stuck-web: progress deadline exceeded") {
+		t.Errorf("message = %q", got.Message)
+	}
+}
+
+func TestClusterResolverPodsAndLogs(t *testing.T) {
+	t.Parallel()
+	project, fluxNS := env.Namespace(t), env.Namespace(t)
+	newClusterApp(t, project, fluxNS, "shop", 5*time.Minute, true)
+	e := clusterEnv(t, fluxNS, nil, "127.0.0.1:1")
+	// No metadata: the Kustomization's labels name the app.
+	body := fixture(t, "kustomization-progressing", func(ev *eventv1.Event) {
+		ev.Metadata = map[string]string{"revision": rev1}
+		ev.InvolvedObject.Namespace, ev.InvolvedObject.Name = fluxNS, project+"-shop-web"
+	})
+	r := e.mustPost(body, 200)
+	if r.App != "shop" || r.Project != project {
+		t.Errorf("answer = %+v", r)
+	}
+	evs, err := e.st.Events(t.Context(), project, "shop", 1)
+	if err != nil || len(evs) != 1 || evs[0].Component != "web" {
+		t.Errorf("stored = %+v, %v", evs, err)
+	}
+	missing := fixture(t, "kustomization-progressing", func(ev *eventv1.Event) {
+		ev.Metadata = map[string]string{"revision": rev1}
+		ev.InvolvedObject.Namespace, ev.InvolvedObject.Name = fluxNS, "not-there"
+	})
+	if r := e.mustPost(missing, 202); r.Status != "ignored" {
+		t.Errorf("unknown Kustomization = %+v", r)
+	}
+
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "shop-web-5d9c7-abcde", Namespace: project,
+			Labels: map[string]string{probe.LabelApp: "shop", probe.LabelProject: project, probe.LabelComponent: "web"}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "registry.example.test/web:v1"}}},
+	}
+	if err := env.Client.Create(t.Context(), pod); err != nil {
+		t.Fatal(err)
+	}
+	var pods struct{ Pods []PodView }
+	if code := e.api("/api/v1/apps/"+project+"/shop/pods?component=web", &pods); code != 200 || len(pods.Pods) != 1 ||
+		pods.Pods[0].Name != pod.Name || pods.Pods[0].Component != "web" || pods.Pods[0].Ready != "0/1" {
+		t.Errorf("pods = %d %+v", code, pods)
+	}
+	var body2 errorBody
+	if code := e.api("/api/v1/apps/"+project+"/shop/logs?component=web", &body2); code != 503 ||
+		!strings.Contains(body2.Error, "no pod of component web of "+project+"/shop runs on a node yet") {
+		t.Errorf("logs of an unscheduled pod = %d %q", code, body2.Error)
+	}
+	// Scheduled to a node with no kubelet behind it: the cluster cannot serve logs.
+	placed := pod.DeepCopy()
+	placed.ObjectMeta = metav1.ObjectMeta{Name: "shop-web-5d9c7-fghij", Namespace: project, Labels: pod.Labels}
+	placed.Spec.NodeName = "node-without-kubelet"
+	if err := env.Client.Create(t.Context(), placed); err != nil {
+		t.Fatal(err)
+	}
+	if code := e.api("/api/v1/apps/"+project+"/shop/logs?component=web", &body2); code != 502 ||
+		!strings.Contains(body2.Error, "logs of pod "+placed.Name+" are not available from the cluster") {
+		t.Errorf("logs = %d %q", code, body2.Error)
+	}
+	if code := e.api("/api/v1/apps/"+project+"/shop/logs?component=db", &body2); code != 404 {
+		t.Errorf("logs of a component without pods = %d", code)
+	}
+	if code := e.api("/api/v1/apps/"+project+"/shop/logs", &body2); code != 400 {
+		t.Errorf("logs without component = %d", code)
+	}
+	var evs2 struct{ Events []EventView }
+	if code := e.api("/api/v1/apps/"+project+"/shop/events", &evs2); code != 200 || len(evs2.Events) == 0 {
+		t.Errorf("events = %d %+v", code, evs2)
+	}
+}

@@ -1,0 +1,10 @@
+// Package webhook is the server behind cmd/webhook. It receives Flux
+// notification-controller events (providers generic and generic-hmac),
+// stores each one durably before acknowledging it, keeps one deployment per
+// app and fleet revision, probes every deployment (GitOps sync, workload
+// readiness, HTTPS reachability and TLS) to move the app through its phases,
+// and serves the status API, a server-sent event stream of phase changes,
+// Prometheus metrics and, when configured, GitHub deployment statuses.
+//
+// docs/webhook.md describes the endpoints and the phase rules.
+package webhook

@@ -1,0 +1,389 @@
+package webhook
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"crypto/sha512"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	eventv1 "github.com/fluxcd/pkg/apis/event/v1beta1"
+
+	"github.com/fleetwright/fleetwright/internal/store"
+)
+
+// MaxEventBytes is the largest event body accepted.
+const MaxEventBytes = 1 << 20
+
+// SignatureHeader carries the HMAC of the body sent by Flux's generic-hmac provider.
+const SignatureHeader = "X-Signature"
+
+// Event metadata keys read for mapping (also accepted with the
+// event.toolkit.fluxcd.io/ prefix).
+const (
+	metaApp          = "app"
+	metaProject      = "project"
+	metaComponent    = "component"
+	metaSpecRevision = "spec-revision"
+	metaPrefix       = eventv1.Group + "/"
+)
+
+// Results of an ingest request, used as the metrics label.
+const (
+	resultApplied      = "applied"
+	resultIgnored      = "ignored"
+	resultDuplicate    = "duplicate"
+	resultUnauthorized = "unauthorized"
+	resultTooLarge     = "too_large"
+	resultMalformed    = "malformed"
+	resultError        = "error"
+)
+
+var errSignature = errors.New("signature does not match the body")
+
+// verifySignature checks header "sha256=<hex>" (or sha384, sha512) against
+// the HMAC of body under key.
+func verifySignature(key, body []byte, header string) error {
+	if header == "" {
+		return fmt.Errorf("missing %s header", SignatureHeader)
+	}
+	algo, sig, ok := strings.Cut(header, "=")
+	if !ok {
+		return fmt.Errorf("%s header is not <algorithm>=<hex>", SignatureHeader)
+	}
+	var h func() hash.Hash
+	switch strings.ToLower(algo) {
+	case "sha256":
+		h = sha256.New
+	case "sha384":
+		h = sha512.New384
+	case "sha512":
+		h = sha512.New
+	default:
+		return fmt.Errorf("unsupported signature algorithm %q", algo)
+	}
+	want, err := hex.DecodeString(sig)
+	if err != nil {
+		return fmt.Errorf("signature is not hex: %w", err)
+	}
+	m := hmac.New(h, key)
+	m.Write(body)
+	if !hmac.Equal(m.Sum(nil), want) {
+		return errSignature
+	}
+	return nil
+}
+
+// Sign returns the X-Signature header value Flux's generic-hmac provider
+// sends for body: "sha256=<hex HMAC-SHA256>".
+func Sign(key, body []byte) string {
+	m := hmac.New(sha256.New, key)
+	m.Write(body)
+	return "sha256=" + hex.EncodeToString(m.Sum(nil))
+}
+
+// decodeEvent parses and checks a Flux event.
+func decodeEvent(body []byte) (eventv1.Event, error) {
+	var ev eventv1.Event
+	dec := json.NewDecoder(strings.NewReader(string(body)))
+	if err := dec.Decode(&ev); err != nil {
+		return ev, fmt.Errorf("malformed event JSON: %w", err)
+	}
+	if dec.More() {
+		return ev, errors.New("malformed event JSON: trailing data after the event object")
+	}
+	var missing []string
+	if ev.InvolvedObject.Kind == "" {
+		missing = append(missing, "involvedObject.kind")
+	}
+	if ev.InvolvedObject.Name == "" {
+		missing = append(missing, "involvedObject.name")
+	}
+	if ev.Reason == "" {
+		missing = append(missing, "reason")
+	}
+	if len(missing) > 0 {
+		return ev, fmt.Errorf("invalid event: missing %s", strings.Join(missing, ", "))
+	}
+	return ev, nil
+}
+
+// meta reads a metadata key with or without the event.toolkit.fluxcd.io/ prefix.
+func metaValue(ev *eventv1.Event, key string) string {
+	if v := ev.Metadata[key]; v != "" {
+		return v
+	}
+	return ev.Metadata[metaPrefix+key]
+}
+
+// revisionOf returns the event's source revision.
+func revisionOf(ev *eventv1.Event) string {
+	if r := ev.Metadata[eventv1.MetaRevisionKey]; r != "" {
+		return r
+	}
+	r, _ := ev.GetRevision()
+	return r
+}
+
+// dedupeKey identifies an event by object, revision, reason and message.
+func dedupeKey(ev *eventv1.Event, revision string) string {
+	h := sha256.New()
+	for _, s := range []string{ev.InvolvedObject.Kind, ev.InvolvedObject.Namespace, ev.InvolvedObject.Name, revision, ev.Reason, ev.Message} {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Flux reasons that end a rollout of the revision: a build that fails, a
+// health check that gave up (Flux bounds it by the app's timeout), and a Helm
+// install or upgrade that failed or was rolled back.
+var terminalReasons = []string{"BuildFailed", "HealthCheckFailed", "InstallFailed", "UpgradeFailed", "RollbackSucceeded", "UninstallSucceeded"}
+
+// health classifies an event into the component health it reports.
+func health(ev *eventv1.Event) (string, bool) {
+	terminal := slices.Contains(terminalReasons, ev.Reason)
+	switch {
+	case ev.Severity == eventv1.EventSeverityError || terminal:
+		return store.HealthFailed, terminal
+	case strings.HasSuffix(ev.Reason, "Succeeded"):
+		return store.HealthHealthy, false
+	}
+	return store.HealthProgressing, false
+}
+
+// ingestResponse is the JSON answer of POST /hooks/flux.
+type ingestResponse struct {
+	Status       string `json:"status"`
+	EventID      int64  `json:"event_id,omitempty"`
+	DeploymentID int64  `json:"deployment_id,omitempty"`
+	Project      string `json:"project,omitempty"`
+	App          string `json:"app,omitempty"`
+	Error        string `json:"error,omitempty"`
+}
+
+func (s *Server) handleFlux(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	result := resultError
+	defer func() {
+		s.metrics.events.WithLabelValues(result).Inc()
+		s.metrics.ingestSeconds.Observe(time.Since(start).Seconds())
+	}()
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxEventBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			result = resultTooLarge
+			writeJSON(w, http.StatusRequestEntityTooLarge, ingestResponse{Status: "rejected", Error: fmt.Sprintf("event body over %d bytes", MaxEventBytes)})
+			return
+		}
+		result = resultMalformed
+		writeJSON(w, http.StatusBadRequest, ingestResponse{Status: "rejected", Error: "reading body: " + err.Error()})
+		return
+	}
+	if len(s.cfg.HMACKey) > 0 {
+		if err := verifySignature(s.cfg.HMACKey, body, r.Header.Get(SignatureHeader)); err != nil {
+			result = resultUnauthorized
+			s.log.Warn("event rejected", "reason", err.Error(), "remote", r.RemoteAddr)
+			writeJSON(w, http.StatusUnauthorized, ingestResponse{Status: "rejected", Error: err.Error()})
+			return
+		}
+	}
+	ev, err := decodeEvent(body)
+	if err != nil {
+		result = resultMalformed
+		writeJSON(w, http.StatusBadRequest, ingestResponse{Status: "rejected", Error: err.Error()})
+		return
+	}
+	rec, err := s.toRecord(r.Context(), &ev, body)
+	if err != nil {
+		s.log.Error("mapping event", "err", err)
+		writeJSON(w, http.StatusServiceUnavailable, ingestResponse{Status: "error", Error: "mapping event to an app: " + err.Error()})
+		return
+	}
+	got, err := s.batcher.submit(r.Context(), rec)
+	if err != nil {
+		s.log.Error("storing event", "err", err)
+		writeJSON(w, http.StatusServiceUnavailable, ingestResponse{Status: "error", Error: "storing event: " + err.Error()})
+		return
+	}
+	resp := ingestResponse{EventID: got.EventID, DeploymentID: got.DeploymentID, Project: rec.Project, App: rec.App}
+	switch {
+	case got.Duplicate:
+		result, resp.Status = resultDuplicate, "duplicate"
+		writeJSON(w, http.StatusOK, resp)
+	case rec.App == "":
+		result, resp.Status = resultIgnored, "ignored"
+		writeJSON(w, http.StatusAccepted, resp)
+	default:
+		result, resp.Status = resultApplied, "applied"
+		s.tracker.notify(notice{deploymentID: got.DeploymentID, project: rec.Project, app: rec.App, newDeployment: got.NewDeployment,
+			component: rec.Kind + "/" + cmpOr(rec.Component, rec.Name), health: rec.Health})
+		writeJSON(w, http.StatusOK, resp)
+	}
+}
+
+// toRecord maps a Flux event to the store's event, finding its app.
+func (s *Server) toRecord(ctx context.Context, ev *eventv1.Event, body []byte) (store.Event, error) {
+	now := s.now()
+	rev := revisionOf(ev)
+	rec := store.Event{
+		DedupeKey: dedupeKey(ev, rev), ReceivedAt: now, EventTime: ev.Timestamp.UTC(),
+		Kind: ev.InvolvedObject.Kind, Namespace: ev.InvolvedObject.Namespace, Name: ev.InvolvedObject.Name,
+		Severity: ev.Severity, Reason: ev.Reason, Message: ev.Message, Revision: rev,
+		Controller: ev.ReportingController, Body: body,
+		Project: metaValue(ev, metaProject), App: metaValue(ev, metaApp), Component: metaValue(ev, metaComponent),
+		SpecRevision: metaValue(ev, metaSpecRevision),
+	}
+	if ev.Timestamp.IsZero() {
+		rec.EventTime = now
+	}
+	if (rec.Project == "" || rec.App == "") && s.cfg.Resolver != nil {
+		ref, ok, err := s.cfg.Resolver.Resolve(ctx, ev.InvolvedObject.Kind, ev.InvolvedObject.Namespace, ev.InvolvedObject.Name)
+		if err != nil {
+			return rec, err
+		}
+		if ok {
+			rec.Project, rec.App = ref.Project, ref.App
+			rec.Component = cmpOr(rec.Component, ref.Component)
+			rec.SpecRevision = cmpOr(rec.SpecRevision, ref.SpecRevision)
+		}
+	}
+	if rec.Project == "" || rec.App == "" {
+		rec.Project, rec.App, rec.Component, rec.SpecRevision = "", "", "", ""
+		return rec, nil
+	}
+	rec.Health, rec.Terminal = health(ev)
+	// A HelmRelease reports its chart version, not a fleet revision: its events
+	// join the app's newest deployment. So does an event with no revision.
+	rec.JoinLatest = ev.InvolvedObject.Kind == "HelmRelease" || rev == ""
+	return rec, nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// batcher stores events in group commits: concurrent requests share one
+// transaction (and one fsync), and each learns its own outcome.
+type batcher struct {
+	st       store.Store
+	now      func() time.Time
+	maxBatch int
+	in       chan *pendingEvent
+	mu       sync.RWMutex
+	closed   bool
+	done     chan struct{}
+}
+
+type pendingEvent struct {
+	ev   store.Event
+	done chan batchResult
+}
+
+type batchResult struct {
+	rec store.Recorded
+	err error
+}
+
+var errStopping = errors.New("server is shutting down")
+
+func newBatcher(st store.Store, now func() time.Time, maxBatch int) *batcher {
+	if maxBatch <= 0 {
+		maxBatch = 256
+	}
+	b := &batcher{st: st, now: now, maxBatch: maxBatch, in: make(chan *pendingEvent, maxBatch), done: make(chan struct{})}
+	go b.run()
+	return b
+}
+
+// submit stores ev and returns once it is committed.
+func (b *batcher) submit(ctx context.Context, ev store.Event) (store.Recorded, error) {
+	p := &pendingEvent{ev: ev, done: make(chan batchResult, 1)}
+	b.mu.RLock()
+	if b.closed {
+		b.mu.RUnlock()
+		return store.Recorded{}, errStopping
+	}
+	select {
+	case b.in <- p:
+	case <-ctx.Done():
+		b.mu.RUnlock()
+		return store.Recorded{}, ctx.Err()
+	}
+	b.mu.RUnlock()
+	// Once queued the event is committed even if the client goes away, so the
+	// outcome is awaited regardless of ctx.
+	r := <-p.done
+	return r.rec, r.err
+}
+
+// close stops taking events, commits those queued and waits for the writer.
+func (b *batcher) close() {
+	b.mu.Lock()
+	if !b.closed {
+		b.closed = true
+		close(b.in)
+	}
+	b.mu.Unlock()
+	<-b.done
+}
+
+func (b *batcher) run() {
+	defer close(b.done)
+	batch := make([]*pendingEvent, 0, b.maxBatch)
+	evs := make([]store.Event, 0, b.maxBatch)
+	for p := range b.in {
+		batch = append(batch[:0], p)
+	fill:
+		for len(batch) < b.maxBatch {
+			select {
+			case q, ok := <-b.in:
+				if !ok {
+					break fill
+				}
+				batch = append(batch, q)
+			default:
+				break fill
+			}
+		}
+		evs = evs[:0]
+		for _, q := range batch {
+			evs = append(evs, q.ev)
+		}
+		// A commit is not abandoned halfway by a shutdown: its requests wait for it.
+		recs, err := b.st.RecordEvents(context.Background(), evs, b.now())
+		if err != nil && len(batch) > 1 {
+			// One bad event must not fail its neighbours: store one by one.
+			for _, q := range batch {
+				r, err := b.st.RecordEvents(context.Background(), []store.Event{q.ev}, b.now())
+				if err != nil {
+					q.done <- batchResult{err: err}
+					continue
+				}
+				q.done <- batchResult{rec: r[0]}
+			}
+			continue
+		}
+		for i, q := range batch {
+			if err != nil {
+				q.done <- batchResult{err: err}
+				continue
+			}
+			q.done <- batchResult{rec: recs[i]}
+		}
+	}
+}

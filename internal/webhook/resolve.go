@@ -1,0 +1,103 @@
+package webhook
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fleetwright/fleetwright/internal/probe"
+)
+
+// AppRef names the app (and component) a Flux object belongs to.
+type AppRef struct {
+	Project      string
+	App          string
+	Component    string
+	SpecRevision string
+}
+
+// Resolver finds the app of the object an event is about.
+type Resolver interface {
+	// Resolve returns ok=false when the object belongs to no app.
+	Resolve(ctx context.Context, kind, namespace, name string) (ref AppRef, ok bool, err error)
+}
+
+// ClusterResolver reads the fleetwright.io/* labels (or the
+// event.toolkit.fluxcd.io/* annotations) of a Kustomization or HelmRelease
+// from the cluster, caching answers for a while.
+type ClusterResolver struct {
+	c     client.Reader
+	clock probe.Clock
+	ttl   time.Duration
+
+	mu    sync.Mutex
+	cache map[string]cached
+}
+
+type cached struct {
+	ref AppRef
+	ok  bool
+	at  time.Time
+}
+
+// NewClusterResolver returns a resolver reading through c; answers are kept for ttl.
+func NewClusterResolver(c client.Reader, clock probe.Clock, ttl time.Duration) *ClusterResolver {
+	if clock == nil {
+		clock = probe.RealClock{}
+	}
+	return &ClusterResolver{c: c, clock: clock, ttl: ttl, cache: map[string]cached{}}
+}
+
+// Resolve implements Resolver.
+func (r *ClusterResolver) Resolve(ctx context.Context, kind, namespace, name string) (AppRef, bool, error) {
+	var obj client.Object
+	switch kind {
+	case kustomizev1.KustomizationKind:
+		obj = &kustomizev1.Kustomization{}
+	case helmv2.HelmReleaseKind:
+		obj = &helmv2.HelmRelease{}
+	default:
+		return AppRef{}, false, nil
+	}
+	key := kind + "/" + namespace + "/" + name
+	now := r.clock.Now()
+	r.mu.Lock()
+	if c, ok := r.cache[key]; ok && now.Sub(c.at) < r.ttl {
+		r.mu.Unlock()
+		return c.ref, c.ok, nil
+	}
+	r.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	err := r.c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, obj)
+	var (
+		ref AppRef
+		ok  bool
+	)
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return AppRef{}, false, fmt.Errorf("reading %s: %w", key, err)
+	default:
+		l, a := obj.GetLabels(), obj.GetAnnotations()
+		ref = AppRef{
+			Project:      cmpOr(l[probe.LabelProject], a[probe.AnnotationProject]),
+			App:          cmpOr(l[probe.LabelApp], a[probe.AnnotationApp]),
+			SpecRevision: a[probe.AnnotationSpecRevision],
+		}
+		ok = ref.Project != "" && ref.App != ""
+		if ok {
+			ref.Component = probe.ComponentOf(obj, ref.Project, ref.App)
+		}
+	}
+	r.mu.Lock()
+	r.cache[key] = cached{ref: ref, ok: ok, at: now}
+	r.mu.Unlock()
+	return ref, ok, nil
+}

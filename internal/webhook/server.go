@@ -1,0 +1,249 @@
+package webhook
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fleetwright/fleetwright/internal/probe"
+	"github.com/fleetwright/fleetwright/internal/store"
+)
+
+// Config configures a Server. Store is required; everything else has a default.
+type Config struct {
+	// Store keeps the history.
+	Store store.Store
+	// HMACKey, when set, is the key of the X-Signature HMAC every event must carry.
+	HMACKey []byte
+	// APIToken is the bearer token of /api/v1; empty disables the API (503).
+	APIToken string
+	// Cluster reads Flux and workload objects; nil runs without a cluster
+	// (phases then follow Flux's events alone).
+	Cluster client.Reader
+	// Kube serves pods, Kubernetes events and logs; nil answers those with 503.
+	Kube kubernetes.Interface
+	// Prober runs the checks against the cluster; default a probe.Prober on Cluster.
+	Prober probe.Checker
+	// Resolver maps an event's object to its app when the event's metadata
+	// does not; default a ClusterResolver on Cluster.
+	Resolver Resolver
+	// GitHub, when set, receives deployment statuses.
+	GitHub *GitHub
+	// Concurrency bounds the checks running at once; default 4.
+	Concurrency int
+	// Backoff between check attempts; default probe.DefaultBackoff.
+	Backoff probe.Backoff
+	// DefaultTimeout applies while an app's timeout is unknown; default 10m.
+	DefaultTimeout time.Duration
+	// RecheckInterval is how often rolled-out apps are checked again; default
+	// 1m, negative disables.
+	RecheckInterval time.Duration
+	// FluxNamespace holds the apps' Kustomizations; default flux-system.
+	FluxNamespace string
+	// StreamHeartbeat is the interval of keep-alive comments on the event
+	// stream; default 15s. StreamPoll is how often a stream looks for changes
+	// written by other replicas; default 2s.
+	StreamHeartbeat time.Duration
+	StreamPoll      time.Duration
+	// MaxBatch bounds the events stored in one transaction; default 256.
+	MaxBatch int
+	// Clock; default the wall clock.
+	Clock probe.Clock
+	// Logger; default discard.
+	Logger *slog.Logger
+	// Registry receives the metrics; default a new registry.
+	Registry *prometheus.Registry
+}
+
+func (c *Config) setDefaults() error {
+	if c.Store == nil {
+		return errors.New("webhook: Config.Store is required")
+	}
+	if c.Concurrency <= 0 {
+		c.Concurrency = 4
+	}
+	if c.Backoff.Initial <= 0 {
+		c.Backoff = probe.DefaultBackoff()
+	}
+	if c.DefaultTimeout <= 0 {
+		c.DefaultTimeout = 10 * time.Minute
+	}
+	if c.RecheckInterval == 0 {
+		c.RecheckInterval = time.Minute
+	}
+	if c.FluxNamespace == "" {
+		c.FluxNamespace = "flux-system"
+	}
+	if c.StreamHeartbeat <= 0 {
+		c.StreamHeartbeat = 15 * time.Second
+	}
+	if c.StreamPoll <= 0 {
+		c.StreamPoll = 2 * time.Second
+	}
+	if c.Clock == nil {
+		c.Clock = probe.RealClock{}
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Registry == nil {
+		c.Registry = prometheus.NewRegistry()
+	}
+	if c.Prober == nil && c.Cluster != nil {
+		c.Prober = &probe.Prober{Client: c.Cluster, Clock: c.Clock, Logger: c.Logger}
+	}
+	if c.Resolver == nil && c.Cluster != nil {
+		c.Resolver = NewClusterResolver(c.Cluster, c.Clock, time.Minute)
+	}
+	return nil
+}
+
+// Server is the webhook. Create it with New, serve Handler, call Start, and
+// on shutdown call BeginShutdown, shut the HTTP server down, then Stop.
+type Server struct {
+	cfg      Config
+	log      *slog.Logger
+	metrics  *metrics
+	batcher  *batcher
+	tracker  *tracker
+	hub      *hub
+	github   *githubWorker
+	mux      *http.ServeMux
+	stopping chan struct{}
+	stopOnce sync.Once
+	tokenSum [32]byte
+}
+
+// New returns a Server; it starts the event writer, which Stop ends.
+func New(cfg Config) (*Server, error) {
+	if err := cfg.setDefaults(); err != nil {
+		return nil, err
+	}
+	s := &Server{
+		cfg:      cfg,
+		log:      cfg.Logger,
+		metrics:  newMetrics(cfg.Registry),
+		hub:      newHub(),
+		stopping: make(chan struct{}),
+		tokenSum: sha256.Sum256([]byte(cfg.APIToken)),
+	}
+	s.batcher = newBatcher(cfg.Store, s.now, cfg.MaxBatch)
+	if cfg.GitHub != nil {
+		s.github = newGitHubWorker(cfg.GitHub, cfg.Store, s.metrics, s.log)
+	}
+	s.tracker = newTracker(s)
+	s.routes()
+	return s, nil
+}
+
+func (s *Server) now() time.Time { return s.cfg.Clock.Now().UTC() }
+
+func (s *Server) routes() {
+	m := http.NewServeMux()
+	m.HandleFunc("POST /hooks/flux", s.handleFlux)
+	m.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	m.HandleFunc("GET /readyz", s.handleReady)
+	m.Handle("GET /metrics", promhttp.HandlerFor(s.cfg.Registry, promhttp.HandlerOpts{}))
+	api := func(pattern string, h http.HandlerFunc) { m.Handle(pattern, s.auth(h)) }
+	api("GET /api/v1/apps", s.handleApps)
+	api("GET /api/v1/apps/{project}/{name}", s.handleApp)
+	api("GET /api/v1/apps/{project}/{name}/deployments", s.handleDeployments)
+	api("GET /api/v1/apps/{project}/{name}/deploy-status", s.handleDeployStatus)
+	api("GET /api/v1/apps/{project}/{name}/pods", s.handlePods)
+	api("GET /api/v1/apps/{project}/{name}/events", s.handleEvents)
+	api("GET /api/v1/apps/{project}/{name}/logs", s.handleLogs)
+	api("GET /api/v1/stream", s.handleStream)
+	s.mux = m
+}
+
+// Handler returns the HTTP handler of every endpoint.
+func (s *Server) Handler() http.Handler { return s.mux }
+
+func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
+	select {
+	case <-s.stopping:
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "shutting down"})
+		return
+	default:
+	}
+	if err := s.cfg.Store.Ping(r.Context()); err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "store unavailable", "error": err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// auth requires the API bearer token.
+func (s *Server) auth(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.cfg.APIToken == "" {
+			writeError(w, http.StatusServiceUnavailable, "the API is disabled: no API token is configured")
+			return
+		}
+		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		sum := sha256.Sum256([]byte(strings.TrimSpace(tok)))
+		if !ok || subtle.ConstantTimeCompare(sum[:], s.tokenSum[:]) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="fleetwright"`)
+			writeError(w, http.StatusUnauthorized, "missing or wrong bearer token")
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// Start resumes the deployments the store holds as active and starts the
+// checks and the periodic rechecks. It returns at once.
+func (s *Server) Start() error {
+	if s.github != nil {
+		s.github.start()
+	}
+	return s.tracker.start()
+}
+
+// BeginShutdown makes /readyz fail and ends the event streams, so an HTTP
+// server's Shutdown does not wait on them. Register it with
+// http.Server.RegisterOnShutdown.
+func (s *Server) BeginShutdown() {
+	s.stopOnce.Do(func() { close(s.stopping) })
+}
+
+// Stop commits the events already accepted, cancels the running checks and
+// waits for them and for queued GitHub statuses. Call it after the HTTP
+// server has shut down, so no request is left waiting for a commit.
+func (s *Server) Stop() {
+	s.BeginShutdown()
+	s.batcher.close()
+	s.tracker.stop()
+	if s.github != nil {
+		s.github.stop()
+	}
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+type errorBody struct {
+	Error string `json:"error"`
+}
+
+func writeError(w http.ResponseWriter, code int, msg string) {
+	writeJSON(w, code, errorBody{Error: msg})
+}

@@ -1,0 +1,126 @@
+package webhook
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// hub wakes event streams when a phase change was written.
+type hub struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func newHub() *hub { return &hub{ch: make(chan struct{})} }
+
+// wait returns a channel closed by the next notify.
+func (h *hub) wait() <-chan struct{} {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.ch
+}
+
+func (h *hub) notify() {
+	h.mu.Lock()
+	close(h.ch)
+	h.ch = make(chan struct{})
+	h.mu.Unlock()
+}
+
+const streamPage = 500
+
+// handleStream serves every phase change as a server-sent event, in order,
+// each once. The event id is the change's sequence number; a client that
+// reconnects with Last-Event-ID (or ?last_event_id=) gets every change after
+// it. Without one the stream starts with the next change. ?project= and
+// ?app= filter.
+func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		writeError(w, http.StatusInternalServerError, "streaming is not supported by this connection")
+		return
+	}
+	ctx := r.Context()
+	lastID := r.Header.Get("Last-Event-ID")
+	if lastID == "" {
+		lastID = r.URL.Query().Get("last_event_id")
+	}
+	var last int64
+	if lastID != "" {
+		n, err := strconv.ParseInt(lastID, 10, 64)
+		if err != nil || n < 0 {
+			writeError(w, http.StatusBadRequest, "Last-Event-ID must be a phase change sequence number")
+			return
+		}
+		last = n
+	} else {
+		n, err := s.cfg.Store.LatestSeq(ctx)
+		if err != nil {
+			writeError(w, http.StatusServiceUnavailable, err.Error())
+			return
+		}
+		last = n
+	}
+	project, app := r.URL.Query().Get("project"), r.URL.Query().Get("app")
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprintf(w, "retry: 2000\n: stream of phase changes after %d\n\n", last)
+	fl.Flush()
+	s.metrics.streams.Inc()
+	defer s.metrics.streams.Dec()
+
+	heartbeat := time.NewTicker(s.cfg.StreamHeartbeat)
+	defer heartbeat.Stop()
+	poll := time.NewTicker(s.cfg.StreamPoll)
+	defer poll.Stop()
+	for {
+		wake := s.hub.wait()
+		changes, err := s.cfg.Store.PhaseChanges(ctx, last, streamPage)
+		if err != nil {
+			if ctx.Err() == nil {
+				s.log.Error("reading phase changes", "err", err)
+				fmt.Fprintf(w, "event: error\ndata: %q\n\n", "reading phase changes failed")
+				fl.Flush()
+			}
+			return
+		}
+		for _, c := range changes {
+			last = c.Seq
+			if (project != "" && c.Project != project) || (app != "" && c.App != app) {
+				continue
+			}
+			data, err := json.Marshal(c)
+			if err != nil {
+				return
+			}
+			if _, err := fmt.Fprintf(w, "id: %d\nevent: phase\ndata: %s\n\n", c.Seq, data); err != nil {
+				return
+			}
+		}
+		if len(changes) > 0 {
+			fl.Flush()
+		}
+		if len(changes) == streamPage {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.stopping:
+			return
+		case <-wake:
+		case <-poll.C:
+		case <-heartbeat.C:
+			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
+				return
+			}
+			fl.Flush()
+		}
+	}
+}

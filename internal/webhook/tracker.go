@@ -1,0 +1,476 @@
+package webhook
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fleetwright/fleetwright/internal/probe"
+	"github.com/fleetwright/fleetwright/internal/store"
+)
+
+// notice tells the tracker that an event was stored for a deployment.
+type notice struct {
+	deploymentID  int64
+	project, app  string
+	newDeployment bool
+	component     string
+	health        string
+	recheck       bool
+}
+
+// tracker runs the checks of deployments and turns their results into phases.
+type tracker struct {
+	s      *Server
+	runner *probe.Runner
+
+	mu            sync.Mutex
+	runs          map[int64]*run
+	degradedSince map[int64]time.Time
+	// written remembers what was last written per deployment, so that an
+	// attempt that changes nothing but counters is not written again.
+	written map[int64]writtenState
+	// healths holds the latest event health per deployment and component: an
+	// event that repeats it does not wake the deployment's checks.
+	healths map[int64]map[string]string
+	queue   []notice
+	signal  chan struct{}
+
+	// persistMu orders phase writes, so the phase log's order is the order
+	// in which the decisions were made.
+	persistMu sync.Mutex
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+type writtenState struct {
+	states, full string
+	at           time.Time
+	// What was written, so the next attempt need not read it back.
+	phase    store.Phase
+	timeout  time.Duration
+	finished time.Time
+	live     string
+}
+
+const (
+	// rewriteEvery bounds how stale the stored attempt counters may get.
+	rewriteEvery = 10 * time.Second
+	// messageEvery bounds how often a deployment whose states did not
+	// change is rewritten for new messages alone.
+	messageEvery = time.Second
+)
+
+// signatures sum up a result: its phase and check states, and everything a
+// reader sees.
+func signatures(v verdict, res probe.Result, live string) (states, full string) {
+	var st, b strings.Builder
+	fmt.Fprintf(&st, "%s\x00%s\x00%v", v.Phase, live, res.Paused)
+	for _, c := range res.Checks {
+		fmt.Fprintf(&st, "\x00%s\x00%s\x00%d\x00%d", c.Name, c.State, len(c.Components), len(c.Endpoints))
+		fmt.Fprintf(&b, "\x00%s", c.Message)
+	}
+	states = st.String()
+	return states, states + "\x00" + v.Message + b.String()
+}
+
+// needsWrite tells whether a result must be written given what was last.
+func (w writtenState) needsWrite(states, full string, now time.Time) bool {
+	switch {
+	case states != w.states:
+		return true
+	case full != w.full:
+		return now.Sub(w.at) >= messageEvery
+	}
+	return now.Sub(w.at) >= rewriteEvery
+}
+
+type run struct {
+	cancel  context.CancelFunc
+	wake    chan struct{}
+	project string
+	app     string
+}
+
+func newTracker(s *Server) *tracker {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &tracker{
+		s: s,
+		runner: probe.NewRunner(probe.RunnerOptions{
+			Concurrency: s.cfg.Concurrency, Backoff: s.cfg.Backoff, Clock: s.cfg.Clock,
+			Observe: func(check string, st probe.State, took time.Duration) {
+				s.metrics.checks.WithLabelValues(check, string(st)).Inc()
+				s.metrics.checkSeconds.WithLabelValues(check).Observe(took.Seconds())
+			},
+		}),
+		runs:          map[int64]*run{},
+		degradedSince: map[int64]time.Time{},
+		written:       map[int64]writtenState{},
+		healths:       map[int64]map[string]string{},
+		signal:        make(chan struct{}, 1),
+		ctx:           ctx,
+		cancel:        cancel,
+	}
+}
+
+func (t *tracker) start() error {
+	active, err := t.s.cfg.Store.ActiveDeployments(t.ctx)
+	if err != nil {
+		return fmt.Errorf("resuming deployments: %w", err)
+	}
+	for _, d := range active {
+		t.notify(notice{deploymentID: d.ID, project: d.Project, app: d.App, recheck: true})
+	}
+	t.wg.Add(1)
+	go t.loop()
+	return nil
+}
+
+func (t *tracker) stop() {
+	t.cancel()
+	t.wg.Wait()
+}
+
+// notify queues a notice; it never blocks.
+func (t *tracker) notify(n notice) {
+	t.mu.Lock()
+	t.queue = append(t.queue, n)
+	t.mu.Unlock()
+	select {
+	case t.signal <- struct{}{}:
+	default:
+	}
+}
+
+func (t *tracker) loop() {
+	defer t.wg.Done()
+	var tick <-chan time.Time
+	if t.s.cfg.RecheckInterval > 0 {
+		tk := time.NewTicker(t.s.cfg.RecheckInterval)
+		defer tk.Stop()
+		tick = tk.C
+	}
+	for {
+		select {
+		case <-t.ctx.Done():
+			return
+		case <-t.signal:
+		case <-tick:
+			t.periodic()
+		}
+		t.mu.Lock()
+		q := t.queue
+		t.queue = nil
+		t.mu.Unlock()
+		for _, n := range q {
+			t.handle(n)
+		}
+	}
+}
+
+// periodic queues a recheck of every rolled-out app.
+func (t *tracker) periodic() {
+	apps, err := t.s.cfg.Store.Apps(t.ctx)
+	if err != nil {
+		t.s.log.Error("listing apps for recheck", "err", err)
+		return
+	}
+	for _, a := range apps {
+		due := a.Phase == store.PhaseDegraded ||
+			(t.s.cfg.Prober != nil && (a.Phase == store.PhaseRunning || a.Phase == store.PhasePaused))
+		if due {
+			t.mu.Lock()
+			t.queue = append(t.queue, notice{deploymentID: a.DeploymentID, project: a.Project, app: a.Name, recheck: true})
+			t.mu.Unlock()
+		}
+	}
+}
+
+// handle decides what a notice starts: a rollout run, a recheck, or a wake-up
+// of the run already going.
+func (t *tracker) handle(n notice) {
+	if t.ctx.Err() != nil {
+		return
+	}
+	t.mu.Lock()
+	if n.newDeployment {
+		// The app's older deployments are superseded: stop their checks.
+		for id, r := range t.runs {
+			if id != n.deploymentID && r.project == n.project && r.app == n.app {
+				r.cancel()
+				delete(t.runs, id)
+				delete(t.written, id)
+				delete(t.degradedSince, id)
+				delete(t.healths, id)
+			}
+		}
+	}
+	changed := true
+	if n.component != "" {
+		hs := t.healths[n.deploymentID]
+		if hs == nil {
+			hs = map[string]string{}
+			t.healths[n.deploymentID] = hs
+		}
+		changed = hs[n.component] != n.health
+		hs[n.component] = n.health
+	}
+	if r := t.runs[n.deploymentID]; r != nil {
+		if changed {
+			select {
+			case r.wake <- struct{}{}:
+			default:
+			}
+		}
+		t.mu.Unlock()
+		return
+	}
+	t.mu.Unlock()
+	d, err := t.s.cfg.Store.Deployment(t.ctx, n.deploymentID)
+	if err != nil {
+		t.s.log.Error("reading deployment", "id", n.deploymentID, "err", err)
+		return
+	}
+	app, err := t.s.cfg.Store.App(t.ctx, d.Project, d.App)
+	if err != nil {
+		t.s.log.Error("reading app", "app", d.Project+"/"+d.App, "err", err)
+		return
+	}
+	current := app.DeploymentID == d.ID
+	switch {
+	case !current && d.Finished():
+		// A superseded deployment: its history is kept, its checks are over.
+	case d.Phase == store.PhasePending || d.Phase == store.PhaseDeploying:
+		t.startRun(d, modeRollout, d.StartedAt)
+	case d.Phase == store.PhaseFailed && n.health == store.HealthHealthy && current:
+		// Flux reports success after the failure: check the revision again.
+		t.startRun(d, modeRollout, t.s.now())
+	case current && (d.Phase == store.PhaseRunning || d.Phase == store.PhasePaused || d.Phase == store.PhaseDegraded):
+		if n.recheck && d.Phase == store.PhaseDegraded {
+			t.mu.Lock()
+			if _, ok := t.degradedSince[d.ID]; !ok {
+				t.degradedSince[d.ID] = d.UpdatedAt
+			}
+			t.mu.Unlock()
+		}
+		t.startRun(d, modeRecheck, d.StartedAt)
+	}
+}
+
+func (t *tracker) startRun(d store.Deployment, mode runMode, started time.Time) {
+	ctx, cancel := context.WithCancel(t.ctx)
+	r := &run{cancel: cancel, wake: make(chan struct{}, 1), project: d.Project, app: d.App}
+	t.mu.Lock()
+	t.runs[d.ID] = r
+	t.mu.Unlock()
+	t.wg.Add(1)
+	go func() {
+		defer t.wg.Done()
+		defer cancel()
+		defer func() {
+			t.mu.Lock()
+			if t.runs[d.ID] == r {
+				delete(t.runs, d.ID)
+			}
+			t.mu.Unlock()
+		}()
+		t.execute(ctx, d, mode, started, r.wake)
+	}()
+}
+
+func (t *tracker) target(d store.Deployment) probe.Target {
+	return probe.Target{Project: d.Project, App: d.App, Revision: d.Revision, FluxNamespace: t.s.cfg.FluxNamespace}
+}
+
+func (t *tracker) execute(ctx context.Context, d store.Deployment, mode runMode, started time.Time, wake <-chan struct{}) {
+	chk := &deploymentChecker{base: t.s.cfg.Prober, st: t.s.cfg.Store, id: d.ID}
+	timeout := d.Timeout
+	if timeout <= 0 {
+		timeout = t.s.cfg.DefaultTimeout
+	}
+	var (
+		res probe.Result
+		err error
+	)
+	if mode == modeRecheck {
+		res, err = t.runner.Once(ctx, chk, t.target(d))
+	} else {
+		res, err = t.runner.Run(ctx, chk, t.target(d), started, timeout, wake, func(r probe.Result) {
+			t.apply(ctx, d.ID, mode, r, false)
+		})
+	}
+	if err != nil {
+		return
+	}
+	t.apply(ctx, d.ID, mode, res, true)
+}
+
+// apply evaluates a result and writes the deployment's phase and checks.
+func (t *tracker) apply(ctx context.Context, id int64, mode runMode, res probe.Result, done bool) {
+	t.persistMu.Lock()
+	defer t.persistMu.Unlock()
+	if ctx.Err() != nil {
+		return
+	}
+	t.mu.Lock()
+	last, known := t.written[id]
+	t.mu.Unlock()
+	var d store.Deployment
+	if known {
+		d = store.Deployment{ID: id, Phase: last.phase, Timeout: last.timeout, FinishedAt: last.finished, LiveURL: last.live}
+	} else {
+		var err error
+		if d, err = t.s.cfg.Store.Deployment(ctx, id); err != nil {
+			t.s.log.Error("reading deployment", "id", id, "err", err)
+			return
+		}
+	}
+	now := t.s.now()
+	timeout := res.Timeout
+	if timeout <= 0 {
+		timeout = d.Timeout
+	}
+	if timeout <= 0 {
+		timeout = t.s.cfg.DefaultTimeout
+	}
+	t.mu.Lock()
+	since := t.degradedSince[id]
+	t.mu.Unlock()
+	v := evaluate(evalInput{Mode: mode, Previous: d.Phase, Result: res, Done: done, Timeout: timeout, DegradedSince: since, Now: now})
+	raw, err := json.Marshal(res)
+	if err != nil {
+		t.s.log.Error("encoding checks", "err", err)
+		return
+	}
+	finished := time.Time{}
+	switch {
+	case mode == modeRecheck:
+		finished = d.FinishedAt
+		if finished.IsZero() {
+			finished = now
+		}
+	case v.Phase.Final():
+		finished = now
+	}
+	live := res.LiveURL
+	if live == "" && v.Phase != store.PhaseFailed {
+		live = d.LiveURL
+	}
+	states, full := signatures(v, res, live)
+	if !done && !last.needsWrite(states, full, now) {
+		return
+	}
+	if done && last.full == full {
+		return
+	}
+	change, err := t.s.cfg.Store.UpdateDeployment(ctx, store.DeploymentUpdate{
+		ID: id, Phase: v.Phase, Message: v.Message, Checks: raw, LiveURL: live,
+		Timeout: timeout, FinishedAt: finished, UpdatedAt: now,
+	})
+	if err != nil {
+		t.s.log.Error("writing deployment", "id", id, "err", err)
+		return
+	}
+	t.mu.Lock()
+	t.written[id] = writtenState{states: states, full: full, at: now, phase: v.Phase, timeout: timeout, finished: finished, live: live}
+	if v.Phase == store.PhaseDegraded {
+		if _, ok := t.degradedSince[id]; !ok {
+			t.degradedSince[id] = now
+		}
+	} else {
+		delete(t.degradedSince, id)
+	}
+	t.mu.Unlock()
+	if change == nil {
+		return
+	}
+	t.s.log.Info("phase changed", "app", change.Project+"/"+change.App, "revision", change.Revision,
+		"from", string(change.From), "to", string(change.To), "message", change.Message)
+	t.s.metrics.phases.WithLabelValues(string(change.To)).Inc()
+	t.s.hub.notify()
+	if t.s.github != nil {
+		full, err := t.s.cfg.Store.Deployment(ctx, id)
+		if err != nil {
+			t.s.log.Error("reading deployment", "id", id, "err", err)
+			return
+		}
+		t.s.github.enqueue(full)
+	}
+}
+
+// deploymentChecker adds what Flux's events say to the cluster checks: with
+// no cluster the sync check is judged from the events alone, and with one a
+// terminal Flux failure of the revision fails the sync check at once.
+type deploymentChecker struct {
+	base probe.Checker
+	st   store.Store
+	id   int64
+}
+
+func (c *deploymentChecker) Sync(ctx context.Context, t probe.Target) (probe.Check, time.Duration) {
+	d, err := c.st.Deployment(ctx, c.id)
+	if err != nil {
+		return probe.Check{Name: probe.CheckSync, State: probe.StateProgressing, Message: "reading deployment: " + err.Error()}, 0
+	}
+	ev := eventSync(d.Components)
+	if c.base == nil {
+		return ev, 0
+	}
+	chk, timeout := c.base.Sync(ctx, t)
+	if ev.State == probe.StateFailed && chk.State != probe.StateFailed {
+		chk.State, chk.Message = probe.StateFailed, ev.Message
+	}
+	return chk, timeout
+}
+
+func (c *deploymentChecker) Readiness(ctx context.Context, t probe.Target) (probe.Check, bool) {
+	if c.base == nil {
+		return probe.Check{Name: probe.CheckReadiness, State: probe.StateSkipped, Message: "no cluster configured"}, false
+	}
+	return c.base.Readiness(ctx, t)
+}
+
+func (c *deploymentChecker) Reachability(ctx context.Context, t probe.Target) (probe.Check, string) {
+	if c.base == nil {
+		return probe.Check{Name: probe.CheckReachability, State: probe.StateSkipped, Message: "no cluster configured"}, ""
+	}
+	return c.base.Reachability(ctx, t)
+}
+
+// eventSync judges the sync check from the latest Flux event of each component.
+func eventSync(comps []store.ComponentState) probe.Check {
+	c := probe.Check{Name: probe.CheckSync}
+	if len(comps) == 0 {
+		c.State, c.Message = probe.StateProgressing, "no Flux event for this revision yet"
+		return c
+	}
+	var failed, waiting []string
+	for _, s := range comps {
+		cs := probe.ComponentStatus{Component: s.Name, Kind: s.Kind, Name: s.Name, Message: s.Reason + ": " + s.Message}
+		switch {
+		case s.Health == store.HealthFailed && s.Terminal:
+			cs.State = probe.StateFailed
+			failed = append(failed, s.Name+": "+cs.Message)
+		case s.Health == store.HealthHealthy:
+			cs.State = probe.StatePassed
+		default:
+			cs.State = probe.StateProgressing
+			waiting = append(waiting, s.Name+": "+cs.Message)
+		}
+		c.Components = append(c.Components, cs)
+	}
+	switch {
+	case len(failed) > 0:
+		c.State, c.Message = probe.StateFailed, strings.Join(failed, "; ")
+	case len(waiting) > 0:
+		c.State, c.Message = probe.StateProgressing, strings.Join(waiting, "; ")
+	default:
+		c.State, c.Message = probe.StatePassed, fmt.Sprintf("%d components reconciled (from Flux events)", len(comps))
+	}
+	return c
+}
