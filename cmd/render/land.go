@@ -65,7 +65,7 @@ func land(ctx context.Context, o landOptions, appsRoot string, repo *spec.Repo, 
 	if token != "" {
 		remote.Auth = gitrepo.TokenAuth(token)
 	}
-	g, err := gitrepo.Sync(ctx, workdir, remote, o.base, gitrepo.WithAuth(remote.Auth))
+	g, err := gitrepo.Sync(ctx, workdir, remote, o.base, gitrepo.WithAuth(remote.Auth), gitrepo.Bare())
 	if err != nil {
 		return nil, fmt.Errorf("cloning the fleet repository: %w", err)
 	}

@@ -16,18 +16,23 @@ import (
 // it, so that whole subtrees that did not change are recognised by hash
 // without reading them.
 type memDir struct {
-	files map[string]plumbing.Hash
+	files map[string]object.TreeEntry
 	dirs  map[string]*memDir
 	hash  plumbing.Hash
 	count int // files at or below
 }
 
 func newMemDir() *memDir {
-	return &memDir{files: map[string]plumbing.Hash{}, dirs: map[string]*memDir{}}
+	return &memDir{files: map[string]object.TreeEntry{}, dirs: map[string]*memDir{}}
 }
 
-// add puts the file at rel (slash-separated, relative to d) into d.
+// add puts the regular file at rel (slash-separated, relative to d) into d.
 func (d *memDir) add(rel string, h plumbing.Hash, full string) error {
+	return d.addEntry(rel, object.TreeEntry{Mode: filemode.Regular, Hash: h}, full)
+}
+
+// addEntry puts the entry at rel into d.
+func (d *memDir) addEntry(rel string, e object.TreeEntry, full string) error {
 	parts := strings.Split(rel, "/")
 	for _, part := range parts[:len(parts)-1] {
 		if _, ok := d.files[part]; ok {
@@ -44,7 +49,8 @@ func (d *memDir) add(rel string, h plumbing.Hash, full string) error {
 	if _, ok := d.dirs[name]; ok {
 		return fmt.Errorf("file %q: it is also a directory", full)
 	}
-	d.files[name] = h
+	e.Name = name
+	d.files[name] = e
 	return nil
 }
 
@@ -52,8 +58,8 @@ func (d *memDir) add(rel string, h plumbing.Hash, full string) error {
 func (d *memDir) seal() error {
 	entries := make([]object.TreeEntry, 0, len(d.files)+len(d.dirs))
 	d.count = len(d.files)
-	for name, h := range d.files {
-		entries = append(entries, object.TreeEntry{Name: name, Mode: filemode.Regular, Hash: h})
+	for _, e := range d.files {
+		entries = append(entries, e)
 	}
 	for name, sub := range d.dirs {
 		if err := sub.seal(); err != nil {
@@ -171,8 +177,8 @@ func (d *differ) dir(dir string, have plumbing.Hash, want *memDir) error {
 		}
 		return dir + "/" + name
 	}
-	for name, h := range want.files {
-		if err := d.file(join(name), entries[name], h); err != nil {
+	for name, f := range want.files {
+		if err := d.file(join(name), entries[name], f.Hash); err != nil {
 			return err
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -136,6 +137,58 @@ func TestSyncCloneAndReuse(t *testing.T) {
 	}
 }
 
+// TestSyncReuseKeepsWorkTreeExact covers both ways a reused clone is
+// brought to the remote head: in place when the work tree is clean, by a
+// full reset when a tracked file was edited behind its back.
+func TestSyncReuseKeepsWorkTreeExact(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := gittest.NewServer(t)
+	url := srv.CreateRepo(t, "fleet.git", "main", map[string]string{"a/one.yaml": "1\n", "a/two.yaml": "2\n", "b/three.yaml": "3\n"})
+	bare := srv.Path("fleet.git")
+	dir := t.TempDir()
+	var logs strings.Builder
+	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	resync := func() {
+		t.Helper()
+		r, err := gitrepo.Sync(ctx, dir, gitrepo.Remote{URL: url}, "main", gitrepo.WithLogger(logger))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Close()
+	}
+	resync()
+
+	gittest.CommitFiles(t, bare, "main", "move", map[string]string{"a/two.yaml": "", "b/three.yaml": "3b\n", "c/four.yaml": "4\n"})
+	logs.Reset()
+	resync()
+	if !strings.Contains(logs.String(), "work tree moved in place") {
+		t.Errorf("clean work tree was not moved in place; logs:\n%s", logs.String())
+	}
+	want := map[string]string{"a/one.yaml": "1\n", "b/three.yaml": "3b\n", "c/four.yaml": "4\n"}
+	if diff := cmp.Diff(want, readDir(t, dir)); diff != "" {
+		t.Errorf("work tree after in-place move (-want +got):\n%s", diff)
+	}
+	assertClean(t, dir)
+	fsck(t, dir)
+
+	// Someone edits a tracked file: the next sync resets it.
+	if err := os.WriteFile(filepath.Join(dir, "a/one.yaml"), []byte("edited by hand\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gittest.CommitFiles(t, bare, "main", "more", map[string]string{"c/five.yaml": "5\n"})
+	logs.Reset()
+	resync()
+	if !strings.Contains(logs.String(), "work tree reset") {
+		t.Errorf("dirty work tree was not reset; logs:\n%s", logs.String())
+	}
+	want["c/five.yaml"] = "5\n"
+	if diff := cmp.Diff(want, readDir(t, dir)); diff != "" {
+		t.Errorf("work tree after reset (-want +got):\n%s", diff)
+	}
+	assertClean(t, dir)
+}
+
 func TestSyncFromPath(t *testing.T) {
 	t.Parallel()
 	srv := gittest.NewServer(t)
@@ -247,6 +300,16 @@ func TestTree(t *testing.T) {
 				t.Errorf("Tree(%s) (-want +got):\n%s", tc.ref, diff)
 			}
 		})
+	}
+	// The head of a pull request is fetched by its refspec.
+	pr := gittest.CommitFiles(t, bare, "scratch", "pr head", map[string]string{"apps/shop/new/app.yaml": "name: new\n"})
+	gittest.Git(t, bare, "update-ref", "refs/pull/7/head", pr)
+	gittest.Git(t, bare, "branch", "-D", "scratch")
+	if err := r.Fetch(ctx, "+refs/pull/7/head:refs/remotes/origin/pr/7"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := r.Tree(ctx, "origin/pr/7", "apps/shop/new"); err != nil || string(got["apps/shop/new/app.yaml"]) != "name: new\n" {
+		t.Errorf("Tree(origin/pr/7) = %v, %v", stringMap(got), err)
 	}
 	if _, err := r.Tree(ctx, "no-such-ref"); !errors.Is(err, gitrepo.ErrRefNotFound) {
 		t.Errorf("Tree(no-such-ref) error = %v, want ErrRefNotFound", err)
@@ -597,6 +660,52 @@ func TestLandConcurrent(t *testing.T) {
 	if n := strings.Count(gittest.Git(t, bare, "rev-list", "--first-parent", "main"), "\n"); n != writers+1 {
 		t.Errorf("main has %d commits, want %d", n, writers+1)
 	}
+	fsck(t, bare)
+}
+
+func TestLandBare(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := gittest.NewServer(t)
+	url, bare := fleetRepo(t, srv, "fleet.git")
+	dir := t.TempDir()
+	r, err := gitrepo.Sync(ctx, dir, gitrepo.Remote{URL: url}, "main", gitrepo.Bare(), gitrepo.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	files := map[string]string{"clusters/prod/apps/shop-api.yaml": "v1\n", "apps/prod/shop/api/web/service-api-web.yaml": "kind: Service\n"}
+	for _, target := range []gitrepo.Target{{Base: "main", Branch: "fleetwright/render"}, {Base: "main"}} {
+		res, err := r.Land(ctx, target, change("render", files, prefixes...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Pushed || res.Stats != (gitrepo.Stats{Written: 2, Deleted: 2}) {
+			t.Errorf("Land(%+v) = %+v", target, res)
+		}
+		want := map[string]string{"clusters/prod/flux-system/gotk-sync.yaml": "kind: GitRepository\n"}
+		for k, v := range files {
+			want[k] = v
+		}
+		if diff := cmp.Diff(want, remoteFiles(t, bare, target.Base)); target.Branch == "" && diff != "" {
+			t.Errorf("main (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(want, remoteFiles(t, bare, "fleetwright/render")); diff != "" {
+			t.Errorf("branch (-want +got):\n%s", diff)
+		}
+	}
+	res, err := r.Land(ctx, gitrepo.Target{Base: "main"}, change("render", files, prefixes...))
+	if err != nil || res.Pushed || res.Changed {
+		t.Errorf("rerun = %+v, %v; want nothing to do", res, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "clusters")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a bare clone has files checked out: %v", err)
+	}
+	got, err := r.Tree(ctx, "main", "clusters/prod/apps")
+	if err != nil || string(got["clusters/prod/apps/shop-api.yaml"]) != "v1\n" {
+		t.Errorf("Tree = %v, %v", stringMap(got), err)
+	}
+	fsck(t, dir)
 	fsck(t, bare)
 }
 

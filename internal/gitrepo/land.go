@@ -214,6 +214,9 @@ func (r *Repo) checkoutBase(branch string, base plumbing.Hash) error {
 	if err := r.repo.Storer.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, name)); err != nil {
 		return fmt.Errorf("pointing HEAD at %s: %w", branch, err)
 	}
+	if r.bare {
+		return nil
+	}
 	idx, err := r.repo.Storer.Index()
 	if err != nil {
 		return fmt.Errorf("reading index: %w", err)

@@ -78,6 +78,14 @@ func WithClock(now func() time.Time) Option {
 	}
 }
 
+// Bare makes Sync clone without a work tree (a bare repository): Land
+// then builds and pushes commits from git objects alone and writes no
+// files. It is the fast choice where every run starts from a fresh clone,
+// as in CI. Open detects bare repositories by itself.
+func Bare() Option {
+	return func(r *Repo) { r.bare = true }
+}
+
 // WithAuth sets the credentials Fetch and Land use for the remote of a
 // repository opened with Open (Sync takes them from its Remote).
 func WithAuth(auth transport.AuthMethod) Option {
@@ -90,9 +98,10 @@ type Repo struct {
 	dir    string
 	repo   *git.Repository
 	closer io.Closer
-	auth transport.AuthMethod
-	log  *slog.Logger
-	now  func() time.Time
+	bare   bool // no work tree: commits are made from objects only
+	auth   transport.AuthMethod
+	log    *slog.Logger
+	now    func() time.Time
 
 	// beforePush, when set, runs before every push attempt (tests use it
 	// to make another writer win a race deterministically).
@@ -136,7 +145,7 @@ func Sync(ctx context.Context, dir string, remote Remote, branch string, opts ..
 	}
 	if empty {
 		r.log.Info("cloning", "remote", redactURL(remote.URL), "dir", dir)
-		_, err := git.PlainCloneContext(ctx, dir, false, &git.CloneOptions{
+		_, err := git.PlainCloneContext(ctx, dir, r.bare, &git.CloneOptions{
 			URL:        remote.URL,
 			Auth:       remote.Auth,
 			RemoteName: RemoteName,
@@ -144,7 +153,7 @@ func Sync(ctx context.Context, dir string, remote Remote, branch string, opts ..
 		})
 		switch {
 		case errors.Is(err, transport.ErrEmptyRemoteRepository):
-			if err := initEmpty(dir, remote.URL); err != nil {
+			if err := initEmpty(dir, remote.URL, r.bare); err != nil {
 				return nil, err
 			}
 		case err != nil:
@@ -195,8 +204,8 @@ func (r *Repo) checkoutRemote(branch string) error {
 	return r.checkout(branch, head)
 }
 
-func initEmpty(dir, remoteURL string) error {
-	repo, err := git.PlainInit(dir, false)
+func initEmpty(dir, remoteURL string, bare bool) error {
+	repo, err := git.PlainInit(dir, bare)
 	if err != nil {
 		return fmt.Errorf("initialising %s: %w", dir, err)
 	}
@@ -239,6 +248,7 @@ func (r *Repo) open() error {
 	default:
 		return fmt.Errorf("opening git repository %s: %w", r.dir, err)
 	}
+	r.bare = wt == nil
 	st := filesystem.NewStorageWithOptions(osfs.New(dot), cache.NewObjectLRUDefault(),
 		filesystem.Options{MaxOpenDescriptors: maxOpenPacks})
 	repo, err := git.Open(st, wt)
@@ -266,15 +276,24 @@ const fetchSpec = config.RefSpec("+refs/heads/*:refs/remotes/" + RemoteName + "/
 func (r *Repo) Dir() string { return r.dir }
 
 // Fetch updates the remote-tracking branches from the remote, dropping
-// those whose branch was deleted there.
-func (r *Repo) Fetch(ctx context.Context) error {
-	err := r.repo.FetchContext(ctx, &git.FetchOptions{
+// those whose branch was deleted there. With refspecs it fetches those
+// instead, for example "+refs/pull/7/head:refs/remotes/origin/pr/7" for the
+// head of a pull request, and prunes nothing.
+func (r *Repo) Fetch(ctx context.Context, refspecs ...string) error {
+	opts := &git.FetchOptions{
 		RemoteName: RemoteName,
 		RefSpecs:   []config.RefSpec{fetchSpec},
 		Auth:       r.auth,
 		Prune:      true,
 		Force:      true,
-	})
+	}
+	if len(refspecs) > 0 {
+		opts.RefSpecs, opts.Prune = nil, false
+		for _, s := range refspecs {
+			opts.RefSpecs = append(opts.RefSpecs, config.RefSpec(s))
+		}
+	}
+	err := r.repo.FetchContext(ctx, opts)
 	switch {
 	case err == nil, errors.Is(err, git.NoErrAlreadyUpToDate), errors.Is(err, transport.ErrEmptyRemoteRepository):
 		return nil
@@ -337,13 +356,24 @@ func (r *Repo) remoteIsEmpty() bool {
 
 // checkout points HEAD at the local branch, sets the branch to commit and
 // hard-resets the index and work tree to it.
+// When the work tree is clean, only the files that differ between HEAD
+// and commit are rewritten.
 func (r *Repo) checkout(branch string, commit plumbing.Hash) error {
 	name := plumbing.NewBranchReferenceName(branch)
-	if err := r.repo.Storer.SetReference(plumbing.NewHashReference(name, commit)); err != nil {
-		return fmt.Errorf("setting %s: %w", branch, err)
+	if r.bare {
+		return r.setHead(name, commit)
 	}
-	if err := r.repo.Storer.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, name)); err != nil {
-		return fmt.Errorf("pointing HEAD at %s: %w", branch, err)
+	moved, err := r.fastMove(commit)
+	if err != nil {
+		return err
+	}
+	if moved {
+		r.log.Debug("work tree moved in place", "commit", commit.String())
+		return r.setHead(name, commit)
+	}
+	r.log.Debug("work tree reset", "commit", commit.String())
+	if err := r.setHead(name, commit); err != nil {
+		return err
 	}
 	wt, err := r.repo.Worktree()
 	if err != nil {
@@ -351,6 +381,17 @@ func (r *Repo) checkout(branch string, commit plumbing.Hash) error {
 	}
 	if err := wt.Reset(&git.ResetOptions{Commit: commit, Mode: git.HardReset}); err != nil {
 		return fmt.Errorf("resetting work tree to %s: %w", commit, err)
+	}
+	return nil
+}
+
+// setHead sets the branch name to commit and points HEAD at it.
+func (r *Repo) setHead(name plumbing.ReferenceName, commit plumbing.Hash) error {
+	if err := r.repo.Storer.SetReference(plumbing.NewHashReference(name, commit)); err != nil {
+		return fmt.Errorf("setting %s: %w", name.Short(), err)
+	}
+	if err := r.repo.Storer.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, name)); err != nil {
+		return fmt.Errorf("pointing HEAD at %s: %w", name.Short(), err)
 	}
 	return nil
 }

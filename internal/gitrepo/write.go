@@ -71,7 +71,8 @@ type plan struct {
 
 // Commit applies ch on top of HEAD: it writes the changed files into the
 // work tree, deletes the files that are gone, leaves identical ones
-// untouched, stages them and commits on the current branch. It returns
+// untouched, stages them and commits on the current branch (in a bare
+// repository it only commits). It returns
 // ErrNoChange, and commits nothing, when HEAD already holds the files.
 func (r *Repo) Commit(ctx context.Context, ch Change) (string, Stats, error) {
 	base := plumbing.ZeroHash
@@ -107,7 +108,8 @@ func (r *Repo) plan(ctx context.Context, base plumbing.Hash, ch Change) (*plan, 
 		return nil, err
 	}
 	desired := make(map[string]plumbing.Hash, len(ch.Files))
-	for p, content := range ch.Files {
+	for _, p := range slices.Sorted(maps.Keys(ch.Files)) {
+		content := ch.Files[p]
 		c, err := cleanPath(p)
 		if err != nil || c != p {
 			return nil, fmt.Errorf("file %q: %w", p, cmpErr(err, "path is not clean"))
@@ -297,6 +299,9 @@ func (r *Repo) setBranch(h plumbing.Hash) error {
 // updateWorkTree writes and deletes the files of p in the work tree (which
 // holds p.base) and updates their index entries in one index write.
 func (r *Repo) updateWorkTree(ctx context.Context, p *plan, files map[string][]byte) error {
+	if r.bare {
+		return nil
+	}
 	idx, err := r.repo.Storer.Index()
 	if err != nil {
 		return fmt.Errorf("reading index: %w", err)

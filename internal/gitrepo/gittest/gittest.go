@@ -79,15 +79,11 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 		"GIT_CONFIG_VALUE_0=true",
 	)
 	h := &cgi.Handler{
-		Path: backend,
-		Root: "/",
-		Dir:  s.Root,
-		Env:  env,
-		// The CGI handler inherits a few variables from the parent by
-		// default; PATH is all http-backend needs and env carries it.
-		InheritEnv: nil,
-		Logger:     nil,
-		Stderr:     &testWriter{t: t},
+		Path:   backend,
+		Root:   "/",
+		Dir:    s.Root,
+		Env:    env,
+		Stderr: &testWriter{t: t},
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		user, pass, hasAuth := r.BasicAuth()
