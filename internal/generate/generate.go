@@ -94,9 +94,14 @@ func Render(repo *spec.Repo, opts Options) (*Fleet, error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	r := &renderer{opts: opts, repo: repo, apps: make(map[string]*spec.LoadedApp, len(repo.Apps))}
+	r := &renderer{opts: opts, repo: repo, apps: make(map[string]*spec.LoadedApp, len(repo.Apps)), compOrder: map[string][]string{}}
 	for _, a := range repo.Apps {
 		r.apps[a.Key()] = a
+	}
+	// Each app's components in the graph's order, from one pass over it.
+	for _, id := range repo.Order {
+		i := strings.LastIndexByte(id, '/')
+		r.compOrder[id[:i]] = append(r.compOrder[id[:i]], id[i+1:])
 	}
 
 	results := make([][]File, len(repo.Apps))
@@ -137,9 +142,10 @@ func Render(repo *spec.Repo, opts Options) (*Fleet, error) {
 }
 
 type renderer struct {
-	opts Options
-	repo *spec.Repo
-	apps map[string]*spec.LoadedApp // by Key
+	opts      Options
+	repo      *spec.Repo
+	apps      map[string]*spec.LoadedApp // by Key
+	compOrder map[string][]string        // app Key → component names, dependencies first
 }
 
 // object is one Kubernetes object and the file it goes to.
@@ -218,12 +224,9 @@ func encode(obj any) ([]byte, error) {
 
 // order returns the app's components, dependencies first (ties by name).
 func (r *renderer) order(a *spec.LoadedApp) []*spec.Component {
-	prefix := a.Key() + "/"
 	var out []*spec.Component
-	for _, id := range r.repo.Order {
-		if name, ok := strings.CutPrefix(id, prefix); ok && !strings.Contains(name, "/") {
-			out = append(out, a.Component(name))
-		}
+	for _, name := range r.compOrder[a.Key()] {
+		out = append(out, a.Component(name))
 	}
 	if len(out) != len(a.Spec.Components) { // repo built without a graph
 		out = out[:0]

@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"bytes"
 	"reflect"
 	"testing"
 	"time"
@@ -22,8 +23,24 @@ import (
 // encoding/json gives, for the kinds render writes.
 func TestGenericMatchesJSON(t *testing.T) {
 	t.Parallel()
+	for _, o := range testObjects() {
+		fast, err := toGeneric(reflect.ValueOf(o))
+		if err != nil {
+			t.Fatal(err)
+		}
+		slow, err := viaJSON(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(slow, fast); d != "" {
+			t.Errorf("%T (-json +reflect):\n%s", o, d)
+		}
+	}
+}
+
+func testObjects() []any {
 	two, eighty := int32(2), int32(80)
-	objs := []any{
+	return []any{
 		&appsv1.Deployment{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
 			ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "n", Labels: map[string]string{"x": "y"}, Annotations: map[string]string{}},
@@ -45,19 +62,8 @@ func TestGenericMatchesJSON(t *testing.T) {
 			KubeConfig: &meta.KubeConfigReference{SecretRef: &meta.SecretKeyReference{Name: "k"}}}},
 		&corev1.Service{Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromString("http")}}}},
 		&corev1.Secret{Data: map[string][]byte{"k": []byte("\x00\x01")}},
-	}
-	for _, o := range objs {
-		fast, err := toGeneric(reflect.ValueOf(o))
-		if err != nil {
-			t.Fatal(err)
-		}
-		slow, err := viaJSON(o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d := cmp.Diff(slow, fast); d != "" {
-			t.Errorf("%T (-json +reflect):\n%s", o, d)
-		}
+		&corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: "n"}},
+		&corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Command: []string{}, Args: nil}}}},
 	}
 }
 
@@ -68,6 +74,28 @@ func BenchmarkMarshalDeployment(b *testing.B) {
 	for b.Loop() {
 		if _, err := Marshal(d); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestDirectMatchesGeneric: writing a typed object directly gives the same
+// bytes as writing its JSON form.
+func TestDirectMatchesGeneric(t *testing.T) {
+	t.Parallel()
+	for _, o := range testObjects() {
+		var direct, viaGeneric bytes.Buffer
+		if err := Append(&direct, o); err != nil {
+			t.Fatal(err)
+		}
+		g, err := viaJSON(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := appendGeneric(&viaGeneric, g); err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(viaGeneric.String(), direct.String()); d != "" {
+			t.Errorf("%T (-generic +direct):\n%s", o, d)
 		}
 	}
 }

@@ -28,6 +28,15 @@ func Marshal(obj any) ([]byte, error) {
 
 // Append writes obj to b as Marshal does.
 func Append(b *bytes.Buffer, obj any) error {
+	if _, isMap := obj.(map[string]any); !isMap {
+		e := emitter{b: b}
+		return e.appendDirect(reflect.ValueOf(obj))
+	}
+	return appendGeneric(b, obj)
+}
+
+// appendGeneric writes obj through its generic (JSON-shaped) form.
+func appendGeneric(b *bytes.Buffer, obj any) error {
 	v, err := generic(obj)
 	if err != nil {
 		return err
