@@ -119,13 +119,38 @@ var (
 	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
 )
 
+type marshalKind uint8
+
+const (
+	marshalNone marshalKind = iota
+	marshalJSON
+	marshalText
+)
+
+var marshalCache sync.Map // reflect.Type → marshalKind
+
+func marshalKindOf(t reflect.Type) marshalKind {
+	if k, ok := marshalCache.Load(t); ok {
+		return k.(marshalKind)
+	}
+	k := marshalNone
+	switch {
+	case t.Implements(jsonMarshalerType):
+		k = marshalJSON
+	case t.Implements(textMarshalerType):
+		k = marshalText
+	}
+	marshalCache.Store(t, k)
+	return k
+}
+
 // marshaler returns a function that encodes v through its own MarshalJSON
-// or MarshalText, when it has one (on the value, or on its address when
-// addressable, as encoding/json does).
+// or MarshalText, when it has one (on the value, or on its address, as
+// encoding/json does).
 func marshaler(v reflect.Value) (func() (any, error), bool) {
 	try := func(x reflect.Value) (func() (any, error), bool) {
-		switch {
-		case x.Type().Implements(jsonMarshalerType):
+		switch marshalKindOf(x.Type()) {
+		case marshalJSON:
 			return func() (any, error) {
 				b, err := x.Interface().(json.Marshaler).MarshalJSON()
 				if err != nil {
@@ -137,7 +162,7 @@ func marshaler(v reflect.Value) (func() (any, error), bool) {
 				err = dec.Decode(&g)
 				return g, err
 			}, true
-		case x.Type().Implements(textMarshalerType):
+		case marshalText:
 			return func() (any, error) {
 				b, err := x.Interface().(encoding.TextMarshaler).MarshalText()
 				return string(b), err
@@ -148,16 +173,16 @@ func marshaler(v reflect.Value) (func() (any, error), bool) {
 	if f, ok := try(v); ok {
 		return f, true
 	}
-	if v.Kind() != reflect.Pointer && v.CanAddr() {
+	if v.Kind() == reflect.Pointer || marshalKindOf(reflect.PointerTo(v.Type())) == marshalNone {
+		return nil, false
+	}
+	if v.CanAddr() {
 		return try(v.Addr())
 	}
-	if v.Kind() != reflect.Pointer && reflect.PointerTo(v.Type()).Implements(jsonMarshalerType) {
-		// Not addressable: copy it so the pointer method can run.
-		p := reflect.New(v.Type())
-		p.Elem().Set(v)
-		return try(p)
-	}
-	return nil, false
+	// Not addressable: copy it so the pointer method can run.
+	p := reflect.New(v.Type())
+	p.Elem().Set(v)
+	return try(p)
 }
 
 func mapKey(k reflect.Value) (string, error) {
