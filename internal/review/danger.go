@@ -15,7 +15,7 @@ func dangers(apps []*appChange, base, head map[string]object) []string {
 			out = append(out, fmt.Sprintf("app `%s` is removed: Flux prunes every object it created", a.key))
 		}
 	}
-	for _, id := range unionIDs(base, head) {
+	for _, id := range unionKeys(base, head) {
 		bo, bok := base[id]
 		ho, hok := head[id]
 		switch {

@@ -243,7 +243,7 @@ func containerImages(o object) map[string]string {
 func writeImages(b *strings.Builder, base, head map[string]object) {
 	type row struct{ what, old, new string }
 	var rows []row
-	ids := unionIDs(base, head)
+	ids := unionKeys(base, head)
 	for _, id := range ids {
 		bo, bok := base[id]
 		ho, hok := head[id]
@@ -374,24 +374,9 @@ func delta(q [2]resource.Quantity, f func(resource.Quantity) string) string {
 	return "-" + f(neg)
 }
 
-func unionIDs(a, b map[string]object) []string {
-	set := map[string]bool{}
-	for k := range a {
-		set[k] = true
-	}
-	for k := range b {
-		set[k] = true
-	}
-	out := make([]string, 0, len(set))
-	for k := range set {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
-
-func unionKeys(a, b map[string]string) []string {
-	set := map[string]bool{}
+// unionKeys returns the keys of both maps, sorted.
+func unionKeys[V any](a, b map[string]V) []string {
+	set := make(map[string]bool, len(a)+len(b))
 	for k := range a {
 		set[k] = true
 	}
