@@ -1,0 +1,221 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fleetwright/fleetwright/internal/cli"
+	"github.com/fleetwright/fleetwright/internal/exports"
+	"github.com/fleetwright/fleetwright/internal/fleet"
+	"github.com/fleetwright/fleetwright/internal/generate"
+	"github.com/fleetwright/fleetwright/internal/spec"
+)
+
+// appsRepo copies the examples into a new folder and renders their fleet
+// into its fleet/ folder, as render does. With commit, the folder is a Git
+// repository: the specs are committed first, then the fleet, rendered with
+// the spec revisions render writes.
+func appsRepo(t *testing.T, commit bool) string {
+	t.Helper()
+	dir := t.TempDir()
+	err := os.CopyFS(dir, os.DirFS("../../examples"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if commit {
+		git(t, dir, "init", "-q", "-b", "main")
+		git(t, dir, "add", ".")
+		git(t, dir, "commit", "-q", "-m", "specs")
+	}
+	l, err := spec.NewLoader(exports.Catalog{}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo, ps := l.Load(os.DirFS(dir))
+	if ps.HasErrors() {
+		t.Fatal(ps)
+	}
+	revs, err := specRevisions(t.Context(), dir, "HEAD", repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := generate.Render(repo, generate.Options{SpecRevision: revs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "fleet")
+	plan, err := fleet.Compute(out, f.Map(), generate.ManagedDirs(&repo.Platform))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fleet.Apply(out, plan); err != nil {
+		t.Fatal(err)
+	}
+	if commit {
+		git(t, dir, "add", ".")
+		git(t, dir, "commit", "-q", "-m", "fleet")
+	}
+	return dir
+}
+
+func git(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
+		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_SYSTEM=/dev/null")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
+
+type result struct {
+	code        int
+	out, stderr string
+}
+
+func runVerify(t *testing.T, env map[string]string, args ...string) result {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err := run(t.Context(), args, stdio{out: &out, err: &errb, getenv: func(k string) string { return env[k] }})
+	code := cli.Code(err, &errb)
+	return result{code, out.String(), errb.String()}
+}
+
+func TestVerifyCommand(t *testing.T) {
+	t.Parallel()
+	clean := appsRepo(t, false)
+	edited := appsRepo(t, false)
+	deploy := filepath.Join(edited, "fleet/apps/prod-eu/shop/orders/api/deployment-orders-api.yaml")
+	data, err := os.ReadFile(deploy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(deploy, bytes.Replace(data, []byte("replicas: 1"), []byte("replicas: 4"), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		args     []string
+		env      map[string]string
+		code     int
+		contains []string // in stdout
+		stderr   string   // in stderr
+	}{
+		{name: "clean", args: []string{"--apps", clean}, code: 0,
+			contains: []string{"0 error(s), 14 warning(s): 47 files, 12 Flux Kustomizations, 12 paths built, 39 objects"}},
+		{name: "fleet folder after the flags", args: []string{"--apps", clean, filepath.Join(clean, "fleet")}, code: 0,
+			contains: []string{"0 error(s), 14 warning(s)"}},
+		{name: "hand edit", args: []string{"--apps", edited}, code: 1, contains: []string{
+			filepath.ToSlash(deploy) + ":16: differs from what the specs render (edited by hand?); run render",
+			"-  replicas: 4\n+  replicas: 1\n",
+			"1 error(s), 13 warning(s)", // 4 replicas in production: one warning fewer
+		}},
+		{name: "hand edit without the apps repository", args: []string{"--platform", filepath.Join(edited, "platform.yaml"), filepath.Join(edited, "fleet")}, code: 0,
+			contains: []string{"0 error(s), 13 warning(s)"}},
+		{name: "json", args: []string{"--apps", edited, "--format", "json"}, code: 1, contains: []string{`"ok": false`, `"check": "drift"`}},
+		{name: "github annotations", args: []string{"--apps", edited}, env: map[string]string{"GITHUB_ACTIONS": "true"}, code: 1, contains: []string{
+			"::error file=" + filepath.ToSlash(deploy) + ",line=16,title=verify drift::differs from what the specs render (edited by hand?); run render\n",
+		}},
+		{name: "bad format", args: []string{"--format", "xml"}, code: 2, stderr: "error: --format must be text or json"},
+		{name: "two folders", args: []string{"a", "b"}, code: 2, stderr: "error: verify takes one fleet folder, got 2"},
+		{name: "missing folder", args: []string{filepath.Join(clean, "nope")}, code: 2, stderr: "no such file or directory"},
+		{name: "apps-ref without apps", args: []string{"--apps-ref", "main"}, code: 2, stderr: "error: --apps-ref needs --apps"},
+		{name: "apps-ref outside git", args: []string{"--apps", clean, "--apps-ref", "main"}, code: 2, stderr: "is not inside a Git work tree"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := runVerify(t, tt.env, tt.args...)
+			if r.code != tt.code {
+				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, tt.code, r.out, r.stderr)
+			}
+			for _, s := range tt.contains {
+				if !strings.Contains(r.out, s) {
+					t.Errorf("stdout lacks %q:\n%s", s, r.out)
+				}
+			}
+			if !strings.Contains(r.stderr, tt.stderr) {
+				t.Errorf("stderr lacks %q:\n%s", tt.stderr, r.stderr)
+			}
+		})
+	}
+}
+
+// The JSON report is one object with every finding.
+func TestVerifyJSON(t *testing.T) {
+	t.Parallel()
+	dir := appsRepo(t, false)
+	if err := os.WriteFile(filepath.Join(dir, "fleet/clusters/prod-eu/token.txt"), []byte("ghp_"+strings.Repeat("x", 36)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runVerify(t, nil, "--apps", dir, "--format", "json")
+	if r.code != 1 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	var rep struct {
+		OK       bool `json:"ok"`
+		Errors   int  `json:"errors"`
+		Findings []struct {
+			Check, Severity, File, Message string
+			Line                           int
+		} `json:"findings"`
+	}
+	if err := json.Unmarshal([]byte(r.out), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, r.out)
+	}
+	if rep.OK || rep.Errors != 1 {
+		t.Errorf("ok=%v errors=%d", rep.OK, rep.Errors)
+	}
+	found := false
+	for _, f := range rep.Findings {
+		if f.Check == "secret" {
+			found = true
+			if f.Line != 1 || !strings.HasSuffix(f.File, "fleet/clusters/prod-eu/token.txt") || strings.Contains(f.Message, "xxxx") {
+				t.Errorf("secret finding %+v", f)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no secret finding in %s", r.out)
+	}
+	if strings.Contains(r.out, strings.Repeat("x", 36)) {
+		t.Error("the token's value is in the report")
+	}
+}
+
+// In a Git repository the spec revisions count, and --apps-ref renders the
+// specs of a ref rather than of the work tree.
+func TestVerifyGit(t *testing.T) {
+	t.Parallel()
+	dir := appsRepo(t, true)
+	if r := runVerify(t, nil, "--apps", dir); r.code != 0 {
+		t.Fatalf("fresh fleet: exit %d\n%s%s", r.code, r.out, r.stderr)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "fleet/clusters/prod-eu/apps/shop-orders.yaml"))
+	if err != nil || !bytes.Contains(data, []byte("event.toolkit.fluxcd.io/spec-revision: ")) {
+		t.Fatalf("no spec revision in the fleet (%v):\n%s", err, data)
+	}
+	spec := filepath.Join(dir, "apps/shop/orders/app.yaml")
+	data, err = os.ReadFile(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(spec, bytes.Replace(data, []byte("orders-api:2.4.1"), []byte("orders-api:2.5.0"), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := runVerify(t, nil, "--apps", dir); r.code != 1 || !strings.Contains(r.out, "+      - image: myorg/orders-api:2.5.0") {
+		t.Errorf("work tree: exit %d\n%s%s", r.code, r.out, r.stderr)
+	}
+	if r := runVerify(t, nil, "--apps", dir, "--apps-ref", "main"); r.code != 0 {
+		t.Errorf("--apps-ref main: exit %d\n%s%s", r.code, r.out, r.stderr)
+	}
+	if r := runVerify(t, nil, "--apps", dir, "--apps-ref", "nope"); r.code != 2 {
+		t.Errorf("--apps-ref nope: exit %d\n%s%s", r.code, r.out, r.stderr)
+	}
+}

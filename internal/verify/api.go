@@ -1,0 +1,133 @@
+package verify
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+)
+
+// newScheme returns the API types objects are checked against: client-go's
+// built-in kinds, CustomResourceDefinitions, and Flux's
+// kustomize.toolkit.fluxcd.io/v1, source.toolkit.fluxcd.io/v1 and
+// helm.toolkit.fluxcd.io/v2 kinds.
+func newScheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{
+		clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme,
+		kustomizev1.AddToScheme, sourcev1.AddToScheme, helmv2.AddToScheme,
+	} {
+		if err := add(s); err != nil {
+			return nil, fmt.Errorf("building the API scheme: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// checkAPI decodes an object strictly into its Go API type and checks the
+// fields the type cannot: required fields and a few rules the API server
+// enforces.
+func (r *run) checkAPI(o *object) []Finding {
+	var out []Finding
+	add := func(check Check, sev Severity, field, format string, args ...any) {
+		out = append(out, r.finding(o, check, sev, field, fmt.Sprintf(format, args...)))
+	}
+	if o.apiVersion == "" || o.kind == "" {
+		add(CheckAPI, SeverityError, "", "apiVersion and kind are required")
+		return out
+	}
+	if o.name == "" {
+		add(CheckAPI, SeverityError, "metadata.name", "required field is missing")
+	}
+	gvk := gvkOf(o.root)
+	if _, ok := r.types[gvk]; !ok {
+		sev := SeverityWarning
+		if r.opts.StrictKinds {
+			sev = SeverityError
+		}
+		add(CheckKind, sev, "", "unknown kind %s %s: no API type to check it against", o.apiVersion, o.kind)
+		return out
+	}
+	t := r.types[gvk]
+	if t == nil {
+		add(CheckKind, SeverityError, "", "no API type for %s %s", o.apiVersion, o.kind)
+		return out
+	}
+	root := decodable(o)
+	var errs []fieldError
+	validateValue(root, t, "", &errs)
+	for _, e := range errs {
+		add(CheckAPI, SeverityError, e.path, "%s", e.msg)
+	}
+	for _, m := range missingRequired(gvk.Group+"/"+gvk.Kind, root) {
+		add(CheckAPI, SeverityError, m.field, "%s", m.msg)
+	}
+	return out
+}
+
+// decodable returns the object as the API server would receive it: a
+// SOPS-encrypted object loses its sops metadata, and an encrypted Secret its
+// (still encrypted) values, which Flux decrypts before applying.
+func decodable(o *object) *node {
+	if o.root.get("sops") == nil {
+		return o.root
+	}
+	out := *o.root
+	out.kids = nil
+	for i := 0; i < len(o.root.kids); i += 2 {
+		switch k := o.root.kids[i].str; {
+		case k == "sops", o.kind == "Secret" && (k == "data" || k == "stringData"):
+			continue
+		}
+		out.kids = append(out.kids, o.root.kids[i], o.root.kids[i+1])
+	}
+	return &out
+}
+
+func nodeTypeName(n *node) string {
+	switch {
+	case n.kind == mapNode:
+		return "a mapping"
+	case n.kind == seqNode:
+		return "a list"
+	case n.tag == tagNull:
+		return "null"
+	case n.tag == tagBool:
+		return "true/false"
+	case n.tag == tagInt || n.tag == tagFloat:
+		return "a number"
+	}
+	return "a string"
+}
+
+func goTypeName(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Struct, reflect.Map:
+		return "a mapping"
+	case reflect.Slice, reflect.Array:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return "a base64 string"
+		}
+		return "a list"
+	case reflect.Pointer:
+		return goTypeName(t.Elem())
+	}
+	return t.String()
+}
+
+var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()

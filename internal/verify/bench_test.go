@@ -1,0 +1,91 @@
+package verify
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fleetwright/fleetwright/internal/exports"
+	"github.com/fleetwright/fleetwright/internal/fleet"
+	"github.com/fleetwright/fleetwright/internal/generate"
+	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/synth"
+)
+
+// Verifying the synthetic fleet: drift against the specs, every path built,
+// every object validated, the secret and policy gates; no cluster.
+func BenchmarkVerify1k(b *testing.B)  { benchVerify(b, 1_000, true) }
+func BenchmarkVerify10k(b *testing.B) { benchVerify(b, 10_000, true) }
+
+// The same without the drift check (no apps repository: no render).
+func BenchmarkVerifyFleetOnly10k(b *testing.B) { benchVerify(b, 10_000, false) }
+
+func benchVerify(b *testing.B, n int, drift bool) {
+	src := b.TempDir()
+	if err := synth.Write(src, n); err != nil {
+		b.Fatal(err)
+	}
+	l, err := spec.NewLoader(exports.Catalog{}, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	repo, ps := l.Load(os.DirFS(src))
+	if ps.HasErrors() {
+		b.Fatal(ps)
+	}
+	f, err := generate.Render(repo, generate.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := filepath.Join(src, "fleet")
+	plan, err := fleet.Compute(out, f.Map(), generate.ManagedDirs(&repo.Platform))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := fleet.Apply(out, plan); err != nil {
+		b.Fatal(err)
+	}
+	f = nil
+	runtime.GC()
+	opts := Options{FleetDir: out, FleetPath: repo.Platform.Fleet.Path, Platform: &repo.Platform}
+	if drift {
+		opts.Apps = &Apps{Repo: repo}
+	}
+	var cpu time.Duration
+	var rep *Report
+	b.ResetTimer()
+	for b.Loop() {
+		before := cpuTime()
+		rep, err = Run(b.Context(), opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		cpu += cpuTime() - before
+	}
+	b.StopTimer()
+	if rep.Failed() || rep.Stats.Objects < 9*n {
+		b.Fatalf("unexpected report: %d errors, %d objects: %v", rep.Count(SeverityError), rep.Stats.Objects, rep.Findings[:min(5, len(rep.Findings))])
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*n), "µs/app")
+	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
+	b.ReportMetric(float64(rep.Stats.Objects), "objects")
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	b.ReportMetric(float64(m.Sys)/(1<<20), "MiB-sys")
+	if load, err := os.ReadFile("/proc/loadavg"); err == nil {
+		b.Logf("load average before/after: %s", strings.TrimSpace(string(load)))
+	}
+}
+
+// cpuTime is the CPU time (user and system) the process used so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

@@ -1,0 +1,619 @@
+package verify
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+
+	"sigs.k8s.io/kustomize/api/konfig"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
+)
+
+// object is one Kubernetes object as Flux applies it.
+type object struct {
+	root *node // the object after the build
+	src  *node // the document it came from, for positions; nil if unknown
+	file string
+	ks   *fluxKS // the Kustomization that applies it; nil for files no path covers
+	// cluster is the cluster the object goes to ("" when unknown).
+	cluster    string
+	apiVersion string
+	kind       string
+	name       string
+	namespace  string
+}
+
+func (o *object) label() string {
+	if o.kind == "" {
+		return ""
+	}
+	return o.kind + "/" + o.name
+}
+
+func newObject(root, src *node, file string, ks *fluxKS, cluster string) *object {
+	md := root.get("metadata")
+	return &object{
+		root: root, src: src, file: file, ks: ks, cluster: cluster,
+		apiVersion: root.get("apiVersion").text(), kind: root.get("kind").text(),
+		name: md.get("name").text(), namespace: md.get("namespace").text(),
+	}
+}
+
+// krustyMu serializes kustomize builds: kustomize keeps its OpenAPI schema
+// in package state.
+var krustyMu sync.Mutex
+
+// build builds one Flux Kustomization's path and checks its objects.
+func (r *run) build(ks *fluxKS) {
+	fail := func(sev Severity, format string, args ...any) {
+		f := Finding{
+			Check: CheckBuild, Severity: sev, File: r.display(ks.file), Line: ks.line,
+			Object: ks.object(), Field: "spec.path", Message: fmt.Sprintf(format, args...),
+		}
+		if ks.pathLine > 0 {
+			f.Line, f.Column = ks.pathLine, ks.pathCol
+		}
+		r.findings.add(f)
+	}
+	if ks.sourceKind != "GitRepository" || ks.sourceName != r.plat.Fleet.SourceName || ks.sourceNamespace != r.plat.Fleet.SourceNamespace {
+		fail(SeverityInfo, "not built: its source is %s %s/%s, not the fleet's GitRepository %s/%s",
+			ks.sourceKind, ks.sourceNamespace, ks.sourceName, r.plat.Fleet.SourceNamespace, r.plat.Fleet.SourceName)
+		return
+	}
+	rel, ok := r.fleetRel(ks.path)
+	if !ok {
+		fail(SeverityError, "path %q is outside the fleet folder %s/ that Flux reads", ks.path, r.prefix)
+		return
+	}
+	shown := "./" + path.Join(r.prefix, rel)
+	if !r.t.dirs[rel] {
+		fail(SeverityError, "kustomize build %s: no such folder in the fleet", shown)
+		return
+	}
+	var objs []*object
+	kustomized := false
+	if !r.opts.FullBuild {
+		objs, ok = r.assemble(ks, rel)
+	}
+	if r.opts.FullBuild || !ok {
+		var remote string
+		var err error
+		objs, remote, err = r.kustomize(ks, rel)
+		kustomized = true
+		switch {
+		case remote != "":
+			fail(SeverityWarning, "not built: it refers to the remote base %s, and verify does not fetch remote bases", remote)
+			return
+		case err != nil:
+			fail(SeverityError, "kustomize build %s: %s", shown, r.relativize(strings.TrimSpace(err.Error())))
+			return
+		}
+	}
+	r.mu.Lock()
+	r.stats.Built++
+	if kustomized {
+		r.stats.Kustomized++
+	}
+	r.mu.Unlock()
+	for _, o := range objs {
+		r.checkObject(o)
+	}
+}
+
+// relativize shows the absolute paths in a kustomize error under the
+// fleet folder as the user gave it.
+func (r *run) relativize(msg string) string {
+	msg = strings.ReplaceAll(msg, r.t.root+string(filepath.Separator), r.opts.Display+"/")
+	if r.gitRoot != r.t.root {
+		msg = strings.ReplaceAll(msg, r.gitRoot+string(filepath.Separator), "")
+	}
+	return msg
+}
+
+// overlayFields are the Flux Kustomization fields that change the build.
+var overlayFields = []string{"patches", "images", "namePrefix", "nameSuffix", "components", "commonMetadata", "postBuild"}
+
+func changesBuild(sp *node) bool {
+	for _, f := range overlayFields {
+		if v := sp.get(f); v != nil && !v.isNull() {
+			return true
+		}
+	}
+	return false
+}
+
+// fastKinds are the kinds the direct assembly handles, with whether kustomize
+// treats them as namespaced. For these, kustomize's namespace transformer
+// sets metadata.namespace and nothing else.
+var fastKinds = map[string]bool{
+	"apps/Deployment": true, "apps/StatefulSet": true, "apps/DaemonSet": true, "apps/ReplicaSet": true,
+	"batch/Job": true, "batch/CronJob": true, "/Pod": true, "/Service": true, "/ServiceAccount": true,
+	"/ConfigMap": true, "/Secret": true, "/PersistentVolumeClaim": true, "networking.k8s.io/Ingress": true,
+	"networking.k8s.io/NetworkPolicy": true, "autoscaling/HorizontalPodAutoscaler": true,
+	"policy/PodDisruptionBudget": true, "rbac.authorization.k8s.io/Role": true,
+	"helm.toolkit.fluxcd.io/HelmRelease": true, "source.toolkit.fluxcd.io/HelmRepository": true,
+	"source.toolkit.fluxcd.io/GitRepository": true, "source.toolkit.fluxcd.io/OCIRepository": true,
+	"kustomize.toolkit.fluxcd.io/Kustomization": true,
+	"/Namespace": false, "rbac.authorization.k8s.io/ClusterRole": false,
+}
+
+// assemble builds a path whose kustomization.yaml only lists plain files of
+// its own folder, which is what render writes: kustomize's result is then
+// those files' objects in order, with the target namespace set on
+// namespaced ones. It reports false for anything else, and for anything
+// kustomize might reject, so that kustomize itself builds (and judges) it.
+func (r *run) assemble(ks *fluxKS, dir string) ([]*object, bool) {
+	if ks.spec != nil {
+		return nil, false
+	}
+	kfile := ""
+	for _, n := range konfig.RecognizedKustomizationFileNames() {
+		if _, ok := r.t.files[path.Join(dir, n)]; ok {
+			if kfile != "" {
+				return nil, false
+			}
+			kfile = path.Join(dir, n)
+		}
+	}
+	if kfile == "" {
+		return nil, false
+	}
+	docs, err := parseYAML(r.t.files[kfile])
+	if err != nil || len(docs) != 1 || docs[0].root == nil || docs[0].root.kind != mapNode {
+		return nil, false
+	}
+	k := docs[0].root
+	var resources *node
+	for i := 0; i < len(k.kids); i += 2 {
+		switch key, v := k.kids[i].str, k.kids[i+1]; key {
+		case "apiVersion":
+			if v.text() != "kustomize.config.k8s.io/v1beta1" {
+				return nil, false
+			}
+		case "kind":
+			if v.text() != "Kustomization" {
+				return nil, false
+			}
+		case "resources":
+			resources = v
+		default:
+			return nil, false
+		}
+	}
+	if resources == nil || resources.kind != seqNode {
+		return nil, false
+	}
+	files := []string{kfile}
+	seenFile := map[string]bool{}
+	seenObj := map[objectKey]bool{}
+	var objs []*object
+	for _, res := range resources.kids {
+		name := res.text()
+		if res.kind != scalarNode || res.tag != tagStr || name == "" || strings.ContainsAny(name, `/\`) ||
+			strings.HasPrefix(name, ".") || !isYAML(name) || seenFile[name] {
+			return nil, false
+		}
+		seenFile[name] = true
+		file := path.Join(dir, name)
+		if _, ok := r.t.files[file]; !ok {
+			return nil, false
+		}
+		files = append(files, file)
+		docs, ok := r.parse(file)
+		if !ok {
+			return nil, false
+		}
+		for _, d := range docs {
+			o, ok := r.assembleDoc(ks, file, d.root)
+			if !ok {
+				return nil, false
+			}
+			if o == nil {
+				continue
+			}
+			gvk := gvkOf(o.root)
+			key := objectKey{gvk.Group, gvk.Kind, o.namespace, o.name}
+			if seenObj[key] {
+				return nil, false
+			}
+			seenObj[key] = true
+			objs = append(objs, o)
+		}
+	}
+	r.cover(files...)
+	return objs, true
+}
+
+// assembleDoc returns the object of one resource document, nil for an empty
+// document, or false when kustomize should judge it.
+func (r *run) assembleDoc(ks *fluxKS, file string, n *node) (*object, bool) {
+	if n == nil {
+		return nil, true
+	}
+	if n.kind != mapNode || len(n.kids) == 0 {
+		return nil, false
+	}
+	md := n.get("metadata")
+	if md == nil || md.kind != mapNode || md.get("name").text() == "" || md.get("name").tag != tagStr {
+		return nil, false
+	}
+	av, kind := n.get("apiVersion"), n.get("kind")
+	if av == nil || kind == nil || av.tag != tagStr || kind.tag != tagStr || av.text() == "" || kind.text() == "" {
+		return nil, false
+	}
+	gvk := gvkOf(n)
+	namespaced, ok := fastKinds[gvk.Group+"/"+gvk.Kind]
+	if !ok || gvk.Group == "" && gvk.Kind == "Namespace" && ks.targetNamespace != "" {
+		// kustomize renames Namespace objects to the target namespace.
+		return nil, false
+	}
+	if ann := md.get("annotations"); ann != nil && (ann.kind != mapNode || ann.get(konfig.IgnoredByKustomizeAnnotation) != nil) {
+		return nil, false
+	}
+	if ns := md.get("namespace"); ns != nil && (ns.kind != scalarNode || ns.tag != tagStr) {
+		return nil, false
+	}
+	root := n
+	if namespaced && ks.targetNamespace != "" {
+		root = withNamespace(n, ks.targetNamespace)
+	}
+	return newObject(root, n, file, ks, ks.cluster), true
+}
+
+// withNamespace returns a copy of an object node with metadata.namespace
+// set; the original is not changed.
+func withNamespace(n *node, ns string) *node {
+	out := *n
+	out.kids = slices.Clone(n.kids)
+	for i := 0; i < len(out.kids); i += 2 {
+		if out.kids[i].str != "metadata" {
+			continue
+		}
+		md := *out.kids[i+1]
+		md.kids = slices.Clone(md.kids)
+		val := &node{kind: scalarNode, str: ns, line: md.line, col: md.col}
+		set := false
+		for j := 0; j < len(md.kids); j += 2 {
+			if md.kids[j].str == "namespace" {
+				val.line, val.col = md.kids[j+1].line, md.kids[j+1].col
+				md.kids[j+1] = val
+				set = true
+			}
+		}
+		if !set {
+			md.kids = append(md.kids, &node{kind: scalarNode, str: "namespace", line: md.line, col: md.col}, val)
+		}
+		out.kids[i+1] = &md
+	}
+	return &out
+}
+
+// cover records that builds read these fleet files.
+func (r *run) cover(files ...string) {
+	r.mu.Lock()
+	for _, f := range files {
+		r.covered[f] = true
+	}
+	r.mu.Unlock()
+}
+
+// kustomize builds a path with kustomize's krusty, as kustomize-controller
+// does: no load restrictions inside the source, no plugins, and the Flux
+// Kustomization's own settings (targetNamespace, patches, images, ...)
+// merged into the root kustomization.
+func (r *run) kustomize(ks *fluxKS, dir string) (objs []*object, remote string, err error) {
+	fsys := &buildFS{FileSystem: filesys.MakeFsOnDisk(), r: r, overlay: map[string][]byte{}}
+	abs := filepath.Join(r.t.root, filepath.FromSlash(dir))
+	if err := r.overlayKustomization(fsys, ks, dir, abs); err != nil {
+		return nil, "", err
+	}
+	krustyMu.Lock()
+	k := krusty.MakeKustomizer(&krusty.Options{
+		LoadRestrictions: types.LoadRestrictionsNone,
+		PluginConfig:     types.DisabledPluginConfig(),
+	})
+	resMap, err := k.Run(fsys, abs)
+	krustyMu.Unlock()
+	r.cover(fsys.read...)
+	if fsys.remote != "" {
+		return nil, fsys.remote, nil
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	nodes := 0
+	for _, res := range resMap.Resources() {
+		c := &converter{nodes: &nodes}
+		root, err := c.convert(res.YNode(), 0)
+		if err != nil {
+			return nil, "", err
+		}
+		org := res.OrgId()
+		file, src := r.sourceOf(fsys.read, org.Kind, org.Name, org.Namespace)
+		objs = append(objs, newObject(root, src, file, ks, ks.cluster))
+	}
+	return objs, "", nil
+}
+
+// sourceOf finds the document an object came from among the files a build
+// read, by its kind, name and original namespace.
+func (r *run) sourceOf(files []string, kind, name, namespace string) (string, *node) {
+	var fallback string
+	var fallbackNode *node
+	for _, f := range files {
+		if !isYAML(f) {
+			continue
+		}
+		docs, err := parseYAML(r.t.files[f])
+		if err != nil {
+			continue
+		}
+		for _, d := range docs {
+			if d.root == nil || d.root.get("kind").text() != kind || d.root.get("metadata").get("name").text() != name {
+				continue
+			}
+			ns := d.root.get("metadata").get("namespace").text()
+			if ns == namespace || namespace == "" || namespace == "default" && ns == "" {
+				return f, d.root
+			}
+			if fallbackNode == nil {
+				fallback, fallbackNode = f, d.root
+			}
+		}
+	}
+	return fallback, fallbackNode
+}
+
+// overlayKustomization prepares the root kustomization the way
+// kustomize-controller does: it generates one when the folder has none, and
+// merges the Flux Kustomization's build settings into it.
+func (r *run) overlayKustomization(fsys *buildFS, ks *fluxKS, dir, abs string) error {
+	var kfile string
+	for _, n := range konfig.RecognizedKustomizationFileNames() {
+		if _, ok := r.t.files[path.Join(dir, n)]; ok {
+			kfile = n
+			break
+		}
+	}
+	var k map[string]any
+	if kfile == "" {
+		kfile = konfig.DefaultKustomizationFileName()
+		k = map[string]any{"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization", "resources": r.manifestsIn(dir)}
+	} else if ks.spec != nil || ks.targetNamespace != "" {
+		if err := yaml.Unmarshal(r.t.files[path.Join(dir, kfile)], &k); err != nil {
+			return fmt.Errorf("reading %s: %w", kfile, err)
+		}
+		if k == nil {
+			k = map[string]any{}
+		}
+	} else {
+		return nil
+	}
+	sp := ks.spec // nil when it holds no build settings: get returns nil
+	if ks.targetNamespace != "" {
+		k["namespace"] = ks.targetNamespace
+	}
+	for _, f := range []string{"namePrefix", "nameSuffix"} {
+		if v := sp.get(f).text(); v != "" {
+			k[f] = v
+		}
+	}
+	for _, f := range []string{"patches", "images", "components"} {
+		if v := sp.get(f); v != nil && v.kind == seqNode {
+			var items []any
+			if err := yaml.Unmarshal(appendJSON(nil, v), &items); err != nil {
+				return err
+			}
+			prev, _ := k[f].([]any)
+			k[f] = append(prev, items...)
+		}
+	}
+	if cm := sp.get("commonMetadata"); cm != nil && cm.kind == mapNode {
+		var meta struct {
+			Labels      map[string]string `json:"labels"`
+			Annotations map[string]string `json:"annotations"`
+		}
+		if err := yaml.Unmarshal(appendJSON(nil, cm), &meta); err != nil {
+			return err
+		}
+		if len(meta.Labels) > 0 {
+			prev, _ := k["labels"].([]any)
+			k["labels"] = append(prev, map[string]any{"pairs": meta.Labels, "includeSelectors": false})
+		}
+		if len(meta.Annotations) > 0 {
+			ann, _ := k["commonAnnotations"].(map[string]any)
+			if ann == nil {
+				ann = map[string]any{}
+			}
+			for key, v := range meta.Annotations {
+				ann[key] = v
+			}
+			k["commonAnnotations"] = ann
+		}
+	}
+	out, err := yaml.Marshal(k)
+	if err != nil {
+		return err
+	}
+	fsys.overlay[filepath.Join(abs, kfile)] = out
+	return nil
+}
+
+// manifestsIn lists what kustomize-controller's generated kustomization
+// holds for a folder without one: every YAML file of Kubernetes objects,
+// and every sub-folder that has its own kustomization, as a whole.
+func (r *run) manifestsIn(dir string) []any {
+	var out []any
+	added := map[string]bool{}
+	for _, p := range r.t.under(dir) {
+		rel := strings.TrimPrefix(strings.TrimPrefix(p, dir), "/")
+		// The shallowest sub-folder with a kustomization stands for all below it.
+		parts := strings.Split(rel, "/")
+		nested := ""
+		for i := 1; i < len(parts); i++ {
+			if sub := strings.Join(parts[:i], "/"); r.hasKustomization(path.Join(dir, sub)) {
+				nested = sub
+				break
+			}
+		}
+		if nested != "" {
+			if !added[nested] {
+				added[nested] = true
+				out = append(out, nested)
+			}
+			continue
+		}
+		if !isYAML(p) || slices.Contains(konfig.RecognizedKustomizationFileNames(), path.Base(p)) {
+			continue
+		}
+		docs, err := parseYAML(r.t.files[p])
+		if err != nil {
+			out = append(out, rel) // kustomize reports it
+			continue
+		}
+		for _, d := range docs {
+			if d.root != nil && d.root.get("apiVersion").text() != "" && d.root.get("kind").text() != "" {
+				out = append(out, rel)
+				break
+			}
+		}
+	}
+	return out
+}
+
+func (r *run) hasKustomization(dir string) bool {
+	for _, n := range konfig.RecognizedKustomizationFileNames() {
+		if _, ok := r.t.files[path.Join(dir, n)]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// buildFS is the file system kustomize builds over: the disk, with the
+// fleet's files served from memory, reads outside the Git root refused (as
+// Flux confines builds to the source), remote bases refused, and the
+// prepared root kustomization in place of the file.
+type buildFS struct {
+	filesys.FileSystem
+	r       *run
+	overlay map[string][]byte
+	read    []string // fleet files read
+	remote  string   // the first remote base met
+}
+
+func (f *buildFS) ReadFile(p string) ([]byte, error) {
+	p = filepath.Clean(p)
+	data, err := f.read1(p)
+	if err != nil {
+		return nil, err
+	}
+	if slices.Contains(konfig.RecognizedKustomizationFileNames(), filepath.Base(p)) {
+		if ref := remoteRef(data); ref != "" {
+			if f.remote == "" {
+				f.remote = ref
+			}
+			return nil, errors.New("remote bases are not fetched")
+		}
+	}
+	return data, nil
+}
+
+func (f *buildFS) read1(p string) ([]byte, error) {
+	if b, ok := f.overlay[p]; ok {
+		if rel := relSlash(f.r.t.root, p); rel != "" && f.r.t.files[rel] != nil {
+			f.read = append(f.read, rel) // the file the prepared one stands for
+		}
+		return b, nil
+	}
+	root := f.r.gitRoot
+	if p != root && !strings.HasPrefix(p, root+string(filepath.Separator)) {
+		return nil, fmt.Errorf("security; file '%s' is not in or below '%s'", p, root)
+	}
+	if rel := relSlash(f.r.t.root, p); rel != "" && !strings.HasPrefix(rel, "../") {
+		b, ok := f.r.t.files[rel]
+		if !ok {
+			return nil, &os.PathError{Op: "open", Path: p, Err: os.ErrNotExist}
+		}
+		f.read = append(f.read, rel)
+		return b, nil
+	}
+	return f.FileSystem.ReadFile(p)
+}
+
+func (f *buildFS) Exists(p string) bool {
+	if _, ok := f.overlay[filepath.Clean(p)]; ok {
+		return true
+	}
+	return f.FileSystem.Exists(p)
+}
+
+// remoteRef returns the first reference of a kustomization that kustomize
+// would fetch over the network: what kustomize's loader takes for a URL or a
+// Git repository (a scheme, user@host, or github.com/). verify never
+// fetches them.
+func remoteRef(data []byte) string {
+	var k struct {
+		Resources             []string `json:"resources"`
+		Components            []string `json:"components"`
+		Bases                 []string `json:"bases"`
+		PatchesStrategicMerge []string `json:"patchesStrategicMerge"`
+		Configurations        []string `json:"configurations"`
+		CRDs                  []string `json:"crds"`
+		Generators            []string `json:"generators"`
+		Transformers          []string `json:"transformers"`
+		Validators            []string `json:"validators"`
+		Patches               []struct {
+			Path string `json:"path"`
+		} `json:"patches"`
+		PatchesJSON6902 []struct {
+			Path string `json:"path"`
+		} `json:"patchesJson6902"`
+		Replacements []struct {
+			Path string `json:"path"`
+		} `json:"replacements"`
+		OpenAPI map[string]string `json:"openapi"`
+	}
+	if err := yaml.Unmarshal(data, &k); err != nil {
+		return ""
+	}
+	refs := slices.Concat(k.Resources, k.Components, k.Bases, k.PatchesStrategicMerge, k.Configurations, k.CRDs,
+		k.Generators, k.Transformers, k.Validators, []string{k.OpenAPI["path"]})
+	for _, p := range k.Patches {
+		refs = append(refs, p.Path)
+	}
+	for _, p := range k.PatchesJSON6902 {
+		refs = append(refs, p.Path)
+	}
+	for _, p := range k.Replacements {
+		refs = append(refs, p.Path)
+	}
+	for _, s := range refs {
+		if isRemote(s) {
+			return s
+		}
+	}
+	return ""
+}
+
+var scpUser = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9-]*@`)
+
+func isRemote(s string) bool {
+	l := strings.ToLower(s)
+	l = strings.TrimPrefix(l, "git::")
+	for _, scheme := range []string{"ssh://", "https://", "http://", "file://"} {
+		if strings.HasPrefix(l, scheme) {
+			return true
+		}
+	}
+	return scpUser.MatchString(l) || strings.HasPrefix(l, "github.com/") || strings.HasPrefix(l, "github.com:")
+}

@@ -1,0 +1,143 @@
+package verify
+
+import (
+	"cmp"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	gocmp "github.com/google/go-cmp/cmp"
+)
+
+// builtJSON returns the objects as sorted JSON lines with sorted keys.
+func builtJSON(objs []*object) []string {
+	out := make([]string, 0, len(objs))
+	for _, o := range objs {
+		var v any
+		if err := json.Unmarshal(appendJSON(nil, o.root), &v); err != nil {
+			panic(err)
+		}
+		b, _ := json.Marshal(v)
+		out = append(out, string(b))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// The direct assembly of plain paths gives what kustomize gives, for every
+// path of the examples and for namespaced and cluster-scoped objects under
+// a target namespace; a Namespace under a target namespace (which kustomize
+// renames) is left to kustomize.
+func TestAssembleMatchesKustomize(t *testing.T) {
+	t.Parallel()
+	_, files := exampleFleet(t)
+	edit(t, files, "clusters/prod-eu/projects/my-project.yaml", "  timeout: 2m0s\n", "  targetNamespace: elsewhere\n  timeout: 2m0s\n")
+	files["apps/prod-eu/my-project/_project/kustomization.yaml"] = []byte("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- extra.yaml\n")
+	files["apps/prod-eu/my-project/_project/extra.yaml"] = []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: other\ndata:\n  a: \"1\"\n" +
+		"---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: r\nrules: []\n" +
+		"---\napiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: sa\n")
+	edit(t, files, "clusters/prod-eu/projects/shop.yaml", "  timeout: 2m0s\n", "  targetNamespace: elsewhere\n  timeout: 2m0s\n")
+	root := writeTree(t, files)
+	repo, _ := exampleFleet(t)
+	r, err := newRun(Options{FleetDir: root, FleetPath: "fleet", Platform: &repo.Platform})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.t, err = readTree(t.Context(), root, 2); err != nil {
+		t.Fatal(err)
+	}
+	r.gitRoot = gitRootOf(r.t.root, r.prefix)
+	kss := r.discover(t.Context())
+	if len(kss) != 12 {
+		t.Fatalf("found %d Flux Kustomizations, want 12", len(kss))
+	}
+	for _, ks := range kss {
+		rel, ok := r.fleetRel(ks.path)
+		if !ok {
+			t.Fatalf("%s: path %s outside the fleet", ks.key(), ks.path)
+		}
+		fast, ok := r.assemble(ks, rel)
+		if want := ks.name != "project-shop"; ok != want {
+			t.Errorf("%s: assembled directly = %v, want %v", ks.key(), ok, want)
+		}
+		if !ok {
+			continue
+		}
+		full, remote, err := r.kustomize(ks, rel)
+		if err != nil || remote != "" {
+			t.Fatalf("%s: kustomize: %v %s", ks.key(), err, remote)
+		}
+		if diff := gocmp.Diff(builtJSON(full), builtJSON(fast)); diff != "" {
+			t.Errorf("%s: assembled objects differ from kustomize's (-kustomize +assembled):\n%s", ks.key(), diff)
+		}
+		if ks.name == "project-my-project" && !strings.Contains(strings.Join(builtJSON(fast), "\n"), `"name":"c","namespace":"elsewhere"`) {
+			t.Errorf("target namespace not applied: %s", builtJSON(fast))
+		}
+	}
+}
+
+// Paths that need kustomize are built by it, with the Flux Kustomization's
+// own settings, and their output is what gets validated.
+func TestKustomizePaths(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		mutate     func(t testing.TB, f map[string][]byte)
+		want       []string
+		kustomized int
+	}{
+		{
+			name: "patch from the Flux Kustomization",
+			mutate: func(t testing.TB, f map[string][]byte) {
+				edit(t, f, shopOrders, "  targetNamespace: shop\n", "  targetNamespace: shop\n  patches:\n  - patch: |\n      - op: add\n        path: /spec/template/spec/containers/0/imagePullPolicyy\n        value: Always\n    target:\n      kind: Deployment\n      name: orders-api\n")
+			},
+			want:       []string{"fleet/" + ordersAPI + ":34: Deployment/orders-api: spec.template.spec.containers[0].imagePullPolicyy: unknown field"},
+			kustomized: 1,
+		},
+		{
+			name: "no kustomization.yaml: generated as Flux does",
+			mutate: func(t testing.TB, f map[string][]byte) {
+				delete(f, "apps/prod-eu/shop/orders/worker/kustomization.yaml")
+				f["apps/prod-eu/shop/orders/worker/notes.yaml"] = []byte("just: a note\n")
+			},
+			want:       []string{},
+			kustomized: 1,
+		},
+		{
+			name: "base outside the path",
+			mutate: func(t testing.TB, f map[string][]byte) {
+				f["apps/prod-eu/shop/orders/worker/kustomization.yaml"] = []byte("resources:\n- ../../../../../base\n")
+				f["base/kustomization.yaml"] = []byte("resources:\n- cm.yaml\n")
+				f["base/cm.yaml"] = []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: base\ndata:\n  k: 1\n")
+			},
+			want: []string{
+				"fleet/base/cm.yaml:6: ConfigMap/base: data.k: must be a string, not a number",
+			},
+			kustomized: 1,
+		},
+		{
+			name: "remote base",
+			mutate: func(t testing.TB, f map[string][]byte) {
+				f["apps/prod-eu/shop/orders/worker/kustomization.yaml"] = []byte("resources:\n- https://github.com/example/repo//deploy?ref=v1\n")
+			},
+			want: []string{"fleet/" + shopOrders + ":55: warning: Kustomization/shop-orders-worker: spec.path: not built: it refers to the remote base https://github.com/example/repo//deploy?ref=v1, and verify does not fetch remote bases"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, files := exampleFleet(t)
+			tt.mutate(t, files)
+			rep := verifyFleet(t, files, Options{})
+			if diff := gocmp.Diff(tt.want, lines(rep, CheckAPI, CheckBuild, CheckKind)); diff != "" {
+				t.Errorf("findings (-want +got):\n%s", diff)
+			}
+			if rep.Stats.Kustomized != tt.kustomized {
+				t.Errorf("%d paths built by kustomize, want %d", rep.Stats.Kustomized, tt.kustomized)
+			}
+		})
+	}
+}
+
+var _ = cmp.Compare[int]

@@ -1,0 +1,143 @@
+package verify
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Severity of a finding.
+type Severity string
+
+// Severities. Only errors fail a run; infos say what was skipped.
+const (
+	SeverityError   Severity = "error"
+	SeverityWarning Severity = "warning"
+	SeverityInfo    Severity = "info"
+)
+
+func (s Severity) rank() int {
+	switch s {
+	case SeverityError:
+		return 0
+	case SeverityWarning:
+		return 1
+	}
+	return 2
+}
+
+// Check names a family of findings.
+type Check string
+
+// The checks verify runs.
+const (
+	CheckSpec      Check = "spec"       // the apps repository's specs are invalid
+	CheckDrift     Check = "drift"      // the fleet differs from what the specs render to
+	CheckYAML      Check = "yaml"       // a fleet file is not valid YAML
+	CheckBuild     Check = "build"      // a Flux Kustomization's path does not build
+	CheckDeps      Check = "depends-on" // dependsOn names nothing, or the graph has a cycle
+	CheckAPI       Check = "api"        // an object is not valid for its API type
+	CheckKind      Check = "kind"       // an object's kind is unknown
+	CheckDuplicate Check = "duplicate"  // two Kustomizations apply the same object
+	CheckSecret    Check = "secret"     // a secret in plain text
+	CheckDryRun    Check = "dry-run"    // the cluster rejects an object
+	CheckLiveDrift Check = "live-drift" // the cluster's object differs from the fleet's
+)
+
+// Policy checks, named as in platform.yaml's policy section.
+const (
+	CheckRequireDigests     Check = "policy/require_digests"
+	CheckForbidLatest       Check = "policy/forbid_latest"
+	CheckRequireRequests    Check = "policy/require_requests"
+	CheckRequireTLS         Check = "policy/require_tls"
+	CheckRequireProbes      Check = "policy/require_probes"
+	CheckProductionReplicas Check = "policy/production_replicas"
+)
+
+// Finding is one thing verify reports, pointing into the fleet.
+type Finding struct {
+	Check    Check    `json:"check"`
+	Severity Severity `json:"severity"`
+	// File is the file's path as shown to the user (under the fleet folder
+	// as given, or the apps repository for spec findings).
+	File   string `json:"file,omitempty"`
+	Line   int    `json:"line,omitempty"`
+	Column int    `json:"column,omitempty"`
+	// Object is Kind/name of the object the finding is about.
+	Object string `json:"object,omitempty"`
+	// Field is the field path inside the object, such as
+	// spec.template.spec.containers[0].image.
+	Field   string `json:"field,omitempty"`
+	Message string `json:"message"`
+	// Diff is a unified diff, for drift.
+	Diff string `json:"diff,omitempty"`
+	// Live drift: the rendered and the cluster's value of Field (secret
+	// values masked), and whether Flux can restore it.
+	Desired  string `json:"desired,omitempty"`
+	Observed string `json:"observed,omitempty"`
+	Class    string `json:"class,omitempty"`
+}
+
+// Live drift classes.
+const (
+	ClassSafe    = "safe to reconcile"
+	ClassBlocked = "blocked"
+)
+
+// String formats the finding as file:line: Kind/name: field: message.
+func (f *Finding) String() string {
+	var b strings.Builder
+	if f.File != "" {
+		b.WriteString(f.File)
+		if f.Line > 0 {
+			fmt.Fprintf(&b, ":%d", f.Line)
+		}
+		b.WriteString(": ")
+	}
+	if f.Severity != SeverityError {
+		b.WriteString(string(f.Severity))
+		b.WriteString(": ")
+	}
+	if f.Object != "" {
+		b.WriteString(f.Object)
+		b.WriteString(": ")
+	}
+	if f.Field != "" {
+		b.WriteString(f.Field)
+		b.WriteString(": ")
+	}
+	b.WriteString(f.Message)
+	return b.String()
+}
+
+// sortFindings orders findings by file, line, column, check and message,
+// and drops exact duplicates.
+func sortFindings(fs []Finding) []Finding {
+	slices.SortStableFunc(fs, func(a, b Finding) int {
+		return cmp.Or(
+			cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column),
+			cmp.Compare(a.Check, b.Check), cmp.Compare(a.Object, b.Object), cmp.Compare(a.Field, b.Field),
+			cmp.Compare(a.Message, b.Message), cmp.Compare(a.Severity.rank(), b.Severity.rank()),
+		)
+	})
+	return slices.CompactFunc(fs, func(a, b Finding) bool {
+		return a.Check == b.Check && a.String() == b.String() && a.Diff == b.Diff
+	})
+}
+
+// sink gathers findings from many goroutines.
+type sink struct {
+	mu   sync.Mutex
+	list []Finding
+}
+
+func (s *sink) add(fs ...Finding) {
+	if len(fs) == 0 {
+		return
+	}
+	s.mu.Lock()
+	s.list = append(s.list, fs...)
+	s.mu.Unlock()
+}

@@ -1,0 +1,183 @@
+package verify
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/fleetwright/fleetwright/internal/graph"
+)
+
+// fluxKS is a Flux Kustomization found in a fleet file: what the builds
+// and the dependency check need of it, kept small (a fleet has thousands).
+type fluxKS struct {
+	name, namespace string
+	file            string // slash path in the fleet
+	line            int    // of its document
+	pathLine        int    // of spec.path (0 when not set)
+	pathCol         int
+	cluster         string
+	path            string // spec.path as written
+	sourceKind      string
+	sourceName      string
+	sourceNamespace string
+	targetNamespace string
+	deps            []dependency
+	// spec is kept when it changes the build (patches, images, ...).
+	spec *node
+}
+
+// dependency is one entry of spec.dependsOn.
+type dependency struct {
+	name, namespace string
+	line, col       int
+}
+
+func (k *fluxKS) key() string    { return k.namespace + "/" + k.name }
+func (k *fluxKS) object() string { return "Kustomization/" + k.name }
+
+// discover finds every Flux Kustomization in the fleet's YAML files.
+func (r *run) discover(ctx context.Context) []*fluxKS {
+	var candidates []string
+	for _, p := range r.t.paths {
+		if isYAML(p) && mightHoldFlux(r.t.files[p]) {
+			candidates = append(candidates, p)
+		}
+	}
+	found := make([][]*fluxKS, len(candidates))
+	parallel(ctx, len(candidates), r.workers, func(i int) {
+		p := candidates[i]
+		docs, ok := r.parse(p)
+		if !ok {
+			return
+		}
+		for _, d := range docs {
+			if d.root == nil || !isFluxKustomization(d.root) {
+				continue
+			}
+			found[i] = append(found[i], r.fluxKS(p, d.root))
+		}
+	})
+	var all []*fluxKS
+	for _, f := range found {
+		all = append(all, f...)
+	}
+	slices.SortStableFunc(all, func(a, b *fluxKS) int {
+		return cmp.Or(strings.Compare(a.key(), b.key()), strings.Compare(a.file, b.file), cmp.Compare(a.line, b.line))
+	})
+	// A Kustomization defined twice is built once; the duplicate is
+	// reported with the other objects.
+	out := all[:0]
+	for i, k := range all {
+		if i == 0 || all[i-1].key() != k.key() {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func isFluxKustomization(n *node) bool {
+	return strings.HasPrefix(n.get("apiVersion").text(), "kustomize.toolkit.fluxcd.io/") && n.get("kind").text() == "Kustomization"
+}
+
+func (r *run) fluxKS(file string, n *node) *fluxKS {
+	md, sp := n.get("metadata"), n.get("spec")
+	k := &fluxKS{
+		name:      md.get("name").text(),
+		namespace: md.get("namespace").text(),
+		file:      file,
+		line:      int(n.line),
+		cluster:   r.clusterOf(file),
+		path:      sp.get("path").text(),
+	}
+	if k.namespace == "" {
+		k.namespace = r.plat.Fleet.SourceNamespace
+	}
+	if p := sp.get("path"); p != nil {
+		k.pathLine, k.pathCol = int(p.line), int(p.col)
+	}
+	if deps := sp.get("dependsOn"); deps != nil && deps.kind == seqNode {
+		for _, d := range deps.kids {
+			dep := dependency{name: d.get("name").text(), namespace: d.get("namespace").text(), line: int(d.line), col: int(d.col)}
+			if at := d.get("name"); at != nil {
+				dep.line, dep.col = int(at.line), int(at.col)
+			}
+			if dep.namespace == "" {
+				dep.namespace = k.namespace
+			}
+			k.deps = append(k.deps, dep)
+		}
+	}
+	if changesBuild(sp) {
+		k.spec = sp
+	}
+	ref := sp.get("sourceRef")
+	k.sourceKind, k.sourceName, k.sourceNamespace = ref.get("kind").text(), ref.get("name").text(), ref.get("namespace").text()
+	if k.sourceNamespace == "" {
+		k.sourceNamespace = k.namespace
+	}
+	k.targetNamespace = sp.get("targetNamespace").text()
+	return k
+}
+
+// checkDependsOn checks that every dependsOn names a Kustomization of the
+// fleet and that the dependencies have no cycle.
+func checkDependsOn(kss []*fluxKS, display func(string) string) []Finding {
+	var out []Finding
+	byKey := make(map[string]*fluxKS, len(kss))
+	g := graph.New()
+	for _, k := range kss {
+		byKey[k.key()] = k
+		g.AddNode(k.key())
+	}
+	for _, k := range kss {
+		for i, d := range k.deps {
+			if d.name == "" {
+				continue // a missing name is an API finding
+			}
+			target := d.namespace + "/" + d.name
+			if _, ok := byKey[target]; !ok {
+				out = append(out, Finding{
+					Check: CheckDeps, Severity: SeverityError, File: display(k.file), Line: d.line, Column: d.col,
+					Object: k.object(), Field: fmt.Sprintf("spec.dependsOn[%d].name", i),
+					Message: fmt.Sprintf("depends on Kustomization %s, which no fleet file defines", target),
+				})
+				continue
+			}
+			g.AddEdge(k.key(), target)
+		}
+	}
+	if _, err := g.Order(); err != nil {
+		var ce *graph.CycleError
+		if errors.As(err, &ce) && len(ce.Cycle) > 0 {
+			k := byKey[ce.Cycle[0]]
+			out = append(out, Finding{
+				Check: CheckDeps, Severity: SeverityError, File: display(k.file), Line: k.line,
+				Object: k.object(), Field: "spec.dependsOn",
+				Message: "dependency cycle: " + strings.Join(ce.Cycle, " -> "),
+			})
+		}
+	}
+	return out
+}
+
+// fleetRel maps a Flux path (relative to the Git root) onto the fleet
+// folder: ./fleet/apps/x becomes apps/x when the fleet path is fleet.
+func (r *run) fleetRel(p string) (string, bool) {
+	// Flux joins the path to the source root securely: ".." cannot climb
+	// above it, as path.Clean of a rooted path does.
+	clean := strings.TrimPrefix(path.Clean("/"+p), "/")
+	switch {
+	case r.prefix == "":
+		return clean, true
+	case clean == r.prefix:
+		return "", true
+	case strings.HasPrefix(clean, r.prefix+"/"):
+		return strings.TrimPrefix(clean, r.prefix+"/"), true
+	}
+	return "", false
+}

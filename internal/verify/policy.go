@@ -1,0 +1,167 @@
+package verify
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/fleetwright/fleetwright/internal/generate"
+	"github.com/fleetwright/fleetwright/internal/spec"
+)
+
+// SeverityOff turns a policy check off.
+const SeverityOff Severity = "off"
+
+// Policy is the severity of each policy check.
+type Policy struct {
+	RequireDigests     Severity
+	ForbidLatest       Severity
+	RequireRequests    Severity
+	RequireTLS         Severity
+	RequireProbes      Severity
+	ProductionReplicas Severity
+}
+
+// DefaultPolicy is what applies when platform.yaml does not set a check:
+// a mutable :latest (or missing) tag fails; the rest warn, so that a
+// platform team turns each into an error when its fleet is ready.
+var DefaultPolicy = Policy{
+	RequireDigests:     SeverityWarning,
+	ForbidLatest:       SeverityError,
+	RequireRequests:    SeverityWarning,
+	RequireTLS:         SeverityWarning,
+	RequireProbes:      SeverityWarning,
+	ProductionReplicas: SeverityWarning,
+}
+
+// PolicyOf applies platform.yaml's policy settings over DefaultPolicy.
+func PolicyOf(p *spec.Policy) Policy {
+	out := DefaultPolicy
+	if p == nil {
+		return out
+	}
+	set := func(dst *Severity, v string) {
+		if v != "" {
+			*dst = Severity(v)
+		}
+	}
+	set(&out.RequireDigests, p.RequireDigests)
+	set(&out.ForbidLatest, p.ForbidLatest)
+	set(&out.RequireRequests, p.RequireRequests)
+	set(&out.RequireTLS, p.RequireTLS)
+	set(&out.RequireProbes, p.RequireProbes)
+	set(&out.ProductionReplicas, p.ProductionReplicas)
+	return out
+}
+
+const pausedAnnotation = generate.AnnoPausedCount
+
+// longRunning are the workload kinds whose containers should have probes.
+var longRunning = map[string]bool{
+	"apps/Deployment": true, "apps/StatefulSet": true, "apps/DaemonSet": true, "apps/ReplicaSet": true, "/Pod": true,
+}
+
+var digestRef = regexp.MustCompile(`@[a-z0-9]+([+._-][a-z0-9]+)*:[a-fA-F0-9]{32,}$`)
+
+// checkPolicy runs the policy checks on an object.
+func (r *run) checkPolicy(o *object) []Finding {
+	var out []Finding
+	pol := r.policy
+	add := func(check Check, sev Severity, field, format string, args ...any) {
+		if sev != SeverityOff {
+			out = append(out, r.finding(o, check, sev, field, fmt.Sprintf(format, args...)))
+		}
+	}
+	gvk := gvkOf(o.root)
+	kind := gvk.Group + "/" + gvk.Kind
+	for _, c := range containers(o.root, gvk) {
+		image := c.n.get("image").text()
+		if image != "" {
+			pinned := digestRef.MatchString(image)
+			if !pinned {
+				add(CheckRequireDigests, pol.RequireDigests, c.path+".image", "image %s is not pinned by digest (policy require_digests)", image)
+				if _, tag := splitTag(image); tag == "" || tag == "latest" {
+					add(CheckForbidLatest, pol.ForbidLatest, c.path+".image", "image %s uses the mutable latest tag; pin a version (policy forbid_latest)", image)
+				}
+			}
+		}
+		if c.init {
+			continue
+		}
+		req, _ := c.n.path("resources.requests")
+		var lacking []string
+		for _, res := range []string{"cpu", "memory"} {
+			if req.get(res).isNull() {
+				lacking = append(lacking, res)
+			}
+		}
+		if len(lacking) > 0 {
+			add(CheckRequireRequests, pol.RequireRequests, c.path+".resources.requests", "container %q sets no %s request (policy require_requests)",
+				c.n.get("name").text(), strings.Join(lacking, " or "))
+		}
+		if longRunning[kind] {
+			var probes []string
+			for _, p := range []string{"readinessProbe", "livenessProbe"} {
+				if c.n.get(p).isNull() {
+					probes = append(probes, p)
+				}
+			}
+			if len(probes) > 0 {
+				add(CheckRequireProbes, pol.RequireProbes, c.path, "container %q has no %s (policy require_probes)",
+					c.n.get("name").text(), strings.Join(probes, " or "))
+			}
+		}
+	}
+	if kind == "networking.k8s.io/Ingress" {
+		out = append(out, r.ingressTLS(o, pol.RequireTLS)...)
+	}
+	return out
+}
+
+// ingressTLS checks that every host of an Ingress is served over TLS.
+func (r *run) ingressTLS(o *object, sev Severity) []Finding {
+	if sev == SeverityOff {
+		return nil
+	}
+	spec := o.root.get("spec")
+	tls := spec.get("tls")
+	if tls == nil || tls.kind != seqNode || len(tls.kids) == 0 {
+		return []Finding{r.finding(o, CheckRequireTLS, sev, "spec", "Ingress has no TLS (policy require_tls)")}
+	}
+	var covered []string
+	for _, t := range tls.kids {
+		if hosts := t.get("hosts"); hosts != nil && hosts.kind == seqNode {
+			for _, h := range hosts.kids {
+				covered = append(covered, h.text())
+			}
+		}
+	}
+	var out []Finding
+	rules := spec.get("rules")
+	if rules == nil || rules.kind != seqNode {
+		return nil
+	}
+	for i, rule := range rules.kids {
+		host := rule.get("host").text()
+		if host == "" || hostCovered(host, covered) {
+			continue
+		}
+		out = append(out, r.finding(o, CheckRequireTLS, sev, fmt.Sprintf("spec.rules[%d].host", i),
+			fmt.Sprintf("host %s is not in any spec.tls hosts (policy require_tls)", host)))
+	}
+	return out
+}
+
+func hostCovered(host string, tlsHosts []string) bool {
+	for _, h := range tlsHosts {
+		if h == host {
+			return true
+		}
+		if rest, ok := strings.CutPrefix(h, "*."); ok {
+			if _, tail, found := strings.Cut(host, "."); found && tail == rest {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,70 @@
+package verify
+
+import (
+	"maps"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
+	"github.com/fleetwright/fleetwright/internal/testenv"
+)
+
+// fluxRequired holds what Flux's CRDs require, for the kinds it covers.
+func TestFluxRequiredMatchesCRDs(t *testing.T) {
+	t.Parallel()
+	crds, err := testenv.FluxCRDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := map[string]string{ // group/kind → the version verify checks
+		"kustomize.toolkit.fluxcd.io/Kustomization": "v1", "helm.toolkit.fluxcd.io/HelmRelease": "v2",
+		"source.toolkit.fluxcd.io/HelmRepository": "v1", "source.toolkit.fluxcd.io/GitRepository": "v1",
+		"source.toolkit.fluxcd.io/OCIRepository": "v1", "source.toolkit.fluxcd.io/HelmChart": "v1",
+		"source.toolkit.fluxcd.io/Bucket": "v1",
+	}
+	seen := 0
+	for _, crd := range crds {
+		key := crd.Spec.Group + "/" + crd.Spec.Names.Kind
+		version, ok := served[key]
+		if !ok {
+			continue
+		}
+		for _, v := range crd.Spec.Versions {
+			if v.Name != version {
+				continue
+			}
+			seen++
+			want := map[string][]string{"": {"spec"}}
+			collectRequired(v.Schema.OpenAPIV3Schema, "", want)
+			if diff := cmp.Diff(want, fluxRequired[key]); diff != "" {
+				t.Errorf("%s %s: required fields differ from the CRD (-crd +table):\n%s", key, version, diff)
+			}
+		}
+	}
+	if seen != len(served) {
+		t.Errorf("found %d of %d kinds in the CRDs", seen, len(served))
+	}
+	if extra := slices.Collect(maps.Keys(fluxRequired)); len(extra) != len(served) {
+		t.Errorf("table has %d kinds, want %d", len(extra), len(served))
+	}
+}
+
+func collectRequired(s *apiextensionsv1.JSONSchemaProps, path string, out map[string][]string) {
+	if s == nil {
+		return
+	}
+	if len(s.Required) > 0 && path != "" {
+		out[path] = slices.Sorted(slices.Values(s.Required))
+	}
+	for name, p := range s.Properties {
+		if path == "" && name == "status" {
+			continue
+		}
+		collectRequired(&p, joinPath(path, name), out)
+	}
+	if s.Items != nil && s.Items.Schema != nil {
+		collectRequired(s.Items.Schema, path+"[]", out)
+	}
+}

@@ -1,0 +1,177 @@
+package verify
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	kjson "sigs.k8s.io/json"
+)
+
+// decoderVerdict decodes an object's JSON as Kubernetes does and returns
+// whether it failed and the paths of its unknown fields. After another
+// error the decoder lists no unknown fields; unknown is then nil and not
+// compared.
+func decoderVerdict(t reflect.Type, n *node) (failed bool, unknown []string) {
+	obj := reflect.New(t).Interface()
+	strict, err := kjson.UnmarshalStrict(appendJSON(nil, n), obj)
+	if err != nil {
+		return true, nil
+	}
+	unknown = []string{}
+	for _, e := range strict {
+		if fe, ok := e.(kjson.FieldError); ok && strings.HasPrefix(e.Error(), "unknown field") {
+			unknown = append(unknown, fe.FieldPath())
+		}
+	}
+	slices.Sort(unknown)
+	return len(strict) > 0, unknown
+}
+
+// agree compares the two verdicts.
+func agree(dFailed bool, dUnknown []string, vFailed bool, vUnknown []string) bool {
+	return dFailed == vFailed && (dUnknown == nil || slices.Equal(dUnknown, vUnknown) || len(dUnknown) == 0 && len(vUnknown) == 0)
+}
+
+func validatorVerdict(t reflect.Type, n *node) (failed bool, unknown []string) {
+	var errs []fieldError
+	validateValue(n, t, "", &errs)
+	for _, e := range errs {
+		if e.msg == "unknown field" {
+			unknown = append(unknown, e.path)
+		}
+	}
+	slices.Sort(unknown)
+	return len(errs) > 0, unknown
+}
+
+// mutations returns variants of an object: each scalar replaced by values
+// of other types, each mapping given an unknown key, each list replaced by
+// a mapping.
+func mutations(root *node) []*node {
+	replacements := []*node{
+		{kind: scalarNode, tag: tagStr, str: "text"}, {kind: scalarNode, tag: tagInt, str: "7"},
+		{kind: scalarNode, tag: tagInt, str: "-3000000000"}, {kind: scalarNode, tag: tagFloat, str: "1.5"},
+		{kind: scalarNode, tag: tagBool, str: "true"}, {kind: scalarNode, tag: tagNull},
+		{kind: mapNode, kids: []*node{}}, {kind: seqNode, kids: []*node{}},
+		{kind: scalarNode, tag: tagStr, str: "100m"}, {kind: scalarNode, tag: tagStr, str: "10x"},
+	}
+	var out []*node
+	var walk func(n *node, replace func(*node) *node)
+	walk = func(n *node, replace func(*node) *node) {
+		switch n.kind {
+		case scalarNode:
+			for _, r := range replacements {
+				out = append(out, replace(r))
+			}
+		case mapNode:
+			extra := *n
+			extra.kids = append(slices.Clone(n.kids), &node{kind: scalarNode, str: "zzUnknown"}, &node{kind: scalarNode, str: "x"})
+			out = append(out, replace(&extra))
+			out = append(out, replace(&node{kind: seqNode}))
+			for i := 1; i < len(n.kids); i += 2 {
+				walk(n.kids[i], func(v *node) *node {
+					c := *n
+					c.kids = slices.Clone(n.kids)
+					c.kids[i] = v
+					return replace(&c)
+				})
+			}
+		case seqNode:
+			out = append(out, replace(&node{kind: mapNode}))
+			for i := range n.kids {
+				walk(n.kids[i], func(v *node) *node {
+					c := *n
+					c.kids = slices.Clone(n.kids)
+					c.kids[i] = v
+					return replace(&c)
+				})
+			}
+		}
+	}
+	walk(root, func(v *node) *node { return v })
+	return out
+}
+
+// The validator agrees with the decoder Kubernetes uses on every object of
+// the rendered examples and on thousands of broken variants of them.
+func TestValidateMatchesDecoder(t *testing.T) {
+	t.Parallel()
+	scheme, err := newScheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	types := scheme.AllKnownTypes()
+	_, files := exampleFleet(t)
+	checked := 0
+	for p, data := range files {
+		docs, err := parseYAML(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range docs {
+			if d.root == nil || isKustomizeConfig(d.root) {
+				continue
+			}
+			typ := types[gvkOf(d.root)]
+			if typ == nil {
+				t.Fatalf("%s: no type for %v", p, gvkOf(d.root))
+			}
+			for i, n := range append([]*node{d.root}, mutations(d.root)...) {
+				checked++
+				dFailed, dUnknown := decoderVerdict(typ, n)
+				vFailed, vUnknown := validatorVerdict(typ, n)
+				if !agree(dFailed, dUnknown, vFailed, vUnknown) {
+					var errs []fieldError
+					validateValue(n, typ, "", &errs)
+					t.Errorf("%s variant %d: decoder failed=%v unknown=%v, validator failed=%v unknown=%v (%v)\n%s",
+						p, i, dFailed, dUnknown, vFailed, vUnknown, fmt.Sprint(errs), appendJSON(nil, n))
+				}
+			}
+		}
+	}
+	if checked < 10000 {
+		t.Errorf("only %d objects checked", checked)
+	}
+}
+
+// FuzzValidate checks that the validator and the decoder agree on any
+// object, for a few kinds.
+func FuzzValidate(f *testing.F) {
+	scheme, err := newScheme()
+	if err != nil {
+		f.Fatal(err)
+	}
+	types := scheme.AllKnownTypes()
+	for _, s := range []string{
+		"apiVersion: apps/v1\nkind: Deployment\nspec:\n  replicas: 2\n  template:\n    spec:\n      containers:\n      - name: a\n        resources: {requests: {cpu: 100m}}\n",
+		"apiVersion: v1\nkind: Service\nspec:\n  ports:\n  - port: 80\n    targetPort: http\n",
+		"apiVersion: v1\nkind: Secret\ndata:\n  a: aGk=\n",
+		"apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nspec:\n  interval: 5m\n  values: {a: [1, b]}\n",
+		"apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nspec:\n  timeout: 1h\n  prune: true\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		docs, err := parseYAML(data)
+		if err != nil {
+			return
+		}
+		for _, d := range docs {
+			if d.root == nil || d.root.kind != mapNode {
+				continue
+			}
+			typ := types[gvkOf(d.root)]
+			if typ == nil {
+				continue
+			}
+			dFailed, dUnknown := decoderVerdict(typ, d.root)
+			vFailed, vUnknown := validatorVerdict(typ, d.root)
+			if !agree(dFailed, dUnknown, vFailed, vUnknown) {
+				t.Fatalf("decoder failed=%v unknown=%v, validator failed=%v unknown=%v on\n%s", dFailed, dUnknown, vFailed, vUnknown, appendJSON(nil, d.root))
+			}
+		}
+	})
+}
