@@ -19,6 +19,7 @@ func BenchmarkRender10k(b *testing.B) { benchRender(b, 10_000) }
 // A re-render over an unchanged fleet: everything but the writes, which
 // must be none.
 func BenchmarkRerenderNoop10k(b *testing.B) { benchNoop(b, 10_000) }
+func BenchmarkRerenderNoop1k(b *testing.B)  { benchNoop(b, 1_000) }
 
 func benchRender(b *testing.B, n int) {
 	src := b.TempDir()
