@@ -280,7 +280,7 @@ func TestAction(t *testing.T) {
 			t.Errorf("outputs: %v", res.outputs)
 		}
 		diff, err := os.ReadFile(res.outputs["diff-file"])
-		if err != nil || !strings.Contains(string(diff), "+        image: myorg/orders-api:2.5.0") {
+		if err != nil || !strings.Contains(string(diff), "+      - image: myorg/orders-api:2.5.0") {
 			t.Errorf("diff file: %v\n%s", err, diff)
 		}
 		if !strings.Contains(res.summary, "`myorg/orders-api:2.4.1` | `myorg/orders-api:2.5.0`") {
