@@ -30,9 +30,9 @@ func newScheme() (*runtime.Scheme, error) {
 	return s, nil
 }
 
-// checkAPI decodes an object strictly into its Go API type and checks the
-// fields the type cannot: required fields and a few rules the API server
-// enforces.
+// checkAPI checks an object against its Go API type, strictly (see
+// validateValue), and checks what the type cannot say: required fields and
+// a few rules the API server enforces.
 func (r *run) checkAPI(o *object) []Finding {
 	var out []Finding
 	add := func(check Check, sev Severity, field, format string, args ...any) {
@@ -46,17 +46,13 @@ func (r *run) checkAPI(o *object) []Finding {
 		add(CheckAPI, SeverityError, "metadata.name", "required field is missing")
 	}
 	gvk := gvkOf(o.root)
-	if _, ok := r.types[gvk]; !ok {
+	t, ok := r.types[gvk]
+	if !ok {
 		sev := SeverityWarning
 		if r.opts.StrictKinds {
 			sev = SeverityError
 		}
 		add(CheckKind, sev, "", "unknown kind %s %s: no API type to check it against", o.apiVersion, o.kind)
-		return out
-	}
-	t := r.types[gvk]
-	if t == nil {
-		add(CheckKind, SeverityError, "", "no API type for %s %s", o.apiVersion, o.kind)
 		return out
 	}
 	root := decodable(o)
