@@ -1,5 +1,7 @@
 package exports
 
+import "sync"
+
 // Catalog answers which exports an addon type has, in the shape the spec
 // validator asks for.
 type Catalog struct{}
@@ -14,13 +16,23 @@ func (Catalog) AddonExportKeys(addonType string) ([]string, map[string]bool, boo
 	if !ok {
 		return nil, nil, false
 	}
-	secret := map[string]bool{}
-	if all, err := ForAddon(AddonInput{Type: addonType, Release: "release", Namespace: "namespace"}); err == nil {
-		for k, e := range all {
-			if e.Kind != Plain {
-				secret[k] = true
+	return keys, secretKeys()[addonType], true
+}
+
+// secretKeys is computed once: the catalog is fixed, and validation asks
+// for every addon of every app.
+var secretKeys = sync.OnceValue(func() map[string]map[string]bool {
+	out := map[string]map[string]bool{}
+	for _, t := range Types() {
+		secret := map[string]bool{}
+		if all, err := ForAddon(AddonInput{Type: t, Release: "release", Namespace: "namespace"}); err == nil {
+			for k, e := range all {
+				if e.Kind != Plain {
+					secret[k] = true
+				}
 			}
 		}
+		out[t] = secret
 	}
-	return keys, secret, true
-}
+	return out
+})
