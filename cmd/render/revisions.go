@@ -2,82 +2,15 @@ package main
 
 import (
 	"context"
-	"os"
-	"path"
-	"path/filepath"
 
-	"github.com/fleetwright/fleetwright/internal/gitrepo"
+	rev "github.com/fleetwright/fleetwright/internal/revision"
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
 
-// specRevisions returns, when the apps repository is in a Git work tree,
-// the last commit that changed each app's folder; render writes it on the
-// app's Flux objects so the webhook can tie deployments to spec commits. A
-// commit that does not touch an app changes none of its files.
+// specRevisions are the spec commits render writes on each app's Flux
+// objects (see package revision).
 func specRevisions(ctx context.Context, root string, repo *spec.Repo) (func(*spec.LoadedApp) string, error) {
-	top, rel, ok := gitTop(root)
-	if !ok {
-		return nil, nil
-	}
-	g, err := gitrepo.Open(top)
-	if err != nil {
-		return nil, err
-	}
-	defer g.Close()
-	if _, err := g.Resolve("HEAD"); err != nil {
-		return nil, nil // no commit yet
-	}
-	// An app's spec is its folder and, for a templated app, its template.
-	sources := func(a *spec.LoadedApp) []string {
-		out := []string{path.Join(rel, path.Dir(a.File))}
-		if a.Spec.Template != nil {
-			out = append(out, path.Join(rel, spec.TemplateDir(a.Spec.Template.Name)))
-		}
-		return out
-	}
-	seen := map[string]bool{}
-	var paths []string
-	for _, a := range repo.Apps {
-		for _, p := range sources(a) {
-			if !seen[p] {
-				seen[p] = true
-				paths = append(paths, p)
-			}
-		}
-	}
-	last, err := g.LastCommitFor(ctx, "HEAD", paths...)
-	if err != nil {
-		return nil, err
-	}
-	return func(a *spec.LoadedApp) string {
-		var newest gitrepo.Commit
-		for _, p := range sources(a) {
-			if c, ok := last[p]; ok && (newest.Hash == "" || c.Committer.When.After(newest.Committer.When)) {
-				newest = c
-			}
-		}
-		return newest.Hash
-	}, nil
+	return rev.Specs(ctx, root, "HEAD", repo)
 }
 
-// gitTop finds the Git work tree holding dir and dir's slash path in it.
-func gitTop(dir string) (top, rel string, ok bool) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", "", false
-	}
-	for d := abs; ; {
-		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
-			r, err := filepath.Rel(d, abs)
-			if err != nil {
-				return "", "", false
-			}
-			return d, filepath.ToSlash(r), true
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			return "", "", false
-		}
-		d = parent
-	}
-}
+func gitTop(dir string) (top, rel string, ok bool) { return rev.GitTop(dir) }

@@ -1,0 +1,89 @@
+// Package revision finds, for each app of an apps repository in a Git work
+// tree, the last commit that changed its spec: its folder and, for a
+// templated app, its template. render writes it on the app's Flux objects
+// and verify must compute the same to compare fleets.
+package revision
+
+import (
+	"context"
+	"os"
+	"path"
+	"path/filepath"
+
+	"github.com/fleetwright/fleetwright/internal/gitrepo"
+	"github.com/fleetwright/fleetwright/internal/spec"
+)
+
+// Specs returns, when the apps repository at root is in a Git work tree,
+// the last commit at ref that changed each app's folder or its template; a
+// commit that touches neither changes none of the app's files. It returns
+// nil outside Git or before the first commit.
+func Specs(ctx context.Context, root, ref string, repo *spec.Repo) (func(*spec.LoadedApp) string, error) {
+	top, rel, ok := GitTop(root)
+	if !ok {
+		return nil, nil
+	}
+	g, err := gitrepo.Open(top)
+	if err != nil {
+		return nil, err
+	}
+	defer g.Close()
+	if _, err := g.Resolve(ref); err != nil {
+		if ref == "HEAD" {
+			return nil, nil // no commit yet
+		}
+		return nil, err
+	}
+	sources := func(a *spec.LoadedApp) []string {
+		out := []string{path.Join(rel, path.Dir(a.File))}
+		if a.Spec.Template != nil {
+			out = append(out, path.Join(rel, spec.TemplateDir(a.Spec.Template.Name)))
+		}
+		return out
+	}
+	seen := map[string]bool{}
+	var paths []string
+	for _, a := range repo.Apps {
+		for _, p := range sources(a) {
+			if !seen[p] {
+				seen[p] = true
+				paths = append(paths, p)
+			}
+		}
+	}
+	last, err := g.LastCommitFor(ctx, ref, paths...)
+	if err != nil {
+		return nil, err
+	}
+	return func(a *spec.LoadedApp) string {
+		var newest gitrepo.Commit
+		for _, p := range sources(a) {
+			if c, ok := last[p]; ok && (newest.Hash == "" || c.Committer.When.After(newest.Committer.When)) {
+				newest = c
+			}
+		}
+		return newest.Hash
+	}, nil
+}
+
+// GitTop finds the Git work tree holding dir and dir's slash path in it.
+func GitTop(dir string) (top, rel string, ok bool) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", "", false
+	}
+	for d := abs; ; {
+		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
+			r, err := filepath.Rel(d, abs)
+			if err != nil {
+				return "", "", false
+			}
+			return d, filepath.ToSlash(r), true
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return "", "", false
+		}
+		d = parent
+	}
+}
