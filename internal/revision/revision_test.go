@@ -38,8 +38,8 @@ func TestSpecs(t *testing.T) {
 	gittest.Git(t, dir, "init", "-q", "-b", "main")
 	root := filepath.Join(dir, "repo")
 	first := write(t, dir, map[string]string{
-		"repo/apps/shop/a/app.yaml": "name: a\ncomponents: [{name: w, type: workload, workload_spec: {image: x:1}}]\n",
-		"repo/apps/shop/b/app.yaml": "name: b\ntemplate: {name: web, parameters: {image: x:1}}\n",
+		"repo/apps/shop/a/app.yaml":        "name: a\ncomponents: [{name: w, type: workload, workload_spec: {image: x:1}}]\n",
+		"repo/apps/shop/b/app.yaml":        "name: b\ntemplate: {name: web, parameters: {image: x:1}}\n",
 		"repo/templates/web/template.yaml": "name: web\nversion: \"1\"\nparameters:\n  - {name: image, type: string, required: true}\ncomponents:\n  - {name: w, type: workload, workload_spec: {image: \"${{ params.image }}\"}}\n",
 	})
 	second := write(t, dir, map[string]string{"repo/templates/web/template.yaml": "name: web\nversion: \"1\"\nparameters:\n  - {name: image, type: string, required: true}\ncomponents:\n  - {name: w, type: workload, workload_spec: {image: \"${{ params.image }}\", port: 80}}\n"})
