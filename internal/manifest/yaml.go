@@ -273,7 +273,7 @@ func plainSafe(s string) bool {
 	// Indicators that cannot start a plain scalar, digits and signs (which
 	// may read as numbers), and white space.
 	dashWord := c == '-' && len(s) > 1 && (s[1] == '-' || s[1] >= 'a' && s[1] <= 'z' || s[1] >= 'A' && s[1] <= 'Z')
-	if c >= '0' && c <= '9' && !quantityLike(s) {
+	if c >= '0' && c <= '9' && !UnitNumber(s) {
 		return false
 	}
 	if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '/' || c == '_' || c == '$' || c == '(' || dashWord || c == '.' && len(s) > 1 && s[1] == '/') {
@@ -306,10 +306,10 @@ func plainSafe(s string) bool {
 	return true
 }
 
-// quantityLike reports whether s, which starts with a digit, is a number
+// UnitNumber reports whether s, which starts with a digit, is a number
 // followed by a unit (256Mi, 100m, 10m0s, 1.5Gi) that no YAML version reads
-// as a number or a date.
-func quantityLike(s string) bool {
+// as a number or a date, so it may be written as a plain scalar.
+func UnitNumber(s string) bool {
 	i := 0
 	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
 		i++

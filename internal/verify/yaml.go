@@ -1,6 +1,8 @@
 package verify
 
 import (
+	"github.com/fleetwright/fleetwright/internal/manifest"
+
 	"bytes"
 	"errors"
 	"fmt"
@@ -575,7 +577,7 @@ func resolvePlain(s string) (tag scalarTag, canon string, ok bool) {
 				return 0, "", false
 			}
 			return tagFloat, formatFloat(f), true
-		case c >= '0' && c <= '9' && unitNumber(s):
+		case c >= '0' && c <= '9' && manifest.UnitNumber(s):
 			return tagStr, s, plainChars(s)
 		case c == '.' && len(s) > 1 && (s[1] == '/' || strings.HasPrefix(s, "../")):
 			return tagStr, s, plainChars(s)
@@ -676,39 +678,6 @@ func plainChars(s string) bool {
 	}
 	// Code points that YAML treats as line breaks or reserves.
 	return ascii || !strings.ContainsAny(s, "\u0085\u2028\u2029\ufeff")
-}
-
-// unitNumber reports whether s is a number followed by a unit (256Mi,
-// 100m, 10m0s, 1.5Gi), which no YAML version reads as a number or a date.
-func unitNumber(s string) bool {
-	i := 0
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i++
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		j := i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		if i == j {
-			return false
-		}
-	}
-	if i == len(s) || !(s[i] >= 'a' && s[i] <= 'z' || s[i] >= 'A' && s[i] <= 'Z') {
-		return false
-	}
-	switch s[i] {
-	case 'e', 'E', 'x', 'X', 'o', 'O', 'b', 'B', 't', 'T':
-		return false
-	}
-	for ; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
-			return false
-		}
-	}
-	return true
 }
 
 // unquote decodes a single-line quoted scalar, or reports false for
