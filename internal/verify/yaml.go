@@ -1,8 +1,6 @@
 package verify
 
 import (
-	"github.com/fleetwright/fleetwright/internal/manifest"
-
 	"bytes"
 	"errors"
 	"fmt"
@@ -14,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/fleetwright/fleetwright/internal/manifest"
 )
 
 // node is a parsed YAML value with its position: the JSON-compatible view of
