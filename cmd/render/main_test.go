@@ -253,3 +253,15 @@ func TestUnreachableRegistry(t *testing.T) {
 		t.Fatalf("offline: exit %d: %s", r.code, r.stderr)
 	}
 }
+
+// TestBareFolderIsAPath: `render examples` renders the folder; a word that
+// names nothing is an unknown command.
+func TestBareFolderIsAPath(t *testing.T) {
+	t.Parallel()
+	if r := runCmd(t, nil, "valdiate"); r.code != 2 || !strings.Contains(r.stderr, `unknown command "valdiate"`) {
+		t.Errorf("exit %d: %s", r.code, r.stderr)
+	}
+	if !isVerb("valdiate") || isVerb("../render") || isVerb("main_test.go") || isVerb("testdata") {
+		t.Error("isVerb takes a path for a command or a command for a path")
+	}
+}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -211,8 +210,8 @@ func readEvent(p string) event {
 	if err != nil {
 		return ev
 	}
-	if err := json.Unmarshal(b, &ev); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return event{}
+	if err := json.Unmarshal(b, &ev); err != nil {
+		return event{} // not a pull_request event: the flags must say
 	}
 	return ev
 }

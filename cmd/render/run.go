@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/fleetwright/fleetwright/internal/cli"
@@ -72,8 +73,15 @@ func run(ctx context.Context, args []string, io stdio) error {
 	return runRender(ctx, args, io)
 }
 
-// isVerb tells a mistyped command from a path.
-func isVerb(s string) bool { return !strings.ContainsAny(s, "/.") }
+// isVerb tells a mistyped command from a path: a word that names no file
+// or folder.
+func isVerb(s string) bool {
+	if strings.ContainsAny(s, "/.") {
+		return false
+	}
+	_, err := os.Stat(s)
+	return err != nil
+}
 
 func newFlags(name string, io stdio) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
