@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path"
 	"runtime"
@@ -131,6 +132,9 @@ func (l *Loader) Load(fsys fs.FS) (*Repo, Problems) {
 	if err != nil {
 		ps.AddErr(l.display("apps"), err)
 	}
+	// Two spec files in one folder (app.yaml and app.json): keep the first
+	// by name and report the others on themselves.
+	files = l.oneSpecPerFolder(files, &ps)
 	// Read and check the files in parallel: most of the time is spent
 	// waiting for the disk and parsing YAML.
 	apps := make([]*LoadedApp, len(files))
@@ -167,6 +171,19 @@ func (l *Loader) LoadFiles(files map[string][]byte) (*Repo, Problems) {
 	return l.Load(newMemFS(files))
 }
 
+func (l *Loader) oneSpecPerFolder(files []string, ps *Problems) []string {
+	out := files[:0:0]
+	for i, f := range files {
+		if i > 0 && path.Dir(files[i-1]) == path.Dir(f) {
+			*ps = append(*ps, &Problem{File: l.display(f), Pos: Pos{1, 1}, Severity: SeverityError,
+				Message: fmt.Sprintf("%s and %s are both in %s; keep one", path.Base(files[i-1]), path.Base(f), path.Dir(f))})
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
 func findSpecs(fsys fs.FS) ([]string, error) {
 	var files []string
 	err := fs.WalkDir(fsys, "apps", func(p string, d fs.DirEntry, err error) error {
@@ -189,18 +206,20 @@ func findSpecs(fsys fs.FS) ([]string, error) {
 }
 
 func (l *Loader) readDoc(fsys fs.FS, p string, ps *Problems) *Document {
-	st, err := fs.Stat(fsys, p)
+	// One open per file: read at most one byte past the limit.
+	f, err := fsys.Open(p)
 	if err != nil {
 		ps.AddErr(l.display(p), err)
 		return nil
 	}
-	if st.Size() > MaxFileSize {
-		ps.AddErr(l.display(p), fmt.Errorf("file is %d bytes; the limit is %d", st.Size(), MaxFileSize))
-		return nil
-	}
-	data, err := fs.ReadFile(fsys, p)
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	f.Close()
 	if err != nil {
 		ps.AddErr(l.display(p), err)
+		return nil
+	}
+	if len(data) > MaxFileSize {
+		ps.AddErr(l.display(p), fmt.Errorf("file is larger than the limit of %d bytes", MaxFileSize))
 		return nil
 	}
 	doc, err := Parse(l.display(p), data)
@@ -336,13 +355,6 @@ func (l *Loader) loadApp(fsys fs.FS, file string, plat *Platform, ps *Problems) 
 	l.schemas.check(l.schemas.app, doc, ps)
 	a := &LoadedApp{Doc: doc, File: file}
 	decode(doc, &a.Spec)
-	for _, other := range SpecFileNames {
-		if sib := path.Join(path.Dir(file), other); sib != file && path.Base(file) > other {
-			if _, err := fs.Stat(fsys, sib); err == nil {
-				ps.Add(doc, nil, "%s and %s are both in %s; keep one", other, path.Base(file), path.Dir(file))
-			}
-		}
-	}
 	resolveApp(a, plat, ps)
 	l.checkApp(a, plat, ps)
 	return a
