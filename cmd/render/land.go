@@ -7,7 +7,6 @@ import (
 	"os"
 	"path"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -146,32 +145,24 @@ func land(ctx context.Context, o landOptions, appsRoot string, repo *spec.Repo, 
 	return out, nil
 }
 
-// changedApps lists the apps (cluster/project/app) whose files differ.
+// changedApps lists the apps (cluster/project/app) whose files differ;
+// paths carry the fleet folder's prefix inside the repository.
 func changedApps(current, desired map[string][]byte, prefix string) []string {
-	set := map[string]bool{}
-	check := func(p string) {
-		rel := strings.TrimPrefix(strings.TrimPrefix(p, prefix), "/")
-		parts := strings.Split(rel, "/")
-		if len(parts) >= 5 && parts[0] == "apps" && parts[3] != "_project" {
-			set[parts[1]+"/"+parts[2]+"/"+parts[3]] = true
-		}
-	}
+	var paths []string
 	for p, b := range desired {
 		if !bytes.Equal(current[p], b) {
-			check(p)
+			paths = append(paths, p)
 		}
 	}
 	for p := range current {
 		if _, ok := desired[p]; !ok {
-			check(p)
+			paths = append(paths, p)
 		}
 	}
-	out := make([]string, 0, len(set))
-	for k := range set {
-		out = append(out, k)
+	for i, p := range paths {
+		paths[i] = strings.TrimPrefix(strings.TrimPrefix(p, prefix), "/")
 	}
-	slices.Sort(out)
-	return out
+	return generate.AppsOfPaths(paths)
 }
 
 func commitMessage(changed []string, specCommit string) string {

@@ -139,17 +139,11 @@ func runRender(ctx context.Context, args []string, io stdio) error {
 	fmt.Fprintf(io.err, "rendered %d app(s) into %s: %d added, %d updated, %d deleted, %d unchanged (%s)\n",
 		len(repo.Apps), outDir, counts[fleet.Add], counts[fleet.Update], counts[fleet.Delete], plan.Unchanged,
 		time.Since(start).Round(time.Millisecond))
-	current := map[string][]byte{}
-	for _, c := range plan.Changes {
-		current[c.Path] = c.Old
+	paths := make([]string, len(plan.Changes))
+	for i, c := range plan.Changes {
+		paths[i] = c.Path
 	}
-	desired := map[string][]byte{}
-	for _, c := range plan.Changes {
-		if c.Op != fleet.Delete {
-			desired[c.Path] = c.New
-		}
-	}
-	return setOutputs(io, map[string]string{"changed-apps": strings.Join(changedApps(current, desired, ""), ",")})
+	return setOutputs(io, map[string]string{"changed-apps": strings.Join(generate.AppsOfPaths(paths), ",")})
 }
 
 // setOutputs writes step outputs when running in GitHub Actions.

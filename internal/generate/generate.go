@@ -268,3 +268,31 @@ func selector(a *spec.LoadedApp, component string) map[string]string {
 func objectName(a *spec.LoadedApp, component string) string { return a.Spec.Name + "-" + component }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// AppOfPath returns the app (cluster/project/app, as spec.LoadedApp.Key)
+// that a fleet path relative to the fleet root belongs to, or "" for
+// project and other files.
+func AppOfPath(p string) string {
+	parts := strings.SplitN(p, "/", 6)
+	if len(parts) >= 5 && parts[0] == "apps" && parts[3] != projectDir {
+		return parts[1] + "/" + parts[2] + "/" + parts[3]
+	}
+	return ""
+}
+
+// AppsOfPaths returns the sorted, distinct apps that the fleet paths
+// belong to.
+func AppsOfPaths(paths []string) []string {
+	set := map[string]bool{}
+	for _, p := range paths {
+		if a := AppOfPath(p); a != "" {
+			set[a] = true
+		}
+	}
+	out := make([]string, 0, len(set))
+	for a := range set {
+		out = append(out, a)
+	}
+	slices.Sort(out)
+	return out
+}

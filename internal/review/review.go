@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/fleetwright/fleetwright/internal/fleet"
+	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
 
@@ -136,30 +137,21 @@ func diffMaps(base, head map[string][]byte) []fleet.Change {
 	return out
 }
 
-// appOf maps a fleet path to its app key (cluster/project/app), or "".
-func appOf(p string) string {
-	parts := strings.Split(p, "/")
-	if len(parts) >= 5 && parts[0] == "apps" && parts[3] != "_project" {
-		return parts[1] + "/" + parts[2] + "/" + parts[3]
-	}
-	return ""
-}
-
 func groupByApp(changes []fleet.Change, base, head map[string][]byte) []*appChange {
 	inBase, inHead := map[string]bool{}, map[string]bool{}
 	for p := range base {
-		if k := appOf(p); k != "" {
+		if k := generate.AppOfPath(p); k != "" {
 			inBase[k] = true
 		}
 	}
 	for p := range head {
-		if k := appOf(p); k != "" {
+		if k := generate.AppOfPath(p); k != "" {
 			inHead[k] = true
 		}
 	}
 	byKey := map[string]*appChange{}
 	for _, ch := range changes {
-		k := appOf(ch.Path)
+		k := generate.AppOfPath(ch.Path)
 		if k == "" {
 			continue
 		}
