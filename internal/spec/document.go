@@ -9,6 +9,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 )
@@ -28,7 +29,12 @@ type Pos struct{ Line, Col int }
 type Document struct {
 	File  string
 	Value any
-	root  *yaml.Node
+	// root is yaml.v3's tree of data. Files read by fastParse build it only
+	// when a position is asked for (see tree), which is rare: only files
+	// with problems need one.
+	root     *yaml.Node
+	data     []byte
+	treeOnce sync.Once
 	// pos, when set, holds every position by path; expanded templates use
 	// it to point values at the files they came from.
 	pos map[string]nodePos
@@ -123,7 +129,7 @@ func (d *Document) Has(p Path) bool {
 // find returns the key and value nodes at p (the key is nil for list items
 // and the root).
 func (d *Document) find(p Path) (key, val *yaml.Node) {
-	n := d.root
+	n := d.tree()
 	if n == nil {
 		return nil, nil
 	}
@@ -200,6 +206,36 @@ func Parse(file string, data []byte) (*Document, error) {
 		// tab is invalid JSON, which checkJSON has already refused.
 		data = bytes.ReplaceAll(data, []byte{'\t'}, []byte{' '})
 	}
+	if v, ok := fastParse(data); ok {
+		return &Document{File: file, Value: v, data: data}, nil
+	}
+	root, err := parseTree(file, data)
+	if err != nil {
+		return nil, err
+	}
+	d := &Document{File: file, root: root}
+	c := converter{doc: d}
+	v, err := c.convert(root, nil, Pos{}, 0)
+	if err != nil {
+		return nil, err
+	}
+	d.Value = v
+	return d, nil
+}
+
+// tree returns the document's yaml.v3 tree, parsing the file the first time
+// when fastParse read it.
+func (d *Document) tree() *yaml.Node {
+	d.treeOnce.Do(func() {
+		if d.root == nil && d.data != nil {
+			d.root, _ = parseTree(d.File, d.data)
+		}
+	})
+	return d.root
+}
+
+// parseTree parses data with yaml.v3 into one document node.
+func parseTree(file string, data []byte) (*yaml.Node, error) {
 	var root yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&root); err != nil {
@@ -212,14 +248,7 @@ func Parse(file string, data []byte) (*Document, error) {
 	if err := dec.Decode(&extra); err == nil {
 		return nil, &Problem{File: file, Pos: Pos{extra.Line, extra.Column}, Message: "a spec file holds one document; found a second one"}
 	}
-	d := &Document{File: file, root: &root}
-	c := converter{doc: d}
-	v, err := c.convert(&root, nil, Pos{}, 0)
-	if err != nil {
-		return nil, err
-	}
-	d.Value = v
-	return d, nil
+	return &root, nil
 }
 
 func checkJSON(file string, data []byte) error {
@@ -437,10 +466,11 @@ func (d *Document) allPositions() map[string]nodePos {
 		}
 		return out
 	}
-	if d.root == nil {
+	root := d.tree()
+	if root == nil {
 		return out
 	}
 	c := converter{doc: &Document{pos: out}, record: true}
-	_, _ = c.convert(d.root, nil, Pos{}, 0)
+	_, _ = c.convert(root, nil, Pos{}, 0)
 	return out
 }

@@ -230,16 +230,6 @@ func (l *Loader) readDoc(fsys fs.FS, p string, ps *Problems) *Document {
 	return doc
 }
 
-// decode fills v from the document's generic value. Fields of the wrong type
-// are left empty: the schema check has reported them already.
-func decode(doc *Document, v any) {
-	b, err := json.Marshal(doc.Value)
-	if err != nil {
-		return
-	}
-	_ = json.Unmarshal(b, v)
-}
-
 func (l *Loader) loadPlatform(fsys fs.FS, ps *Problems) (Platform, *Document) {
 	var p Platform
 	var doc *Document

@@ -1,0 +1,244 @@
+package spec
+
+import (
+	"encoding/json"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// decode fills v from the document's generic value, as encoding/json would
+// from the same value marshalled: fields are matched by their json names
+// (exactly, else ignoring case), values of the wrong type are left empty
+// (the schema check has reported them already), numbers in interface values
+// become float64 and types with their own UnmarshalJSON get their JSON.
+// It walks the value directly instead of going through JSON text, which
+// cost more than parsing the YAML.
+func decode(doc *Document, v any) {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return
+	}
+	decodeValue(doc.Value, rv.Elem())
+}
+
+var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+
+// structFields caches, per struct type, its fields by json name.
+var structFields sync.Map // reflect.Type -> *fieldSet
+
+type fieldSet struct {
+	byName map[string]int // json name -> field index
+	names  []string       // json names, for case-insensitive matching
+	index  []int
+}
+
+func fieldsOf(t reflect.Type) *fieldSet {
+	if fs, ok := structFields.Load(t); ok {
+		return fs.(*fieldSet)
+	}
+	fs := &fieldSet{byName: map[string]int{}}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() || f.Anonymous {
+			continue
+		}
+		name := f.Name
+		if tag, ok := f.Tag.Lookup("json"); ok {
+			n, _, _ := strings.Cut(tag, ",")
+			if n == "-" {
+				continue
+			}
+			if n != "" {
+				name = n
+			}
+		}
+		fs.byName[name] = i
+		fs.names = append(fs.names, name)
+		fs.index = append(fs.index, i)
+	}
+	actual, _ := structFields.LoadOrStore(t, fs)
+	return actual.(*fieldSet)
+}
+
+// decodeValue stores src into dst (settable). It reports whether src had
+// the right type; on false dst is left as it was.
+func decodeValue(src any, dst reflect.Value) bool {
+	if src == nil {
+		// null leaves values as they are and empties pointers, maps and
+		// slices, as encoding/json does.
+		switch dst.Kind() {
+		case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Interface:
+			dst.SetZero()
+		}
+		return true
+	}
+	if dst.CanAddr() && dst.Kind() != reflect.Pointer && dst.Addr().Type().Implements(unmarshalerType) {
+		b, err := json.Marshal(src)
+		if err != nil {
+			return false
+		}
+		return dst.Addr().Interface().(json.Unmarshaler).UnmarshalJSON(b) == nil
+	}
+	switch dst.Kind() {
+	case reflect.Pointer:
+		elem := reflect.New(dst.Type().Elem())
+		ok := decodeValue(src, elem.Elem())
+		// encoding/json allocates the pointer before it finds a mismatch.
+		dst.Set(elem)
+		return ok
+	case reflect.Interface:
+		if dst.NumMethod() != 0 {
+			return false
+		}
+		dst.Set(reflect.ValueOf(plainJSON(src)))
+		return true
+	case reflect.Struct:
+		m, ok := src.(map[string]any)
+		if !ok {
+			return false
+		}
+		fs := fieldsOf(dst.Type())
+		all := true
+		for _, k := range keysInOrder(m, fs) {
+			v := m[k]
+			i, found := fs.byName[k]
+			if !found {
+				for j, n := range fs.names {
+					if strings.EqualFold(n, k) {
+						i, found = fs.index[j], true
+						break
+					}
+				}
+			}
+			if found && !decodeValue(v, dst.Field(i)) {
+				all = false
+			}
+		}
+		return all
+	case reflect.Map:
+		m, ok := src.(map[string]any)
+		if !ok || dst.Type().Key().Kind() != reflect.String {
+			return false
+		}
+		if dst.IsNil() {
+			dst.Set(reflect.MakeMapWithSize(dst.Type(), len(m)))
+		}
+		all := true
+		et := dst.Type().Elem()
+		for k, v := range m {
+			e := reflect.New(et).Elem()
+			if !decodeValue(v, e) {
+				all = false
+			}
+			dst.SetMapIndex(reflect.ValueOf(k).Convert(dst.Type().Key()), e)
+		}
+		return all
+	case reflect.Slice:
+		l, ok := src.([]any)
+		if !ok {
+			return false
+		}
+		s := reflect.MakeSlice(dst.Type(), len(l), len(l))
+		all := true
+		for i, v := range l {
+			if !decodeValue(v, s.Index(i)) {
+				all = false
+			}
+		}
+		dst.Set(s)
+		return all
+	case reflect.String:
+		s, ok := src.(string)
+		if ok {
+			dst.SetString(s)
+		}
+		return ok
+	case reflect.Bool:
+		b, ok := src.(bool)
+		if ok {
+			dst.SetBool(b)
+		}
+		return ok
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		n, ok := src.(json.Number)
+		if !ok {
+			return false
+		}
+		i, err := strconv.ParseInt(string(n), 10, 64)
+		if err != nil || dst.OverflowInt(i) {
+			return false
+		}
+		dst.SetInt(i)
+		return true
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		n, ok := src.(json.Number)
+		if !ok {
+			return false
+		}
+		u, err := strconv.ParseUint(string(n), 10, 64)
+		if err != nil || dst.OverflowUint(u) {
+			return false
+		}
+		dst.SetUint(u)
+		return true
+	case reflect.Float32, reflect.Float64:
+		n, ok := src.(json.Number)
+		if !ok {
+			return false
+		}
+		f, err := strconv.ParseFloat(string(n), dst.Type().Bits())
+		if err != nil || dst.OverflowFloat(f) {
+			return false
+		}
+		dst.SetFloat(f)
+		return true
+	}
+	return false
+}
+
+// keysInOrder returns the keys of m in any order when each names a field
+// exactly; otherwise sorted, as encoding/json meets them in marshalled JSON,
+// so that when two keys match one field the same one wins.
+func keysInOrder(m map[string]any, fs *fieldSet) []string {
+	keys := make([]string, 0, len(m))
+	exact := true
+	for k := range m {
+		keys = append(keys, k)
+		if _, ok := fs.byName[k]; !ok {
+			exact = false
+		}
+	}
+	if !exact {
+		slices.Sort(keys)
+	}
+	return keys
+}
+
+// plainJSON returns v as encoding/json decodes it into an interface value:
+// numbers as float64, maps and lists copied.
+func plainJSON(v any) any {
+	switch v := v.(type) {
+	case json.Number:
+		f, err := strconv.ParseFloat(string(v), 64)
+		if err != nil {
+			return string(v)
+		}
+		return f
+	case map[string]any:
+		m := make(map[string]any, len(v))
+		for k, x := range v {
+			m[k] = plainJSON(x)
+		}
+		return m
+	case []any:
+		l := make([]any, len(v))
+		for i, x := range v {
+			l[i] = plainJSON(x)
+		}
+		return l
+	}
+	return v
+}
