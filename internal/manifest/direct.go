@@ -23,6 +23,8 @@ type item struct {
 	v    reflect.Value
 	g    any  // set when the value came through a marshaler
 	isG  bool // g is the value
+	s    string
+	isS  bool // s is the value (a string in a map of strings)
 }
 
 var sortedCache sync.Map // reflect.Type → []field sorted by name
@@ -66,9 +68,9 @@ func resolve(v reflect.Value) (reflect.Value, any, bool, bool, error) {
 }
 
 // structItems lists the keys of a struct value that are written, in order.
-func structItems(v reflect.Value, top bool, inMeta bool) ([]item, error) {
+func (e *emitter) structItems(v reflect.Value, top bool, inMeta bool) ([]item, error) {
 	fs := sortedFields(v.Type())
-	out := make([]item, 0, len(fs))
+	start := len(e.scratch)
 	for _, f := range fs {
 		if top && f.name == "status" || inMeta && f.name == "creationTimestamp" {
 			continue
@@ -87,12 +89,28 @@ func structItems(v reflect.Value, top bool, inMeta bool) ([]item, error) {
 		if null {
 			continue
 		}
-		out = append(out, item{name: f.name, v: rv, g: g, isG: isG})
+		e.scratch = append(e.scratch, item{name: f.name, v: rv, g: g, isG: isG})
 	}
-	return out, nil
+	return e.scratch[start:], nil
 }
 
-func mapItems(v reflect.Value) ([]item, error) {
+func (e *emitter) mapItems(v reflect.Value) ([]item, error) {
+	t := v.Type()
+	if t.Key().Kind() == reflect.String && t.Elem().Kind() == reflect.String && marshalKindOf(t.Key()) == marshalNone &&
+		marshalKindOf(t.Elem()) == marshalNone && marshalKindOf(reflect.PointerTo(t.Elem())) == marshalNone {
+		// Labels, annotations, data: read in place, without a copy of each
+		// key and value.
+		start := len(e.scratch)
+		k, val := reflect.New(t.Key()).Elem(), reflect.New(t.Elem()).Elem()
+		for it := v.MapRange(); it.Next(); {
+			k.SetIterKey(it)
+			val.SetIterValue(it)
+			e.scratch = append(e.scratch, item{name: k.String(), s: val.String(), isS: true})
+		}
+		out := e.scratch[start:]
+		slices.SortFunc(out, func(a, b item) int { return strings.Compare(a.name, b.name) })
+		return out, nil
+	}
 	out := make([]item, 0, v.Len())
 	it := v.MapRange()
 	for it.Next() {
@@ -113,12 +131,19 @@ func mapItems(v reflect.Value) ([]item, error) {
 	return out, nil
 }
 
+// pop drops the items listed since mark; structItems lists them on a stack
+// that nested values reuse, instead of a new slice per struct.
+func (e *emitter) pop(mark int) {
+	clear(e.scratch[mark:])
+	e.scratch = e.scratch[:mark]
+}
+
 // items lists the entries of a struct or map value.
-func items(v reflect.Value, top, inMeta bool) ([]item, error) {
+func (e *emitter) items(v reflect.Value, top, inMeta bool) ([]item, error) {
 	if v.Kind() == reflect.Struct {
-		return structItems(v, top, inMeta)
+		return e.structItems(v, top, inMeta)
 	}
-	return mapItems(v)
+	return e.mapItems(v)
 }
 
 // appendDirect writes a typed object.
@@ -131,7 +156,9 @@ func (e *emitter) appendDirect(v reflect.Value) error {
 		return fmt.Errorf("manifest: object must encode to a map, got %s", v.Type())
 	}
 	_ = g
-	its, err := items(rv, true, false)
+	mark := len(e.scratch)
+	defer e.pop(mark)
+	its, err := e.items(rv, true, false)
 	if err != nil {
 		return err
 	}
@@ -165,6 +192,12 @@ func (e *emitter) directMapping(its []item, ind int, inline bool, path string) e
 
 // directValue writes what follows "key:".
 func (e *emitter) directValue(it item, ind int, path, name string) error {
+	if it.isS {
+		e.b.WriteByte(' ')
+		e.scalarString(it.s)
+		e.b.WriteByte('\n')
+		return nil
+	}
 	if it.isG {
 		// Only Helm values keep their nulls; the path matters only there.
 		e.value(it.g, ind, path+"/"+name)
@@ -173,7 +206,9 @@ func (e *emitter) directValue(it item, ind int, path, name string) error {
 	v := it.v
 	switch v.Kind() {
 	case reflect.Struct, reflect.Map:
-		sub, err := items(v, false, path == "" && name == "metadata")
+		mark := len(e.scratch)
+		defer e.pop(mark)
+		sub, err := e.items(v, false, path == "" && name == "metadata")
 		if err != nil {
 			return err
 		}
@@ -246,11 +281,13 @@ func (e *emitter) directSequence(l reflect.Value, ind int, path string) error {
 			}
 		case rv.Kind() == reflect.Struct || rv.Kind() == reflect.Map:
 			e.b.WriteString("- ")
-			sub, err := items(rv, false, false)
-			if err != nil {
-				return err
+			mark := len(e.scratch)
+			sub, err := e.items(rv, false, false)
+			if err == nil {
+				err = e.directMapping(sub, ind+1, true, path)
 			}
-			if err := e.directMapping(sub, ind+1, true, path); err != nil {
+			e.pop(mark)
+			if err != nil {
 				return err
 			}
 		case (rv.Kind() == reflect.Slice || rv.Kind() == reflect.Array) && !(rv.Kind() == reflect.Slice && rv.Type().Elem().Kind() == reflect.Uint8):

@@ -144,6 +144,22 @@ func marshalKindOf(t reflect.Type) marshalKind {
 	return k
 }
 
+var marshalPairCache sync.Map // reflect.Type → [2]marshalKind
+
+// marshalKinds returns how t and *t marshal themselves.
+func marshalKinds(t reflect.Type) (self, ptr marshalKind) {
+	if k, ok := marshalPairCache.Load(t); ok {
+		p := k.([2]marshalKind)
+		return p[0], p[1]
+	}
+	p := [2]marshalKind{marshalKindOf(t), marshalNone}
+	if t.Kind() != reflect.Pointer {
+		p[1] = marshalKindOf(reflect.PointerTo(t))
+	}
+	marshalPairCache.Store(t, p)
+	return p[0], p[1]
+}
+
 // marshaler returns a function that encodes v through its own MarshalJSON
 // or MarshalText, when it has one (on the value, or on its address, as
 // encoding/json does).
@@ -155,6 +171,9 @@ func marshaler(v reflect.Value) (func() (any, error), bool) {
 				b, err := x.Interface().(json.Marshaler).MarshalJSON()
 				if err != nil {
 					return nil, err
+				}
+				if s, ok := simpleJSONString(b); ok {
+					return s, nil // quantities and the like: no decoder needed
 				}
 				dec := json.NewDecoder(bytes.NewReader(b))
 				dec.UseNumber()
@@ -170,10 +189,14 @@ func marshaler(v reflect.Value) (func() (any, error), bool) {
 		}
 		return nil, false
 	}
+	self, ptr := marshalKinds(v.Type())
+	if self == marshalNone && (v.Kind() == reflect.Pointer || ptr == marshalNone) {
+		return nil, false // the common case, with one cache lookup
+	}
 	if f, ok := try(v); ok {
 		return f, true
 	}
-	if v.Kind() == reflect.Pointer || marshalKindOf(reflect.PointerTo(v.Type())) == marshalNone {
+	if v.Kind() == reflect.Pointer || ptr == marshalNone {
 		return nil, false
 	}
 	if v.CanAddr() {
@@ -183,6 +206,20 @@ func marshaler(v reflect.Value) (func() (any, error), bool) {
 	p := reflect.New(v.Type())
 	p.Elem().Set(v)
 	return try(p)
+}
+
+// simpleJSONString returns the string that b encodes when b is a quoted
+// JSON string without escapes.
+func simpleJSONString(b []byte) (string, bool) {
+	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
+		return "", false
+	}
+	for _, c := range b[1 : len(b)-1] {
+		if c == '\\' || c == '"' || c < 0x20 || c >= 0x80 {
+			return "", false
+		}
+	}
+	return string(b[1 : len(b)-1]), true
 }
 
 func mapKey(k reflect.Value) (string, error) {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -29,11 +30,18 @@ func Marshal(obj any) ([]byte, error) {
 // Append writes obj to b as Marshal does.
 func Append(b *bytes.Buffer, obj any) error {
 	if _, isMap := obj.(map[string]any); !isMap {
-		e := emitter{b: b}
-		return e.appendDirect(reflect.ValueOf(obj))
+		sp := scratchPool.Get().(*[]item)
+		e := emitter{b: b, scratch: (*sp)[:0]}
+		err := e.appendDirect(reflect.ValueOf(obj))
+		*sp = e.scratch[:0]
+		scratchPool.Put(sp)
+		return err
 	}
 	return appendGeneric(b, obj)
 }
+
+// scratchPool keeps the emitters' item stacks between objects.
+var scratchPool = sync.Pool{New: func() any { s := make([]item, 0, 64); return &s }}
 
 // appendGeneric writes obj through its generic (JSON-shaped) form.
 func appendGeneric(b *bytes.Buffer, obj any) error {
@@ -93,7 +101,8 @@ func viaJSON(obj any) (any, error) {
 }
 
 type emitter struct {
-	b *bytes.Buffer
+	b       *bytes.Buffer
+	scratch []item // see pop
 }
 
 // keepNull reports whether nulls under this key path are meaningful.
@@ -299,9 +308,12 @@ func plainSafe(s string) bool {
 			return false
 		}
 	}
-	switch strings.ToLower(s) {
-	case "y", "yes", "n", "no", "true", "false", "on", "off", "null", "~":
-		return false
+	if len(s) <= 5 {
+		for _, w := range [...]string{"y", "yes", "n", "no", "true", "false", "on", "off", "null", "~"} {
+			if strings.EqualFold(s, w) {
+				return false
+			}
+		}
 	}
 	return true
 }
