@@ -69,13 +69,31 @@ func Compute(root string, desired map[string][]byte, managed []string) (*Plan, e
 		err    error
 	}
 	results := make([]result, len(paths))
+	if _, err := os.Stat(root); errors.Is(err, fs.ErrNotExist) {
+		// A first render: every file is new, no need to look for each.
+		plan := &Plan{Changes: make([]Change, len(paths))}
+		for i, p := range paths {
+			plan.Changes[i] = Change{Path: p, Op: Add, New: desired[p]}
+		}
+		return plan, nil
+	}
 	var wg sync.WaitGroup
 	work := make(chan int, 256)
 	for range max(2, runtime.GOMAXPROCS(0)) {
 		wg.Go(func() {
+			var buf []byte
 			for i := range work {
 				p := paths[i]
-				old, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(p)))
+				name := filepath.Join(root, filepath.FromSlash(p))
+				var same bool
+				var err error
+				if same, buf, err = sameContent(name, desired[p], buf); same {
+					continue
+				}
+				var old []byte
+				if err == nil {
+					old, err = os.ReadFile(name)
+				}
 				switch {
 				case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
 					results[i].change = &Change{Path: p, Op: Add, New: desired[p]}
@@ -144,6 +162,32 @@ func Compute(root string, desired map[string][]byte, managed []string) (*Plan, e
 	slices.SortFunc(plan.Changes, func(a, b Change) int { return strings.Compare(a.Path, b.Path) })
 	plan.Changes = slices.CompactFunc(plan.Changes, func(a, b Change) bool { return a.Path == b.Path })
 	return plan, nil
+}
+
+// sameContent reports whether the file name holds exactly want, reading at
+// most one byte more than want into buf (grown as needed and returned for
+// reuse), without the stat and the allocation of os.ReadFile. A file that
+// differs is read again whole by the caller.
+func sameContent(name string, want, buf []byte) (bool, []byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return false, buf, err
+	}
+	defer f.Close()
+	if cap(buf) < len(want)+1 {
+		buf = make([]byte, len(want)+1+len(want)/4)
+	}
+	b := buf[:len(want)+1]
+	// Read until the end, or until the file is known to be longer.
+	n := 0
+	for n < len(b) {
+		m, err := f.Read(b[n:])
+		n += m
+		if err != nil || m == 0 {
+			break
+		}
+	}
+	return n == len(want) && bytes.Equal(b[:n], want), buf, nil
 }
 
 // Apply carries out the plan in root. Every new file is staged first:
