@@ -294,7 +294,7 @@ func (p *fastParser) restIsComment(s, end int) bool {
 }
 
 // quoted reads a one-line single- or double-quoted scalar without escapes
-// (but with '' in single quotes).
+// (but with a doubled quote standing for one in single quotes).
 func (p *fastParser) quoted(s, end int) (string, int, bool) {
 	d := p.data
 	q := d[s]
