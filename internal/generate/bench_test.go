@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/fleetwright/fleetwright/internal/fleet"
 	"github.com/fleetwright/fleetwright/internal/generate"
@@ -27,11 +28,15 @@ func benchRender(b *testing.B, n int) {
 		b.Fatal(err)
 	}
 	var files int
+	var cpu time.Duration
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
 		out := filepath.Join(b.TempDir(), "fleet")
+		before := synth.CPUTime()
 		files = renderOnce(b, src, out, n)
+		cpu += synth.CPUTime() - before
 	}
+	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*n), "µs/app")
 	b.ReportMetric(float64(files)/float64(n), "files/app")
 	var m runtime.MemStats
@@ -46,12 +51,17 @@ func benchNoop(b *testing.B, n int) {
 	}
 	out := filepath.Join(b.TempDir(), "fleet")
 	renderOnce(b, src, out, n)
+	var cpu time.Duration
 	b.ResetTimer()
 	for b.Loop() {
-		if written := renderOnce(b, src, out, n); written != 0 {
+		before := synth.CPUTime()
+		written := renderOnce(b, src, out, n)
+		cpu += synth.CPUTime() - before
+		if written != 0 {
 			b.Fatalf("a no-op re-render wrote %d files", written)
 		}
 	}
+	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*n), "µs/app")
 }
 

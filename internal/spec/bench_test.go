@@ -3,6 +3,7 @@ package spec_test
 import (
 	"os"
 	"testing"
+	"time"
 
 	"github.com/fleetwright/fleetwright/internal/exports"
 	"github.com/fleetwright/fleetwright/internal/spec"
@@ -24,12 +25,16 @@ func benchValidate(b *testing.B, n int) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	var cpu time.Duration
 	b.ResetTimer()
 	for b.Loop() {
+		before := synth.CPUTime()
 		repo, ps := l.Load(os.DirFS(dir))
+		cpu += synth.CPUTime() - before
 		if len(ps) > 0 || len(repo.Apps) != n {
 			b.Fatalf("%d apps, problems: %v", len(repo.Apps), ps)
 		}
 	}
 	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "apps/s")
+	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/fleetwright/fleetwright/internal/synth"
 )
@@ -256,5 +257,61 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		compareDecode(t, data)
+	})
+}
+
+// The generated schemas use only keywords the fast check knows; if a new
+// keyword appears, every document would silently take the slow path.
+func TestFastSchemaCoversSchemas(t *testing.T) {
+	t.Parallel()
+	s, err := compileSchemas()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.fast[s.app] == nil || s.fast[s.platform] == nil {
+		t.Fatal("the fast schema check cannot judge the spec schemas")
+	}
+	for name, data := range synth.Files(20) {
+		doc, err := Parse(name, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sch := s.app
+		if name == "platform.yaml" {
+			sch = s.platform
+		}
+		if !s.fast[sch].valid(doc.Value) {
+			t.Errorf("%s: the fast check does not find a valid spec valid", name)
+		}
+	}
+}
+
+// FuzzFastSchema checks that a document the fast check finds valid is valid
+// for the full validator.
+func FuzzFastSchema(f *testing.F) {
+	s, err := compileSchemas()
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, data := range synth.Files(3) {
+		f.Add(data)
+	}
+	for _, c := range append(append([]string{}, fastCases...), decodeCases...) {
+		f.Add([]byte(c))
+	}
+	f.Add([]byte("name: a\ncomponents:\n- name: x\n  type: workload\n  workload_spec: {image: x, resources: {requests: {cpu: 0.5, memory: 1e3}, limits: {cpu: -1}}}\n"))
+	f.Add([]byte("name: a\ncomponents:\n- name: x\n  type: workload\n  workload_spec: {image: x, port: 70000, replicas: 1.5}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		doc, err := Parse("f.yaml", data)
+		if err != nil {
+			return
+		}
+		for _, sch := range []*jsonschema.Schema{s.app, s.platform} {
+			if s.fast[sch].valid(doc.Value) {
+				if err := sch.Validate(doc.Value); err != nil {
+					t.Fatalf("fast check finds %q valid; the validator says: %v", data, err)
+				}
+			}
+		}
 	})
 }

@@ -21,6 +21,9 @@ import (
 // schemas holds the compiled JSON Schemas; compile them once per run.
 type schemas struct {
 	app, platform *jsonschema.Schema
+	// fast holds the quick validity check of each schema (see fastSchema),
+	// when it can judge that schema.
+	fast map[*jsonschema.Schema]*fastSchema
 	// props lists the properties each schema location allows, for
 	// "did you mean" suggestions.
 	props map[string][]string
@@ -29,7 +32,8 @@ type schemas struct {
 func compileSchemas() (*schemas, error) {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
-	s := &schemas{props: map[string][]string{}}
+	s := &schemas{props: map[string][]string{}, fast: map[*jsonschema.Schema]*fastSchema{}}
+	fast := map[string]*fastSchema{}
 	for _, r := range []struct {
 		id  string
 		raw []byte
@@ -42,6 +46,9 @@ func compileSchemas() (*schemas, error) {
 			return nil, fmt.Errorf("schema %s: %w", r.id, err)
 		}
 		collectProps(r.id, doc, s.props)
+		if f, err := compileFastSchema(doc); err == nil {
+			fast[r.id] = f
+		}
 	}
 	var err error
 	if s.app, err = c.Compile(schema.AppID); err != nil {
@@ -49,6 +56,11 @@ func compileSchemas() (*schemas, error) {
 	}
 	if s.platform, err = c.Compile(schema.PlatformID); err != nil {
 		return nil, err
+	}
+	for sch, id := range map[*jsonschema.Schema]string{s.app: schema.AppID, s.platform: schema.PlatformID} {
+		if f := fast[id]; f != nil {
+			s.fast[sch] = f
+		}
 	}
 	return s, nil
 }
@@ -73,6 +85,9 @@ func collectProps(id string, doc any, out map[string][]string) {
 
 // check validates doc against sch and reports every leaf failure.
 func (s *schemas) check(sch *jsonschema.Schema, doc *Document, ps *Problems) {
+	if f := s.fast[sch]; f != nil && f.valid(doc.Value) {
+		return
+	}
 	err := sch.Validate(doc.Value)
 	if err == nil {
 		return

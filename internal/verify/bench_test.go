@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -59,12 +58,12 @@ func benchVerify(b *testing.B, n int, drift bool) {
 	var rep *Report
 	b.ResetTimer()
 	for b.Loop() {
-		before := cpuTime()
+		before := synth.CPUTime()
 		rep, err = Run(b.Context(), opts)
 		if err != nil {
 			b.Fatal(err)
 		}
-		cpu += cpuTime() - before
+		cpu += synth.CPUTime() - before
 	}
 	b.StopTimer()
 	if rep.Failed() || rep.Stats.Objects < 9*n {
@@ -82,10 +81,3 @@ func benchVerify(b *testing.B, n int, drift bool) {
 }
 
 // cpuTime is the CPU time (user and system) the process used so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
