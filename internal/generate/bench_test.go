@@ -66,7 +66,7 @@ func benchNoop(b *testing.B, n int) {
 }
 
 // renderOnce renders src into out and returns how many files it wrote.
-func renderOnce(b *testing.B, src, out string, n int) int {
+func renderOnce(b testing.TB, src, out string, n int) int {
 	repo := load(b, nil, src)
 	if len(repo.Apps) != n {
 		b.Fatalf("%d apps", len(repo.Apps))

@@ -1,6 +1,7 @@
 package generate
 
 import (
+	"bytes"
 	"fmt"
 	"path"
 	"runtime"
@@ -215,12 +216,19 @@ func (r *renderer) app(a *spec.LoadedApp) ([]File, error) {
 }
 
 func encode(obj any) ([]byte, error) {
-	data, err := manifest.Marshal(obj)
-	if err != nil {
+	// Encode into a reused buffer, then keep an exact-size copy: one
+	// allocation per file instead of a growing buffer and a second copy.
+	b := encodeBufs.Get().(*bytes.Buffer)
+	defer encodeBufs.Put(b)
+	b.Reset()
+	b.WriteString(manifest.Header)
+	if err := manifest.Append(b, obj); err != nil {
 		return nil, err
 	}
-	return append([]byte(manifest.Header), data...), nil
+	return bytes.Clone(b.Bytes()), nil
 }
+
+var encodeBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // order returns the app's components, dependencies first (ties by name).
 func (r *renderer) order(a *spec.LoadedApp) []*spec.Component {
