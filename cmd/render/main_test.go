@@ -93,16 +93,22 @@ func TestValidateInvalid(t *testing.T) {
 func TestRenderWritesAndChecks(t *testing.T) {
 	t.Parallel()
 	out := filepath.Join(t.TempDir(), "fleet")
-	r := runCmd(t, nil, "--out", out, "../../examples")
+	// With the fleet index on: a same-size hand edit must still be drift.
+	cache := t.TempDir()
+	env := map[string]string{"FLEETWRIGHT_CACHE": cache}
+	r := runCmd(t, env, "--out", out, "../../examples")
 	if r.code != 0 || !strings.Contains(r.stderr, "47 added, 0 updated, 0 deleted, 0 unchanged") {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
-	r = runCmd(t, nil, "--out", out, "../../examples")
+	r = runCmd(t, env, "--out", out, "../../examples")
 	if r.code != 0 || !strings.Contains(r.stderr, "0 added, 0 updated, 0 deleted, 47 unchanged") {
 		t.Fatalf("a re-render changed files: %s", r.stderr)
 	}
-	if r := runCmd(t, nil, "--check", "--out", out, "../../examples"); r.code != 0 {
+	if r := runCmd(t, env, "--check", "--out", out, "../../examples"); r.code != 0 {
 		t.Fatalf("check of a fresh fleet: exit %d\n%s", r.code, r.stdout)
+	}
+	if idx, _ := filepath.Glob(filepath.Join(cache, "fleet-index", "*")); len(idx) != 1 {
+		t.Fatalf("fleet index files: %v", idx)
 	}
 	// A hand edit is drift.
 	dep := filepath.Join(out, "apps/prod-eu/shop/orders/api/deployment-orders-api.yaml")
@@ -110,11 +116,11 @@ func TestRenderWritesAndChecks(t *testing.T) {
 	if err := os.WriteFile(dep, bytes.Replace(b, []byte("replicas: 1"), []byte("replicas: 9"), 1), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r = runCmd(t, nil, "--check", "--out", out, "../../examples")
+	r = runCmd(t, env, "--check", "--out", out, "../../examples")
 	if r.code != 1 || !strings.Contains(r.stdout, "-  replicas: 9\n+  replicas: 1\n") {
 		t.Fatalf("check of an edited fleet: exit %d\n%s", r.code, r.stdout)
 	}
-	r = runCmd(t, nil, "--diff", "--out", out, "../../examples")
+	r = runCmd(t, env, "--diff", "--out", out, "../../examples")
 	if r.code != 0 || !strings.Contains(r.stdout, "+++ "+dep) {
 		t.Fatalf("diff: exit %d\n%s", r.code, r.stdout)
 	}

@@ -58,6 +58,12 @@ func (p *Plan) Empty() bool { return len(p.Changes) == 0 }
 // Generated files under the managed folders that are not desired are
 // deleted.
 func Compute(root string, desired map[string][]byte, managed []string) (*Plan, error) {
+	return (*Index)(nil).Compute(root, desired, managed)
+}
+
+// Compute is the package's Compute that trusts x for files whose stat data
+// it vouches for and records what it reads. A nil x reads every file.
+func (x *Index) Compute(root string, desired map[string][]byte, managed []string) (*Plan, error) {
 	paths := make([]string, 0, len(desired))
 	for p := range desired {
 		paths = append(paths, p)
@@ -85,9 +91,21 @@ func Compute(root string, desired map[string][]byte, managed []string) (*Plan, e
 			for i := range work {
 				p := paths[i]
 				name := filepath.Join(root, filepath.FromSlash(p))
+				var st indexEntry
+				var stOK bool
+				if x != nil {
+					if fi, err := os.Lstat(name); err == nil {
+						if st, stOK = statOf(fi); stOK && x.unchanged(p, st, desired[p]) {
+							continue
+						}
+					}
+				}
 				var same bool
 				var err error
 				if same, buf, err = sameContent(name, desired[p], buf); same {
+					if stOK {
+						x.record(p, st, desired[p])
+					}
 					continue
 				}
 				var old []byte
@@ -197,6 +215,43 @@ func sameContent(name string, want, buf []byte) (bool, []byte, error) {
 // (a folder is one rename), then deleted files are removed and emptied
 // folders pruned. A failure while staging leaves the tree as it was.
 func Apply(root string, plan *Plan) error {
+	return (*Index)(nil).Apply(root, plan)
+}
+
+// Apply is the package's Apply that also records every file it writes in
+// x, and forgets the files it removes.
+func (x *Index) Apply(root string, plan *Plan) error {
+	if err := apply(root, plan); err != nil {
+		return err
+	}
+	if x == nil {
+		return nil
+	}
+	root = filepath.Clean(root)
+	errs := make([]error, len(plan.Changes))
+	var wg sync.WaitGroup
+	next := make(chan int, 256)
+	for range max(2, runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			for i := range next {
+				c := &plan.Changes[i]
+				if c.Op == Delete {
+					x.forget(c.Path)
+				} else {
+					errs[i] = x.recordFile(root, c.Path, c.New)
+				}
+			}
+		})
+	}
+	for i := range plan.Changes {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func apply(root string, plan *Plan) error {
 	root = filepath.Clean(root)
 	if err := os.MkdirAll(filepath.Dir(root), 0o755); err != nil {
 		return err

@@ -75,11 +75,18 @@ func renderOnce(b testing.TB, src, out string, n int) int {
 	if err != nil {
 		b.Fatal(err)
 	}
-	plan, err := fleet.Compute(out, f.Map(), generate.ManagedDirs(&repo.Platform))
+	// As render does: the fleet index, kept beside the output folder here,
+	// in the user's cache folder there.
+	indexFile := out + ".index"
+	index := fleet.LoadIndex(indexFile)
+	plan, err := index.Compute(out, f.Map(), generate.ManagedDirs(&repo.Platform))
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := fleet.Apply(out, plan); err != nil {
+	if err := index.Apply(out, plan); err != nil {
+		b.Fatal(err)
+	}
+	if err := index.Save(indexFile); err != nil {
 		b.Fatal(err)
 	}
 	if _, err := os.Stat(out); err != nil {
