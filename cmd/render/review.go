@@ -91,7 +91,11 @@ func runReview(ctx context.Context, args []string, io stdio) error {
 		if ps.HasErrors() {
 			return repo, ps, nil, nil
 		}
-		f, err := generate.Render(repo, generate.Options{})
+		images, err := reviewImages(repo, files)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("reading %s: %w", ref, err)
+		}
+		f, err := generate.Render(repo, generate.Options{Images: images})
 		if err != nil {
 			return nil, nil, nil, err
 		}
