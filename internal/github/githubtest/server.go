@@ -43,7 +43,8 @@ func (r Request) String() string {
 // right after Server.Expect, before the code under test runs.
 type Expectation struct {
 	method, path string
-	times        int
+	times        int // at most
+	least        int // at least
 	query        url.Values
 	checks       []func(body map[string]any) error
 	status       int
@@ -52,7 +53,15 @@ type Expectation struct {
 }
 
 // Times sets how often the call must be made (default once).
-func (e *Expectation) Times(n int) *Expectation { e.times = n; return e }
+func (e *Expectation) Times(n int) *Expectation { e.times, e.least = n, n; return e }
+
+// Between allows the call from least to most times, for calls whose number
+// depends on timing (a server reporting states as they happen). A call
+// beyond most is unexpected, one short of least fails the test at cleanup.
+func (e *Expectation) Between(least, most int) *Expectation {
+	e.least, e.times = least, most
+	return e
+}
 
 // Query requires the query parameter key to have value.
 func (e *Expectation) Query(key, value string) *Expectation {
@@ -98,7 +107,7 @@ func (e *Expectation) String() string {
 }
 
 func (e *Expectation) matches(method, path string, q url.Values) bool {
-	if e.method != method || e.path != path || e.made >= e.times {
+	if e.method != method || !pathMatches(e.path, path) || e.made >= e.times {
 		return false
 	}
 	for k := range e.query {
@@ -123,6 +132,8 @@ type PullRequest struct {
 	User      string
 	CreatedAt time.Time
 	UpdatedAt time.Time
+	// MergedAt is set when the pull request was merged (MergePullRequest).
+	MergedAt time.Time
 }
 
 // Comment is an issue or pull request comment held by the server.
@@ -141,6 +152,7 @@ type repoState struct {
 	nextNumber  int
 	pulls       []*PullRequest
 	comments    []*Comment
+	deployments []*Deployment
 }
 
 // Server is the fake API server.
@@ -210,6 +222,8 @@ func New(t testing.TB, opts ...Option) *Server {
 	mux.HandleFunc("POST /repos/{owner}/{repo}/issues/{number}/comments", s.createComment)
 	mux.HandleFunc("PATCH /repos/{owner}/{repo}/issues/comments/{id}", s.editComment)
 	mux.HandleFunc("DELETE /repos/{owner}/{repo}/issues/comments/{id}", s.deleteComment)
+	mux.HandleFunc("POST /repos/{owner}/{repo}/deployments", s.createDeployment)
+	mux.HandleFunc("POST /repos/{owner}/{repo}/deployments/{id}/statuses", s.createDeploymentStatus)
 
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.serve(w, r, mux)
@@ -221,12 +235,32 @@ func New(t testing.TB, opts ...Option) *Server {
 	return s
 }
 
+// pathMatches reports whether path matches pattern, where a pattern
+// segment "*" stands for any one non-empty segment.
+func pathMatches(pattern, path string) bool {
+	if !strings.Contains(pattern, "*") {
+		return pattern == path
+	}
+	ps, xs := strings.Split(pattern, "/"), strings.Split(path, "/")
+	if len(ps) != len(xs) {
+		return false
+	}
+	for i := range ps {
+		if ps[i] != xs[i] && (ps[i] != "*" || xs[i] == "") {
+			return false
+		}
+	}
+	return true
+}
+
 // Expect tells the server to expect a call of method on path (without the
-// query string), once unless Times says otherwise.
+// query string), once unless Times or Between says otherwise. A path
+// segment "*" matches any one segment, for paths holding an ID the server
+// hands out (a deployment's statuses: "/repos/o/r/deployments/*/statuses").
 func (s *Server) Expect(method, path string) *Expectation {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e := &Expectation{method: method, path: path, times: 1, query: url.Values{}}
+	e := &Expectation{method: method, path: path, times: 1, least: 1, query: url.Values{}}
 	s.expects = append(s.expects, e)
 	return e
 }
@@ -284,6 +318,23 @@ func (s *Server) AddComment(repo string, number int, user, body string) int64 {
 	return c.ID
 }
 
+// MergePullRequest marks pull request number of repo merged and closed, as
+// GitHub does when someone merges it (the Git side of the merge is the
+// test's to do). It reports whether the pull request exists and was open.
+func (s *Server) MergePullRequest(repo string, number int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.repo(repo).pulls {
+		if p.Number == number && p.State == "open" {
+			p.State = "closed"
+			p.UpdatedAt = s.tick()
+			p.MergedAt = p.UpdatedAt
+			return true
+		}
+	}
+	return false
+}
+
 // PullRequests returns the pull requests of repo, by number.
 func (s *Server) PullRequests(repo string) []PullRequest {
 	s.mu.Lock()
@@ -334,8 +385,12 @@ func (s *Server) checkExpectations() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, e := range s.expects {
-		if e.made < e.times {
+		switch {
+		case e.made >= e.least:
+		case e.least == e.times:
 			s.t.Errorf("githubtest: expected %s %d time(s), got %d", e, e.times, e.made)
+		default:
+			s.t.Errorf("githubtest: expected %s %d to %d time(s), got %d", e, e.least, e.times, e.made)
 		}
 	}
 }
@@ -697,8 +752,13 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any, allowed .
 
 func (s *Server) validationFailed(w http.ResponseWriter, r *http.Request, field, code string) {
 	resource := "PullRequest"
-	if strings.Contains(r.URL.Path, "/comments") {
+	switch {
+	case strings.Contains(r.URL.Path, "/comments"):
 		resource = "IssueComment"
+	case strings.HasSuffix(r.URL.Path, "/statuses"):
+		resource = "DeploymentStatus"
+	case strings.Contains(r.URL.Path, "/deployments"):
+		resource = "Deployment"
 	}
 	writeJSON(w, http.StatusUnprocessableEntity, map[string]any{
 		"message":           "Validation Failed",
@@ -818,9 +878,12 @@ func (s *Server) pullJSON(rs *repoState, p *PullRequest) map[string]any {
 	if p.Body != "" {
 		body = p.Body
 	}
-	var closedAt any
+	var closedAt, mergedAt any
 	if p.State == "closed" {
 		closedAt = timeJSON(p.UpdatedAt)
+	}
+	if !p.MergedAt.IsZero() {
+		mergedAt = timeJSON(p.MergedAt)
 	}
 	return map[string]any{
 		"url":                 api + "/pulls/" + strconv.Itoa(p.Number),
@@ -841,7 +904,7 @@ func (s *Server) pullJSON(rs *repoState, p *PullRequest) map[string]any {
 		"created_at":          timeJSON(p.CreatedAt),
 		"updated_at":          timeJSON(p.UpdatedAt),
 		"closed_at":           closedAt,
-		"merged_at":           nil,
+		"merged_at":           mergedAt,
 		"merge_commit_sha":    nil,
 		"draft":               false,
 		"head":                s.branchJSON(rs, p.Head),
