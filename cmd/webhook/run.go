@@ -42,6 +42,7 @@ type options struct {
 	inCluster       bool
 	fluxNamespace   string
 	caBundle        string
+	ingressAddress  string
 	expiryWarning   time.Duration
 	concurrency     int
 	defaultTimeout  time.Duration
@@ -70,6 +71,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.inCluster, "in-cluster", false, "use the pod's service account to reach the cluster")
 	fs.StringVar(&o.fluxNamespace, "flux-namespace", "flux-system", "namespace of the apps' Flux Kustomizations")
 	fs.StringVar(&o.caBundle, "tls-ca-bundle", "", "PEM file of CAs that verify app certificates (default: the system pool)")
+	fs.StringVar(&o.ingressAddress, "ingress-address", "", "host:port to send the reachability probes to (the ingress controller's) instead of resolving each app's host by DNS")
 	fs.DurationVar(&o.expiryWarning, "tls-expiry-warning", 14*24*time.Hour, "warn when an app certificate expires sooner than this")
 	fs.IntVar(&o.concurrency, "probe-concurrency", 4, "checks running at once")
 	fs.DurationVar(&o.defaultTimeout, "default-timeout", 10*time.Minute, "deploy timeout while an app's own (its Kustomizations' spec.timeout) is unknown")
@@ -97,6 +99,14 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.kubeconfig != "" && o.inCluster {
 		return o, usageError{errors.New("give -kubeconfig or -in-cluster, not both")}
+	}
+	if o.ingressAddress != "" {
+		if host, port, err := net.SplitHostPort(o.ingressAddress); err != nil || host == "" || port == "" {
+			return o, usageError{fmt.Errorf("-ingress-address must be host:port, not %q", o.ingressAddress)}
+		}
+		if o.kubeconfig == "" && !o.inCluster {
+			return o, usageError{errors.New("-ingress-address needs a cluster to probe: give -kubeconfig or -in-cluster")}
+		}
 	}
 	return o, nil
 }
@@ -180,17 +190,9 @@ func serve(ctx context.Context, o options, _ io.Writer, stderr io.Writer) error 
 		if err != nil {
 			return fmt.Errorf("creating cluster client: %w", err)
 		}
-		p := &probe.Prober{Client: c, ExpiryWarning: o.expiryWarning, Logger: log}
-		if o.caBundle != "" {
-			pem, err := os.ReadFile(o.caBundle)
-			if err != nil {
-				return fmt.Errorf("reading CA bundle: %w", err)
-			}
-			pool := x509.NewCertPool()
-			if !pool.AppendCertsFromPEM(pem) {
-				return fmt.Errorf("CA bundle %s holds no PEM certificate", o.caBundle)
-			}
-			p.RootCAs = pool
+		p, err := newProber(o, c, log)
+		if err != nil {
+			return err
 		}
 		cfg.Cluster, cfg.Kube, cfg.Prober = c, kube, p
 	}
@@ -247,6 +249,32 @@ func serve(ctx context.Context, o options, _ io.Writer, stderr io.Writer) error 
 		return fmt.Errorf("shutting down: %w", shutErr)
 	}
 	return nil
+}
+
+// newProber returns the prober of the cluster behind c: the CA bundle that
+// verifies app certificates and, with -ingress-address, a dialer that sends
+// every probe connection to the ingress controller whatever the app's host
+// resolves to (the host still names the TLS server and the HTTP request).
+func newProber(o options, c client.Reader, log *slog.Logger) (*probe.Prober, error) {
+	p := &probe.Prober{Client: c, ExpiryWarning: o.expiryWarning, Logger: log}
+	if o.caBundle != "" {
+		pem, err := os.ReadFile(o.caBundle)
+		if err != nil {
+			return nil, fmt.Errorf("reading CA bundle: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("CA bundle %s holds no PEM certificate", o.caBundle)
+		}
+		p.RootCAs = pool
+	}
+	if addr := o.ingressAddress; addr != "" {
+		p.Dial = func(ctx context.Context, network, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, network, addr)
+		}
+	}
+	return p, nil
 }
 
 func storeName(o options) string {

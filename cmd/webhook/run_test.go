@@ -4,17 +4,21 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/fleetwright/fleetwright/internal/probe"
 	"github.com/fleetwright/fleetwright/internal/store"
 	"github.com/fleetwright/fleetwright/internal/webhook"
 )
@@ -31,6 +35,9 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"-github-repo", "a/b"}, "-github-token-file and -github-repo go together"},
 		{[]string{"-postgres-dsn", "x", "-postgres-dsn-file", "y"}, "not both"},
 		{[]string{"-kubeconfig", "k", "-in-cluster"}, "not both"},
+		{[]string{"-kubeconfig", "k", "-ingress-address", "ingress.local"}, `-ingress-address must be host:port, not "ingress.local"`},
+		{[]string{"-kubeconfig", "k", "-ingress-address", ":443"}, "-ingress-address must be host:port"},
+		{[]string{"-ingress-address", "127.0.0.1:443"}, "-ingress-address needs a cluster to probe"},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
@@ -184,4 +191,61 @@ func TestServeAndShutdown(t *testing.T) {
 	if len(acked) == 0 {
 		t.Error("no event was acknowledged before the shutdown")
 	}
+}
+
+// TestIngressAddress checks that -ingress-address sends probe connections to
+// the ingress controller's address while the app's host still names the TLS
+// server and the HTTP request, so the certificate is verified for that host.
+func TestIngressAddress(t *testing.T) {
+	t.Parallel()
+	var (
+		mu    sync.Mutex
+		hosts []string
+	)
+	// httptest's certificate covers example.com (and loopback addresses).
+	ts := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hosts = append(hosts, r.Host+r.URL.Path)
+		mu.Unlock()
+		fmt.Fprint(w, "ok")
+	}))
+	t.Cleanup(ts.Close)
+	dir := t.TempDir()
+	ca := writeFile(t, dir, "ca.pem", string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ts.Certificate().Raw})))
+
+	tests := []struct {
+		host      string
+		wantState probe.State
+		wantErr   string
+	}{
+		{host: "example.com", wantState: probe.StatePassed},
+		{host: "shop.apps.example.org", wantState: probe.StateFailed, wantErr: "shop.apps.example.org"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.host, func(t *testing.T) {
+			t.Parallel()
+			o, err := parseFlags([]string{"-kubeconfig", "unused", "-ingress-address", ts.Listener.Addr().String(), "-tls-ca-bundle", ca}, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := newProber(o, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ep := p.Request(t.Context(), probe.IngressTarget{Host: tc.host, Path: "/healthz", TLS: true})
+			if ep.State != tc.wantState || !strings.Contains(ep.Error, tc.wantErr) {
+				t.Fatalf("Request = %s %q, want %s with an error naming %q", ep.State, ep.Error, tc.wantState, tc.wantErr)
+			}
+			if tc.wantState == probe.StatePassed && (ep.StatusCode != http.StatusOK || ep.TLS == nil || !ep.TLS.Verified) {
+				t.Errorf("endpoint = %+v, want 200 over a verified chain", ep)
+			}
+		})
+	}
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !slices.Equal(hosts, []string{"example.com/healthz"}) {
+			t.Errorf("the TLS listener served %q, want one request for example.com/healthz", hosts)
+		}
+	})
 }
