@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every check and test of the project, on a fresh machine too: builds (or
-# reuses, cached by version) the test kube-apiserver and etcd, starts a
+# reuses, cached by version) the test kube-apiserver and etcd, and the rest of
+# the end-to-end cluster (controller-manager, scheduler, kwok, Flux), starts a
 # throwaway PostgreSQL, then gofmt, go vet and the whole test suite with the
 # race detector.
 set -euo pipefail
@@ -11,6 +12,12 @@ step() { printf '\n== %s\n' "$*" >&2; }
 step "test cluster binaries (kube-apiserver, etcd)"
 FLEETWRIGHT_TESTCLUSTER_BIN="$(bash hack/testcluster/build.sh | tail -n 1)"
 export FLEETWRIGHT_TESTCLUSTER_BIN
+
+# After the apiserver: kube-controller-manager and kube-scheduler reuse its
+# compiled packages.
+step "cluster binaries (kube-controller-manager, kube-scheduler, kwok, Flux controllers)"
+FLEETWRIGHT_CLUSTER_BIN="$(bash hack/cluster/build.sh | tail -n 1)"
+export FLEETWRIGHT_CLUSTER_BIN
 
 step "PostgreSQL for the history store tests"
 FLEETWRIGHT_TEST_POSTGRES_DSN="$(bash hack/postgres/start.sh | tail -n 1)"

@@ -1,0 +1,549 @@
+package cluster
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fleetwright/fleetwright/internal/testenv"
+)
+
+// FluxNamespace is the namespace Flux's controllers run for (their
+// RUNTIME_NAMESPACE); Start creates it.
+const FluxNamespace = "flux-system"
+
+// Cluster is a running control plane (etcd, kube-apiserver,
+// kube-controller-manager, kube-scheduler), kwok with its fake Nodes, and
+// Flux's source-, kustomize-, notification- and helm-controller, all on
+// 127.0.0.1. Its fields are set by Start and must not be changed.
+type Cluster struct {
+	// Kubeconfig is the path of an admin kubeconfig file (a member of
+	// system:masters), for CLIs and for processes under test.
+	Kubeconfig string
+	// Config reaches the API server as that admin.
+	Config *rest.Config
+	// Client is a controller-runtime client over Config whose scheme is
+	// Scheme. Flux's notification kinds (Provider, Alert, Receiver) are not
+	// in it: use unstructured objects, or ForwardEvents.
+	Client client.Client
+	// Scheme is testenv.NewScheme(): client-go's kinds, apiextensions v1,
+	// and Flux's kustomize, source and helm kinds.
+	Scheme *runtime.Scheme
+	// LogDir holds one log file per process, <name>.log.
+	LogDir string
+	// EventsURL is the address notification-controller receives events on
+	// ("http://127.0.0.1:<port>/"); the other controllers post to it.
+	EventsURL string
+	// ReceiverURL is the base address of notification-controller's webhook
+	// receivers ("http://127.0.0.1:<port>"), for Receiver objects.
+	ReceiverURL string
+	// Nodes are the names of the fake Nodes kwok manages.
+	Nodes []string
+
+	dir      string
+	keepLogs bool
+	logger   *slog.Logger
+
+	mu    sync.Mutex
+	procs []*process
+
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// Start runs the whole environment from binaries built beforehand (it builds
+// nothing) and returns when it is ready: the API server answers /readyz,
+// every Flux CRD is established, every Node is Ready, and every other
+// process answers its health endpoint. It finds the binaries through
+// BinDirs (or WithBinDirs) and returns an error naming the build commands,
+// never a skip, when they are missing.
+//
+// ctx and WithStartTimeout bound the start only; the processes run until
+// Stop. When Start fails it stops whatever it started.
+func Start(ctx context.Context, opts ...Option) (_ *Cluster, err error) {
+	cfg := defaultConfig()
+	for _, o := range opts {
+		o(&cfg)
+	}
+	tcBin, clBin := cfg.testclusterBin, cfg.clusterBin
+	if tcBin == "" || clBin == "" {
+		a, b, err := BinDirs(cfg.getenv)
+		if err != nil {
+			return nil, err
+		}
+		if tcBin == "" {
+			tcBin = a
+		}
+		if clBin == "" {
+			clBin = b
+		}
+	}
+	if err := checkBinaries(tcBin, clBin); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, cfg.startTimeout)
+	defer cancel()
+
+	dir, err := os.MkdirTemp(cfg.workDir, "fleetwright-cluster-")
+	if err != nil {
+		return nil, fmt.Errorf("creating cluster folder: %w", err)
+	}
+	c := &Cluster{dir: dir, LogDir: filepath.Join(dir, "logs"), keepLogs: cfg.keepLogs, logger: cfg.logger}
+	defer func() {
+		if err != nil {
+			if len(c.processes()) > 0 {
+				var logs strings.Builder
+				c.WriteLogsTo(&logs, 10)
+				err = fmt.Errorf("%w\n%s", err, logs.String())
+			}
+			err = errors.Join(err, c.Stop())
+		}
+	}()
+	if err := os.MkdirAll(c.LogDir, 0o700); err != nil {
+		return nil, err
+	}
+	began := time.Now()
+	cfg.logger.Info("starting cluster", "dir", dir, "testcluster-bin", tcBin, "cluster-bin", clBin)
+
+	ports, err := freePorts(17)
+	if err != nil {
+		return nil, err
+	}
+	next := func() string {
+		p := ports[0]
+		ports = ports[1:]
+		return "127.0.0.1:" + strconv.Itoa(p)
+	}
+	pk, err := writePKI(filepath.Join(dir, "pki"))
+	if err != nil {
+		return nil, err
+	}
+
+	// etcd
+	etcdClient, etcdPeer := next(), next()
+	if _, err := c.run("etcd", filepath.Join(tcBin, "etcd"), nil,
+		"--name=default",
+		"--data-dir="+filepath.Join(dir, "etcd"),
+		"--listen-client-urls=http://"+etcdClient,
+		"--advertise-client-urls=http://"+etcdClient,
+		"--listen-peer-urls=http://"+etcdPeer,
+		"--initial-advertise-peer-urls=http://"+etcdPeer,
+		"--initial-cluster=default=http://"+etcdPeer,
+		"--unsafe-no-fsync=true",
+		"--log-level=warn",
+	); err != nil {
+		return nil, err
+	}
+	plain := &http.Client{Timeout: 2 * time.Second}
+	if err := c.poll(ctx, "etcd", func(ctx context.Context) error {
+		return httpOK(ctx, plain, "http://"+etcdClient+"/health", `"health":"true"`)
+	}); err != nil {
+		return nil, err
+	}
+
+	// kube-apiserver
+	apiAddr := next()
+	host := "https://" + apiAddr
+	if _, err := c.run("kube-apiserver", filepath.Join(tcBin, "kube-apiserver"), nil,
+		"--etcd-servers=http://"+etcdClient,
+		"--bind-address=127.0.0.1",
+		"--advertise-address=127.0.0.1",
+		"--secure-port="+portOf(apiAddr),
+		"--cert-dir="+filepath.Join(dir, "run", "kube-apiserver"),
+		"--tls-cert-file="+pk.servingCert,
+		"--tls-private-key-file="+pk.servingKey,
+		"--service-cluster-ip-range=10.0.0.0/24",
+		"--service-account-issuer=https://kubernetes.default.svc",
+		"--service-account-key-file="+pk.saPub,
+		"--service-account-signing-key-file="+pk.saKey,
+		"--token-auth-file="+pk.tokenFile,
+		"--authorization-mode=RBAC",
+		"--allow-privileged=true",
+		// A loopback advertise address makes the default endpoint
+		// reconciler exit.
+		"--endpoint-reconciler-type=none",
+	); err != nil {
+		return nil, err
+	}
+	c.Config = pk.restConfig(host)
+	apiHTTP, err := rest.HTTPClientFor(c.Config)
+	if err != nil {
+		return nil, fmt.Errorf("creating API client: %w", err)
+	}
+	apiHTTP.Timeout = 5 * time.Second
+	if err := c.poll(ctx, "kube-apiserver /readyz", func(ctx context.Context) error {
+		return httpOK(ctx, apiHTTP, host+"/readyz", "ok")
+	}); err != nil {
+		return nil, err
+	}
+	cfg.logger.Info("API server ready", "host", host, "took", time.Since(began).Round(time.Millisecond))
+
+	c.Kubeconfig = filepath.Join(dir, "kubeconfig")
+	if err := pk.writeKubeconfig(c.Kubeconfig, host); err != nil {
+		return nil, err
+	}
+	if c.Scheme, err = testenv.NewScheme(); err != nil {
+		return nil, err
+	}
+	if c.Client, err = client.New(c.Config, client.Options{Scheme: c.Scheme}); err != nil {
+		return nil, fmt.Errorf("creating client: %w", err)
+	}
+
+	// What the controllers need before they start: their CRDs, their
+	// namespace, and Nodes for kwok to take over.
+	crds, err := installCRDs(ctx, c.Client, clBin)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: FluxNamespace}}); err != nil {
+		return nil, fmt.Errorf("creating namespace %s: %w", FluxNamespace, err)
+	}
+	for i := range cfg.nodes {
+		name := "kwok-node-" + strconv.Itoa(i)
+		if err := c.Client.Create(ctx, fakeNode(name)); err != nil {
+			return nil, fmt.Errorf("creating Node %s: %w", name, err)
+		}
+		c.Nodes = append(c.Nodes, name)
+	}
+	if err := c.poll(ctx, "Flux CRDs established", func(ctx context.Context) error {
+		return established(ctx, c.Client, crds)
+	}); err != nil {
+		return nil, err
+	}
+
+	// The rest starts at once; then everything is waited for together.
+	kcmAddr, schedAddr, kwokAddr := next(), next(), next()
+	storageAddr, eventsAddr, receiverAddr := next(), next(), next()
+	c.EventsURL = "http://" + eventsAddr + "/"
+	c.ReceiverURL = "http://" + receiverAddr
+	type health struct{ name, url, want string }
+	var checks []health
+	kube := []string{"KUBECONFIG=" + c.Kubeconfig}
+
+	if _, err := c.run("kube-controller-manager", controllerManagerPart().binary(clBin), kube,
+		"--kubeconfig="+c.Kubeconfig,
+		"--bind-address=127.0.0.1",
+		"--secure-port="+portOf(kcmAddr),
+		"--tls-cert-file="+pk.servingCert,
+		"--tls-private-key-file="+pk.servingKey,
+		"--service-account-private-key-file="+pk.saKey,
+		"--root-ca-file="+pk.caCert,
+		"--controllers=*",
+		"--leader-elect=false",
+		"--use-service-account-credentials=false",
+	); err != nil {
+		return nil, err
+	}
+	checks = append(checks, health{"kube-controller-manager", "https://" + kcmAddr + "/healthz", "ok"})
+
+	if _, err := c.run("kube-scheduler", schedulerPart().binary(clBin), kube,
+		"--kubeconfig="+c.Kubeconfig,
+		"--bind-address=127.0.0.1",
+		"--secure-port="+portOf(schedAddr),
+		"--tls-cert-file="+pk.servingCert,
+		"--tls-private-key-file="+pk.servingKey,
+		"--leader-elect=false",
+	); err != nil {
+		return nil, err
+	}
+	checks = append(checks, health{"kube-scheduler", "https://" + schedAddr + "/healthz", "ok"})
+
+	if _, err := c.run("kwok", kwokPart().binary(clBin), kube,
+		"--kubeconfig="+c.Kubeconfig,
+		"--config="+filepath.Join(kwokPart().dir(clBin), "stages.yaml"),
+		"--manage-all-nodes=false",
+		"--manage-nodes-with-annotation-selector="+kwokNodeAnnotation+"=fake",
+		"--manage-nodes-with-label-selector=",
+		"--manage-single-node=",
+		"--cidr=10.244.0.0/16",
+		"--node-ip=10.1.0.1",
+		"--server-address="+kwokAddr,
+	); err != nil {
+		return nil, err
+	}
+	checks = append(checks, health{"kwok", "http://" + kwokAddr + "/healthz", "ok"})
+
+	flux := slices.Concat(kube, []string{"RUNTIME_NAMESPACE=" + FluxNamespace})
+	fluxArgs := func(name string, extra ...string) []string {
+		metrics, healthAddr := next(), next()
+		checks = append(checks, health{name, "http://" + healthAddr + "/readyz", ""})
+		return append([]string{
+			"--watch-all-namespaces=true",
+			"--enable-leader-election=false",
+			"--metrics-addr=" + metrics,
+			"--health-addr=" + healthAddr,
+		}, extra...)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "run", "source-controller", "storage"), 0o700); err != nil {
+		return nil, err
+	}
+	for _, f := range []struct {
+		p    part
+		args []string
+	}{
+		{sourceControllerPart(), fluxArgs("source-controller",
+			"--storage-path="+filepath.Join(dir, "run", "source-controller", "storage"),
+			"--storage-addr="+storageAddr,
+			"--storage-adv-addr="+storageAddr,
+			"--events-addr="+c.EventsURL,
+		)},
+		{kustomizeControllerPart(), fluxArgs("kustomize-controller",
+			"--no-remote-bases=true",
+			"--events-addr="+c.EventsURL,
+			// Retry a Kustomization whose dependencies are not ready
+			// after 2s instead of the default 30s, so that a chain of
+			// components is applied at test speed.
+			"--requeue-dependency=2s",
+		)},
+		{notificationControllerPart(), fluxArgs("notification-controller",
+			"--events-addr="+eventsAddr,
+			"--receiverAddr="+receiverAddr,
+		)},
+		{helmControllerPart(), fluxArgs("helm-controller",
+			"--events-addr="+c.EventsURL,
+			"--requeue-dependency=2s",
+		)},
+	} {
+		if _, err := c.run(f.p.name, f.p.binary(clBin), flux, f.args...); err != nil {
+			return nil, err
+		}
+	}
+
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(pk.caPEM)
+	probe := &http.Client{
+		Timeout:   2 * time.Second,
+		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}},
+	}
+	for _, h := range checks {
+		if err := c.poll(ctx, h.name+" health", func(ctx context.Context) error {
+			return httpOK(ctx, probe, h.url, h.want)
+		}); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.poll(ctx, "Nodes Ready", func(ctx context.Context) error {
+		return nodesReady(ctx, c.Client, c.Nodes)
+	}); err != nil {
+		return nil, err
+	}
+	cfg.logger.Info("cluster ready", "host", host, "events", c.EventsURL, "took", time.Since(began).Round(time.Millisecond))
+	return c, nil
+}
+
+// run starts one process of the cluster with env (plus HOME, TMPDIR and a
+// fixed PATH inside its own folder) and records it for Stop.
+func (c *Cluster) run(name, bin string, env []string, args ...string) (*process, error) {
+	runDir := filepath.Join(c.dir, "run", name)
+	for _, d := range []string{"home", "tmp"} {
+		if err := os.MkdirAll(filepath.Join(runDir, d), 0o700); err != nil {
+			return nil, err
+		}
+	}
+	env = append([]string{
+		"HOME=" + filepath.Join(runDir, "home"),
+		"TMPDIR=" + filepath.Join(runDir, "tmp"),
+		"PATH=/usr/local/bin:/usr/bin:/bin",
+	}, env...)
+	p, err := startProcess(name, bin, runDir, c.LogDir, args, env)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.procs = append(c.procs, p)
+	c.mu.Unlock()
+	c.logger.Info("started", "process", name, "pid", p.cmd.Process.Pid)
+	return p, nil
+}
+
+func (c *Cluster) processes() []*process {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]*process(nil), c.procs...)
+}
+
+// pollInterval is how often Start checks a condition it waits for.
+const pollInterval = 50 * time.Millisecond
+
+// poll calls check until it returns nil, a process of the cluster ends, or
+// ctx is done.
+func (c *Cluster) poll(ctx context.Context, what string, check func(context.Context) error) error {
+	t := time.NewTicker(pollInterval)
+	defer t.Stop()
+	for {
+		last := check(ctx)
+		if last == nil {
+			return nil
+		}
+		for _, p := range c.processes() {
+			if err := p.exited(); err != nil {
+				return fmt.Errorf("waiting for %s: %w", what, err)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %s: %w (last: %v)", what, ctx.Err(), last)
+		case <-t.C:
+		}
+	}
+}
+
+// httpOK checks that GET url answers 200 with a body containing want.
+func httpOK(ctx context.Context, hc *http.Client, url, want string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s: %s", url, resp.Status, strings.TrimSpace(string(body)))
+	}
+	if !strings.Contains(string(body), want) {
+		return fmt.Errorf("GET %s: body %q lacks %q", url, body, want)
+	}
+	return nil
+}
+
+// freePorts returns n distinct free TCP ports on 127.0.0.1. The listeners are
+// held until all are chosen, then closed; another process could still take
+// one before the cluster binds it, which Start then reports.
+func freePorts(n int) ([]int, error) {
+	ports := make([]int, 0, n)
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			_ = l.Close()
+		}
+	}()
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("finding a free port: %w", err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+func portOf(addr string) string {
+	_, port, _ := net.SplitHostPort(addr)
+	return port
+}
+
+// stopGrace is how long each tier of processes has to exit after SIGTERM
+// before it gets SIGKILL.
+const stopGrace = 5 * time.Second
+
+// Stop ends every process, the controllers first and etcd last, each whole
+// process group with SIGTERM and, after a grace period, SIGKILL. Unless
+// WithKeepLogs was given it then removes the cluster's folder (logs
+// included). Calling it again returns the first call's result.
+func (c *Cluster) Stop() error {
+	c.stopOnce.Do(func() {
+		began := time.Now()
+		procs := c.processes()
+		var tiers [][]*process
+		var rest []*process
+		for _, p := range procs {
+			switch p.name {
+			case "etcd", "kube-apiserver":
+			default:
+				rest = append(rest, p)
+			}
+		}
+		tiers = append(tiers, rest)
+		for _, name := range []string{"kube-apiserver", "etcd"} {
+			for _, p := range procs {
+				if p.name == name {
+					tiers = append(tiers, []*process{p})
+				}
+			}
+		}
+		var errs []error
+		for _, tier := range tiers {
+			for _, p := range tier {
+				p.signal(syscall.SIGTERM)
+			}
+			deadline := time.Now().Add(stopGrace)
+			for _, p := range tier {
+				if !p.wait(time.Until(deadline)) {
+					p.signal(syscall.SIGKILL)
+					if !p.wait(stopGrace) {
+						errs = append(errs, fmt.Errorf("%s (pid %d) did not exit", p.name, p.cmd.Process.Pid))
+					}
+				}
+			}
+		}
+		if c.keepLogs {
+			c.logger.Info("cluster stopped; folder kept", "dir", c.dir, "logs", c.LogDir, "took", time.Since(began).Round(time.Millisecond))
+		} else if err := os.RemoveAll(c.dir); err != nil {
+			errs = append(errs, fmt.Errorf("removing cluster folder: %w", err))
+		} else {
+			c.logger.Info("cluster stopped", "took", time.Since(began).Round(time.Millisecond))
+		}
+		if len(errs) > 0 {
+			c.stopErr = fmt.Errorf("stopping cluster: %w", errors.Join(errs...))
+		}
+	})
+	return c.stopErr
+}
+
+// WriteLogsTo writes the last lines of every process's log to w, one
+// section per process in start order, for a failing test to show.
+func (c *Cluster) WriteLogsTo(w io.Writer, lines int) {
+	for _, p := range c.processes() {
+		fmt.Fprintf(w, "==> %s (last %d lines of %s) <==\n%s\n", p.name, lines, p.logPath, p.tail(lines))
+	}
+}
+
+// StartT starts a cluster for the test t (bounded by t's context and
+// WithStartTimeout) and fails the test when it cannot. Cleanup writes the
+// logs' tails to the test output when the test failed, then stops the
+// cluster. Should the test binary die without running cleanups (a
+// timeout), the kernel kills the processes (see Stop).
+func StartT(t testing.TB, opts ...Option) *Cluster {
+	t.Helper()
+	c, err := Start(t.Context(), opts...)
+	if err != nil {
+		t.Fatalf("starting cluster: %v", err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			c.WriteLogsTo(t.Output(), 40)
+		}
+		if err := c.Stop(); err != nil {
+			t.Errorf("%v", err)
+		}
+	})
+	return c
+}

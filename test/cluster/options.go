@@ -1,0 +1,92 @@
+package cluster
+
+import (
+	"log/slog"
+	"os"
+	"time"
+)
+
+// Option configures Start.
+type Option func(*config)
+
+type config struct {
+	getenv                     func(string) string
+	testclusterBin, clusterBin string
+	logger                     *slog.Logger
+	keepLogs                   bool
+	startTimeout               time.Duration
+	nodes                      int
+	workDir                    string
+}
+
+func defaultConfig() config {
+	return config{
+		getenv:       os.Getenv,
+		logger:       slog.New(slog.DiscardHandler),
+		startTimeout: 2 * time.Minute,
+		nodes:        1,
+	}
+}
+
+// WithGetenv sets how environment variables are read when the binaries'
+// folders are looked up (see BinDirs). The default is os.Getenv.
+func WithGetenv(getenv func(string) string) Option {
+	return func(c *config) {
+		if getenv != nil {
+			c.getenv = getenv
+		}
+	}
+}
+
+// WithBinDirs runs kube-apiserver and etcd from testclusterBin (what
+// hack/testcluster/build.sh prints) and everything else from clusterBin
+// (what hack/cluster/build.sh prints), instead of looking them up through
+// the environment. An empty argument keeps the lookup for that folder.
+func WithBinDirs(testclusterBin, clusterBin string) Option {
+	return func(c *config) {
+		c.testclusterBin, c.clusterBin = testclusterBin, clusterBin
+	}
+}
+
+// WithLogger sets the logger for progress messages (one per process started
+// and per step of the start). The default discards them.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) {
+		if l != nil {
+			c.logger = l
+		}
+	}
+}
+
+// WithKeepLogs makes Stop leave the cluster's folder (logs, etcd data,
+// kubeconfig, source-controller's artifacts) on disk; Stop's caller is then
+// told where it is through the logger.
+func WithKeepLogs(keep bool) Option {
+	return func(c *config) { c.keepLogs = keep }
+}
+
+// WithStartTimeout bounds Start as a whole, on top of the context passed to
+// it. The default is two minutes; a warm start takes a few seconds.
+func WithStartTimeout(d time.Duration) Option {
+	return func(c *config) {
+		if d > 0 {
+			c.startTimeout = d
+		}
+	}
+}
+
+// WithNodes sets how many fake Nodes kwok manages (default 1). Each has
+// ample capacity and no taint, so one is enough unless a test spreads pods.
+func WithNodes(n int) Option {
+	return func(c *config) {
+		if n > 0 {
+			c.nodes = n
+		}
+	}
+}
+
+// WithWorkDir puts the cluster's folder (a new folder made inside dir) under
+// dir instead of the system's temporary folder.
+func WithWorkDir(dir string) Option {
+	return func(c *config) { c.workDir = dir }
+}
