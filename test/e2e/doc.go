@@ -1,0 +1,21 @@
+// Package e2e holds fleetwright's whole-journey test: a team's app goes from
+// a spec on a branch to a running, probed, reported deployment and back out
+// of the cluster, with every part real except GitHub's API.
+//
+// TestJourney builds render, verify and webhook once (TestMain) and runs
+// them as a user and CI would: against apps and fleet repositories served
+// over smart HTTP on loopback (internal/gitrepo/gittest), an OCI registry
+// (internal/registry/registrytest), a Helm repository holding a stand-in of
+// the postgresql chart and a cluster of real Kubernetes control-plane
+// processes, kwok for the nodes and Flux's controllers (test/cluster), with
+// a strict fake of GitHub's REST API (internal/github/githubtest). Each step
+// of the journey logs "--- step N: …" when it passes; docs/journey.md tells
+// the same story for a reader.
+//
+// The cluster's binaries are built once per machine by
+//
+//	bash hack/testcluster/build.sh
+//	bash hack/cluster/build.sh
+//
+// (hack/test.sh runs both); the test fails, never skips, without them.
+package e2e
