@@ -128,11 +128,206 @@ func TestSyncAgainstAPIServer(t *testing.T) {
 	t.Run("no Kustomization", func(t *testing.T) {
 		t.Parallel()
 		p := &Prober{Client: c}
-		chk, _ := p.Sync(t.Context(), Target{Project: "shop", App: "api", Revision: rev, FluxNamespace: env.Namespace(t)})
-		if chk.State != StateProgressing || !strings.Contains(chk.Message, "no Flux Kustomization") {
-			t.Errorf("sync = %+v", chk)
+		fluxNS := env.Namespace(t)
+		chk, _ := p.Sync(t.Context(), Target{Project: "shop", App: "api", Revision: rev, FluxNamespace: fluxNS})
+		if want := "no Flux Kustomization of shop/api in " + fluxNS; chk.State != StateGone || chk.Message != want {
+			t.Errorf("sync = %s %q, want gone %q", chk.State, chk.Message, want)
 		}
 	})
+}
+
+// appliedBy creates a Kustomization of shop/api's component web that the
+// Kustomization root applied (kustomize-controller's owner labels), with
+// the given annotations, reading source.
+func appliedBy(t *testing.T, c client.Client, fluxNS, root, source string, annotations map[string]string) *kustomizev1.Kustomization {
+	t.Helper()
+	k := &kustomizev1.Kustomization{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "shop-api-web", Namespace: fluxNS, Annotations: annotations,
+			Labels: map[string]string{LabelApp: "api", LabelProject: "shop", LabelComponent: "web",
+				LabelAppliedByName: root, LabelAppliedByNamespace: fluxNS},
+		},
+		Spec: kustomizev1.KustomizationSpec{
+			Interval: metav1.Duration{Duration: 10 * time.Minute}, Timeout: &metav1.Duration{Duration: time.Minute},
+			Path: "./apps/prod/shop/api/web", Prune: true, Wait: true,
+			SourceRef: kustomizev1.CrossNamespaceSourceReference{Kind: "GitRepository", Name: source},
+		},
+	}
+	if err := c.Create(t.Context(), k); err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// rootKustomization creates the Kustomization that applies the apps' ones.
+func rootKustomization(t *testing.T, c client.Client, fluxNS, source string) *kustomizev1.Kustomization {
+	t.Helper()
+	k := &kustomizev1.Kustomization{
+		ObjectMeta: metav1.ObjectMeta{Name: "fleet", Namespace: fluxNS},
+		Spec: kustomizev1.KustomizationSpec{
+			Interval: metav1.Duration{Duration: 10 * time.Minute}, Path: "./clusters/prod", Prune: true,
+			SourceRef: kustomizev1.CrossNamespaceSourceReference{Kind: "GitRepository", Name: source, Namespace: fluxNS},
+		},
+	}
+	if err := c.Create(t.Context(), k); err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// TestSyncAppliedBy checks that an app's Kustomization is green only once the
+// Kustomization that applies it has applied the revision too, and that its
+// spec-revision annotation is taken only when known to be the revision's.
+func TestSyncAppliedBy(t *testing.T) {
+	t.Parallel()
+	c := env.Client
+	const (
+		spec    = "9f8e7d6c5b4a39281706f5e4d3c2b1a098765432"
+		oldRev  = "main@sha1:1111111111111111111111111111111111111111"
+		appRoot = "fleet"
+	)
+	ready := func(status metav1.ConditionStatus, reason, msg string) metav1.Condition {
+		return metav1.Condition{Type: meta.ReadyCondition, Status: status, Reason: reason, Message: msg}
+	}
+	applied := ready(metav1.ConditionTrue, meta.ReconciliationSucceededReason, "Applied revision: "+rev)
+	eventAnno := map[string]string{AnnotationSpecRevision: spec}
+	tests := []struct {
+		name        string
+		annotations map[string]string
+		source      string // of the app's Kustomization; the root reads "fleet"
+		root        func(t *testing.T, k *kustomizev1.Kustomization)
+		noRoot      bool
+		app         func(t *testing.T, k *kustomizev1.Kustomization)
+		state       State
+		msgPart     string
+		spec        string
+	}{
+		{
+			name: "both applied the revision", annotations: eventAnno, source: "fleet",
+			root:  func(t *testing.T, k *kustomizev1.Kustomization) { setKustomizationStatus(t, c, k, rev, rev, applied) },
+			app:   func(t *testing.T, k *kustomizev1.Kustomization) { setKustomizationStatus(t, c, k, rev, rev, applied) },
+			state: StatePassed, msgPart: "1 Kustomizations ready", spec: spec,
+		},
+		{
+			name: "the root has not applied the revision yet", annotations: eventAnno, source: "fleet",
+			root: func(t *testing.T, k *kustomizev1.Kustomization) {
+				setKustomizationStatus(t, c, k, oldRev, rev, ready(metav1.ConditionUnknown, meta.ProgressingReason, "Building manifests"))
+			},
+			app:   func(t *testing.T, k *kustomizev1.Kustomization) { setKustomizationStatus(t, c, k, rev, rev, applied) },
+			state: StateProgressing, msgPart: "waiting for Kustomization %s/fleet, which applies it, to apply " + rev + " (it applied " + oldRev + ")",
+		},
+		{
+			name: "the root applied it and only its health check failed", annotations: eventAnno, source: "fleet",
+			root: func(t *testing.T, k *kustomizev1.Kustomization) {
+				setKustomizationStatus(t, c, k, oldRev, rev, ready(metav1.ConditionFalse, meta.HealthCheckFailedReason, "health check failed after 1m0s"))
+			},
+			app:   func(t *testing.T, k *kustomizev1.Kustomization) { setKustomizationStatus(t, c, k, rev, rev, applied) },
+			state: StatePassed, spec: spec,
+		},
+		{
+			name: "the app's health check failed after the root applied", annotations: eventAnno, source: "fleet",
+			root: func(t *testing.T, k *kustomizev1.Kustomization) { setKustomizationStatus(t, c, k, rev, rev, applied) },
+			app: func(t *testing.T, k *kustomizev1.Kustomization) {
+				setKustomizationStatus(t, c, k, oldRev, rev, ready(metav1.ConditionFalse, meta.HealthCheckFailedReason, "health check failed after 20s"))
+			},
+			state: StateFailed, msgPart: "HealthCheckFailed: health check failed after 20s", spec: spec,
+		},
+		{
+			name: "the app is still rolling out", annotations: eventAnno, source: "fleet",
+			root: func(t *testing.T, k *kustomizev1.Kustomization) { setKustomizationStatus(t, c, k, rev, rev, applied) },
+			app: func(t *testing.T, k *kustomizev1.Kustomization) {
+				setKustomizationStatus(t, c, k, oldRev, rev, ready(metav1.ConditionUnknown, meta.ProgressingReason, "Running health checks"))
+			},
+			state: StateProgressing, msgPart: "Progressing: Running health checks", spec: spec,
+		},
+		{
+			name: "the root reads another source", annotations: eventAnno, source: "apps",
+			root: func(t *testing.T, k *kustomizev1.Kustomization) {
+				setKustomizationStatus(t, c, k, oldRev, oldRev, applied)
+			},
+			app:   func(t *testing.T, k *kustomizev1.Kustomization) { setKustomizationStatus(t, c, k, rev, rev, applied) },
+			state: StatePassed, spec: spec,
+		},
+		{
+			name: "no root in the cluster", annotations: map[string]string{AnnotationFleetSpecRevision: spec}, source: "fleet", noRoot: true,
+			app:   func(t *testing.T, k *kustomizev1.Kustomization) { setKustomizationStatus(t, c, k, rev, rev, applied) },
+			state: StatePassed, spec: spec,
+		},
+		{
+			name: "no root in the cluster, still rolling out", annotations: eventAnno, source: "fleet", noRoot: true,
+			app: func(t *testing.T, k *kustomizev1.Kustomization) {
+				setKustomizationStatus(t, c, k, oldRev, rev, ready(metav1.ConditionUnknown, meta.ProgressingReason, "Running health checks"))
+			},
+			state: StateProgressing, msgPart: "Running health checks",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			fluxNS := env.Namespace(t)
+			if !tc.noRoot {
+				tc.root(t, rootKustomization(t, c, fluxNS, "fleet"))
+			}
+			tc.app(t, appliedBy(t, c, fluxNS, appRoot, tc.source, tc.annotations))
+			p := &Prober{Client: c}
+			chk, _ := p.Sync(t.Context(), Target{Project: "shop", App: "api", Revision: rev, FluxNamespace: fluxNS})
+			msgPart := strings.ReplaceAll(tc.msgPart, "%s", fluxNS)
+			if chk.State != tc.state || !strings.Contains(chk.Message, msgPart) {
+				t.Errorf("sync = %s %q, want %s containing %q", chk.State, chk.Message, tc.state, msgPart)
+			}
+			if got := chk.SpecRevision(); got != tc.spec {
+				t.Errorf("spec revision = %q, want %q (components %+v)", got, tc.spec, chk.Components)
+			}
+		})
+	}
+}
+
+// TestSyncGone checks that an app whose Kustomizations are all being deleted
+// is gone, and that one being deleted beside a live one holds the check back.
+func TestSyncGone(t *testing.T) {
+	t.Parallel()
+	c := env.Client
+	ready := metav1.Condition{Type: meta.ReadyCondition, Status: metav1.ConditionTrue, Reason: meta.ReconciliationSucceededReason, Message: "Applied revision: " + rev}
+	// deleting marks k deleted while a finalizer (no controller removes it
+	// here) keeps it in the cluster, as kustomize-controller's does while it
+	// prunes.
+	deleting := func(t *testing.T, k *kustomizev1.Kustomization) {
+		t.Helper()
+		k.Finalizers = []string{"finalizers.fluxcd.io"}
+		if err := c.Update(t.Context(), k); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Delete(t.Context(), k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name    string
+		setup   func(t *testing.T, fluxNS string)
+		state   State
+		msgPart string
+	}{
+		{"every one being deleted", func(t *testing.T, fluxNS string) {
+			deleting(t, kustomization(t, c, fluxNS, "shop", "api", "web", time.Minute))
+			deleting(t, kustomization(t, c, fluxNS, "shop", "api", "db", time.Minute))
+		}, StateGone, "every Flux Kustomization of shop/api is being deleted: shop-api-db, shop-api-web"},
+		{"one being deleted", func(t *testing.T, fluxNS string) {
+			deleting(t, kustomization(t, c, fluxNS, "shop", "api", "worker", time.Minute))
+			setKustomizationStatus(t, c, kustomization(t, c, fluxNS, "shop", "api", "web", time.Minute), rev, rev, ready)
+		}, StateProgressing, "shop-api-worker: being deleted"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			fluxNS := env.Namespace(t)
+			tc.setup(t, fluxNS)
+			p := &Prober{Client: c}
+			chk, _ := p.Sync(t.Context(), Target{Project: "shop", App: "api", Revision: rev, FluxNamespace: fluxNS})
+			if chk.State != tc.state || !strings.Contains(chk.Message, tc.msgPart) {
+				t.Errorf("sync = %s %q, want %s containing %q", chk.State, chk.Message, tc.state, tc.msgPart)
+			}
+		})
+	}
 }
 
 // deployment creates a Deployment of the app with the given replicas.

@@ -1,7 +1,9 @@
 // Package probe checks whether an app's deployment is real: in order,
 //
 //  1. GitOps sync: every Flux Kustomization of the app is Ready and has
-//     applied the deployment's revision;
+//     applied the deployment's revision, as has the Kustomization that
+//     applies them; their spec-revision annotation then names the apps-repo
+//     commit of the revision. No Kustomization left means the app is gone;
 //  2. workload readiness: every Deployment of the app is current by kstatus
 //     rules (observed generation, updated and available replicas);
 //  3. reachability and TLS: an HTTPS GET to every host of the app's Ingress

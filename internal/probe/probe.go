@@ -20,6 +20,10 @@ const (
 	StateFailed State = "failed"
 	// StateSkipped: the check does not apply (no cluster, no Ingress, paused app).
 	StateSkipped State = "skipped"
+	// StateGone: none of the objects the check looks at is left in the
+	// cluster, or every one of them is being deleted. A caller that knows the
+	// app was there reads it as the app's deletion.
+	StateGone State = "gone"
 )
 
 // Green reports whether the state lets the next check run.
@@ -56,6 +60,10 @@ type ComponentStatus struct {
 	Message   string `json:"message,omitempty"`
 	// Revision is a Kustomization's last applied revision.
 	Revision string `json:"revision,omitempty"`
+	// SpecRevision is the apps-repo commit named by a Kustomization's
+	// spec-revision annotation, set only once that annotation is known to be
+	// the target revision's (see Prober.Sync).
+	SpecRevision string `json:"spec_revision,omitempty"`
 	// Replica counts of a Deployment.
 	Desired   *int32 `json:"desired,omitempty"`
 	Updated   *int32 `json:"updated,omitempty"`
@@ -107,6 +115,23 @@ func (t Target) fluxNamespace() string {
 		return t.FluxNamespace
 	}
 	return "flux-system"
+}
+
+// SpecRevision returns the spec revision the check's components agree on:
+// the SpecRevision of every component that has one, or "" when none has one
+// or two of them differ.
+func (c Check) SpecRevision() string {
+	rev := ""
+	for _, cs := range c.Components {
+		switch {
+		case cs.SpecRevision == "":
+		case rev == "":
+			rev = cs.SpecRevision
+		case rev != cs.SpecRevision:
+			return ""
+		}
+	}
+	return rev
 }
 
 // Result is the state of all three checks of a deployment.

@@ -57,9 +57,9 @@ func NewRunner(o RunnerOptions) *Runner {
 }
 
 // Run runs c's checks of t in order, each until it is green, starting from
-// the first. It stops when every check is green, a check fails, the deadline
-// (started plus the app's timeout, or defaultTimeout while that is unknown)
-// passes, or ctx ends. A receive on wake cuts a backoff wait short. report
+// the first. It stops when every check is green, a check fails or finds its
+// objects gone, the deadline (started plus the app's timeout, or
+// defaultTimeout while that is unknown) passes, or ctx ends. A receive on wake cuts a backoff wait short. report
 // gets the result after every attempt. The returned error is ctx's, if it
 // ended the run.
 func (r *Runner) Run(ctx context.Context, c Checker, t Target, started time.Time, defaultTimeout time.Duration, wake <-chan struct{}, report func(Result)) (Result, error) {
@@ -81,7 +81,7 @@ func (r *Runner) Run(ctx context.Context, c Checker, t Target, started time.Time
 			i++
 			wait = r.backoff.Initial
 			continue
-		case last.State == StateFailed:
+		case last.State == StateFailed || last.State == StateGone:
 			return res, nil
 		}
 		timeout := defaultTimeout

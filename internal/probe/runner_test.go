@@ -78,6 +78,8 @@ func TestRunnerRun(t *testing.T) {
 			nil, true, ""},
 		{"paused skips reachability", map[string][]State{"sync": {P}, "readiness": {P}, "reachability": {P}}, true, time.Minute,
 			[]string{"sync=passed/1", "readiness=passed/1", "reachability=skipped/0"}, false, ""},
+		{"stops when the app is gone", map[string][]State{"sync": {G, StateGone}, "readiness": {P}, "reachability": {P}}, false, time.Minute,
+			[]string{"sync=gone/2", "readiness=pending/0", "reachability=pending/0"}, false, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/fluxcd/pkg/apis/meta"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,6 +27,17 @@ const (
 	AnnotationProject      = AnnotationPrefix + "project"
 	AnnotationComponent    = AnnotationPrefix + "component"
 	AnnotationSpecRevision = AnnotationPrefix + "spec-revision"
+	// AnnotationFleetSpecRevision carries the same commit as
+	// AnnotationSpecRevision under fleetwright's own prefix.
+	AnnotationFleetSpecRevision = "fleetwright.io/spec-revision"
+)
+
+// kustomize-controller labels every object it applies with the name and
+// namespace of the Kustomization that applied it (its "owner labels", which
+// pruning relies on).
+const (
+	LabelAppliedByName      = "kustomize.toolkit.fluxcd.io/name"
+	LabelAppliedByNamespace = "kustomize.toolkit.fluxcd.io/namespace"
 )
 
 // terminalReasons are Ready=False reasons of a Kustomization that no retry of
@@ -54,8 +66,21 @@ func ComponentOf(o client.Object, project, app string) string {
 }
 
 // Sync checks that every Flux Kustomization of the app is Ready and has
-// applied the target revision. It also returns the app's timeout: the
-// longest spec.timeout (or, unset, spec.interval) of those Kustomizations.
+// applied the target revision, and that the Kustomization that applies those
+// objects (the root one, found by kustomize-controller's owner labels) has
+// applied it too: until then the app's Flux objects themselves, their
+// annotations included, may still be the previous revision's. It also
+// returns the app's timeout: the longest spec.timeout (or, unset,
+// spec.interval) of those Kustomizations.
+//
+// Each component's SpecRevision is its spec-revision annotation once that is
+// known to be the target revision's: its applier applied the revision (or
+// attempted it and only its health check failed), or, when it has no applier
+// in the cluster reading the same source, once it reached a verdict on the
+// revision itself.
+//
+// The check is StateGone when no Kustomization of the app is left, or when
+// every one of them is being deleted.
 func (p *Prober) Sync(ctx context.Context, t Target) (Check, time.Duration) {
 	c := Check{Name: CheckSync}
 	if p.Client == nil {
@@ -67,7 +92,14 @@ func (p *Prober) Sync(ctx context.Context, t Target) (Check, time.Duration) {
 		c.State, c.Message = StateProgressing, fmt.Sprintf("listing Kustomizations: %v", err)
 		return c, 0
 	}
-	var timeout time.Duration
+	listed := make(map[client.ObjectKey]*kustomizev1.Kustomization, len(list.Items))
+	for i := range list.Items {
+		listed[client.ObjectKeyFromObject(&list.Items[i])] = &list.Items[i]
+	}
+	var (
+		timeout  time.Duration
+		deleting []string
+	)
 	for i := range list.Items {
 		k := &list.Items[i]
 		if !belongsTo(k, t) {
@@ -78,18 +110,106 @@ func (p *Prober) Sync(ctx context.Context, t Target) (Check, time.Duration) {
 			d = k.Spec.Timeout.Duration
 		}
 		timeout = max(timeout, d)
-		c.Components = append(c.Components, kustomizationStatus(k, t))
+		if k.DeletionTimestamp != nil {
+			deleting = append(deleting, k.Name)
+			c.Components = append(c.Components, ComponentStatus{
+				Component: ComponentOf(k, t.Project, t.App), Kind: kustomizev1.KustomizationKind, Name: k.Name,
+				State: StateGone, Message: "being deleted", Revision: k.Status.LastAppliedRevision,
+			})
+			continue
+		}
+		s := kustomizationStatus(k, t)
+		switch applier, err := p.applierOf(ctx, k, listed); {
+		case err == nil:
+			withApplier(&s, k, applier, t)
+		case s.State == StatePassed:
+			// Green only once its applier is known to have applied the revision.
+			s.State, s.Message = StateProgressing, err.Error()
+		}
+		c.Components = append(c.Components, s)
 	}
 	slices.SortFunc(c.Components, func(a, b ComponentStatus) int {
 		return cmp.Or(cmp.Compare(a.Component, b.Component), cmp.Compare(a.Name, b.Name))
 	})
-	if len(c.Components) == 0 {
-		c.State = StateProgressing
-		c.Message = fmt.Sprintf("no Flux Kustomization of %s/%s in %s yet", t.Project, t.App, t.fluxNamespace())
+	switch {
+	case len(c.Components) == 0:
+		c.State = StateGone
+		c.Message = fmt.Sprintf("no Flux Kustomization of %s/%s in %s", t.Project, t.App, t.fluxNamespace())
 		return c, 0
+	case len(deleting) == len(c.Components):
+		slices.Sort(deleting)
+		c.State = StateGone
+		c.Message = fmt.Sprintf("every Flux Kustomization of %s/%s is being deleted: %s", t.Project, t.App, strings.Join(deleting, ", "))
+		return c, timeout
 	}
 	c.State, c.Message = rollup(c.Components, "Kustomizations")
 	return c, timeout
+}
+
+// applierOf returns the Kustomization that applied k, by kustomize-controller's
+// owner labels, or nil when k has none or that Kustomization is not in the
+// cluster. listed holds the Kustomizations already read.
+func (p *Prober) applierOf(ctx context.Context, k *kustomizev1.Kustomization, listed map[client.ObjectKey]*kustomizev1.Kustomization) (*kustomizev1.Kustomization, error) {
+	l := k.GetLabels()
+	key := client.ObjectKey{Namespace: l[LabelAppliedByNamespace], Name: l[LabelAppliedByName]}
+	if key.Name == "" || key.Namespace == "" {
+		return nil, nil
+	}
+	if a, ok := listed[key]; ok {
+		return a, nil
+	}
+	var a kustomizev1.Kustomization
+	err := p.Client.Get(ctx, key, &a)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("reading Kustomization %s, which applies %s: %w", key, k.Name, err)
+	}
+	return &a, nil
+}
+
+// withApplier holds a Kustomization that is green back until its applier
+// has applied the target revision too, and sets its spec revision once its
+// annotation is known to be the target revision's.
+func withApplier(s *ComponentStatus, k, applier *kustomizev1.Kustomization, t Target) {
+	spec := cmp.Or(k.GetAnnotations()[AnnotationSpecRevision], k.GetAnnotations()[AnnotationFleetSpecRevision])
+	if applier == nil || !sameSource(applier, k) {
+		// Nothing in the cluster tells when the annotation was last written:
+		// trust it once Flux reached a verdict on the revision.
+		if s.State == StatePassed || (s.State == StateFailed && k.Status.LastAttemptedRevision == t.Revision) {
+			s.SpecRevision = spec
+		}
+		return
+	}
+	if appliedRevision(applier, t.Revision) {
+		s.SpecRevision = spec
+		return
+	}
+	if s.State == StatePassed {
+		s.State = StateProgressing
+		s.Message = fmt.Sprintf("waiting for Kustomization %s/%s, which applies it, to apply %s (it applied %s)",
+			applier.Namespace, applier.Name, t.Revision, orNone(applier.Status.LastAppliedRevision))
+	}
+}
+
+// sameSource reports whether two Kustomizations read the same source, so
+// that their revisions compare.
+func sameSource(a, b *kustomizev1.Kustomization) bool {
+	ns := func(k *kustomizev1.Kustomization) string { return cmp.Or(k.Spec.SourceRef.Namespace, k.Namespace) }
+	return a.Spec.SourceRef.Kind == b.Spec.SourceRef.Kind && a.Spec.SourceRef.Name == b.Spec.SourceRef.Name && ns(a) == ns(b)
+}
+
+// appliedRevision reports whether a Kustomization has applied rev: it
+// finished with it, or applied and pruned it and then only its health check
+// failed.
+func appliedRevision(k *kustomizev1.Kustomization, rev string) bool {
+	if k.Status.LastAppliedRevision == rev {
+		return true
+	}
+	ready := apimeta.FindStatusCondition(k.Status.Conditions, meta.ReadyCondition)
+	return k.Status.LastAttemptedRevision == rev && ready != nil && ready.Status == metav1.ConditionFalse &&
+		ready.Reason == meta.HealthCheckFailedReason
 }
 
 func kustomizationStatus(k *kustomizev1.Kustomization, t Target) ComponentStatus {

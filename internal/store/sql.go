@@ -355,15 +355,24 @@ func (s *sqlStore) UpdateDeployment(ctx context.Context, u DeploymentUpdate) (_ 
 		// A superseded deployment's history is final.
 		return nil, tx.Commit()
 	}
+	spec, args := "CASE WHEN ? <> '' THEN ? ELSE spec_revision END", []any{string(u.Phase), u.Message, string(u.Checks), u.LiveURL,
+		u.Timeout.Milliseconds(), ts(u.FinishedAt), ts(u.UpdatedAt), u.SpecRevision, u.SpecRevision, u.ID}
+	if u.NoSpecRevision {
+		spec, args = "''", slices.Delete(args, 7, 9)
+	}
 	if _, err := tx.ExecContext(ctx, s.q(`UPDATE deployments SET phase = ?, message = ?, checks = ?, live_url = ?, timeout_ms = ?,
-		finished_at = ?, updated_at = ? WHERE id = ?`),
-		string(u.Phase), u.Message, string(u.Checks), u.LiveURL, u.Timeout.Milliseconds(), ts(u.FinishedAt), ts(u.UpdatedAt), u.ID); err != nil {
+		finished_at = ?, updated_at = ?, spec_revision = `+spec+` WHERE id = ?`), args...); err != nil {
 		return nil, fmt.Errorf("updating deployment %d: %w", u.ID, err)
 	}
 	if current == u.ID {
-		if _, err := tx.ExecContext(ctx, s.q(`UPDATE apps SET phase = ?, message = ?,
-			live_url = CASE WHEN ? <> '' THEN ? ELSE live_url END, updated_at = ? WHERE project = ? AND name = ?`),
-			string(u.Phase), u.Message, u.LiveURL, u.LiveURL, ts(u.UpdatedAt), project, app); err != nil {
+		// The app keeps the last URL that answered, unless it was deleted.
+		live, args := "CASE WHEN ? <> '' THEN ? ELSE live_url END", []any{string(u.Phase), u.Message, u.LiveURL, u.LiveURL}
+		if u.Phase == PhaseDeleted {
+			live, args = "''", args[:2]
+		}
+		args = append(args, ts(u.UpdatedAt), u.ID, project, app)
+		if _, err := tx.ExecContext(ctx, s.q(`UPDATE apps SET phase = ?, message = ?, live_url = `+live+`, updated_at = ?,
+			spec_revision = (SELECT spec_revision FROM deployments WHERE id = ?) WHERE project = ? AND name = ?`), args...); err != nil {
 			return nil, fmt.Errorf("updating app %s/%s: %w", project, app, err)
 		}
 	}

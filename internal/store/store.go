@@ -21,12 +21,14 @@ const (
 	PhaseDegraded  Phase = "degraded"
 	PhaseFailed    Phase = "failed"
 	PhasePaused    Phase = "paused"
+	// PhaseDeleted: Flux pruned the app; its history is kept.
+	PhaseDeleted Phase = "deleted"
 )
 
 // Final reports whether a deployment in this phase has finished rolling out.
 func (p Phase) Final() bool {
 	switch p {
-	case PhaseRunning, PhaseFailed, PhasePaused:
+	case PhaseRunning, PhaseFailed, PhasePaused, PhaseDeleted:
 		return true
 	}
 	return false
@@ -154,14 +156,22 @@ type PhaseChange struct {
 // DeploymentUpdate is what the prober writes back to a deployment. The
 // component states written by RecordEvents are not touched.
 type DeploymentUpdate struct {
-	ID         int64
-	Phase      Phase
-	Message    string
-	Checks     json.RawMessage
-	LiveURL    string
-	Timeout    time.Duration
-	FinishedAt time.Time
-	UpdatedAt  time.Time
+	ID      int64
+	Phase   Phase
+	Message string
+	Checks  json.RawMessage
+	LiveURL string
+	// SpecRevision, when set, replaces the spec revision the events carried
+	// (on the deployment, and on the app for its current deployment): it is
+	// the one read from the cluster, which events only fill while unknown.
+	SpecRevision string
+	// NoSpecRevision clears the spec revision instead: the events' guess is
+	// known to be wrong (the fleet revision that deleted an app has no spec
+	// of it, while its events still name the previous one).
+	NoSpecRevision bool
+	Timeout        time.Duration
+	FinishedAt     time.Time
+	UpdatedAt      time.Time
 }
 
 // Store is the history store.
@@ -169,6 +179,8 @@ type Store interface {
 	// RecordEvents stores a batch of events in one transaction: each new event
 	// (by DedupeKey) is inserted; an event with an app creates or joins the
 	// deployment of that app and revision and updates its component state.
+	// An event's spec revision is recorded on its deployment only while the
+	// deployment has none.
 	// A new deployment becomes the app's current one (phase pending) and ends
 	// the open deployments it supersedes. Results are in input order.
 	RecordEvents(ctx context.Context, events []Event, now time.Time) ([]Recorded, error)

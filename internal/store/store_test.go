@@ -381,6 +381,109 @@ func TestUpdateDeployment(t *testing.T) {
 	})
 }
 
+// TestSpecRevisionFromCluster checks that a spec revision read from the
+// cluster replaces the one the first event carried, on the deployment and its
+// app, that later events do not change it back, and that an update can
+// clear it.
+func TestSpecRevisionFromCluster(t *testing.T) {
+	t.Parallel()
+	forEachStore(t, func(t *testing.T, s *SQL) {
+		ctx := t.Context()
+		stale := ev("a", "shop", "api", "web", "main@sha1:2", "Progressing", HealthProgressing, t0)
+		stale.SpecRevision = "spec-of-the-previous-revision"
+		r, err := s.RecordEvents(ctx, []Event{stale}, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := r[0].DeploymentID
+		specs := func() (string, string) {
+			t.Helper()
+			d, err := s.Deployment(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, err := s.App(ctx, "shop", "api")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return d.SpecRevision, a.SpecRevision
+		}
+		steps := []struct {
+			name string
+			do   func() error
+			want string
+		}{
+			{"as the first event said", func() error { return nil }, "spec-of-the-previous-revision"},
+			{"an update without one keeps it", func() error {
+				_, err := s.UpdateDeployment(ctx, DeploymentUpdate{ID: id, Phase: PhaseDeploying, UpdatedAt: t0.Add(time.Second)})
+				return err
+			}, "spec-of-the-previous-revision"},
+			{"the cluster's replaces it", func() error {
+				_, err := s.UpdateDeployment(ctx, DeploymentUpdate{ID: id, Phase: PhaseDeploying, SpecRevision: "spec2", UpdatedAt: t0.Add(2 * time.Second)})
+				return err
+			}, "spec2"},
+			{"a later event does not change it", func() error {
+				later := ev("b", "shop", "api", "web", "main@sha1:2", "ReconciliationSucceeded", HealthHealthy, t0.Add(3*time.Second))
+				later.SpecRevision = "spec-of-the-previous-revision"
+				_, err := s.RecordEvents(ctx, []Event{later}, t0.Add(3*time.Second))
+				return err
+			}, "spec2"},
+			{"nor does a later update without one", func() error {
+				_, err := s.UpdateDeployment(ctx, DeploymentUpdate{ID: id, Phase: PhaseRunning, FinishedAt: t0.Add(4 * time.Second), UpdatedAt: t0.Add(4 * time.Second)})
+				return err
+			}, "spec2"},
+			{"an update that knows there is none clears it", func() error {
+				_, err := s.UpdateDeployment(ctx, DeploymentUpdate{ID: id, Phase: PhaseDeleted, NoSpecRevision: true, FinishedAt: t0.Add(4 * time.Second), UpdatedAt: t0.Add(5 * time.Second)})
+				return err
+			}, ""},
+		}
+		for _, st := range steps {
+			if err := st.do(); err != nil {
+				t.Fatalf("%s: %v", st.name, err)
+			}
+			if d, a := specs(); d != st.want || a != st.want {
+				t.Errorf("%s: deployment spec revision %q, app %q; want %q", st.name, d, a, st.want)
+			}
+		}
+	})
+}
+
+// TestDeletedIsFinal checks that a deleted app keeps its history, answers
+// at no URL, and that its deployment ends.
+func TestDeletedIsFinal(t *testing.T) {
+	t.Parallel()
+	forEachStore(t, func(t *testing.T, s *SQL) {
+		ctx := t.Context()
+		r, err := s.RecordEvents(ctx, []Event{ev("a", "shop", "api", "web", "main@sha1:1", "ReconciliationSucceeded", HealthHealthy, t0)}, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := r[0].DeploymentID
+		end := t0.Add(time.Minute)
+		if _, err := s.UpdateDeployment(ctx, DeploymentUpdate{ID: id, Phase: PhaseRunning, LiveURL: "https://api.example.test/", FinishedAt: t0, UpdatedAt: t0}); err != nil {
+			t.Fatal(err)
+		}
+		c, err := s.UpdateDeployment(ctx, DeploymentUpdate{ID: id, Phase: PhaseDeleted, Message: "Flux pruned the app", FinishedAt: end, UpdatedAt: end})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c == nil || c.From != PhaseRunning || c.To != PhaseDeleted {
+			t.Errorf("change = %+v", c)
+		}
+		a, err := s.App(ctx, "shop", "api")
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := s.Deployment(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Phase != PhaseDeleted || a.Message != "Flux pruned the app" || a.LiveURL != "" || !d.Finished() || !PhaseDeleted.Final() {
+			t.Errorf("app %+v, deployment %+v", a, d)
+		}
+	})
+}
+
 func TestDeploymentsPagination(t *testing.T) {
 	t.Parallel()
 	forEachStore(t, func(t *testing.T, s *SQL) {

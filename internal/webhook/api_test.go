@@ -97,16 +97,27 @@ func TestHealthAndMetrics(t *testing.T) {
 	}
 }
 
-// fakeChecker answers every check with fixed results.
+// fixtureSpec is the spec revision the event fixtures carry.
+const fixtureSpec = "9f8e7d6c5b4a39281706f5e4d3c2b1a098765432"
+
+// fakeChecker answers every check with fixed results. Its sync check reads
+// the spec revision spec (default fixtureSpec) from the cluster, or none with
+// noSpec.
 type fakeChecker struct {
 	sync, ready, reach probe.State
 	live               string
 	paused             bool
+	spec               string
+	noSpec             bool
 }
 
 func (f fakeChecker) Sync(context.Context, probe.Target) (probe.Check, time.Duration) {
+	spec := cmpOr(f.spec, fixtureSpec)
+	if f.noSpec {
+		spec = ""
+	}
 	return probe.Check{Name: probe.CheckSync, State: f.sync, Message: "sync " + string(f.sync),
-		Components: []probe.ComponentStatus{{Component: "web", Kind: "Kustomization", Name: "shop-api-web", State: f.sync}}}, 0
+		Components: []probe.ComponentStatus{{Component: "web", Kind: "Kustomization", Name: "shop-api-web", State: f.sync, SpecRevision: spec}}}, 0
 }
 
 func (f fakeChecker) Readiness(context.Context, probe.Target) (probe.Check, bool) {

@@ -52,7 +52,8 @@ func newClusterApp(t *testing.T, project, fluxNS, name string, timeout time.Dura
 	a := &clusterApp{project: project, name: name, host: name + "." + project + ".example.test"}
 	a.k = &kustomizev1.Kustomization{
 		ObjectMeta: metav1.ObjectMeta{Name: project + "-" + name + "-web", Namespace: fluxNS,
-			Annotations: map[string]string{probe.AnnotationApp: name, probe.AnnotationProject: project, probe.AnnotationComponent: "web"}},
+			Annotations: map[string]string{probe.AnnotationApp: name, probe.AnnotationProject: project, probe.AnnotationComponent: "web",
+				probe.AnnotationSpecRevision: fixtureSpec}},
 		Spec: kustomizev1.KustomizationSpec{
 			Interval: metav1.Duration{Duration: 10 * time.Minute}, Timeout: &metav1.Duration{Duration: timeout},
 			Path: "./apps/prod/" + project + "/" + name + "/web", Prune: true, Wait: true,
@@ -90,14 +91,28 @@ func newClusterApp(t *testing.T, project, fluxNS, name string, timeout time.Dura
 
 func (a *clusterApp) setSynced(t *testing.T, revision string) {
 	t.Helper()
-	k := a.k
+	setApplied(t, a.k, revision)
+}
+
+// setApplied writes a Kustomization's status as kustomize-controller does
+// once it applied revision and its health checks passed.
+func setApplied(t *testing.T, k *kustomizev1.Kustomization, revision string) {
+	t.Helper()
+	setKustomizationStatus(t, k, revision, revision, metav1.Condition{Type: meta.ReadyCondition, Status: metav1.ConditionTrue,
+		Reason: meta.ReconciliationSucceededReason, Message: "Applied revision: " + revision})
+}
+
+// setKustomizationStatus writes a Kustomization's status: its applied and
+// attempted revisions and its Ready condition.
+func setKustomizationStatus(t *testing.T, k *kustomizev1.Kustomization, applied, attempted string, ready metav1.Condition) {
+	t.Helper()
 	if err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(k), k); err != nil {
 		t.Fatal(err)
 	}
+	ready.ObservedGeneration, ready.LastTransitionTime = k.Generation, metav1.Now()
 	k.Status.ObservedGeneration = k.Generation
-	k.Status.LastAppliedRevision, k.Status.LastAttemptedRevision = revision, revision
-	k.Status.Conditions = []metav1.Condition{{Type: meta.ReadyCondition, Status: metav1.ConditionTrue, Reason: meta.ReconciliationSucceededReason,
-		Message: "Applied revision: " + revision, ObservedGeneration: k.Generation, LastTransitionTime: metav1.Now()}}
+	k.Status.LastAppliedRevision, k.Status.LastAttemptedRevision = applied, attempted
+	k.Status.Conditions = []metav1.Condition{ready}
 	if err := env.Client.Status().Update(t.Context(), k); err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +160,7 @@ func tlsSite(t *testing.T, host string) (*x509.CertPool, string) {
 	return pool, ts.Listener.Addr().String()
 }
 
-func clusterEnv(t *testing.T, fluxNS string, pool *x509.CertPool, addr string) *testEnv {
+func clusterEnv(t *testing.T, fluxNS string, pool *x509.CertPool, addr string, mods ...func(*Config)) *testEnv {
 	t.Helper()
 	kube, err := kubernetes.NewForConfig(env.Config)
 	if err != nil {
@@ -160,6 +175,9 @@ func clusterEnv(t *testing.T, fluxNS string, pool *x509.CertPool, addr string) *
 		c.Resolver = NewClusterResolver(env.Client, nil, time.Minute)
 		c.RecheckInterval = 100 * time.Millisecond
 		c.Backoff = probe.Backoff{Initial: 20 * time.Millisecond, Max: 100 * time.Millisecond}
+		for _, m := range mods {
+			m(c)
+		}
 	})
 }
 
@@ -220,19 +238,218 @@ func TestClusterPhaseWalk(t *testing.T) {
 	}
 }
 
+// TestClusterTimeoutFails checks that the webhook fails a deployment on its
+// own timeout, and that Flux's verdict on the revision, when it comes later,
+// replaces the timeout as the reason.
 func TestClusterTimeoutFails(t *testing.T) {
 	t.Parallel()
 	project, fluxNS := env.Namespace(t), env.Namespace(t)
-	newClusterApp(t, project, fluxNS, "slow", time.Second, false)
+	a := newClusterApp(t, project, fluxNS, "slow", time.Second, false)
 	e := clusterEnv(t, fluxNS, nil, "127.0.0.1:1")
 	e.mustPost(fixture(t, "kustomization-progressing", withApp(project, "slow")), 200)
 	got := e.waitPhase(project, "slow", store.PhaseFailed)
 	if !strings.Contains(got.Message, "timeout (1s) passed before every check was green: sync:") {
 		t.Errorf("message = %q", got.Message)
 	}
+	const fluxReason = "health check failed after 1s: timeout waiting for: [Deployment/x/slow-web status: 'InProgress']"
+	setKustomizationStatus(t, a.k, "", rev1, metav1.Condition{Type: meta.ReadyCondition, Status: metav1.ConditionFalse,
+		Reason: meta.HealthCheckFailedReason, Message: fluxReason})
+	e.mustPost(fixture(t, "kustomization-healthcheckfailed", withApp(project, "slow")), 200)
+	want := "sync check failed: " + project + "-slow-web: HealthCheckFailed: " + fluxReason
+	got = e.waitMessage(project, "slow", want)
+	if got.Phase != store.PhaseFailed {
+		t.Errorf("app = %+v, want failed", got)
+	}
 	if diff := cmp.Diff([]string{"->pending", "pending->deploying", "deploying->failed"}, e.walk(project, "slow")); diff != "" {
 		t.Errorf("walk (-want +got):\n%s", diff)
 	}
+}
+
+// TestClusterSpecRevision checks that the spec revision comes from the
+// cluster once the Kustomization that applies the app's has applied the
+// revision, over what the first event said, and that the sync check waits
+// for that.
+func TestClusterSpecRevision(t *testing.T) {
+	t.Parallel()
+	project, fluxNS := env.Namespace(t), env.Namespace(t)
+	a := newClusterApp(t, project, fluxNS, "api", 5*time.Minute, false)
+	pool, addr := tlsSite(t, a.host)
+	e := clusterEnv(t, fluxNS, pool, addr)
+	const specNew = "0123456789abcdef0123456789abcdef01234567"
+
+	root := &kustomizev1.Kustomization{
+		ObjectMeta: metav1.ObjectMeta{Name: "fleet", Namespace: fluxNS},
+		Spec: kustomizev1.KustomizationSpec{Interval: metav1.Duration{Duration: 10 * time.Minute}, Path: "./clusters/prod", Prune: true,
+			SourceRef: kustomizev1.CrossNamespaceSourceReference{Kind: "GitRepository", Name: "fleet"}},
+	}
+	if err := env.Client.Create(t.Context(), root); err != nil {
+		t.Fatal(err)
+	}
+	setApplied(t, root, "main@sha1:0000000000000000000000000000000000000000")
+	if err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(a.k), a.k); err != nil {
+		t.Fatal(err)
+	}
+	a.k.Labels = map[string]string{probe.LabelAppliedByName: root.Name, probe.LabelAppliedByNamespace: fluxNS}
+	if err := env.Client.Update(t.Context(), a.k); err != nil {
+		t.Fatal(err)
+	}
+	// The app's Kustomization applied the revision before the root did:
+	// its event still names the previous spec revision (fixtureSpec).
+	a.setSynced(t, rev1)
+	a.setReplicas(t, 2, 2)
+	e.mustPost(fixture(t, "kustomization-succeeded", withApp(project, "api")), 200)
+	got := e.waitPhase(project, "api", store.PhaseDeploying)
+	if want := "sync: " + project + "-api-web: waiting for Kustomization " + fluxNS + "/fleet, which applies it, to apply " + rev1; !strings.HasPrefix(got.Message, want) {
+		t.Errorf("message = %q, want it to start with %q", got.Message, want)
+	}
+	if got.SpecRevision != fixtureSpec {
+		t.Errorf("spec revision before the root applied = %q, want the event's %q", got.SpecRevision, fixtureSpec)
+	}
+
+	// The root applies the revision, and with it the new annotation.
+	if err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(a.k), a.k); err != nil {
+		t.Fatal(err)
+	}
+	a.k.Annotations[probe.AnnotationSpecRevision] = specNew
+	if err := env.Client.Update(t.Context(), a.k); err != nil {
+		t.Fatal(err)
+	}
+	setApplied(t, root, rev1)
+	got = e.waitPhase(project, "api", store.PhaseRunning)
+	var page struct{ Deployments []DeploymentView }
+	e.api("/api/v1/apps/"+project+"/api/deployments", &page)
+	if got.SpecRevision != specNew || len(page.Deployments) != 1 || page.Deployments[0].SpecRevision != specNew {
+		t.Errorf("app spec revision %q, deployments %+v; want %s", got.SpecRevision, page.Deployments, specNew)
+	}
+	// A later event with the old annotation changes nothing.
+	e.mustPost(fixture(t, "kustomization-succeeded", withApp(project, "api"), withMessage("Reconciliation finished in 2s, next run in 10m0s")), 200)
+	if d, err := e.st.Deployment(t.Context(), got.DeploymentID); err != nil || d.SpecRevision != specNew {
+		t.Errorf("deployment after a later event = %+v, %v", d, err)
+	}
+}
+
+// TestClusterDeletedApp checks that an app whose Kustomizations are gone is
+// deleted, from running (GitHub hears inactive) and from failed, and that an
+// app whose Kustomizations were never seen is not.
+func TestClusterDeletedApp(t *testing.T) {
+	t.Parallel()
+	// running walks an app to running at rev1, with its GitHub deployment 3,
+	// and returns what the webhook will say once the app is deleted. GitHub
+	// then expects the app's deployment 3 to turn inactive.
+	running := func(t *testing.T) (*clusterApp, *testEnv, *fakeGitHub, string) {
+		t.Helper()
+		project, fluxNS := env.Namespace(t), env.Namespace(t)
+		a := newClusterApp(t, project, fluxNS, "api", 5*time.Minute, false)
+		pool, addr := tlsSite(t, a.host)
+		deleted := "Flux pruned the app: no Flux Kustomization of " + project + "/api in " + fluxNS
+		fake, gh := newFakeGitHub(t, []expectation{
+			{"POST", "/repos/acme/fleet/deployments", map[string]any{
+				"ref": commitOf(rev1), "task": "deploy", "auto_merge": false, "required_contexts": []any{},
+				"environment": project + "/api", "description": project + "/api at " + rev1,
+				"payload": map[string]any{"project": project, "app": "api", "revision": rev1, "spec_revision": fixtureSpec},
+			}, `{"id": 3}`},
+			{"POST", "/repos/acme/fleet/deployments/3/statuses", map[string]any{"state": "in_progress", "description": "deploying: readiness pending"}, `{"id": 1}`},
+			{"POST", "/repos/acme/fleet/deployments/3/statuses", map[string]any{"state": "success", "environment_url": "https://" + a.host + "/",
+				"description": "running: sync passed, readiness passed, reachability passed"}, `{"id": 2}`},
+			{"POST", "/repos/acme/fleet/deployments/3/statuses", map[string]any{"state": "inactive", "description": truncate("deleted: "+deleted, 140)}, `{"id": 3}`},
+		})
+		e := clusterEnv(t, fluxNS, pool, addr, func(c *Config) {
+			c.GitHub = &GitHub{Token: "gh-token", Owner: "acme", Repo: "fleet", BaseURL: gh.URL}
+		})
+		a.setSynced(t, rev1)
+		a.setReplicas(t, 2, 2)
+		e.mustPost(fixture(t, "kustomization-succeeded", withApp(project, "api")), 200)
+		e.waitPhase(project, "api", store.PhaseRunning)
+		return a, e, fake, deleted
+	}
+	t.Run("running", func(t *testing.T) {
+		t.Parallel()
+		a, e, fake, deleted := running(t)
+		project := a.project
+
+		// Flux prunes the app: its Kustomization goes, and says what it deleted.
+		if err := env.Client.Delete(t.Context(), a.k); err != nil {
+			t.Fatal(err)
+		}
+		e.mustPost(fixture(t, "kustomization-succeeded", withApp(project, "api"),
+			withMessage("Deployment/"+project+"/api-web deleted\nIngress/"+project+"/api-web deleted")), 200)
+		got := e.waitPhase(project, "api", store.PhaseDeleted)
+		if got.Message != deleted || got.LiveURL != "" || got.SpecRevision != fixtureSpec {
+			t.Errorf("app = %+v, want message %q, no live URL and the spec revision kept", got, deleted)
+		}
+		if diff := cmp.Diff([]string{"->pending", "pending->deploying", "deploying->running", "running->deleted"}, e.walk(project, "api")); diff != "" {
+			t.Errorf("walk (-want +got):\n%s", diff)
+		}
+		var apps struct{ Apps []store.App }
+		e.api("/api/v1/apps", &apps)
+		if len(apps.Apps) != 1 || apps.Apps[0].Phase != store.PhaseDeleted {
+			t.Errorf("apps = %+v, want the app deleted", apps.Apps)
+		}
+		var ds DeployStatus
+		e.api("/api/v1/apps/"+project+"/api/deploy-status", &ds)
+		if ds.Phase != store.PhaseDeleted || ds.Checks[0].State != probe.StateGone {
+			t.Errorf("deploy-status = %+v", ds)
+		}
+		fake.wait(t)
+	})
+	t.Run("by a new revision", func(t *testing.T) {
+		t.Parallel()
+		a, e, fake, deleted := running(t)
+		project := a.project
+		// The fleet revision that removes the app: its Kustomization fails
+		// to find its path there, and is pruned.
+		const rev2 = "main@sha1:bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+		if err := env.Client.Delete(t.Context(), a.k); err != nil {
+			t.Fatal(err)
+		}
+		e.mustPost(fixture(t, "kustomization-buildfailed", withApp(project, "api"), withRevision(rev2),
+			withMessage("kustomization path not found: stat /tmp/kustomization-1/apps/prod/"+project+"/api/web: no such file or directory")), 200)
+		got := e.waitPhase(project, "api", store.PhaseDeleted)
+		if got.Revision != rev2 || got.Message != deleted || got.SpecRevision != "" {
+			t.Errorf("app = %+v, want %s deleted with no spec revision", got, rev2)
+		}
+		ds, err := e.st.Deployments(t.Context(), project, "api", 10, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ds) != 2 || ds[1].Phase != store.PhaseRunning || ds[1].SpecRevision != fixtureSpec {
+			t.Errorf("deployments = %+v, want rev1 still running with its spec revision", ds)
+		}
+		// GitHub hears it on the deployment that was active (3).
+		fake.wait(t)
+	})
+	t.Run("failed", func(t *testing.T) {
+		t.Parallel()
+		project, fluxNS := env.Namespace(t), env.Namespace(t)
+		a := newClusterApp(t, project, fluxNS, "slow", time.Second, false)
+		e := clusterEnv(t, fluxNS, nil, "127.0.0.1:1")
+		e.mustPost(fixture(t, "kustomization-progressing", withApp(project, "slow")), 200)
+		e.waitPhase(project, "slow", store.PhaseFailed)
+		if err := env.Client.Delete(t.Context(), a.k); err != nil {
+			t.Fatal(err)
+		}
+		e.mustPost(fixture(t, "kustomization-progressing", withApp(project, "slow"), withMessage("Deployment/"+project+"/slow-web deleted")), 200)
+		e.waitPhase(project, "slow", store.PhaseDeleted)
+		if diff := cmp.Diff([]string{"->pending", "pending->deploying", "deploying->failed", "failed->deleted"}, e.walk(project, "slow")); diff != "" {
+			t.Errorf("walk (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("never seen", func(t *testing.T) {
+		t.Parallel()
+		project, fluxNS := env.Namespace(t), env.Namespace(t)
+		e := clusterEnv(t, fluxNS, nil, "127.0.0.1:1", func(c *Config) { c.DefaultTimeout = 300 * time.Millisecond })
+		e.mustPost(fixture(t, "kustomization-progressing", withApp(project, "ghost")), 200)
+		got := e.waitPhase(project, "ghost", store.PhaseFailed)
+		if want := "timeout (300ms) passed before every check was green: sync: no Flux Kustomization of " + project + "/ghost in " + fluxNS; got.Message != want {
+			t.Errorf("message = %q, want %q", got.Message, want)
+		}
+		// Another event: still not a deletion.
+		e.mustPost(fixture(t, "kustomization-progressing", withApp(project, "ghost"), withMessage("Deployment/"+project+"/ghost-web configured")), 200)
+		time.Sleep(300 * time.Millisecond)
+		if diff := cmp.Diff([]string{"->pending", "pending->deploying", "deploying->failed"}, e.walk(project, "ghost")); diff != "" {
+			t.Errorf("walk (-want +got):\n%s", diff)
+		}
+	})
 }
 
 func TestClusterProgressDeadlineFails(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-github/v81/github"
 
+	"github.com/fleetwright/fleetwright/internal/probe"
 	"github.com/fleetwright/fleetwright/internal/store"
 )
 
@@ -39,6 +40,8 @@ func githubState(p store.Phase) string {
 		return "success"
 	case store.PhaseFailed, store.PhaseDegraded:
 		return "failure"
+	case store.PhaseDeleted:
+		return "inactive"
 	}
 	return ""
 }
@@ -59,15 +62,27 @@ type githubWorker struct {
 	metrics *metrics
 	log     *slog.Logger
 
+	// waitSpec defers creating a GitHub deployment until the cluster
+	// confirmed its spec revision (or it ended), so that its ref and payload
+	// name the right apps-repo commit.
+	waitSpec bool
+
 	mu     sync.Mutex
-	queue  []store.Deployment
+	queue  []githubItem
 	signal chan struct{}
 	ctx    context.Context
 	cancel context.CancelFunc
 	done   chan struct{}
 }
 
-func newGitHubWorker(cfg *GitHub, st store.Store, m *metrics, log *slog.Logger) *githubWorker {
+// githubItem is one state to post; restate posts it even when GitHub already
+// has a status in that state (a failure whose reason changed).
+type githubItem struct {
+	d       store.Deployment
+	restate bool
+}
+
+func newGitHubWorker(cfg *GitHub, st store.Store, m *metrics, log *slog.Logger, waitSpec bool) *githubWorker {
 	hc := cfg.HTTPClient
 	if hc == nil {
 		hc = &http.Client{Timeout: 30 * time.Second}
@@ -83,7 +98,7 @@ func newGitHubWorker(cfg *GitHub, st store.Store, m *metrics, log *slog.Logger) 
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &githubWorker{cfg: cfg, client: c, st: st, metrics: m, log: log,
+	return &githubWorker{cfg: cfg, client: c, st: st, metrics: m, log: log, waitSpec: waitSpec,
 		signal: make(chan struct{}, 1), ctx: ctx, cancel: cancel, done: make(chan struct{})}
 }
 
@@ -92,7 +107,7 @@ func (g *githubWorker) start() { go g.loop() }
 // stop posts what is queued (each request bounded) and ends the worker.
 func (g *githubWorker) stop() {
 	g.mu.Lock()
-	g.queue = append(g.queue, store.Deployment{}) // the stop marker
+	g.queue = append(g.queue, githubItem{}) // the stop marker
 	g.mu.Unlock()
 	select {
 	case g.signal <- struct{}{}:
@@ -107,12 +122,12 @@ func (g *githubWorker) stop() {
 	g.cancel()
 }
 
-func (g *githubWorker) enqueue(d store.Deployment) {
+func (g *githubWorker) enqueue(d store.Deployment, restate bool) {
 	if githubState(d.Phase) == "" && d.GitHubID != 0 {
 		return
 	}
 	g.mu.Lock()
-	g.queue = append(g.queue, d)
+	g.queue = append(g.queue, githubItem{d: d, restate: restate})
 	g.mu.Unlock()
 	select {
 	case g.signal <- struct{}{}:
@@ -134,13 +149,14 @@ func (g *githubWorker) loop() {
 				g.mu.Unlock()
 				break
 			}
-			d := g.queue[0]
+			it := g.queue[0]
 			g.queue = g.queue[1:]
 			g.mu.Unlock()
+			d := it.d
 			if d.ID == 0 {
 				return
 			}
-			if err := g.post(d); err != nil {
+			if err := g.post(d, it.restate); err != nil {
 				g.metrics.github.WithLabelValues("error").Inc()
 				g.log.Error("GitHub deployment status", "app", d.Project+"/"+d.App, "revision", d.Revision, "err", err)
 			}
@@ -149,17 +165,35 @@ func (g *githubWorker) loop() {
 }
 
 // post creates the GitHub deployment of d if needed and posts its state.
-func (g *githubWorker) post(d store.Deployment) error {
+// The phase and message are d's, in the order the phases changed; the spec
+// revision is the newest stored, which the cluster may have corrected.
+func (g *githubWorker) post(d store.Deployment, restate bool) error {
 	cur, err := g.st.Deployment(g.ctx, d.ID)
 	if err != nil {
 		return err
 	}
 	state := githubState(d.Phase)
-	if cur.GitHubState == state && state != "" {
+	if cur.GitHubState == state && state != "" && !restate {
 		return nil
 	}
 	id := cur.GitHubID
+	if id == 0 && state == "inactive" {
+		// The app was deleted by a fleet revision that never had a GitHub
+		// deployment of its own: retire the one that was active, the newest
+		// the app has.
+		if id, err = g.latestGitHubID(d); err != nil || id == 0 {
+			return err
+		}
+	}
 	if id == 0 {
+		switch {
+		case g.waitSpec && !d.Phase.Final() && cur.SpecRevision != "" &&
+			decodeResult(cur).Check(probe.CheckSync).SpecRevision() == "":
+			// The spec revision is still the events' guess: wait for the
+			// cluster's (a later state of this deployment is queued then).
+			return nil
+		}
+		d.SpecRevision = cur.SpecRevision
 		ref := commitOf(d.Revision)
 		if g.cfg.UseSpecRevision && d.SpecRevision != "" {
 			ref = d.SpecRevision
@@ -202,6 +236,28 @@ func (g *githubWorker) post(d store.Deployment) error {
 		return fmt.Errorf("posting status %s: %w", state, err)
 	}
 	return g.st.SetGitHub(g.ctx, d.ID, id, state)
+}
+
+// latestGitHubID returns the GitHub deployment of the newest of the app's
+// deployments before d that has one (0 when none has).
+func (g *githubWorker) latestGitHubID(d store.Deployment) (int64, error) {
+	before := d.ID
+	for range 10 {
+		ds, err := g.st.Deployments(g.ctx, d.Project, d.App, 20, before)
+		if err != nil {
+			return 0, err
+		}
+		for _, p := range ds {
+			if p.GitHubID != 0 {
+				return p.GitHubID, nil
+			}
+		}
+		if len(ds) < 20 {
+			break
+		}
+		before = ds[len(ds)-1].ID
+	}
+	return 0, nil
 }
 
 // call runs one request with up to three attempts on server errors.

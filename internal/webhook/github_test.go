@@ -86,10 +86,96 @@ func (f *fakeGitHub) wait(t *testing.T) {
 }
 
 func deploymentBody(ref, env, rev string) map[string]any {
+	return deploymentBodySpec(ref, env, rev, fixtureSpec)
+}
+
+func deploymentBodySpec(ref, env, rev, spec string) map[string]any {
 	return map[string]any{
 		"ref": ref, "task": "deploy", "auto_merge": false, "required_contexts": []any{},
 		"environment": env, "description": env + " at " + rev,
-		"payload": map[string]any{"project": "shop", "app": "api", "revision": rev, "spec_revision": "9f8e7d6c5b4a39281706f5e4d3c2b1a098765432"},
+		"payload": map[string]any{"project": "shop", "app": "api", "revision": rev, "spec_revision": spec},
+	}
+}
+
+// TestGitHubWaitsForSpecRevision checks that with a cluster the GitHub
+// deployment is created only once the cluster confirmed the spec revision,
+// with that revision as its ref, not the one the first event carried.
+func TestGitHubWaitsForSpecRevision(t *testing.T) {
+	t.Parallel()
+	const spec2 = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	fake, ts := newFakeGitHub(t, []expectation{
+		{"POST", "/repos/acme/fleet/deployments", deploymentBodySpec(spec2, "shop/api", rev1, spec2), `{"id": 5}`},
+		{"POST", "/repos/acme/fleet/deployments/5/statuses", map[string]any{"state": "in_progress", "description": "deploying: readiness pending"}, `{"id": 1}`},
+		{"POST", "/repos/acme/fleet/deployments/5/statuses", map[string]any{
+			"state": "success", "environment_url": "https://api.example.test/",
+			"description": "running: sync passed, readiness passed, reachability passed"}, `{"id": 2}`},
+	})
+	checker := &switchChecker{fakeChecker: fakeChecker{sync: probe.StateProgressing, noSpec: true}}
+	e := newTestEnv(t, func(c *Config) {
+		c.Prober = checker
+		c.GitHub = &GitHub{Token: "gh-token", Owner: "acme", Repo: "fleet", BaseURL: ts.URL, UseSpecRevision: true}
+	})
+	// The first event names the previous revision's spec (fixtureSpec).
+	e.mustPost(fixture(t, "kustomization-progressing"), 200)
+	a := e.waitPhase("shop", "api", store.PhaseDeploying)
+	if a.SpecRevision != fixtureSpec {
+		t.Errorf("spec revision = %q, want the event's until the cluster says", a.SpecRevision)
+	}
+	checker.set(fakeChecker{sync: probe.StatePassed, ready: probe.StateProgressing, reach: probe.StatePending, spec: spec2})
+	e.mustPost(fixture(t, "kustomization-succeeded"), 200)
+	deadline := time.Now().Add(20 * time.Second)
+	for a.SpecRevision != spec2 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+		a, _ = e.st.App(t.Context(), "shop", "api")
+	}
+	checker.set(fakeChecker{sync: probe.StatePassed, ready: probe.StatePassed, reach: probe.StatePassed, live: "https://api.example.test/", spec: spec2})
+	a = e.waitPhase("shop", "api", store.PhaseRunning)
+	fake.wait(t)
+	waitGitHubState(t, e, "success")
+	d, err := e.st.Deployment(t.Context(), a.DeploymentID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.SpecRevision != spec2 || d.SpecRevision != spec2 {
+		t.Errorf("spec revision of the app %q, of the deployment %q; want %q", a.SpecRevision, d.SpecRevision, spec2)
+	}
+}
+
+// TestGitHubFluxReasonAfterTimeout checks that when the webhook's timeout
+// fails a deployment before Flux does, Flux's verdict then becomes the
+// deployment's reason, on the app and on GitHub, without another phase.
+func TestGitHubFluxReasonAfterTimeout(t *testing.T) {
+	t.Parallel()
+	const sha = "2dc6a1f0c3e94b7d8a5f6e1b2c3d4e5f60718293"
+	progressing := "sync: web: Progressing: Deployment/shop/api-web configured\nService/shop/api-web unchanged\nIngress/shop/api-web configured"
+	timedOut := "timeout (300ms) passed before every check was green: " + progressing
+	flux := "sync check failed: web: HealthCheckFailed: health check failed after 20.012s: failed early due to stalled resources: [Deployment/shop/api-web status: 'Failed']"
+	fake, ts := newFakeGitHub(t, []expectation{
+		{"POST", "/repos/acme/fleet/deployments", deploymentBody(sha, "shop/api", rev1), `{"id": 9}`},
+		{"POST", "/repos/acme/fleet/deployments/9/statuses", map[string]any{"state": "in_progress", "description": truncate("deploying: "+progressing, 140)}, `{"id": 1}`},
+		{"POST", "/repos/acme/fleet/deployments/9/statuses", map[string]any{"state": "failure", "description": truncate("failed: "+timedOut, 140)}, `{"id": 2}`},
+		{"POST", "/repos/acme/fleet/deployments/9/statuses", map[string]any{"state": "failure", "description": truncate("failed: "+flux, 140)}, `{"id": 3}`},
+	})
+	e := newTestEnv(t, func(c *Config) {
+		c.DefaultTimeout = 300 * time.Millisecond
+		c.GitHub = &GitHub{Token: "gh-token", Owner: "acme", Repo: "fleet", BaseURL: ts.URL}
+	})
+	e.mustPost(fixture(t, "kustomization-progressing"), 200)
+	if a := e.waitPhase("shop", "api", store.PhaseFailed); a.Message != timedOut {
+		t.Errorf("message = %q, want %q", a.Message, timedOut)
+	}
+	e.mustPost(fixture(t, "kustomization-healthcheckfailed"), 200)
+	e.waitMessage("shop", "api", flux)
+	fake.wait(t)
+	if diff := cmp.Diff([]string{"->pending", "pending->deploying", "deploying->failed"}, e.walk("shop", "api")); diff != "" {
+		t.Errorf("walk (-want +got):\n%s", diff)
+	}
+	ds, err := e.st.Deployments(t.Context(), "shop", "api", 10, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds) != 1 || ds[0].Message != flux || ds[0].Phase != store.PhaseFailed || ds[0].GitHubState != "failure" {
+		t.Errorf("deployments = %+v", ds)
 	}
 }
 

@@ -162,6 +162,23 @@ func (e *testEnv) waitPhase(project, app string, want store.Phase) store.App {
 	return a
 }
 
+// waitMessage polls until the app's message is want, bounded by 20s.
+func (e *testEnv) waitMessage(project, app, want string) store.App {
+	e.t.Helper()
+	var a store.App
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		var err error
+		a, err = e.st.App(e.t.Context(), project, app)
+		if err == nil && a.Message == want {
+			return a
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	e.t.Fatalf("app %s/%s message = %q (%s), want %q", project, app, a.Message, a.Phase, want)
+	return a
+}
+
 // walk lists an app's phase changes as "from->to".
 func (e *testEnv) walk(project, app string) []string {
 	e.t.Helper()

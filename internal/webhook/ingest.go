@@ -228,7 +228,7 @@ func (s *Server) handleFlux(w http.ResponseWriter, r *http.Request) {
 	default:
 		result, resp.Status = resultApplied, "applied"
 		s.tracker.notify(notice{deploymentID: got.DeploymentID, project: rec.Project, app: rec.App, newDeployment: got.NewDeployment,
-			component: rec.Kind + "/" + cmpOr(rec.Component, rec.Name), health: rec.Health})
+			component: rec.Kind + "/" + cmpOr(rec.Component, rec.Name), health: rec.Health, terminal: rec.Terminal})
 		writeJSON(w, http.StatusOK, resp)
 	}
 }

@@ -19,6 +19,10 @@ const (
 	modeRollout runMode = iota
 	// modeRecheck: the deployment rolled out; one pass of every check.
 	modeRecheck
+	// modeFinal: the deployment failed; one sync check, which only Flux's
+	// own verdict on the revision (after the webhook's timeout) or the app's
+	// deletion acts on.
+	modeFinal
 )
 
 // verdict is a phase and the reason for it.
@@ -45,6 +49,9 @@ type evalInput struct {
 // rules in prose; keep them in step.
 func evaluate(in evalInput) verdict {
 	res := in.Result
+	if s := res.Check(probe.CheckSync); s.State == probe.StateGone {
+		return verdict{store.PhaseDeleted, "Flux pruned the app: " + s.Message}
+	}
 	if in.Mode == modeRecheck {
 		if res.AllGreen() {
 			return greenVerdict(res)

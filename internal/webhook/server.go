@@ -140,7 +140,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.batcher = newBatcher(cfg.Store, s.now, cfg.MaxBatch)
 	if cfg.GitHub != nil {
-		s.github = newGitHubWorker(cfg.GitHub, cfg.Store, s.metrics, s.log)
+		s.github = newGitHubWorker(cfg.GitHub, cfg.Store, s.metrics, s.log, cfg.Prober != nil)
 	}
 	s.tracker = newTracker(s)
 	s.routes()

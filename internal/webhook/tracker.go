@@ -19,7 +19,9 @@ type notice struct {
 	newDeployment bool
 	component     string
 	health        string
-	recheck       bool
+	// terminal: the event is a Flux failure that ends the revision's rollout.
+	terminal bool
+	recheck  bool
 }
 
 // tracker runs the checks of deployments and turns their results into phases.
@@ -52,10 +54,14 @@ type writtenState struct {
 	states, full string
 	at           time.Time
 	// What was written, so the next attempt need not read it back.
-	phase    store.Phase
-	timeout  time.Duration
-	finished time.Time
-	live     string
+	phase   store.Phase
+	message string
+	spec    string
+	// specKnown: spec came from the cluster.
+	specKnown bool
+	timeout   time.Duration
+	finished  time.Time
+	live      string
 }
 
 const (
@@ -66,11 +72,11 @@ const (
 	messageEvery = time.Second
 )
 
-// signatures sum up a result: its phase and check states, and everything a
-// reader sees.
-func signatures(v verdict, res probe.Result, live string) (states, full string) {
+// signatures sum up a result: its phase, spec revision and check states,
+// and everything a reader sees.
+func signatures(v verdict, res probe.Result, live, spec string) (states, full string) {
 	var st, b strings.Builder
-	fmt.Fprintf(&st, "%s\x00%s\x00%v", v.Phase, live, res.Paused)
+	fmt.Fprintf(&st, "%s\x00%s\x00%v\x00%s", v.Phase, live, res.Paused, spec)
 	for _, c := range res.Checks {
 		fmt.Fprintf(&st, "\x00%s\x00%s\x00%d\x00%d", c.Name, c.State, len(c.Components), len(c.Endpoints))
 		fmt.Fprintf(&b, "\x00%s", c.Message)
@@ -95,6 +101,10 @@ type run struct {
 	wake    chan struct{}
 	project string
 	app     string
+	// terminal holds a Flux failure of the revision that arrived while the
+	// run was going: handled again once it ends, in case the run ended on
+	// its own timeout before it saw it (guarded by tracker.mu).
+	terminal *notice
 }
 
 func newTracker(s *Server) *tracker {
@@ -182,7 +192,7 @@ func (t *tracker) periodic() {
 	}
 	for _, a := range apps {
 		due := a.Phase == store.PhaseDegraded ||
-			(t.s.cfg.Prober != nil && (a.Phase == store.PhaseRunning || a.Phase == store.PhasePaused))
+			(t.s.cfg.Prober != nil && (a.Phase == store.PhaseRunning || a.Phase == store.PhasePaused || a.Phase == store.PhaseFailed))
 		if due {
 			t.mu.Lock()
 			t.queue = append(t.queue, notice{deploymentID: a.DeploymentID, project: a.Project, app: a.Name, recheck: true})
@@ -221,6 +231,9 @@ func (t *tracker) handle(n notice) {
 		hs[n.component] = n.health
 	}
 	if r := t.runs[n.deploymentID]; r != nil {
+		if n.terminal {
+			r.terminal = &n
+		}
 		if changed {
 			select {
 			case r.wake <- struct{}{}:
@@ -250,6 +263,10 @@ func (t *tracker) handle(n notice) {
 	case d.Phase == store.PhaseFailed && n.health == store.HealthHealthy && current:
 		// Flux reports success after the failure: check the revision again.
 		t.startRun(d, modeRollout, t.s.now())
+	case d.Phase == store.PhaseFailed && current:
+		// Only Flux's own verdict (when the webhook's timeout came first) or
+		// the app's deletion changes a failed deployment.
+		t.startRun(d, modeFinal, d.StartedAt)
 	case current && (d.Phase == store.PhaseRunning || d.Phase == store.PhasePaused || d.Phase == store.PhaseDegraded):
 		if n.recheck && d.Phase == store.PhaseDegraded {
 			t.mu.Lock()
@@ -277,7 +294,11 @@ func (t *tracker) startRun(d store.Deployment, mode runMode, started time.Time) 
 			if t.runs[d.ID] == r {
 				delete(t.runs, d.ID)
 			}
+			again := r.terminal
 			t.mu.Unlock()
+			if again != nil && ctx.Err() == nil {
+				t.notify(*again)
+			}
 		}()
 		t.execute(ctx, d, mode, started, r.wake)
 	}()
@@ -297,9 +318,16 @@ func (t *tracker) execute(ctx context.Context, d store.Deployment, mode runMode,
 		res probe.Result
 		err error
 	)
-	if mode == modeRecheck {
+	switch mode {
+	case modeFinal:
+		res, ok := t.finalCheck(ctx, chk, d)
+		if ok {
+			t.apply(ctx, d.ID, mode, res, true)
+		}
+		return
+	case modeRecheck:
 		res, err = t.runner.Once(ctx, chk, t.target(d))
-	} else {
+	default:
 		res, err = t.runner.Run(ctx, chk, t.target(d), started, timeout, wake, func(r probe.Result) {
 			t.apply(ctx, d.ID, mode, r, false)
 		})
@@ -308,6 +336,35 @@ func (t *tracker) execute(ctx context.Context, d store.Deployment, mode runMode,
 		return
 	}
 	t.apply(ctx, d.ID, mode, res, true)
+}
+
+// finalCheck runs the sync check of a failed deployment once. It returns
+// the deployment's result with that check in it when the check changes the
+// verdict: the app is gone, or the deployment failed on the webhook's own
+// timeout and Flux has now failed the revision itself.
+func (t *tracker) finalCheck(ctx context.Context, chk probe.Checker, d store.Deployment) (probe.Result, bool) {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	sync, _ := chk.Sync(ctx, t.target(d))
+	if ctx.Err() != nil {
+		return probe.Result{}, false
+	}
+	res := decodeResult(d)
+	switch {
+	case sync.State == probe.StateGone:
+	case sync.State == probe.StateFailed && res.TimedOut:
+		res.TimedOut = false
+	default:
+		return res, false
+	}
+	prev := res.Check(probe.CheckSync)
+	sync.Attempts, sync.CheckedAt = prev.Attempts+1, t.s.now()
+	for i := range res.Checks {
+		if res.Checks[i].Name == probe.CheckSync {
+			res.Checks[i] = sync
+		}
+	}
+	return res, true
 }
 
 // apply evaluates a result and writes the deployment's phase and checks.
@@ -320,15 +377,21 @@ func (t *tracker) apply(ctx context.Context, id int64, mode runMode, res probe.R
 	t.mu.Lock()
 	last, known := t.written[id]
 	t.mu.Unlock()
-	var d store.Deployment
+	var (
+		d         store.Deployment
+		specKnown bool
+	)
 	if known {
-		d = store.Deployment{ID: id, Phase: last.phase, Timeout: last.timeout, FinishedAt: last.finished, LiveURL: last.live}
+		specKnown = last.specKnown
+		d = store.Deployment{ID: id, Phase: last.phase, Message: last.message, SpecRevision: last.spec,
+			Timeout: last.timeout, FinishedAt: last.finished, LiveURL: last.live}
 	} else {
 		var err error
 		if d, err = t.s.cfg.Store.Deployment(ctx, id); err != nil {
 			t.s.log.Error("reading deployment", "id", id, "err", err)
 			return
 		}
+		specKnown = decodeResult(d).Check(probe.CheckSync).SpecRevision() != ""
 	}
 	now := t.s.now()
 	timeout := res.Timeout
@@ -349,7 +412,7 @@ func (t *tracker) apply(ctx context.Context, id int64, mode runMode, res probe.R
 	}
 	finished := time.Time{}
 	switch {
-	case mode == modeRecheck:
+	case mode == modeRecheck || mode == modeFinal:
 		finished = d.FinishedAt
 		if finished.IsZero() {
 			finished = now
@@ -358,10 +421,25 @@ func (t *tracker) apply(ctx context.Context, id int64, mode runMode, res probe.R
 		finished = now
 	}
 	live := res.LiveURL
-	if live == "" && v.Phase != store.PhaseFailed {
-		live = d.LiveURL
+	switch v.Phase {
+	case store.PhaseDeleted:
+		live = ""
+	case store.PhaseFailed:
+	default:
+		live = cmpOr(live, d.LiveURL)
 	}
-	states, full := signatures(v, res, live)
+	// The spec revision read from the cluster wins over the events' (the
+	// first event of a revision may come before Flux applied its annotation).
+	liveSpec := res.Check(probe.CheckSync).SpecRevision()
+	spec := cmpOr(liveSpec, d.SpecRevision)
+	// A deployment found deleted before the cluster ever confirmed its spec
+	// revision is the fleet revision that removed the app: its events named
+	// the previous spec, and no spec of the app is left to name.
+	noSpec := v.Phase == store.PhaseDeleted && liveSpec == "" && !specKnown
+	if noSpec {
+		spec = ""
+	}
+	states, full := signatures(v, res, live, spec)
 	if !done && !last.needsWrite(states, full, now) {
 		return
 	}
@@ -369,7 +447,7 @@ func (t *tracker) apply(ctx context.Context, id int64, mode runMode, res probe.R
 		return
 	}
 	change, err := t.s.cfg.Store.UpdateDeployment(ctx, store.DeploymentUpdate{
-		ID: id, Phase: v.Phase, Message: v.Message, Checks: raw, LiveURL: live,
+		ID: id, Phase: v.Phase, Message: v.Message, Checks: raw, LiveURL: live, SpecRevision: spec, NoSpecRevision: noSpec,
 		Timeout: timeout, FinishedAt: finished, UpdatedAt: now,
 	})
 	if err != nil {
@@ -377,7 +455,8 @@ func (t *tracker) apply(ctx context.Context, id int64, mode runMode, res probe.R
 		return
 	}
 	t.mu.Lock()
-	t.written[id] = writtenState{states: states, full: full, at: now, phase: v.Phase, timeout: timeout, finished: finished, live: live}
+	t.written[id] = writtenState{states: states, full: full, at: now, phase: v.Phase, message: v.Message, spec: spec,
+		specKnown: specKnown || liveSpec != "", timeout: timeout, finished: finished, live: live}
 	if v.Phase == store.PhaseDegraded {
 		if _, ok := t.degradedSince[id]; !ok {
 			t.degradedSince[id] = now
@@ -387,6 +466,13 @@ func (t *tracker) apply(ctx context.Context, id int64, mode runMode, res probe.R
 	}
 	t.mu.Unlock()
 	if change == nil {
+		// No new phase, but GitHub may need to hear of it: a failure whose
+		// reason is now Flux's own, or the spec revision a deferred GitHub
+		// deployment waited for.
+		restate := v.Phase == store.PhaseFailed && d.Phase == store.PhaseFailed && v.Message != d.Message
+		if t.s.github != nil && (restate || (liveSpec != "" && !specKnown)) {
+			t.enqueueGitHub(ctx, id, restate)
+		}
 		return
 	}
 	t.s.log.Info("phase changed", "app", change.Project+"/"+change.App, "revision", change.Revision,
@@ -394,18 +480,26 @@ func (t *tracker) apply(ctx context.Context, id int64, mode runMode, res probe.R
 	t.s.metrics.phases.WithLabelValues(string(change.To)).Inc()
 	t.s.hub.notify()
 	if t.s.github != nil {
-		full, err := t.s.cfg.Store.Deployment(ctx, id)
-		if err != nil {
-			t.s.log.Error("reading deployment", "id", id, "err", err)
-			return
-		}
-		t.s.github.enqueue(full)
+		t.enqueueGitHub(ctx, id, false)
 	}
+}
+
+// enqueueGitHub queues the deployment's state for GitHub; restate posts it
+// even when GitHub already has a status in that state.
+func (t *tracker) enqueueGitHub(ctx context.Context, id int64, restate bool) {
+	full, err := t.s.cfg.Store.Deployment(ctx, id)
+	if err != nil {
+		t.s.log.Error("reading deployment", "id", id, "err", err)
+		return
+	}
+	t.s.github.enqueue(full, restate)
 }
 
 // deploymentChecker adds what Flux's events say to the cluster checks: with
 // no cluster the sync check is judged from the events alone, and with one a
-// terminal Flux failure of the revision fails the sync check at once.
+// terminal Flux failure of the revision fails the sync check at once. The
+// app's Kustomizations missing reads as its deletion only once the checks of
+// the deployment saw them.
 type deploymentChecker struct {
 	base probe.Checker
 	st   store.Store
@@ -422,10 +516,33 @@ func (c *deploymentChecker) Sync(ctx context.Context, t probe.Target) (probe.Che
 		return ev, 0
 	}
 	chk, timeout := c.base.Sync(ctx, t)
+	if chk.State == probe.StateGone {
+		if !c.sawApp(ctx, d) {
+			// The checks never saw the app's Kustomizations: not there yet,
+			// rather than gone.
+			chk.State = probe.StateProgressing
+		}
+		return chk, timeout
+	}
 	if ev.State == probe.StateFailed && chk.State != probe.StateFailed {
 		chk.State, chk.Message = probe.StateFailed, ev.Message
 	}
 	return chk, timeout
+}
+
+// sawApp reports whether the checks saw the app's Kustomizations, for this
+// deployment or, when it is the fleet revision that removed them, for the
+// app's deployment before it.
+func (c *deploymentChecker) sawApp(ctx context.Context, d store.Deployment) bool {
+	saw := func(d store.Deployment) bool {
+		s := decodeResult(d).Check(probe.CheckSync)
+		return s.State != probe.StateGone && len(s.Components) > 0
+	}
+	if saw(d) {
+		return true
+	}
+	prev, err := c.st.Deployments(ctx, d.Project, d.App, 1, d.ID)
+	return err == nil && len(prev) == 1 && saw(prev[0])
 }
 
 func (c *deploymentChecker) Readiness(ctx context.Context, t probe.Target) (probe.Check, bool) {
