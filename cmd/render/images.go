@@ -86,31 +86,10 @@ func resolveImages(ctx context.Context, repo *spec.Repo, root string, offline bo
 		}
 		jobs := map[string]build.Job{}
 		for _, r := range toBuild {
-			c := r.app.Component(r.comp)
-			w := c.WorkloadSpec
-			ctxDir, dockerfile, args, target := ".", "", map[string]string(nil), ""
-			if w.Build != nil {
-				if w.Build.Context != "" {
-					ctxDir = w.Build.Context
-				}
-				dockerfile, args, target = w.Build.Dockerfile, w.Build.Args, w.Build.Target
-			}
-			mode := build.ModeDockerfile
-			if w.BuildMode == spec.BuildModeBuildpack {
-				mode = build.ModeBuildpack
-			}
-			jobs[r.node] = build.Job{Name: r.node, Request: build.Request{
-				Name:            r.app.Project + "/" + r.app.Spec.Name + "-" + r.comp,
-				Root:            absRoot,
-				Context:         path.Join(path.Dir(r.app.File), ctxDir),
-				Dockerfile:      dockerfile,
-				Repo:            strings.TrimSuffix(plat.Registry, "/") + "/" + r.app.Project + "/" + r.app.Spec.Name + "-" + r.comp,
-				BuildArgs:       args,
-				Target:          target,
-				Platforms:       plat.Build.Platforms,
-				SourceDateEpoch: epoch,
-				Mode:            mode,
-			}}
+			req := buildRequest(r.app, r.comp, plat, absRoot)
+			req.Repo = strings.TrimSuffix(plat.Registry, "/") + "/" + req.Name
+			req.SourceDateEpoch = epoch
+			jobs[r.node] = build.Job{Name: r.node, Request: req}
 		}
 		// Build in the graph's order, a level at a time.
 		all, err := repo.Graph.Levels()
@@ -178,4 +157,29 @@ func warnUnpinned(byImage map[string][]string, offline bool, io stdio) {
 	for _, img := range refs {
 		fmt.Fprintf(io.err, "warning: image %s is not pinned by digest (%s)\n", img, why)
 	}
+}
+
+// buildRequest is the build of component comp of app a as render runs it,
+// with the apps repository's files under root: its name, context,
+// Dockerfile, arguments, target, platforms and mode.
+func buildRequest(a *spec.LoadedApp, comp string, plat *spec.Platform, root string) build.Request {
+	w := a.Component(comp).WorkloadSpec
+	req := build.Request{
+		Name:      a.Project + "/" + a.Spec.Name + "-" + comp,
+		Root:      root,
+		Platforms: plat.Build.Platforms,
+		Mode:      build.ModeDockerfile,
+	}
+	ctxDir := "."
+	if w.Build != nil {
+		if w.Build.Context != "" {
+			ctxDir = w.Build.Context
+		}
+		req.Dockerfile, req.BuildArgs, req.Target = w.Build.Dockerfile, w.Build.Args, w.Build.Target
+	}
+	if w.BuildMode == spec.BuildModeBuildpack {
+		req.Mode = build.ModeBuildpack
+	}
+	req.Context = path.Join(path.Dir(a.File), ctxDir)
+	return req
 }

@@ -44,33 +44,19 @@ func reviewImages(repo *spec.Repo, files map[string][]byte) (map[string]string, 
 				}
 				dir = d
 			}
-			ctxDir, dockerfile, args, target := ".", "", map[string]string(nil), ""
-			if w.Build != nil {
-				if w.Build.Context != "" {
-					ctxDir = w.Build.Context
-				}
-				dockerfile, args, target = w.Build.Dockerfile, w.Build.Args, w.Build.Target
+			req := buildRequest(a, c.Name, plat, dir)
+			df := path.Join(req.Context, req.Dockerfile)
+			if req.Dockerfile == "" {
+				df = path.Join(req.Context, "Dockerfile")
 			}
-			mode := build.ModeDockerfile
-			if w.BuildMode == spec.BuildModeBuildpack {
-				mode = build.ModeBuildpack
-			}
-			context := path.Join(path.Dir(a.File), ctxDir)
-			df := path.Join(context, dockerfile)
-			if dockerfile == "" {
-				df = path.Join(context, "Dockerfile")
-			}
-			if err := materialize(dir, files, context, df); err != nil {
+			if err := materialize(dir, files, req.Context, df); err != nil {
 				return nil, err
 			}
-			name := a.Project + "/" + a.Spec.Name + "-" + c.Name
-			tag, err := build.ContentTag(build.Request{
-				Name: name, Root: dir, Context: context, Dockerfile: dockerfile,
-				BuildArgs: args, Target: target, Platforms: plat.Build.Platforms, Mode: mode,
-			})
+			tag, err := build.ContentTag(req)
 			if err != nil {
 				return nil, fmt.Errorf("%s: component %s: %w", a.File, c.Name, err)
 			}
+			name := req.Name
 			repoName := name
 			if plat.Registry != "" {
 				repoName = strings.TrimSuffix(plat.Registry, "/") + "/" + name

@@ -34,7 +34,7 @@ func FluxCRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reading %s: %w", name, err)
 		}
-		crds, err := decodeCRDs(data)
+		crds, err := DecodeCRDs(data)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path.Base(name), err)
 		}
@@ -46,9 +46,9 @@ func FluxCRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	return out, nil
 }
 
-// decodeCRDs decodes every CustomResourceDefinition in a multi-document YAML
+// DecodeCRDs decodes every CustomResourceDefinition in a multi-document YAML
 // stream, strictly, skipping empty documents.
-func decodeCRDs(data []byte) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+func DecodeCRDs(data []byte) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	var out []*apiextensionsv1.CustomResourceDefinition
 	for i := 0; ; i++ {

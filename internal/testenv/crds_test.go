@@ -71,10 +71,10 @@ spec:
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := decodeCRDs([]byte(tt.in))
+			got, err := DecodeCRDs([]byte(tt.in))
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("decodeCRDs() error = %v, want one containing %q", err, tt.wantErr)
+					t.Fatalf("DecodeCRDs() error = %v, want one containing %q", err, tt.wantErr)
 				}
 				return
 			}

@@ -1,20 +1,16 @@
 package cluster
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
+
+	"github.com/fleetwright/fleetwright/internal/testenv"
 )
 
 // loadCRDs reads every CustomResourceDefinition that hack/cluster/build.sh
@@ -35,7 +31,7 @@ func loadCRDs(clusterBin string) ([]*apiextensionsv1.CustomResourceDefinition, e
 			if err != nil {
 				return nil, err
 			}
-			crds, err := decodeCRDs(data)
+			crds, err := testenv.DecodeCRDs(data)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", f, err)
 			}
@@ -43,36 +39,6 @@ func loadCRDs(clusterBin string) ([]*apiextensionsv1.CustomResourceDefinition, e
 		}
 	}
 	return out, nil
-}
-
-// decodeCRDs decodes the CustomResourceDefinitions of a multi-document
-// YAML stream, skipping empty documents.
-func decodeCRDs(data []byte) ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	var out []*apiextensionsv1.CustomResourceDefinition
-	for i := 0; ; i++ {
-		doc, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("document %d: %w", i, err)
-		}
-		if len(bytes.TrimSpace(doc)) == 0 {
-			continue
-		}
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if err := yaml.Unmarshal(doc, crd); err != nil {
-			return nil, fmt.Errorf("document %d: %w", i, err)
-		}
-		if crd.Kind == "" && crd.Name == "" {
-			continue // comments only
-		}
-		if crd.Kind != "CustomResourceDefinition" {
-			return nil, fmt.Errorf("document %d: kind %q, want CustomResourceDefinition", i, crd.Kind)
-		}
-		out = append(out, crd)
-	}
 }
 
 // installCRDs creates the Flux controllers' CRDs and returns them.
