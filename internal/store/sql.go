@@ -445,21 +445,27 @@ func (s *sqlStore) Deployment(ctx context.Context, id int64) (Deployment, error)
 }
 
 func (s *sqlStore) queryDeployments(ctx context.Context, query string, args ...any) ([]Deployment, error) {
-	rows, err := s.db.QueryContext(ctx, s.q(query), args...)
+	return queryAll(ctx, s.db, "deployments", s.q(query), scanDeployment, args...)
+}
+
+// queryAll runs a query and scans each row with scan; what names the rows
+// in errors.
+func queryAll[T any](ctx context.Context, db *sql.DB, what, query string, scan func(interface{ Scan(...any) error }) (T, error), args ...any) ([]T, error) {
+	rows, err := db.QueryContext(ctx, query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("listing deployments: %w", err)
+		return nil, fmt.Errorf("listing %s: %w", what, err)
 	}
 	defer rows.Close()
-	out := []Deployment{}
+	out := []T{}
 	for rows.Next() {
-		d, err := scanDeployment(rows)
+		v, err := scan(rows)
 		if err != nil {
-			return nil, fmt.Errorf("listing deployments: %w", err)
+			return nil, fmt.Errorf("listing %s: %w", what, err)
 		}
-		out = append(out, d)
+		out = append(out, v)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("listing deployments: %w", err)
+		return nil, fmt.Errorf("listing %s: %w", what, err)
 	}
 	return out, nil
 }
@@ -493,23 +499,7 @@ func scanApp(row interface{ Scan(...any) error }) (App, error) {
 }
 
 func (s *sqlStore) Apps(ctx context.Context) ([]App, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+appCols+` FROM apps ORDER BY project, name`)
-	if err != nil {
-		return nil, fmt.Errorf("listing apps: %w", err)
-	}
-	defer rows.Close()
-	out := []App{}
-	for rows.Next() {
-		a, err := scanApp(rows)
-		if err != nil {
-			return nil, fmt.Errorf("listing apps: %w", err)
-		}
-		out = append(out, a)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("listing apps: %w", err)
-	}
-	return out, nil
+	return queryAll(ctx, s.db, "apps", `SELECT `+appCols+` FROM apps ORDER BY project, name`, scanApp)
 }
 
 func (s *sqlStore) App(ctx context.Context, project, name string) (App, error) {
@@ -524,56 +514,40 @@ func (s *sqlStore) App(ctx context.Context, project, name string) (App, error) {
 }
 
 func (s *sqlStore) PhaseChanges(ctx context.Context, after int64, limit int) ([]PhaseChange, error) {
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT seq, project, app, deployment_id, revision, from_phase, to_phase, message, at
-		FROM phase_changes WHERE seq > ? ORDER BY seq LIMIT ?`), after, limit)
-	if err != nil {
-		return nil, fmt.Errorf("listing phase changes: %w", err)
+	return queryAll(ctx, s.db, "phase changes", s.q(`SELECT seq, project, app, deployment_id, revision, from_phase, to_phase, message, at
+		FROM phase_changes WHERE seq > ? ORDER BY seq LIMIT ?`), scanPhaseChange, after, limit)
+}
+
+func scanPhaseChange(row interface{ Scan(...any) error }) (PhaseChange, error) {
+	var (
+		c        PhaseChange
+		from, to string
+		at       int64
+	)
+	if err := row.Scan(&c.Seq, &c.Project, &c.App, &c.DeploymentID, &c.Revision, &from, &to, &c.Message, &at); err != nil {
+		return c, err
 	}
-	defer rows.Close()
-	out := []PhaseChange{}
-	for rows.Next() {
-		var (
-			c        PhaseChange
-			from, to string
-			at       int64
-		)
-		if err := rows.Scan(&c.Seq, &c.Project, &c.App, &c.DeploymentID, &c.Revision, &from, &to, &c.Message, &at); err != nil {
-			return nil, fmt.Errorf("listing phase changes: %w", err)
-		}
-		c.From, c.To, c.At = Phase(from), Phase(to), fromTS(at)
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("listing phase changes: %w", err)
-	}
-	return out, nil
+	c.From, c.To, c.At = Phase(from), Phase(to), fromTS(at)
+	return c, nil
 }
 
 func (s *sqlStore) Events(ctx context.Context, project, app string, limit int) ([]Event, error) {
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT id, received_at, event_time, object_kind, object_namespace, object_name,
+	return queryAll(ctx, s.db, "events", s.q(`SELECT id, received_at, event_time, object_kind, object_namespace, object_name,
 		severity, reason, message, revision, controller, project, app, component, spec_revision, status, deployment_id
-		FROM events WHERE project = ? AND app = ? ORDER BY id DESC LIMIT ?`), project, app, limit)
-	if err != nil {
-		return nil, fmt.Errorf("listing events: %w", err)
+		FROM events WHERE project = ? AND app = ? ORDER BY id DESC LIMIT ?`), scanEvent, project, app, limit)
+}
+
+func scanEvent(row interface{ Scan(...any) error }) (Event, error) {
+	var (
+		e         Event
+		rcv, evts int64
+	)
+	if err := row.Scan(&e.ID, &rcv, &evts, &e.Kind, &e.Namespace, &e.Name, &e.Severity, &e.Reason, &e.Message,
+		&e.Revision, &e.Controller, &e.Project, &e.App, &e.Component, &e.SpecRevision, &e.Status, &e.DeploymentID); err != nil {
+		return e, err
 	}
-	defer rows.Close()
-	out := []Event{}
-	for rows.Next() {
-		var (
-			e         Event
-			rcv, evts int64
-		)
-		if err := rows.Scan(&e.ID, &rcv, &evts, &e.Kind, &e.Namespace, &e.Name, &e.Severity, &e.Reason, &e.Message,
-			&e.Revision, &e.Controller, &e.Project, &e.App, &e.Component, &e.SpecRevision, &e.Status, &e.DeploymentID); err != nil {
-			return nil, fmt.Errorf("listing events: %w", err)
-		}
-		e.ReceivedAt, e.EventTime = fromTS(rcv), fromTS(evts)
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("listing events: %w", err)
-	}
-	return out, nil
+	e.ReceivedAt, e.EventTime = fromTS(rcv), fromTS(evts)
+	return e, nil
 }
 
 func (s *sqlStore) LatestSeq(ctx context.Context) (int64, error) {
