@@ -54,11 +54,7 @@ func runHistory(ctx context.Context, args []string, io stdio) error {
 	if err != nil {
 		return err
 	}
-	w, err := openWorkspace(*repoDir)
-	if err != nil {
-		return err
-	}
-	a, err := w.findApp(pos[0])
+	w, a, err := openApp(*repoDir, pos[0])
 	if err != nil {
 		return err
 	}

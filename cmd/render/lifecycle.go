@@ -161,6 +161,19 @@ func (w *workspace) display(p string) string {
 	return path.Join(filepath.ToSlash(w.root), p)
 }
 
+// openApp opens the apps repository at dir and finds the app addr names.
+func openApp(dir, addr string) (*workspace, *spec.LoadedApp, error) {
+	w, err := openWorkspace(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	a, err := w.findApp(addr)
+	if err != nil {
+		return nil, nil, err
+	}
+	return w, a, nil
+}
+
 // findApp resolves APP, PROJECT/APP or CLUSTER/PROJECT/APP.
 func (w *workspace) findApp(addr string) (*spec.LoadedApp, error) {
 	parts := strings.Split(addr, "/")

@@ -48,11 +48,7 @@ func runPauseResume(ctx context.Context, args []string, io stdio, pause bool) er
 	if len(pos) != 1 {
 		return cli.Usagef("usage: render %s APP [--commit]", verb)
 	}
-	w, err := openWorkspace(f.repo)
-	if err != nil {
-		return err
-	}
-	a, err := w.findApp(pos[0])
+	w, a, err := openApp(f.repo, pos[0])
 	if err != nil {
 		return err
 	}
@@ -125,11 +121,7 @@ func runScale(ctx context.Context, args []string, io stdio) error {
 		what = "autoscaling to " + strings.Join(parts, ", ") + " replicas"
 	}
 
-	w, err := openWorkspace(f.repo)
-	if err != nil {
-		return err
-	}
-	a, err := w.findApp(pos[0])
+	w, a, err := openApp(f.repo, pos[0])
 	if err != nil {
 		return err
 	}
@@ -221,11 +213,7 @@ func runDelete(ctx context.Context, args []string, io stdio) error {
 	if len(pos) != 1 {
 		return cli.Usagef("usage: render delete APP [--commit]")
 	}
-	w, err := openWorkspace(f.repo)
-	if err != nil {
-		return err
-	}
-	a, err := w.findApp(pos[0])
+	w, a, err := openApp(f.repo, pos[0])
 	if err != nil {
 		return err
 	}

@@ -36,11 +36,7 @@ func runRollback(ctx context.Context, args []string, io stdio) error {
 	if err != nil {
 		return err
 	}
-	w, err := openWorkspace(f.repo)
-	if err != nil {
-		return err
-	}
-	a, err := w.findApp(pos[0])
+	w, a, err := openApp(f.repo, pos[0])
 	if err != nil {
 		return err
 	}

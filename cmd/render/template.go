@@ -61,11 +61,7 @@ func runTemplateCapture(ctx context.Context, args []string, io stdio) error {
 	if len(pos) != 2 {
 		return cli.Usagef("usage: render template capture APP NAME [--param KEY=JSONPATH ...]")
 	}
-	w, err := openWorkspace(f.repo)
-	if err != nil {
-		return err
-	}
-	a, err := w.findApp(pos[0])
+	w, a, err := openApp(f.repo, pos[0])
 	if err != nil {
 		return err
 	}
