@@ -22,6 +22,7 @@ import (
 	"github.com/fleetwright/fleetwright/internal/cli"
 	"github.com/fleetwright/fleetwright/internal/fleet"
 	"github.com/fleetwright/fleetwright/internal/gitrepo"
+	"github.com/fleetwright/fleetwright/internal/hint"
 	"github.com/fleetwright/fleetwright/internal/spec"
 	"github.com/fleetwright/fleetwright/internal/template"
 )
@@ -221,31 +222,11 @@ func (w *workspace) findApp(addr string) (*spec.LoadedApp, error) {
 func closest(name string, apps []*spec.LoadedApp) string {
 	best, bestD := "", len(name)/2+1
 	for _, a := range apps {
-		if d := levenshtein(name, a.Spec.Name); d < bestD {
+		if d := hint.Distance(name, a.Spec.Name); d < bestD {
 			best, bestD = a.Project+"/"+a.Spec.Name, d
 		}
 	}
 	return best
-}
-
-func levenshtein(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
 
 // appName is project/name, as commit messages and output name apps.

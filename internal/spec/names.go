@@ -2,7 +2,8 @@ package spec
 
 import (
 	"regexp"
-	"strings"
+
+	"github.com/fleetwright/fleetwright/internal/hint"
 )
 
 var (
@@ -62,53 +63,7 @@ func looksLikeCredential(name string) bool { return credentialName.MatchString(n
 
 // suggest returns the candidate closest to s when it is close enough to be a
 // likely typo, else "".
-func suggest(s string, candidates []string) string {
-	best, bestD := "", 1<<30
-	for _, c := range candidates {
-		d := distance(strings.ToLower(s), strings.ToLower(c))
-		if d < bestD {
-			best, bestD = c, d
-		}
-	}
-	limit := max(2, len(s)/3)
-	if bestD <= limit || (best != "" && (strings.Contains(best, s) || strings.Contains(s, best)) && len(s) >= 3) {
-		return best
-	}
-	return ""
-}
-
-// distance is the optimal-string-alignment edit distance (a swap of two
-// neighbours counts as one edit).
-func distance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	if len(ra) > 64 || len(rb) > 64 {
-		if a == b {
-			return 0
-		}
-		return 1 << 20
-	}
-	d := make([][]int, len(ra)+1)
-	for i := range d {
-		d[i] = make([]int, len(rb)+1)
-		d[i][0] = i
-	}
-	for j := range d[0] {
-		d[0][j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
-		}
-	}
-	return d[len(ra)][len(rb)]
-}
+func suggest(s string, candidates []string) string { return hint.Suggest(s, candidates) }
 
 // LooksLikeCredential reports whether an env var name suggests a secret
 // (PASSWORD, API_KEY, ..._TOKEN and the like).

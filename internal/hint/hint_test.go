@@ -1,0 +1,36 @@
+package hint
+
+import "testing"
+
+func TestSuggest(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		s          string
+		candidates []string
+		want       string
+	}{
+		{"replica", []string{"replicas", "port"}, "replicas"},
+		{"dpeends_on", []string{"depends_on", "name"}, "depends_on"}, // a swap is one edit
+		{"PORT", []string{"port"}, "port"},
+		{"xyz", []string{"image", "build"}, ""},
+		{"anything", nil, ""},
+	} {
+		if got := Suggest(tt.s, tt.candidates); got != tt.want {
+			t.Errorf("Suggest(%q, %q) = %q, want %q", tt.s, tt.candidates, got, tt.want)
+		}
+	}
+}
+
+func TestDistance(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		a, b string
+		want int
+	}{
+		{"", "", 0}, {"abc", "abc", 0}, {"abc", "acb", 1}, {"kitten", "sitting", 3}, {"", "ab", 2}, {"é", "e", 1},
+	} {
+		if got := Distance(tt.a, tt.b); got != tt.want {
+			t.Errorf("Distance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
+		}
+	}
+}
