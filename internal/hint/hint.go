@@ -2,7 +2,11 @@
 // unknown fields, components, apps and parameters.
 package hint
 
-import "strings"
+import (
+	"math/big"
+	"strconv"
+	"strings"
+)
 
 // Suggest returns the candidate closest to s when it is close enough to be a
 // likely typo, else "".
@@ -52,4 +56,35 @@ func Distance(a, b string) int {
 		}
 	}
 	return d[len(ra)][len(rb)]
+}
+
+// TypeName names a JSON Schema type (or "a or b") in words: "a map", "a
+// list", "a whole number", "empty".
+func TypeName(t string) string {
+	switch t {
+	case "object":
+		return "a map"
+	case "array":
+		return "a list"
+	case "null":
+		return "empty"
+	case "integer":
+		return "a whole number"
+	case "string", "number", "boolean":
+		return "a " + t
+	}
+	return t
+}
+
+// Number writes a schema bound or value: whole numbers exactly, others as
+// the nearest float; "?" for none.
+func Number(v *big.Rat) string {
+	if v == nil {
+		return "?"
+	}
+	if v.IsInt() {
+		return v.RatString()
+	}
+	f, _ := v.Float64()
+	return strconv.FormatFloat(f, 'g', -1, 64)
 }

@@ -1,6 +1,9 @@
 package hint
 
-import "testing"
+import (
+	"math/big"
+	"testing"
+)
 
 func TestSuggest(t *testing.T) {
 	t.Parallel()
@@ -32,5 +35,24 @@ func TestDistance(t *testing.T) {
 		if got := Distance(tt.a, tt.b); got != tt.want {
 			t.Errorf("Distance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
 		}
+	}
+}
+
+func TestTypeNameAndNumber(t *testing.T) {
+	t.Parallel()
+	if got := TypeName("object"); got != "a map" {
+		t.Errorf("TypeName(object) = %q", got)
+	}
+	if got := TypeName("integer or null"); got != "integer or null" {
+		t.Errorf("TypeName(integer or null) = %q", got)
+	}
+	for r, want := range map[string]string{"3": "3", "1/2": "0.5", "-7/1": "-7"} {
+		v, _ := new(big.Rat).SetString(r)
+		if got := Number(v); got != want {
+			t.Errorf("Number(%s) = %q, want %q", r, got, want)
+		}
+	}
+	if got := Number(nil); got != "?" {
+		t.Errorf("Number(nil) = %q", got)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fleetwright/fleetwright/internal/graph"
+	"github.com/fleetwright/fleetwright/internal/hint"
 )
 
 // Documented defaults used when platform.yaml does not set a field.
@@ -339,7 +340,7 @@ func (l *Loader) loadApp(fsys fs.FS, file string, plat *Platform, ps *Problems) 
 		defer x.relocate(ps, len(*ps))
 	}
 	if _, isMap := doc.Value.(map[string]any); !isMap {
-		ps.Add(doc, nil, "an app spec must be a map with name and components; got %s", article(jsonType(doc.Value)))
+		ps.Add(doc, nil, "an app spec must be a map with name and components; got %s", hint.TypeName(jsonType(doc.Value)))
 		return nil
 	}
 	l.schemas.check(l.schemas.app, doc, ps)

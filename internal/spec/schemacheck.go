@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/big"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
+	"github.com/fleetwright/fleetwright/internal/hint"
 	"github.com/fleetwright/fleetwright/schema"
 )
 
@@ -132,7 +132,7 @@ func (s *schemas) leaves(ve *jsonschema.ValidationError, doc *Document, ps *Prob
 			ps.Add(doc, path, "missing required field %q", name)
 		}
 	case *kind.Type:
-		ps.Add(doc, path, "must be %s, not %s", article(strings.Join(k.Want, " or ")), article(k.Got))
+		ps.Add(doc, path, "must be %s, not %s", hint.TypeName(strings.Join(k.Want, " or ")), hint.TypeName(k.Got))
 	case *kind.Enum:
 		want := make([]string, len(k.Want))
 		for i, w := range k.Want {
@@ -140,9 +140,9 @@ func (s *schemas) leaves(ve *jsonschema.ValidationError, doc *Document, ps *Prob
 		}
 		ps.Add(doc, path, "must be one of %s; got %s", strings.Join(want, ", "), display(k.Got))
 	case *kind.Minimum:
-		ps.Add(doc, path, "must be ≥ %s; got %s", ratString(k.Want), ratString(k.Got))
+		ps.Add(doc, path, "must be ≥ %s; got %s", hint.Number(k.Want), hint.Number(k.Got))
 	case *kind.Maximum:
-		ps.Add(doc, path, "must be ≤ %s; got %s", ratString(k.Want), ratString(k.Got))
+		ps.Add(doc, path, "must be ≤ %s; got %s", hint.Number(k.Want), hint.Number(k.Got))
 	case *kind.MinLength:
 		if k.Want == 1 {
 			ps.Add(doc, path, "must not be empty")
@@ -180,22 +180,6 @@ func toPath(loc []string) Path {
 	return p
 }
 
-func article(t string) string {
-	switch t {
-	case "object":
-		return "a map"
-	case "array":
-		return "a list"
-	case "null":
-		return "empty"
-	case "integer":
-		return "a whole number"
-	case "string", "number", "boolean":
-		return "a " + t
-	}
-	return t
-}
-
 func display(v any) string {
 	switch v := v.(type) {
 	case string:
@@ -205,15 +189,4 @@ func display(v any) string {
 	}
 	b, _ := json.Marshal(v)
 	return string(b)
-}
-
-func ratString(v *big.Rat) string {
-	if v == nil {
-		return "?"
-	}
-	if v.IsInt() {
-		return v.RatString()
-	}
-	f, _ := v.Float64()
-	return strconv.FormatFloat(f, 'g', -1, 64)
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/big"
 	"slices"
 	"strconv"
 	"strings"
@@ -148,7 +147,7 @@ func (t *Template) leaves(ve *jsonschema.ValidationError, partial bool, out *[]P
 			*out = append(*out, ParamError{Param: name, Unknown: true, Message: msg})
 		}
 	case *kind.Type:
-		*out = append(*out, ParamError{Param: param, Message: fmt.Sprintf("must be %s, not %s", article(strings.Join(k.Want, " or ")), article(k.Got))})
+		*out = append(*out, ParamError{Param: param, Message: fmt.Sprintf("must be %s, not %s", hint.TypeName(strings.Join(k.Want, " or ")), hint.TypeName(k.Got))})
 	case *kind.Enum:
 		want := make([]string, len(k.Want))
 		for i, w := range k.Want {
@@ -156,30 +155,14 @@ func (t *Template) leaves(ve *jsonschema.ValidationError, partial bool, out *[]P
 		}
 		*out = append(*out, ParamError{Param: param, Message: fmt.Sprintf("must be one of %s; got %s", strings.Join(want, ", "), display(k.Got))})
 	case *kind.Minimum:
-		*out = append(*out, ParamError{Param: param, Message: fmt.Sprintf("must be ≥ %s; got %s", rat(k.Want), rat(k.Got))})
+		*out = append(*out, ParamError{Param: param, Message: fmt.Sprintf("must be ≥ %s; got %s", hint.Number(k.Want), hint.Number(k.Got))})
 	case *kind.Maximum:
-		*out = append(*out, ParamError{Param: param, Message: fmt.Sprintf("must be ≤ %s; got %s", rat(k.Want), rat(k.Got))})
+		*out = append(*out, ParamError{Param: param, Message: fmt.Sprintf("must be ≤ %s; got %s", hint.Number(k.Want), hint.Number(k.Got))})
 	case *kind.Pattern:
 		*out = append(*out, ParamError{Param: param, Message: fmt.Sprintf("%q does not match %s", k.Got, k.Want)})
 	default:
 		*out = append(*out, ParamError{Param: param, Message: ve.ErrorKind.LocalizedString(message.NewPrinter(language.English))})
 	}
-}
-
-func article(t string) string {
-	switch t {
-	case "object":
-		return "a map"
-	case "array":
-		return "a list"
-	case "null":
-		return "empty"
-	case "integer":
-		return "a whole number"
-	case "string", "number", "boolean":
-		return "a " + t
-	}
-	return t
 }
 
 func display(v any) string {
@@ -188,17 +171,6 @@ func display(v any) string {
 	}
 	b, _ := json.Marshal(v)
 	return string(b)
-}
-
-func rat(v *big.Rat) string {
-	if v == nil {
-		return "?"
-	}
-	if v.IsInt() {
-		return v.RatString()
-	}
-	f, _ := v.Float64()
-	return strconv.FormatFloat(f, 'g', -1, 64)
 }
 
 // suggest returns the candidate closest to s when it is close enough.
