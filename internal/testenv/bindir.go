@@ -33,14 +33,23 @@ func BinDir(getenv func(string) string) (string, error) {
 	if dir := getenv(EnvBinDir); dir != "" {
 		return dir, nil
 	}
-	if cache := getenv(EnvCache); cache != "" {
+	if cache := CacheDir(getenv); cache != "" {
 		return filepath.Join(cache, "testcluster", KubeVersion), nil
-	}
-	if home := getenv("HOME"); home != "" {
-		return filepath.Join(home, ".cache", "fleetwright", "testcluster", KubeVersion), nil
 	}
 	return "", fmt.Errorf("cannot locate the test cluster binaries: none of %s, %s or HOME is set; %s",
 		EnvBinDir, EnvCache, buildHint)
+}
+
+// CacheDir returns the folder the hack/ build scripts cache binaries in:
+// $FLEETWRIGHT_CACHE, else $HOME/.cache/fleetwright; "" when neither is set.
+func CacheDir(getenv func(string) string) string {
+	if cache := getenv(EnvCache); cache != "" {
+		return cache
+	}
+	if home := getenv("HOME"); home != "" {
+		return filepath.Join(home, ".cache", "fleetwright")
+	}
+	return ""
 }
 
 // checkBinaries reports, in one error, every binary missing from dir or not

@@ -116,13 +116,11 @@ func BinDirs(getenv func(string) string) (testclusterBin, clusterBin string, err
 	if err != nil {
 		return "", "", err
 	}
-	switch {
+	switch cache := testenv.CacheDir(getenv); {
 	case getenv(EnvClusterBin) != "":
 		clusterBin = getenv(EnvClusterBin)
-	case getenv(EnvCache) != "":
-		clusterBin = filepath.Join(getenv(EnvCache), "cluster")
-	case getenv("HOME") != "":
-		clusterBin = filepath.Join(getenv("HOME"), ".cache", "fleetwright", "cluster")
+	case cache != "":
+		clusterBin = filepath.Join(cache, "cluster")
 	default:
 		return "", "", fmt.Errorf("cannot locate the cluster binaries: none of %s, %s or HOME is set; %s",
 			EnvClusterBin, EnvCache, buildHint)
