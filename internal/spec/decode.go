@@ -2,6 +2,7 @@ package spec
 
 import (
 	"encoding/json"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -102,18 +103,11 @@ func decodeValue(src any, dst reflect.Value) bool {
 		}
 		fs := fieldsOf(dst.Type())
 		all := true
-		for _, k := range keysInOrder(m, fs) {
-			v := m[k]
-			i, found := fs.byName[k]
-			if !found {
-				for j, n := range fs.names {
-					if strings.EqualFold(n, k) {
-						i, found = fs.index[j], true
-						break
-					}
-				}
-			}
-			if found && !decodeValue(v, dst.Field(i)) {
+		if !allFields(m, fs) {
+			return decodeFolded(m, fs, dst)
+		}
+		for k, v := range m {
+			if !decodeValue(v, dst.Field(fs.byName[k])) {
 				all = false
 			}
 		}
@@ -199,22 +193,39 @@ func decodeValue(src any, dst reflect.Value) bool {
 	return false
 }
 
-// keysInOrder returns the keys of m in any order when each names a field
-// exactly; otherwise sorted, as encoding/json meets them in marshalled JSON,
-// so that when two keys match one field the same one wins.
-func keysInOrder(m map[string]any, fs *fieldSet) []string {
-	keys := make([]string, 0, len(m))
-	exact := true
+// allFields reports whether every key of m names a field exactly, as in
+// nearly every spec.
+func allFields(m map[string]any, fs *fieldSet) bool {
 	for k := range m {
-		keys = append(keys, k)
 		if _, ok := fs.byName[k]; !ok {
-			exact = false
+			return false
 		}
 	}
-	if !exact {
-		slices.Sort(keys)
+	return true
+}
+
+// decodeFolded decodes a map whose keys may match fields only ignoring
+// case, or not at all, the way encoding/json meets them in marshalled
+// JSON: keys sorted, so that when two keys match one field the same one
+// wins.
+func decodeFolded(m map[string]any, fs *fieldSet, dst reflect.Value) bool {
+	keys := slices.Sorted(maps.Keys(m))
+	all := true
+	for _, k := range keys {
+		i, found := fs.byName[k]
+		if !found {
+			for j, n := range fs.names {
+				if strings.EqualFold(n, k) {
+					i, found = fs.index[j], true
+					break
+				}
+			}
+		}
+		if found && !decodeValue(m[k], dst.Field(i)) {
+			all = false
+		}
 	}
-	return keys
+	return all
 }
 
 // plainJSON returns v as encoding/json decodes it into an interface value:

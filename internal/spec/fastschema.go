@@ -290,6 +290,9 @@ func (s *fastSchema) valid(v any) bool {
 		}
 	case json.Number:
 		if s.minimum != nil || s.maximum != nil {
+			if ok, sure := s.intInBounds(string(v)); sure {
+				return ok
+			}
 			r, ok := new(big.Rat).SetString(string(v))
 			if !ok || (s.minimum != nil && r.Cmp(s.minimum) < 0) || (s.maximum != nil && r.Cmp(s.maximum) > 0) {
 				return false
@@ -297,6 +300,27 @@ func (s *fastSchema) valid(v any) bool {
 		}
 	}
 	return true
+}
+
+// intInBounds compares an integer with the bounds without a big.Rat, when
+// the number and the bounds are all integers that fit in an int64.
+func (s *fastSchema) intInBounds(text string) (ok, sure bool) {
+	n, err := strconv.ParseInt(text, 10, 64)
+	if err != nil {
+		return false, false
+	}
+	for _, b := range []*big.Rat{s.minimum, s.maximum} {
+		if b != nil && (!b.IsInt() || !b.Num().IsInt64()) {
+			return false, false
+		}
+	}
+	if s.minimum != nil && n < s.minimum.Num().Int64() {
+		return false, true
+	}
+	if s.maximum != nil && n > s.maximum.Num().Int64() {
+		return false, true
+	}
+	return true, true
 }
 
 // surelyInvalid reports whether v fails s for a reason valid can be sure
