@@ -46,6 +46,11 @@ type Options struct {
 	Images map[string]string
 	// Workers bounds parallel rendering (default GOMAXPROCS).
 	Workers int
+	// Reuse, when set, is asked before each app is generated, with the
+	// digest of everything its files are generated from, whether the files
+	// generated from that digest before are still in place; when it answers
+	// true, the app is not generated and is listed in Fleet.Reused instead.
+	Reuse func(app string, d Digest) bool
 }
 
 // File is one generated file.
@@ -60,6 +65,12 @@ type File struct {
 // Fleet is the whole generated tree, sorted by path.
 type Fleet struct {
 	Files []File
+	// Digests holds the digest of each generated app, by app key, when
+	// digests could be computed (see Digest).
+	Digests map[string]Digest
+	// Reused lists the apps that Options.Reuse kept, sorted; their files
+	// are not in Files.
+	Reused []string
 }
 
 // Map returns the files by path.
@@ -105,14 +116,30 @@ func Render(repo *spec.Repo, opts Options) (*Fleet, error) {
 		r.compOrder[id[:i]] = append(r.compOrder[id[:i]], id[i+1:])
 	}
 
+	var dg *digester
+	if opts.Reuse != nil {
+		dg = newDigester(r, repo.Apps, workers)
+	}
 	results := make([][]File, len(repo.Apps))
 	errs := make([]error, len(repo.Apps))
+	digests := make([]*Digest, len(repo.Apps))
+	reused := make([]bool, len(repo.Apps))
 	var wg sync.WaitGroup
-	next := make(chan int)
+	next := make(chan int, 256)
 	for range workers {
 		wg.Go(func() {
 			for i := range next {
-				results[i], errs[i] = r.app(repo.Apps[i])
+				a := repo.Apps[i]
+				if dg != nil {
+					if d, ok := dg.digest(r, a); ok {
+						if opts.Reuse(a.Key(), d) {
+							reused[i] = true
+							continue
+						}
+						digests[i] = &d
+					}
+				}
+				results[i], errs[i] = r.app(a)
 			}
 		})
 	}
@@ -122,7 +149,12 @@ func Render(repo *spec.Repo, opts Options) (*Fleet, error) {
 	close(next)
 	wg.Wait()
 
-	var files []File
+	fl := &Fleet{}
+	n := 0
+	for _, fs := range results {
+		n += len(fs)
+	}
+	files := make([]File, 0, n)
 	projects := map[[2]string]bool{}
 	for i, a := range repo.Apps {
 		if errs[i] != nil {
@@ -130,6 +162,15 @@ func Render(repo *spec.Repo, opts Options) (*Fleet, error) {
 		}
 		files = append(files, results[i]...)
 		projects[[2]string{a.Cluster, a.Project}] = true
+		switch {
+		case reused[i]:
+			fl.Reused = append(fl.Reused, a.Key())
+		case digests[i] != nil:
+			if fl.Digests == nil {
+				fl.Digests = map[string]Digest{}
+			}
+			fl.Digests[a.Key()] = *digests[i]
+		}
 	}
 	for k := range projects {
 		pf, err := r.project(k[0], k[1])
@@ -139,7 +180,19 @@ func Render(repo *spec.Repo, opts Options) (*Fleet, error) {
 		files = append(files, pf...)
 	}
 	slices.SortFunc(files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
-	return &Fleet{Files: files}, nil
+	fl.Files = files
+	return fl, nil
+}
+
+// AppPaths returns the paths of each generated app's files, by app key.
+func (f *Fleet) AppPaths() map[string][]string {
+	m := map[string][]string{}
+	for _, x := range f.Files {
+		if x.App != "" {
+			m[x.App] = append(m[x.App], x.Path)
+		}
+	}
+	return m
 }
 
 type renderer struct {
