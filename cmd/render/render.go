@@ -92,11 +92,23 @@ func runRender(ctx context.Context, args []string, io stdio) error {
 	if err != nil {
 		return fmt.Errorf("reading the spec history: %w", err)
 	}
-	f, err := generate.Render(repo, generate.Options{
+	opts := generate.Options{
 		Platform:     &repo.Platform,
 		SpecRevision: revs,
 		Images:       images,
-	})
+	}
+	// In a folder, the fleet index tells what is already in place: an app
+	// whose inputs did not change and whose files are untouched is not
+	// generated again.
+	var index *fleet.Index
+	indexFile := ""
+	if mode == "dir" {
+		if indexFile = fleetIndexFile(io.getenv, outDir); indexFile != "" {
+			index = fleet.LoadIndex(indexFile)
+			opts.Reuse = func(app string, d generate.Digest) bool { return index.InPlace(outDir, app, d) }
+		}
+	}
+	f, err := generate.Render(repo, opts)
 	if err != nil {
 		return err
 	}
@@ -111,17 +123,13 @@ func runRender(ctx context.Context, args []string, io stdio) error {
 		}
 		return setOutputs(io, outputs)
 	}
-	indexFile := fleetIndexFile(io.getenv, outDir)
-	var index *fleet.Index
-	if indexFile != "" {
-		index = fleet.LoadIndex(indexFile)
-	}
 	plan, err := index.Compute(outDir, f.Map(), generate.ManagedDirs(&repo.Platform))
 	if err != nil {
 		return &cli.ExitError{Code: cli.ExitUsage, Err: err}
 	}
 	// The index is a cache: failing to save it costs speed, not correctness.
 	defer func() {
+		index.RememberApps(appFiles(f))
 		if err := index.Save(indexFile); err != nil {
 			fmt.Fprintf(io.err, "warning: saving the fleet index: %v\n", err)
 		}
@@ -149,9 +157,9 @@ func runRender(ctx context.Context, args []string, io stdio) error {
 	for _, c := range plan.Changes {
 		counts[c.Op]++
 	}
-	fmt.Fprintf(io.err, "rendered %d app(s) into %s: %d added, %d updated, %d deleted, %d unchanged (%s)\n",
+	fmt.Fprintf(io.err, "rendered %d app(s) into %s: %d added, %d updated, %d deleted, %d unchanged (%d app(s) up to date, not generated again; %s)\n",
 		len(repo.Apps), outDir, counts[fleet.Add], counts[fleet.Update], counts[fleet.Delete], plan.Unchanged,
-		time.Since(start).Round(time.Millisecond))
+		len(f.Reused), time.Since(start).Round(time.Millisecond))
 	paths := make([]string, len(plan.Changes))
 	for i, c := range plan.Changes {
 		paths[i] = c.Path
@@ -178,6 +186,16 @@ func fleetIndexFile(getenv func(string) string, outDir string) string {
 	}
 	sum := sha256.Sum256([]byte(abs))
 	return filepath.Join(dir, "fleet-index", hex.EncodeToString(sum[:16]))
+}
+
+// appFiles returns what the fleet index remembers of each generated app.
+func appFiles(f *generate.Fleet) map[string]fleet.AppFiles {
+	m := make(map[string]fleet.AppFiles, len(f.Digests))
+	paths := f.AppPaths()
+	for app, d := range f.Digests {
+		m[app] = fleet.AppFiles{Digest: d, Paths: paths[app]}
+	}
+	return m
 }
 
 // setOutputs writes step outputs when running in GitHub Actions.

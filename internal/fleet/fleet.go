@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/pmezard/go-difflib/difflib"
 
@@ -62,7 +63,8 @@ func Compute(root string, desired map[string][]byte, managed []string) (*Plan, e
 }
 
 // Compute is the package's Compute that trusts x for files whose stat data
-// it vouches for and records what it reads. A nil x reads every file.
+// it vouches for and records what it reads. The files of apps that x found
+// in place (see InPlace) count as unchanged. A nil x reads every file.
 func (x *Index) Compute(root string, desired map[string][]byte, managed []string) (*Plan, error) {
 	paths := make([]string, 0, len(desired))
 	for p := range desired {
@@ -129,7 +131,7 @@ func (x *Index) Compute(root string, desired map[string][]byte, managed []string
 	close(work)
 	wg.Wait()
 
-	plan := &Plan{}
+	plan := &Plan{Unchanged: x.keptCount()}
 	for _, r := range results {
 		if r.err != nil {
 			return nil, r.err
@@ -140,46 +142,121 @@ func (x *Index) Compute(root string, desired map[string][]byte, managed []string
 			plan.Unchanged++
 		}
 	}
+	w := &walker{x: x, root: filepath.Clean(root), desired: desired, plan: plan, dirs: map[string]dirRecord{}}
 	for _, dir := range managed {
-		err := filepath.WalkDir(filepath.Join(root, filepath.FromSlash(dir)), func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				if errors.Is(err, fs.ErrNotExist) {
-					return nil
-				}
+		if err := w.walk(path.Clean(dir)); err != nil {
+			return nil, fmt.Errorf("reading %s: %w", dir, err)
+		}
+	}
+	x.setDirs(w.dirs)
+	slices.SortFunc(plan.Changes, func(a, b Change) int { return strings.Compare(a.Path, b.Path) })
+	plan.Changes = slices.CompactFunc(plan.Changes, func(a, b Change) bool { return a.Path == b.Path })
+	return plan, nil
+}
+
+// walker looks through managed folders for generated files that are no
+// longer desired. A folder whose index record vouches for its listing is
+// not read: its stat data say no entry was added, removed or renamed since
+// the record was made, so the files it lists are all there is.
+type walker struct {
+	x       *Index
+	root    string
+	desired map[string][]byte
+	plan    *Plan
+	dirs    map[string]dirRecord // the records that hold after this walk
+}
+
+func (w *walker) wanted(p string) bool {
+	_, ok := w.desired[p]
+	return ok || w.x.isKept(p)
+}
+
+// walk looks through the folder at rel (a slash path under the root).
+func (w *walker) walk(rel string) error {
+	full := filepath.Join(w.root, filepath.FromSlash(rel))
+	now := time.Now().UnixNano()
+	fi, err := os.Lstat(full)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			return nil
+		}
+		return err
+	}
+	if !fi.IsDir() {
+		return nil
+	}
+	st, _ := statData(fi)
+	st.size = 0 // a folder's size says nothing more than its times
+	if rec, ok := w.x.dirRecord(rel); ok && rec.stat.sameStat(st) && w.x.trusted(rec.stat) &&
+		!slices.ContainsFunc(rec.files, func(name string) bool { return !w.wanted(childPath(rel, name)) }) {
+		w.dirs[rel] = rec
+		for _, d := range rec.dirs {
+			if err := w.walk(childPath(rel, d)); err != nil {
 				return err
 			}
-			if d.IsDir() && strings.HasPrefix(d.Name(), tmpPrefix) {
-				return fs.SkipDir // staging left by an interrupted run
+		}
+		return nil
+	}
+	entries, err := readDir(full)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	// The listing can be vouched for later only when it holds nothing but
+	// wanted files and folders, and did not change just before the stat.
+	clean := st.ctime < now-racyMargin
+	rec := dirRecord{stat: st}
+	for _, e := range entries {
+		name := e.Name()
+		p := childPath(rel, name)
+		switch {
+		case e.IsDir():
+			if strings.HasPrefix(name, tmpPrefix) { // staging left by an interrupted run
+				clean = false
+				continue
 			}
-			if d.IsDir() || !d.Type().IsRegular() {
-				return nil
-			}
-			rel, err := filepath.Rel(root, p)
-			if err != nil {
+			rec.dirs = append(rec.dirs, name)
+			if err := w.walk(p); err != nil {
 				return err
 			}
-			rel = filepath.ToSlash(rel)
-			if _, ok := desired[rel]; ok || strings.HasPrefix(path.Base(rel), tmpPrefix) {
-				return nil
+		case !e.Type().IsRegular():
+			clean = false
+		default:
+			rec.files = append(rec.files, name)
+			if w.wanted(p) {
+				continue
 			}
-			old, err := os.ReadFile(p)
+			clean = false
+			if strings.HasPrefix(name, tmpPrefix) {
+				continue
+			}
+			old, err := os.ReadFile(filepath.Join(full, name))
 			if err != nil {
 				return err
 			}
 			if !bytes.HasPrefix(old, []byte(manifest.Header)) {
-				plan.Unmanaged = append(plan.Unmanaged, rel)
-				return nil
+				w.plan.Unmanaged = append(w.plan.Unmanaged, p)
+				continue
 			}
-			plan.Changes = append(plan.Changes, Change{Path: rel, Op: Delete, Old: old})
-			return nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("reading %s: %w", dir, err)
+			w.plan.Changes = append(w.plan.Changes, Change{Path: p, Op: Delete, Old: old})
 		}
 	}
-	slices.SortFunc(plan.Changes, func(a, b Change) int { return strings.Compare(a.Path, b.Path) })
-	plan.Changes = slices.CompactFunc(plan.Changes, func(a, b Change) bool { return a.Path == b.Path })
-	return plan, nil
+	if clean {
+		w.dirs[rel] = rec
+	}
+	return nil
+}
+
+// readDir is os.ReadDir; tests count the folders a walk reads.
+var readDir = os.ReadDir
+
+func childPath(dir, name string) string {
+	if dir == "." {
+		return name
+	}
+	return dir + "/" + name
 }
 
 // sameContent reports whether the file name holds exactly want, reading at

@@ -71,14 +71,16 @@ func renderOnce(b testing.TB, src, out string, n int) int {
 	if len(repo.Apps) != n {
 		b.Fatalf("%d apps", len(repo.Apps))
 	}
-	f, err := generate.Render(repo, generate.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
 	// As render does: the fleet index, kept beside the output folder here,
 	// in the user's cache folder there.
 	indexFile := out + ".index"
 	index := fleet.LoadIndex(indexFile)
+	f, err := generate.Render(repo, generate.Options{
+		Reuse: func(app string, d generate.Digest) bool { return index.InPlace(out, app, d) },
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
 	plan, err := index.Compute(out, f.Map(), generate.ManagedDirs(&repo.Platform))
 	if err != nil {
 		b.Fatal(err)
@@ -86,6 +88,12 @@ func renderOnce(b testing.TB, src, out string, n int) int {
 	if err := index.Apply(out, plan); err != nil {
 		b.Fatal(err)
 	}
+	apps := map[string]fleet.AppFiles{}
+	paths := f.AppPaths()
+	for app, d := range f.Digests {
+		apps[app] = fleet.AppFiles{Digest: d, Paths: paths[app]}
+	}
+	index.RememberApps(apps)
 	if err := index.Save(indexFile); err != nil {
 		b.Fatal(err)
 	}
