@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -363,7 +364,7 @@ func apply(root string, plan *Plan) error {
 					errs[i] = err
 					continue
 				}
-				if err := os.WriteFile(j.src, j.data, 0o644); err != nil {
+				if err := writeNew(j.src, j.data); err != nil {
 					errs[i] = fmt.Errorf("writing %s: %w", j.path, err)
 				}
 			}
@@ -411,6 +412,48 @@ func apply(root string, plan *Plan) error {
 
 const tmpPrefix = ".fleetwright-tmp-"
 
+// writeNew writes data to the file name, created or truncated, as
+// os.WriteFile does but with the three system calls it takes and no more
+// (os.OpenFile also offers every file to the network poller, which refuses
+// regular files): a full render creates a hundred thousand files.
+func writeNew(name string, data []byte) error {
+	var fd int
+	err := ignoringEINTR(func() (err error) {
+		fd, err = syscall.Open(name, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_TRUNC|syscall.O_CLOEXEC, 0o644)
+		return err
+	})
+	if err != nil {
+		return &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	for len(data) > 0 {
+		var n int
+		err = ignoringEINTR(func() (err error) {
+			n, err = syscall.Write(fd, data)
+			return err
+		})
+		if err == nil && n == 0 {
+			err = io.ErrShortWrite
+		}
+		if err != nil {
+			syscall.Close(fd)
+			return &fs.PathError{Op: "write", Path: name, Err: err}
+		}
+		data = data[n:]
+	}
+	if err := syscall.Close(fd); err != nil {
+		return &fs.PathError{Op: "close", Path: name, Err: err}
+	}
+	return nil
+}
+
+func ignoringEINTR(f func() error) error {
+	for {
+		if err := f(); err != syscall.EINTR {
+			return err
+		}
+	}
+}
+
 // stager decides where each new file is first written.
 type stager struct {
 	root     string
@@ -421,13 +464,19 @@ type stager struct {
 	files    [][2]string       // temporary file → target
 }
 
+// dirExists reports whether the folder d existed before Apply. It looks
+// from the top down, so that below a missing folder nothing is looked up:
+// a first render stats a handful of folders, not one per component.
 func (s *stager) dirExists(d string) bool {
-	e, ok := s.exists[d]
-	if !ok {
+	if e, ok := s.exists[d]; ok {
+		return e
+	}
+	e := false
+	if parent := filepath.Dir(d); parent == d || s.dirExists(parent) {
 		st, err := os.Stat(d)
 		e = err == nil && st.IsDir()
-		s.exists[d] = e
 	}
+	s.exists[d] = e
 	return e
 }
 
@@ -466,6 +515,8 @@ func (s *stager) place(dst string) (string, error) {
 	return filepath.Join(stage, rel), nil
 }
 
+// mkdir makes the folder d and any missing parents: one mkdir call for a
+// folder whose parent exists, where os.MkdirAll stats first.
 func (s *stager) mkdir(d string) error {
 	s.mu.Lock()
 	done := s.made[d] || s.exists[d]
@@ -473,7 +524,16 @@ func (s *stager) mkdir(d string) error {
 	if done {
 		return nil
 	}
-	if err := os.MkdirAll(d, 0o755); err != nil {
+	err := os.Mkdir(d, 0o755)
+	if errors.Is(err, fs.ErrNotExist) {
+		if parent := filepath.Dir(d); parent != d {
+			if err := s.mkdir(parent); err != nil {
+				return err
+			}
+		}
+		err = os.Mkdir(d, 0o755)
+	}
+	if err != nil && !errors.Is(err, fs.ErrExist) { // another worker made it, or a file is in the way (the write says)
 		return err
 	}
 	s.mu.Lock()
