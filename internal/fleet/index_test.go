@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -263,11 +264,11 @@ func TestRememberAppsOnlyWhatIsInPlace(t *testing.T) {
 // countReads counts the folders that walks read while f runs.
 func countReads(t *testing.T, f func()) int {
 	t.Helper()
-	n := 0
-	readDir = func(name string) ([]os.DirEntry, error) { n++; return os.ReadDir(name) }
+	var n atomic.Int64
+	readDir = func(name string) ([]os.DirEntry, error) { n.Add(1); return os.ReadDir(name) }
 	defer func() { readDir = os.ReadDir }()
 	f()
-	return n
+	return int(n.Load())
 }
 
 // A folder whose record vouches for its listing is not read, yet every
