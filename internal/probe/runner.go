@@ -119,6 +119,16 @@ func (r *Runner) Once(ctx context.Context, c Checker, t Target) (Result, error) 
 	return res, nil
 }
 
+// SyncOnce runs the sync check alone, one time, holding a concurrency slot
+// like every other check.
+func (r *Runner) SyncOnce(ctx context.Context, c Checker, t Target) (Check, error) {
+	res := NewResult()
+	if err := r.attempt(ctx, c, t, 0, &res); err != nil {
+		return Check{}, err
+	}
+	return res.Checks[0], nil
+}
+
 // attempt runs check i once, holding a concurrency slot.
 func (r *Runner) attempt(ctx context.Context, checker Checker, t Target, i int, res *Result) error {
 	select {

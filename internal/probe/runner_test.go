@@ -178,9 +178,15 @@ func TestRunnerBoundsConcurrency(t *testing.T) {
 	g := &gate{}
 	r := NewRunner(RunnerOptions{Concurrency: 2})
 	var wg sync.WaitGroup
-	for range 12 {
+	for i := range 12 {
 		wg.Go(func() {
-			if _, err := r.Once(t.Context(), g, Target{}); err != nil {
+			var err error
+			if i%3 == 0 {
+				_, err = r.SyncOnce(t.Context(), g, Target{})
+			} else {
+				_, err = r.Once(t.Context(), g, Target{})
+			}
+			if err != nil {
 				t.Error(err)
 			}
 		})

@@ -345,8 +345,8 @@ func (t *tracker) execute(ctx context.Context, d store.Deployment, mode runMode,
 func (t *tracker) finalCheck(ctx context.Context, chk probe.Checker, d store.Deployment) (probe.Result, bool) {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	sync, _ := chk.Sync(ctx, t.target(d))
-	if ctx.Err() != nil {
+	sync, err := t.runner.SyncOnce(ctx, chk, t.target(d))
+	if err != nil {
 		return probe.Result{}, false
 	}
 	res := decodeResult(d)
