@@ -76,22 +76,18 @@ func runReview(ctx context.Context, args []string, io stdio) error {
 		return err
 	}
 	side := func(ref string) (*spec.Repo, spec.Problems, map[string][]byte, error) {
-		files, err := g.Tree(ctx, ref, rel)
+		files, modes, err := g.TreeModes(ctx, ref, rel)
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("reading %s: %w", ref, err)
 		}
 		if rel != "." && rel != "" {
-			stripped := make(map[string][]byte, len(files))
-			for k, v := range files {
-				stripped[strings.TrimPrefix(k, rel+"/")] = v
-			}
-			files = stripped
+			files, modes = stripPrefix(files, rel), stripPrefix(modes, rel)
 		}
 		repo, ps := loader.LoadFiles(files)
 		if ps.HasErrors() {
 			return repo, ps, nil, nil
 		}
-		images, err := reviewImages(repo, files)
+		images, err := reviewImages(repo, files, modes)
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("reading %s: %w", ref, err)
 		}
@@ -218,4 +214,13 @@ func readEvent(p string) event {
 		return event{} // not a pull_request event: the flags must say
 	}
 	return ev
+}
+
+// stripPrefix returns m with the folder prefix taken off its keys.
+func stripPrefix[V any](m map[string]V, prefix string) map[string]V {
+	out := make(map[string]V, len(m))
+	for k, v := range m {
+		out[strings.TrimPrefix(k, prefix+"/")] = v
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -18,11 +19,11 @@ import (
 // reviewed revision holds them. A change to the inputs shows as a new tag in
 // the review; the digest is known only once render builds the image.
 //
-// files are the repository's files at that revision. Git keeps only the
-// executable bit of a file's mode; the files are materialized with mode
-// 0644, so a context holding executable files gets a tag that differs from
-// the one render computes from the work tree.
-func reviewImages(repo *spec.Repo, files map[string][]byte) (map[string]string, error) {
+// files are the repository's files at that revision, modes the modes Git
+// keeps of them (executables and symbolic links). They are materialized as
+// a checkout makes them, under this process's umask, so the tag is the one
+// render computes from a work tree checked out here.
+func reviewImages(repo *spec.Repo, files map[string][]byte, modes map[string]fs.FileMode) (map[string]string, error) {
 	images := map[string]string{}
 	var dir string
 	defer func() {
@@ -49,7 +50,7 @@ func reviewImages(repo *spec.Repo, files map[string][]byte) (map[string]string, 
 			if req.Dockerfile == "" {
 				df = path.Join(req.Context, "Dockerfile")
 			}
-			if err := materialize(dir, files, req.Context, df); err != nil {
+			if err := materialize(dir, files, modes, req.Context, df); err != nil {
 				return nil, err
 			}
 			tag, err := build.ContentTag(req)
@@ -68,8 +69,9 @@ func reviewImages(repo *spec.Repo, files map[string][]byte) (map[string]string, 
 }
 
 // materialize writes the files under the folder context, and the
-// Dockerfile df with its own ignore file, below dir (once each).
-func materialize(dir string, files map[string][]byte, context, df string) error {
+// Dockerfile df with its own ignore file, below dir (once each), with the
+// modes a checkout gives them.
+func materialize(dir string, files map[string][]byte, modes map[string]fs.FileMode, context, df string) error {
 	for p, b := range files {
 		if !(context == "." || p == context || strings.HasPrefix(p, context+"/") || p == df || p == df+".dockerignore") {
 			continue
@@ -81,7 +83,16 @@ func materialize(dir string, files map[string][]byte, context, df string) error 
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
 			return err
 		}
-		if err := os.WriteFile(full, b, 0o644); err != nil {
+		var err error
+		switch m := modes[p]; {
+		case m&fs.ModeSymlink != 0:
+			err = os.Symlink(string(b), full)
+		case m&0o111 != 0:
+			err = os.WriteFile(full, b, 0o777)
+		default:
+			err = os.WriteFile(full, b, 0o666)
+		}
+		if err != nil {
 			return err
 		}
 	}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -23,7 +25,16 @@ func TestReviewBuiltImage(t *testing.T) {
 		"apps/shop/web/site/Dockerfile":    "FROM scratch\nCOPY index.html /srv/\n",
 		"apps/shop/web/site/index.html":    "v1\n",
 		"apps/shop/web/site/.dockerignore": "notes.txt\n",
+		"apps/shop/web/site/run.sh":        "#!/bin/sh\nexec server\n",
 	})
+	// An executable and a link in the context: the review materializes
+	// them as a checkout does, so its tag is render's.
+	if err := os.Chmod(filepath.Join(dir, "apps/shop/web/site/run.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("index.html", filepath.Join(dir, "apps/shop/web/site/current.html")); err != nil {
+		t.Fatal(err)
+	}
 	base := commitAll(t, dir, "web")
 	tagAt := func() string {
 		t.Helper()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -816,5 +817,46 @@ func TestChangeValidation(t *testing.T) {
 	}
 	if _, err := r.Land(context.Background(), gitrepo.Target{Base: "main", Branch: "bad..name"}, change("m", nil, "apps")); err == nil {
 		t.Error("Land to branch bad..name succeeded")
+	}
+}
+
+// TreeModes tells executables and symbolic links from plain files, as a
+// checkout would make them.
+func TestTreeModes(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	gittest.Git(t, dir, "init", "-q", "-b", "main")
+	files := map[string]string{"ctx/run.sh": "#!/bin/sh\n", "ctx/index.html": "hi\n"}
+	for p, c := range files {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, p), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(filepath.Join(dir, "ctx/run.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("index.html", filepath.Join(dir, "ctx/current")); err != nil {
+		t.Fatal(err)
+	}
+	gittest.Git(t, dir, "add", "-A")
+	gittest.GitEnv(t, dir, []string{"GIT_AUTHOR_NAME=a", "GIT_AUTHOR_EMAIL=a@example.com", "GIT_COMMITTER_NAME=a", "GIT_COMMITTER_EMAIL=a@example.com"}, "commit", "-q", "-m", "ctx")
+	r, err := gitrepo.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	got, modes, err := r.TreeModes(context.Background(), "HEAD", "ctx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]string{"ctx/run.sh": "#!/bin/sh\n", "ctx/index.html": "hi\n", "ctx/current": "index.html"}, stringMap(got)); diff != "" {
+		t.Errorf("files (-want +got):\n%s", diff)
+	}
+	want := map[string]fs.FileMode{"ctx/run.sh": 0o755, "ctx/current": fs.ModeSymlink | 0o777}
+	if diff := cmp.Diff(want, modes); diff != "" {
+		t.Errorf("modes (-want +got):\n%s", diff)
 	}
 }

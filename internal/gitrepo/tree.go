@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"path"
 	"strings"
 
@@ -18,6 +19,19 @@ import (
 // file; "" or "." is the whole tree). Symbolic links map to their target;
 // submodules are left out.
 func (r *Repo) Tree(ctx context.Context, ref string, prefixes ...string) (map[string][]byte, error) {
+	return r.tree(ctx, ref, nil, prefixes)
+}
+
+// TreeModes is Tree that also returns the mode of each file that is not a
+// plain one: 0o755 for executables, fs.ModeSymlink|0o777 for symbolic links
+// (whose content is then the link's target). Git keeps no other mode bits.
+func (r *Repo) TreeModes(ctx context.Context, ref string, prefixes ...string) (map[string][]byte, map[string]fs.FileMode, error) {
+	modes := map[string]fs.FileMode{}
+	files, err := r.tree(ctx, ref, modes, prefixes)
+	return files, modes, err
+}
+
+func (r *Repo) tree(ctx context.Context, ref string, modes map[string]fs.FileMode, prefixes []string) (map[string][]byte, error) {
 	c, err := r.resolve(ref)
 	if err != nil {
 		return nil, err
@@ -36,7 +50,7 @@ func (r *Repo) Tree(ctx context.Context, ref string, prefixes ...string) (map[st
 	out := make(map[string][]byte)
 	for _, p := range norm {
 		if p == "" {
-			if err := r.readTree(ctx, root, "", out); err != nil {
+			if err := r.readTree(ctx, root, "", out, modes); err != nil {
 				return nil, err
 			}
 			continue
@@ -45,33 +59,33 @@ func (r *Repo) Tree(ctx context.Context, ref string, prefixes ...string) (map[st
 		if err != nil {
 			continue // nothing at this prefix
 		}
-		if err := r.readEntry(ctx, p, *e, out); err != nil {
+		if err := r.readEntry(ctx, p, *e, out, modes); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
 }
 
-func (r *Repo) readTree(ctx context.Context, t *object.Tree, dir string, out map[string][]byte) error {
+func (r *Repo) readTree(ctx context.Context, t *object.Tree, dir string, out map[string][]byte, modes map[string]fs.FileMode) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	for _, e := range t.Entries {
-		if err := r.readEntry(ctx, path.Join(dir, e.Name), e, out); err != nil {
+		if err := r.readEntry(ctx, path.Join(dir, e.Name), e, out, modes); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (r *Repo) readEntry(ctx context.Context, p string, e object.TreeEntry, out map[string][]byte) error {
+func (r *Repo) readEntry(ctx context.Context, p string, e object.TreeEntry, out map[string][]byte, modes map[string]fs.FileMode) error {
 	switch e.Mode {
 	case filemode.Dir:
 		t, err := r.repo.TreeObject(e.Hash)
 		if err != nil {
 			return fmt.Errorf("reading tree %s: %w", p, err)
 		}
-		return r.readTree(ctx, t, p, out)
+		return r.readTree(ctx, t, p, out, modes)
 	case filemode.Submodule:
 		return nil
 	}
@@ -83,6 +97,14 @@ func (r *Repo) readEntry(ctx context.Context, p string, e object.TreeEntry, out 
 		return fmt.Errorf("reading %s: %w", p, err)
 	}
 	out[p] = b
+	if modes != nil {
+		switch e.Mode {
+		case filemode.Executable:
+			modes[p] = 0o755
+		case filemode.Symlink:
+			modes[p] = fs.ModeSymlink | 0o777
+		}
+	}
 	return nil
 }
 
