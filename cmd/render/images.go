@@ -154,10 +154,18 @@ func warnUnpinned(byImage map[string][]string, offline bool, io stdio) {
 		}
 	}
 	slices.Sort(refs)
-	for _, img := range refs {
+	for i, img := range refs {
+		if i == maxUnpinnedWarnings && len(refs) > i+1 {
+			fmt.Fprintf(io.err, "warning: %d more image(s) are not pinned by digest (%s)\n", len(refs)-i, why)
+			break
+		}
 		fmt.Fprintf(io.err, "warning: image %s is not pinned by digest (%s)\n", img, why)
 	}
 }
+
+// maxUnpinnedWarnings bounds the images named one by one: a repository of
+// thousands of apps gets a count for the rest, not thousands of lines.
+const maxUnpinnedWarnings = 10
 
 // buildRequest is the build of component comp of app a as render runs it,
 // with the apps repository's files under root: its name, context,

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -257,6 +258,31 @@ func TestUnreachableRegistry(t *testing.T) {
 	}
 	if r := runCmd(t, nil, "--offline", root); r.code != 0 || !strings.Contains(r.stderr, "is not pinned by digest (--offline)") {
 		t.Fatalf("offline: exit %d: %s", r.code, r.stderr)
+	}
+}
+
+// TestUnpinnedWarningsAreBounded: with pinning off, the first images left
+// unpinned are named and the rest counted, whatever the repository's size.
+func TestUnpinnedWarningsAreBounded(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	files := map[string]string{"platform.yaml": "build: {pin: false}\n"}
+	for i := range 13 {
+		files[fmt.Sprintf("apps/shop/a%02d/app.yaml", i)] = fmt.Sprintf("name: a%02d\ncomponents: [{name: api, type: workload, workload_spec: {image: reg.example.test/a%02d:v1}}]\n", i, i)
+	}
+	files["apps/shop/pinned/app.yaml"] = "name: pinned\ncomponents: [{name: api, type: workload, workload_spec: {image: reg.example.test/p@sha256:" + strings.Repeat("ab", 32) + "}}]\n"
+	writeFiles(t, root, files)
+	r := runCmd(t, nil, root)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if n := strings.Count(r.stderr, "warning: image "); n != 10 {
+		t.Errorf("%d images named, want 10:\n%s", n, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "warning: image reg.example.test/a09:v1 is not pinned by digest (pinning is off in platform.yaml)\n") ||
+		!strings.Contains(r.stderr, "warning: 3 more image(s) are not pinned by digest (pinning is off in platform.yaml)\n") ||
+		strings.Contains(r.stderr, "a10:v1") || strings.Contains(r.stderr, "reg.example.test/p@") {
+		t.Errorf("unexpected warnings:\n%s", r.stderr)
 	}
 }
 

@@ -26,7 +26,7 @@ func runRender(ctx context.Context, args []string, io stdio) error {
 	out := fs.String("out", "", "fleet folder to write (default: platform.yaml's fleet.path inside the apps repository)")
 	check := fs.Bool("check", false, "write nothing; exit 1 and print a diff when the fleet on disk differs")
 	diff := fs.Bool("diff", false, "write nothing; print the diff")
-	offline := fs.Bool("offline", false, "do not contact registries: keep image tags as written (one warning per image)")
+	offline := fs.Bool("offline", false, "do not contact registries: keep image tags as written (with a warning naming them)")
 	format := fs.String("format", "text", "problem output format: text or json")
 	var lo landOptions
 	fs.StringVar(&lo.mode, "mode", "", "how the fleet lands: dir (write --out), push (commit and push to the fleet branch) or pull-request (default: platform.yaml fleet.mode)")
