@@ -483,6 +483,65 @@ func checkResources(r *Resources, doc *Document, at Path, ps *Problems) {
 
 // checkRepo runs the checks that need every app: duplicate apps, ingress
 // hosts, references between apps, and the dependency graph.
+// checkNameClashes reports apps whose generated names collide, which
+// joining names with '-' allows: objects named app-component within a
+// project's namespace ("x" with component "y-z" and "x-y" with "z"), Flux
+// Kustomizations named project-app-component (and project-<project> for the
+// namespace) in the cluster's flux namespace, and the file of an app's
+// Kustomizations, <project>-<app>.yaml in the cluster's folder. Without this
+// one app would silently overwrite the other's files and objects.
+func checkNameClashes(apps []*LoadedApp, ps *Problems) {
+	type owner struct {
+		a         *LoadedApp
+		component string // "" for the app itself or its project
+	}
+	describe := func(o owner) string {
+		if o.component == "" {
+			return fmt.Sprintf("app %s of project %s (%s)", o.a.Spec.Name, o.a.Project, o.a.Doc.File)
+		}
+		return fmt.Sprintf("component %s of app %s (%s)", o.component, o.a.Spec.Name, o.a.Doc.File)
+	}
+	objects := map[string]owner{}        // cluster/project/object name
+	kustomizations := map[string]owner{} // cluster/Kustomization name
+	appFiles := map[string]owner{}       // cluster/file name
+	projects := map[string]bool{}
+	for _, a := range apps {
+		if !projects[a.Cluster+"/"+a.Project] {
+			projects[a.Cluster+"/"+a.Project] = true
+			kustomizations[a.Cluster+"/project-"+a.Project] = owner{a: a}
+		}
+	}
+	for _, a := range apps {
+		file := a.Project + "-" + a.Spec.Name + ".yaml"
+		if prev, dup := appFiles[a.Cluster+"/"+file]; dup {
+			ps.Add(a.Doc, Path{"name"}, "the Flux Kustomizations of this app go to %s, as those of %s do; rename one of the apps or projects", file, describe(prev))
+		} else {
+			appFiles[a.Cluster+"/"+file] = owner{a: a}
+		}
+		for i, c := range a.Spec.Components {
+			at := Path{"components", i, "name"}
+			obj := a.Spec.Name + "-" + c.Name
+			if prev, dup := objects[a.Cluster+"/"+a.Project+"/"+obj]; dup && prev.a != a {
+				// Their Kustomizations clash too; one problem says it.
+				ps.Add(a.Doc, at, "objects of this component are named %s in namespace %s, as those of %s are; rename one", obj, a.Project, describe(prev))
+				continue
+			} else if !dup {
+				objects[a.Cluster+"/"+a.Project+"/"+obj] = owner{a, c.Name}
+			}
+			k := a.Project + "-" + obj
+			if prev, dup := kustomizations[a.Cluster+"/"+k]; dup && prev.a != a {
+				what := describe(prev)
+				if prev.component == "" {
+					what = "the namespace of project " + prev.a.Project
+				}
+				ps.Add(a.Doc, at, "the Flux Kustomization of this component is named %s, as that of %s is; rename one", k, what)
+			} else if !dup {
+				kustomizations[a.Cluster+"/"+k] = owner{a, c.Name}
+			}
+		}
+	}
+}
+
 func (l *Loader) checkRepo(repo *Repo, ps *Problems) {
 	byKey := map[string]*LoadedApp{}
 	var apps []*LoadedApp
@@ -498,6 +557,8 @@ func (l *Loader) checkRepo(repo *Repo, ps *Problems) {
 		apps = append(apps, a)
 	}
 	repo.Apps = apps
+
+	checkNameClashes(apps, ps)
 
 	hosts := map[string]string{} // cluster/host -> file
 	for _, a := range apps {
