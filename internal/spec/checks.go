@@ -31,6 +31,7 @@ func checkPlatform(p *Platform, doc *Document, ps *Problems) {
 			ps.Add(doc, Path{"clusters", i, "path"}, "must be a relative path inside the fleet")
 		}
 	}
+	checkClusterPaths(p, doc, ps)
 	if p.DefaultCluster != "" && len(p.Clusters) > 0 && !seen[p.DefaultCluster] {
 		ps.Add(doc, Path{"default_cluster"}, "names no cluster declared under clusters")
 	}
@@ -59,6 +60,47 @@ func checkPlatform(p *Platform, doc *Document, ps *Problems) {
 				ps.Add(doc, Path{"addon_instances", i, "namespace"}, "%s", m)
 			}
 		}
+	}
+}
+
+// checkClusterPaths refuses cluster folders that would mix clusters' apps:
+// Flux applies a cluster's folder with everything below it, so no cluster's
+// folder may be, or be inside, another's; nor may it hold the apps/ tree.
+func checkClusterPaths(p *Platform, doc *Document, ps *Problems) {
+	type claim struct{ name, path string }
+	var claims []claim
+	for i, c := range p.Clusters {
+		if c.Name == "" || (c.Path != "" && (path.IsAbs(c.Path) || escapes(c.Path))) {
+			continue
+		}
+		at := Path{"clusters", i, "path"}
+		if !doc.Has(at) {
+			at = Path{"clusters", i, "name"}
+		}
+		cp := "clusters/" + c.Name
+		if c.Path != "" {
+			cp = path.Clean(c.Path)
+		}
+		switch {
+		case cp == ".":
+			ps.Add(doc, at, "the fleet's root holds the apps/ tree; give cluster %s a folder of its own, such as clusters/%s", c.Name, c.Name)
+			continue
+		case cp == "apps" || strings.HasPrefix(cp, "apps/"):
+			ps.Add(doc, at, "the folder %q is in the fleet's apps/ tree, which holds the apps' objects; put cluster %s beside it, such as clusters/%s", cp, c.Name, c.Name)
+			continue
+		}
+		for _, o := range claims {
+			switch {
+			case o.path == cp:
+				ps.Add(doc, at, "cluster %s has the same folder %q as cluster %s; each cluster needs its own", c.Name, cp, o.name)
+			case strings.HasPrefix(cp, o.path+"/"), strings.HasPrefix(o.path, cp+"/"):
+				ps.Add(doc, at, "the folder %q of cluster %s and the folder %q of cluster %s are one inside the other; Flux would apply the inner cluster's apps on the outer one too", cp, c.Name, o.path, o.name)
+			default:
+				continue
+			}
+			break
+		}
+		claims = append(claims, claim{c.Name, cp})
 	}
 }
 
