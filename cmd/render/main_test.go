@@ -286,6 +286,29 @@ func TestUnpinnedWarningsAreBounded(t *testing.T) {
 	}
 }
 
+// TestOutMustNotMixWithSpecs: render refuses to write the fleet where its
+// apps/ tree would land among the specs, and writes nothing.
+func TestOutMustNotMixWithSpecs(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{
+		"apps/shop/web/app.yaml": "name: web\ncomponents: [{name: site, type: workload, workload_spec: {image: nginx:1.27}}]\n",
+	})
+	before := snapshot(t, root)
+	for _, out := range []string{root, filepath.Join(root, "apps"), filepath.Join(root, "apps", "fleet"), filepath.Join(root, "templates", "x")} {
+		r := runCmd(t, nil, "--offline", "--out", out, root)
+		if r.code != 2 || !strings.Contains(r.stderr, "would mix with the specs") {
+			t.Errorf("--out %s: exit %d: %s", out, r.code, r.stderr)
+		}
+	}
+	if d := cmp.Diff(before, snapshot(t, root)); d != "" {
+		t.Errorf("the repository changed (-before +after):\n%s", d)
+	}
+	if r := runCmd(t, nil, "--offline", "--out", filepath.Join(root, "fleet"), root); r.code != 0 {
+		t.Errorf("--out fleet: exit %d: %s", r.code, r.stderr)
+	}
+}
+
 // TestBareFolderIsAPath: `render examples` renders the folder; a word that
 // names nothing is an unknown command.
 func TestBareFolderIsAPath(t *testing.T) {

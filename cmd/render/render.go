@@ -84,6 +84,11 @@ func runRender(ctx context.Context, args []string, io stdio) error {
 	if outDir == "" {
 		outDir = filepath.Join(root, filepath.FromSlash(repo.Platform.Fleet.Path))
 	}
+	if mode == "dir" {
+		if m := outInsideSpecs(root, outDir); m != "" {
+			return cli.Usagef("the fleet folder %s would mix with the specs: %s; choose another with --out or platform.yaml's fleet.path", outDir, m)
+		}
+	}
 	images, err := resolveImages(ctx, repo, root, *offline, io)
 	if err != nil {
 		return err
@@ -165,6 +170,21 @@ func runRender(ctx context.Context, args []string, io stdio) error {
 		paths[i] = c.Path
 	}
 	return setOutputs(io, map[string]string{"changed-apps": strings.Join(generate.AppsOfPaths(paths), ",")})
+}
+
+// outInsideSpecs says why the folder outDir cannot hold the fleet of the
+// apps repository at root, or "".
+func outInsideSpecs(root, outDir string) string {
+	absRoot, err1 := filepath.Abs(root)
+	absOut, err2 := filepath.Abs(outDir)
+	if err1 != nil || err2 != nil {
+		return ""
+	}
+	rel, err := filepath.Rel(absRoot, absOut)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return ""
+	}
+	return spec.OverlapsSpecs(filepath.ToSlash(rel))
 }
 
 // fleetIndexFile names the file that caches what render knows of the files

@@ -48,6 +48,7 @@ func checkPlatform(p *Platform, doc *Document, ps *Problems) {
 	}
 	if p.Fleet != nil && p.Fleet.Path != "" && (path.IsAbs(p.Fleet.Path) || escapes(p.Fleet.Path)) {
 		ps.Add(doc, Path{"fleet", "path"}, "must be a relative path")
+
 	}
 	ids := map[string]bool{}
 	for i, inst := range p.AddonInstances {
@@ -102,6 +103,21 @@ func checkClusterPaths(p *Platform, doc *Document, ps *Problems) {
 		}
 		claims = append(claims, claim{c.Name, cp})
 	}
+}
+
+// OverlapsSpecs says why a folder of the apps repository (a slash path
+// relative to its root) cannot hold the fleet, or "": the fleet's apps/
+// tree would mix with the specs.
+func OverlapsSpecs(p string) string {
+	c := path.Clean(p)
+	first, _, _ := strings.Cut(c, "/")
+	switch {
+	case c == ".":
+		return "its root holds the specs in apps/"
+	case first == "apps" || first == "templates":
+		return fmt.Sprintf("%q is inside %s/, which holds specs", c, first)
+	}
+	return ""
 }
 
 func escapes(p string) bool {
