@@ -46,6 +46,14 @@ func land(ctx context.Context, o landOptions, appsRoot string, repo *spec.Repo, 
 		if err != nil {
 			return nil, cli.Usagef("--mode %s needs the fleet repository: set --fleet-repo or platform.yaml fleet.repo (%v)", o.mode, err)
 		}
+		// The fleet goes to the apps repository itself: not among the specs.
+		if _, rel, ok := gitTop(appsRoot); ok {
+			if sub, in := within(path.Clean(repo.Platform.Fleet.Path), path.Clean(rel)); in {
+				if m := spec.OverlapsSpecs(sub); m != "" {
+					return nil, cli.Usagef("the fleet would go to the apps repository itself and mix with the specs: %s; set fleet.path, or fleet.repo for a repository of its own", m)
+				}
+			}
+		}
 		o.repoURL = u
 	}
 	if o.base == "" {
@@ -202,6 +210,20 @@ func specHead(root string) string {
 		return ""
 	}
 	return h.Hash().String()
+}
+
+// within returns p relative to base when p is base or below it (slash
+// paths, cleaned; base "." holds everything).
+func within(p, base string) (string, bool) {
+	switch {
+	case base == ".":
+		return p, true
+	case p == base:
+		return ".", true
+	case strings.HasPrefix(p, base+"/"):
+		return p[len(base)+1:], true
+	}
+	return "", false
 }
 
 func originURL(root string) (string, error) {

@@ -117,6 +117,24 @@ func TestPullRequestMode(t *testing.T) {
 }
 
 // TestPushMode pushes straight to the branch; a rerun makes no commit.
+// TestFleetInAppsRepoNotAmongSpecs: with no fleet repository the fleet
+// goes to the apps repository's origin, and never into its specs.
+func TestFleetInAppsRepoNotAmongSpecs(t *testing.T) {
+	t.Parallel()
+	gs := gittest.NewServer(t)
+	url := gs.CreateRepo(t, "apps.git", "main", map[string]string{"README.md": "apps\n"})
+	root := appsRepo(t, "build: {pin: false}\nfleet: {path: ., mode: push}\n")
+	gittest.Git(t, root, "init", "-q", "-b", "main")
+	gittest.Git(t, root, "remote", "add", "origin", url)
+	r := runCmd(t, nil, root)
+	if r.code != 2 || !strings.Contains(r.stderr, "mix with the specs: its root holds the specs in apps/") {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if log := gittest.Git(t, gs.Path("apps.git"), "log", "--oneline", "main"); strings.Count(log, "\n") != 1 {
+		t.Errorf("something was pushed:\n%s", log)
+	}
+}
+
 func TestPushMode(t *testing.T) {
 	t.Parallel()
 	gs := gittest.NewServer(t)
