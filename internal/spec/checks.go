@@ -151,6 +151,8 @@ func (l *Loader) checkApp(a *LoadedApp, plat *Platform, ps *Problems) {
 			ps.Add(doc, at.Child("name"), "%s", m)
 		} else if obj := s.Name + "-" + c.Name; len(obj) > 63 {
 			ps.Add(doc, at.Child("name"), "object name %q (app-component) is %d characters; Kubernetes allows 63", obj, len(obj))
+		} else if c.Type == TypeAddon && len(obj) > maxReleaseName {
+			ps.Add(doc, at.Child("name"), "Helm release name %q (app-component) is %d characters; Helm allows %d", obj, len(obj), maxReleaseName)
 		}
 	}
 	for i := range s.Components {
@@ -625,6 +627,15 @@ func (l *Loader) checkRepo(repo *Repo, ps *Problems) {
 				continue
 			}
 			host := IngressHost(a, &c, &repo.Platform)
+			if m := checkHostLength(host); m != "" {
+				at := Path{"components", i, "workload_spec", "ingress"}
+				if c.WorkloadSpec.Ingress.Host == "" {
+					ps.Add(a.Doc, at, "the default host %q %s; set ingress.host, or shorten the app or project name", host, m)
+				} else {
+					ps.Add(a.Doc, at.Child("host"), "host %q %s", host, m)
+				}
+				continue
+			}
 			k := a.Cluster + "/" + host
 			if prev, dup := hosts[k]; dup {
 				ps.Add(a.Doc, Path{"components", i, "workload_spec", "ingress"}.Child(hostField(c.WorkloadSpec.Ingress)), "host %q is already claimed by %s", host, prev)

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"regexp"
+	"strings"
 
 	"github.com/fleetwright/fleetwright/internal/hint"
 )
@@ -38,6 +39,24 @@ func checkNamespace(s string) string {
 		return "must be at most 63 characters long"
 	case !dns1123Label.MatchString(s):
 		return "must consist of lowercase letters, digits and '-', and start and end with a letter or digit (a DNS-1123 label)"
+	}
+	return ""
+}
+
+// maxReleaseName is the longest Helm release name (Helm refuses longer
+// ones, and Flux's HelmRelease schema caps spec.releaseName at it).
+const maxReleaseName = 53
+
+// checkHostLength returns why a host name is too long for DNS, or "": a
+// label holds at most 63 characters, a name 253.
+func checkHostLength(host string) string {
+	if len(host) > 253 {
+		return "is " + itoa(len(host)) + " characters long; DNS allows 253"
+	}
+	for label := range strings.SplitSeq(host, ".") {
+		if len(label) > 63 {
+			return "has a label of " + itoa(len(label)) + " characters (" + label + "); DNS allows 63"
+		}
 	}
 	return ""
 }
