@@ -24,8 +24,9 @@ type Digest [sha256.Size]byte
 // depends_on included) and the spec values of the apps it takes exports
 // from. These, and only these, go into its digest.
 
-// engineID returns the running program's Go build ID, or nil when it
-// cannot be read (then nothing is reused).
+// engineID identifies the running program: its Go build ID, else (a build
+// with -buildid= has none) a SHA-256 of the executable; nil when neither
+// can be read, and then nothing is reused.
 var engineID = sync.OnceValue(func() []byte {
 	exe, err := os.Executable()
 	if err != nil {
@@ -40,7 +41,15 @@ var engineID = sync.OnceValue(func() []byte {
 	// in an ELF note, or as a marked string in other formats.
 	head := make([]byte, 32<<10)
 	n, _ := io.ReadFull(f, head)
-	return parseBuildID(head[:n])
+	if id := parseBuildID(head[:n]); id != nil {
+		return id
+	}
+	h := sha256.New()
+	h.Write(head[:n])
+	if _, err := io.Copy(h, f); err != nil {
+		return nil
+	}
+	return h.Sum([]byte("sha256:"))
 })
 
 // parseBuildID finds the Go build ID in the first bytes of an executable.
