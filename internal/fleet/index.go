@@ -454,16 +454,24 @@ func (x *Index) keptCount() int {
 	return len(x.kept)
 }
 
-// RememberApps records each app of apps, generated in this run, with its
-// digest and files, when every one of its files was found or put in place
-// by this run's Compute and Apply; it drops the record of any other app
-// that InPlace did not vouch for in this run.
+// RememberApps ends a run: it records each app of apps, generated in this
+// run, with its digest and files, when every one of its files was found or
+// put in place by this run's Compute and Apply; it drops the record of any
+// other app that InPlace did not vouch for in this run, and the entries of
+// files this run neither found in place nor kept (files gone from the
+// folder or no longer generated), so the index does not grow with them.
 func (x *Index) RememberApps(apps map[string]AppFiles) {
 	if x == nil {
 		return
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	for p := range x.entries {
+		if !x.seen[p] && !x.kept[p] {
+			delete(x.entries, p)
+			x.changed = true
+		}
+	}
 	for key := range x.apps {
 		if _, ok := apps[key]; !ok && !x.reused[key] {
 			delete(x.apps, key)

@@ -356,3 +356,30 @@ func TestWalkDoesNotRecordFreshFolders(t *testing.T) {
 		t.Fatalf("folders written just now were recorded: %v", slices.Collect(maps.Keys(x.dirs)))
 	}
 }
+
+// Entries of files that a run neither found nor kept are dropped: the index
+// does not grow with files gone from the folder.
+func TestRememberAppsForgetsVanishedFiles(t *testing.T) {
+	t.Parallel()
+	root := filepath.Join(t.TempDir(), "fleet")
+	files := map[string][]byte{
+		"apps/a/web/deployment.yaml": []byte(h + "a\n"),
+		"apps/b/web/deployment.yaml": []byte(h + "b\n"),
+	}
+	x := newIndex()
+	renderApp(t, x, root, 1, files)
+	ageIndex(x)
+	// App b is removed from the specs after its folder was deleted by hand.
+	if err := os.RemoveAll(filepath.Join(root, "apps/b")); err != nil {
+		t.Fatal(err)
+	}
+	y := newIndex()
+	y.entries, y.apps, y.saved = x.entries, x.apps, x.saved
+	if _, err := y.Compute(root, map[string][]byte{"apps/a/web/deployment.yaml": files["apps/a/web/deployment.yaml"]}, []string{"apps"}); err != nil {
+		t.Fatal(err)
+	}
+	y.RememberApps(nil)
+	if _, ok := y.entries["apps/b/web/deployment.yaml"]; ok || len(y.entries) != 1 {
+		t.Fatalf("entries after the run: %v", slices.Collect(maps.Keys(y.entries)))
+	}
+}
