@@ -205,6 +205,27 @@ func TestSyncFromPath(t *testing.T) {
 	}
 }
 
+// A bare repository whose HEAD names a branch it does not have (made with
+// one default branch, pushed another) is cloned by fetching its branches,
+// over smart HTTP and from a path.
+func TestSyncRemoteHeadOnMissingBranch(t *testing.T) {
+	t.Parallel()
+	srv := gittest.NewServer(t)
+	srv.CreateRepo(t, "odd.git", "main", map[string]string{"a.txt": "a\n"})
+	gittest.Git(t, srv.Path("odd.git"), "symbolic-ref", "HEAD", "refs/heads/master")
+	for name, url := range map[string]string{"http": srv.RepoURL("odd.git"), "path": srv.Path("odd.git")} {
+		dir := t.TempDir()
+		r, err := gitrepo.Sync(context.Background(), dir, gitrepo.Remote{URL: url}, "main")
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if diff := cmp.Diff(map[string]string{"a.txt": "a\n"}, readDir(t, dir)); diff != "" {
+			t.Errorf("%s: work tree (-want +got):\n%s", name, diff)
+		}
+		r.Close()
+	}
+}
+
 // readDir reads the files of a work tree, leaving out .git.
 func readDir(t *testing.T, dir string) map[string]string {
 	t.Helper()

@@ -151,16 +151,34 @@ func Sync(ctx context.Context, dir string, remote Remote, branch string, opts ..
 			RemoteName: RemoteName,
 			NoCheckout: true,
 		})
+		fetch := false
 		switch {
 		case errors.Is(err, transport.ErrEmptyRemoteRepository):
 			if err := initEmpty(dir, remote.URL, r.bare); err != nil {
 				return nil, err
 			}
+		case errors.Is(err, plumbing.ErrReferenceNotFound):
+			// The remote's HEAD names a branch it does not have (a bare
+			// repository made with another default branch than the one
+			// pushed): fetch its branches instead of cloning its HEAD.
+			if err := emptyDir(dir); err != nil {
+				return nil, err
+			}
+			if err := initEmpty(dir, remote.URL, r.bare); err != nil {
+				return nil, err
+			}
+			fetch = true
 		case err != nil:
 			return nil, fmt.Errorf("cloning %s: %w", redactURL(remote.URL), err)
 		}
 		if err := r.open(); err != nil {
 			return nil, err
+		}
+		if fetch {
+			if err := r.Fetch(ctx); err != nil {
+				r.Close()
+				return nil, err
+			}
 		}
 	} else {
 		if err := r.open(); err != nil {
@@ -202,6 +220,20 @@ func (r *Repo) checkoutRemote(branch string) error {
 		return nil
 	}
 	return r.checkout(branch, head)
+}
+
+// emptyDir removes what is in dir, keeping dir.
+func emptyDir(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func initEmpty(dir, remoteURL string, bare bool) error {
