@@ -214,7 +214,7 @@ func TestSyncRemoteHeadOnMissingBranch(t *testing.T) {
 	srv.CreateRepo(t, "odd.git", "main", map[string]string{"a.txt": "a\n"})
 	gittest.Git(t, srv.Path("odd.git"), "symbolic-ref", "HEAD", "refs/heads/master")
 	for name, url := range map[string]string{"http": srv.RepoURL("odd.git"), "path": srv.Path("odd.git")} {
-		dir := t.TempDir()
+		dir := filepath.Join(t.TempDir(), "not", "yet")
 		r, err := gitrepo.Sync(context.Background(), dir, gitrepo.Remote{URL: url}, "main")
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)

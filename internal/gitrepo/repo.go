@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/url"
 	"os"
@@ -222,9 +223,12 @@ func (r *Repo) checkoutRemote(branch string) error {
 	return r.checkout(branch, head)
 }
 
-// emptyDir removes what is in dir, keeping dir.
+// emptyDir removes what is in dir, keeping dir; a missing dir is empty.
 func emptyDir(dir string) error {
 	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}
