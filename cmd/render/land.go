@@ -91,15 +91,24 @@ func land(ctx context.Context, o landOptions, appsRoot string, repo *spec.Repo, 
 	for p, b := range f.Map() {
 		files[path.Join(prefix, p)] = b
 	}
-	current := map[string][]byte{}
+	// What the fleet holds now, by blob hash: only files render no longer
+	// generates are read.
+	current := map[string]string{}
 	if _, err := g.Resolve("refs/remotes/origin/" + o.base); err == nil {
-		if current, err = g.Tree(ctx, "refs/remotes/origin/"+o.base, prefixes...); err != nil {
+		if current, err = g.BlobHashes(ctx, "refs/remotes/origin/"+o.base, prefixes...); err != nil {
 			return nil, err
 		}
 	}
 	// Files render did not generate stay as they are.
-	for p, b := range current {
-		if _, ok := files[p]; !ok && !bytes.HasPrefix(b, []byte(manifest.Header)) {
+	for p, h := range current {
+		if _, ok := files[p]; ok {
+			continue
+		}
+		b, err := g.Blob(h)
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", p, err)
+		}
+		if !bytes.HasPrefix(b, []byte(manifest.Header)) {
 			files[p] = b
 		}
 	}
@@ -154,11 +163,12 @@ func land(ctx context.Context, o landOptions, appsRoot string, repo *spec.Repo, 
 }
 
 // changedApps lists the apps (cluster/project/app) whose files differ;
-// paths carry the fleet folder's prefix inside the repository.
-func changedApps(current, desired map[string][]byte, prefix string) []string {
+// current holds the blob hashes of the files there are; paths carry the
+// fleet folder's prefix inside the repository.
+func changedApps(current map[string]string, desired map[string][]byte, prefix string) []string {
 	var paths []string
 	for p, b := range desired {
-		if !bytes.Equal(current[p], b) {
+		if h, ok := current[p]; !ok || h != gitrepo.BlobHash(b) {
 			paths = append(paths, p)
 		}
 	}

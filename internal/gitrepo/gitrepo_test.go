@@ -321,6 +321,22 @@ func TestTree(t *testing.T) {
 			if diff := cmp.Diff(tc.want, stringMap(got)); diff != "" {
 				t.Errorf("Tree(%s) (-want +got):\n%s", tc.ref, diff)
 			}
+			// The same files by blob hash, each readable back.
+			hashes, err := r.BlobHashes(ctx, tc.ref, tc.prefixes...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(hashes) != len(got) {
+				t.Errorf("BlobHashes(%s): %d files, Tree: %d", tc.ref, len(hashes), len(got))
+			}
+			for p, h := range hashes {
+				if h != gitrepo.BlobHash(got[p]) {
+					t.Errorf("BlobHashes(%s)[%s] = %s, BlobHash of its content %s", tc.ref, p, h, gitrepo.BlobHash(got[p]))
+				}
+				if b, err := r.Blob(h); err != nil || string(b) != string(got[p]) {
+					t.Errorf("Blob(%s) = %q, %v; want %q", h, b, err, got[p])
+				}
+			}
 		})
 	}
 	// The head of a pull request is fetched by its refspec.

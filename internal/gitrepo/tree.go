@@ -19,39 +19,70 @@ import (
 // file; "" or "." is the whole tree). Symbolic links map to their target;
 // submodules are left out.
 func (r *Repo) Tree(ctx context.Context, ref string, prefixes ...string) (map[string][]byte, error) {
-	return r.tree(ctx, ref, nil, prefixes)
+	tr := &treeReader{r: r, ctx: ctx, files: map[string][]byte{}}
+	return tr.files, tr.read(ref, prefixes)
 }
 
 // TreeModes is Tree that also returns the mode of each file that is not a
 // plain one: 0o755 for executables, fs.ModeSymlink|0o777 for symbolic links
 // (whose content is then the link's target). Git keeps no other mode bits.
 func (r *Repo) TreeModes(ctx context.Context, ref string, prefixes ...string) (map[string][]byte, map[string]fs.FileMode, error) {
-	modes := map[string]fs.FileMode{}
-	files, err := r.tree(ctx, ref, modes, prefixes)
-	return files, modes, err
+	tr := &treeReader{r: r, ctx: ctx, files: map[string][]byte{}, modes: map[string]fs.FileMode{}}
+	err := tr.read(ref, prefixes)
+	return tr.files, tr.modes, err
 }
 
-func (r *Repo) tree(ctx context.Context, ref string, modes map[string]fs.FileMode, prefixes []string) (map[string][]byte, error) {
-	c, err := r.resolve(ref)
+// BlobHashes is Tree without the contents: the Git blob hash of each file,
+// which BlobHash computes for given content and Blob reads back. It reads
+// tree objects only, so comparing a large tree costs little.
+func (r *Repo) BlobHashes(ctx context.Context, ref string, prefixes ...string) (map[string]string, error) {
+	tr := &treeReader{r: r, ctx: ctx, hashes: map[string]string{}}
+	return tr.hashes, tr.read(ref, prefixes)
+}
+
+// Blob reads the content of the blob with the given hash.
+func (r *Repo) Blob(hash string) ([]byte, error) {
+	if !plumbing.IsHash(hash) {
+		return nil, fmt.Errorf("%q is not an object hash", hash)
+	}
+	return r.readBlob(plumbing.NewHash(hash))
+}
+
+// BlobHash returns the Git blob hash of content, as BlobHashes gives it.
+func BlobHash(content []byte) string {
+	return plumbing.ComputeHash(plumbing.BlobObject, content).String()
+}
+
+// treeReader reads a tree into files (and modes) or, with hashes set,
+// only the blob hashes of its files.
+type treeReader struct {
+	r      *Repo
+	ctx    context.Context
+	files  map[string][]byte
+	modes  map[string]fs.FileMode
+	hashes map[string]string
+}
+
+func (tr *treeReader) read(ref string, prefixes []string) error {
+	c, err := tr.r.resolve(ref)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	root, err := c.Tree()
 	if err != nil {
-		return nil, fmt.Errorf("reading tree of %s: %w", c.Hash, err)
+		return fmt.Errorf("reading tree of %s: %w", c.Hash, err)
 	}
 	if len(prefixes) == 0 {
 		prefixes = []string{""}
 	}
 	norm, err := cleanPrefixes(prefixes)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	out := make(map[string][]byte)
 	for _, p := range norm {
 		if p == "" {
-			if err := r.readTree(ctx, root, "", out, modes); err != nil {
-				return nil, err
+			if err := tr.readTree(root, ""); err != nil {
+				return err
 			}
 			continue
 		}
@@ -59,50 +90,56 @@ func (r *Repo) tree(ctx context.Context, ref string, modes map[string]fs.FileMod
 		if err != nil {
 			continue // nothing at this prefix
 		}
-		if err := r.readEntry(ctx, p, *e, out, modes); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
-
-func (r *Repo) readTree(ctx context.Context, t *object.Tree, dir string, out map[string][]byte, modes map[string]fs.FileMode) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	for _, e := range t.Entries {
-		if err := r.readEntry(ctx, path.Join(dir, e.Name), e, out, modes); err != nil {
+		if err := tr.readEntry(p, *e); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (r *Repo) readEntry(ctx context.Context, p string, e object.TreeEntry, out map[string][]byte, modes map[string]fs.FileMode) error {
+func (tr *treeReader) readTree(t *object.Tree, dir string) error {
+	if err := tr.ctx.Err(); err != nil {
+		return err
+	}
+	for _, e := range t.Entries {
+		if err := tr.readEntry(path.Join(dir, e.Name), e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (tr *treeReader) readEntry(p string, e object.TreeEntry) error {
 	switch e.Mode {
 	case filemode.Dir:
-		t, err := r.repo.TreeObject(e.Hash)
+		t, err := tr.r.repo.TreeObject(e.Hash)
 		if err != nil {
 			return fmt.Errorf("reading tree %s: %w", p, err)
 		}
-		return r.readTree(ctx, t, p, out, modes)
+		return tr.readTree(t, p)
 	case filemode.Submodule:
 		return nil
 	}
-	if _, ok := out[p]; ok {
+	if tr.hashes != nil {
+		if _, ok := tr.hashes[p]; !ok {
+			tr.hashes[p] = e.Hash.String()
+		}
 		return nil
 	}
-	b, err := r.readBlob(e.Hash)
+	if _, ok := tr.files[p]; ok {
+		return nil
+	}
+	b, err := tr.r.readBlob(e.Hash)
 	if err != nil {
 		return fmt.Errorf("reading %s: %w", p, err)
 	}
-	out[p] = b
-	if modes != nil {
+	tr.files[p] = b
+	if tr.modes != nil {
 		switch e.Mode {
 		case filemode.Executable:
-			modes[p] = 0o755
+			tr.modes[p] = 0o755
 		case filemode.Symlink:
-			modes[p] = fs.ModeSymlink | 0o777
+			tr.modes[p] = fs.ModeSymlink | 0o777
 		}
 	}
 	return nil
