@@ -57,9 +57,29 @@ func Build(in Input) *Comment {
 	}
 	changes := diffMaps(in.Base, in.Head)
 	c := &Comment{Empty: len(changes) == 0}
-	baseObjs, headObjs := parseFleet(in.Base), parseFleet(in.Head)
-
 	apps := groupByApp(changes, in.Base, in.Head)
+	// Objects of files that did not change are the same on both sides and
+	// cancel out of every section below, except in the resource totals of
+	// a changed app, which count all of its workloads: parse the changed
+	// files and the files of changed apps, not the whole fleet.
+	changedFiles, changedApps := map[string]bool{}, map[string]bool{}
+	for _, ch := range changes {
+		changedFiles[ch.Path] = true
+	}
+	for _, a := range apps {
+		changedApps[a.key] = true
+	}
+	pick := func(files map[string][]byte) map[string][]byte {
+		out := map[string][]byte{}
+		for p, b := range files {
+			if changedFiles[p] || changedApps[generate.AppOfPath(p)] {
+				out[p] = b
+			}
+		}
+		return out
+	}
+	baseObjs, headObjs := parseFleet(pick(in.Base)), parseFleet(pick(in.Head))
+
 	for _, a := range apps {
 		c.Changed = append(c.Changed, a.key)
 	}
