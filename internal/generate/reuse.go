@@ -16,13 +16,13 @@ import (
 // renders give an app the same digest, they give it the same files.
 type Digest [sha256.Size]byte
 
-// An app's files depend on the program (its Go build ID, which changes
-// whenever its code does), the platform settings and fleet path, the app's
-// spec value after template expansion and the file it was read from (the
-// folder names project and cluster), its spec revision, the images of its
-// workloads, its components' order and graph dependencies (cross-app
-// depends_on included) and the spec values of the apps it takes exports
-// from. These, and only these, go into its digest.
+// An app's files depend on the program (see engineID: it changes whenever
+// the code does), the platform settings and fleet path, the app's spec
+// value after template expansion and the file it was read from (the folder
+// names project and cluster), its spec revision, the images of its
+// workloads, its components' order and graph dependencies (edges to other
+// apps' components included) and the spec values of the apps it takes
+// exports from. These, and only these, go into its digest.
 
 // engineID identifies the running program: its Go build ID, else (a build
 // with -buildid= has none) a SHA-256 of the executable; nil when neither
