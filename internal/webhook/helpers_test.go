@@ -148,35 +148,34 @@ func (e *testEnv) mustPost(body []byte, code int) ingestResponse {
 // waitPhase polls until the app is in the phase, bounded by 20s.
 func (e *testEnv) waitPhase(project, app string, want store.Phase) store.App {
 	e.t.Helper()
-	var a store.App
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		var err error
-		a, err = e.st.App(e.t.Context(), project, app)
-		if err == nil && a.Phase == want {
-			return a
-		}
-		time.Sleep(5 * time.Millisecond)
+	a, ok := e.waitApp(project, app, func(a store.App) bool { return a.Phase == want })
+	if !ok {
+		e.t.Fatalf("app %s/%s phase = %q (%s), want %q; walk %v", project, app, a.Phase, a.Message, want, e.walk(project, app))
 	}
-	e.t.Fatalf("app %s/%s phase = %q (%s), want %q; walk %v", project, app, a.Phase, a.Message, want, e.walk(project, app))
 	return a
 }
 
 // waitMessage polls until the app's message is want, bounded by 20s.
 func (e *testEnv) waitMessage(project, app, want string) store.App {
 	e.t.Helper()
-	var a store.App
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		var err error
-		a, err = e.st.App(e.t.Context(), project, app)
-		if err == nil && a.Message == want {
-			return a
-		}
-		time.Sleep(5 * time.Millisecond)
+	a, ok := e.waitApp(project, app, func(a store.App) bool { return a.Message == want })
+	if !ok {
+		e.t.Fatalf("app %s/%s message = %q (%s), want %q", project, app, a.Message, a.Phase, want)
 	}
-	e.t.Fatalf("app %s/%s message = %q (%s), want %q", project, app, a.Message, a.Phase, want)
 	return a
+}
+
+// waitApp polls the app until done accepts it, for 20s at most, and
+// returns the app last read.
+func (e *testEnv) waitApp(project, app string, done func(store.App) bool) (store.App, bool) {
+	var a store.App
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		var err error
+		if a, err = e.st.App(e.t.Context(), project, app); err == nil && done(a) {
+			return a, true
+		}
+	}
+	return a, false
 }
 
 // walk lists an app's phase changes as "from->to".

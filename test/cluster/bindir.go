@@ -51,56 +51,21 @@ func (p part) binary(clusterBin string) string {
 }
 
 // The folders of hack/cluster/build.sh, by program.
-const (
-	kwokName                   = "kwok"
-	sourceControllerName       = "source-controller"
-	kustomizeControllerName    = "kustomize-controller"
-	notificationControllerName = "notification-controller"
-	helmControllerName         = "helm-controller"
-	schedulerName              = "kube-scheduler"
-	controllerManagerName      = "kube-controller-manager"
+var (
+	kwokPart                   = part{"kwok", KwokVersion}
+	sourceControllerPart       = part{"source-controller", SourceControllerVersion}
+	kustomizeControllerPart    = part{"kustomize-controller", KustomizeControllerVersion}
+	notificationControllerPart = part{"notification-controller", NotificationControllerVersion}
+	helmControllerPart         = part{"helm-controller", HelmControllerVersion}
+	schedulerPart              = part{"kube-scheduler", KubeVersion}
+	controllerManagerPart      = part{"kube-controller-manager", KubeVersion}
+
+	// parts are every folder of hack/cluster/build.sh, in its build order.
+	parts = []part{kwokPart, sourceControllerPart, kustomizeControllerPart, notificationControllerPart,
+		helmControllerPart, schedulerPart, controllerManagerPart}
+	// fluxParts are the Flux controllers' folders, each with a crds/ folder.
+	fluxParts = []part{sourceControllerPart, kustomizeControllerPart, notificationControllerPart, helmControllerPart}
 )
-
-func kwokPart() part {
-	return part{kwokName, KwokVersion}
-}
-
-func sourceControllerPart() part {
-	return part{sourceControllerName, SourceControllerVersion}
-}
-
-func kustomizeControllerPart() part {
-	return part{kustomizeControllerName, KustomizeControllerVersion}
-}
-
-func notificationControllerPart() part {
-	return part{notificationControllerName, NotificationControllerVersion}
-}
-
-func helmControllerPart() part {
-	return part{helmControllerName, HelmControllerVersion}
-}
-
-func schedulerPart() part {
-	return part{schedulerName, KubeVersion}
-}
-
-func controllerManagerPart() part {
-	return part{controllerManagerName, KubeVersion}
-}
-
-// parts returns every folder of hack/cluster/build.sh, in its build order.
-func parts() []part {
-	return []part{
-		kwokPart(), sourceControllerPart(), kustomizeControllerPart(), notificationControllerPart(),
-		helmControllerPart(), schedulerPart(), controllerManagerPart(),
-	}
-}
-
-// fluxParts returns the Flux controllers' folders, each with a crds/ folder.
-func fluxParts() []part {
-	return []part{sourceControllerPart(), kustomizeControllerPart(), notificationControllerPart(), helmControllerPart()}
-}
 
 // BinDirs returns the folder that should hold kube-apiserver and etcd (as
 // testenv.BinDir finds it) and the folder that hack/cluster/build.sh fills,
@@ -142,13 +107,13 @@ func checkBinaries(testclusterBin, clusterBin string) error {
 	}
 	exe(filepath.Join(testclusterBin, "kube-apiserver"))
 	exe(filepath.Join(testclusterBin, "etcd"))
-	for _, p := range parts() {
+	for _, p := range parts {
 		exe(p.binary(clusterBin))
 	}
-	if _, err := os.Stat(filepath.Join(kwokPart().dir(clusterBin), "stages.yaml")); err != nil {
+	if _, err := os.Stat(filepath.Join(kwokPart.dir(clusterBin), "stages.yaml")); err != nil {
 		errs = append(errs, err)
 	}
-	for _, p := range fluxParts() {
+	for _, p := range fluxParts {
 		if _, err := os.Stat(filepath.Join(p.dir(clusterBin), "crds")); err != nil {
 			errs = append(errs, err)
 		}

@@ -80,7 +80,7 @@ func TestBuildScriptAgrees(t *testing.T) {
 	}
 	got := strings.Fields(string(out))
 	var want []string
-	for _, p := range parts() {
+	for _, p := range parts {
 		want = append(want, filepath.Base(p.dir("/")))
 	}
 	if !slices.Equal(got, want) {

@@ -241,7 +241,7 @@ func Start(ctx context.Context, opts ...Option) (_ *Cluster, err error) {
 	var checks []health
 	kube := []string{"KUBECONFIG=" + c.Kubeconfig}
 
-	if _, err := c.run("kube-controller-manager", controllerManagerPart().binary(clBin), kube,
+	if _, err := c.run("kube-controller-manager", controllerManagerPart.binary(clBin), kube,
 		"--kubeconfig="+c.Kubeconfig,
 		"--bind-address=127.0.0.1",
 		"--secure-port="+portOf(kcmAddr),
@@ -257,7 +257,7 @@ func Start(ctx context.Context, opts ...Option) (_ *Cluster, err error) {
 	}
 	checks = append(checks, health{"kube-controller-manager", "https://" + kcmAddr + "/healthz", "ok"})
 
-	if _, err := c.run("kube-scheduler", schedulerPart().binary(clBin), kube,
+	if _, err := c.run("kube-scheduler", schedulerPart.binary(clBin), kube,
 		"--kubeconfig="+c.Kubeconfig,
 		"--bind-address=127.0.0.1",
 		"--secure-port="+portOf(schedAddr),
@@ -269,9 +269,9 @@ func Start(ctx context.Context, opts ...Option) (_ *Cluster, err error) {
 	}
 	checks = append(checks, health{"kube-scheduler", "https://" + schedAddr + "/healthz", "ok"})
 
-	if _, err := c.run("kwok", kwokPart().binary(clBin), kube,
+	if _, err := c.run("kwok", kwokPart.binary(clBin), kube,
 		"--kubeconfig="+c.Kubeconfig,
-		"--config="+filepath.Join(kwokPart().dir(clBin), "stages.yaml"),
+		"--config="+filepath.Join(kwokPart.dir(clBin), "stages.yaml"),
 		"--manage-all-nodes=false",
 		"--manage-nodes-with-annotation-selector="+kwokNodeAnnotation+"=fake",
 		"--manage-nodes-with-label-selector=",
@@ -302,13 +302,13 @@ func Start(ctx context.Context, opts ...Option) (_ *Cluster, err error) {
 		p    part
 		args []string
 	}{
-		{sourceControllerPart(), fluxArgs("source-controller",
+		{sourceControllerPart, fluxArgs("source-controller",
 			"--storage-path="+filepath.Join(dir, "run", "source-controller", "storage"),
 			"--storage-addr="+storageAddr,
 			"--storage-adv-addr="+storageAddr,
 			"--events-addr="+c.EventsURL,
 		)},
-		{kustomizeControllerPart(), fluxArgs("kustomize-controller",
+		{kustomizeControllerPart, fluxArgs("kustomize-controller",
 			"--no-remote-bases=true",
 			"--events-addr="+c.EventsURL,
 			// Retry a Kustomization whose dependencies are not ready
@@ -316,11 +316,11 @@ func Start(ctx context.Context, opts ...Option) (_ *Cluster, err error) {
 			// components is applied at test speed.
 			"--requeue-dependency=2s",
 		)},
-		{notificationControllerPart(), fluxArgs("notification-controller",
+		{notificationControllerPart, fluxArgs("notification-controller",
 			"--events-addr="+eventsAddr,
 			"--receiverAddr="+receiverAddr,
 		)},
-		{helmControllerPart(), fluxArgs("helm-controller",
+		{helmControllerPart, fluxArgs("helm-controller",
 			"--events-addr="+c.EventsURL,
 			"--requeue-dependency=2s",
 		)},

@@ -18,7 +18,7 @@ import (
 // order: controller by controller, files sorted by name.
 func loadCRDs(clusterBin string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	var out []*apiextensionsv1.CustomResourceDefinition
-	for _, p := range fluxParts() {
+	for _, p := range fluxParts {
 		files, err := filepath.Glob(filepath.Join(p.dir(clusterBin), "crds", "*.yaml"))
 		if err != nil {
 			return nil, err
