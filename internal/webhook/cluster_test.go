@@ -2,13 +2,8 @@ package webhook
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -32,6 +27,7 @@ import (
 	"github.com/fleetwright/fleetwright/internal/probe"
 	"github.com/fleetwright/fleetwright/internal/store"
 	"github.com/fleetwright/fleetwright/internal/testenv"
+	"github.com/fleetwright/fleetwright/internal/tlstest"
 )
 
 var env *testenv.Env
@@ -134,30 +130,12 @@ func (a *clusterApp) setReplicas(t *testing.T, updated, available int32, conds .
 // tlsSite serves HTTPS on loopback with a certificate for host from a test CA.
 func tlsSite(t *testing.T, host string) (*x509.CertPool, string) {
 	t.Helper()
-	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(365 * 24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caCert, _ := x509.ParseCertificate(caDER)
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: host}, DNSNames: []string{host},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(90 * 24 * time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ca := tlstest.NewCA(t, "test CA")
 	ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
-	ts.TLS = &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}, MinVersion: tls.VersionTLS12}
+	ts.TLS = &tls.Config{Certificates: []tls.Certificate{ca.Server(t, host)}, MinVersion: tls.VersionTLS12}
 	ts.StartTLS()
 	t.Cleanup(ts.Close)
-	pool := x509.NewCertPool()
-	pool.AddCert(caCert)
-	return pool, ts.Listener.Addr().String()
+	return ca.Pool(), ts.Listener.Addr().String()
 }
 
 func clusterEnv(t *testing.T, fluxNS string, pool *x509.CertPool, addr string, mods ...func(*Config)) *testEnv {

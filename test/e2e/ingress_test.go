@@ -1,26 +1,20 @@
 package e2e
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"sync"
 	"testing"
-	"time"
 
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fleetwright/fleetwright/internal/tlstest"
 )
 
 // ingress stands in for the cluster's ingress controller: a real TLS
@@ -55,50 +49,10 @@ type ingress struct {
 // startIngress serves hosts with a certificate signed by a new test CA.
 func startIngress(t *testing.T, c client.Reader, hosts ...string) *ingress {
 	t.Helper()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now()
-	caTmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "fleetwright journey test CA"},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(90 * 24 * time.Hour),
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caCert, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leafDER, err := x509.CreateCertificate(rand.Reader, &x509.Certificate{
-		SerialNumber: big.NewInt(2),
-		Subject:      pkix.Name{CommonName: hosts[0]},
-		DNSNames:     hosts,
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(60 * 24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}, caCert, &key.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	in := &ingress{c: c, CAPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})}
+	ca := tlstest.NewCA(t, "fleetwright journey test CA")
+	in := &ingress{c: c, CAPEM: ca.PEM()}
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(in.serve))
-	srv.TLS = &tls.Config{
-		MinVersion:   tls.VersionTLS12,
-		Certificates: []tls.Certificate{{Certificate: [][]byte{leafDER, caDER}, PrivateKey: key}},
-	}
+	srv.TLS = &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{ca.Server(t, hosts...)}}
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
 	in.Addr = srv.Listener.Addr().String()
