@@ -134,7 +134,7 @@ func runRender(ctx context.Context, args []string, io stdio) error {
 	}
 	// The index is a cache: failing to save it costs speed, not correctness.
 	defer func() {
-		index.RememberApps(appFiles(f))
+		index.RememberApps(f.AppFiles())
 		if err := index.Save(indexFile); err != nil {
 			fmt.Fprintf(io.err, "warning: saving the fleet index: %v\n", err)
 		}
@@ -206,16 +206,6 @@ func fleetIndexFile(getenv func(string) string, outDir string) string {
 	}
 	sum := sha256.Sum256([]byte(abs))
 	return filepath.Join(dir, "fleet-index", hex.EncodeToString(sum[:16]))
-}
-
-// appFiles returns what the fleet index remembers of each generated app.
-func appFiles(f *generate.Fleet) map[string]fleet.AppFiles {
-	m := make(map[string]fleet.AppFiles, len(f.Digests))
-	paths := f.AppPaths()
-	for app, d := range f.Digests {
-		m[app] = fleet.AppFiles{Digest: d, Paths: paths[app]}
-	}
-	return m
 }
 
 // setOutputs writes step outputs when running in GitHub Actions.

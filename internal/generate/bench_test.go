@@ -88,12 +88,7 @@ func renderOnce(b testing.TB, src, out string, n int) int {
 	if err := index.Apply(out, plan); err != nil {
 		b.Fatal(err)
 	}
-	apps := map[string]fleet.AppFiles{}
-	paths := f.AppPaths()
-	for app, d := range f.Digests {
-		apps[app] = fleet.AppFiles{Digest: d, Paths: paths[app]}
-	}
-	index.RememberApps(apps)
+	index.RememberApps(f.AppFiles())
 	if err := index.Save(indexFile); err != nil {
 		b.Fatal(err)
 	}

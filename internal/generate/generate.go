@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/fleetwright/fleetwright/internal/fleet"
 	"github.com/fleetwright/fleetwright/internal/manifest"
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
@@ -184,13 +185,19 @@ func Render(repo *spec.Repo, opts Options) (*Fleet, error) {
 	return fl, nil
 }
 
-// AppPaths returns the paths of each generated app's files, by app key.
-func (f *Fleet) AppPaths() map[string][]string {
-	m := map[string][]string{}
+// AppFiles returns what the fleet index remembers of each generated app
+// whose digest is known: the digest and the paths of its files.
+func (f *Fleet) AppFiles() map[string]fleet.AppFiles {
+	m := make(map[string]fleet.AppFiles, len(f.Digests))
 	for _, x := range f.Files {
-		if x.App != "" {
-			m[x.App] = append(m[x.App], x.Path)
+		d, ok := f.Digests[x.App]
+		if !ok {
+			continue
 		}
+		af := m[x.App]
+		af.Digest = d
+		af.Paths = append(af.Paths, x.Path)
+		m[x.App] = af
 	}
 	return m
 }
