@@ -91,40 +91,23 @@ func land(ctx context.Context, o landOptions, appsRoot string, repo *spec.Repo, 
 	for p, b := range f.Map() {
 		files[path.Join(prefix, p)] = b
 	}
-	// What the fleet holds now, by blob hash: only files render no longer
-	// generates are read.
-	current := map[string]string{}
-	if _, err := g.Resolve("refs/remotes/origin/" + o.base); err == nil {
-		if current, err = g.BlobHashes(ctx, "refs/remotes/origin/"+o.base, prefixes...); err != nil {
-			return nil, err
-		}
-	}
-	// Files render did not generate stay as they are.
-	for p, h := range current {
-		if _, ok := files[p]; ok {
-			continue
-		}
-		b, err := g.Blob(h)
-		if err != nil {
-			return nil, fmt.Errorf("reading %s: %w", p, err)
-		}
-		if !bytes.HasPrefix(b, []byte(manifest.Header)) {
-			files[p] = b
-		}
-	}
-	changed := changedApps(current, files, prefix)
-	msg := commitMessage(changed, specHead(appsRoot))
 	target := gitrepo.Target{Base: o.base}
 	if o.mode == "pull-request" {
 		target.Branch = o.prBranch
 	}
+	specCommit := specHead(appsRoot)
+	describe := func(paths []string) string { return commitMessage(appsOfPaths(paths, prefix), specCommit) }
 	res, err := g.Land(ctx, target, gitrepo.Change{
-		Prefixes: prefixes, Files: files, Message: msg,
-		Author: gitrepo.Signature{Name: o.authorName, Email: o.authorMail},
+		Prefixes: prefixes, Files: files,
+		// Files render did not generate stay as they are.
+		Keep:     func(_ string, b []byte) bool { return !bytes.HasPrefix(b, []byte(manifest.Header)) },
+		Describe: describe,
+		Author:   gitrepo.Signature{Name: o.authorName, Email: o.authorMail},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("landing the fleet change: %w", err)
 	}
+	changed, msg := appsOfPaths(res.Paths, prefix), describe(res.Paths)
 	out := map[string]string{"changed-apps": strings.Join(changed, ","), "commit": res.Commit}
 	switch {
 	case !res.Changed:
@@ -162,25 +145,14 @@ func land(ctx context.Context, o landOptions, appsRoot string, repo *spec.Repo, 
 	return out, nil
 }
 
-// changedApps lists the apps (cluster/project/app) whose files differ;
-// current holds the blob hashes of the files there are; paths carry the
-// fleet folder's prefix inside the repository.
-func changedApps(current map[string]string, desired map[string][]byte, prefix string) []string {
-	var paths []string
-	for p, b := range desired {
-		if h, ok := current[p]; !ok || h != gitrepo.BlobHash(b) {
-			paths = append(paths, p)
-		}
-	}
-	for p := range current {
-		if _, ok := desired[p]; !ok {
-			paths = append(paths, p)
-		}
-	}
+// appsOfPaths lists the apps (cluster/project/app) that fleet paths belong
+// to; the paths carry the fleet folder's prefix inside the repository.
+func appsOfPaths(paths []string, prefix string) []string {
+	rel := make([]string, len(paths))
 	for i, p := range paths {
-		paths[i] = strings.TrimPrefix(strings.TrimPrefix(p, prefix), "/")
+		rel[i] = strings.TrimPrefix(strings.TrimPrefix(p, prefix), "/")
 	}
-	return generate.AppsOfPaths(paths)
+	return generate.AppsOfPaths(rel)
 }
 
 func commitMessage(changed []string, specCommit string) string {

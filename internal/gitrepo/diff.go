@@ -82,9 +82,25 @@ func (d *memDir) seal() error {
 // differ compares desired files with a base tree and fills a plan's
 // writes, deletes and counts, reading only the subtrees whose hashes differ.
 type differ struct {
-	r   *Repo
-	ctx context.Context
-	pl  *plan
+	r    *Repo
+	ctx  context.Context
+	pl   *plan
+	keep func(string, []byte) bool // Change.Keep
+}
+
+// drop deletes the file e at p, which is not desired, unless keep keeps it.
+func (d *differ) drop(p string, e object.TreeEntry) error {
+	if d.keep != nil && e.Mode.IsFile() {
+		b, err := d.r.readBlob(e.Hash)
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", p, err)
+		}
+		if d.keep(p, b) {
+			return nil
+		}
+	}
+	d.pl.deletes = append(d.pl.deletes, p)
+	return nil
 }
 
 // prefix compares the desired files at or under pre with the tree root.
@@ -143,7 +159,7 @@ func (d *differ) file(p string, existing object.TreeEntry, h plumbing.Hash) erro
 		d.pl.stats.Unchanged++
 		return nil
 	case existing.Mode == filemode.Dir:
-		if err := d.deleteAll(p, existing.Hash); err != nil {
+		if err := d.deleteAll(p, existing.Hash, false); err != nil { // a file goes where the folder is
 			return err
 		}
 	}
@@ -202,18 +218,21 @@ func (d *differ) dir(dir string, have plumbing.Hash, want *memDir) error {
 			continue
 		}
 		if e.Mode == filemode.Dir {
-			if err := d.deleteAll(join(name), e.Hash); err != nil {
+			if err := d.deleteAll(join(name), e.Hash, true); err != nil {
 				return err
 			}
 			continue
 		}
-		d.pl.deletes = append(d.pl.deletes, join(name))
+		if err := d.drop(join(name), e); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
-// deleteAll marks every file in the tree h at dir for deletion.
-func (d *differ) deleteAll(dir string, h plumbing.Hash) error {
+// deleteAll marks every file in the tree h at dir for deletion; with
+// mayKeep, Change.Keep may keep some.
+func (d *differ) deleteAll(dir string, h plumbing.Hash, mayKeep bool) error {
 	t, err := d.r.repo.TreeObject(h)
 	if err != nil {
 		return fmt.Errorf("reading tree %s: %w", dir, err)
@@ -222,8 +241,12 @@ func (d *differ) deleteAll(dir string, h plumbing.Hash) error {
 	if err := d.r.listTree(d.ctx, t, dir, files); err != nil {
 		return err
 	}
-	for p := range files {
-		d.pl.deletes = append(d.pl.deletes, p)
+	for p, e := range files {
+		if !mayKeep {
+			d.pl.deletes = append(d.pl.deletes, p)
+		} else if err := d.drop(p, e); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -321,22 +322,6 @@ func TestTree(t *testing.T) {
 			if diff := cmp.Diff(tc.want, stringMap(got)); diff != "" {
 				t.Errorf("Tree(%s) (-want +got):\n%s", tc.ref, diff)
 			}
-			// The same files by blob hash, each readable back.
-			hashes, err := r.BlobHashes(ctx, tc.ref, tc.prefixes...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(hashes) != len(got) {
-				t.Errorf("BlobHashes(%s): %d files, Tree: %d", tc.ref, len(hashes), len(got))
-			}
-			for p, h := range hashes {
-				if h != gitrepo.BlobHash(got[p]) {
-					t.Errorf("BlobHashes(%s)[%s] = %s, BlobHash of its content %s", tc.ref, p, h, gitrepo.BlobHash(got[p]))
-				}
-				if b, err := r.Blob(h); err != nil || string(b) != string(got[p]) {
-					t.Errorf("Blob(%s) = %q, %v; want %q", h, b, err, got[p])
-				}
-			}
 		})
 	}
 	// The head of a pull request is fetched by its refspec.
@@ -387,6 +372,61 @@ func fleetRepo(t *testing.T, srv *gittest.Server, name string) (url, bare string
 
 var prefixes = []string{"clusters/prod/apps", "apps/prod"}
 
+// Keep spares files the change does not hold, whole folders' included;
+// Describe writes the message from the paths written and deleted, which
+// Result.Paths lists too.
+func TestLandKeepAndDescribe(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := gittest.NewServer(t)
+	url := srv.CreateRepo(t, "fleet.git", "main", map[string]string{
+		"apps/prod/shop/old/web/deployment-old-web.yaml": "generated\n",
+		"apps/prod/shop/old/web/NOTES.md":                "by hand\n",
+		"apps/prod/shop/api/README.md":                   "by hand\n",
+		"apps/prod/shop/api/api/deployment-api-api.yaml": "generated v1\n",
+	})
+	r, err := gitrepo.Sync(ctx, t.TempDir(), gitrepo.Remote{URL: url}, "main", gitrepo.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	var asked []string
+	ch := gitrepo.Change{
+		Prefixes: []string{"apps/prod"},
+		Files:    bytesMap(map[string]string{"apps/prod/shop/api/api/deployment-api-api.yaml": "generated v2\n"}),
+		Keep: func(p string, b []byte) bool {
+			asked = append(asked, p)
+			return string(b) == "by hand\n"
+		},
+		Describe: func(paths []string) string { return "update\n\n" + strings.Join(paths, "\n") },
+		Author:   bot,
+	}
+	res, err := r.Land(ctx, gitrepo.Target{Base: "main"}, ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantPaths := []string{"apps/prod/shop/api/api/deployment-api-api.yaml", "apps/prod/shop/old/web/deployment-old-web.yaml"}
+	if !slices.Equal(res.Paths, wantPaths) {
+		t.Errorf("Paths = %v, want %v", res.Paths, wantPaths)
+	}
+	slices.Sort(asked)
+	if want := []string{"apps/prod/shop/api/README.md", "apps/prod/shop/old/web/NOTES.md", "apps/prod/shop/old/web/deployment-old-web.yaml"}; !slices.Equal(asked, want) {
+		t.Errorf("Keep was asked about %v, want %v", asked, want)
+	}
+	wantTree := map[string]string{
+		"apps/prod/shop/old/web/NOTES.md":                "by hand\n",
+		"apps/prod/shop/api/README.md":                   "by hand\n",
+		"apps/prod/shop/api/api/deployment-api-api.yaml": "generated v2\n",
+	}
+	if diff := cmp.Diff(wantTree, remoteFiles(t, srv.Path("fleet.git"), "main")); diff != "" {
+		t.Errorf("remote tree (-want +got):\n%s", diff)
+	}
+	msg := gittest.Git(t, srv.Path("fleet.git"), "log", "-1", "--format=%B", "main")
+	if want := "update\n\n" + strings.Join(wantPaths, "\n") + "\n"; strings.TrimSpace(msg) != strings.TrimSpace(want) {
+		t.Errorf("message %q, want %q", msg, want)
+	}
+}
+
 func TestLandDirect(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -414,6 +454,10 @@ func TestLandDirect(t *testing.T) {
 	want := gitrepo.Result{
 		Commit: revParse(t, bare, "main"), Base: before, Changed: true, Pushed: true, Attempts: 1,
 		Stats: gitrepo.Stats{Written: 3, Deleted: 2},
+		Paths: []string{
+			"apps/prod/shop/api/api/deployment-api-api.yaml", "apps/prod/shop/api/api/kustomization.yaml",
+			"apps/prod/shop/old/web/deployment-old-web.yaml", "clusters/prod/apps/shop-api.yaml", "clusters/prod/apps/shop-old.yaml",
+		},
 	}
 	if diff := cmp.Diff(want, res); diff != "" {
 		t.Errorf("Land result (-want +got):\n%s", diff)

@@ -70,6 +70,9 @@ type Result struct {
 	Attempts int
 	// Stats counts the files written, deleted and left as they were.
 	Stats Stats
+	// Paths are the files the change writes and deletes on the base,
+	// sorted.
+	Paths []string
 }
 
 // Land fetches the remote, applies ch on the head of the base branch,
@@ -127,7 +130,7 @@ func (r *Repo) landOnce(ctx context.Context, t Target, ch Change, attempt int) (
 	if err != nil {
 		return res, false, err
 	}
-	res.Base, res.Stats = hashString(base), p.stats
+	res.Base, res.Stats, res.Paths = hashString(base), p.stats, p.paths()
 	if len(p.writes)+len(p.deletes) == 0 {
 		res.Commit = res.Base
 		r.log.Info("no change", "base", res.Base)

@@ -32,35 +32,13 @@ func (r *Repo) TreeModes(ctx context.Context, ref string, prefixes ...string) (m
 	return tr.files, tr.modes, err
 }
 
-// BlobHashes is Tree without the contents: the Git blob hash of each file,
-// which BlobHash computes for given content and Blob reads back. It reads
-// tree objects only, so comparing a large tree costs little.
-func (r *Repo) BlobHashes(ctx context.Context, ref string, prefixes ...string) (map[string]string, error) {
-	tr := &treeReader{r: r, ctx: ctx, hashes: map[string]string{}}
-	return tr.hashes, tr.read(ref, prefixes)
-}
-
-// Blob reads the content of the blob with the given hash.
-func (r *Repo) Blob(hash string) ([]byte, error) {
-	if !plumbing.IsHash(hash) {
-		return nil, fmt.Errorf("%q is not an object hash", hash)
-	}
-	return r.readBlob(plumbing.NewHash(hash))
-}
-
-// BlobHash returns the Git blob hash of content, as BlobHashes gives it.
-func BlobHash(content []byte) string {
-	return plumbing.ComputeHash(plumbing.BlobObject, content).String()
-}
-
-// treeReader reads a tree into files (and modes) or, with hashes set,
-// only the blob hashes of its files.
+// treeReader reads a tree into files, and with modes set, the modes of
+// executables and links.
 type treeReader struct {
-	r      *Repo
-	ctx    context.Context
-	files  map[string][]byte
-	modes  map[string]fs.FileMode
-	hashes map[string]string
+	r     *Repo
+	ctx   context.Context
+	files map[string][]byte
+	modes map[string]fs.FileMode
 }
 
 func (tr *treeReader) read(ref string, prefixes []string) error {
@@ -118,12 +96,6 @@ func (tr *treeReader) readEntry(p string, e object.TreeEntry) error {
 		}
 		return tr.readTree(t, p)
 	case filemode.Submodule:
-		return nil
-	}
-	if tr.hashes != nil {
-		if _, ok := tr.hashes[p]; !ok {
-			tr.hashes[p] = e.Hash.String()
-		}
 		return nil
 	}
 	if _, ok := tr.files[p]; ok {

@@ -27,8 +27,15 @@ type Change struct {
 	// Files maps slash-separated paths, each under one of Prefixes, to their
 	// content. They are written as regular, non-executable files.
 	Files map[string][]byte
+	// Keep, when set, is asked about each file under Prefixes that is not
+	// in Files, with its content: the file stays when it says so, instead
+	// of being deleted.
+	Keep func(path string, content []byte) bool
 	// Message is the commit message.
 	Message string
+	// Describe, when set, makes the commit message from the sorted paths
+	// the change writes and deletes, in place of Message.
+	Describe func(paths []string) string
 	// Author of the commit; a zero When is the clock's now.
 	Author Signature
 	// Committer of the commit; zero means Author.
@@ -47,7 +54,7 @@ func (ch Change) validate() error {
 	if len(ch.Prefixes) == 0 {
 		errs = append(errs, errors.New("no prefixes"))
 	}
-	if strings.TrimSpace(ch.Message) == "" {
+	if strings.TrimSpace(ch.Message) == "" && ch.Describe == nil {
 		errs = append(errs, errors.New("empty commit message"))
 	}
 	if ch.Author.Name == "" || ch.Author.Email == "" {
@@ -67,6 +74,11 @@ type plan struct {
 	deletes []string                 // paths deleted, sorted
 	hashes  map[string]plumbing.Hash // blob hash of every desired file
 	stats   Stats
+}
+
+// paths returns the paths the plan writes and deletes, sorted.
+func (p *plan) paths() []string {
+	return slices.Sorted(slices.Values(slices.Concat(p.writes, p.deletes)))
 }
 
 // Commit applies ch on top of HEAD: it writes the changed files into the
@@ -129,7 +141,7 @@ func (r *Repo) plan(ctx context.Context, base plumbing.Hash, ch Change) (*plan, 
 		}
 		root = c.TreeHash
 	}
-	d := &differ{r: r, ctx: ctx, pl: pl}
+	d := &differ{r: r, ctx: ctx, pl: pl, keep: ch.Keep}
 	for _, pre := range outermost(prefixes) {
 		if err := d.prefix(root, pre, desired); err != nil {
 			return nil, err
@@ -257,6 +269,9 @@ func (r *Repo) storeCommit(p *plan, ch Change) (plumbing.Hash, error) {
 		}
 	}
 	msg := ch.Message
+	if ch.Describe != nil {
+		msg = ch.Describe(p.paths())
+	}
 	if !strings.HasSuffix(msg, "\n") {
 		msg += "\n"
 	}
