@@ -60,7 +60,8 @@ fi
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 testcluster="$(cd "${here}/../testcluster" && pwd)"
-cache_root="${FLEETWRIGHT_CACHE:-${HOME:?HOME or FLEETWRIGHT_CACHE must be set}/.cache/fleetwright}"
+# shellcheck source=../lib/cache.sh
+source "${here}/../lib/cache.sh"
 out="${cache_root}/cluster"
 
 all_present() {
@@ -69,30 +70,7 @@ all_present() {
 		[[ -d "${out}/${p}" ]] || return 1
 	done
 }
-
-if all_present; then
-	printf '%s\n' "${out}"
-	exit 0
-fi
-
-command -v go >/dev/null 2>&1 || {
-	echo "build.sh: go is not on PATH" >&2
-	exit 1
-}
-
-mkdir -p "${out}"
-
-# One build at a time per cache folder: a second caller waits, then finds
-# the folders. (flock comes with util-linux; without it, concurrent builds
-# are still safe, only wasteful.)
-if command -v flock >/dev/null 2>&1; then
-	exec 9>"${out}/.lock"
-	flock 9
-	if all_present; then
-		printf '%s\n' "${out}"
-		exit 0
-	fi
-fi
+cache_claim "${out}" all_present
 
 work="$(mktemp -d "${out}/.work.XXXXXX")"
 cleanup() {

@@ -20,32 +20,12 @@ readonly K8S_MAJOR=1
 readonly K8S_MINOR=37
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-cache_root="${FLEETWRIGHT_CACHE:-${HOME:?HOME or FLEETWRIGHT_CACHE must be set}/.cache/fleetwright}"
+# shellcheck source=../lib/cache.sh
+source "${here}/../lib/cache.sh"
 out="${cache_root}/testcluster/${K8S_VERSION}"
 
-if [[ -x "${out}/kube-apiserver" && -x "${out}/etcd" ]]; then
-	printf '%s\n' "${out}"
-	exit 0
-fi
-
-command -v go >/dev/null 2>&1 || {
-	echo "build.sh: go is not on PATH" >&2
-	exit 1
-}
-
-mkdir -p "${out}"
-
-# One build at a time per cache folder: a second caller waits, then finds the
-# binaries. (flock comes with util-linux; without it, concurrent builds are
-# still safe, only wasteful.)
-if command -v flock >/dev/null 2>&1; then
-	exec 9>"${out}/.lock"
-	flock 9
-	if [[ -x "${out}/kube-apiserver" && -x "${out}/etcd" ]]; then
-		printf '%s\n' "${out}"
-		exit 0
-	fi
-fi
+built() { [[ -x "${out}/kube-apiserver" && -x "${out}/etcd" ]]; }
+cache_claim "${out}" built
 
 tmp_api="${out}/.kube-apiserver.tmp.$$"
 tmp_etcd="${out}/.etcd.tmp.$$"
