@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/fleetwright/fleetwright/internal/cli"
+	"github.com/fleetwright/fleetwright/internal/diag"
 	"github.com/fleetwright/fleetwright/internal/exports"
 	"github.com/fleetwright/fleetwright/internal/spec"
 	"github.com/fleetwright/fleetwright/internal/verify"
@@ -158,8 +159,8 @@ func run(ctx context.Context, args []string, io stdio) error {
 		return &cli.ExitError{Code: cli.ExitUsage, Err: err}
 	}
 	rep.Merge(specFindings)
-	w := &verify.Writer{Format: *format, Out: io.out, Getenv: io.getenv}
-	if err := w.Write(rep); err != nil {
+	w := &diag.Writer{Format: *format, Out: io.out, Getenv: io.getenv}
+	if err := w.Write(rep.Output()); err != nil {
 		return &cli.ExitError{Code: cli.ExitUsage, Err: err}
 	}
 	if rep.Failed() {

@@ -1,19 +1,18 @@
 // Package cli holds what the commands share: exit codes carried by errors,
 // finding the apps repository from paths the user gave, and printing spec
-// problems as text, JSON or GitHub annotations.
+// problems (through package diag).
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
 
-	"github.com/sethvargo/go-githubactions"
-
+	"github.com/fleetwright/fleetwright/internal/diag"
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
 
@@ -118,62 +117,21 @@ func rel(dir string) string {
 	return dir
 }
 
-// Reporter prints spec problems.
+// Reporter prints spec problems the way render validate does.
 type Reporter struct {
 	Format string // text or json
 	Out    io.Writer
 	Getenv func(string) string
 }
 
-type jsonProblem struct {
-	File     string `json:"file"`
-	Line     int    `json:"line"`
-	Column   int    `json:"column"`
-	Path     string `json:"path,omitempty"`
-	Message  string `json:"message"`
-	Severity string `json:"severity"`
-}
-
-// Report prints the problems and a summary; in GitHub Actions every problem
-// is also an annotation on its line.
+// Report prints the problems: in text one a line, in JSON one object with
+// them, whether they leave the specs valid, and the summary's entries; in
+// GitHub Actions every problem is also an annotation on its line.
 func (r *Reporter) Report(ps spec.Problems, summary map[string]any) error {
-	if r.Getenv != nil && r.Getenv("GITHUB_ACTIONS") == "true" {
-		gh := githubactions.New(githubactions.WithWriter(r.Out), githubactions.WithGetenv(r.Getenv))
-		for _, p := range ps {
-			a := gh.WithFieldsMap(map[string]string{
-				"file": p.File, "line": strconv.Itoa(p.Pos.Line), "col": strconv.Itoa(p.Pos.Col), "title": p.Path,
-			})
-			if p.Severity == spec.SeverityWarning {
-				a.Warningf("%s", p.Message)
-			} else {
-				a.Errorf("%s", p.Message)
-			}
-		}
-	}
-	switch r.Format {
-	case "json":
-		out := map[string]any{"valid": !ps.HasErrors(), "problems": []jsonProblem{}}
-		for k, v := range summary {
-			out[k] = v
-		}
-		list := make([]jsonProblem, 0, len(ps))
-		for _, p := range ps {
-			sev := string(p.Severity)
-			if sev == "" {
-				sev = string(spec.SeverityError)
-			}
-			list = append(list, jsonProblem{p.File, p.Pos.Line, p.Pos.Col, p.Path, p.Message, sev})
-		}
-		out["problems"] = list
-		enc := json.NewEncoder(r.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
-	default:
-		for _, p := range ps {
-			if _, err := fmt.Fprintln(r.Out, p.Error()); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
+	ds := ps.Diagnostics()
+	doc := map[string]any{"valid": !ps.HasErrors()}
+	maps.Copy(doc, summary)
+	doc["problems"] = ds
+	w := &diag.Writer{Format: r.Format, Out: r.Out, Getenv: r.Getenv}
+	return w.Write(diag.Output{Diagnostics: ds, JSON: doc})
 }
