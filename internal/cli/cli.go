@@ -49,20 +49,25 @@ func Usagef(format string, args ...any) error {
 // Failed is an already reported failure (exit 1).
 func Failed() error { return &ExitError{Code: ExitFailed, Silent: true} }
 
-// Code returns the exit code for err and prints it to stderr unless it was
-// printed already.
-func Code(err error, stderr io.Writer) int {
+// Code returns the exit code for err and prints it to stderr as
+// "error: …" unless it was printed already. An error without a code is a
+// usage or I/O error (exit 2).
+func Code(err error, stderr io.Writer) int { return CodeAs("error", err, stderr) }
+
+// CodeAs is Code printing "name: …", for a server whose log reads better
+// with its name.
+func CodeAs(name string, err error, stderr io.Writer) int {
 	if err == nil {
 		return ExitOK
 	}
 	var ee *ExitError
 	if errors.As(err, &ee) {
 		if !ee.Silent && ee.Err != nil {
-			fmt.Fprintln(stderr, "error:", ee.Err)
+			fmt.Fprintf(stderr, "%s: %v\n", name, ee.Err)
 		}
 		return ee.Code
 	}
-	fmt.Fprintln(stderr, "error:", err)
+	fmt.Fprintf(stderr, "%s: %v\n", name, err)
 	return ExitUsage
 }
 
