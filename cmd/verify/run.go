@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -55,19 +54,9 @@ func run(ctx context.Context, args []string, io stdio) error {
 	fieldManager := fs.String("field-manager", verify.DefaultFieldManager, "field manager Flux applies with, for live drift")
 	format := fs.String("format", "text", "output format: text or json")
 	// Flags may come before or after the folder.
-	var positional []string
-	for rest := args; ; {
-		if err := fs.Parse(rest); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return &cli.ExitError{Code: cli.ExitOK, Silent: true}
-			}
-			return &cli.ExitError{Code: cli.ExitUsage, Err: err, Silent: true}
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		positional = append(positional, fs.Arg(0))
-		rest = fs.Args()[1:]
+	positional, err := cli.ParseArgs(fs, args)
+	if err != nil {
+		return err
 	}
 	switch {
 	case len(positional) > 1:

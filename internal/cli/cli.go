@@ -1,10 +1,11 @@
 // Package cli holds what the commands share: exit codes carried by errors,
-// finding the apps repository from paths the user gave, and printing spec
+// flags placed anywhere among the arguments, finding the apps repository from paths the user gave, and printing spec
 // problems (through package diag).
 package cli
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"maps"
@@ -69,6 +70,39 @@ func CodeAs(name string, err error, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "%s: %v\n", name, err)
 	return ExitUsage
+}
+
+// ParseFlags parses args into fs. -h and --help are not errors (exit 0);
+// the flag package has printed the usage or the error already.
+func ParseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return &ExitError{Code: ExitOK, Silent: true}
+		}
+		return &ExitError{Code: ExitUsage, Err: err, Silent: true}
+	}
+	return nil
+}
+
+// ParseArgs parses flags placed anywhere among the positional arguments,
+// as ParseFlags does, and returns the positional ones; after "--" every
+// argument is positional.
+func ParseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := ParseFlags(fs, args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if i := len(args) - len(rest); i > 0 && args[i-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
 }
 
 // FindRoot returns the apps repository holding path: the nearest folder at
