@@ -15,6 +15,7 @@ import (
 	"github.com/fleetwright/fleetwright/internal/cli"
 	"github.com/fleetwright/fleetwright/internal/diag"
 	"github.com/fleetwright/fleetwright/internal/exports"
+	"github.com/fleetwright/fleetwright/internal/gitrepo"
 	"github.com/fleetwright/fleetwright/internal/spec"
 	"github.com/fleetwright/fleetwright/internal/verify"
 )
@@ -175,22 +176,8 @@ func loadPlatform(file string) (*spec.Platform, spec.Problems, error) {
 // gitPath returns dir's slash path inside its Git work tree, or "" when it
 // is not in one (or is its root).
 func gitPath(dir string) string {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return ""
+	if _, rel, ok := gitrepo.FindTop(dir); ok && rel != "." {
+		return rel
 	}
-	for d := abs; ; {
-		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
-			rel, err := filepath.Rel(d, abs)
-			if err != nil || rel == "." {
-				return ""
-			}
-			return filepath.ToSlash(rel)
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			return ""
-		}
-		d = parent
-	}
+	return ""
 }
