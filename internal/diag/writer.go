@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -19,10 +20,12 @@ const (
 	JobLimit  = 50
 )
 
-// JobEnv carries, from one step of a GitHub Actions job to the later ones,
-// how many annotations the Writer made: it appends JobEnv=n to the file
-// $GITHUB_ENV names, which the runner reads between steps.
-const JobEnv = "FLEETWRIGHT_ANNOTATIONS"
+// TallyFile, in $RUNNER_TEMP (which the runner empties for every job),
+// holds the annotations made so far in the job: by kind for the step
+// ($GITHUB_ACTION) that made the last ones, and in all. Writers in later
+// runs, in the same step or later ones, keep to what GitHub still shows.
+// Without $RUNNER_TEMP and $GITHUB_ACTION every Write starts afresh.
+const TallyFile = "fleetwright-annotations"
 
 // Writer prints diagnostics.
 type Writer struct {
@@ -99,19 +102,19 @@ func kindOf(s Severity) int {
 // annotate prints the annotations GitHub's limits allow, in order, and a
 // line counting the others.
 func (w *Writer) annotate(ds []Diagnostic, tool string) error {
-	used, _ := strconv.Atoi(w.Getenv(JobEnv))
-	budget := max(0, JobLimit-used)
-	var made, skipped [len(kinds)]int
-	total := 0
+	t, file := w.loadTally()
+	var skipped [len(kinds)]int
+	made := 0
 	var b strings.Builder
 	for i := range ds {
 		k := kindOf(ds[i].Severity)
-		if made[k] >= StepLimit || total >= budget {
+		if t.step[k] >= StepLimit || t.job >= JobLimit {
 			skipped[k]++
 			continue
 		}
-		made[k]++
-		total++
+		t.step[k]++
+		t.job++
+		made++
 		b.WriteString(annotation(&ds[i], kinds[k].command, tool))
 		b.WriteByte('\n')
 	}
@@ -127,8 +130,59 @@ func (w *Writer) annotate(ds []Diagnostic, tool string) error {
 	if _, err := io.WriteString(w.Out, b.String()); err != nil {
 		return err
 	}
-	if env := w.Getenv("GITHUB_ENV"); env != "" && total > 0 {
-		return appendEnv(env, JobEnv, strconv.Itoa(used+total))
+	if file != "" && made > 0 {
+		return t.save(file)
+	}
+	return nil
+}
+
+// tally counts the annotations made: in the step, by kind, and in the job.
+type tally struct {
+	name string // the step's
+	step [len(kinds)]int
+	job  int
+}
+
+// loadTally reads the tally of the job, and returns its file; "" when
+// there is none to keep.
+func (w *Writer) loadTally() (tally, string) {
+	dir, step := w.Getenv("RUNNER_TEMP"), w.Getenv("GITHUB_ACTION")
+	t := tally{name: step}
+	if dir == "" || step == "" {
+		return t, ""
+	}
+	file := filepath.Join(dir, TallyFile)
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return t, file // none yet
+	}
+	var last tally
+	if _, err := fmt.Sscanf(string(b), "%q %d %d %d %d\n", &last.name, &last.step[0], &last.step[1], &last.step[2], &last.job); err != nil {
+		return t, file // not ours: start afresh
+	}
+	t.job = last.job
+	if last.name == step {
+		t.step = last.step
+	}
+	return t, file
+}
+
+// save replaces the tally file.
+func (t *tally) save(file string) error {
+	f, err := os.CreateTemp(filepath.Dir(file), TallyFile+".*")
+	if err != nil {
+		return fmt.Errorf("counting the annotations: %w", err)
+	}
+	_, err = fmt.Fprintf(f, "%q %d %d %d %d\n", t.name, t.step[0], t.step[1], t.step[2], t.job)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), file)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("counting the annotations: %w", err)
 	}
 	return nil
 }
@@ -156,22 +210,6 @@ func annotation(d *Diagnostic, command, tool string) string {
 	}
 	c := githubactions.Command{Name: command, Message: msg.String(), Properties: props}
 	return c.String()
-}
-
-// appendEnv sets an environment variable for the job's later steps.
-func appendEnv(file, key, value string) error {
-	f, err := os.OpenFile(file, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
-		return fmt.Errorf("recording the annotations made: %w", err)
-	}
-	_, err = fmt.Fprintf(f, "%s=%s\n", key, value)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("recording the annotations made: %w", err)
-	}
-	return nil
 }
 
 func plural(n int) string {

@@ -131,7 +131,7 @@ func TestAnnotationLimits(t *testing.T) {
 	tests := []struct {
 		name  string
 		ds    []diag.Diagnostic
-		used  string // annotations earlier steps made
+		tally string // the job's tally file before, if any
 		want  map[string]int
 		more  string
 		first string // file of the first annotation
@@ -142,17 +142,25 @@ func TestAnnotationLimits(t *testing.T) {
 			want: map[string]int{"error": 10, "warning": 10, "notice": 10}, first: "error-00.yaml"},
 		{name: "each kind on its own", ds: concat(many(3, diag.Error), many(11, diag.Warning), many(12, diag.Info)),
 			want: map[string]int{"error": 3, "warning": 10, "notice": 10}, more: "… and 1 more warning, 2 more notices not annotated", first: "error-00.yaml"},
-		{name: "the job's budget", ds: concat(many(8, diag.Error), many(8, diag.Warning)), used: "45",
+		{name: "the job's budget", ds: concat(many(8, diag.Error), many(8, diag.Warning)), tally: `"__run" 10 10 10 45` + "\n",
 			want: map[string]int{"error": 5}, more: "… and 3 more errors, 8 more warnings not annotated", first: "error-00.yaml"},
-		{name: "the job's budget spent", ds: many(2, diag.Error), used: "50", want: map[string]int{}, more: "… and 2 more errors not annotated"},
-		{name: "a budget that is not a number", ds: many(12, diag.Warning), used: "x",
+		{name: "the job's budget spent", ds: many(2, diag.Error), tally: `"__run" 0 0 0 50` + "\n", want: map[string]int{}, more: "… and 2 more errors not annotated"},
+		{name: "the step's budget", ds: concat(many(8, diag.Error), many(8, diag.Warning)), tally: `"lint" 4 9 0 13` + "\n",
+			want: map[string]int{"error": 6, "warning": 1}, more: "… and 2 more errors, 7 more warnings not annotated", first: "error-00.yaml"},
+		{name: "a tally that is not ours", ds: many(12, diag.Warning), tally: "x",
 			want: map[string]int{"warning": 10}, more: "… and 2 more warnings not annotated", first: "warning-00.yaml"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
+			dir := t.TempDir()
+			if tt.tally != "" {
+				if err := os.WriteFile(filepath.Join(dir, diag.TallyFile), []byte(tt.tally), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
 			var b strings.Builder
-			w := &diag.Writer{Format: "json", Out: &b, Getenv: env(map[string]string{"GITHUB_ACTIONS": "true", diag.JobEnv: tt.used})}
+			w := &diag.Writer{Format: "json", Out: &b, Getenv: env(map[string]string{"GITHUB_ACTIONS": "true", "RUNNER_TEMP": dir, "GITHUB_ACTION": "lint"})}
 			if err := w.Write(diag.Output{Diagnostics: tt.ds, JSON: len(tt.ds)}); err != nil {
 				t.Fatal(err)
 			}
@@ -194,34 +202,64 @@ func TestAnnotationLimitsKeepText(t *testing.T) {
 	}
 }
 
-// The writer tells later steps of the job how many annotations it made.
-func TestAnnotationJobCount(t *testing.T) {
+// Runs in one job share GitHub's limits: 10 of each kind a step, 50 in all.
+func TestAnnotationTally(t *testing.T) {
 	t.Parallel()
-	file := filepath.Join(t.TempDir(), "github_env")
-	if err := os.WriteFile(file, []byte("OTHER=1\n"), 0o644); err != nil {
-		t.Fatal(err)
+	dir := t.TempDir()
+	all := func(n int) []diag.Diagnostic {
+		return append(append(many(n, diag.Error), many(n, diag.Warning)...), many(n, diag.Info)...)
 	}
-	vars := map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_ENV": file, diag.JobEnv: "20"}
-	step := func(ds []diag.Diagnostic) {
-		t.Helper()
-		if err := (&diag.Writer{Out: &strings.Builder{}, Getenv: env(vars)}).Write(diag.Output{Diagnostics: ds}); err != nil {
+	steps := []struct {
+		step string
+		ds   []diag.Diagnostic
+		want map[string]int
+		more string
+	}{
+		{"lint", many(12, diag.Error), map[string]int{"error": 10}, "… and 2 more errors not annotated"},
+		{"lint", all(3), map[string]int{"warning": 3, "notice": 3}, "… and 3 more errors not annotated"}, // the same step
+		{"verify", all(12), map[string]int{"error": 10, "warning": 10, "notice": 10}, "… and 2 more errors, 2 more warnings, 2 more notices not annotated"},
+		{"__run", all(1), map[string]int{"error": 1, "warning": 1, "notice": 1}, ""},
+		{"__run_2", all(5), map[string]int{"error": 1}, "… and 4 more errors, 5 more warnings, 5 more notices not annotated"}, // 50 in the job
+		{"__run_3", all(1), map[string]int{}, "… and 1 more error, 1 more warning, 1 more notice not annotated"},
+	}
+	for i, s := range steps {
+		var b strings.Builder
+		w := &diag.Writer{Out: &b, Getenv: env(map[string]string{"GITHUB_ACTIONS": "true", "RUNNER_TEMP": dir, "GITHUB_ACTION": s.step})}
+		if err := w.Write(diag.Output{Diagnostics: s.ds}); err != nil {
 			t.Fatal(err)
 		}
+		n, _, rest := counts(b.String())
+		if d := cmp.Diff(s.want, n); d != "" {
+			t.Errorf("run %d (%s): annotations (-want +got):\n%s", i, s.step, d)
+		}
+		if more := rest[0]; s.more != "" && more != s.more {
+			t.Errorf("run %d (%s): %q, want %q", i, s.step, more, s.more)
+		}
 	}
-	step(many(12, diag.Error)) // 10 made
-	step(nil)                  // none made: nothing recorded
-	got, err := os.ReadFile(file)
+	got, err := os.ReadFile(filepath.Join(dir, diag.TallyFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := cmp.Diff("OTHER=1\n"+diag.JobEnv+"=30\n", string(got)); d != "" {
-		t.Errorf("$GITHUB_ENV (-want +got):\n%s", d)
+	if want := `"__run_2" 1 0 0 50` + "\n"; string(got) != want {
+		t.Errorf("tally %q, want %q", got, want)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, diag.TallyFile+".*")); len(left) > 0 {
+		t.Errorf("temporary files left: %v", left)
 	}
 
-	vars["GITHUB_ENV"] = filepath.Join(t.TempDir(), "missing", "github_env")
-	err = (&diag.Writer{Out: &strings.Builder{}, Getenv: env(vars)}).Write(diag.Output{Diagnostics: many(1, diag.Error)})
-	if err == nil || !strings.Contains(err.Error(), "recording the annotations made") {
-		t.Errorf("Write with an unwritable $GITHUB_ENV = %v", err)
+	// Outside a runner (no step name) nothing is kept.
+	w := &diag.Writer{Out: &strings.Builder{}, Getenv: env(map[string]string{"GITHUB_ACTIONS": "true", "RUNNER_TEMP": dir})}
+	if err := w.Write(diag.Output{Diagnostics: all(1)}); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := os.ReadFile(filepath.Join(dir, diag.TallyFile)); string(again) != string(got) {
+		t.Errorf("tally changed without GITHUB_ACTION: %q", again)
+	}
+
+	// A tally that cannot be written is an error.
+	w = &diag.Writer{Out: &strings.Builder{}, Getenv: env(map[string]string{"GITHUB_ACTIONS": "true", "RUNNER_TEMP": filepath.Join(dir, "missing"), "GITHUB_ACTION": "x"})}
+	if err := w.Write(diag.Output{Diagnostics: all(1)}); err == nil || !strings.Contains(err.Error(), "counting the annotations") {
+		t.Errorf("Write with no $RUNNER_TEMP folder = %v", err)
 	}
 }
 
