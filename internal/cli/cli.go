@@ -1,6 +1,7 @@
 // Package cli holds what the commands share: exit codes carried by errors,
-// flags placed anywhere among the arguments, finding the apps repository from paths the user gave, and printing spec
-// problems (through package diag).
+// flags placed anywhere among the arguments, finding the apps repository
+// from paths the user gave, and printing spec problems (through package
+// diag).
 package cli
 
 import (
