@@ -52,26 +52,6 @@ func addEditFlags(fs *flag.FlagSet, commitByDefault bool) *editFlags {
 	return f
 }
 
-// parseArgs parses flags placed anywhere among the positional arguments
-// and returns the positional ones.
-func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := parseFlags(fs, args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return pos, nil
-		}
-		if i := len(args) - len(rest); i > 0 && args[i-1] == "--" {
-			return append(pos, rest...), nil
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
-	}
-}
-
 // workspace is an apps repository loaded for editing.
 type workspace struct {
 	root   string // as shown to the user

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 
+	"github.com/fleetwright/fleetwright/internal/gitrepo"
 	rev "github.com/fleetwright/fleetwright/internal/revision"
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
@@ -13,4 +14,4 @@ func specRevisions(ctx context.Context, root string, repo *spec.Repo) (func(*spe
 	return rev.Specs(ctx, root, "HEAD", repo)
 }
 
-func gitTop(dir string) (top, rel string, ok bool) { return rev.GitTop(dir) }
+func gitTop(dir string) (top, rel string, ok bool) { return gitrepo.FindTop(dir) }

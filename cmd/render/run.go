@@ -89,12 +89,8 @@ func newFlags(name string, io stdio) *flag.FlagSet {
 	return fs
 }
 
-func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return &cli.ExitError{Code: cli.ExitOK, Silent: true}
-		}
-		return &cli.ExitError{Code: cli.ExitUsage, Err: err, Silent: true}
-	}
-	return nil
-}
+func parseFlags(fs *flag.FlagSet, args []string) error { return cli.ParseFlags(fs, args) }
+
+// parseArgs parses flags placed anywhere among the positional arguments
+// and returns the positional ones.
+func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) { return cli.ParseArgs(fs, args) }

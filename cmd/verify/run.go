@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -14,7 +13,9 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/fleetwright/fleetwright/internal/cli"
+	"github.com/fleetwright/fleetwright/internal/diag"
 	"github.com/fleetwright/fleetwright/internal/exports"
+	"github.com/fleetwright/fleetwright/internal/gitrepo"
 	"github.com/fleetwright/fleetwright/internal/spec"
 	"github.com/fleetwright/fleetwright/internal/verify"
 )
@@ -54,19 +55,9 @@ func run(ctx context.Context, args []string, io stdio) error {
 	fieldManager := fs.String("field-manager", verify.DefaultFieldManager, "field manager Flux applies with, for live drift")
 	format := fs.String("format", "text", "output format: text or json")
 	// Flags may come before or after the folder.
-	var positional []string
-	for rest := args; ; {
-		if err := fs.Parse(rest); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return &cli.ExitError{Code: cli.ExitOK, Silent: true}
-			}
-			return &cli.ExitError{Code: cli.ExitUsage, Err: err, Silent: true}
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		positional = append(positional, fs.Arg(0))
-		rest = fs.Args()[1:]
+	positional, err := cli.ParseArgs(fs, args)
+	if err != nil {
+		return err
 	}
 	switch {
 	case len(positional) > 1:
@@ -158,8 +149,8 @@ func run(ctx context.Context, args []string, io stdio) error {
 		return &cli.ExitError{Code: cli.ExitUsage, Err: err}
 	}
 	rep.Merge(specFindings)
-	w := &verify.Writer{Format: *format, Out: io.out, Getenv: io.getenv}
-	if err := w.Write(rep); err != nil {
+	w := &diag.Writer{Format: *format, Out: io.out, Getenv: io.getenv}
+	if err := w.Write(rep.Output()); err != nil {
 		return &cli.ExitError{Code: cli.ExitUsage, Err: err}
 	}
 	if rep.Failed() {
@@ -185,22 +176,8 @@ func loadPlatform(file string) (*spec.Platform, spec.Problems, error) {
 // gitPath returns dir's slash path inside its Git work tree, or "" when it
 // is not in one (or is its root).
 func gitPath(dir string) string {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return ""
+	if _, rel, ok := gitrepo.FindTop(dir); ok && rel != "." {
+		return rel
 	}
-	for d := abs; ; {
-		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
-			rel, err := filepath.Rel(d, abs)
-			if err != nil || rel == "." {
-				return ""
-			}
-			return filepath.ToSlash(rel)
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			return ""
-		}
-		d = parent
-	}
+	return ""
 }

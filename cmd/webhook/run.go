@@ -23,13 +23,11 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/fleetwright/fleetwright/internal/cli"
 	"github.com/fleetwright/fleetwright/internal/probe"
 	"github.com/fleetwright/fleetwright/internal/store"
 	"github.com/fleetwright/fleetwright/internal/webhook"
 )
-
-// usageError is a wrong command line (exit code 2).
-type usageError struct{ error }
 
 type options struct {
 	listen          string
@@ -83,29 +81,29 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long a shutdown waits for requests in flight")
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
-		return o, usageError{err}
+		return o, &cli.ExitError{Code: cli.ExitUsage, Err: err}
 	}
 	if fs.NArg() > 0 {
-		return o, usageError{fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))}
+		return o, cli.Usagef("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}
 	if o.githubRef != "revision" && o.githubRef != "spec-revision" {
-		return o, usageError{fmt.Errorf("-github-ref must be revision or spec-revision, not %q", o.githubRef)}
+		return o, cli.Usagef("-github-ref must be revision or spec-revision, not %q", o.githubRef)
 	}
 	if (o.githubTokenFile == "") != (o.githubRepo == "") {
-		return o, usageError{errors.New("-github-token-file and -github-repo go together")}
+		return o, cli.Usagef("-github-token-file and -github-repo go together")
 	}
 	if o.postgresDSN != "" && o.postgresDSNFile != "" {
-		return o, usageError{errors.New("give -postgres-dsn or -postgres-dsn-file, not both")}
+		return o, cli.Usagef("give -postgres-dsn or -postgres-dsn-file, not both")
 	}
 	if o.kubeconfig != "" && o.inCluster {
-		return o, usageError{errors.New("give -kubeconfig or -in-cluster, not both")}
+		return o, cli.Usagef("give -kubeconfig or -in-cluster, not both")
 	}
 	if o.ingressAddress != "" {
 		if host, port, err := net.SplitHostPort(o.ingressAddress); err != nil || host == "" || port == "" {
-			return o, usageError{fmt.Errorf("-ingress-address must be host:port, not %q", o.ingressAddress)}
+			return o, cli.Usagef("-ingress-address must be host:port, not %q", o.ingressAddress)
 		}
 		if o.kubeconfig == "" && !o.inCluster {
-			return o, usageError{errors.New("-ingress-address needs a cluster to probe: give -kubeconfig or -in-cluster")}
+			return o, cli.Usagef("-ingress-address needs a cluster to probe: give -kubeconfig or -in-cluster")
 		}
 	}
 	return o, nil
@@ -132,13 +130,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		return err
 	}
-	return serve(ctx, o, stdout, stderr)
+	if err := serve(ctx, o, stdout, stderr); err != nil {
+		if _, ok := errors.AsType[*cli.ExitError](err); !ok {
+			err = &cli.ExitError{Code: cli.ExitFailed, Err: err}
+		}
+		return err
+	}
+	return nil
 }
 
 func serve(ctx context.Context, o options, _ io.Writer, stderr io.Writer) error {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
-		return usageError{fmt.Errorf("-log-level: %w", err)}
+		return cli.Usagef("-log-level: %w", err)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 
@@ -204,7 +208,7 @@ func serve(ctx context.Context, o options, _ io.Writer, stderr io.Writer) error 
 		}
 		owner, repo, ok := strings.Cut(o.githubRepo, "/")
 		if !ok || owner == "" || repo == "" || strings.Contains(repo, "/") {
-			return usageError{fmt.Errorf("-github-repo must be owner/name, not %q", o.githubRepo)}
+			return cli.Usagef("-github-repo must be owner/name, not %q", o.githubRepo)
 		}
 		cfg.GitHub = &webhook.GitHub{Token: tok, Owner: owner, Repo: repo, BaseURL: o.githubAPIURL, UseSpecRevision: o.githubRef == "spec-revision"}
 	}

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetwright/fleetwright/internal/cli"
 	"github.com/fleetwright/fleetwright/internal/probe"
 	"github.com/fleetwright/fleetwright/internal/store"
 	"github.com/fleetwright/fleetwright/internal/webhook"
@@ -44,8 +45,8 @@ func TestUsageErrors(t *testing.T) {
 			t.Parallel()
 			var stderr bytes.Buffer
 			err := run(t.Context(), tc.args, io.Discard, &stderr)
-			var u usageError
-			if !errors.As(err, &u) || !strings.Contains(err.Error(), tc.part) {
+			ee, ok := errors.AsType[*cli.ExitError](err)
+			if !ok || ee.Code != cli.ExitUsage || !strings.Contains(err.Error(), tc.part) {
 				t.Errorf("run = %v, want a usage error containing %q", err, tc.part)
 			}
 		})
@@ -56,8 +57,9 @@ func TestMissingSecretFile(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	err := run(t.Context(), []string{"-listen", "127.0.0.1:0", "-sqlite", filepath.Join(dir, "h.db"), "-hmac-key-file", filepath.Join(dir, "nope")}, io.Discard, io.Discard)
-	if err == nil || !strings.Contains(err.Error(), "reading HMAC key") {
-		t.Errorf("run = %v", err)
+	var stderr strings.Builder
+	if code := cli.CodeAs("webhook", err, &stderr); code != cli.ExitFailed || !strings.HasPrefix(stderr.String(), "webhook: reading HMAC key") {
+		t.Errorf("run = %v: exit %d, printed %q; want exit 1 and the error", err, code, stderr.String())
 	}
 }
 

@@ -1,19 +1,20 @@
 // Package cli holds what the commands share: exit codes carried by errors,
-// finding the apps repository from paths the user gave, and printing spec
-// problems as text, JSON or GitHub annotations.
+// flags placed anywhere among the arguments, finding the apps repository
+// from paths the user gave, and printing spec problems (through package
+// diag).
 package cli
 
 import (
-	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
 
-	"github.com/sethvargo/go-githubactions"
-
+	"github.com/fleetwright/fleetwright/internal/diag"
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
 
@@ -50,21 +51,59 @@ func Usagef(format string, args ...any) error {
 // Failed is an already reported failure (exit 1).
 func Failed() error { return &ExitError{Code: ExitFailed, Silent: true} }
 
-// Code returns the exit code for err and prints it to stderr unless it was
-// printed already.
-func Code(err error, stderr io.Writer) int {
+// Code returns the exit code for err and prints it to stderr as
+// "error: …" unless it was printed already. An error without a code is a
+// usage or I/O error (exit 2).
+func Code(err error, stderr io.Writer) int { return CodeAs("error", err, stderr) }
+
+// CodeAs is Code printing "name: …", for a server whose log reads better
+// with its name.
+func CodeAs(name string, err error, stderr io.Writer) int {
 	if err == nil {
 		return ExitOK
 	}
 	var ee *ExitError
 	if errors.As(err, &ee) {
 		if !ee.Silent && ee.Err != nil {
-			fmt.Fprintln(stderr, "error:", ee.Err)
+			fmt.Fprintf(stderr, "%s: %v\n", name, ee.Err)
 		}
 		return ee.Code
 	}
-	fmt.Fprintln(stderr, "error:", err)
+	fmt.Fprintf(stderr, "%s: %v\n", name, err)
 	return ExitUsage
+}
+
+// ParseFlags parses args into fs. -h and --help are not errors (exit 0);
+// the flag package has printed the usage or the error already.
+func ParseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return &ExitError{Code: ExitOK, Silent: true}
+		}
+		return &ExitError{Code: ExitUsage, Err: err, Silent: true}
+	}
+	return nil
+}
+
+// ParseArgs parses flags placed anywhere among the positional arguments,
+// as ParseFlags does, and returns the positional ones; after "--" every
+// argument is positional.
+func ParseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := ParseFlags(fs, args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if i := len(args) - len(rest); i > 0 && args[i-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
 }
 
 // FindRoot returns the apps repository holding path: the nearest folder at
@@ -118,62 +157,21 @@ func rel(dir string) string {
 	return dir
 }
 
-// Reporter prints spec problems.
+// Reporter prints spec problems the way render validate does.
 type Reporter struct {
 	Format string // text or json
 	Out    io.Writer
 	Getenv func(string) string
 }
 
-type jsonProblem struct {
-	File     string `json:"file"`
-	Line     int    `json:"line"`
-	Column   int    `json:"column"`
-	Path     string `json:"path,omitempty"`
-	Message  string `json:"message"`
-	Severity string `json:"severity"`
-}
-
-// Report prints the problems and a summary; in GitHub Actions every problem
-// is also an annotation on its line.
+// Report prints the problems: in text one a line, in JSON one object with
+// them, whether they leave the specs valid, and the summary's entries; in
+// GitHub Actions every problem is also an annotation on its line.
 func (r *Reporter) Report(ps spec.Problems, summary map[string]any) error {
-	if r.Getenv != nil && r.Getenv("GITHUB_ACTIONS") == "true" {
-		gh := githubactions.New(githubactions.WithWriter(r.Out), githubactions.WithGetenv(r.Getenv))
-		for _, p := range ps {
-			a := gh.WithFieldsMap(map[string]string{
-				"file": p.File, "line": strconv.Itoa(p.Pos.Line), "col": strconv.Itoa(p.Pos.Col), "title": p.Path,
-			})
-			if p.Severity == spec.SeverityWarning {
-				a.Warningf("%s", p.Message)
-			} else {
-				a.Errorf("%s", p.Message)
-			}
-		}
-	}
-	switch r.Format {
-	case "json":
-		out := map[string]any{"valid": !ps.HasErrors(), "problems": []jsonProblem{}}
-		for k, v := range summary {
-			out[k] = v
-		}
-		list := make([]jsonProblem, 0, len(ps))
-		for _, p := range ps {
-			sev := string(p.Severity)
-			if sev == "" {
-				sev = string(spec.SeverityError)
-			}
-			list = append(list, jsonProblem{p.File, p.Pos.Line, p.Pos.Col, p.Path, p.Message, sev})
-		}
-		out["problems"] = list
-		enc := json.NewEncoder(r.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
-	default:
-		for _, p := range ps {
-			if _, err := fmt.Fprintln(r.Out, p.Error()); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
+	ds := ps.Diagnostics()
+	doc := map[string]any{"valid": !ps.HasErrors()}
+	maps.Copy(doc, summary)
+	doc["problems"] = ds
+	w := &diag.Writer{Format: r.Format, Out: r.Out, Getenv: r.Getenv}
+	return w.Write(diag.Output{Diagnostics: ds, JSON: doc})
 }

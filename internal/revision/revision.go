@@ -6,9 +6,7 @@ package revision
 
 import (
 	"context"
-	"os"
 	"path"
-	"path/filepath"
 
 	"github.com/fleetwright/fleetwright/internal/gitrepo"
 	"github.com/fleetwright/fleetwright/internal/spec"
@@ -19,7 +17,7 @@ import (
 // commit that touches neither changes none of the app's files. It returns
 // nil outside Git or before the first commit.
 func Specs(ctx context.Context, root, ref string, repo *spec.Repo) (func(*spec.LoadedApp) string, error) {
-	top, rel, ok := GitTop(root)
+	top, rel, ok := gitrepo.FindTop(root)
 	if !ok {
 		return nil, nil
 	}
@@ -64,26 +62,4 @@ func Specs(ctx context.Context, root, ref string, repo *spec.Repo) (func(*spec.L
 		}
 		return newest.Hash
 	}, nil
-}
-
-// GitTop finds the Git work tree holding dir and dir's slash path in it.
-func GitTop(dir string) (top, rel string, ok bool) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", "", false
-	}
-	for d := abs; ; {
-		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
-			r, err := filepath.Rel(d, abs)
-			if err != nil {
-				return "", "", false
-			}
-			return d, filepath.ToSlash(r), true
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			return "", "", false
-		}
-		d = parent
-	}
 }

@@ -6,15 +6,17 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/fleetwright/fleetwright/internal/diag"
 )
 
 // Severity of a problem.
-type Severity string
+type Severity = diag.Severity
 
 // Severities.
 const (
-	SeverityError   Severity = "error"
-	SeverityWarning Severity = "warning"
+	SeverityError   = diag.Error
+	SeverityWarning = diag.Warning
 )
 
 // Problem is one thing wrong with a spec, pointing into the user's file.
@@ -28,17 +30,26 @@ type Problem struct {
 
 // Error formats the problem as file:line:col: path: message.
 func (p *Problem) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s:%d:%d: ", p.File, p.Pos.Line, p.Pos.Col)
-	if p.Severity == SeverityWarning {
-		b.WriteString("warning: ")
+	d := p.Diagnostic()
+	return d.String()
+}
+
+// Diagnostic is the problem as the commands print it; a problem without a
+// severity is an error.
+func (p *Problem) Diagnostic() diag.Diagnostic {
+	return diag.Diagnostic{
+		File: p.File, Line: p.Pos.Line, Column: p.Pos.Col, Path: p.Path, Message: p.Message,
+		Severity: cmp.Or(p.Severity, SeverityError),
 	}
-	if p.Path != "" {
-		b.WriteString(p.Path)
-		b.WriteString(": ")
+}
+
+// Diagnostics returns the problems as the commands print them.
+func (ps Problems) Diagnostics() []diag.Diagnostic {
+	out := make([]diag.Diagnostic, len(ps))
+	for i, p := range ps {
+		out[i] = p.Diagnostic()
 	}
-	b.WriteString(p.Message)
-	return b.String()
+	return out
 }
 
 // Problems is a list of problems, itself an error when it holds an error.

@@ -2,8 +2,6 @@ package spec
 
 import (
 	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -11,10 +9,8 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 
-	"github.com/fleetwright/fleetwright/internal/hint"
+	"github.com/fleetwright/fleetwright/internal/diag"
 	"github.com/fleetwright/fleetwright/schema"
 )
 
@@ -92,79 +88,32 @@ func (s *schemas) check(sch *jsonschema.Schema, doc *Document, ps *Problems) {
 	if err == nil {
 		return
 	}
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
-		ps.Add(doc, nil, "%v", err)
-		return
-	}
-	s.leaves(ve, doc, ps)
-}
-
-func (s *schemas) leaves(ve *jsonschema.ValidationError, doc *Document, ps *Problems) {
-	// A oneOf over simple types (quantities) gets one message instead of one
-	// per branch.
-	if k, ok := ve.ErrorKind.(*kind.OneOf); ok && k.Subschemas == nil {
-		path := toPath(ve.InstanceLocation)
-		ps.Add(doc, path, "must be a quantity such as 100m, 0.5 or 128Mi")
-		return
-	}
-	if len(ve.Causes) > 0 {
-		for _, c := range ve.Causes {
-			s.leaves(c, doc, ps)
-		}
-		return
-	}
-	path := toPath(ve.InstanceLocation)
-	switch k := ve.ErrorKind.(type) {
-	case *kind.AdditionalProperties:
-		loc := strings.TrimSuffix(ve.SchemaURL, "/additionalProperties")
-		for _, name := range k.Properties {
-			msg := fmt.Sprintf("unknown field %q", name)
-			if sug := suggest(name, s.props[loc]); sug != "" {
+	for _, e := range diag.Schema(err) {
+		path := toPath(e.Path)
+		switch k := e.Kind.(type) {
+		case *kind.OneOf:
+			// The only oneOf over simple types is a quantity's.
+			if k.Subschemas == nil {
+				ps.Add(doc, path, "must be a quantity such as 100m, 0.5 or 128Mi")
+				continue
+			}
+		case *kind.AdditionalProperties:
+			loc := strings.TrimSuffix(e.SchemaURL, "/additionalProperties")
+			msg := e.Message
+			if sug := suggest(e.Name, s.props[loc]); sug != "" {
 				msg += fmt.Sprintf("; did you mean %q?", sug)
 			} else if len(s.props[loc]) > 0 {
 				msg += "; known fields: " + strings.Join(s.props[loc], ", ")
 			}
-			ps.AddKey(doc, path.Child(name), "%s", msg)
+			ps.AddKey(doc, path.Child(e.Name), "%s", msg)
+			continue
+		case *kind.Pattern:
+			if len(path) > 0 && fmt.Sprint(path[len(path)-1]) == "timeout" {
+				ps.Add(doc, path, "%q is not a duration such as 90s, 15m or 1h30m", k.Got)
+				continue
+			}
 		}
-	case *kind.Required:
-		for _, name := range k.Missing {
-			ps.Add(doc, path, "missing required field %q", name)
-		}
-	case *kind.Type:
-		ps.Add(doc, path, "must be %s, not %s", hint.TypeName(strings.Join(k.Want, " or ")), hint.TypeName(k.Got))
-	case *kind.Enum:
-		want := make([]string, len(k.Want))
-		for i, w := range k.Want {
-			want[i] = fmt.Sprint(w)
-		}
-		ps.Add(doc, path, "must be one of %s; got %s", strings.Join(want, ", "), display(k.Got))
-	case *kind.Minimum:
-		ps.Add(doc, path, "must be ≥ %s; got %s", hint.Number(k.Want), hint.Number(k.Got))
-	case *kind.Maximum:
-		ps.Add(doc, path, "must be ≤ %s; got %s", hint.Number(k.Want), hint.Number(k.Got))
-	case *kind.MinLength:
-		if k.Want == 1 {
-			ps.Add(doc, path, "must not be empty")
-		} else {
-			ps.Add(doc, path, "must be at least %d characters long", k.Want)
-		}
-	case *kind.MaxLength:
-		ps.Add(doc, path, "must be at most %d characters long; got %d", k.Want, k.Got)
-	case *kind.MinItems:
-		ps.Add(doc, path, "must have at least %d items", k.Want)
-	case *kind.Pattern:
-		last := ""
-		if len(path) > 0 {
-			last = fmt.Sprint(path[len(path)-1])
-		}
-		if last == "timeout" {
-			ps.Add(doc, path, "%q is not a duration such as 90s, 15m or 1h30m", k.Got)
-		} else {
-			ps.Add(doc, path, "%q does not match %s", k.Got, k.Want)
-		}
-	default:
-		ps.Add(doc, path, "%s", ve.ErrorKind.LocalizedString(message.NewPrinter(language.English)))
+		ps.Add(doc, path, "%s", e.Message)
 	}
 }
 
@@ -178,15 +127,4 @@ func toPath(loc []string) Path {
 		}
 	}
 	return p
-}
-
-func display(v any) string {
-	switch v := v.(type) {
-	case string:
-		return strconv.Quote(v)
-	case nil:
-		return "nothing"
-	}
-	b, _ := json.Marshal(v)
-	return string(b)
 }

@@ -3,17 +3,14 @@ package template
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 
+	"github.com/fleetwright/fleetwright/internal/diag"
 	"github.com/fleetwright/fleetwright/internal/hint"
 )
 
@@ -102,75 +99,44 @@ func (t *Template) check(given map[string]any, partial bool) []ParamError {
 	if err == nil {
 		return nil
 	}
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
-		return []ParamError{{Message: err.Error()}}
-	}
 	var out []ParamError
-	t.leaves(ve, partial, &out)
-	slices.SortStableFunc(out, func(a, b ParamError) int { return strings.Compare(a.Param, b.Param) })
-	return out
-}
-
-func (t *Template) leaves(ve *jsonschema.ValidationError, partial bool, out *[]ParamError) {
-	if len(ve.Causes) > 0 {
-		for _, c := range ve.Causes {
-			t.leaves(c, partial, out)
+	for _, e := range diag.Schema(err) {
+		param := ""
+		if len(e.Path) > 0 {
+			param = e.Path[0]
 		}
-		return
-	}
-	param := ""
-	if len(ve.InstanceLocation) > 0 {
-		param = ve.InstanceLocation[0]
-	}
-	switch k := ve.ErrorKind.(type) {
-	case *kind.Required:
-		if partial {
-			return
-		}
-		for _, name := range k.Missing {
-			msg := fmt.Sprintf("missing required parameter %q", name)
-			if p := t.Param(name); p != nil && p.Description != "" {
+		switch k := e.Kind.(type) {
+		case *kind.Required:
+			if partial {
+				continue
+			}
+			msg := fmt.Sprintf("missing required parameter %q", e.Name)
+			if p := t.Param(e.Name); p != nil && p.Description != "" {
 				msg += " (" + p.Description + ")"
 			}
-			*out = append(*out, ParamError{Param: name, Message: msg})
-		}
-	case *kind.AdditionalProperties:
-		for _, name := range k.Properties {
-			msg := fmt.Sprintf("template %s has no parameter %q", t.Name, name)
+			out = append(out, ParamError{Param: e.Name, Message: msg})
+		case *kind.AdditionalProperties:
+			msg := fmt.Sprintf("template %s has no parameter %q", t.Name, e.Name)
 			names := t.ParamNames()
-			if sug := suggest(name, names); sug != "" {
+			if sug := suggest(e.Name, names); sug != "" {
 				msg += fmt.Sprintf("; did you mean %q?", sug)
 			} else if len(names) > 0 {
 				msg += "; it takes " + strings.Join(names, ", ")
 			}
-			*out = append(*out, ParamError{Param: name, Unknown: true, Message: msg})
+			out = append(out, ParamError{Param: e.Name, Unknown: true, Message: msg})
+		case *kind.Enum:
+			// Parameters are typed: quote the choices to show their type.
+			want := make([]string, len(k.Want))
+			for i, w := range k.Want {
+				want[i] = diag.Display(w)
+			}
+			out = append(out, ParamError{Param: param, Message: fmt.Sprintf("must be one of %s; got %s", strings.Join(want, ", "), diag.Display(k.Got))})
+		default:
+			out = append(out, ParamError{Param: param, Message: e.Message})
 		}
-	case *kind.Type:
-		*out = append(*out, ParamError{Param: param, Message: fmt.Sprintf("must be %s, not %s", hint.TypeName(strings.Join(k.Want, " or ")), hint.TypeName(k.Got))})
-	case *kind.Enum:
-		want := make([]string, len(k.Want))
-		for i, w := range k.Want {
-			want[i] = display(w)
-		}
-		*out = append(*out, ParamError{Param: param, Message: fmt.Sprintf("must be one of %s; got %s", strings.Join(want, ", "), display(k.Got))})
-	case *kind.Minimum:
-		*out = append(*out, ParamError{Param: param, Message: fmt.Sprintf("must be ≥ %s; got %s", hint.Number(k.Want), hint.Number(k.Got))})
-	case *kind.Maximum:
-		*out = append(*out, ParamError{Param: param, Message: fmt.Sprintf("must be ≤ %s; got %s", hint.Number(k.Want), hint.Number(k.Got))})
-	case *kind.Pattern:
-		*out = append(*out, ParamError{Param: param, Message: fmt.Sprintf("%q does not match %s", k.Got, k.Want)})
-	default:
-		*out = append(*out, ParamError{Param: param, Message: ve.ErrorKind.LocalizedString(message.NewPrinter(language.English))})
 	}
-}
-
-func display(v any) string {
-	if s, ok := v.(string); ok {
-		return strconv.Quote(s)
-	}
-	b, _ := json.Marshal(v)
-	return string(b)
+	slices.SortStableFunc(out, func(a, b ParamError) int { return strings.Compare(a.Param, b.Param) })
+	return out
 }
 
 // suggest returns the candidate closest to s when it is close enough.

@@ -39,9 +39,12 @@ func LoadApps(ctx context.Context, root, ref, display string) (*spec.Repo, spec.
 		repo, ps := loader.Load(os.DirFS(root))
 		return repo, ps, nil
 	}
-	gitRoot, sub, err := findGitRoot(root)
-	if err != nil {
-		return nil, nil, err
+	gitRoot, sub, ok := gitrepo.FindTop(root)
+	if !ok {
+		return nil, nil, fmt.Errorf("%s is not inside a Git work tree", root)
+	}
+	if sub == "." {
+		sub = ""
 	}
 	g, err := gitrepo.Open(gitRoot)
 	if err != nil {
@@ -64,24 +67,6 @@ func LoadApps(ctx context.Context, root, ref, display string) (*spec.Repo, spec.
 	}
 	repo, ps := loader.LoadFiles(files)
 	return repo, ps, nil
-}
-
-// findGitRoot returns the work tree holding dir and dir's slash path in it.
-func findGitRoot(dir string) (root, sub string, err error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", "", err
-	}
-	for d := abs; ; {
-		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
-			return d, relSlash(d, abs), nil
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			return "", "", fmt.Errorf("%s is not inside a Git work tree", dir)
-		}
-		d = parent
-	}
 }
 
 // desiredFleet renders the specs the way render does. Images that render

@@ -2,31 +2,21 @@ package verify
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
-	"strings"
 	"sync"
+
+	"github.com/fleetwright/fleetwright/internal/diag"
 )
 
 // Severity of a finding.
-type Severity string
+type Severity = diag.Severity
 
 // Severities. Only errors fail a run; infos say what was skipped.
 const (
-	SeverityError   Severity = "error"
-	SeverityWarning Severity = "warning"
-	SeverityInfo    Severity = "info"
+	SeverityError   = diag.Error
+	SeverityWarning = diag.Warning
+	SeverityInfo    = diag.Info
 )
-
-func (s Severity) rank() int {
-	switch s {
-	case SeverityError:
-		return 0
-	case SeverityWarning:
-		return 1
-	}
-	return 2
-}
 
 // Check names a family of findings.
 type Check string
@@ -88,28 +78,16 @@ const (
 
 // String formats the finding as file:line: Kind/name: field: message.
 func (f *Finding) String() string {
-	var b strings.Builder
-	if f.File != "" {
-		b.WriteString(f.File)
-		if f.Line > 0 {
-			fmt.Fprintf(&b, ":%d", f.Line)
-		}
-		b.WriteString(": ")
+	d := f.Diagnostic()
+	return d.Text(diag.LineOnly)
+}
+
+// Diagnostic is the finding as verify prints it, its diff as the detail.
+func (f *Finding) Diagnostic() diag.Diagnostic {
+	return diag.Diagnostic{
+		File: f.File, Line: f.Line, Column: f.Column, Path: f.Field, Message: f.Message,
+		Severity: f.Severity, Object: f.Object, Code: string(f.Check), Detail: f.Diff,
 	}
-	if f.Severity != SeverityError {
-		b.WriteString(string(f.Severity))
-		b.WriteString(": ")
-	}
-	if f.Object != "" {
-		b.WriteString(f.Object)
-		b.WriteString(": ")
-	}
-	if f.Field != "" {
-		b.WriteString(f.Field)
-		b.WriteString(": ")
-	}
-	b.WriteString(f.Message)
-	return b.String()
 }
 
 // sortFindings orders findings by file, line, column, check and message,
@@ -119,7 +97,7 @@ func sortFindings(fs []Finding) []Finding {
 		return cmp.Or(
 			cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column),
 			cmp.Compare(a.Check, b.Check), cmp.Compare(a.Object, b.Object), cmp.Compare(a.Field, b.Field),
-			cmp.Compare(a.Message, b.Message), cmp.Compare(a.Severity.rank(), b.Severity.rank()),
+			cmp.Compare(a.Message, b.Message), cmp.Compare(a.Severity.Rank(), b.Severity.Rank()),
 		)
 	})
 	return slices.CompactFunc(fs, func(a, b Finding) bool {
