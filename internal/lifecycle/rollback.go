@@ -74,7 +74,19 @@ func Rollback(ctx context.Context, o Options, to string) (*Change, error) {
 	if dep != nil {
 		what = fmt.Sprintf("deployment %d (%s)", dep.ID, short(hash))
 	}
-	target := info[0]
+	return w.done(&Change{
+		Write:   write,
+		Remove:  remove,
+		Subject: fmt.Sprintf("rollback %s to %s", appName(a), what),
+		Body:    rollbackBody(dir, hash, info[0], dep),
+		Done:    fmt.Sprintf("restored %s to %s (%s/)", appName(a), what, w.display(dir)),
+	})
+}
+
+// rollbackBody is the body of the commit message that restores dir as it
+// was at the commit hash (described by target), which dep deployed (when
+// known).
+func rollbackBody(dir, hash string, target gitrepo.Commit, dep *webhook.DeploymentView) string {
 	var body strings.Builder
 	fmt.Fprintf(&body, "Restores %s/ as it was at commit %s:\n", dir, hash)
 	fmt.Fprintf(&body, "    %s (%s, %s)\n", target.Subject, target.Author.Name, target.Author.When.UTC().Format("2006-01-02 15:04:05Z"))
@@ -82,13 +94,7 @@ func Rollback(ctx context.Context, o Options, to string) (*Change, error) {
 		fmt.Fprintf(&body, "That spec was deployed as deployment %d (fleet revision %s, phase %s).\n", dep.ID, dep.Revision, dep.Phase)
 	}
 	fmt.Fprintf(&body, "\nRollback-To: %s", hash)
-	return w.done(&Change{
-		Write:   write,
-		Remove:  remove,
-		Subject: fmt.Sprintf("rollback %s to %s", appName(a), what),
-		Body:    body.String(),
-		Done:    fmt.Sprintf("restored %s to %s (%s/)", appName(a), what, w.display(dir)),
-	})
+	return body.String()
 }
 
 // findDeployment finds the deployment whose id is the number id among
