@@ -24,7 +24,7 @@ type Options struct {
 	// Getenv reads GIT_AUTHOR_NAME, GIT_AUTHOR_EMAIL and GITHUB_ACTIONS
 	// when Apply picks a commit author (default: none set).
 	Getenv func(string) string
-	// Now dates commits (default: the time of day).
+	// Now dates commits (default: time.Now).
 	Now func() time.Time
 	// Logger receives warnings and the progress of Git (default: discard).
 	Logger *slog.Logger
