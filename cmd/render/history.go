@@ -4,35 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/fleetwright/fleetwright/internal/cli"
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/lifecycle"
 )
-
-// revision is one commit that changed an app's spec.
-type revision struct {
-	Commit      string    `json:"commit"`
-	Author      string    `json:"author"`
-	AuthorEmail string    `json:"author_email"`
-	Date        time.Time `json:"date"`
-	Subject     string    `json:"subject"`
-	Message     string    `json:"message"`
-	// Deployments lists the ids of the webhook's deployments of this spec
-	// revision, newest first.
-	Deployments []int64 `json:"deployments,omitempty"`
-}
-
-type historyOut struct {
-	App         string       `json:"app"`
-	File        string       `json:"file"`
-	Paths       []string     `json:"paths"`
-	Revisions   []revision   `json:"revisions"`
-	Deployments []deployment `json:"deployments,omitempty"`
-}
 
 func runHistory(ctx context.Context, args []string, io stdio) error {
 	fs := newFlags("render history", io)
@@ -50,66 +27,23 @@ func runHistory(ctx context.Context, args []string, io stdio) error {
 	if *format != "text" && *format != "json" {
 		return cli.Usagef("--format must be text or json")
 	}
-	client, err := wf.client()
-	if err != nil {
+	o := lifecycleOptions(io, *repoDir, pos[0])
+	if o.Deployments, err = wf.deployments(); err != nil {
 		return err
 	}
-	w, a, err := openApp(*repoDir, pos[0])
+	h, err := lifecycle.ReadHistory(ctx, o, *limit)
 	if err != nil {
-		return err
-	}
-	g, _, rel, err := w.openGit(io)
-	if err != nil {
-		return err
-	}
-	defer g.Close()
-
-	// The app's folder, and its template's, make what it renders.
-	paths := []string{path.Dir(a.File)}
-	if a.Spec.Template != nil {
-		paths = append(paths, spec.TemplateDir(a.Spec.Template.Name))
-	}
-	gitPaths := make([]string, len(paths))
-	for i, p := range paths {
-		gitPaths[i] = path.Join(rel, p)
-	}
-	commits, err := g.History(ctx, "HEAD", *limit, gitPaths...)
-	if err != nil {
-		return &cli.ExitError{Code: cli.ExitFailed, Err: err}
-	}
-	out := historyOut{App: appName(a), File: w.display(a.File), Paths: paths, Revisions: []revision{}}
-	for _, c := range commits {
-		out.Revisions = append(out.Revisions, revision{
-			Commit: c.Hash, Author: c.Author.Name, AuthorEmail: c.Author.Email, Date: c.Author.When.UTC(),
-			Subject: c.Subject, Message: strings.TrimRight(c.Message, "\n"),
-		})
-	}
-	if client != nil {
-		deps, err := client.deployments(ctx, a.Project, a.Spec.Name, *limit)
-		if err != nil {
-			return &cli.ExitError{Code: cli.ExitFailed, Err: err}
-		}
-		out.Deployments = deps
-		for i := range out.Revisions {
-			for _, d := range deps {
-				if d.SpecRevision != "" && d.SpecRevision == out.Revisions[i].Commit {
-					out.Revisions[i].Deployments = append(out.Revisions[i].Deployments, d.ID)
-				}
-			}
-		}
-		if out.Deployments == nil {
-			out.Deployments = []deployment{}
-		}
+		return lifecycleError(err, "text", io)
 	}
 	if *format == "json" {
 		enc := json.NewEncoder(io.out)
 		enc.SetIndent("", "  ")
-		return enc.Encode(out)
+		return enc.Encode(h)
 	}
-	return printHistory(io, out, client != nil)
+	return printHistory(io, h, o.Deployments != nil)
 }
 
-func printHistory(io stdio, h historyOut, withDeployments bool) error {
+func printHistory(io stdio, h *lifecycle.History, withDeployments bool) error {
 	fmt.Fprintf(io.out, "%s (%s)\n\nREVISIONS\n", h.App, strings.Join(h.Paths, ", "))
 	tw := tabwriter.NewWriter(io.out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "COMMIT\tDATE\tAUTHOR\tDEPLOYED\tMESSAGE")
@@ -155,6 +89,8 @@ func printHistory(io stdio, h historyOut, withDeployments bool) error {
 	}
 	return tw.Flush()
 }
+
+func short(hash string) string { return hash[:min(len(hash), 12)] }
 
 // shortRevision shortens a Flux revision such as main@sha1:<hash>.
 func shortRevision(r string) string {

@@ -1,19 +1,24 @@
 package main
 
 import (
+	"context"
 	"flag"
-	"io/fs"
-	"maps"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/fleetwright/fleetwright/internal/fleet"
+	"github.com/fleetwright/fleetwright/internal/gitrepo/gittest"
+	"github.com/fleetwright/fleetwright/internal/store"
+	"github.com/fleetwright/fleetwright/internal/webhook"
 )
+
+// The lifecycle verbs' logic is tested in internal/lifecycle; these tests
+// check their flags and what they print.
 
 // The -update flag rewrites golden files; it is defined here unless
 // another test file of the package defines it.
@@ -28,45 +33,9 @@ func updateGolden() bool {
 	return f != nil && f.Value.String() == "true"
 }
 
-// copyLifecycleRepo copies testdata/lifecycle/repo into a temporary folder.
-func copyLifecycleRepo(t *testing.T) string {
+func compareGolden(t *testing.T, name, got string) {
 	t.Helper()
-	root := t.TempDir()
-	writeFiles(t, root, readRepoFiles(t, "testdata/lifecycle/repo"))
-	return root
-}
-
-// readRepoFiles reads every file under root by slash path.
-func readRepoFiles(t *testing.T, root string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if d.Name() == ".git" {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		out[filepath.ToSlash(rel)] = string(b)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-func compareLifecycleGolden(t *testing.T, name, got string) {
-	t.Helper()
-	p := filepath.Join("testdata", "lifecycle", name)
+	p := filepath.Join("testdata", name)
 	if updateGolden() {
 		if err := os.WriteFile(p, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
@@ -81,176 +50,193 @@ func compareLifecycleGolden(t *testing.T, name, got string) {
 	}
 }
 
-// repoDiff is the unified diff between two trees.
-func repoDiff(before, after map[string]string) string {
-	var changes []fleet.Change
-	for _, p := range slices.Sorted(maps.Keys(before)) {
-		a, ok := after[p]
-		switch {
-		case !ok:
-			changes = append(changes, fleet.Change{Path: p, Op: fleet.Delete, Old: []byte(before[p])})
-		case a != before[p]:
-			changes = append(changes, fleet.Change{Path: p, Op: fleet.Update, Old: []byte(before[p]), New: []byte(a)})
+// copyLifecycleRepo copies the lifecycle package's test repository into a
+// temporary folder.
+func copyLifecycleRepo(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	src := filepath.Join("..", "..", "internal", "lifecycle", "testdata", "repo")
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
 		}
-	}
-	for _, p := range slices.Sorted(maps.Keys(after)) {
-		if _, ok := before[p]; !ok {
-			changes = append(changes, fleet.Change{Path: p, Op: fleet.Add, New: []byte(after[p])})
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
 		}
+		rel, _ := filepath.Rel(src, p)
+		writeFiles(t, root, map[string]string{filepath.ToSlash(rel): string(b)})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	return fleet.Diff(changes, "")
+	return root
 }
 
-// TestEditGolden runs each edit on the commented YAML spec and on the JSON
-// spec and compares the whole change to the repository, as a diff, with a
-// golden file: only the intended lines may change.
-func TestEditGolden(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name   string
-		before [][]string // run first, not part of the diff
-		args   []string
-		stdout string
-	}{
-		{name: "pause-yaml", args: []string{"pause", "shop/api"}, stdout: "paused shop/api"},
-		{name: "pause-json", args: []string{"pause", "web"}, stdout: "paused shop/web"},
-		{name: "resume-yaml", before: [][]string{{"pause", "api"}}, args: []string{"resume", "api"}, stdout: "resumed shop/api"},
-		{name: "resume-json", before: [][]string{{"pause", "web"}}, args: []string{"resume", "web"}, stdout: "resumed shop/web"},
-		{name: "scale-yaml", args: []string{"scale", "api", "server", "4"}, stdout: "scaled shop/api server to 4 replicas"},
-		{name: "scale-yaml-new-key", args: []string{"scale", "api", "worker", "3"}, stdout: "scaled shop/api worker to 3 replicas"},
-		{name: "scale-bounds-yaml", args: []string{"scale", "api", "server", "--min", "3", "--max", "20"}, stdout: "scaled shop/api server autoscaling to min 3, max 20 replicas"},
-		{name: "scale-bounds-yaml-new-map", args: []string{"scale", "api", "worker", "--min", "1", "--max", "4"}, stdout: "scaled shop/api worker autoscaling to min 1, max 4 replicas"},
-		{name: "scale-json", args: []string{"scale", "web", "frontend", "5"}, stdout: "scaled shop/web frontend to 5 replicas"},
-		{name: "scale-bounds-json", args: []string{"scale", "web", "frontend", "--max", "6", "--min", "2"}, stdout: "scaled shop/web frontend autoscaling to min 2, max 6 replicas"},
-		{name: "scale-template-parameter", args: []string{"scale", "jobs", "worker", "3"}, stdout: "scaled shop/jobs worker to 3 replicas"},
-		{name: "new-yaml", args: []string{"new", "blog", "--project", "shop", "--image", "nginx:1.27", "--port", "80", "--replicas", "2", "--host", "blog.example.com"}, stdout: "created"},
-		{name: "new-json", args: []string{"new", "--json", "status", "--project", "shop", "--dockerfile", "Dockerfile", "--port", "8080"}, stdout: "created"},
-		{name: "delete", args: []string{"delete", "reports"}, stdout: "deleted shop/reports"},
-		{name: "capture-yaml", args: []string{"template", "capture", "api", "api-stack", "--param", "image=components[server].workload_spec.image", "--param", "replicas=components[server].workload_spec.replicas", "--param", "host=components[server].workload_spec.ingress.host"}, stdout: "wrote"},
-		{name: "capture-json", args: []string{"template", "capture", "shop/web", "web-stack", "--param", "replicas=$.components[frontend].workload_spec.replicas", "--version", "0.1.0"}, stdout: "wrote"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			root := copyLifecycleRepo(t)
-			for _, b := range tt.before {
-				if r := runCmd(t, nil, append(b, "--repo", root)...); r.code != 0 {
-					t.Fatalf("%v: exit %d\n%s", b, r.code, r.stderr)
-				}
-			}
-			before := readRepoFiles(t, root)
-			r := runCmd(t, nil, append(tt.args, "--repo", root)...)
-			if r.code != 0 {
-				t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
-			}
-			if !strings.Contains(r.stdout, tt.stdout) {
-				t.Errorf("stdout %q does not say %q", r.stdout, tt.stdout)
-			}
-			after := readRepoFiles(t, root)
-			compareLifecycleGolden(t, tt.name+".diff", repoDiff(before, after))
-			// The result is valid.
-			if v := runCmd(t, nil, "validate", root); v.code != 0 {
-				t.Errorf("the edited repository is invalid:\n%s", v.stdout)
-			}
-		})
-	}
-}
-
-// TestPauseResumeRestores checks that resuming after pausing gives back
-// the file byte for byte.
-func TestPauseResumeRestores(t *testing.T) {
-	t.Parallel()
+// gitLifecycleRepo is copyLifecycleRepo committed, then scaled by render
+// with --commit: two revisions of shop/api with fixed hashes.
+func gitLifecycleRepo(t *testing.T) string {
+	t.Helper()
 	root := copyLifecycleRepo(t)
-	before := readRepoFiles(t, root)
-	for _, args := range [][]string{{"pause", "api"}, {"pause", "web"}, {"resume", "api"}, {"resume", "web"}} {
-		if r := runCmd(t, nil, append(args, "--repo", root)...); r.code != 0 {
-			t.Fatalf("%v: exit %d\n%s", args, r.code, r.stderr)
-		}
+	gittest.Git(t, root, "init", "--quiet", "--initial-branch=main")
+	gittest.Git(t, root, "add", "--all")
+	gittest.GitEnv(t, root, []string{"GIT_AUTHOR_NAME=Carol", "GIT_AUTHOR_EMAIL=carol@example.com", "GIT_AUTHOR_DATE=2025-03-01T12:00:00Z", "GIT_COMMITTER_DATE=2025-03-01T12:00:00Z"},
+		"commit", "--quiet", "-m", "initial specs")
+	if r := runCmd(t, map[string]string{"SOURCE_DATE_EPOCH": "1740834000"}, "scale", "api", "server", "4", "--commit", "--author", "Ann <ann@example.com>", "--repo", root); r.code != 0 {
+		t.Fatalf("scale: exit %d\n%s", r.code, r.stderr)
 	}
-	if d := repoDiff(before, readRepoFiles(t, root)); d != "" {
-		t.Errorf("pause then resume changed the repository:\n%s", d)
-	}
-	r := runCmd(t, nil, "resume", "api", "--repo", root)
-	if r.code != 0 || !strings.Contains(r.stdout, "not paused") {
-		t.Errorf("resume of a running app: exit %d, %q", r.code, r.stdout)
-	}
+	return root
 }
 
-// TestInvalidChangeWritesNothing runs edits whose result is invalid and
-// checks that they fail and leave every file as it was.
-func TestInvalidChangeWritesNothing(t *testing.T) {
+func TestLifecycleOutput(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name   string
 		args   []string
 		code   int
-		stderr string
+		stdout string // ROOT stands for the repository
+		stderr string // in stderr
 	}{
-		{"too many replicas", []string{"scale", "api", "server", "5000"}, 1, "components[1].workload_spec.replicas: must be ≤ 1000; got 5000"},
-		{"min above max", []string{"scale", "web", "frontend", "--min", "9", "--max", "3"}, 1, "min_replicas (9) is greater than max_replicas (3)"},
-		{"autoscaling without max", []string{"scale", "api", "worker", "--min", "2"}, 1, `missing required field "max_replicas"`},
-		{"bad app name", []string{"new", "Blog", "--project", "shop", "--image", "nginx"}, 1, "apps/shop/Blog/app.yaml:2:7: name: must consist of lowercase letters"},
-		{"replicas not a number", []string{"scale", "jobs", "worker", "x"}, 2, "REPLICAS must be a whole number ≥ 0, got \"x\""},
-		{"delete with users", []string{"delete", "api"}, 1, "apps/shop/web/app.json:13:45: components[0].workload_spec.env[0].export_ref: API_URL of shop/web (server.url)"},
-		{"unknown app", []string{"pause", "apy"}, 1, `no app "apy"`},
-		{"unknown component", []string{"scale", "api", "cache", "2"}, 1, `shop/api has no component "cache"; its workloads: server, worker`},
-		{"addon", []string{"scale", "api", "db", "2"}, 1, `component "db" is an addon`},
-		{"template value not a parameter", []string{"scale", "jobs", "worker", "--min", "1", "--max", "2"}, 1, "is not a parameter"},
-		{"existing app", []string{"new", "api", "--project", "shop", "--image", "x"}, 1, "already exists"},
-		{"capture of a template app", []string{"template", "capture", "jobs", "x"}, 1, "already uses template worker"},
+		{name: "pause", args: []string{"pause", "api"}, stdout: "paused shop/api (ROOT/apps/shop/api/app.yaml)\n"},
+		{name: "nothing to do", args: []string{"resume", "api"}, stdout: "shop/api is already running (not paused); nothing to do\n"},
+		{name: "warning", args: []string{"scale", "api", "server", "3"}, stdout: "scaled shop/api server to 3 replicas (ROOT/apps/shop/api/app.yaml)\n",
+			stderr: "warning: shop/api server autoscales; replicas counts only while the app is paused (use --min/--max for the autoscaler)\n"},
+		{name: "dry run", args: []string{"scale", "api", "server", "4", "--dry-run"},
+			stdout: "--- apps/shop/api/app.yaml\n+++ apps/shop/api/app.yaml\n@@ -18,7 +18,7 @@\n     depends_on: [db]\n     workload_spec:\n       image: \"myorg/api:1.4.0\"   # bumped by CI\n-      replicas: 2                # enough for now\n+      replicas: 4                # enough for now\n       port: 8000\n       env:\n         - {name: DATABASE_URL, export_ref: {component: db, export_key: connection_string}}\n",
+			stderr: "warning: shop/api server autoscales"},
+		{name: "invalid", args: []string{"scale", "api", "server", "5000"}, code: 1,
+			stderr: "ROOT/apps/shop/api/app.yaml:21:17: components[1].workload_spec.replicas: must be ≤ 1000; got 5000\nrender: the change would make the specs invalid; nothing was written\n"},
+		{name: "invalid json", args: []string{"scale", "api", "server", "5000", "--format", "json"}, code: 1, stderr: `"path": "components[1].workload_spec.replicas"`},
+		{name: "in use", args: []string{"delete", "api"}, code: 1,
+			stderr: "render: shop/api cannot be deleted: other apps use its exports:\n  ROOT/apps/shop/web/app.json:13:45: components[0].workload_spec.env[0].export_ref: API_URL of shop/web (server.url)\n"},
+		{name: "capture", args: []string{"template", "capture", "api", "st", "--param", "image=components[server].workload_spec.image", "--version", "2.0.0"},
+			stdout: "wrote ROOT/templates/st/template.yaml with 1 parameter(s)\nan app uses it with:\n  template:\n    name: st\n    version: 2.0.0\n    parameters:\n      image: myorg/api:1.4.0   # string\n"},
+		{name: "capture dry run", args: []string{"template", "capture", "api", "st", "--dry-run"}, stdout: "--- /dev/null\n+++ templates/st/template.yaml\n"},
+		{name: "refused", args: []string{"pause", "apy"}, code: 1, stderr: "error: no app \"apy\" in ROOT; did you mean \"shop/api\"?\n"},
+		{name: "malformed app", args: []string{"pause", "a//b"}, code: 2, stderr: `error: "a//b" is not an app`},
+		{name: "scale usage", args: []string{"scale", "api"}, code: 2, stderr: "usage: render scale APP COMPONENT REPLICAS"},
+		{name: "replicas", args: []string{"scale", "api", "server", "x"}, code: 2, stderr: `REPLICAS must be a whole number ≥ 0, got "x"`},
+		{name: "image or dockerfile", args: []string{"new", "x", "--image", "a", "--dockerfile", "b"}, code: 2, stderr: "give one of --image or --dockerfile"},
+		{name: "ingress port", args: []string{"new", "x", "--image", "a", "--host", "x.example.com"}, code: 2, stderr: "an ingress needs --port"},
+		{name: "rollback usage", args: []string{"rollback", "api"}, code: 2, stderr: "usage: render rollback"},
+		{name: "webhook URL", args: []string{"rollback", "api", "--to", "HEAD", "--webhook", "ftp://x", "--token-file", "/nonexistent"}, code: 2, stderr: `error: --webhook must be an http(s) URL, got "ftp://x"`},
+		{name: "token without webhook", args: []string{"history", "api", "--token-file", "/nonexistent"}, code: 2, stderr: "--token-file needs --webhook"},
+		{name: "history format", args: []string{"history", "api", "--format", "xml"}, code: 2, stderr: "--format must be text or json"},
+		{name: "outside Git", args: []string{"rollback", "api", "--to", "HEAD"}, code: 2, stderr: "error: ROOT is not in a Git work tree\n"},
+		{name: "template usage", args: []string{"template", "bogus"}, code: 2, stderr: `unknown command "template bogus"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			root := copyLifecycleRepo(t)
-			before := readRepoFiles(t, root)
 			r := runCmd(t, nil, append(tt.args, "--repo", root)...)
 			if r.code != tt.code {
 				t.Errorf("exit %d, want %d\n%s%s", r.code, tt.code, r.stdout, r.stderr)
 			}
-			if !strings.Contains(r.stderr, tt.stderr) {
-				t.Errorf("stderr does not say %q:\n%s", tt.stderr, r.stderr)
+			if want := strings.ReplaceAll(tt.stdout, "ROOT", root); !strings.HasPrefix(r.stdout, want) || tt.stdout == "" && r.stdout != "" {
+				t.Errorf("stdout:\n%s\nwant:\n%s", r.stdout, want)
 			}
-			if d := repoDiff(before, readRepoFiles(t, root)); d != "" {
-				t.Errorf("a failed change wrote:\n%s", d)
+			if want := strings.ReplaceAll(tt.stderr, "ROOT", root); !strings.Contains(r.stderr, want) || tt.stderr == "" && r.stderr != "" {
+				t.Errorf("stderr:\n%s\nwant it to hold:\n%s", r.stderr, want)
 			}
 		})
 	}
 }
 
-func TestNewSchemaReference(t *testing.T) {
+func TestLifecycleCommitOutput(t *testing.T) {
 	t.Parallel()
-	// Inside a checkout that has schema/, a new spec points at it by
-	// relative path.
-	top := t.TempDir()
-	writeFiles(t, top, map[string]string{"schema/app.schema.json": "{}", "examples/platform.yaml": "apps_domain: example.com\n"})
-	r := runCmd(t, nil, "new", "hello", "--project", "demo", "--image", "nginx", "--repo", filepath.Join(top, "examples"))
-	if r.code != 0 {
-		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	root := gitLifecycleRepo(t)
+	env := map[string]string{"SOURCE_DATE_EPOCH": "1740844800"}
+	r := runCmd(t, env, "pause", "api", "--commit", "--author", "Bob <bob@example.com>", "--repo", root)
+	head := strings.TrimSpace(gittest.Git(t, root, "rev-parse", "HEAD"))
+	if want := "paused shop/api (" + root + "/apps/shop/api/app.yaml)\ncommitted " + head[:12] + " pause shop/api\n"; r.code != 0 || r.stdout != want {
+		t.Errorf("exit %d, stdout:\n%s\nwant:\n%s%s", r.code, r.stdout, want, r.stderr)
 	}
-	b, err := os.ReadFile(filepath.Join(top, "examples/apps/demo/hello/app.yaml"))
-	if err != nil {
-		t.Fatal(err)
+	if r := runCmd(t, env, "pause", "shop/api", "--commit", "--author", "bad", "--repo", root); r.code != 0 || !strings.Contains(r.stdout, "already paused") {
+		t.Errorf("nothing to do: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	if want := "# yaml-language-server: $schema=../../../../schema/app.schema.json\n"; !strings.HasPrefix(string(b), want) {
-		t.Errorf("first line of %s, want %q", b, want)
+	if r := runCmd(t, env, "resume", "api", "--commit", "--author", "bad", "--repo", root); r.code != 2 || r.stderr != "error: --author must be 'Name <email>', got \"bad\"\n" {
+		t.Errorf("bad author: exit %d\n%s", r.code, r.stderr)
+	}
+	// The work tree's spec put back as it was before the pause: HEAD holds
+	// the change already.
+	writeFiles(t, root, map[string]string{"apps/shop/api/app.yaml": gittest.Git(t, root, "show", "HEAD~1:apps/shop/api/app.yaml")})
+	r = runCmd(t, env, "pause", "api", "--commit", "--author", "Bob <bob@example.com>", "--repo", root)
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "paused shop/api") || r.stderr != "HEAD already holds this change; nothing was committed\n" {
+		t.Errorf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
 
-func TestDryRun(t *testing.T) {
+// TestLifecycleNoAuthor changes HOME, so that no global Git configuration
+// names an author, and so does not run in parallel.
+func TestLifecycleNoAuthor(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	root := gitLifecycleRepo(t)
+	r := runCmd(t, nil, "pause", "api", "--commit", "--repo", root)
+	if want := "error: no commit author: pass --author 'Name <email>', or set git config user.name and user.email\n"; r.code != 2 || r.stderr != want {
+		t.Errorf("exit %d, stderr %q, want %q", r.code, r.stderr, want)
+	}
+}
+
+// TestHistoryOutput prints the history of an app with the deployments of
+// a real webhook server.
+func TestHistoryOutput(t *testing.T) {
 	t.Parallel()
-	root := copyLifecycleRepo(t)
-	before := readRepoFiles(t, root)
-	r := runCmd(t, nil, "scale", "api", "server", "4", "--dry-run", "--repo", root)
-	if r.code != 0 {
-		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	root := gitLifecycleRepo(t)
+	revs := strings.Fields(gittest.Git(t, root, "rev-list", "--reverse", "HEAD"))
+	ctx := context.Background()
+	st, err := store.OpenSQLite(ctx, filepath.Join(t.TempDir(), "history.db"), store.SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	want := "-      replicas: 2                # enough for now\n+      replicas: 4                # enough for now\n"
-	if !strings.Contains(r.stdout, want) {
-		t.Errorf("dry run printed:\n%s\nwant it to hold:\n%s", r.stdout, want)
+	t.Cleanup(func() { st.Close() })
+	t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	for i, rev := range revs {
+		at := t0.Add(time.Duration(i) * time.Hour)
+		fleetRev := "main@sha1:" + strings.Repeat(string(rune('a'+i)), 40)
+		if _, err := st.RecordEvents(ctx, []store.Event{{
+			DedupeKey: rev, ReceivedAt: at, EventTime: at,
+			Kind: "Kustomization", Namespace: "flux-system", Name: "shop-api-server",
+			Severity: "info", Reason: "ReconciliationSucceeded", Message: "Applied revision " + fleetRev,
+			Revision: fleetRev, Controller: "kustomize-controller",
+			Project: "shop", App: "api", Component: "server", SpecRevision: rev,
+			Health: store.HealthHealthy, Body: []byte(`{}`),
+		}}, at); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if d := repoDiff(before, readRepoFiles(t, root)); d != "" {
-		t.Errorf("a dry run wrote:\n%s", d)
+	srv, err := webhook.New(webhook.Config{Store: st, APIToken: "s3cret", RecheckInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() { ts.Close(); srv.Stop() })
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	writeFiles(t, filepath.Dir(tokenFile), map[string]string{"token": "s3cret\n"})
+
+	var got strings.Builder
+	for _, args := range [][]string{
+		{"history", "api"},
+		{"history", "api", "--webhook", ts.URL, "--token-file", tokenFile},
+		{"history", "api", "--webhook", ts.URL, "--token-file", tokenFile, "--format", "json", "--limit", "1"},
+	} {
+		r := runCmd(t, nil, append(args, "--repo", root)...)
+		if r.code != 0 {
+			t.Fatalf("%v: exit %d\n%s", args, r.code, r.stderr)
+		}
+		got.WriteString("$ render " + strings.Join(args, " ") + "\n" + r.stdout)
+	}
+	compareGolden(t, "history.txt", strings.NewReplacer(root, "ROOT", ts.URL, "WEBHOOK", tokenFile, "TOKEN").Replace(got.String()))
+
+	writeFiles(t, filepath.Dir(tokenFile), map[string]string{"bad": "n0t-the-t0ken"})
+	r := runCmd(t, nil, "history", "api", "--webhook", ts.URL, "--token-file", filepath.Join(filepath.Dir(tokenFile), "bad"), "--repo", root)
+	if r.code != 1 || r.stderr != "error: webhook: GET /api/v1/apps/shop/api/deployments: 401 Unauthorized: missing or wrong bearer token\n" {
+		t.Errorf("wrong token: exit %d\n%s", r.code, r.stderr)
+	}
+	if strings.Contains(got.String()+r.stderr, "s3cret") || strings.Contains(r.stderr, "n0t-the-t0ken") {
+		t.Error("a token was printed")
 	}
 }
 

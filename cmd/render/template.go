@@ -3,13 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"path"
-	"path/filepath"
 	"strings"
 
 	"github.com/fleetwright/fleetwright/internal/cli"
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/lifecycle"
 	"github.com/fleetwright/fleetwright/internal/specedit"
 	"github.com/fleetwright/fleetwright/internal/template"
 )
@@ -38,10 +35,10 @@ func runTemplate(ctx context.Context, args []string, io stdio) error {
 func runTemplateCapture(ctx context.Context, args []string, io stdio) error {
 	fs := newFlags("render template capture", io)
 	f := addEditFlags(fs, false)
-	version := fs.String("version", "1.0.0", "version of the new template")
-	description := fs.String("description", "", "description of the new template")
-	force := fs.Bool("force", false, "replace a template of that name")
-	var params []template.CaptureParam
+	var c lifecycle.Capture
+	fs.StringVar(&c.Version, "version", "1.0.0", "version of the new template")
+	fs.StringVar(&c.Description, "description", "", "description of the new template")
+	fs.BoolVar(&c.Force, "force", false, "replace a template of that name")
 	fs.Func("param", "KEY=JSONPATH: make the value at JSONPATH a parameter called KEY (repeatable)", func(s string) error {
 		key, p, ok := strings.Cut(s, "=")
 		if !ok || key == "" || p == "" {
@@ -51,7 +48,7 @@ func runTemplateCapture(ctx context.Context, args []string, io stdio) error {
 		if err != nil {
 			return err
 		}
-		params = append(params, template.CaptureParam{Name: key, Path: jp})
+		c.Params = append(c.Params, template.CaptureParam{Name: key, Path: jp})
 		return nil
 	})
 	pos, err := parseArgs(fs, args)
@@ -61,52 +58,18 @@ func runTemplateCapture(ctx context.Context, args []string, io stdio) error {
 	if len(pos) != 2 {
 		return cli.Usagef("usage: render template capture APP NAME [--param KEY=JSONPATH ...]")
 	}
-	w, a, err := openApp(f.repo, pos[0])
-	if err != nil {
+	c.Name = pos[1]
+	o := lifecycleOptions(io, f.repo, pos[0])
+	ch, t, err := lifecycle.CaptureTemplate(ctx, o, c)
+	if err := f.finish(ctx, o, ch, err, io); err != nil || f.dryRun {
 		return err
 	}
-	if a.Spec.Template != nil {
-		return &cli.ExitError{Code: cli.ExitFailed, Err: fmt.Errorf("%s already uses template %s", appName(a), a.Spec.Template.Name)}
-	}
-	name := pos[1]
-	dir := spec.TemplateDir(name)
-	if !*force {
-		for _, n := range template.FileNames {
-			if _, err := os.Stat(filepath.Join(w.abs, filepath.FromSlash(path.Join(dir, n)))); err == nil {
-				return &cli.ExitError{Code: cli.ExitFailed, Err: fmt.Errorf("%s already exists; pass --force to replace it", w.display(path.Join(dir, n)))}
-			}
-		}
-	}
-	d, err := w.editDoc(a)
-	if err != nil {
-		return err
-	}
-	file, data, err := template.Capture(d, template.CaptureOptions{
-		Name: name, Version: *version, Description: *description, Source: a.File, Params: params,
-	})
-	if err != nil {
-		return &cli.ExitError{Code: cli.ExitFailed, Err: err}
-	}
-	t, err := template.Parse(file, data)
-	if err != nil {
-		return &cli.ExitError{Code: cli.ExitFailed, Err: err}
-	}
-	ch := &change{
-		write:   map[string][]byte{path.Join(dir, file): data},
-		subject: fmt.Sprintf("template %s from %s", name, appName(a)),
-		body:    fmt.Sprintf("Captures the components of %s as stack template %s %s with %d parameter(s).", a.File, name, t.Version, len(t.Params)),
-		done:    fmt.Sprintf("wrote %s with %d parameter(s)", w.display(path.Join(dir, file)), len(t.Params)),
-	}
-	for _, other := range template.FileNames {
-		if p := path.Join(dir, other); other != file {
-			if _, err := os.Stat(filepath.Join(w.abs, filepath.FromSlash(p))); err == nil {
-				ch.remove = append(ch.remove, p)
-			}
-		}
-	}
-	if err := w.apply(ctx, ch, f, io); err != nil || f.dryRun {
-		return err
-	}
+	printTemplateUse(io, c.Name, t)
+	return nil
+}
+
+// printTemplateUse shows how an app uses the template t called name.
+func printTemplateUse(io stdio, name string, t *template.Template) {
 	fmt.Fprintf(io.out, "an app uses it with:\n  template:\n    name: %s\n    version: %s\n", name, specedit.YAMLString(t.Version))
 	if len(t.Params) > 0 {
 		fmt.Fprintln(io.out, "    parameters:")
@@ -118,5 +81,4 @@ func runTemplateCapture(ctx context.Context, args []string, io stdio) error {
 			fmt.Fprintf(io.out, "      %s: %s   # %s\n", p.Name, def, p.Type)
 		}
 	}
-	return nil
 }

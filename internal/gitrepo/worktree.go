@@ -1,0 +1,52 @@
+package gitrepo
+
+import (
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/go-git/go-git/v5/config"
+)
+
+// WriteFiles edits the folder dir in place, without Git (no index, no
+// commit), for changes left in a work tree for the user to commit: it
+// removes the files and folders of remove, then writes files (slash paths
+// relative to dir) in sorted order, each atomically through a temporary
+// file and a rename. A rewritten file keeps its permissions; a new one is
+// 0644.
+func WriteFiles(dir string, files map[string][]byte, remove []string) error {
+	for _, r := range remove {
+		if err := os.RemoveAll(filepath.Join(dir, filepath.FromSlash(r))); err != nil {
+			return err
+		}
+	}
+	for _, p := range slices.Sorted(maps.Keys(files)) {
+		name := filepath.Join(dir, filepath.FromSlash(p))
+		mode := os.FileMode(0o644)
+		if st, err := os.Stat(name); err == nil {
+			mode = st.Mode().Perm()
+		}
+		if err := writeFileAtomic(name, files[p]); err != nil {
+			return err
+		}
+		if mode != 0o644 {
+			if err := os.Chmod(name, mode); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// ConfigUser is the commit author Git's configuration names: user.name
+// and user.email of the repository's configuration merged with the user's
+// global one. ok is false when either is unset or the configuration cannot
+// be read.
+func (r *Repo) ConfigUser() (sig Signature, ok bool) {
+	cfg, err := r.repo.ConfigScoped(config.GlobalScope)
+	if err != nil || cfg.User.Name == "" || cfg.User.Email == "" {
+		return Signature{}, false
+	}
+	return Signature{Name: cfg.User.Name, Email: cfg.User.Email}, true
+}

@@ -1,0 +1,223 @@
+package lifecycle
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/fleetwright/fleetwright/internal/cli"
+	"github.com/fleetwright/fleetwright/internal/exports"
+	"github.com/fleetwright/fleetwright/internal/hint"
+	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/specedit"
+	"github.com/fleetwright/fleetwright/internal/template"
+)
+
+// workspace is an apps repository loaded for editing.
+type workspace struct {
+	root   string // as shown to the user
+	abs    string
+	loader *spec.Loader
+	files  map[string][]byte // platform, spec and template files by slash path
+	repo   *spec.Repo
+	ps     spec.Problems
+}
+
+func openWorkspace(dir string) (*workspace, error) {
+	root, err := cli.FindRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, err
+	}
+	files, err := readSpecFiles(abs)
+	if err != nil {
+		return nil, err
+	}
+	loader, err := spec.NewLoader(exports.Catalog{}, root)
+	if err != nil {
+		return nil, err
+	}
+	w := &workspace{root: root, abs: abs, loader: loader, files: files}
+	w.repo, w.ps = loader.LoadFiles(files)
+	return w, nil
+}
+
+// readSpecFiles reads what the spec loader reads: the platform file, every
+// app spec under apps/ and every template under templates/.
+func readSpecFiles(abs string) (map[string][]byte, error) {
+	files := map[string][]byte{}
+	fsys := os.DirFS(abs)
+	for _, n := range spec.PlatformFileNames {
+		if b, err := fs.ReadFile(fsys, n); err == nil {
+			files[n] = b
+		}
+	}
+	err := fs.WalkDir(fsys, "apps", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && p == "apps" {
+				return fs.SkipAll
+			}
+			return err
+		}
+		if d.IsDir() && strings.HasPrefix(d.Name(), ".") && p != "apps" {
+			return fs.SkipDir
+		}
+		if !d.IsDir() && slices.Contains(spec.SpecFileNames, d.Name()) {
+			b, err := fs.ReadFile(fsys, p)
+			if err != nil {
+				return err
+			}
+			files[p] = b
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	tdirs, err := fs.ReadDir(fsys, template.Dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	for _, e := range tdirs {
+		if !e.IsDir() {
+			continue
+		}
+		for _, n := range template.FileNames {
+			p := path.Join(template.Dir, e.Name(), n)
+			if b, err := fs.ReadFile(fsys, p); err == nil {
+				files[p] = b
+			}
+		}
+	}
+	return files, nil
+}
+
+// display is a repository path as problems show it.
+func (w *workspace) display(p string) string {
+	if w.root == "" || w.root == "." {
+		return p
+	}
+	return path.Join(filepath.ToSlash(w.root), p)
+}
+
+// exists reports whether the slash path p is a file of the work tree.
+func (w *workspace) exists(p string) bool {
+	_, err := os.Stat(filepath.Join(w.abs, filepath.FromSlash(p)))
+	return err == nil
+}
+
+// openApp opens the apps repository and finds the app o.App names.
+func openApp(o Options) (*workspace, *spec.LoadedApp, error) {
+	w, err := openWorkspace(o.repo())
+	if err != nil {
+		return nil, nil, err
+	}
+	a, err := w.findApp(o.App)
+	if err != nil {
+		return nil, nil, err
+	}
+	return w, a, nil
+}
+
+// findApp resolves APP, PROJECT/APP or CLUSTER/PROJECT/APP.
+func (w *workspace) findApp(addr string) (*spec.LoadedApp, error) {
+	parts := strings.Split(addr, "/")
+	if len(parts) > 3 || slices.Contains(parts, "") {
+		return nil, fmt.Errorf("%q is not an app: write APP, PROJECT/APP or CLUSTER/PROJECT/APP", addr)
+	}
+	var found []*spec.LoadedApp
+	for _, a := range w.repo.Apps {
+		ok := false
+		switch len(parts) {
+		case 1:
+			ok = a.Spec.Name == parts[0]
+		case 2:
+			ok = a.Project == parts[0] && a.Spec.Name == parts[1]
+		case 3:
+			ok = a.Cluster == parts[0] && a.Project == parts[1] && a.Spec.Name == parts[2]
+		}
+		if ok {
+			found = append(found, a)
+		}
+	}
+	switch len(found) {
+	case 1:
+		return found[0], nil
+	case 0:
+		msg := fmt.Sprintf("no app %q in %s", addr, w.root)
+		if sug := closest(parts[len(parts)-1], w.repo.Apps); sug != "" {
+			msg += fmt.Sprintf("; did you mean %q?", sug)
+		} else if len(w.repo.Apps) == 0 {
+			msg += " (it has no apps)"
+		}
+		return nil, refused(errors.New(msg))
+	}
+	keys := make([]string, len(found))
+	for i, a := range found {
+		keys[i] = a.Key()
+	}
+	return nil, fmt.Errorf("%q names %d apps (%s); write PROJECT/APP or CLUSTER/PROJECT/APP", addr, len(found), strings.Join(keys, ", "))
+}
+
+func closest(name string, apps []*spec.LoadedApp) string {
+	best, bestD := "", len(name)/2+1
+	for _, a := range apps {
+		if d := hint.Distance(name, a.Spec.Name); d < bestD {
+			best, bestD = a.Project+"/"+a.Spec.Name, d
+		}
+	}
+	return best
+}
+
+// appName is project/name, as commit messages and output name apps.
+func appName(a *spec.LoadedApp) string { return a.Project + "/" + a.Spec.Name }
+
+// editDoc parses an app's spec file for editing.
+func (w *workspace) editDoc(a *spec.LoadedApp) (*specedit.Doc, error) {
+	data, ok := w.files[a.File]
+	if !ok {
+		return nil, fmt.Errorf("%s: not read", a.File)
+	}
+	d, err := specedit.Parse(a.File, data)
+	if err != nil {
+		return nil, refused(err)
+	}
+	return d, nil
+}
+
+// template parses the template called name from the workspace's files.
+func (w *workspace) template(name string) (*template.Template, error) {
+	for _, n := range template.FileNames {
+		p := path.Join(spec.TemplateDir(name), n)
+		if b, ok := w.files[p]; ok {
+			t, err := template.Parse(w.display(p), b)
+			if err != nil {
+				return nil, refused(err)
+			}
+			return t, nil
+		}
+	}
+	return nil, refuse("no template %q in %s", name, w.display(template.Dir))
+}
+
+// isLoaded reports whether the spec loader reads the file at p.
+func isLoaded(p string) bool {
+	base := path.Base(p)
+	switch {
+	case strings.HasPrefix(p, "apps/"):
+		return slices.Contains(spec.SpecFileNames, base)
+	case strings.HasPrefix(p, template.Dir+"/"):
+		return slices.Contains(template.FileNames, base) && strings.Count(p, "/") == 2
+	}
+	return slices.Contains(spec.PlatformFileNames, p)
+}
+
+func under(p, prefix string) bool { return p == prefix || strings.HasPrefix(p, prefix+"/") }
