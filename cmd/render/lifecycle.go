@@ -19,6 +19,7 @@ import (
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 
+	"github.com/fleetwright/fleetwright/internal/atomicfile"
 	"github.com/fleetwright/fleetwright/internal/cli"
 	"github.com/fleetwright/fleetwright/internal/fleet"
 	"github.com/fleetwright/fleetwright/internal/gitrepo"
@@ -353,39 +354,11 @@ func (w *workspace) writeFiles(ch *change) error {
 		}
 	}
 	for _, p := range slices.Sorted(maps.Keys(ch.write)) {
-		if err := writeAtomic(filepath.Join(w.abs, filepath.FromSlash(p)), ch.write[p]); err != nil {
+		if err := atomicfile.Write(filepath.Join(w.abs, filepath.FromSlash(p)), ch.write[p], atomicfile.KeepMode()); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// writeAtomic writes b to name through a temporary file and a rename.
-func writeAtomic(name string, b []byte) error {
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-		return err
-	}
-	mode := os.FileMode(0o644)
-	if st, err := os.Stat(name); err == nil {
-		mode = st.Mode().Perm()
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), name)
 }
 
 // openGit opens the Git work tree holding the apps repository; rel is the
