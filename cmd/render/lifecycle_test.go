@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"io/fs"
 	"maps"
 	"os"
@@ -13,20 +12,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fleetwright/fleetwright/internal/fleet"
+	"github.com/fleetwright/fleetwright/internal/golden"
 )
-
-// The -update flag rewrites golden files; it is defined here unless
-// another test file of the package defines it.
-func init() {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite golden files")
-	}
-}
-
-func updateGolden() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
 
 // copyLifecycleRepo copies testdata/lifecycle/repo into a temporary folder.
 func copyLifecycleRepo(t *testing.T) string {
@@ -66,19 +53,7 @@ func readRepoFiles(t *testing.T, root string) map[string]string {
 
 func compareLifecycleGolden(t *testing.T, name, got string) {
 	t.Helper()
-	p := filepath.Join("testdata", "lifecycle", name)
-	if updateGolden() {
-		if err := os.WriteFile(p, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatalf("%v (run with -update)", err)
-	}
-	if d := cmp.Diff(string(want), got); d != "" {
-		t.Errorf("%s (-golden +got):\n%s", p, d)
-	}
+	golden.File(t, filepath.Join("testdata", "lifecycle", name), got)
 }
 
 // repoDiff is the unified diff between two trees.
