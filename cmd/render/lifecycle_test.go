@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -13,42 +12,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fleetwright/fleetwright/internal/gitrepo/gittest"
+	"github.com/fleetwright/fleetwright/internal/golden"
 	"github.com/fleetwright/fleetwright/internal/store"
 	"github.com/fleetwright/fleetwright/internal/webhook"
 )
 
 // The lifecycle verbs' logic is tested in internal/lifecycle; these tests
 // check their flags and what they print.
-
-// The -update flag rewrites golden files; it is defined here unless
-// another test file of the package defines it.
-func init() {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite golden files")
-	}
-}
-
-func updateGolden() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
-
-func compareGolden(t *testing.T, name, got string) {
-	t.Helper()
-	p := filepath.Join("testdata", name)
-	if updateGolden() {
-		if err := os.WriteFile(p, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatalf("%v (run with -update)", err)
-	}
-	if d := cmp.Diff(string(want), got); d != "" {
-		t.Errorf("%s (-golden +got):\n%s", p, d)
-	}
-}
 
 // copyLifecycleRepo copies the lifecycle package's test repository into a
 // temporary folder.
@@ -228,7 +198,7 @@ func TestHistoryOutput(t *testing.T) {
 		}
 		got.WriteString("$ render " + strings.Join(args, " ") + "\n" + r.stdout)
 	}
-	compareGolden(t, "history.txt", strings.NewReplacer(root, "ROOT", ts.URL, "WEBHOOK", tokenFile, "TOKEN").Replace(got.String()))
+	golden.File(t, filepath.Join("testdata", "history.txt"), strings.NewReplacer(root, "ROOT", ts.URL, "WEBHOOK", tokenFile, "TOKEN").Replace(got.String()))
 
 	writeFiles(t, filepath.Dir(tokenFile), map[string]string{"bad": "n0t-the-t0ken"})
 	r := runCmd(t, nil, "history", "api", "--webhook", ts.URL, "--token-file", filepath.Join(filepath.Dir(tokenFile), "bad"), "--repo", root)

@@ -8,12 +8,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-containerregistry/pkg/crane"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 
+	"github.com/fleetwright/fleetwright/internal/golden"
 	"github.com/fleetwright/fleetwright/internal/registry/registrytest"
 )
 
@@ -85,19 +85,7 @@ func TestExamplesPinnedGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden := filepath.Join("testdata", "pinned-examples.txt")
-	if updateGolden() {
-		if err := os.WriteFile(golden, []byte(got.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with -update)", err)
-	}
-	if d := cmp.Diff(string(want), got.String()); d != "" {
-		t.Errorf("pinned images (-golden +got):\n%s", d)
-	}
+	golden.File(t, filepath.Join("testdata", "pinned-examples.txt"), got.String())
 	if n := strings.Count(got.String(), "@sha256:"); n != 7 {
 		t.Errorf("%d pinned images, want 7:\n%s", n, got.String())
 	}

@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetwright/fleetwright/internal/cli"
+	"github.com/fleetwright/fleetwright/internal/github"
 	"github.com/fleetwright/fleetwright/internal/probe"
 	"github.com/fleetwright/fleetwright/internal/store"
 	"github.com/fleetwright/fleetwright/internal/webhook"
@@ -210,7 +211,11 @@ func serve(ctx context.Context, o options, _ io.Writer, stderr io.Writer) error 
 		if !ok || owner == "" || repo == "" || strings.Contains(repo, "/") {
 			return cli.Usagef("-github-repo must be owner/name, not %q", o.githubRepo)
 		}
-		cfg.GitHub = &webhook.GitHub{Token: tok, Owner: owner, Repo: repo, BaseURL: o.githubAPIURL, UseSpecRevision: o.githubRef == "spec-revision"}
+		gh, err := github.New(github.Config{BaseURL: o.githubAPIURL, Token: tok, HTTPClient: &http.Client{Timeout: 30 * time.Second}})
+		if err != nil {
+			return cli.Usagef("-github-api-url: %w", err)
+		}
+		cfg.GitHub = &webhook.GitHub{Reporter: gh, Repo: github.Repo{Owner: owner, Name: repo}, UseSpecRevision: o.githubRef == "spec-revision"}
 	}
 
 	srv, err := webhook.New(cfg)

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -19,7 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
@@ -27,11 +25,10 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
+	"github.com/fleetwright/fleetwright/internal/golden"
 	"github.com/fleetwright/fleetwright/internal/registry"
 	"github.com/fleetwright/fleetwright/internal/registry/registrytest"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
 // helperEnv selects a fake build program when the test binary runs as one.
 const helperEnv = "FLEETWRIGHT_BUILD_TEST_HELPER"
@@ -410,27 +407,16 @@ func checkMTimes(t testing.TB, ref string, epoch time.Time, skipLayers int) {
 	}
 }
 
-// golden compares got with testdata/name, rewriting it under -update.
-func golden(t *testing.T, name string, got any) {
+// goldenJSON compares got, as indented JSON, with testdata/name,
+// rewriting it under -update.
+func goldenJSON(t *testing.T, name string, got any) {
 	t.Helper()
 	b, err := json.MarshalIndent(got, "", "  ")
 	if err != nil {
 		t.Fatal(err)
 	}
 	b = append(b, '\n')
-	p := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(b)); diff != "" {
-		t.Errorf("%s differs (-want +got):\n%s", p, diff)
-	}
+	golden.File(t, filepath.Join("testdata", name), b)
 }
 
 // build runs the local builder with a fresh tag.

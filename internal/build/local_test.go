@@ -113,7 +113,7 @@ func TestMultiStageBuild(t *testing.T) {
 			t.Errorf("media type %s, want OCI", img.MediaType)
 		}
 	}
-	golden(t, "multistage.golden", images)
+	goldenJSON(t, "multistage.golden", images)
 	checkMTimes(t, res.Ref, et, 0)
 }
 

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/fleetwright/fleetwright/internal/atomicfile"
 )
 
 // Index remembers, for each file of a fleet folder that render last wrote
@@ -242,15 +245,19 @@ func (x *Index) Save(file string) error {
 	if !x.changed {
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(file), filepath.Base(file)+".tmp-*")
+	// The index is a cache that Load checks, so it needs no fsync; it has
+	// always been private to its user.
+	err := atomicfile.WriteFunc(file, x.write, atomicfile.Mode(0o600), atomicfile.NoSync())
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name())
-	w := bufio.NewWriterSize(tmp, 1<<16)
+	x.changed = false
+	return nil
+}
+
+// write writes the index in its file format to f.
+func (x *Index) write(f io.Writer) error {
+	w := bufio.NewWriterSize(f, 1<<16)
 	w.WriteString(indexMagic)
 	var num [8]byte
 	u64 := func(v uint64) { binary.LittleEndian.PutUint64(num[:], v); w.Write(num[:8]) }
@@ -320,18 +327,7 @@ func (x *Index) Save(file string) error {
 			}
 		}
 	}
-	if err := w.Flush(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), file); err != nil {
-		return err
-	}
-	x.changed = false
-	return nil
+	return w.Flush()
 }
 
 func allShort(names []string) bool {

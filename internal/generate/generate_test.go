@@ -2,7 +2,6 @@ package generate_test
 
 import (
 	"bytes"
-	"flag"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,11 +13,10 @@ import (
 
 	"github.com/fleetwright/fleetwright/internal/exports"
 	"github.com/fleetwright/fleetwright/internal/generate"
+	"github.com/fleetwright/fleetwright/internal/golden"
 	"github.com/fleetwright/fleetwright/internal/manifest"
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 func load(t testing.TB, files map[string][]byte, root string) *spec.Repo {
 	t.Helper()
@@ -50,51 +48,6 @@ func render(t testing.TB, repo *spec.Repo, rev func(*spec.LoadedApp) string) map
 
 func revision(a *spec.LoadedApp) string { return "0123456789abcdef0123456789abcdef01234567" }
 
-// compareTree compares got with the golden folder dir.
-func compareTree(t *testing.T, dir string, got map[string][]byte) {
-	t.Helper()
-	if *update {
-		_ = os.RemoveAll(dir)
-		for p, b := range got {
-			dst := filepath.Join(dir, filepath.FromSlash(p))
-			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(dst, b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	want := map[string][]byte{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		b, err := os.ReadFile(p)
-		want[filepath.ToSlash(rel)] = b
-		return err
-	})
-	if err != nil {
-		t.Fatalf("%v (run with -update)", err)
-	}
-	for p := range want {
-		if _, ok := got[p]; !ok {
-			t.Errorf("%s: golden file not rendered", p)
-		}
-	}
-	for p, b := range got {
-		w, ok := want[p]
-		if !ok {
-			t.Errorf("%s: rendered but not in the golden tree", p)
-			continue
-		}
-		if d := cmp.Diff(string(w), string(b)); d != "" {
-			t.Errorf("%s (-golden +rendered):\n%s", p, d)
-		}
-	}
-}
-
 // TestGoldenFleets renders each case folder of testdata/specs and compares
 // the whole tree with testdata/fleets/<case>.
 func TestGoldenFleets(t *testing.T) {
@@ -107,7 +60,7 @@ func TestGoldenFleets(t *testing.T) {
 		t.Run(c.Name(), func(t *testing.T) {
 			t.Parallel()
 			repo := load(t, nil, filepath.Join("testdata/specs", c.Name()))
-			compareTree(t, filepath.Join("testdata/fleets", c.Name()), render(t, repo, revision))
+			golden.Tree(t, filepath.Join("testdata/fleets", c.Name()), render(t, repo, revision))
 		})
 	}
 }
@@ -116,7 +69,7 @@ func TestExamplesRender(t *testing.T) {
 	t.Parallel()
 	repo := load(t, nil, "../../examples")
 	got := render(t, repo, nil)
-	compareTree(t, "testdata/fleets/examples", got)
+	golden.Tree(t, "testdata/fleets/examples", got)
 	for p, b := range got {
 		if !bytes.HasPrefix(b, []byte(manifest.Header)) {
 			t.Errorf("%s: no DO NOT EDIT header", p)

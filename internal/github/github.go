@@ -75,7 +75,8 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// Client is a small GitHub REST client for pull requests and comments.
+// Client is a small GitHub REST client for pull requests, comments and
+// deployments.
 type Client struct {
 	gh  *gh.Client
 	log *slog.Logger

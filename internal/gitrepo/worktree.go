@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/fleetwright/fleetwright/internal/atomicfile"
 	"github.com/go-git/go-git/v5/config"
 )
 
@@ -23,17 +24,8 @@ func WriteFiles(dir string, files map[string][]byte, remove []string) error {
 	}
 	for _, p := range slices.Sorted(maps.Keys(files)) {
 		name := filepath.Join(dir, filepath.FromSlash(p))
-		mode := os.FileMode(0o644)
-		if st, err := os.Stat(name); err == nil {
-			mode = st.Mode().Perm()
-		}
-		if err := writeFileAtomic(name, files[p]); err != nil {
+		if err := atomicfile.Write(name, files[p], atomicfile.KeepMode()); err != nil {
 			return err
-		}
-		if mode != 0o644 {
-			if err := os.Chmod(name, mode); err != nil {
-				return err
-			}
 		}
 	}
 	return nil

@@ -15,6 +15,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/fleetwright/fleetwright/internal/atomicfile"
 )
 
 // Change is a desired state for part of a repository: the files under
@@ -388,7 +390,7 @@ func (r *Repo) updateWorkTree(ctx context.Context, p *plan, files map[string][]b
 }
 
 // writeFileAtomic writes b to name through a temporary file and a rename,
-// creating parent directories.
+// creating parent directories and replacing a file or folder in the way.
 func writeFileAtomic(name string, b []byte) error {
 	dir := filepath.Dir(name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -410,26 +412,9 @@ func writeFileAtomic(name string, b []byte) error {
 			return fmt.Errorf("replacing directory %s: %w", name, err)
 		}
 	}
-	f, err := os.CreateTemp(dir, ".fleetwright-*")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", name, err)
-	}
-	tmp := f.Name()
-	_, werr := f.Write(b)
-	cerr := f.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("writing %s: %w", name, err)
-	}
-	if err := os.Chmod(tmp, 0o644); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("writing %s: %w", name, err)
-	}
-	if err := os.Rename(tmp, name); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("writing %s: %w", name, err)
-	}
-	return nil
+	// The work tree is Git's to restore (its content is in the object
+	// store): one fsync per file would cost more than the commit.
+	return atomicfile.Write(name, b, atomicfile.NoSync())
 }
 
 // removeEmptyParents removes dir and its parents while they are empty,

@@ -3,7 +3,6 @@ package lifecycle_test
 import (
 	"context"
 	"errors"
-	"flag"
 	"io/fs"
 	"maps"
 	"os"
@@ -12,17 +11,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/fleetwright/fleetwright/internal/exports"
 	"github.com/fleetwright/fleetwright/internal/fleet"
+	"github.com/fleetwright/fleetwright/internal/golden"
 	"github.com/fleetwright/fleetwright/internal/lifecycle"
 	"github.com/fleetwright/fleetwright/internal/spec"
 	"github.com/fleetwright/fleetwright/internal/specedit"
 	"github.com/fleetwright/fleetwright/internal/template"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // copyRepo copies testdata/repo into a temporary folder.
 func copyRepo(t *testing.T) string {
@@ -75,19 +71,7 @@ func readRepoFiles(t *testing.T, root string) map[string]string {
 
 func compareGolden(t *testing.T, name, got string) {
 	t.Helper()
-	p := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(p, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatalf("%v (run with -update)", err)
-	}
-	if d := cmp.Diff(string(want), got); d != "" {
-		t.Errorf("%s (-golden +got):\n%s", p, d)
-	}
+	golden.File(t, filepath.Join("testdata", name), got)
 }
 
 // repoDiff is the unified diff between two trees.

@@ -1,21 +1,17 @@
 package review_test
 
 import (
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/fleetwright/fleetwright/internal/exports"
 	"github.com/fleetwright/fleetwright/internal/generate"
+	"github.com/fleetwright/fleetwright/internal/golden"
 	"github.com/fleetwright/fleetwright/internal/review"
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 const seedPlatform = "project_ids: {b2c3d4e5-0002-0000-0000-000000000000: my-project}\n"
 
@@ -54,23 +50,6 @@ func with(files map[string][]byte, p, old, new string) map[string][]byte {
 	return out
 }
 
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	p := filepath.Join("testdata", name+".md")
-	if *update {
-		if err := os.WriteFile(p, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatalf("%v (run with -update)", err)
-	}
-	if d := cmp.Diff(string(want), got); d != "" {
-		t.Errorf("%s (-golden +got):\n%s", name, d)
-	}
-}
-
 func TestComments(t *testing.T) {
 	t.Parallel()
 	seed := seedFiles(t)
@@ -98,7 +77,7 @@ func TestComments(t *testing.T) {
 			if !strings.HasPrefix(c.Body, review.Marker) {
 				t.Error("the comment does not start with the marker")
 			}
-			golden(t, tt.name, c.Body)
+			golden.File(t, filepath.Join("testdata", tt.name+".md"), c.Body)
 		})
 	}
 }

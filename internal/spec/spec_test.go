@@ -1,7 +1,6 @@
 package spec_test
 
 import (
-	"flag"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,10 +10,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fleetwright/fleetwright/internal/golden"
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // catalog is a small stand-in for the exports catalog.
 type catalog map[string][]string
@@ -62,19 +60,7 @@ func TestInvalidSpecs(t *testing.T) {
 			for _, p := range ps {
 				got.WriteString(p.Error() + "\n")
 			}
-			golden := filepath.Join("testdata/invalid", d.Name()+".txt")
-			if *update {
-				if err := os.WriteFile(golden, []byte(got.String()), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update)", err)
-			}
-			if d := cmp.Diff(string(want), got.String()); d != "" {
-				t.Errorf("problems (-want +got):\n%s", d)
-			}
+			golden.File(t, filepath.Join("testdata/invalid", d.Name()+".txt"), got.String())
 		})
 	}
 }

@@ -1,39 +1,16 @@
 package template_test
 
 import (
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fleetwright/fleetwright/internal/golden"
 	"github.com/fleetwright/fleetwright/internal/specedit"
 	"github.com/fleetwright/fleetwright/internal/template"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	p := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatalf("%v (run with -update)", err)
-	}
-	if d := cmp.Diff(string(want), string(got)); d != "" {
-		t.Errorf("%s (-golden +got):\n%s", p, d)
-	}
-}
 
 const capturedYAML = `# yaml-language-server: $schema=../../../schema/app.schema.json
 # The blog of the shop.
@@ -121,7 +98,7 @@ func TestCapture(t *testing.T) {
 			if filepath.Ext(name) != filepath.Ext(tt.file) {
 				t.Errorf("template file %s for %s", name, tt.file)
 			}
-			golden(t, tt.golden, out)
+			golden.File(t, filepath.Join("testdata", tt.golden), out)
 			// The app's file is not touched.
 			if string(doc.Bytes()) != tt.src {
 				t.Error("Capture changed the app's document")

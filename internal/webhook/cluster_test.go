@@ -311,28 +311,28 @@ func TestClusterSpecRevision(t *testing.T) {
 // app whose Kustomizations were never seen is not.
 func TestClusterDeletedApp(t *testing.T) {
 	t.Parallel()
-	// running walks an app to running at rev1, with its GitHub deployment 3,
-	// and returns what the webhook will say once the app is deleted. GitHub
-	// then expects the app's deployment 3 to turn inactive.
+	// running walks an app to running at rev1, with its one GitHub
+	// deployment, and returns what the webhook will say once the app is
+	// deleted. GitHub then expects that deployment to turn inactive.
 	running := func(t *testing.T) (*clusterApp, *testEnv, *fakeGitHub, string) {
 		t.Helper()
 		project, fluxNS := env.Namespace(t), env.Namespace(t)
 		a := newClusterApp(t, project, fluxNS, "api", 5*time.Minute, false)
 		pool, addr := tlsSite(t, a.host)
 		deleted := "Flux pruned the app: no Flux Kustomization of " + project + "/api in " + fluxNS
-		fake, gh := newFakeGitHub(t, []expectation{
+		fake := newFakeGitHub(t, []expectation{
 			{"POST", "/repos/acme/fleet/deployments", map[string]any{
 				"ref": commitOf(rev1), "task": "deploy", "auto_merge": false, "required_contexts": []any{},
 				"environment": project + "/api", "description": project + "/api at " + rev1,
 				"payload": map[string]any{"project": project, "app": "api", "revision": rev1, "spec_revision": fixtureSpec},
-			}, `{"id": 3}`},
-			{"POST", "/repos/acme/fleet/deployments/3/statuses", map[string]any{"state": "in_progress", "description": "deploying: readiness pending"}, `{"id": 1}`},
-			{"POST", "/repos/acme/fleet/deployments/3/statuses", map[string]any{"state": "success", "environment_url": "https://" + a.host + "/",
-				"description": "running: sync passed, readiness passed, reachability passed"}, `{"id": 2}`},
-			{"POST", "/repos/acme/fleet/deployments/3/statuses", map[string]any{"state": "inactive", "description": truncate("deleted: "+deleted, 140)}, `{"id": 3}`},
+			}},
+			{"POST", "/repos/acme/fleet/deployments/*/statuses", map[string]any{"state": "in_progress", "description": "deploying: readiness pending"}},
+			{"POST", "/repos/acme/fleet/deployments/*/statuses", map[string]any{"state": "success", "environment_url": "https://" + a.host + "/",
+				"description": "running: sync passed, readiness passed, reachability passed"}},
+			{"POST", "/repos/acme/fleet/deployments/*/statuses", map[string]any{"state": "inactive", "description": truncate("deleted: "+deleted, 140)}},
 		})
 		e := clusterEnv(t, fluxNS, pool, addr, func(c *Config) {
-			c.GitHub = &GitHub{Token: "gh-token", Owner: "acme", Repo: "fleet", BaseURL: gh.URL}
+			c.GitHub = &GitHub{Reporter: fake.client, Repo: fleetRepo}
 		})
 		a.setSynced(t, rev1)
 		a.setReplicas(t, 2, 2)
@@ -393,7 +393,7 @@ func TestClusterDeletedApp(t *testing.T) {
 		if len(ds) != 2 || ds[1].Phase != store.PhaseRunning || ds[1].SpecRevision != fixtureSpec {
 			t.Errorf("deployments = %+v, want rev1 still running with its spec revision", ds)
 		}
-		// GitHub hears it on the deployment that was active (3).
+		// GitHub hears it on the deployment that was active (the only one).
 		fake.wait(t)
 	})
 	t.Run("failed", func(t *testing.T) {

@@ -2,33 +2,38 @@ package webhook
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/google/go-github/v81/github"
-
+	"github.com/fleetwright/fleetwright/internal/github"
 	"github.com/fleetwright/fleetwright/internal/probe"
 	"github.com/fleetwright/fleetwright/internal/store"
 )
 
 // GitHub configures deployment statuses on one repository.
 type GitHub struct {
-	// Token authenticates the requests.
-	Token string
-	// Owner and Repo name the repository (usually the fleet repository).
-	Owner, Repo string
-	// BaseURL of the REST API; default https://api.github.com/.
-	BaseURL string
-	// HTTPClient; default a client with a 30s timeout.
-	HTTPClient *http.Client
+	// Reporter creates the deployments and posts their statuses (a
+	// github.Client).
+	Reporter github.DeploymentReporter
+	// Repo is the repository (usually the fleet repository).
+	Repo github.Repo
 	// UseSpecRevision makes the deployment's ref the apps-repo commit
 	// (spec-revision) instead of the fleet revision's commit.
 	UseSpecRevision bool
+}
+
+func (g *GitHub) validate() error {
+	if g.Reporter == nil {
+		return errors.New("webhook: Config.GitHub.Reporter is required")
+	}
+	if g.Repo.Owner == "" || g.Repo.Name == "" {
+		return fmt.Errorf("webhook: Config.GitHub.Repo %q: want owner/name", g.Repo)
+	}
+	return nil
 }
 
 // githubState maps a phase to a GitHub deployment status state.
@@ -57,7 +62,6 @@ func commitOf(rev string) string {
 // githubWorker posts statuses in the order of the phase changes.
 type githubWorker struct {
 	cfg     *GitHub
-	client  *github.Client
 	st      store.Store
 	metrics *metrics
 	log     *slog.Logger
@@ -83,22 +87,8 @@ type githubItem struct {
 }
 
 func newGitHubWorker(cfg *GitHub, st store.Store, m *metrics, log *slog.Logger, waitSpec bool) *githubWorker {
-	hc := cfg.HTTPClient
-	if hc == nil {
-		hc = &http.Client{Timeout: 30 * time.Second}
-	}
-	c := github.NewClient(hc).WithAuthToken(cfg.Token)
-	if cfg.BaseURL != "" {
-		base := cfg.BaseURL
-		if !strings.HasSuffix(base, "/") {
-			base += "/"
-		}
-		if u, err := url.Parse(base); err == nil {
-			c.BaseURL = u
-		}
-	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &githubWorker{cfg: cfg, client: c, st: st, metrics: m, log: log, waitSpec: waitSpec,
+	return &githubWorker{cfg: cfg, st: st, metrics: m, log: log, waitSpec: waitSpec,
 		signal: make(chan struct{}, 1), ctx: ctx, cancel: cancel, done: make(chan struct{})}
 }
 
@@ -199,23 +189,20 @@ func (g *githubWorker) post(d store.Deployment, restate bool) error {
 			ref = d.SpecRevision
 		}
 		env := d.Project + "/" + d.App
-		dep, err := call(g, func(ctx context.Context) (*github.Deployment, *github.Response, error) {
-			return g.client.Repositories.CreateDeployment(ctx, g.cfg.Owner, g.cfg.Repo, &github.DeploymentRequest{
-				Ref:              github.Ptr(ref),
-				Task:             github.Ptr("deploy"),
-				AutoMerge:        github.Ptr(false),
-				RequiredContexts: &[]string{},
-				Environment:      github.Ptr(env),
-				Description:      github.Ptr(truncate(fmt.Sprintf("%s at %s", env, d.Revision), 140)),
+		err := g.call(func(ctx context.Context) (err error) {
+			id, err = g.cfg.Reporter.CreateDeployment(ctx, g.cfg.Repo, github.Deployment{
+				Ref:         ref,
+				Environment: env,
+				Description: truncate(fmt.Sprintf("%s at %s", env, d.Revision), 140),
 				Payload: map[string]string{
 					"project": d.Project, "app": d.App, "revision": d.Revision, "spec_revision": d.SpecRevision,
 				},
 			})
+			return err
 		})
 		if err != nil {
-			return fmt.Errorf("creating deployment: %w", err)
+			return err
 		}
-		id = dep.GetID()
 		if err := g.st.SetGitHub(g.ctx, d.ID, id, ""); err != nil {
 			return err
 		}
@@ -223,17 +210,17 @@ func (g *githubWorker) post(d store.Deployment, restate bool) error {
 	if state == "" {
 		return nil
 	}
-	req := &github.DeploymentStatusRequest{
-		State:       github.Ptr(state),
-		Description: github.Ptr(truncate(string(d.Phase)+": "+d.Message, 140)),
+	status := github.DeploymentStatus{
+		State:       state,
+		Description: truncate(string(d.Phase)+": "+d.Message, 140),
 	}
-	if state == "success" && d.LiveURL != "" {
-		req.EnvironmentURL = github.Ptr(d.LiveURL)
+	if state == "success" {
+		status.EnvironmentURL = d.LiveURL
 	}
-	if _, err := call(g, func(ctx context.Context) (*github.DeploymentStatus, *github.Response, error) {
-		return g.client.Repositories.CreateDeploymentStatus(ctx, g.cfg.Owner, g.cfg.Repo, id, req)
+	if err := g.call(func(ctx context.Context) error {
+		return g.cfg.Reporter.SetDeploymentStatus(ctx, g.cfg.Repo, id, status)
 	}); err != nil {
-		return fmt.Errorf("posting status %s: %w", state, err)
+		return err
 	}
 	return g.st.SetGitHub(g.ctx, d.ID, id, state)
 }
@@ -260,31 +247,28 @@ func (g *githubWorker) latestGitHubID(d store.Deployment) (int64, error) {
 	return 0, nil
 }
 
-// call runs one request with up to three attempts on server errors.
-func call[T any](g *githubWorker, f func(context.Context) (T, *github.Response, error)) (T, error) {
-	var (
-		v   T
-		err error
-	)
+// call runs one request, each attempt bounded to 30s, with up to three
+// attempts on server errors.
+func (g *githubWorker) call(f func(context.Context) error) error {
+	var err error
 	for attempt := range 3 {
 		ctx, cancel := context.WithTimeout(g.ctx, 30*time.Second)
-		var resp *github.Response
-		v, resp, err = f(ctx)
+		err = f(ctx)
 		cancel()
 		if err == nil {
 			g.metrics.github.WithLabelValues("ok").Inc()
-			return v, nil
+			return nil
 		}
-		if resp == nil || resp.StatusCode < 500 || g.ctx.Err() != nil {
-			return v, err
+		if !github.IsServerError(err) || g.ctx.Err() != nil {
+			return err
 		}
 		select {
 		case <-g.ctx.Done():
-			return v, err
+			return err
 		case <-time.After(time.Duration(attempt+1) * 500 * time.Millisecond):
 		}
 	}
-	return v, err
+	return err
 }
 
 func truncate(s string, n int) string {

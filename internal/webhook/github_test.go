@@ -2,11 +2,7 @@ package webhook
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -14,74 +10,72 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fleetwright/fleetwright/internal/github"
+	"github.com/fleetwright/fleetwright/internal/github/githubtest"
 	"github.com/fleetwright/fleetwright/internal/probe"
 	"github.com/fleetwright/fleetwright/internal/store"
 )
 
-// expectation is one request the fake GitHub API expects, in order.
+// expectation is one request the fake GitHub API expects, in order, with
+// its exact JSON body.
 type expectation struct {
 	method, path string
 	body         map[string]any
-	reply        string
 }
 
-// fakeGitHub answers only the expected requests, in order, and fails the
-// test on anything else.
+// fleetRepo is the repository that gets the deployments in the tests.
+var fleetRepo = github.Repo{Owner: "acme", Name: "fleet"}
+
+// fakeGitHub is GitHub's API (githubtest's strict fake) expecting the
+// requests of a test, and a client of it.
 type fakeGitHub struct {
-	t    *testing.T
-	mu   sync.Mutex
-	want []expectation
-	got  int
-	done chan struct{}
+	*githubtest.Server
+	client *github.Client
+	want   []expectation
 }
 
-func newFakeGitHub(t *testing.T, want []expectation) (*fakeGitHub, *httptest.Server) {
-	f := &fakeGitHub{t: t, want: want, done: make(chan struct{})}
-	ts := httptest.NewServer(f)
-	t.Cleanup(ts.Close)
-	return f, ts
+// newFakeGitHub starts a fake GitHub API that answers only the expected
+// requests, checks each one's body and the token, and fails the test on
+// any other request or an expected one that was not made.
+func newFakeGitHub(t *testing.T, want []expectation) *fakeGitHub {
+	srv := githubtest.New(t, githubtest.WithToken("gh-token"))
+	for _, e := range want {
+		srv.Expect(e.method, e.path).JSONBody(e.body)
+	}
+	c, err := github.New(github.Config{BaseURL: srv.URL, Token: "gh-token", HTTPClient: &http.Client{Timeout: 30 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fakeGitHub{Server: srv, client: c, want: want}
 }
 
-func (f *fakeGitHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.got >= len(f.want) {
-		f.t.Errorf("unexpected GitHub request %s %s", r.Method, r.URL.Path)
-		http.Error(w, "unexpected", http.StatusTeapot)
-		return
-	}
-	exp := f.want[f.got]
-	f.got++
-	if f.got == len(f.want) {
-		close(f.done)
-	}
-	if r.Method != exp.method || r.URL.Path != exp.path {
-		f.t.Errorf("GitHub request %d = %s %s, want %s %s", f.got, r.Method, r.URL.Path, exp.method, exp.path)
-	}
-	if got := r.Header.Get("Authorization"); got != "Bearer gh-token" {
-		f.t.Errorf("Authorization = %q", got)
-	}
-	raw, _ := io.ReadAll(r.Body)
-	var body map[string]any
-	if err := json.Unmarshal(raw, &body); err != nil {
-		f.t.Errorf("request body %q: %v", raw, err)
-	}
-	if diff := cmp.Diff(exp.body, body); diff != "" {
-		f.t.Errorf("GitHub request %d %s body (-want +got):\n%s", f.got, exp.path, diff)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusCreated)
-	fmt.Fprint(w, exp.reply)
-}
-
+// wait waits until GitHub holds every expected deployment and status: a
+// status posted on another deployment than the one created is not held.
 func (f *fakeGitHub) wait(t *testing.T) {
 	t.Helper()
-	select {
-	case <-f.done:
-	case <-time.After(20 * time.Second):
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		t.Fatalf("GitHub got %d of %d expected requests", f.got, len(f.want))
+	var wantDeps, wantStatuses int
+	for _, e := range f.want {
+		if strings.HasSuffix(e.path, "/statuses") {
+			wantStatuses++
+		} else {
+			wantDeps++
+		}
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		deps := f.Deployments(fleetRepo.String())
+		statuses := 0
+		for _, d := range deps {
+			statuses += len(d.Statuses)
+		}
+		if len(deps) == wantDeps && statuses == wantStatuses {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("GitHub holds %d deployments with %d statuses, want %d with %d; requests: %v",
+				len(deps), statuses, wantDeps, wantStatuses, f.Requests())
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
@@ -103,17 +97,17 @@ func deploymentBodySpec(ref, env, rev, spec string) map[string]any {
 func TestGitHubWaitsForSpecRevision(t *testing.T) {
 	t.Parallel()
 	const spec2 = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
-	fake, ts := newFakeGitHub(t, []expectation{
-		{"POST", "/repos/acme/fleet/deployments", deploymentBodySpec(spec2, "shop/api", rev1, spec2), `{"id": 5}`},
-		{"POST", "/repos/acme/fleet/deployments/5/statuses", map[string]any{"state": "in_progress", "description": "deploying: readiness pending"}, `{"id": 1}`},
-		{"POST", "/repos/acme/fleet/deployments/5/statuses", map[string]any{
+	fake := newFakeGitHub(t, []expectation{
+		{"POST", "/repos/acme/fleet/deployments", deploymentBodySpec(spec2, "shop/api", rev1, spec2)},
+		{"POST", "/repos/acme/fleet/deployments/*/statuses", map[string]any{"state": "in_progress", "description": "deploying: readiness pending"}},
+		{"POST", "/repos/acme/fleet/deployments/*/statuses", map[string]any{
 			"state": "success", "environment_url": "https://api.example.test/",
-			"description": "running: sync passed, readiness passed, reachability passed"}, `{"id": 2}`},
+			"description": "running: sync passed, readiness passed, reachability passed"}},
 	})
 	checker := &switchChecker{fakeChecker: fakeChecker{sync: probe.StateProgressing, noSpec: true}}
 	e := newTestEnv(t, func(c *Config) {
 		c.Prober = checker
-		c.GitHub = &GitHub{Token: "gh-token", Owner: "acme", Repo: "fleet", BaseURL: ts.URL, UseSpecRevision: true}
+		c.GitHub = &GitHub{Reporter: fake.client, Repo: fleetRepo, UseSpecRevision: true}
 	})
 	// The first event names the previous revision's spec (fixtureSpec).
 	e.mustPost(fixture(t, "kustomization-progressing"), 200)
@@ -150,15 +144,15 @@ func TestGitHubFluxReasonAfterTimeout(t *testing.T) {
 	progressing := "sync: web: Progressing: Deployment/shop/api-web configured\nService/shop/api-web unchanged\nIngress/shop/api-web configured"
 	timedOut := "timeout (300ms) passed before every check was green: " + progressing
 	flux := "sync check failed: web: HealthCheckFailed: health check failed after 20.012s: failed early due to stalled resources: [Deployment/shop/api-web status: 'Failed']"
-	fake, ts := newFakeGitHub(t, []expectation{
-		{"POST", "/repos/acme/fleet/deployments", deploymentBody(sha, "shop/api", rev1), `{"id": 9}`},
-		{"POST", "/repos/acme/fleet/deployments/9/statuses", map[string]any{"state": "in_progress", "description": truncate("deploying: "+progressing, 140)}, `{"id": 1}`},
-		{"POST", "/repos/acme/fleet/deployments/9/statuses", map[string]any{"state": "failure", "description": truncate("failed: "+timedOut, 140)}, `{"id": 2}`},
-		{"POST", "/repos/acme/fleet/deployments/9/statuses", map[string]any{"state": "failure", "description": truncate("failed: "+flux, 140)}, `{"id": 3}`},
+	fake := newFakeGitHub(t, []expectation{
+		{"POST", "/repos/acme/fleet/deployments", deploymentBody(sha, "shop/api", rev1)},
+		{"POST", "/repos/acme/fleet/deployments/*/statuses", map[string]any{"state": "in_progress", "description": truncate("deploying: "+progressing, 140)}},
+		{"POST", "/repos/acme/fleet/deployments/*/statuses", map[string]any{"state": "failure", "description": truncate("failed: "+timedOut, 140)}},
+		{"POST", "/repos/acme/fleet/deployments/*/statuses", map[string]any{"state": "failure", "description": truncate("failed: "+flux, 140)}},
 	})
 	e := newTestEnv(t, func(c *Config) {
 		c.DefaultTimeout = 300 * time.Millisecond
-		c.GitHub = &GitHub{Token: "gh-token", Owner: "acme", Repo: "fleet", BaseURL: ts.URL}
+		c.GitHub = &GitHub{Reporter: fake.client, Repo: fleetRepo}
 	})
 	e.mustPost(fixture(t, "kustomization-progressing"), 200)
 	if a := e.waitPhase("shop", "api", store.PhaseFailed); a.Message != timedOut {
@@ -184,17 +178,17 @@ func TestGitHubDeploymentStatuses(t *testing.T) {
 	const sha = "2dc6a1f0c3e94b7d8a5f6e1b2c3d4e5f60718293"
 	t.Run("success with environment url", func(t *testing.T) {
 		t.Parallel()
-		fake, ts := newFakeGitHub(t, []expectation{
-			{"POST", "/repos/acme/fleet/deployments", deploymentBody(sha, "shop/api", rev1), `{"id": 41}`},
-			{"POST", "/repos/acme/fleet/deployments/41/statuses", map[string]any{"state": "in_progress", "description": "deploying: readiness pending"}, `{"id": 1}`},
-			{"POST", "/repos/acme/fleet/deployments/41/statuses", map[string]any{
+		fake := newFakeGitHub(t, []expectation{
+			{"POST", "/repos/acme/fleet/deployments", deploymentBody(sha, "shop/api", rev1)},
+			{"POST", "/repos/acme/fleet/deployments/*/statuses", map[string]any{"state": "in_progress", "description": "deploying: readiness pending"}},
+			{"POST", "/repos/acme/fleet/deployments/*/statuses", map[string]any{
 				"state": "success", "environment_url": "https://api.example.test/",
-				"description": "running: sync passed, readiness passed, reachability passed"}, `{"id": 2}`},
+				"description": "running: sync passed, readiness passed, reachability passed"}},
 		})
 		checker := &switchChecker{fakeChecker: fakeChecker{sync: probe.StatePassed, ready: probe.StatePassed, reach: probe.StateProgressing}}
 		e := newTestEnv(t, func(c *Config) {
 			c.Prober = checker
-			c.GitHub = &GitHub{Token: "gh-token", Owner: "acme", Repo: "fleet", BaseURL: ts.URL}
+			c.GitHub = &GitHub{Reporter: fake.client, Repo: fleetRepo}
 		})
 		e.mustPost(fixture(t, "kustomization-succeeded"), 200)
 		e.waitPhase("shop", "api", store.PhaseDeploying)
@@ -206,18 +200,66 @@ func TestGitHubDeploymentStatuses(t *testing.T) {
 	})
 	t.Run("failure with reason", func(t *testing.T) {
 		t.Parallel()
-		fake, ts := newFakeGitHub(t, []expectation{
-			{"POST", "/repos/acme/fleet/deployments", deploymentBody("9f8e7d6c5b4a39281706f5e4d3c2b1a098765432", "shop/api", rev1), `{"id": 7}`},
-			{"POST", "/repos/acme/fleet/deployments/7/statuses", map[string]any{
-				"state": "failure", "description": truncate("failed: sync check failed: web: BuildFailed: kustomize build failed: accumulating resources: accumulation err='accumulating resources from 'deployment-api-web.yaml': missing metadata.name in object {{apps/v1 Deployment} {{ } map[] map[]}}'", 140)}, `{"id": 1}`},
+		fake := newFakeGitHub(t, []expectation{
+			{"POST", "/repos/acme/fleet/deployments", deploymentBody("9f8e7d6c5b4a39281706f5e4d3c2b1a098765432", "shop/api", rev1)},
+			{"POST", "/repos/acme/fleet/deployments/*/statuses", map[string]any{
+				"state": "failure", "description": truncate("failed: sync check failed: web: BuildFailed: kustomize build failed: accumulating resources: accumulation err='accumulating resources from 'deployment-api-web.yaml': missing metadata.name in object {{apps/v1 Deployment} {{ } map[] map[]}}'", 140)}},
 		})
 		e := newTestEnv(t, func(c *Config) {
-			c.GitHub = &GitHub{Token: "gh-token", Owner: "acme", Repo: "fleet", BaseURL: ts.URL, UseSpecRevision: true}
+			c.GitHub = &GitHub{Reporter: fake.client, Repo: fleetRepo, UseSpecRevision: true}
 		})
 		e.mustPost(fixture(t, "kustomization-buildfailed"), 200)
 		e.waitPhase("shop", "api", store.PhaseFailed)
 		fake.wait(t)
 		waitGitHubState(t, e, "failure")
+	})
+}
+
+// TestGitHubRetriesServerErrors checks that a status GitHub answers with a
+// server error is sent again, and one it refuses is not.
+func TestGitHubRetriesServerErrors(t *testing.T) {
+	t.Parallel()
+	const sha = "2dc6a1f0c3e94b7d8a5f6e1b2c3d4e5f60718293"
+	reason := truncate("failed: sync check failed: web: BuildFailed: kustomize build failed: accumulating resources: accumulation err='accumulating resources from 'deployment-api-web.yaml': missing metadata.name in object {{apps/v1 Deployment} {{ } map[] map[]}}'", 140)
+	status := map[string]any{"state": "failure", "description": reason}
+	t.Run("server error", func(t *testing.T) {
+		t.Parallel()
+		fake := newFakeGitHub(t, []expectation{{"POST", "/repos/acme/fleet/deployments", deploymentBody(sha, "shop/api", rev1)}})
+		// Registered first, so the first status request gets the 502.
+		fake.Expect("POST", "/repos/acme/fleet/deployments/*/statuses").JSONBody(status).
+			Respond(http.StatusBadGateway, map[string]any{"message": "Server Error"})
+		fake.Expect("POST", "/repos/acme/fleet/deployments/*/statuses").JSONBody(status)
+		fake.want = append(fake.want, expectation{"POST", "/repos/acme/fleet/deployments/*/statuses", status})
+		e := newTestEnv(t, func(c *Config) { c.GitHub = &GitHub{Reporter: fake.client, Repo: fleetRepo} })
+		e.mustPost(fixture(t, "kustomization-buildfailed"), 200)
+		e.waitPhase("shop", "api", store.PhaseFailed)
+		fake.wait(t)
+		waitGitHubState(t, e, "failure")
+	})
+	t.Run("refused", func(t *testing.T) {
+		t.Parallel()
+		fake := newFakeGitHub(t, []expectation{{"POST", "/repos/acme/fleet/deployments", deploymentBody(sha, "shop/api", rev1)}})
+		fake.Expect("POST", "/repos/acme/fleet/deployments/*/statuses").JSONBody(status).
+			Respond(http.StatusUnprocessableEntity, map[string]any{"message": "Validation Failed"})
+		e := newTestEnv(t, func(c *Config) { c.GitHub = &GitHub{Reporter: fake.client, Repo: fleetRepo} })
+		e.mustPost(fixture(t, "kustomization-buildfailed"), 200)
+		e.waitPhase("shop", "api", store.PhaseFailed)
+		fake.wait(t)
+		// The deployment is recorded, its state is not.
+		deadline := time.Now().Add(10 * time.Second)
+		for len(fake.Requests()) < 2 && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		// A retry would come 500ms after the refusal (and be unexpected).
+		time.Sleep(700 * time.Millisecond)
+		a, err := e.st.App(t.Context(), "shop", "api")
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := e.st.Deployment(t.Context(), a.DeploymentID)
+		if err != nil || d.GitHubID == 0 || d.GitHubState != "" {
+			t.Errorf("deployment = %+v, %v; want a GitHub deployment without a state", d, err)
+		}
 	})
 }
 

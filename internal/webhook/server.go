@@ -70,6 +70,11 @@ func (c *Config) setDefaults() error {
 	if c.Store == nil {
 		return errors.New("webhook: Config.Store is required")
 	}
+	if c.GitHub != nil {
+		if err := c.GitHub.validate(); err != nil {
+			return err
+		}
+	}
 	if c.Concurrency <= 0 {
 		c.Concurrency = 4
 	}

@@ -5,12 +5,14 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -88,6 +90,46 @@ func (e *Expectation) JSONField(key string, want any) *Expectation {
 		}
 		return nil
 	})
+}
+
+// JSONBody requires the JSON request body to be exactly want: the same
+// fields with the same values (as encoding/json decodes them: strings,
+// float64, bool, nil, []any, map[string]any).
+func (e *Expectation) JSONBody(want map[string]any) *Expectation {
+	return e.Body(func(body map[string]any) error {
+		var diffs []string
+		keys := slices.Sorted(maps.Keys(want))
+		for k := range body {
+			if _, ok := want[k]; !ok {
+				keys = append(keys, k)
+			}
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			w, inWant := want[k]
+			g, inBody := body[k]
+			switch {
+			case !inBody:
+				diffs = append(diffs, fmt.Sprintf("field %q missing", k))
+			case !inWant:
+				diffs = append(diffs, fmt.Sprintf("field %q = %s not expected", k, jsonText(g)))
+			case !reflect.DeepEqual(w, g):
+				diffs = append(diffs, fmt.Sprintf("field %q = %s, want %s", k, jsonText(g), jsonText(w)))
+			}
+		}
+		if len(diffs) > 0 {
+			return errors.New(strings.Join(diffs, "; "))
+		}
+		return nil
+	})
+}
+
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
 }
 
 // Respond makes the server answer the call with status and body (encoded

@@ -130,6 +130,27 @@ func TestStrictness(t *testing.T) {
 			wantErrors: []string{`githubtest: POST /repos/acme/fleet/pulls: field "title" = "wrong", want "right"`},
 		},
 		{
+			name: "whole body differs",
+			setup: func(s *githubtest.Server) {
+				s.Expect("POST", "/repos/acme/fleet/pulls").JSONBody(map[string]any{"title": "T", "head": "h", "base": "main"})
+			},
+			method:     "POST",
+			path:       "repos/acme/fleet/pulls",
+			body:       `{"title":"t","head":"h","base":"main","body":"extra"}`,
+			wantStatus: http.StatusCreated,
+			wantErrors: []string{`githubtest: POST /repos/acme/fleet/pulls: field "body" = "extra" not expected; field "title" = "t", want "T"`},
+		},
+		{
+			name: "whole body matches",
+			setup: func(s *githubtest.Server) {
+				s.Expect("POST", "/repos/acme/fleet/pulls").JSONBody(map[string]any{"title": "t", "head": "h", "base": "main"})
+			},
+			method:     "POST",
+			path:       "repos/acme/fleet/pulls",
+			body:       `{"title":"t","head":"h","base":"main"}`,
+			wantStatus: http.StatusCreated,
+		},
+		{
 			name:       "expected and well-formed",
 			opts:       []githubtest.Option{githubtest.WithToken("t0k")},
 			setup:      func(s *githubtest.Server) { s.Expect("POST", "/repos/acme/fleet/pulls").JSONField("head", "h") },

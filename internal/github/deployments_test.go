@@ -1,0 +1,130 @@
+package github_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/fleetwright/fleetwright/internal/github"
+	"github.com/fleetwright/fleetwright/internal/github/githubtest"
+)
+
+// TestDeployments creates a deployment and posts two statuses, checking
+// every request body and what GitHub then holds.
+func TestDeployments(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := githubtest.New(t, githubtest.WithToken(token))
+	const sha = "0123456789abcdef0123456789abcdef01234567"
+	srv.Expect("POST", "/repos/acme/fleet/deployments").JSONBody(map[string]any{
+		"ref": sha, "task": "deploy", "auto_merge": false, "required_contexts": []any{},
+		"environment": "shop/api", "description": "shop/api at main@sha1:0123",
+		"payload": map[string]any{"project": "shop", "app": "api"},
+	})
+	srv.Expect("POST", "/repos/acme/fleet/deployments/*/statuses").
+		JSONBody(map[string]any{"state": "in_progress", "description": "deploying"})
+	srv.Expect("POST", "/repos/acme/fleet/deployments/*/statuses").
+		JSONBody(map[string]any{"state": "success", "description": "running", "environment_url": "https://api.example.com/"})
+	c := newClient(t, srv)
+
+	id, err := c.CreateDeployment(ctx, repo, github.Deployment{
+		Ref: sha, Environment: "shop/api", Description: "shop/api at main@sha1:0123",
+		Payload: map[string]string{"project": "shop", "app": "api"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []github.DeploymentStatus{
+		{State: "in_progress", Description: "deploying"},
+		{State: "success", Description: "running", EnvironmentURL: "https://api.example.com/"},
+	} {
+		if err := c.SetDeploymentStatus(ctx, repo, id, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	want := []githubtest.Deployment{{
+		ID: id, Ref: sha, Task: "deploy", Environment: "shop/api", Description: "shop/api at main@sha1:0123",
+		Payload: map[string]any{"project": "shop", "app": "api"}, Creator: "fleetwright[bot]",
+		Statuses: []githubtest.DeploymentStatus{
+			{State: "in_progress", Description: "deploying"},
+			{State: "success", Description: "running", EnvironmentURL: "https://api.example.com/"},
+		},
+	}}
+	opts := cmp.Options{
+		cmpopts.IgnoreFields(githubtest.Deployment{}, "CreatedAt"),
+		cmpopts.IgnoreFields(githubtest.DeploymentStatus{}, "ID", "CreatedAt"),
+	}
+	if diff := cmp.Diff(want, srv.Deployments(repoName), opts); diff != "" {
+		t.Errorf("deployments (-want +got):\n%s", diff)
+	}
+}
+
+func TestDeploymentErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		path       string
+		status     int
+		call       func(*github.Client) error
+		want       string
+		wantServer bool
+	}{
+		{
+			name:   "create, server error",
+			path:   "/repos/acme/fleet/deployments",
+			status: http.StatusBadGateway,
+			call: func(c *github.Client) error {
+				_, err := c.CreateDeployment(context.Background(), repo, github.Deployment{Ref: "main", Environment: "shop/api"})
+				return err
+			},
+			want:       "creating deployment of main on acme/fleet: POST",
+			wantServer: true,
+		},
+		{
+			name:   "create, refused",
+			path:   "/repos/acme/fleet/deployments",
+			status: http.StatusUnprocessableEntity,
+			call: func(c *github.Client) error {
+				_, err := c.CreateDeployment(context.Background(), repo, github.Deployment{Ref: "main", Environment: "shop/api"})
+				return err
+			},
+			want: "creating deployment of main on acme/fleet: POST",
+		},
+		{
+			name:   "status, server error",
+			path:   "/repos/acme/fleet/deployments/7/statuses",
+			status: http.StatusServiceUnavailable,
+			call: func(c *github.Client) error {
+				return c.SetDeploymentStatus(context.Background(), repo, 7, github.DeploymentStatus{State: "success"})
+			},
+			want:       "posting status success on deployment 7 of acme/fleet: POST",
+			wantServer: true,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := githubtest.New(t)
+			srv.Expect("POST", tc.path).Respond(tc.status, map[string]any{"message": "nope"})
+			err := tc.call(newClient(t, srv))
+			if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+				t.Errorf("error = %v, want it to start with %q", err, tc.want)
+			}
+			if got := github.IsServerError(err); got != tc.wantServer {
+				t.Errorf("IsServerError = %v, want %v", got, tc.wantServer)
+			}
+		})
+	}
+	for _, err := range []error{nil, errors.New("dial tcp: refused"), fmt.Errorf("wrapped: %w", context.Canceled)} {
+		if github.IsServerError(err) {
+			t.Errorf("IsServerError(%v) = true", err)
+		}
+	}
+}

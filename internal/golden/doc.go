@@ -1,0 +1,10 @@
+// Package golden compares test output with golden files under testdata/
+// and rewrites them when the tests run with -update:
+//
+//	go test ./internal/generate/ -update
+//
+// File compares one file, Tree a whole folder (files missing, extra and
+// different are each reported). Differences are shown with cmp.Diff,
+// golden first. Importing the package registers the -update flag, once for
+// the test binary.
+package golden
