@@ -6,8 +6,9 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/fleetwright/fleetwright/internal/atomicfile"
 	"github.com/go-git/go-git/v5/config"
+
+	"github.com/fleetwright/fleetwright/internal/atomicfile"
 )
 
 // WriteFiles edits the folder dir in place, without Git (no index, no
