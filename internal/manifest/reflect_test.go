@@ -64,6 +64,49 @@ func testObjects() []any {
 		&corev1.Secret{Data: map[string][]byte{"k": []byte("\x00\x01")}},
 		&corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: "n"}},
 		&corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Command: []string{}, Args: nil}}}},
+		rulesObject(), &rules{},
+	}
+}
+
+// rules uses each of encoding/json's field rules that the Kubernetes types
+// do not: clashing embedded names, "-,", the string option, a named field
+// tagged inline, a type's own IsZero.
+type rules struct {
+	ruleA
+	*ruleB
+	Skip    string          `json:"-"`
+	Dash    string          `json:"-,"`
+	Count   int             `json:"count,string"`
+	Ratio   float64         `json:"ratio,string,omitempty"`
+	Flag    *bool           `json:"flag,string"`
+	Text    string          `json:"text,string"`
+	Dur     metav1.Duration `json:"dur,string"` // encodes itself: not quoted
+	Named   ruleA           `json:",inline"`
+	When    metav1.Time     `json:"when,omitzero"`
+	Empty   []string        `json:"empty,omitempty"`
+	private int
+}
+
+type ruleA struct {
+	Shared string
+	Only   string `json:"only"`
+	Tagged string `json:"tagged"`
+}
+
+type ruleB struct {
+	Shared string
+	Tagged string
+	Deeper string `json:"deeper,omitempty"`
+}
+
+func rulesObject() *rules {
+	yes := true
+	return &rules{
+		ruleA: ruleA{Shared: "a", Only: "o", Tagged: "t"},
+		ruleB: &ruleB{Shared: "b", Tagged: "u", Deeper: "d"},
+		Skip:  "s", Dash: "dash", Count: 42, Ratio: 0.5, Flag: &yes, Text: `<a href="x">`,
+		Dur: metav1.Duration{Duration: time.Second}, Named: ruleA{Only: "n"}, private: 1,
+		When: metav1.Time{Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)},
 	}
 }
 
