@@ -37,6 +37,8 @@ type Struct struct {
 	Fields []Field
 	// Sorted lists the same members sorted by Name.
 	Sorted []Field
+	// Quoted is set when a member is Quoted.
+	Quoted bool
 	byName map[string]int // Name → position in Fields
 }
 
@@ -260,6 +262,7 @@ func build(t reflect.Type) *Struct {
 	slices.SortFunc(s.Fields, func(a, b Field) int { return slices.Compare(a.Index, b.Index) })
 	for i, f := range s.Fields {
 		s.byName[f.Name] = i
+		s.Quoted = s.Quoted || f.Quoted
 	}
 	return s
 }
