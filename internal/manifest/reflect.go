@@ -15,8 +15,8 @@ import (
 
 // toGeneric turns a typed object into the maps, lists and scalars that
 // encoding/json would produce for it, without writing and reading JSON text:
-// field names and omitempty/omitzero/inline come from the json tags, and
-// types with their own MarshalJSON or MarshalText use it.
+// the members of structs and their options come from jsonfield, and types
+// with their own MarshalJSON or MarshalText use it.
 func toGeneric(v reflect.Value) (any, error) {
 	if !v.IsValid() {
 		return nil, nil

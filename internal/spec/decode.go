@@ -11,10 +11,11 @@ import (
 )
 
 // decode fills v from the document's generic value, as encoding/json would
-// from the same value marshalled: keys are matched to the members
-// jsonfield lists (exactly, else ignoring case), values of the wrong type are left empty
-// (the schema check has reported them already), numbers in interface values
-// become float64 and types with their own UnmarshalJSON get their JSON.
+// from the same value marshalled: keys are matched to the members jsonfield
+// lists (exactly, else ignoring case), values of the wrong type are left
+// empty (the schema check has reported them already), numbers in interface
+// values become float64 and types with their own UnmarshalJSON get their
+// JSON.
 // It walks the value directly instead of going through JSON text, which
 // cost more than parsing the YAML.
 func decode(doc *Document, v any) {
