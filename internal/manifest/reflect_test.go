@@ -110,6 +110,48 @@ func rulesObject() *rules {
 	}
 }
 
+// FuzzRulesMatchJSON: for any values of a type that uses every field rule,
+// the reflection encoder and the direct one agree with encoding/json.
+func FuzzRulesMatchJSON(f *testing.F) {
+	f.Add("a", "", int64(0), 0.5, true, int64(0))
+	f.Add("<&>", "x", int64(-7), 1e21, false, int64(1))
+	f.Add("", "\u2028\"", int64(1)<<40, -0.0, true, int64(-1))
+	f.Fuzz(func(t *testing.T, s, u string, n int64, x float64, b bool, sec int64) {
+		o := rulesObject()
+		o.ruleA.Shared, o.Only, o.Text, o.Dash = s, u, s, u
+		o.ruleB.Shared, o.Named.Tagged = u, s
+		o.Count, o.Ratio, o.Flag = int(n), x, &b
+		o.When = metav1.Time{Time: time.Unix(sec, 0).UTC()}
+		if n%3 == 0 {
+			o.ruleB, o.Flag = nil, nil
+		}
+		if n%2 == 0 {
+			o.Empty = []string{s}
+		}
+		slow, err := viaJSON(o)
+		if err != nil {
+			t.Skip(err) // NaN and the like: encoding/json refuses them
+		}
+		fast, err := toGeneric(reflect.ValueOf(o))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(slow, fast); d != "" {
+			t.Fatalf("(-json +reflect):\n%s", d)
+		}
+		var direct, viaGeneric bytes.Buffer
+		if err := Append(&direct, o); err != nil {
+			t.Fatal(err)
+		}
+		if err := appendGeneric(&viaGeneric, slow); err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(viaGeneric.String(), direct.String()); d != "" {
+			t.Fatalf("(-generic +direct):\n%s", d)
+		}
+	})
+}
+
 func BenchmarkMarshalDeployment(b *testing.B) {
 	d := &appsv1.Deployment{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"}, ObjectMeta: metav1.ObjectMeta{Name: "a", Labels: map[string]string{"a": "b", "c": "d"}},
 		Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i",

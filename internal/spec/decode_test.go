@@ -86,7 +86,7 @@ func TestDecodeRulesMatchJSON(t *testing.T) {
 // FuzzDecodeRules checks that decoding into types with embedded structs,
 // clashing names and the string option gives what encoding/json gives.
 func FuzzDecodeRules(f *testing.F) {
-	for _, c := range ruleCases {
+	for _, c := range append(append([]string{}, ruleCases...), decodeCases...) {
 		f.Add([]byte(c))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
