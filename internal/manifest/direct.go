@@ -8,7 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
+
+	"github.com/fleetwright/fleetwright/internal/jsonfield"
 )
 
 // The direct encoder writes a typed object as YAML straight from its Go
@@ -25,18 +26,6 @@ type item struct {
 	isG  bool // g is the value
 	s    string
 	isS  bool // s is the value (a string in a map of strings)
-}
-
-var sortedCache sync.Map // reflect.Type → []field sorted by name
-
-func sortedFields(t reflect.Type) []field {
-	if f, ok := sortedCache.Load(t); ok {
-		return f.([]field)
-	}
-	fs := slices.Clone(structFields(t))
-	slices.SortFunc(fs, func(a, b field) int { return strings.Compare(a.name, b.name) })
-	sortedCache.Store(t, fs)
-	return fs
 }
 
 // resolve follows pointers and interfaces and applies marshalers. It
@@ -69,27 +58,35 @@ func resolve(v reflect.Value) (reflect.Value, any, bool, bool, error) {
 
 // structItems lists the keys of a struct value that are written, in order.
 func (e *emitter) structItems(v reflect.Value, top bool, inMeta bool) ([]item, error) {
-	fs := sortedFields(v.Type())
+	fs := jsonfield.Of(v.Type()).Sorted
 	start := len(e.scratch)
-	for _, f := range fs {
-		if top && f.name == "status" || inMeta && f.name == "creationTimestamp" {
+	for i := range fs {
+		f := &fs[i]
+		if top && f.Name == "status" || inMeta && f.Name == "creationTimestamp" {
 			continue
 		}
-		fv, ok := fieldByIndex(v, f.index)
-		if !ok {
+		fv, ok := f.Get(v)
+		if !ok || f.Omit(fv) {
 			continue
 		}
-		if (f.omitEmpty && isEmpty(fv)) || (f.omitZero && fv.IsZero()) {
+		if f.Quoted {
+			g, err := quoted(fv)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", f.Name, err)
+			}
+			if g != nil {
+				e.scratch = append(e.scratch, item{name: f.Name, g: g, isG: true})
+			}
 			continue
 		}
 		rv, g, isG, null, err := resolve(fv)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f.name, err)
+			return nil, fmt.Errorf("%s: %w", f.Name, err)
 		}
 		if null {
 			continue
 		}
-		e.scratch = append(e.scratch, item{name: f.name, v: rv, g: g, isG: isG})
+		e.scratch = append(e.scratch, item{name: f.Name, v: rv, g: g, isG: isG})
 	}
 	return e.scratch[start:], nil
 }

@@ -8,14 +8,15 @@ import (
 	"fmt"
 	"reflect"
 	"strconv"
-	"strings"
 	"sync"
+
+	"github.com/fleetwright/fleetwright/internal/jsonfield"
 )
 
 // toGeneric turns a typed object into the maps, lists and scalars that
 // encoding/json would produce for it, without writing and reading JSON text:
-// field names and omitempty/omitzero/inline come from the json tags, and
-// types with their own MarshalJSON or MarshalText use it.
+// the members of structs and their options come from jsonfield, and types
+// with their own MarshalJSON or MarshalText use it.
 func toGeneric(v reflect.Value) (any, error) {
 	if !v.IsValid() {
 		return nil, nil
@@ -38,26 +39,32 @@ func toGeneric(v reflect.Value) (any, error) {
 		}
 		return toGeneric(v.Elem())
 	case reflect.Struct:
-		fields := structFields(t)
+		fields := jsonfield.Of(t).Fields
 		out := make(map[string]any, len(fields))
-		for _, f := range fields {
-			fv, ok := fieldByIndex(v, f.index)
-			if !ok {
+		for i := range fields {
+			f := &fields[i]
+			fv, ok := f.Get(v)
+			if !ok || f.Omit(fv) {
 				continue
 			}
-			if (f.omitEmpty && isEmpty(fv)) || (f.omitZero && fv.IsZero()) {
+			if f.Quoted {
+				g, err := quoted(fv)
+				if err != nil {
+					return nil, fmt.Errorf("%s: %w", f.Name, err)
+				}
+				out[f.Name] = g
 				continue
 			}
 			g, err := toGeneric(fv)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", f.name, err)
+				return nil, fmt.Errorf("%s: %w", f.Name, err)
 			}
 			if g == nil && (fv.Kind() == reflect.Map || fv.Kind() == reflect.Slice) {
 				// nil maps and slices are null in JSON; keep the key.
-				out[f.name] = nil
+				out[f.Name] = nil
 				continue
 			}
-			out[f.name] = g
+			out[f.Name] = g
 		}
 		return out, nil
 	case reflect.Map:
@@ -239,91 +246,32 @@ func mapKey(k reflect.Value) (string, error) {
 	return "", fmt.Errorf("unsupported map key %s", k.Type())
 }
 
-func isEmpty(v reflect.Value) bool {
+// quoted encodes the value of a field with the string option: a boolean,
+// number or string is written as JSON text inside a string, unless its
+// type encodes itself.
+func quoted(v reflect.Value) (any, error) {
+	if v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return nil, nil
+		}
+		if _, ok := marshaler(v); ok {
+			return toGeneric(v)
+		}
+		v = v.Elem()
+	}
+	if _, ok := marshaler(v); ok {
+		return toGeneric(v)
+	}
 	switch v.Kind() {
-	case reflect.Array, reflect.Map, reflect.Slice, reflect.String:
-		return v.Len() == 0
+	case reflect.String:
+		b, err := json.Marshal(v.String())
+		return string(b), err
 	case reflect.Bool:
-		return !v.Bool()
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return v.Int() == 0
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		return v.Uint() == 0
-	case reflect.Float32, reflect.Float64:
-		return v.Float() == 0
-	case reflect.Interface, reflect.Pointer:
-		return v.IsNil()
+		return strconv.FormatBool(v.Bool()), nil
 	}
-	return false
-}
-
-type field struct {
-	name                string
-	index               []int
-	omitEmpty, omitZero bool
-}
-
-var fieldCache sync.Map // reflect.Type → []field
-
-// structFields lists a struct's JSON fields, embedded and inline fields
-// flattened, as encoding/json sees them.
-func structFields(t reflect.Type) []field {
-	if f, ok := fieldCache.Load(t); ok {
-		return f.([]field)
+	g, err := toGeneric(v)
+	if n, ok := g.(json.Number); ok {
+		return string(n), err
 	}
-	var out []field
-	seen := map[string]bool{}
-	var walk func(t reflect.Type, index []int)
-	walk = func(t reflect.Type, index []int) {
-		for i := range t.NumField() {
-			sf := t.Field(i)
-			tag := sf.Tag.Get("json")
-			if tag == "-" {
-				continue
-			}
-			name, opts, _ := strings.Cut(tag, ",")
-			idx := append(append([]int(nil), index...), i)
-			ft := sf.Type
-			if ft.Kind() == reflect.Pointer {
-				ft = ft.Elem()
-			}
-			if name == "" && (sf.Anonymous || strings.Contains(","+opts+",", ",inline,")) && ft.Kind() == reflect.Struct {
-				walk(ft, idx)
-				continue
-			}
-			if !sf.IsExported() {
-				continue
-			}
-			if name == "" {
-				name = sf.Name
-			}
-			if seen[name] {
-				continue // the shallower field wins, as in encoding/json
-			}
-			seen[name] = true
-			out = append(out, field{
-				name: name, index: idx,
-				omitEmpty: strings.Contains(","+opts+",", ",omitempty,"),
-				omitZero:  strings.Contains(","+opts+",", ",omitzero,"),
-			})
-		}
-	}
-	walk(t, nil)
-	fieldCache.Store(t, out)
-	return out
-}
-
-// fieldByIndex follows index through embedded pointers; ok is false when a
-// nil embedded pointer is on the way.
-func fieldByIndex(v reflect.Value, index []int) (reflect.Value, bool) {
-	for i, x := range index {
-		if i > 0 && v.Kind() == reflect.Pointer {
-			if v.IsNil() {
-				return reflect.Value{}, false
-			}
-			v = v.Elem()
-		}
-		v = v.Field(x)
-	}
-	return v, true
+	return g, err
 }

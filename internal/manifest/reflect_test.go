@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
@@ -64,7 +65,95 @@ func testObjects() []any {
 		&corev1.Secret{Data: map[string][]byte{"k": []byte("\x00\x01")}},
 		&corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: "n"}},
 		&corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Command: []string{}, Args: nil}}}},
+		rulesObject(), &rules{},
 	}
+}
+
+// rules uses each of encoding/json's field rules that the Kubernetes types
+// do not: clashing embedded names, "-,", the string option, a named field
+// tagged inline, a type's own IsZero.
+type rules struct {
+	ruleA
+	*ruleB
+	Skip    string          `json:"-"`
+	Dash    string          `json:"-,"`
+	Count   int             `json:"count,string"`
+	Ratio   float64         `json:"ratio,string,omitempty"`
+	Flag    *bool           `json:"flag,string"`
+	Text    string          `json:"text,string"`
+	Dur     metav1.Duration `json:"dur,string"` // encodes itself: not quoted
+	Named   ruleA           `json:",inline"`
+	When    metav1.Time     `json:"when,omitzero"`
+	Empty   []string        `json:"empty,omitempty"`
+	private int
+}
+
+type ruleA struct {
+	Shared string
+	Only   string `json:"only"`
+	Tagged string `json:"tagged"`
+}
+
+type ruleB struct {
+	Shared string
+	Tagged string
+	Deeper string `json:"deeper,omitempty"`
+}
+
+func rulesObject() *rules {
+	yes := true
+	return &rules{
+		ruleA: ruleA{Shared: "a", Only: "o", Tagged: "t"},
+		ruleB: &ruleB{Shared: "b", Tagged: "u", Deeper: "d"},
+		Skip:  "s", Dash: "dash", Count: 42, Ratio: 0.5, Flag: &yes, Text: `<a href="x">`,
+		Dur: metav1.Duration{Duration: time.Second}, Named: ruleA{Only: "n"}, private: 1,
+		When: metav1.Time{Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)},
+	}
+}
+
+// FuzzRulesMatchJSON: for any values of a type that uses every field rule,
+// the reflection encoder and the direct one agree with encoding/json.
+func FuzzRulesMatchJSON(f *testing.F) {
+	f.Add("a", "", int64(0), 0.5, true, int64(0))
+	f.Add("<&>", "x", int64(-7), 1e21, false, int64(1))
+	f.Add("", "\u2028\"", int64(1)<<40, -0.0, true, int64(-1))
+	f.Fuzz(func(t *testing.T, s, u string, n int64, x float64, b bool, sec int64) {
+		if !utf8.ValidString(s) || !utf8.ValidString(u) {
+			t.Skip("encoding/json replaces invalid UTF-8; the encoders keep it")
+		}
+		o := rulesObject()
+		o.ruleA.Shared, o.Only, o.Text, o.Dash = s, u, s, u
+		o.ruleB.Shared, o.Named.Tagged = u, s
+		o.Count, o.Ratio, o.Flag = int(n), x, &b
+		o.When = metav1.Time{Time: time.Unix(sec, 0).UTC()}
+		if n%3 == 0 {
+			o.ruleB, o.Flag = nil, nil
+		}
+		if n%2 == 0 {
+			o.Empty = []string{s}
+		}
+		slow, err := viaJSON(o)
+		if err != nil {
+			t.Skip(err) // NaN and the like: encoding/json refuses them
+		}
+		fast, err := toGeneric(reflect.ValueOf(o))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(slow, fast); d != "" {
+			t.Fatalf("(-json +reflect):\n%s", d)
+		}
+		var direct, viaGeneric bytes.Buffer
+		if err := Append(&direct, o); err != nil {
+			t.Fatal(err)
+		}
+		if err := appendGeneric(&viaGeneric, slow); err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(viaGeneric.String(), direct.String()); d != "" {
+			t.Fatalf("(-generic +direct):\n%s", d)
+		}
+	})
 }
 
 func BenchmarkMarshalDeployment(b *testing.B) {

@@ -6,15 +6,16 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
-	"strings"
-	"sync"
+
+	"github.com/fleetwright/fleetwright/internal/jsonfield"
 )
 
 // decode fills v from the document's generic value, as encoding/json would
-// from the same value marshalled: fields are matched by their json names
-// (exactly, else ignoring case), values of the wrong type are left empty
-// (the schema check has reported them already), numbers in interface values
-// become float64 and types with their own UnmarshalJSON get their JSON.
+// from the same value marshalled: keys are matched to the members jsonfield
+// lists (exactly, else ignoring case), values of the wrong type are left
+// empty (the schema check has reported them already), numbers in interface
+// values become float64 and types with their own UnmarshalJSON get their
+// JSON.
 // It walks the value directly instead of going through JSON text, which
 // cost more than parsing the YAML.
 func decode(doc *Document, v any) {
@@ -26,43 +27,6 @@ func decode(doc *Document, v any) {
 }
 
 var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
-
-// structFields caches, per struct type, its fields by json name.
-var structFields sync.Map // reflect.Type -> *fieldSet
-
-type fieldSet struct {
-	byName map[string]int // json name -> field index
-	names  []string       // json names, for case-insensitive matching
-	index  []int
-}
-
-func fieldsOf(t reflect.Type) *fieldSet {
-	if fs, ok := structFields.Load(t); ok {
-		return fs.(*fieldSet)
-	}
-	fs := &fieldSet{byName: map[string]int{}}
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if !f.IsExported() || f.Anonymous {
-			continue
-		}
-		name := f.Name
-		if tag, ok := f.Tag.Lookup("json"); ok {
-			n, _, _ := strings.Cut(tag, ",")
-			if n == "-" {
-				continue
-			}
-			if n != "" {
-				name = n
-			}
-		}
-		fs.byName[name] = i
-		fs.names = append(fs.names, name)
-		fs.index = append(fs.index, i)
-	}
-	actual, _ := structFields.LoadOrStore(t, fs)
-	return actual.(*fieldSet)
-}
 
 // decodeValue stores src into dst (settable). It reports whether src had
 // the right type; on false dst is left as it was.
@@ -101,13 +65,17 @@ func decodeValue(src any, dst reflect.Value) bool {
 		if !ok {
 			return false
 		}
-		fs := fieldsOf(dst.Type())
-		all := true
+		fs := jsonfield.Of(dst.Type())
+		if fs.Quoted {
+			return decodeJSON(src, dst)
+		}
 		if !allFields(m, fs) {
 			return decodeFolded(m, fs, dst)
 		}
+		all := true
 		for k, v := range m {
-			if !decodeValue(v, dst.Field(fs.byName[k])) {
+			f, _ := fs.Lookup(k)
+			if !decodeField(v, f, dst) {
 				all = false
 			}
 		}
@@ -193,35 +161,47 @@ func decodeValue(src any, dst reflect.Value) bool {
 	return false
 }
 
-// allFields reports whether every key of m names a field exactly, as in
+// decodeField decodes v into the member f of struct dst.
+func decodeField(v any, f *jsonfield.Field, dst reflect.Value) bool {
+	fv, err := f.Set(dst)
+	if err != nil {
+		return false // encoding/json skips the member too
+	}
+	return decodeValue(v, fv)
+}
+
+// decodeJSON decodes src into dst through its JSON text. Structs with a
+// member of the string option go this way: no spec type has one, and
+// encoding/json's handling of a bad quoted value (it stops decoding) is
+// not worth copying.
+func decodeJSON(src any, dst reflect.Value) bool {
+	b, err := json.Marshal(src)
+	if err != nil {
+		return false
+	}
+	return json.Unmarshal(b, dst.Addr().Interface()) == nil
+}
+
+// allFields reports whether every key of m names a member exactly, as in
 // nearly every spec.
-func allFields(m map[string]any, fs *fieldSet) bool {
+func allFields(m map[string]any, fs *jsonfield.Struct) bool {
 	for k := range m {
-		if _, ok := fs.byName[k]; !ok {
+		if _, ok := fs.Lookup(k); !ok {
 			return false
 		}
 	}
 	return true
 }
 
-// decodeFolded decodes a map whose keys may match fields only ignoring
+// decodeFolded decodes a map whose keys may match members only ignoring
 // case, or not at all, the way encoding/json meets them in marshalled
-// JSON: keys sorted, so that when two keys match one field the same one
+// JSON: keys sorted, so that when two keys match one member the same one
 // wins.
-func decodeFolded(m map[string]any, fs *fieldSet, dst reflect.Value) bool {
+func decodeFolded(m map[string]any, fs *jsonfield.Struct, dst reflect.Value) bool {
 	keys := slices.Sorted(maps.Keys(m))
 	all := true
 	for _, k := range keys {
-		i, found := fs.byName[k]
-		if !found {
-			for j, n := range fs.names {
-				if strings.EqualFold(n, k) {
-					i, found = fs.index[j], true
-					break
-				}
-			}
-		}
-		if found && !decodeValue(m[k], dst.Field(i)) {
+		if f, found := fs.Match(k); found && !decodeField(m[k], f, dst) {
 			all = false
 		}
 	}

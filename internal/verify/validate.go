@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"reflect"
 	"strconv"
-	"strings"
 	"sync"
+
+	"github.com/fleetwright/fleetwright/internal/jsonfield"
 )
 
 // A fieldError is a field of an object that does not decode into its Go
@@ -136,12 +137,12 @@ func validateValue(n *node, t reflect.Type, path string, out *[]fieldError) {
 		}
 		for i := 0; i < len(n.kids); i += 2 {
 			key := n.kids[i].str
-			ft, ok := ti.fields[key]
+			f, ok := ti.fields.Lookup(key)
 			if !ok {
 				*out = append(*out, fieldError{joinPath(path, key), n.kids[i], "unknown field"})
 				continue
 			}
-			validateValue(n.kids[i+1], ft, joinPath(path, key), out)
+			validateValue(n.kids[i+1], f.Type, joinPath(path, key), out)
 		}
 	default:
 		*out = append(*out, fieldError{path, n, "cannot be decoded into " + t.String()})
@@ -160,9 +161,9 @@ func typeError(path string, n *node, t reflect.Type) fieldError {
 type typeInfo struct {
 	unmarshaler     bool // *T implements json.Unmarshaler
 	textUnmarshaler bool // *T implements encoding.TextUnmarshaler
-	// fields maps a struct's JSON field names, embedded structs' included,
-	// to their types.
-	fields map[string]reflect.Type
+	// fields are a struct's JSON members, embedded structs' included. The
+	// string option is not checked: no Kubernetes or Flux type uses it.
+	fields *jsonfield.Struct
 }
 
 func (ti *typeInfo) custom() bool { return ti.unmarshaler || ti.textUnmarshaler }
@@ -182,50 +183,8 @@ func typeInfoOf(t reflect.Type) *typeInfo {
 		textUnmarshaler: pt.Implements(textUnmarshalerType),
 	}
 	if t.Kind() == reflect.Struct {
-		ti.fields = structFields(t)
+		ti.fields = jsonfield.Of(t)
 	}
 	typeInfos.Store(t, ti)
 	return ti
-}
-
-// structFields maps JSON names to field types as encoding/json sees them:
-// anonymous struct fields without a name are embedded, and a field of the
-// outer struct wins over an embedded one of the same name.
-func structFields(t reflect.Type) map[string]reflect.Type {
-	m := map[string]reflect.Type{}
-	var named []reflect.StructField
-	for i := range t.NumField() {
-		f := t.Field(i)
-		tag := f.Tag.Get("json")
-		if tag == "-" {
-			continue
-		}
-		name, _, _ := strings.Cut(tag, ",")
-		if f.Anonymous && name == "" {
-			ft := f.Type
-			if ft.Kind() == reflect.Pointer {
-				ft = ft.Elem()
-			}
-			if ft.Kind() == reflect.Struct {
-				for k, v := range structFields(ft) {
-					if _, ok := m[k]; !ok {
-						m[k] = v
-					}
-				}
-				continue
-			}
-		}
-		if !f.IsExported() {
-			continue
-		}
-		named = append(named, f)
-	}
-	for _, f := range named {
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "" {
-			name = f.Name
-		}
-		m[name] = f.Type
-	}
-	return m
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	kjson "sigs.k8s.io/json"
 )
 
@@ -137,8 +138,67 @@ func TestValidateMatchesDecoder(t *testing.T) {
 	}
 }
 
+// ruleObject uses the field rules of encoding/json that the Kubernetes
+// types do not: embedded structs (one through a pointer) whose names
+// clash, "-,", a named field tagged inline, names that differ in case.
+type ruleObject struct {
+	ruleInner
+	*RuleOther
+	Name    string             `json:"name"`
+	NAME    string             `json:"Name"`
+	Dash    string             `json:"-,"`
+	Skip    string             `json:"-"`
+	Named   ruleInner          `json:",inline"`
+	Size    *resource.Quantity `json:"size"`
+	Count   int32              `json:"count"`
+	private int
+}
+
+type ruleInner struct {
+	Shared string
+	Only   int    `json:"only"`
+	Tagged string `json:"tagged"`
+}
+
+type RuleOther struct {
+	Shared string
+	Tagged string
+	Deeper *bool `json:"deeper"`
+}
+
+var ruleObjects = []string{
+	"Shared: a\nonly: 1\ntagged: t\nTagged: u\ndeeper: true\nname: n\nName: m\n'-': d\nNamed: {only: 2, Shared: x}\nsize: 1Gi\ncount: 3\n",
+	"Skip: s\n",
+	"ONLY: 3\n",
+	"shared: x\n",
+	"private: 1\n",
+	"ruleInner: {}\n",
+	"RuleOther: {}\n",
+	"deeper: 1\nonly: x\nsize: 10x\ncount: 3000000000\n",
+	"Named: {Tagged: x}\n",
+}
+
+// The validator and the decoder agree on the field rules the Kubernetes
+// types do not use.
+func TestValidateRulesMatchDecoder(t *testing.T) {
+	t.Parallel()
+	typ := reflect.TypeFor[ruleObject]()
+	for _, s := range ruleObjects {
+		docs, err := parseYAML([]byte(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := docs[0].root
+		dFailed, dUnknown := decoderVerdict(typ, n)
+		vFailed, vUnknown := validatorVerdict(typ, n)
+		if !agree(dFailed, dUnknown, vFailed, vUnknown) {
+			t.Errorf("%q: decoder failed=%v unknown=%v, validator failed=%v unknown=%v", s, dFailed, dUnknown, vFailed, vUnknown)
+		}
+	}
+}
+
 // FuzzValidate checks that the validator and the decoder agree on any
-// object, for a few kinds.
+// object, for a few kinds and for ruleObject.
 func FuzzValidate(f *testing.F) {
 	scheme, err := newScheme()
 	if err != nil {
@@ -154,6 +214,9 @@ func FuzzValidate(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	for _, s := range ruleObjects {
+		f.Add([]byte(s))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		docs, err := parseYAML(data)
 		if err != nil {
@@ -163,14 +226,15 @@ func FuzzValidate(f *testing.F) {
 			if d.root == nil || d.root.kind != mapNode {
 				continue
 			}
-			typ := types[gvkOf(d.root)]
-			if typ == nil {
-				continue
-			}
-			dFailed, dUnknown := decoderVerdict(typ, d.root)
-			vFailed, vUnknown := validatorVerdict(typ, d.root)
-			if !agree(dFailed, dUnknown, vFailed, vUnknown) {
-				t.Fatalf("decoder failed=%v unknown=%v, validator failed=%v unknown=%v on\n%s", dFailed, dUnknown, vFailed, vUnknown, appendJSON(nil, d.root))
+			for _, typ := range []reflect.Type{types[gvkOf(d.root)], reflect.TypeFor[ruleObject]()} {
+				if typ == nil {
+					continue
+				}
+				dFailed, dUnknown := decoderVerdict(typ, d.root)
+				vFailed, vUnknown := validatorVerdict(typ, d.root)
+				if !agree(dFailed, dUnknown, vFailed, vUnknown) {
+					t.Fatalf("%s: decoder failed=%v unknown=%v, validator failed=%v unknown=%v on\n%s", typ, dFailed, dUnknown, vFailed, vUnknown, appendJSON(nil, d.root))
+				}
 			}
 		}
 	})
