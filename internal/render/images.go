@@ -207,21 +207,9 @@ func (b BuildAndPin) build(ctx context.Context, in ImageInput, ws workloads, ima
 		req.SourceDateEpoch = epoch
 		jobs[w.node] = build.Job{Name: w.node, Request: req}
 	}
-	all, err := in.Repo.Graph.Levels()
+	levels, err := buildLevels(in.Repo, jobs)
 	if err != nil {
 		return err
-	}
-	var levels [][]build.Job
-	for _, lvl := range all {
-		var l []build.Job
-		for _, id := range lvl {
-			if j, ok := jobs[id]; ok {
-				l = append(l, j)
-			}
-		}
-		if len(l) > 0 {
-			levels = append(levels, l)
-		}
 	}
 	results, err := build.RunLevels(ctx, builder, levels, build.RunOptions{Progress: buildEvents(in.Progress)})
 	output.flush()
@@ -236,6 +224,28 @@ func (b BuildAndPin) build(ctx context.Context, in ImageInput, ws workloads, ima
 		images[node] = res.Ref
 	}
 	return nil
+}
+
+// buildLevels orders jobs as the graph orders their nodes, a level at a
+// time, leaving out levels without builds.
+func buildLevels(repo *spec.Repo, jobs map[string]build.Job) ([][]build.Job, error) {
+	all, err := repo.Graph.Levels()
+	if err != nil {
+		return nil, err
+	}
+	var levels [][]build.Job
+	for _, lvl := range all {
+		var l []build.Job
+		for _, id := range lvl {
+			if j, ok := jobs[id]; ok {
+				l = append(l, j)
+			}
+		}
+		if len(l) > 0 {
+			levels = append(levels, l)
+		}
+	}
+	return levels, nil
 }
 
 // ContentTags names the image of every workload render builds as render
