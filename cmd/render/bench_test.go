@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fleetwright/fleetwright/internal/gitrepo/gittest"
 	"github.com/fleetwright/fleetwright/internal/synth"
@@ -39,12 +40,16 @@ func BenchmarkReview10k(b *testing.B) {
 		}
 	}
 	head := benchCommit(b, dir, "timeouts")
+	var cpu time.Duration
 	for b.Loop() {
+		before := synth.CPUTime()
 		r := benchRun(b, nil, "review", "--base", base, "--head", head, "--post=false", dir)
+		cpu += synth.CPUTime() - before
 		if !strings.Contains(r, "**0 app(s) added, 100 changed, 0 removed.**") {
 			b.Fatalf("unexpected comment:\n%.2000s", r)
 		}
 	}
+	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*n), "µs/app")
 }
 
@@ -58,6 +63,7 @@ func benchRenderCommand(b *testing.B, n int, noop bool) {
 	if noop {
 		benchRun(b, env, "--out", out, src)
 	}
+	var cpu time.Duration
 	b.ResetTimer()
 	for b.Loop() {
 		if !noop {
@@ -65,8 +71,11 @@ func benchRenderCommand(b *testing.B, n int, noop bool) {
 			out = filepath.Join(b.TempDir(), "fleet")
 			b.StartTimer()
 		}
+		before := synth.CPUTime()
 		benchRun(b, env, "--out", out, src)
+		cpu += synth.CPUTime() - before
 	}
+	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*n), "µs/app")
 }
 
