@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/crane"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 
+	"github.com/fleetwright/fleetwright/internal/build"
 	"github.com/fleetwright/fleetwright/internal/cli"
 	"github.com/fleetwright/fleetwright/internal/registry/registrytest"
 )
@@ -150,6 +151,34 @@ func TestInvalidSpecsWriteNothing(t *testing.T) {
 	}
 	if d := cmp.Diff(before, snapshot(t, out)); d != "" {
 		t.Errorf("the fleet changed (-before +after):\n%s", d)
+	}
+}
+
+// TestOfflineBuiltImage: offline, an image render builds is named by the
+// content tag of its inputs, as review names it, with a warning; nothing is
+// built or pushed.
+func TestOfflineBuiltImage(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{
+		"platform.yaml":            "registry: registry.example.com/fleet\n",
+		"apps/shop/web/app.yaml":   "name: web\ncomponents: [{name: site, type: workload, workload_spec: {build_mode: dockerfile, port: 80}}]\n",
+		"apps/shop/web/Dockerfile": "FROM scratch\nCOPY index.html /srv/\n",
+		"apps/shop/web/index.html": "v1\n",
+	})
+	tag, err := build.ContentTag(build.Request{Root: root, Context: "apps/shop/web", Platforms: []string{"linux/amd64", "linux/arm64"}, Mode: build.ModeDockerfile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "fleet")
+	r := runCmd(t, nil, "--offline", "--out", out, root)
+	image := "registry.example.com/fleet/shop/web-site:" + tag
+	if r.code != 0 || !strings.Contains(r.stderr, "warning: image "+image+" is named by its content tag, not built (--offline)\n") {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	dep, err := os.ReadFile(filepath.Join(out, "apps/default/shop/web/site/deployment-web-site.yaml"))
+	if err != nil || !strings.Contains(string(dep), "image: "+image+"\n") {
+		t.Errorf("the Deployment does not run %s (%v):\n%s", image, err, dep)
 	}
 }
 

@@ -4,31 +4,50 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"maps"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/sethvargo/go-githubactions"
 
 	"github.com/fleetwright/fleetwright/internal/cli"
 	"github.com/fleetwright/fleetwright/internal/exports"
 	"github.com/fleetwright/fleetwright/internal/fleet"
 	"github.com/fleetwright/fleetwright/internal/generate"
+	"github.com/fleetwright/fleetwright/internal/registry"
+	"github.com/fleetwright/fleetwright/internal/render"
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
 
 func exportCatalog() spec.ExportCatalog { return exports.Catalog{} }
 
-func runRender(ctx context.Context, args []string, io stdio) error {
+// renderFlags are the flags of a render into a folder or a fleet
+// repository.
+type renderFlags struct {
+	out          string
+	check, diff  bool
+	offline      bool
+	format       string
+	lo           landOptions
+	path         string // the apps repository as given
+	mode, outDir string // resolved once the platform is known
+}
+
+func parseRenderFlags(args []string, io stdio) (*renderFlags, error) {
+	var f renderFlags
 	fs := newFlags("render", io)
-	out := fs.String("out", "", "fleet folder to write (default: platform.yaml's fleet.path inside the apps repository)")
-	check := fs.Bool("check", false, "write nothing; exit 1 and print a diff when the fleet on disk differs")
-	diff := fs.Bool("diff", false, "write nothing; print the diff")
-	offline := fs.Bool("offline", false, "do not contact registries: keep image tags as written (with a warning naming them)")
-	format := fs.String("format", "text", "problem output format: text or json")
-	var lo landOptions
+	fs.StringVar(&f.out, "out", "", "fleet folder to write (default: platform.yaml's fleet.path inside the apps repository)")
+	fs.BoolVar(&f.check, "check", false, "write nothing; exit 1 and print a diff when the fleet on disk differs")
+	fs.BoolVar(&f.diff, "diff", false, "write nothing; print the diff")
+	fs.BoolVar(&f.offline, "offline", false, "do not contact registries: keep image tags as written (with a warning naming them)")
+	fs.StringVar(&f.format, "format", "text", "problem output format: text or json")
+	lo := &f.lo
 	fs.StringVar(&lo.mode, "mode", "", "how the fleet lands: dir (write --out), push (commit and push to the fleet branch) or pull-request (default: platform.yaml fleet.mode)")
 	fs.StringVar(&lo.repoURL, "fleet-repo", "", "fleet repository URL for push and pull-request (default: platform.yaml fleet.repo, else the apps repository's origin)")
 	fs.StringVar(&lo.base, "fleet-branch", "", "fleet branch (default: platform.yaml fleet.branch)")
@@ -39,28 +58,71 @@ func runRender(ctx context.Context, args []string, io stdio) error {
 	fs.StringVar(&lo.authorName, "author-name", "fleetwright", "author of fleet commits")
 	fs.StringVar(&lo.authorMail, "author-email", "fleetwright@users.noreply.github.com", "e-mail of the author of fleet commits")
 	if err := parseFlags(fs, args); err != nil {
-		return err
+		return nil, err
 	}
 	if fs.NArg() > 1 {
-		return cli.Usagef("render takes one apps repository path, got %d", fs.NArg())
+		return nil, cli.Usagef("render takes one apps repository path, got %d", fs.NArg())
 	}
-	if *check && *diff {
-		return cli.Usagef("--check and --diff cannot be combined")
+	if f.check && f.diff {
+		return nil, cli.Usagef("--check and --diff cannot be combined")
 	}
-	path := "."
+	f.path = "."
 	if fs.NArg() == 1 {
-		path = fs.Arg(0)
+		f.path = fs.Arg(0)
 	}
-	root, err := cli.FindRoot(path)
+	return &f, nil
+}
+
+// runRender loads and validates the specs, renders the fleet and lands it
+// in a folder or the fleet repository.
+func runRender(ctx context.Context, args []string, io stdio) error {
+	f, err := parseRenderFlags(args, io)
+	if err != nil {
+		return err
+	}
+	root, err := cli.FindRoot(f.path)
 	if err != nil {
 		return &cli.ExitError{Code: cli.ExitUsage, Err: err}
 	}
 	start := time.Now()
-	repo, ps, err := loadRepo(root)
+	src := render.Dir(root)
+	repo, ps, err := render.Load(ctx, src)
 	if err != nil {
 		return err
 	}
-	rep := &cli.Reporter{Format: *format, Out: io.err, Getenv: io.getenv}
+	if err := reportSpecs(ps, f.format, io); err != nil {
+		return err
+	}
+	if err := f.target(root, repo); err != nil {
+		return err
+	}
+	progress := cli.NewProgress(io.err, cli.IsTerminal(io.err))
+	opts := render.Options{Source: src, Images: imageSource(f.offline, io), SpecRevisions: true, Progress: progress}
+	var d *dirLanding
+	if f.mode == "dir" {
+		d = newDirLanding(f, io)
+		if d.index != nil {
+			opts.Reuse = d.reuse
+		}
+	}
+	res, err := render.Render(ctx, repo, opts)
+	progress.Done()
+	if err != nil {
+		return renderError(err)
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(io.err, "warning: %s\n", w)
+	}
+	if d == nil {
+		return landRepo(ctx, f, root, res, io)
+	}
+	return d.land(res, start)
+}
+
+// reportSpecs prints the problems; with an error among them nothing is
+// rendered.
+func reportSpecs(ps spec.Problems, format string, io stdio) error {
+	rep := &cli.Reporter{Format: format, Out: io.err, Getenv: io.getenv}
 	if len(ps) > 0 {
 		if err := rep.Report(ps, nil); err != nil {
 			return err
@@ -70,72 +132,104 @@ func runRender(ctx context.Context, args []string, io stdio) error {
 		fmt.Fprintln(io.err, "render: the specs are invalid; nothing was written")
 		return cli.Failed()
 	}
-	mode := lo.mode
-	if mode == "" {
-		mode = repo.Platform.Fleet.Mode
+	return nil
+}
+
+// target settles where the fleet goes: the mode and, for a folder, which.
+func (f *renderFlags) target(root string, repo *spec.Repo) error {
+	f.mode = f.lo.mode
+	if f.mode == "" {
+		f.mode = repo.Platform.Fleet.Mode
 	}
-	if mode != "dir" && mode != "push" && mode != "pull-request" {
+	if f.mode != "dir" && f.mode != "push" && f.mode != "pull-request" {
 		return cli.Usagef("--mode must be dir, push or pull-request")
 	}
-	if mode != "dir" && (*check || *diff) {
+	if f.mode != "dir" && (f.check || f.diff) {
 		return cli.Usagef("--check and --diff compare a folder; use them with --mode dir")
 	}
-	outDir := *out
-	if outDir == "" {
-		outDir = filepath.Join(root, filepath.FromSlash(repo.Platform.Fleet.Path))
+	f.outDir = f.out
+	if f.outDir == "" {
+		f.outDir = filepath.Join(root, filepath.FromSlash(repo.Platform.Fleet.Path))
 	}
-	if mode == "dir" {
-		if m := outInsideSpecs(root, outDir); m != "" {
-			return cli.Usagef("the fleet folder %s would mix with the specs: %s; choose another with --out or platform.yaml's fleet.path", outDir, m)
+	if f.mode == "dir" {
+		if m := outInsideSpecs(root, f.outDir); m != "" {
+			return cli.Usagef("the fleet folder %s would mix with the specs: %s; choose another with --out or platform.yaml's fleet.path", f.outDir, m)
 		}
 	}
-	images, err := resolveImages(ctx, repo, root, *offline, io)
+	return nil
+}
+
+// imageSource builds and pins the images, or offline names built images
+// by their content tags and keeps the others as written.
+func imageSource(offline bool, io stdio) render.ImageSource {
+	if offline {
+		return render.ContentTags{Unpinned: "--offline"}
+	}
+	return render.BuildAndPin{
+		Registry: registry.New(registry.Options{
+			Keychain: registry.Keychain(authn.DefaultKeychain, registry.GitHubCredentials{Token: io.getenv("GITHUB_TOKEN")}),
+		}),
+		LookPath:        exec.LookPath,
+		SourceDateEpoch: io.getenv("SOURCE_DATE_EPOCH"),
+	}
+}
+
+// renderError gives images that could not be made ready exit code 1.
+func renderError(err error) error {
+	var ie *render.ImageError
+	if errors.As(err, &ie) {
+		return &cli.ExitError{Code: cli.ExitFailed, Err: err}
+	}
+	return err
+}
+
+// landRepo commits the fleet to the fleet repository (land.go).
+func landRepo(ctx context.Context, f *renderFlags, root string, res *render.Result, io stdio) error {
+	lo := f.lo
+	lo.mode = f.mode
+	if lo.ghAPI == "" {
+		lo.ghAPI = io.getenv("GITHUB_API_URL")
+	}
+	outputs, err := land(ctx, lo, root, res.Repo, res.Fleet, io)
 	if err != nil {
 		return err
 	}
-	revs, err := specRevisions(ctx, root, repo)
-	if err != nil {
-		return fmt.Errorf("reading the spec history: %w", err)
+	return setOutputs(io, outputs)
+}
+
+// dirLanding writes the fleet into a folder. The fleet index tells what is
+// already in place there: an app whose inputs did not change and whose
+// files are untouched is not generated again.
+type dirLanding struct {
+	f         *renderFlags
+	io        stdio
+	index     *fleet.Index
+	indexFile string
+}
+
+func newDirLanding(f *renderFlags, io stdio) *dirLanding {
+	d := &dirLanding{f: f, io: io}
+	if d.indexFile = fleetIndexFile(io.getenv, f.outDir); d.indexFile != "" {
+		d.index = fleet.LoadIndex(d.indexFile)
 	}
-	opts := generate.Options{
-		Platform:     &repo.Platform,
-		SpecRevision: revs,
-		Images:       images,
-	}
-	// In a folder, the fleet index tells what is already in place: an app
-	// whose inputs did not change and whose files are untouched is not
-	// generated again.
-	var index *fleet.Index
-	indexFile := ""
-	if mode == "dir" {
-		if indexFile = fleetIndexFile(io.getenv, outDir); indexFile != "" {
-			index = fleet.LoadIndex(indexFile)
-			opts.Reuse = func(app string, d generate.Digest) bool { return index.InPlace(outDir, app, d) }
-		}
-	}
-	f, err := generate.Render(repo, opts)
-	if err != nil {
-		return err
-	}
-	if mode != "dir" {
-		lo.mode = mode
-		if lo.ghAPI == "" {
-			lo.ghAPI = io.getenv("GITHUB_API_URL")
-		}
-		outputs, err := land(ctx, lo, root, repo, f, io)
-		if err != nil {
-			return err
-		}
-		return setOutputs(io, outputs)
-	}
-	plan, err := index.Compute(outDir, f.Map(), generate.ManagedDirs(&repo.Platform))
+	return d
+}
+
+// reuse is render.Options.Reuse, when there is an index.
+func (d *dirLanding) reuse(app string, dg generate.Digest) bool {
+	return d.index.InPlace(d.f.outDir, app, dg)
+}
+
+func (d *dirLanding) land(res *render.Result, start time.Time) error {
+	outDir, io := d.f.outDir, d.io
+	plan, err := d.index.Compute(outDir, res.Fleet.Map(), generate.ManagedDirs(&res.Repo.Platform))
 	if err != nil {
 		return &cli.ExitError{Code: cli.ExitUsage, Err: err}
 	}
 	// The index is a cache: failing to save it costs speed, not correctness.
 	defer func() {
-		index.RememberApps(f.AppFiles())
-		if err := index.Save(indexFile); err != nil {
+		d.index.RememberApps(res.Fleet.AppFiles())
+		if err := d.index.Save(d.indexFile); err != nil {
 			fmt.Fprintf(io.err, "warning: saving the fleet index: %v\n", err)
 		}
 	}()
@@ -143,7 +237,7 @@ func runRender(ctx context.Context, args []string, io stdio) error {
 		fmt.Fprintf(io.err, "warning: %s is not generated by fleetwright; left as it is\n", filepath.Join(outDir, u))
 	}
 	switch {
-	case *check:
+	case d.f.check:
 		if plan.Empty() {
 			fmt.Fprintf(io.err, "%s is up to date (%d files)\n", outDir, plan.Unchanged)
 			return nil
@@ -151,25 +245,27 @@ func runRender(ctx context.Context, args []string, io stdio) error {
 		fmt.Fprint(io.out, fleet.Diff(plan.Changes, outDir))
 		fmt.Fprintf(io.err, "%s differs from the specs in %d file(s); run render to update it\n", outDir, len(plan.Changes))
 		return cli.Failed()
-	case *diff:
+	case d.f.diff:
 		fmt.Fprint(io.out, fleet.Diff(plan.Changes, outDir))
 		return nil
 	}
-	if err := index.Apply(outDir, plan); err != nil {
+	if err := d.index.Apply(outDir, plan); err != nil {
 		return &cli.ExitError{Code: cli.ExitUsage, Err: err}
 	}
+	return d.summarize(plan, res.Summary, start)
+}
+
+func (d *dirLanding) summarize(plan *fleet.Plan, s render.Summary, start time.Time) error {
 	counts := map[fleet.Op]int{}
-	for _, c := range plan.Changes {
-		counts[c.Op]++
-	}
-	fmt.Fprintf(io.err, "rendered %d app(s) into %s: %d added, %d updated, %d deleted, %d unchanged (%d app(s) up to date, not generated again; %s)\n",
-		len(repo.Apps), outDir, counts[fleet.Add], counts[fleet.Update], counts[fleet.Delete], plan.Unchanged,
-		len(f.Reused), time.Since(start).Round(time.Millisecond))
 	paths := make([]string, len(plan.Changes))
 	for i, c := range plan.Changes {
+		counts[c.Op]++
 		paths[i] = c.Path
 	}
-	return setOutputs(io, map[string]string{"changed-apps": strings.Join(generate.AppsOfPaths(paths), ",")})
+	fmt.Fprintf(d.io.err, "rendered %d app(s) into %s: %d added, %d updated, %d deleted, %d unchanged (%d app(s) up to date, not generated again; %s)\n",
+		s.Apps, d.f.outDir, counts[fleet.Add], counts[fleet.Update], counts[fleet.Delete], plan.Unchanged,
+		s.Reused, time.Since(start).Round(time.Millisecond))
+	return setOutputs(d.io, map[string]string{"changed-apps": strings.Join(generate.AppsOfPaths(paths), ",")})
 }
 
 // outInsideSpecs says why the folder outDir cannot hold the fleet of the
@@ -214,12 +310,7 @@ func setOutputs(io stdio, outputs map[string]string) error {
 		return nil
 	}
 	a := githubactions.New(githubactions.WithGetenv(io.getenv), githubactions.WithWriter(io.out))
-	keys := make([]string, 0, len(outputs))
-	for k := range outputs {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(outputs)) {
 		a.SetOutput(k, outputs[k])
 	}
 	return nil

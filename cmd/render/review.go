@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -10,183 +11,177 @@ import (
 	"github.com/sethvargo/go-githubactions"
 
 	"github.com/fleetwright/fleetwright/internal/cli"
-	"github.com/fleetwright/fleetwright/internal/generate"
 	gh "github.com/fleetwright/fleetwright/internal/github"
-	"github.com/fleetwright/fleetwright/internal/gitrepo"
+	"github.com/fleetwright/fleetwright/internal/render"
 	"github.com/fleetwright/fleetwright/internal/review"
-	"github.com/fleetwright/fleetwright/internal/spec"
 )
 
 // maxSummary keeps the step summary under GitHub's 1 MiB limit.
 const maxSummary = 1000 << 10
 
+// reviewFlags are the flags of render review, with the pull request's
+// defaults from $GITHUB_EVENT_PATH filled in.
+type reviewFlags struct {
+	base, head     string
+	pr             int
+	ghRepo, ghAPI  string
+	diffFile, path string
+	post           bool
+}
+
+func parseReviewFlags(args []string, io stdio) (*reviewFlags, error) {
+	var f reviewFlags
+	fs := newFlags("render review", io)
+	fs.StringVar(&f.base, "base", "", "base revision (default: the pull request's base from $GITHUB_EVENT_PATH)")
+	fs.StringVar(&f.head, "head", "", "head revision (default: the pull request's head, else HEAD)")
+	fs.IntVar(&f.pr, "pr", 0, "pull request number to comment on (default: from $GITHUB_EVENT_PATH); 0 prints the comment")
+	fs.StringVar(&f.ghRepo, "github-repo", "", "owner/name of the apps repository (default: $GITHUB_REPOSITORY)")
+	fs.StringVar(&f.ghAPI, "github-api", "", "GitHub API root (default: $GITHUB_API_URL or https://api.github.com/)")
+	fs.StringVar(&f.diffFile, "diff-file", "", "write the full diff here")
+	fs.BoolVar(&f.post, "post", true, "post the comment on the pull request (false: print it)")
+	if err := parseFlags(fs, args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 1 {
+		return nil, cli.Usagef("review takes one apps repository path")
+	}
+	f.path = "."
+	if fs.NArg() == 1 {
+		f.path = fs.Arg(0)
+	}
+	return &f, nil
+}
+
+// fromEvent fills what the flags leave out from the pull request event.
+func (f *reviewFlags) fromEvent(ev event) error {
+	if f.base == "" {
+		f.base = ev.PullRequest.Base.SHA
+	}
+	if f.head == "" {
+		f.head = ev.PullRequest.Head.SHA
+	}
+	if f.head == "" {
+		f.head = "HEAD"
+	}
+	if f.base == "" {
+		return cli.Usagef("review needs --base (or a pull_request event in $GITHUB_EVENT_PATH)")
+	}
+	if f.pr == 0 {
+		f.pr = ev.PullRequest.Number
+	}
+	return nil
+}
+
 // runReview renders the apps repository at the pull request's base and head
 // (both read from Git, not the work tree) and posts one comment, edited in
 // place on every push, that shows what the change does to the fleet.
 func runReview(ctx context.Context, args []string, io stdio) error {
-	fs := newFlags("render review", io)
-	baseRef := fs.String("base", "", "base revision (default: the pull request's base from $GITHUB_EVENT_PATH)")
-	headRef := fs.String("head", "", "head revision (default: the pull request's head, else HEAD)")
-	prNum := fs.Int("pr", 0, "pull request number to comment on (default: from $GITHUB_EVENT_PATH); 0 prints the comment")
-	ghRepo := fs.String("github-repo", "", "owner/name of the apps repository (default: $GITHUB_REPOSITORY)")
-	ghAPI := fs.String("github-api", "", "GitHub API root (default: $GITHUB_API_URL or https://api.github.com/)")
-	diffFile := fs.String("diff-file", "", "write the full diff here")
-	post := fs.Bool("post", true, "post the comment on the pull request (false: print it)")
-	if err := parseFlags(fs, args); err != nil {
+	f, err := parseReviewFlags(args, io)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() > 1 {
-		return cli.Usagef("review takes one apps repository path")
-	}
-	p := "."
-	if fs.NArg() == 1 {
-		p = fs.Arg(0)
-	}
-	root, err := cli.FindRoot(p)
+	root, err := cli.FindRoot(f.path)
 	if err != nil {
 		return &cli.ExitError{Code: cli.ExitUsage, Err: err}
 	}
-	ev := readEvent(io.getenv("GITHUB_EVENT_PATH"))
-	if *baseRef == "" {
-		*baseRef = ev.PullRequest.Base.SHA
+	if err := f.fromEvent(readEvent(io.getenv("GITHUB_EVENT_PATH"))); err != nil {
+		return err
 	}
-	if *headRef == "" {
-		*headRef = ev.PullRequest.Head.SHA
-	}
-	if *headRef == "" {
-		*headRef = "HEAD"
-	}
-	if *baseRef == "" {
-		return cli.Usagef("review needs --base (or a pull_request event in $GITHUB_EVENT_PATH)")
-	}
-	if *prNum == 0 {
-		*prNum = ev.PullRequest.Number
-	}
-	top, rel, ok := gitTop(root)
-	if !ok {
+	g, err := render.OpenGit(root)
+	if errors.As(err, new(*render.NotGitError)) {
 		return cli.Usagef("%s is not in a Git repository", root)
-	}
-	g, err := gitrepo.Open(top)
-	if err != nil {
+	} else if err != nil {
 		return err
 	}
 	defer g.Close()
-	loader, err := spec.NewLoader(exportCatalog(), root)
+	progress := cli.NewProgress(io.err, cli.IsTerminal(io.err))
+	res, err := render.Review(ctx, render.ReviewOptions{
+		Base: g.At(f.base), Head: g.At(f.head), Progress: progress,
+		FullDiffHint: "the full diff is in the job summary",
+	})
+	progress.Done()
 	if err != nil {
 		return err
 	}
-	side := func(ref string) (*spec.Repo, spec.Problems, map[string][]byte, error) {
-		files, modes, err := g.TreeModes(ctx, ref, rel)
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("reading %s: %w", ref, err)
-		}
-		if rel != "." && rel != "" {
-			files, modes = stripPrefix(files, rel), stripPrefix(modes, rel)
-		}
-		repo, ps := loader.LoadFiles(files)
-		if ps.HasErrors() {
-			return repo, ps, nil, nil
-		}
-		images, err := reviewImages(repo, files, modes)
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("reading %s: %w", ref, err)
-		}
-		f, err := generate.Render(repo, generate.Options{Images: images})
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		return repo, ps, f.Map(), nil
-	}
-	baseRepo, _, base, err := side(*baseRef)
-	if err != nil {
-		return err
-	}
-	if base == nil {
-		base = map[string][]byte{} // a broken base shows everything as new
-	}
-	headRepo, headProblems, head, err := side(*headRef)
-	if err != nil {
-		return err
-	}
-	var body string
-	var c *review.Comment
-	if head == nil {
+	if res.Comment == nil {
 		rep := &cli.Reporter{Out: io.out, Getenv: io.getenv}
-		if err := rep.Report(headProblems, nil); err != nil {
+		if err := rep.Report(res.HeadProblems, nil); err != nil {
 			return err
 		}
-		body = invalidComment(headProblems)
-	} else {
-		c = review.Build(review.Input{Base: base, Head: head, BaseRepo: baseRepo, HeadRepo: headRepo,
-			FullDiffHint: "the full diff is in the job summary"})
-		body = c.Body
 	}
-	outputs := map[string]string{}
-	if c != nil {
-		outputs["changed-apps"] = strings.Join(c.Changed, ",")
-		if *diffFile != "" {
-			if err := os.WriteFile(*diffFile, []byte(c.FullDiff), 0o644); err != nil {
-				return err
-			}
-			outputs["diff-file"] = *diffFile
-		}
-		if io.getenv("GITHUB_ACTIONS") == "true" && io.getenv("GITHUB_STEP_SUMMARY") != "" {
-			a := githubactions.New(githubactions.WithGetenv(io.getenv), githubactions.WithWriter(io.out))
-			summary := body
-			if len(c.FullDiff) > 0 && len(summary)+len(c.FullDiff) < maxSummary {
-				summary += "\n### Full diff\n\n```diff\n" + c.FullDiff + "```\n"
-			}
-			a.AddStepSummary(summary)
-		}
+	outputs, err := reviewOutputs(res, f, io)
+	if err != nil {
+		return err
 	}
-	repoName := *ghRepo
-	if repoName == "" {
-		repoName = io.getenv("GITHUB_REPOSITORY")
-	}
-	token := io.getenv("GITHUB_TOKEN")
-	if !*post || *prNum == 0 || token == "" || repoName == "" {
-		fmt.Fprint(io.out, body)
-	} else {
-		r, err := gh.ParseRepo(repoName)
-		if err != nil {
-			return cli.Usagef("--github-repo: %v", err)
-		}
-		api := *ghAPI
-		if api == "" {
-			api = io.getenv("GITHUB_API_URL")
-		}
-		client, err := gh.New(gh.Config{BaseURL: api, Token: token})
-		if err != nil {
-			return err
-		}
-		cm, err := client.UpsertComment(ctx, r, *prNum, review.Marker, body)
-		if err != nil {
-			return fmt.Errorf("posting the review comment: %w", err)
-		}
-		outputs["comment-url"] = cm.URL
-		fmt.Fprintf(io.err, "review comment on #%d: %s (written: %v)\n", *prNum, cm.URL, cm.Written())
+	if err := postReview(ctx, res.Body, f, outputs, io); err != nil {
+		return err
 	}
 	if err := setOutputs(io, outputs); err != nil {
 		return err
 	}
-	if head == nil {
+	if res.Comment == nil {
 		return cli.Failed()
 	}
 	return nil
 }
 
-func invalidComment(ps spec.Problems) string {
-	var b strings.Builder
-	b.WriteString(review.Marker + "\n## fleetwright: the specs are invalid\n\nNothing can be rendered until these are fixed:\n\n```\n")
-	for i, p := range ps {
-		if i == 200 {
-			fmt.Fprintf(&b, "… and %d more\n", len(ps)-i)
-			break
-		}
-		b.WriteString(p.Error() + "\n")
+// reviewOutputs writes the full diff where asked and into the job summary,
+// and returns the step outputs so far.
+func reviewOutputs(res *render.ReviewResult, f *reviewFlags, io stdio) (map[string]string, error) {
+	outputs := map[string]string{}
+	c := res.Comment
+	if c == nil {
+		return outputs, nil
 	}
-	b.WriteString("```\n")
-	return b.String()
+	outputs["changed-apps"] = strings.Join(c.Changed, ",")
+	if f.diffFile != "" {
+		if err := os.WriteFile(f.diffFile, []byte(c.FullDiff), 0o644); err != nil {
+			return nil, err
+		}
+		outputs["diff-file"] = f.diffFile
+	}
+	if io.getenv("GITHUB_ACTIONS") == "true" && io.getenv("GITHUB_STEP_SUMMARY") != "" {
+		a := githubactions.New(githubactions.WithGetenv(io.getenv), githubactions.WithWriter(io.out))
+		summary := res.Body
+		if len(c.FullDiff) > 0 && len(summary)+len(c.FullDiff) < maxSummary {
+			summary += "\n### Full diff\n\n```diff\n" + c.FullDiff + "```\n"
+		}
+		a.AddStepSummary(summary)
+	}
+	return outputs, nil
+}
+
+// postReview posts the comment on the pull request, or prints it when
+// there is none to post to.
+func postReview(ctx context.Context, body string, f *reviewFlags, outputs map[string]string, io stdio) error {
+	repoName := f.ghRepo
+	if repoName == "" {
+		repoName = io.getenv("GITHUB_REPOSITORY")
+	}
+	token := io.getenv("GITHUB_TOKEN")
+	if !f.post || f.pr == 0 || token == "" || repoName == "" {
+		fmt.Fprint(io.out, body)
+		return nil
+	}
+	r, err := gh.ParseRepo(repoName)
+	if err != nil {
+		return cli.Usagef("--github-repo: %v", err)
+	}
+	api := f.ghAPI
+	if api == "" {
+		api = io.getenv("GITHUB_API_URL")
+	}
+	client, err := gh.New(gh.Config{BaseURL: api, Token: token})
+	if err != nil {
+		return err
+	}
+	cm, err := client.UpsertComment(ctx, r, f.pr, review.Marker, body)
+	if err != nil {
+		return fmt.Errorf("posting the review comment: %w", err)
+	}
+	outputs["comment-url"] = cm.URL
+	fmt.Fprintf(io.err, "review comment on #%d: %s (written: %v)\n", f.pr, cm.URL, cm.Written())
+	return nil
 }
 
 type event struct {
@@ -214,13 +209,4 @@ func readEvent(p string) event {
 		return event{} // not a pull_request event: the flags must say
 	}
 	return ev
-}
-
-// stripPrefix returns m with the folder prefix taken off its keys.
-func stripPrefix[V any](m map[string]V, prefix string) map[string]V {
-	out := make(map[string]V, len(m))
-	for k, v := range m {
-		out[strings.TrimPrefix(k, prefix+"/")] = v
-	}
-	return out
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/fleetwright/fleetwright/internal/diag"
 	"github.com/fleetwright/fleetwright/internal/exports"
 	"github.com/fleetwright/fleetwright/internal/gitrepo"
+	"github.com/fleetwright/fleetwright/internal/render"
 	"github.com/fleetwright/fleetwright/internal/spec"
 	"github.com/fleetwright/fleetwright/internal/verify"
 )
@@ -84,7 +85,7 @@ func run(ctx context.Context, args []string, io stdio) error {
 			return &cli.ExitError{Code: cli.ExitUsage, Err: err}
 		}
 		appsRoot = root
-		repo, ps, err := verify.LoadApps(ctx, root, *appsRef, root)
+		repo, ps, err := render.LoadAt(ctx, root, *appsRef)
 		if err != nil {
 			return &cli.ExitError{Code: cli.ExitUsage, Err: err}
 		}

@@ -3,17 +3,14 @@ package verify
 import (
 	"bytes"
 	"context"
-	"fmt"
-	"os"
 	"path"
 	"path/filepath"
 	"strings"
 
-	"github.com/fleetwright/fleetwright/internal/exports"
 	"github.com/fleetwright/fleetwright/internal/fleet"
 	"github.com/fleetwright/fleetwright/internal/generate"
-	"github.com/fleetwright/fleetwright/internal/gitrepo"
 	"github.com/fleetwright/fleetwright/internal/manifest"
+	"github.com/fleetwright/fleetwright/internal/render"
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
 
@@ -24,49 +21,6 @@ type Apps struct {
 	// SpecRevision is what render passes to generate.Options.SpecRevision:
 	// the same function, so both write the same annotations.
 	SpecRevision func(*spec.LoadedApp) string
-}
-
-// LoadApps reads and validates the apps repository at root: from the folder
-// itself, or, when ref is set, from that Git ref of the repository holding
-// root (the work tree is not touched). display is put before file names in
-// problems.
-func LoadApps(ctx context.Context, root, ref, display string) (*spec.Repo, spec.Problems, error) {
-	loader, err := spec.NewLoader(exports.Catalog{}, display)
-	if err != nil {
-		return nil, nil, err
-	}
-	if ref == "" {
-		repo, ps := loader.Load(os.DirFS(root))
-		return repo, ps, nil
-	}
-	gitRoot, sub, ok := gitrepo.FindTop(root)
-	if !ok {
-		return nil, nil, fmt.Errorf("%s is not inside a Git work tree", root)
-	}
-	if sub == "." {
-		sub = ""
-	}
-	g, err := gitrepo.Open(gitRoot)
-	if err != nil {
-		return nil, nil, err
-	}
-	prefixes := []string{path.Join(sub, "apps")}
-	for _, n := range spec.PlatformFileNames {
-		prefixes = append(prefixes, path.Join(sub, n))
-	}
-	files, err := g.Tree(ctx, ref, prefixes...)
-	if err != nil {
-		return nil, nil, fmt.Errorf("reading %s at %s: %w", root, ref, err)
-	}
-	if sub != "" {
-		trimmed := make(map[string][]byte, len(files))
-		for p, b := range files {
-			trimmed[strings.TrimPrefix(p, sub+"/")] = b
-		}
-		files = trimmed
-	}
-	repo, ps := loader.LoadFiles(files)
-	return repo, ps, nil
 }
 
 // desiredFleet renders the specs the way render does. Images that render
@@ -86,34 +40,14 @@ func (r *run) desiredFleet(apps *Apps, images map[string]string) (map[string][]b
 }
 
 // fleetImages returns, for each workload, the image its Deployment in the
-// fleet runs (as the object checks saw it) when that image is the spec's
-// image resolved to a digest, or, for built images, an image of the
-// repository render pushes to.
+// fleet runs (as the object checks saw it) when that image is the one
+// render resolved (see render.FleetImages).
 func (r *run) fleetImages(repo *spec.Repo) map[string]string {
-	images := map[string]string{}
-	for _, a := range repo.Apps {
-		for _, c := range a.Spec.Components {
-			w := c.WorkloadSpec
-			if w == nil {
-				continue
-			}
-			name := a.Spec.Name + "-" + c.Name
-			file := path.Join("apps", a.Cluster, a.Project, a.Spec.Name, c.Name, "deployment-"+name+".yaml")
-			got := deploymentImage(r.t.files[file], c.Name)
-			if got == "" {
-				continue
-			}
-			built := w.BuildMode == spec.BuildModeDockerfile || w.BuildMode == spec.BuildModeBuildpack
-			want := w.Image
-			if built {
-				want = path.Join(repo.Platform.Registry, a.Project, name)
-			}
-			if imageMatches(want, got, built) {
-				images[spec.NodeID(a, c.Name)] = got
-			}
-		}
-	}
-	return images
+	src := render.FleetImages{Image: func(file, container string) string {
+		return deploymentImage(r.t.files[file], container)
+	}}
+	images, _ := src.Images(context.Background(), render.ImageInput{Repo: repo})
+	return images.ByNode
 }
 
 // deploymentImage returns the image of a Deployment file's container: found
@@ -160,25 +94,6 @@ func deploymentImage(data []byte, container string) string {
 		}
 	}
 	return ""
-}
-
-// imageMatches reports whether got is want pinned by digest (or, for a
-// built image, any tag or digest of want's repository).
-func imageMatches(want, got string, built bool) bool {
-	if want == "" {
-		return false
-	}
-	repo, digest, _ := strings.Cut(got, "@")
-	if built {
-		name, _ := splitTag(repo)
-		return name == want
-	}
-	if digest == "" {
-		return false
-	}
-	wantName, wantTag := splitTag(want)
-	gotName, gotTag := splitTag(repo)
-	return gotName == wantName && (gotTag == "" || gotTag == wantTag)
 }
 
 // splitTag splits an image reference without digest into name and tag.

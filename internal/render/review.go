@@ -1,0 +1,67 @@
+package render
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/fleetwright/fleetwright/internal/review"
+	"github.com/fleetwright/fleetwright/internal/spec"
+)
+
+// ReviewOptions configure Review.
+type ReviewOptions struct {
+	// Base and Head are the pull request's two revisions.
+	Base, Head Source
+	// FullDiffHint tells readers of the comment where the whole diff is.
+	FullDiffHint string
+	Logger       *slog.Logger
+	Progress     Progress
+}
+
+// ReviewResult is what a pull request changes in the fleet.
+type ReviewResult struct {
+	// Body is the comment: the review, or the head's problems when its
+	// specs are invalid.
+	Body string
+	// Comment is the review; nil when the head's specs are invalid.
+	Comment *review.Comment
+	// HeadProblems are the problems of the head's specs, sorted.
+	HeadProblems spec.Problems
+}
+
+// Review renders both revisions, each image that render builds named by
+// its content tag (nothing is built, no registry is asked), and compares
+// them. A base whose specs are invalid shows everything as new.
+func Review(ctx context.Context, opts ReviewOptions) (*ReviewResult, error) {
+	loader, err := NewLoader(opts.Head.Root())
+	if err != nil {
+		return nil, err
+	}
+	side := func(src Source) (*spec.Repo, spec.Problems, map[string][]byte, error) {
+		repo, ps, err := src.Load(ctx, loader)
+		if err != nil || ps.HasErrors() {
+			return repo, ps, nil, err
+		}
+		res, err := Render(ctx, repo, Options{Source: src, Images: ContentTags{}, Logger: opts.Logger, Progress: opts.Progress})
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return repo, ps, res.Fleet.Map(), nil
+	}
+	baseRepo, _, base, err := side(opts.Base)
+	if err != nil {
+		return nil, err
+	}
+	if base == nil {
+		base = map[string][]byte{}
+	}
+	headRepo, headProblems, head, err := side(opts.Head)
+	if err != nil {
+		return nil, err
+	}
+	if head == nil {
+		return &ReviewResult{Body: review.Invalid(headProblems), HeadProblems: headProblems}, nil
+	}
+	c := review.Build(review.Input{Base: base, Head: head, BaseRepo: baseRepo, HeadRepo: headRepo, FullDiffHint: opts.FullDiffHint})
+	return &ReviewResult{Body: c.Body, Comment: c, HeadProblems: headProblems}, nil
+}
