@@ -13,6 +13,7 @@ import (
 	"github.com/go-git/go-git/v5"
 
 	"github.com/fleetwright/fleetwright/internal/cli"
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/generate"
 	gh "github.com/fleetwright/fleetwright/internal/github"
 	"github.com/fleetwright/fleetwright/internal/gitrepo"
@@ -84,7 +85,7 @@ func land(ctx context.Context, o landOptions, appsRoot string, repo *spec.Repo, 
 		prefix = ""
 	}
 	var prefixes []string
-	for _, d := range generate.ManagedDirs(&repo.Platform) {
+	for _, d := range layout.ManagedDirs(&repo.Platform) {
 		prefixes = append(prefixes, path.Join(prefix, d))
 	}
 	files := map[string][]byte{}
@@ -152,7 +153,7 @@ func appsOfPaths(paths []string, prefix string) []string {
 	for i, p := range paths {
 		rel[i] = strings.TrimPrefix(strings.TrimPrefix(p, prefix), "/")
 	}
-	return generate.AppsOfPaths(rel)
+	return layout.AppsOf(rel)
 }
 
 func commitMessage(changed []string, specCommit string) string {

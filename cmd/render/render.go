@@ -15,6 +15,7 @@ import (
 	"github.com/fleetwright/fleetwright/internal/cli"
 	"github.com/fleetwright/fleetwright/internal/exports"
 	"github.com/fleetwright/fleetwright/internal/fleet"
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
@@ -128,7 +129,7 @@ func runRender(ctx context.Context, args []string, io stdio) error {
 		}
 		return setOutputs(io, outputs)
 	}
-	plan, err := index.Compute(outDir, f.Map(), generate.ManagedDirs(&repo.Platform))
+	plan, err := index.Compute(outDir, f.Map(), layout.ManagedDirs(&repo.Platform))
 	if err != nil {
 		return &cli.ExitError{Code: cli.ExitUsage, Err: err}
 	}
@@ -169,7 +170,7 @@ func runRender(ctx context.Context, args []string, io stdio) error {
 	for i, c := range plan.Changes {
 		paths[i] = c.Path
 	}
-	return setOutputs(io, map[string]string{"changed-apps": strings.Join(generate.AppsOfPaths(paths), ",")})
+	return setOutputs(io, map[string]string{"changed-apps": strings.Join(layout.AppsOf(paths), ",")})
 }
 
 // outInsideSpecs says why the folder outDir cannot hold the fleet of the

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fleetwright/fleetwright/internal/fleet"
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/synth"
 )
@@ -81,7 +82,7 @@ func renderOnce(b testing.TB, src, out string, n int) int {
 	if err != nil {
 		b.Fatal(err)
 	}
-	plan, err := index.Compute(out, f.Map(), generate.ManagedDirs(&repo.Platform))
+	plan, err := index.Compute(out, f.Map(), layout.ManagedDirs(&repo.Platform))
 	if err != nil {
 		b.Fatal(err)
 	}

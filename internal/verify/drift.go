@@ -11,6 +11,7 @@ import (
 
 	"github.com/fleetwright/fleetwright/internal/exports"
 	"github.com/fleetwright/fleetwright/internal/fleet"
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/gitrepo"
 	"github.com/fleetwright/fleetwright/internal/manifest"
@@ -113,7 +114,7 @@ func (r *run) fleetImages(repo *spec.Repo) map[string]string {
 				continue
 			}
 			name := a.Spec.Name + "-" + c.Name
-			file := path.Join("apps", a.Cluster, a.Project, a.Spec.Name, c.Name, "deployment-"+name+".yaml")
+			file := path.Join(layout.ComponentDir(a.Cluster, a.Project, a.Spec.Name, c.Name), layout.ObjectFile("Deployment", name))
 			got := deploymentImage(r.t.files[file], c.Name)
 			if got == "" {
 				continue
