@@ -15,6 +15,7 @@ type FileChange struct {
 	Old []byte
 	// New is the file after the change; Deleted when there is none.
 	New []byte
+
 	Added, Deleted bool
 }
 
