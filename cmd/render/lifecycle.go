@@ -16,9 +16,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/config"
-
 	"github.com/fleetwright/fleetwright/internal/cli"
 	"github.com/fleetwright/fleetwright/internal/fleet"
 	"github.com/fleetwright/fleetwright/internal/gitrepo"
@@ -506,9 +503,11 @@ func commitAuthor(flagValue, top string, io stdio) (gitrepo.Signature, error) {
 	if n, e := getenv("GIT_AUTHOR_NAME"), getenv("GIT_AUTHOR_EMAIL"); n != "" && e != "" {
 		return gitrepo.Signature{Name: n, Email: e}, nil
 	}
-	if r, err := git.PlainOpen(top); err == nil {
-		if cfg, err := r.ConfigScoped(config.GlobalScope); err == nil && cfg.User.Name != "" && cfg.User.Email != "" {
-			return gitrepo.Signature{Name: cfg.User.Name, Email: cfg.User.Email}, nil
+	if g, err := gitrepo.Open(top); err == nil {
+		name, email := g.User()
+		g.Close()
+		if name != "" && email != "" {
+			return gitrepo.Signature{Name: name, Email: email}, nil
 		}
 	}
 	if getenv("GITHUB_ACTIONS") == "true" {

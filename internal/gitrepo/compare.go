@@ -84,16 +84,3 @@ func (r *Repo) fileAt(tree *object.Tree, path string) (b []byte, missing bool, e
 	}
 	return b, false, nil
 }
-
-// RemoteURL returns the first URL of the remote called name.
-func (r *Repo) RemoteURL(name string) (string, error) {
-	rem, err := r.repo.Remote(name)
-	if err != nil {
-		return "", err
-	}
-	urls := rem.Config().URLs
-	if len(urls) == 0 {
-		return "", fmt.Errorf("remote %s has no URL", name)
-	}
-	return urls[0], nil
-}
