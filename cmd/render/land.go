@@ -1,47 +1,93 @@
 package main
 
 import (
-	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
-	"os"
 	"path"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-
-	"github.com/go-git/go-git/v5"
+	"time"
 
 	"github.com/fleetwright/fleetwright/internal/cli"
+	"github.com/fleetwright/fleetwright/internal/fleet"
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
+	"github.com/fleetwright/fleetwright/internal/fleet/sink"
 	"github.com/fleetwright/fleetwright/internal/generate"
 	gh "github.com/fleetwright/fleetwright/internal/github"
 	"github.com/fleetwright/fleetwright/internal/gitrepo"
-	"github.com/fleetwright/fleetwright/internal/manifest"
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
 
-// landOptions say where a fleet change goes when it is not a folder.
+// landOptions say where the rendered fleet lands: the folder out (mode
+// dir), the fleet repository's branch (push) or a pull request to it
+// (pull-request); with check or diff it is only compared.
 type landOptions struct {
-	mode       string // push or pull-request
-	repoURL    string // the fleet repository
-	base       string // its branch
-	prBranch   string // head branch of the pull request
-	workdir    string // where the fleet repository is cloned
-	ghRepo     string // owner/name on GitHub, for the pull request
-	ghAPI      string // GitHub API root
-	authorName string
-	authorMail string
+	mode        string // dir, push or pull-request
+	check, diff bool
+	out         string // the fleet folder, for dir
+	repoURL     string // the fleet repository
+	base        string // its branch
+	prBranch    string // head branch of the pull request
+	workdir     string // where the fleet repository is cloned
+	ghRepo      string // owner/name on GitHub, for the pull request
+	ghAPI       string // GitHub API root
+	authorName  string
+	authorMail  string
 }
 
-// land commits the rendered fleet to the fleet repository: pushed directly
-// or as the one pull request of the render branch. A run with nothing to
-// change pushes nothing and opens nothing.
-func land(ctx context.Context, o landOptions, appsRoot string, repo *spec.Repo, f *generate.Fleet, io stdio) (map[string]string, error) {
-	token := io.getenv("GITHUB_TOKEN")
-	if o.repoURL == "" {
-		o.repoURL = repo.Platform.Fleet.Repo
+// landing is the sink the fleet lands in, and how render names it.
+type landing struct {
+	sink   sink.Sink
+	where  string // in messages: the folder, or the fleet branch
+	label  string // put before fleet paths in diffs
+	branch string // the fleet branch, for push and pull-request
+}
+
+// newLanding picks the sink from the options.
+func newLanding(o landOptions, appsRoot string, repo *spec.Repo, io stdio) (landing, error) {
+	if o.mode == "dir" {
+		d := &sink.Dir{Root: o.out, Managed: layout.ManagedDirs(&repo.Platform), DryRun: o.check || o.diff}
+		l := landing{sink: d, where: o.out, label: o.out}
+		// The fleet index tells what is already in place: an app whose
+		// inputs did not change and whose files are untouched is not
+		// generated again.
+		if file := fleetIndexFile(io.getenv, o.out); file != "" {
+			l.sink = sink.NewIndexed(d, file)
+		}
+		return l, nil
 	}
-	if o.repoURL == "" {
+	token := io.getenv("GITHUB_TOKEN")
+	p, err := newPush(o, appsRoot, repo, token)
+	if err != nil {
+		return landing{}, err
+	}
+	l := landing{sink: p, where: "the fleet on " + p.Branch, label: p.Prefix(), branch: p.Branch}
+	if o.mode != "pull-request" {
+		return l, nil
+	}
+	p.Head = o.prBranch
+	pr := &sink.PullRequest{Push: p}
+	if !p.DryRun { // comparing asks GitHub nothing
+		if pr.Repo, pr.GitHub, err = fleetGitHub(o, p.Remote.URL, token, io); err != nil {
+			return landing{}, err
+		}
+	}
+	l.sink = pr
+	return l, nil
+}
+
+// newPush is the sink that commits to the fleet repository: --fleet-repo,
+// else platform.yaml's fleet.repo, else the apps repository's origin.
+func newPush(o landOptions, appsRoot string, repo *spec.Repo, token string) (*sink.Push, error) {
+	url := o.repoURL
+	if url == "" {
+		url = repo.Platform.Fleet.Repo
+	}
+	if url == "" {
 		u, err := originURL(appsRoot)
 		if err != nil {
 			return nil, cli.Usagef("--mode %s needs the fleet repository: set --fleet-repo or platform.yaml fleet.repo (%v)", o.mode, err)
@@ -54,127 +100,128 @@ func land(ctx context.Context, o landOptions, appsRoot string, repo *spec.Repo, 
 				}
 			}
 		}
-		o.repoURL = u
+		url = u
 	}
-	if o.base == "" {
-		o.base = repo.Platform.Fleet.Branch
+	p := &sink.Push{
+		Remote: gitrepo.Remote{URL: url}, Branch: o.base,
+		Path: repo.Platform.Fleet.Path, Managed: layout.ManagedDirs(&repo.Platform), Workdir: o.workdir,
+		Author:     gitrepo.Signature{Name: o.authorName, Email: o.authorMail},
+		SpecCommit: specHead(appsRoot), DryRun: o.check || o.diff,
 	}
-	workdir := o.workdir
-	if workdir == "" {
-		d, err := os.MkdirTemp("", "fleetwright-fleet-")
-		if err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(d)
-		workdir = d
+	if p.Branch == "" {
+		p.Branch = repo.Platform.Fleet.Branch
 	}
-	remote := gitrepo.Remote{URL: o.repoURL}
 	if token != "" {
-		remote.Auth = gitrepo.TokenAuth(token)
+		p.Remote.Auth = gitrepo.TokenAuth(token)
 	}
-	g, err := gitrepo.Sync(ctx, workdir, remote, o.base, gitrepo.WithAuth(remote.Auth), gitrepo.Bare())
-	if err != nil {
-		return nil, fmt.Errorf("cloning the fleet repository: %w", err)
-	}
-	defer g.Close()
+	return p, nil
+}
 
-	// The fleet's folder inside the fleet repository.
-	prefix := strings.Trim(path.Clean(repo.Platform.Fleet.Path), "/")
-	if prefix == "." {
-		prefix = ""
+// fleetGitHub is the fleet repository on GitHub and a client for it.
+func fleetGitHub(o landOptions, repoURL, token string, io stdio) (gh.Repo, gh.PullRequester, error) {
+	name := o.ghRepo
+	if name == "" {
+		name = githubRepoOf(repoURL)
 	}
-	var prefixes []string
-	for _, d := range generate.ManagedDirs(&repo.Platform) {
-		prefixes = append(prefixes, path.Join(prefix, d))
-	}
-	files := map[string][]byte{}
-	for p, b := range f.Map() {
-		files[path.Join(prefix, p)] = b
-	}
-	target := gitrepo.Target{Base: o.base}
-	if o.mode == "pull-request" {
-		target.Branch = o.prBranch
-	}
-	specCommit := specHead(appsRoot)
-	describe := func(paths []string) string { return commitMessage(appsOfPaths(paths, prefix), specCommit) }
-	res, err := g.Land(ctx, target, gitrepo.Change{
-		Prefixes: prefixes, Files: files,
-		// Files render did not generate stay as they are.
-		Keep:     func(_ string, b []byte) bool { return !bytes.HasPrefix(b, []byte(manifest.Header)) },
-		Describe: describe,
-		Author:   gitrepo.Signature{Name: o.authorName, Email: o.authorMail},
-	})
+	r, err := gh.ParseRepo(name)
 	if err != nil {
-		return nil, fmt.Errorf("landing the fleet change: %w", err)
+		return gh.Repo{}, nil, cli.Usagef("--mode pull-request needs the fleet repository on GitHub as owner/name (--github-repo): %v", err)
 	}
-	changed, msg := appsOfPaths(res.Paths, prefix), describe(res.Paths)
-	out := map[string]string{"changed-apps": strings.Join(changed, ","), "commit": res.Commit}
+	api := o.ghAPI
+	if api == "" {
+		api = io.getenv("GITHUB_API_URL")
+	}
+	client, err := gh.New(gh.Config{BaseURL: api, Token: token})
+	if err != nil {
+		return gh.Repo{}, nil, err
+	}
+	return r, client, nil
+}
+
+// landFleet lands f and tells what happened: on stderr, in a diff on
+// stdout for --check and --diff, and in the step outputs.
+func landFleet(ctx context.Context, l landing, o landOptions, f *generate.Fleet, apps int, start time.Time, io stdio) error {
+	res, err := l.sink.Land(ctx, f)
+	// The index is a cache: failing to save it costs speed, not correctness.
+	defer func() {
+		if res.CacheErr != nil {
+			fmt.Fprintf(io.err, "warning: saving the fleet index: %v\n", res.CacheErr)
+		}
+	}()
+	for _, u := range res.Unmanaged {
+		fmt.Fprintf(io.err, "warning: %s is not generated by fleetwright; left as it is\n", filepath.Join(o.out, u))
+	}
 	switch {
-	case !res.Changed:
-		fmt.Fprintf(io.err, "the fleet on %s is up to date; nothing to push\n", o.base)
-		return out, nil
-	case o.mode == "push":
-		fmt.Fprintf(io.err, "pushed %s to %s (%d written, %d deleted)\n", shortSHA(res.Commit), o.base, res.Stats.Written, res.Stats.Deleted)
-		return out, nil
+	case err != nil && o.mode == "dir":
+		return &cli.ExitError{Code: cli.ExitUsage, Err: err}
+	case err != nil:
+		return err
+	case o.check:
+		if res.Empty() {
+			fmt.Fprintf(io.err, "%s is up to date (%d files)\n", l.where, res.Unchanged)
+			return nil
+		}
+		fmt.Fprint(io.out, fleet.Diff(res.Changes, l.label))
+		fmt.Fprintf(io.err, "%s differs from the specs in %d file(s); run render to update it\n", l.where, len(res.Changes))
+		return cli.Failed()
+	case o.diff:
+		fmt.Fprint(io.out, fleet.Diff(res.Changes, l.label))
+		return nil
 	}
-	ghRepo := o.ghRepo
-	if ghRepo == "" {
-		ghRepo = githubRepoOf(o.repoURL)
+	outputs := map[string]string{"changed-apps": strings.Join(res.ChangedApps(), ",")}
+	if o.mode == "dir" {
+		counts := map[fleet.Op]int{}
+		for _, c := range res.Changes {
+			counts[c.Op]++
+		}
+		fmt.Fprintf(io.err, "rendered %d app(s) into %s: %d added, %d updated, %d deleted, %d unchanged (%d app(s) up to date, not generated again; %s)\n",
+			apps, o.out, counts[fleet.Add], counts[fleet.Update], counts[fleet.Delete], res.Unchanged,
+			len(f.Reused), time.Since(start).Round(time.Millisecond))
+		return setOutputs(io, outputs)
 	}
-	r, err := gh.ParseRepo(ghRepo)
-	if err != nil {
-		return nil, cli.Usagef("--mode pull-request needs the fleet repository on GitHub as owner/name (--github-repo): %v", err)
-	}
-	client, err := gh.New(gh.Config{BaseURL: o.ghAPI, Token: token})
-	if err != nil {
-		return nil, err
-	}
-	subject, body, _ := strings.Cut(msg, "\n")
-	pr, err := client.EnsurePullRequest(ctx, r, o.prBranch, o.base, subject, strings.TrimSpace(body))
-	if err != nil {
-		return nil, fmt.Errorf("opening the fleet pull request: %w", err)
-	}
-	out["pr-url"], out["pr-number"] = pr.URL, strconv.Itoa(pr.Number)
-	verb := "up to date"
-	if pr.Created {
-		verb = "opened"
-	} else if pr.Updated {
-		verb = "updated"
-	}
-	fmt.Fprintf(io.err, "fleet pull request #%d %s: %s\n", pr.Number, verb, pr.URL)
-	return out, nil
+	outputs["commit"] = res.Commit
+	reportPush(l, res, outputs, io)
+	return setOutputs(io, outputs)
 }
 
-// appsOfPaths lists the apps (cluster/project/app) that fleet paths belong
-// to; the paths carry the fleet folder's prefix inside the repository.
-func appsOfPaths(paths []string, prefix string) []string {
-	rel := make([]string, len(paths))
-	for i, p := range paths {
-		rel[i] = strings.TrimPrefix(strings.TrimPrefix(p, prefix), "/")
-	}
-	return generate.AppsOfPaths(rel)
-}
-
-func commitMessage(changed []string, specCommit string) string {
-	var b strings.Builder
-	switch len(changed) {
-	case 0:
-		b.WriteString("fleetwright: update the fleet\n")
-	case 1:
-		fmt.Fprintf(&b, "fleetwright: update %s\n", changed[0])
+// reportPush tells what a push or a pull request did.
+func reportPush(l landing, res sink.Result, outputs map[string]string, io stdio) {
+	switch pr := res.PullRequest; {
+	case res.Empty():
+		fmt.Fprintf(io.err, "%s is up to date; nothing to push\n", l.where)
+	case pr == nil:
+		fmt.Fprintf(io.err, "pushed %s to %s (%d written, %d deleted)\n", shortSHA(res.Commit), l.branch, res.Written, res.Deleted)
 	default:
-		fmt.Fprintf(&b, "fleetwright: update %d apps\n", len(changed))
+		outputs["pr-url"], outputs["pr-number"] = pr.URL, strconv.Itoa(pr.Number)
+		verb := "up to date"
+		if pr.Created {
+			verb = "opened"
+		} else if pr.Updated {
+			verb = "updated"
+		}
+		fmt.Fprintf(io.err, "fleet pull request #%d %s: %s\n", pr.Number, verb, pr.URL)
 	}
-	if len(changed) > 0 {
-		b.WriteString("\nApps changed:\n")
-		for _, a := range changed {
-			b.WriteString("- " + a + "\n")
+}
+
+// fleetIndexFile names the file that caches what render knows of the files
+// in outDir (see fleet.Index): under $FLEETWRIGHT_CACHE, else
+// $XDG_CACHE_HOME/fleetwright, else ~/.cache/fleetwright; "" when none is
+// set, which leaves the index off.
+func fleetIndexFile(getenv func(string) string, outDir string) string {
+	dir := getenv("FLEETWRIGHT_CACHE")
+	if dir == "" {
+		if x := getenv("XDG_CACHE_HOME"); x != "" {
+			dir = filepath.Join(x, "fleetwright")
+		} else if h := getenv("HOME"); h != "" {
+			dir = filepath.Join(h, ".cache", "fleetwright")
 		}
 	}
-	if specCommit != "" {
-		b.WriteString("\nSpec-Commit: " + specCommit + "\n")
+	abs, err := filepath.Abs(outDir)
+	if dir == "" || err != nil {
+		return ""
 	}
-	return b.String()
+	sum := sha256.Sum256([]byte(abs))
+	return filepath.Join(dir, "fleet-index", hex.EncodeToString(sum[:16]))
 }
 
 // specHead is the commit the apps repository is at, or "".
@@ -183,15 +230,16 @@ func specHead(root string) string {
 	if !ok {
 		return ""
 	}
-	r, err := git.PlainOpen(top)
+	g, err := gitrepo.Open(top)
 	if err != nil {
 		return ""
 	}
-	h, err := r.Head()
+	defer g.Close()
+	h, err := g.Resolve("HEAD")
 	if err != nil {
 		return ""
 	}
-	return h.Hash().String()
+	return h
 }
 
 // within returns p relative to base when p is base or below it (slash
@@ -208,20 +256,19 @@ func within(p, base string) (string, bool) {
 	return "", false
 }
 
+// originURL is the URL of the origin remote of the Git repository holding
+// root.
 func originURL(root string) (string, error) {
 	top, _, ok := gitTop(root)
 	if !ok {
 		return "", fmt.Errorf("%s is not in a Git repository", root)
 	}
-	r, err := git.PlainOpen(top)
+	g, err := gitrepo.Open(top)
 	if err != nil {
 		return "", err
 	}
-	rem, err := r.Remote("origin")
-	if err != nil {
-		return "", err
-	}
-	return rem.Config().URLs[0], nil
+	defer g.Close()
+	return g.RemoteURL(gitrepo.RemoteName)
 }
 
 var githubURL = regexp.MustCompile(`github\.com[:/]([^/]+/[^/]+?)(\.git)?/?$`)

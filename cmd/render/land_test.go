@@ -116,7 +116,6 @@ func TestPullRequestMode(t *testing.T) {
 	}
 }
 
-// TestPushMode pushes straight to the branch; a rerun makes no commit.
 // TestFleetInAppsRepoNotAmongSpecs: with no fleet repository the fleet
 // goes to the apps repository's origin, and never into its specs.
 func TestFleetInAppsRepoNotAmongSpecs(t *testing.T) {
@@ -135,6 +134,7 @@ func TestFleetInAppsRepoNotAmongSpecs(t *testing.T) {
 	}
 }
 
+// TestPushMode pushes straight to the branch; a rerun makes no commit.
 func TestPushMode(t *testing.T) {
 	t.Parallel()
 	gs := gittest.NewServer(t)
@@ -171,5 +171,107 @@ func TestPushMode(t *testing.T) {
 	files := gittest.Git(t, bare, "ls-tree", "-r", "--name-only", "main")
 	if strings.Contains(files, "shop/web") || !strings.Contains(files, "README.md") {
 		t.Errorf("after removing the app:\n%s", files)
+	}
+}
+
+// TestPushModeCheckAndDiff: --check and --diff compare the fleet with the
+// fleet branch, print the diff with the paths of the repository, and push
+// nothing.
+func TestPushModeCheckAndDiff(t *testing.T) {
+	t.Parallel()
+	gs := gittest.NewServer(t)
+	url := gs.CreateRepo(t, "fleet.git", "main", map[string]string{"README.md": "fleet\n"})
+	bare := gs.Path("fleet.git")
+	root := appsRepo(t, "build: {pin: false}\nfleet: {path: deploy, mode: push}\n")
+	head := gittest.Git(t, bare, "rev-parse", "main")
+	dep := "deploy/apps/default/shop/web/site/deployment-web-site.yaml"
+
+	r := runCmd(t, nil, "--check", "--fleet-repo", url, root)
+	if r.code != 1 || !strings.Contains(r.stderr, "the fleet on main differs from the specs in ") {
+		t.Fatalf("check before the first push: exit %d: %s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "--- /dev/null\n+++ "+dep+"\n") || !strings.Contains(r.stdout, "+      - image: nginx:1.27\n") {
+		t.Errorf("check diff lacks the new Deployment:\n%s", r.stdout)
+	}
+	d := runCmd(t, nil, "--diff", "--fleet-repo", url, root)
+	if d.code != 0 || d.stdout != r.stdout {
+		t.Errorf("diff: exit %d, and its diff differs from the check's:\n%s", d.code, d.stdout)
+	}
+	if got := gittest.Git(t, bare, "rev-parse", "main"); got != head {
+		t.Fatal("check or diff pushed a commit")
+	}
+
+	if r := runCmd(t, nil, "--fleet-repo", url, root); r.code != 0 {
+		t.Fatalf("push: exit %d: %s", r.code, r.stderr)
+	}
+	r = runCmd(t, nil, "--check", "--fleet-repo", url, root)
+	if r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, "the fleet on main is up to date (") {
+		t.Fatalf("check after the push: exit %d: %s%s", r.code, r.stdout, r.stderr)
+	}
+
+	// An edit on the branch by hand is found and shown; a file render did
+	// not generate is left out.
+	orig := gittest.Git(t, bare, "show", "main:"+dep)
+	gittest.CommitFiles(t, bare, "main", "by hand", map[string]string{
+		dep:                                  strings.Replace(orig, "nginx:1.27", "nginx:1.28", 1),
+		"deploy/apps/default/shop/notes.txt": "by hand\n",
+	})
+	head = gittest.Git(t, bare, "rev-parse", "main")
+	r = runCmd(t, nil, "--check", "--fleet-repo", url, root)
+	want := "--- " + dep + "\n+++ " + dep + "\n"
+	if r.code != 1 || !strings.HasPrefix(r.stdout, want) || strings.Count(r.stdout, "+++ ") != 1 ||
+		!strings.Contains(r.stdout, "-      - image: nginx:1.28\n+      - image: nginx:1.27\n") {
+		t.Errorf("check of an edited branch: exit %d:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "differs from the specs in 1 file(s)") {
+		t.Errorf("check of an edited branch: %s", r.stderr)
+	}
+	if got := gittest.Git(t, bare, "rev-parse", "main"); got != head {
+		t.Error("check pushed a commit")
+	}
+}
+
+// TestPullRequestModeCheckAndDiff: in pull-request mode --check and --diff
+// compare with the fleet branch, not the pull request's, and neither push
+// nor ask GitHub anything (the fake fails on any call).
+func TestPullRequestModeCheckAndDiff(t *testing.T) {
+	t.Parallel()
+	gs := gittest.NewServer(t)
+	url := gs.CreateRepo(t, "fleet.git", "main", map[string]string{"README.md": "fleet\n"})
+	bare := gs.Path("fleet.git")
+	api := githubtest.New(t, githubtest.WithToken(landToken))
+	root := appsRepo(t, "build: {pin: false}\nfleet: {path: ., mode: pull-request}\n")
+	env := map[string]string{"GITHUB_TOKEN": landToken}
+	args := []string{"--fleet-repo", url, "--github-repo", "acme/fleet", "--github-api", api.URL, root}
+	dep := "apps/default/shop/api/srv/deployment-api-srv.yaml"
+
+	r := runCmd(t, env, append([]string{"--check"}, args...)...)
+	if r.code != 1 || !strings.Contains(r.stdout, "+++ "+dep+"\n") || !strings.Contains(r.stderr, "the fleet on main differs") {
+		t.Fatalf("check: exit %d:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// No GitHub repository is needed to compare.
+	d := runCmd(t, env, "--diff", "--fleet-repo", url, root)
+	if d.code != 0 || d.stdout != r.stdout {
+		t.Errorf("diff: exit %d: %s\n%s", d.code, d.stderr, d.stdout)
+	}
+	if refs := gittest.Git(t, bare, "for-each-ref", "--format=%(refname)"); refs != "refs/heads/main\n" {
+		t.Errorf("check or diff pushed: %s", refs)
+	}
+
+	// The fleet on the pull request's branch is not yet on main.
+	api.Expect("GET", "/repos/acme/fleet/pulls")
+	api.Expect("POST", "/repos/acme/fleet/pulls")
+	if r := runCmd(t, env, args...); r.code != 0 || !strings.Contains(r.stderr, "fleet pull request #1 opened") {
+		t.Fatalf("render: exit %d: %s", r.code, r.stderr)
+	}
+	if r := runCmd(t, env, append([]string{"--check"}, args...)...); r.code != 1 || !strings.Contains(r.stdout, "+++ "+dep+"\n") {
+		t.Errorf("check against main before the merge: exit %d:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	gittest.Git(t, bare, "update-ref", "refs/heads/main", "refs/heads/fleetwright/render")
+	if r := runCmd(t, env, append([]string{"--check"}, args...)...); r.code != 0 || !strings.Contains(r.stderr, "the fleet on main is up to date") {
+		t.Errorf("check after the merge: exit %d:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if n := len(api.Writes()); n != 1 {
+		t.Errorf("%d writes to GitHub, want the one that opened the pull request", n)
 	}
 }

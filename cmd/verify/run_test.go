@@ -12,6 +12,7 @@ import (
 	"github.com/fleetwright/fleetwright/internal/cli"
 	"github.com/fleetwright/fleetwright/internal/exports"
 	"github.com/fleetwright/fleetwright/internal/fleet"
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
@@ -49,7 +50,7 @@ func appsRepo(t *testing.T, commit bool) string {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "fleet")
-	plan, err := fleet.Compute(out, f.Map(), generate.ManagedDirs(&repo.Platform))
+	plan, err := fleet.Compute(out, f.Map(), layout.ManagedDirs(&repo.Platform))
 	if err != nil {
 		t.Fatal(err)
 	}

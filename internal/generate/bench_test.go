@@ -1,13 +1,15 @@
 package generate_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
 
-	"github.com/fleetwright/fleetwright/internal/fleet"
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
+	"github.com/fleetwright/fleetwright/internal/fleet/sink"
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/synth"
 )
@@ -73,27 +75,20 @@ func renderOnce(b testing.TB, src, out string, n int) int {
 	}
 	// As render does: the fleet index, kept beside the output folder here,
 	// in the user's cache folder there.
-	indexFile := out + ".index"
-	index := fleet.LoadIndex(indexFile)
-	f, err := generate.Render(repo, generate.Options{
-		Reuse: func(app string, d generate.Digest) bool { return index.InPlace(out, app, d) },
-	})
+	s := sink.NewIndexed(&sink.Dir{Root: out, Managed: layout.ManagedDirs(&repo.Platform)}, out+".index")
+	f, err := generate.Render(repo, generate.Options{Reuse: s.Reuse})
 	if err != nil {
 		b.Fatal(err)
 	}
-	plan, err := index.Compute(out, f.Map(), generate.ManagedDirs(&repo.Platform))
+	res, err := s.Land(context.Background(), f)
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := index.Apply(out, plan); err != nil {
-		b.Fatal(err)
-	}
-	index.RememberApps(f.AppFiles())
-	if err := index.Save(indexFile); err != nil {
-		b.Fatal(err)
+	if res.CacheErr != nil {
+		b.Fatal(res.CacheErr)
 	}
 	if _, err := os.Stat(out); err != nil {
 		b.Fatal(err)
 	}
-	return len(plan.Changes)
+	return len(res.Changes)
 }

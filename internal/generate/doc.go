@@ -4,12 +4,7 @@
 // HelmRelease for addons) with a kustomization.yaml, and per app a file of
 // Flux Kustomizations, one per component, ordered by the component graph.
 //
-// The fleet layout, relative to the fleet root:
-//
-//	clusters/<cluster>/apps/<project>-<app>.yaml      Flux Kustomizations of the app
-//	clusters/<cluster>/projects/<project>.yaml        Flux Kustomization of the project namespace
-//	apps/<cluster>/<project>/<app>/<component>/       kustomization.yaml + <kind>-<name>.yaml
-//	apps/<cluster>/<project>/_project/                the Namespace
+// Where each file goes is package layout's to say.
 //
 // Output is deterministic: the same specs give the same bytes.
 package generate

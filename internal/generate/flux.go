@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
 
@@ -53,7 +54,7 @@ func (r *renderer) fluxKustomization(a *spec.LoadedApp, c *spec.Component) *kust
 			DependsOn:       deps,
 			Interval:        metav1.Duration{Duration: 10 * time.Minute},
 			RetryInterval:   &metav1.Duration{Duration: time.Minute},
-			Path:            r.fleetPath(componentDir(a, c.Name)),
+			Path:            r.fleetPath(layout.ComponentDir(a.Cluster, a.Project, a.Spec.Name, c.Name)),
 			Prune:           true,
 			Wait:            true,
 			Timeout:         &metav1.Duration{Duration: a.Timeout},
@@ -117,12 +118,12 @@ func (r *renderer) project(cluster, project string) ([]File, error) {
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
 		ObjectMeta: metav1.ObjectMeta{Name: project, Labels: lbls},
 	}
-	dir := path.Join("apps", cluster, project, projectDir)
+	dir := layout.ProjectDir(cluster, project)
 	nsData, err := encode(ns)
 	if err != nil {
 		return nil, err
 	}
-	kz, err := encode(kustomizeFile([]string{fileName("Namespace", project)}))
+	kz, err := encode(kustomizeFile([]string{layout.ObjectFile("Namespace", project)}))
 	if err != nil {
 		return nil, err
 	}
@@ -147,13 +148,9 @@ func (r *renderer) project(cluster, project string) ([]File, error) {
 	if err != nil {
 		return nil, err
 	}
-	base := path.Join("clusters", cluster)
-	if c := plat.ClusterByName(cluster); c != nil {
-		base = c.Path
-	}
 	return []File{
-		{Path: path.Join(dir, fileName("Namespace", project)), Data: nsData},
-		{Path: path.Join(dir, "kustomization.yaml"), Data: kz},
-		{Path: path.Join(base, "projects", project+".yaml"), Data: kData},
+		{Path: path.Join(dir, layout.ObjectFile("Namespace", project)), Data: nsData},
+		{Path: path.Join(dir, layout.Kustomization), Data: kz},
+		{Path: layout.ProjectFile(plat, cluster, project), Data: kData},
 	}, nil
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/fleetwright/fleetwright/internal/fleet"
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/manifest"
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
@@ -29,7 +30,6 @@ const (
 	AnnoSpecRevision = "fleetwright.io/spec-revision"
 	AnnoExportsSum   = "fleetwright.io/exports-checksum"
 	AnnoPausedCount  = "fleetwright.io/paused-replicas"
-	projectDir       = "_project"
 )
 
 // Options configure a render.
@@ -81,17 +81,6 @@ func (f *Fleet) Map() map[string][]byte {
 		m[x.Path] = x.Data
 	}
 	return m
-}
-
-// ManagedDirs are the folders, relative to the fleet root, whose generated
-// files render owns: a file there that it no longer generates is removed.
-func ManagedDirs(p *spec.Platform) []string {
-	var dirs []string
-	for _, c := range p.Clusters {
-		dirs = append(dirs, path.Join(c.Path, "apps"), path.Join(c.Path, "projects"), path.Join("apps", c.Name))
-	}
-	slices.Sort(dirs)
-	return dirs
 }
 
 // Render generates the fleet for every app of repo. repo must be valid
@@ -215,29 +204,12 @@ type object struct {
 	obj        any
 }
 
-func fileName(kind, name string) string { return strings.ToLower(kind) + "-" + name + ".yaml" }
-
-// componentDir is the folder of a component relative to the fleet root.
-func componentDir(a *spec.LoadedApp, component string) string {
-	return path.Join("apps", a.Cluster, a.Project, a.Spec.Name, component)
-}
-
 // KustomizationName is the name of a component's Flux Kustomization.
 func KustomizationName(project, app, component string) string {
 	return project + "-" + app + "-" + component
 }
 
 func projectKustomizationName(project string) string { return "project-" + project }
-
-// AppFile is the path of an app's Flux Kustomizations file.
-func AppFile(p *spec.Platform, a *spec.LoadedApp) string {
-	c := p.ClusterByName(a.Cluster)
-	base := path.Join("clusters", a.Cluster)
-	if c != nil {
-		base = c.Path
-	}
-	return path.Join(base, "apps", a.Project+"-"+a.Spec.Name+".yaml")
-}
 
 func (r *renderer) app(a *spec.LoadedApp) ([]File, error) {
 	key := a.Key()
@@ -248,14 +220,14 @@ func (r *renderer) app(a *spec.LoadedApp) ([]File, error) {
 		if err != nil {
 			return nil, fmt.Errorf("component %s: %w", c.Name, err)
 		}
-		dir := componentDir(a, c.Name)
+		dir := layout.ComponentDir(a.Cluster, a.Project, a.Spec.Name, c.Name)
 		var names []string
 		for _, o := range objs {
 			data, err := encode(o.obj)
 			if err != nil {
 				return nil, err
 			}
-			n := fileName(o.kind, o.name)
+			n := layout.ObjectFile(o.kind, o.name)
 			names = append(names, n)
 			files = append(files, File{Path: path.Join(dir, n), Data: data, App: key})
 		}
@@ -264,14 +236,14 @@ func (r *renderer) app(a *spec.LoadedApp) ([]File, error) {
 		if err != nil {
 			return nil, err
 		}
-		files = append(files, File{Path: path.Join(dir, "kustomization.yaml"), Data: kz, App: key})
+		files = append(files, File{Path: path.Join(dir, layout.Kustomization), Data: kz, App: key})
 		ks = append(ks, r.fluxKustomization(a, c))
 	}
 	data, err := manifest.Document(ks...)
 	if err != nil {
 		return nil, err
 	}
-	files = append(files, File{Path: AppFile(r.opts.Platform, a), Data: append([]byte(manifest.Header), data...), App: key})
+	files = append(files, File{Path: layout.AppFile(r.opts.Platform, a.Cluster, a.Project, a.Spec.Name), Data: append([]byte(manifest.Header), data...), App: key})
 	return files, nil
 }
 
@@ -336,31 +308,3 @@ func selector(a *spec.LoadedApp, component string) map[string]string {
 func objectName(a *spec.LoadedApp, component string) string { return a.Spec.Name + "-" + component }
 
 func itoa(i int) string { return strconv.Itoa(i) }
-
-// AppOfPath returns the app (cluster/project/app, as spec.LoadedApp.Key)
-// that a fleet path relative to the fleet root belongs to, or "" for
-// project and other files.
-func AppOfPath(p string) string {
-	parts := strings.SplitN(p, "/", 6)
-	if len(parts) >= 5 && parts[0] == "apps" && parts[3] != projectDir {
-		return parts[1] + "/" + parts[2] + "/" + parts[3]
-	}
-	return ""
-}
-
-// AppsOfPaths returns the sorted, distinct apps that the fleet paths
-// belong to.
-func AppsOfPaths(paths []string) []string {
-	set := map[string]bool{}
-	for _, p := range paths {
-		if a := AppOfPath(p); a != "" {
-			set[a] = true
-		}
-	}
-	out := make([]string, 0, len(set))
-	for a := range set {
-		out = append(out, a)
-	}
-	slices.Sort(out)
-	return out
-}

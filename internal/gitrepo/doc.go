@@ -5,7 +5,8 @@
 // history walk (LastCommitFor), list the commits that touched a path
 // (History), and write a desired set of files under some prefixes as one
 // commit (Commit) that is pushed to a branch directly or to the head branch
-// of a pull request, retrying when another writer pushes first (Land).
+// of a pull request, retrying when another writer pushes first (Land), or
+// only compared with a branch, changing nothing (Compare).
 //
 // Writing never rebuilds the work tree: the desired files are hashed in
 // memory and compared with the base commit subtree by subtree, so only

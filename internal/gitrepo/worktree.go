@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/go-git/go-git/v5/config"
-
 	"github.com/fleetwright/fleetwright/internal/atomicfile"
 )
 
@@ -30,16 +28,4 @@ func WriteFiles(dir string, files map[string][]byte, remove []string) error {
 		}
 	}
 	return nil
-}
-
-// ConfigUser is the commit author Git's configuration names: user.name
-// and user.email of the repository's configuration merged with the user's
-// global one. ok is false when either is unset or the configuration cannot
-// be read.
-func (r *Repo) ConfigUser() (sig Signature, ok bool) {
-	cfg, err := r.repo.ConfigScoped(config.GlobalScope)
-	if err != nil || cfg.User.Name == "" || cfg.User.Email == "" {
-		return Signature{}, false
-	}
-	return Signature{Name: cfg.User.Name, Email: cfg.User.Email}, true
 }

@@ -114,47 +114,13 @@ func (r *Repo) Commit(ctx context.Context, ch Change) (string, Stats, error) {
 // plan computes the tree that results from applying ch to the commit base
 // and stores its new blobs and trees. It reads no file of the work tree.
 func (r *Repo) plan(ctx context.Context, base plumbing.Hash, ch Change) (*plan, error) {
-	if err := ch.validate(); err != nil {
-		return nil, err
-	}
-	prefixes, err := cleanPrefixes(ch.Prefixes)
+	pl, root, err := r.compare(ctx, base, ch)
 	if err != nil {
 		return nil, err
 	}
-	desired := make(map[string]plumbing.Hash, len(ch.Files))
-	for _, p := range slices.Sorted(maps.Keys(ch.Files)) {
-		content := ch.Files[p]
-		c, err := cleanPath(p)
-		if err != nil || c != p {
-			return nil, fmt.Errorf("file %q: %w", p, cmpErr(err, "path is not clean"))
-		}
-		if !underAny(p, prefixes) {
-			return nil, fmt.Errorf("file %q is outside the prefixes %q", p, ch.Prefixes)
-		}
-		desired[p] = plumbing.ComputeHash(plumbing.BlobObject, content)
-	}
-
-	pl := &plan{base: base, hashes: desired}
-	root := plumbing.ZeroHash
-	if !base.IsZero() {
-		c, err := r.repo.CommitObject(base)
-		if err != nil {
-			return nil, fmt.Errorf("reading base commit %s: %w", base, err)
-		}
-		root = c.TreeHash
-	}
-	d := &differ{r: r, ctx: ctx, pl: pl, keep: ch.Keep}
-	for _, pre := range outermost(prefixes) {
-		if err := d.prefix(root, pre, desired); err != nil {
-			return nil, err
-		}
-	}
-	slices.Sort(pl.writes)
-	slices.Sort(pl.deletes)
-
 	ed := &treeEditor{r: r, root: &editNode{hash: root}}
 	for _, p := range pl.writes {
-		h := desired[p]
+		h := pl.hashes[p]
 		if err := r.storeBlob(h, ch.Files[p]); err != nil {
 			return nil, fmt.Errorf("storing %s: %w", p, err)
 		}
@@ -167,7 +133,6 @@ func (r *Repo) plan(ctx context.Context, base plumbing.Hash, ch Change) (*plan, 
 			return nil, err
 		}
 	}
-	pl.stats.Written, pl.stats.Deleted = len(pl.writes), len(pl.deletes)
 	if len(pl.writes)+len(pl.deletes) == 0 {
 		pl.tree = root
 		return pl, nil
@@ -176,6 +141,52 @@ func (r *Repo) plan(ctx context.Context, base plumbing.Hash, ch Change) (*plan, 
 		return nil, err
 	}
 	return pl, nil
+}
+
+// compare finds the files that applying ch to the commit base writes and
+// deletes, and returns them in a plan without its tree, with the base's
+// root tree. It stores nothing.
+func (r *Repo) compare(ctx context.Context, base plumbing.Hash, ch Change) (*plan, plumbing.Hash, error) {
+	if err := ch.validate(); err != nil {
+		return nil, plumbing.ZeroHash, err
+	}
+	prefixes, err := cleanPrefixes(ch.Prefixes)
+	if err != nil {
+		return nil, plumbing.ZeroHash, err
+	}
+	desired := make(map[string]plumbing.Hash, len(ch.Files))
+	for _, p := range slices.Sorted(maps.Keys(ch.Files)) {
+		content := ch.Files[p]
+		c, err := cleanPath(p)
+		if err != nil || c != p {
+			return nil, plumbing.ZeroHash, fmt.Errorf("file %q: %w", p, cmpErr(err, "path is not clean"))
+		}
+		if !underAny(p, prefixes) {
+			return nil, plumbing.ZeroHash, fmt.Errorf("file %q is outside the prefixes %q", p, ch.Prefixes)
+		}
+		desired[p] = plumbing.ComputeHash(plumbing.BlobObject, content)
+	}
+
+	pl := &plan{base: base, hashes: desired}
+	root := plumbing.ZeroHash
+	if !base.IsZero() {
+		c, err := r.repo.CommitObject(base)
+		if err != nil {
+			return nil, plumbing.ZeroHash, fmt.Errorf("reading base commit %s: %w", base, err)
+		}
+		root = c.TreeHash
+	}
+	d := &differ{r: r, ctx: ctx, pl: pl, keep: ch.Keep}
+	for _, pre := range outermost(prefixes) {
+		if err := d.prefix(root, pre, desired); err != nil {
+			return nil, plumbing.ZeroHash, err
+		}
+	}
+	slices.Sort(pl.writes)
+	slices.Sort(pl.deletes)
+
+	pl.stats.Written, pl.stats.Deleted = len(pl.writes), len(pl.deletes)
+	return pl, root, nil
 }
 
 func cmpErr(err error, fallback string) error {

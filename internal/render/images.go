@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/fleetwright/fleetwright/internal/build"
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/registry"
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
@@ -346,7 +347,7 @@ func (f FleetImages) Images(_ context.Context, in ImageInput) (Images, error) {
 				continue
 			}
 			name := a.Spec.Name + "-" + c.Name
-			file := path.Join("apps", a.Cluster, a.Project, a.Spec.Name, c.Name, "deployment-"+name+".yaml")
+			file := path.Join(layout.ComponentDir(a.Cluster, a.Project, a.Spec.Name, c.Name), layout.ObjectFile("Deployment", name))
 			got := f.Image(file, c.Name)
 			if got == "" {
 				continue

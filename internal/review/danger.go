@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/fleetwright/fleetwright/internal/generate"
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 )
 
 // dangers lists changes Kubernetes will reject or that destroy things.
@@ -30,7 +30,7 @@ func dangers(apps []*appChange, base, head map[string]object) []string {
 			case "PersistentVolumeClaim":
 				out = append(out, fmt.Sprintf("volume claim `%s` is removed: its data is lost", bo.Namespace+"/"+bo.Name))
 			default:
-				if generate.AppOfPath(bo.File) != "" && !slices.Contains(out, "app `"+generate.AppOfPath(bo.File)+"` is removed: Flux prunes every object it created") && bo.Kind == "Deployment" {
+				if layout.AppOf(bo.File) != "" && !slices.Contains(out, "app `"+layout.AppOf(bo.File)+"` is removed: Flux prunes every object it created") && bo.Kind == "Deployment" {
 					out = append(out, fmt.Sprintf("workload `%s` is removed: Flux prunes it", bo.Namespace+"/"+bo.Name))
 				}
 			}

@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/fleetwright/fleetwright/internal/fleet"
-	"github.com/fleetwright/fleetwright/internal/generate"
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
 
@@ -72,7 +72,7 @@ func Build(in Input) *Comment {
 	pick := func(files map[string][]byte) map[string][]byte {
 		out := map[string][]byte{}
 		for p, b := range files {
-			if changedFiles[p] || changedApps[generate.AppOfPath(p)] {
+			if changedFiles[p] || changedApps[layout.AppOf(p)] {
 				out[p] = b
 			}
 		}
@@ -160,18 +160,18 @@ func diffMaps(base, head map[string][]byte) []fleet.Change {
 func groupByApp(changes []fleet.Change, base, head map[string][]byte) []*appChange {
 	inBase, inHead := map[string]bool{}, map[string]bool{}
 	for p := range base {
-		if k := generate.AppOfPath(p); k != "" {
+		if k := layout.AppOf(p); k != "" {
 			inBase[k] = true
 		}
 	}
 	for p := range head {
-		if k := generate.AppOfPath(p); k != "" {
+		if k := layout.AppOf(p); k != "" {
 			inHead[k] = true
 		}
 	}
 	byKey := map[string]*appChange{}
 	for _, ch := range changes {
-		k := generate.AppOfPath(ch.Path)
+		k := layout.AppOf(ch.Path)
 		if k == "" {
 			continue
 		}

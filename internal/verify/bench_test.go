@@ -10,6 +10,7 @@ import (
 
 	"github.com/fleetwright/fleetwright/internal/exports"
 	"github.com/fleetwright/fleetwright/internal/fleet"
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/spec"
 	"github.com/fleetwright/fleetwright/internal/synth"
@@ -41,7 +42,7 @@ func benchVerify(b *testing.B, n int, drift bool) {
 		b.Fatal(err)
 	}
 	out := filepath.Join(src, "fleet")
-	plan, err := fleet.Compute(out, f.Map(), generate.ManagedDirs(&repo.Platform))
+	plan, err := fleet.Compute(out, f.Map(), layout.ManagedDirs(&repo.Platform))
 	if err != nil {
 		b.Fatal(err)
 	}

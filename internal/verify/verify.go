@@ -17,7 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 
-	"github.com/fleetwright/fleetwright/internal/generate"
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
 
@@ -180,7 +180,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		if d.err != nil {
 			return nil, fmt.Errorf("rendering the specs: %w", d.err)
 		}
-		r.findings.add(driftFindings(r.t, d.files, generate.ManagedDirs(&opts.Apps.Repo.Platform), r.opts.Display)...)
+		r.findings.add(driftFindings(r.t, d.files, layout.ManagedDirs(&opts.Apps.Repo.Platform), r.opts.Display)...)
 	}
 
 	if opts.Live != nil && ctx.Err() == nil {
@@ -270,14 +270,7 @@ func (r *run) parse(p string) ([]doc, bool) {
 
 // clusterOf returns the cluster a fleet file belongs to: the cluster whose
 // entry folder holds it, or whose apps/<cluster>/ folder does.
-func (r *run) clusterOf(p string) string {
-	for _, c := range r.plat.Clusters {
-		if strings.HasPrefix(p, c.Path+"/") || strings.HasPrefix(p, "apps/"+c.Name+"/") {
-			return c.Name
-		}
-	}
-	return ""
-}
+func (r *run) clusterOf(p string) string { return layout.ClusterOf(r.plat, p) }
 
 func (r *run) production(cluster string) bool {
 	c := r.plat.ClusterByName(cluster)

@@ -1,0 +1,114 @@
+// Package layout is where every file of a rendered fleet goes, relative to
+// the fleet root. render writes there, verify and review read from there,
+// and the folders render owns are listed here too, so the names are built
+// in one place:
+//
+//	<cluster path>/apps/<project>-<app>.yaml            the app's Flux Kustomizations
+//	<cluster path>/projects/<project>.yaml              the project's Flux Kustomization
+//	apps/<cluster>/<project>/_project/                  the project's Namespace
+//	apps/<cluster>/<project>/<app>/<component>/         kustomization.yaml + <kind>-<name>.yaml
+//
+// The cluster path is the cluster's folder in the fleet (platform.yaml
+// clusters[].path, clusters/<name> by default).
+package layout
+
+import (
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/fleetwright/fleetwright/internal/spec"
+)
+
+const (
+	// AppsDir holds the objects of every cluster's apps.
+	AppsDir = "apps"
+	// Kustomization is the file that lists a folder's objects.
+	Kustomization = "kustomization.yaml"
+	// projectFolder sits among a project's apps and holds its Namespace.
+	projectFolder = "_project"
+)
+
+// ComponentDir is the folder of a component's objects.
+func ComponentDir(cluster, project, app, component string) string {
+	return path.Join(AppsDir, cluster, project, app, component)
+}
+
+// ProjectDir is the folder of a project's Namespace.
+func ProjectDir(cluster, project string) string {
+	return path.Join(AppsDir, cluster, project, projectFolder)
+}
+
+// ObjectFile is the name of the file of one object in its folder.
+func ObjectFile(kind, name string) string {
+	return strings.ToLower(kind) + "-" + name + ".yaml"
+}
+
+// ClusterDir is the folder of a cluster's Flux entry files: its path in
+// the platform, or clusters/<name> for a cluster the platform does not
+// list.
+func ClusterDir(p *spec.Platform, cluster string) string {
+	if c := p.ClusterByName(cluster); c != nil {
+		return c.Path
+	}
+	return path.Join("clusters", cluster)
+}
+
+// AppFile is the file of an app's Flux Kustomizations.
+func AppFile(p *spec.Platform, cluster, project, app string) string {
+	return path.Join(ClusterDir(p, cluster), "apps", project+"-"+app+".yaml")
+}
+
+// ProjectFile is the file of a project's Flux Kustomization.
+func ProjectFile(p *spec.Platform, cluster, project string) string {
+	return path.Join(ClusterDir(p, cluster), "projects", project+".yaml")
+}
+
+// ManagedDirs are the folders whose generated files render owns: a file
+// there that it no longer generates is removed. Sorted.
+func ManagedDirs(p *spec.Platform) []string {
+	var dirs []string
+	for _, c := range p.Clusters {
+		dirs = append(dirs, path.Join(c.Path, "apps"), path.Join(c.Path, "projects"), path.Join(AppsDir, c.Name))
+	}
+	slices.Sort(dirs)
+	return dirs
+}
+
+// ClusterOf returns the cluster a fleet file belongs to: the cluster whose
+// folder holds it, or whose apps/<cluster>/ folder does; "" for none.
+func ClusterOf(p *spec.Platform, file string) string {
+	for _, c := range p.Clusters {
+		if strings.HasPrefix(file, c.Path+"/") || strings.HasPrefix(file, AppsDir+"/"+c.Name+"/") {
+			return c.Name
+		}
+	}
+	return ""
+}
+
+// AppOf returns the app (cluster/project/app, as spec.LoadedApp.Key) whose
+// component folders hold the fleet file, or "" for project and other
+// files.
+func AppOf(file string) string {
+	parts := strings.SplitN(file, "/", 6)
+	if len(parts) >= 5 && parts[0] == AppsDir && parts[3] != projectFolder {
+		return parts[1] + "/" + parts[2] + "/" + parts[3]
+	}
+	return ""
+}
+
+// AppsOf returns the sorted, distinct apps that the fleet files belong to.
+func AppsOf(files []string) []string {
+	set := map[string]bool{}
+	for _, p := range files {
+		if a := AppOf(p); a != "" {
+			set[a] = true
+		}
+	}
+	out := make([]string, 0, len(set))
+	for a := range set {
+		out = append(out, a)
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,60 @@
+package layout_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
+	"github.com/fleetwright/fleetwright/internal/spec"
+)
+
+var platform = &spec.Platform{Clusters: []spec.Cluster{{Name: "prod", Path: "clusters/prod"}, {Name: "edge", Path: "sites/edge"}}}
+
+func Example() {
+	fmt.Println(layout.ComponentDir("prod", "shop", "web", "site"))
+	fmt.Println(layout.ObjectFile("Deployment", "web-site"))
+	fmt.Println(layout.AppFile(platform, "edge", "shop", "web"))
+	fmt.Println(layout.ProjectFile(platform, "prod", "shop"))
+	fmt.Println(layout.ProjectDir("prod", "shop"))
+	fmt.Println(layout.ManagedDirs(platform))
+	// Output:
+	// apps/prod/shop/web/site
+	// deployment-web-site.yaml
+	// sites/edge/apps/shop-web.yaml
+	// clusters/prod/projects/shop.yaml
+	// apps/prod/shop/_project
+	// [apps/edge apps/prod clusters/prod/apps clusters/prod/projects sites/edge/apps sites/edge/projects]
+}
+
+func TestAppOfAndClusterOf(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ file, app, cluster string }{
+		{"apps/prod/shop/web/site/deployment-web-site.yaml", "prod/shop/web", "prod"},
+		{"apps/prod/shop/web/site/kustomization.yaml", "prod/shop/web", "prod"},
+		{"apps/prod/shop/_project/namespace-shop.yaml", "", "prod"},
+		{"sites/edge/apps/shop-web.yaml", "", "edge"},
+		{"clusters/prod/flux-system/gotk.yaml", "", "prod"},
+		{"apps/prod/shop/notes.txt", "", "prod"},
+		{"README.md", "", ""},
+	} {
+		if got := layout.AppOf(tc.file); got != tc.app {
+			t.Errorf("AppOf(%q) = %q, want %q", tc.file, got, tc.app)
+		}
+		if got := layout.ClusterOf(platform, tc.file); got != tc.cluster {
+			t.Errorf("ClusterOf(%q) = %q, want %q", tc.file, got, tc.cluster)
+		}
+	}
+	got := layout.AppsOf([]string{"apps/b/p/x/c/f.yaml", "apps/a/p/y/c/f.yaml", "apps/b/p/x/d/f.yaml", "README.md"})
+	if diff := cmp.Diff([]string{"a/p/y", "b/p/x"}, got); diff != "" {
+		t.Errorf("AppsOf (-want +got):\n%s", diff)
+	}
+}
+
+func TestClusterDirOfAnUnlistedCluster(t *testing.T) {
+	t.Parallel()
+	if got := layout.AppFile(platform, "lab", "shop", "web"); got != "clusters/lab/apps/shop-web.yaml" {
+		t.Errorf("AppFile = %q", got)
+	}
+}

@@ -1,0 +1,158 @@
+package sink_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fleetwright/fleetwright/internal/fleet"
+	"github.com/fleetwright/fleetwright/internal/fleet/sink"
+	"github.com/fleetwright/fleetwright/internal/generate"
+	"github.com/fleetwright/fleetwright/internal/github"
+	"github.com/fleetwright/fleetwright/internal/github/githubtest"
+	"github.com/fleetwright/fleetwright/internal/gitrepo"
+	"github.com/fleetwright/fleetwright/internal/gitrepo/gittest"
+	"github.com/fleetwright/fleetwright/internal/manifest"
+)
+
+const (
+	gen   = manifest.Header
+	token = "ghs_sinktoken"
+)
+
+var bot = gitrepo.Signature{Name: "fleetwright", Email: "bot@fleetwright.example"}
+
+func fleetOf(files map[string]string) *generate.Fleet {
+	f := &generate.Fleet{}
+	for p, b := range files {
+		f.Files = append(f.Files, generate.File{Path: p, Data: []byte(b)})
+	}
+	return f
+}
+
+// desired is the fleet of the tests: an app's Deployment, changed from v1.
+var desired = fleetOf(map[string]string{"apps/c/p/a/web/deployment-a-web.yaml": gen + "v2\n"})
+
+func TestDir(t *testing.T) {
+	t.Parallel()
+	for _, indexed := range []bool{false, true} {
+		t.Run(map[bool]string{false: "plain", true: "indexed"}[indexed], func(t *testing.T) {
+			t.Parallel()
+			root := t.TempDir()
+			for p, b := range map[string]string{
+				"apps/c/p/a/web/deployment-a-web.yaml": gen + "v1\n",
+				"apps/c/p/a/web/old.yaml":              gen + "old\n",
+				"apps/c/p/a/web/notes.txt":             "by hand\n",
+			} {
+				writeFile(t, filepath.Join(root, p), b)
+			}
+			mk := func(dry bool) sink.Sink {
+				d := &sink.Dir{Root: root, Managed: []string{"apps/c"}, DryRun: dry}
+				if indexed {
+					return sink.NewIndexed(d, filepath.Join(t.TempDir(), "index"))
+				}
+				return d
+			}
+			want := []fleet.Change{
+				{Path: "apps/c/p/a/web/deployment-a-web.yaml", Op: fleet.Update, Old: []byte(gen + "v1\n"), New: []byte(gen + "v2\n")},
+				{Path: "apps/c/p/a/web/old.yaml", Op: fleet.Delete, Old: []byte(gen + "old\n")},
+			}
+			res, err := mk(true).Land(context.Background(), desired)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, res.Changes); diff != "" {
+				t.Errorf("dry run changes (-want +got):\n%s", diff)
+			}
+			if res.Written != 1 || res.Deleted != 1 || !cmp.Equal(res.Unmanaged, []string{"apps/c/p/a/web/notes.txt"}) {
+				t.Errorf("dry run: %+v", res)
+			}
+			if b, _ := os.ReadFile(filepath.Join(root, "apps/c/p/a/web/old.yaml")); string(b) != gen+"old\n" {
+				t.Error("the dry run changed the folder")
+			}
+			if res, err = mk(false).Land(context.Background(), desired); err != nil || res.CacheErr != nil {
+				t.Fatal(err, res.CacheErr)
+			}
+			if diff := cmp.Diff(want, res.Changes); diff != "" {
+				t.Errorf("changes (-want +got):\n%s", diff)
+			}
+			if res, err = mk(true).Land(context.Background(), desired); err != nil || !res.Empty() || res.Unchanged != 1 {
+				t.Errorf("after landing: %+v, %v", res, err)
+			}
+		})
+	}
+}
+
+func writeFile(t *testing.T, name, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(name, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPushAndPullRequest: a dry run compares with the fleet branch, with
+// the paths of the fleet folder, and changes nothing; landing pushes, and
+// the pull request sink opens the pull request of the head branch.
+func TestPushAndPullRequest(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	gs := gittest.NewServer(t)
+	url := gs.CreateRepo(t, "fleet.git", "main", map[string]string{
+		"README.md": "fleet\n",
+		"deploy/apps/c/p/a/web/deployment-a-web.yaml": gen + "v1\n",
+		"deploy/apps/c/p/a/web/notes.txt":             "by hand\n",
+	})
+	bare := gs.Path("fleet.git")
+	head := gittest.Git(t, bare, "rev-parse", "main")
+	api := githubtest.New(t, githubtest.WithToken(token))
+	client, err := github.New(github.Config{BaseURL: api.URL, Token: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk := func(dry bool) *sink.PullRequest {
+		return &sink.PullRequest{
+			Push: &sink.Push{Remote: gitrepo.Remote{URL: url}, Branch: "main", Head: "fleet/render", Path: "./deploy/",
+				Managed: []string{"apps/c"}, Workdir: t.TempDir(), Author: bot, SpecCommit: "abc123", DryRun: dry},
+			GitHub: client, Repo: github.Repo{Owner: "acme", Name: "fleet"},
+		}
+	}
+
+	res, err := mk(true).Land(ctx, desired)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []fleet.Change{{Path: "apps/c/p/a/web/deployment-a-web.yaml", Op: fleet.Update, Old: []byte(gen + "v1\n"), New: []byte(gen + "v2\n")}}
+	if diff := cmp.Diff(want, res.Changes); diff != "" {
+		t.Errorf("dry run changes (-want +got):\n%s", diff)
+	}
+	if res.Commit != strings.TrimSpace(head) || res.Unchanged != 0 || res.PullRequest != nil {
+		t.Errorf("dry run: %+v", res)
+	}
+	if refs := gittest.Git(t, bare, "for-each-ref", "--format=%(refname)"); refs != "refs/heads/main\n" {
+		t.Errorf("the dry run pushed: %s", refs)
+	}
+
+	api.Expect("GET", "/repos/acme/fleet/pulls").Query("head", "acme:fleet/render")
+	api.Expect("POST", "/repos/acme/fleet/pulls").JSONField("title", "fleetwright: update c/p/a").
+		JSONField("body", "Apps changed:\n- c/p/a\n\nSpec-Commit: abc123")
+	res, err = mk(false).Land(ctx, desired)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.PullRequest == nil || !res.PullRequest.Created || !cmp.Equal(res.Paths, []string{"apps/c/p/a/web/deployment-a-web.yaml"}) {
+		t.Errorf("landing: %+v", res)
+	}
+	if got := gittest.Git(t, bare, "show", "fleet/render:deploy/apps/c/p/a/web/deployment-a-web.yaml"); got != gen+"v2\n" {
+		t.Errorf("the head branch holds %q", got)
+	}
+	if got := gittest.Git(t, bare, "show", "fleet/render:deploy/apps/c/p/a/web/notes.txt"); got != "by hand\n" {
+		t.Errorf("a file render did not generate was not kept: %q", got)
+	}
+}
