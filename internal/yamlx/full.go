@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // maxNodes bounds the nodes of one file, for either reader.
@@ -29,7 +29,7 @@ func (e *Error) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Msg
 func Full(data []byte) ([]Doc, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var docs []Doc
-	nodes := 0
+	var c Converter
 	for {
 		var yn yaml.Node
 		err := dec.Decode(&yn)
@@ -41,7 +41,6 @@ func Full(data []byte) ([]Doc, error) {
 		}
 		var d Doc
 		if yn.Kind == yaml.DocumentNode && len(yn.Content) == 1 {
-			c := &converter{nodes: &nodes}
 			root, err := c.convert(yn.Content[0], 0)
 			if err != nil {
 				return docs, err
@@ -135,13 +134,18 @@ func deref(n *yaml.Node) *yaml.Node {
 	return n
 }
 
-type converter struct {
-	nodes *int
+// A Converter turns yaml.v3 nodes (such as kustomize's) into Nodes the way
+// Full does, counting every node it makes against one limit.
+type Converter struct {
+	nodes int
 }
 
-func (c *converter) convert(yn *yaml.Node, depth int) (*Node, error) {
-	*c.nodes++
-	if *c.nodes > maxNodes || depth > 200 {
+// Convert returns n as a Node.
+func (c *Converter) Convert(n *yaml.Node) (*Node, error) { return c.convert(n, 0) }
+
+func (c *Converter) convert(yn *yaml.Node, depth int) (*Node, error) {
+	c.nodes++
+	if c.nodes > maxNodes || depth > 200 {
 		return nil, &Error{Line: yn.Line, Col: yn.Column, Msg: "document too large or too deep"}
 	}
 	n := &Node{Line: int32(yn.Line), Col: int32(yn.Column)}
@@ -207,7 +211,7 @@ func (c *converter) convert(yn *yaml.Node, depth int) (*Node, error) {
 
 // merge applies a "<<" merge key: the keys of the merged mappings that the
 // mapping does not set itself.
-func (c *converter) merge(n *Node, m *yaml.Node, seen map[string]bool, depth int) error {
+func (c *Converter) merge(n *Node, m *yaml.Node, seen map[string]bool, depth int) error {
 	for _, mm := range MergeSources(m) {
 		if mm.Kind != yaml.MappingNode {
 			m = deref(m)

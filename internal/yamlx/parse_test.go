@@ -54,6 +54,7 @@ var parseTests = []struct {
 	{"nested lists", "a:\n  - x\n  -\n    - z\nb: {}\n", `{"a":["x",["z"]],"b":{}}`, true},
 	{"words", "a: yes\nb: on\nc: True\nd: +7\ne: 13.4.4\nf: b#c\n", `{"a":"yes","b":"on","c":true,"d":7,"e":"13.4.4","f":"b#c"}`, true},
 	{"flow", "a: {b: 1, c: [x y, 'z w', {d: \"é\"}]}\nl:\n- {name: A, value: b}\n- [1, 2.5]\n", `{"a":{"b":1,"c":["x y","z w",{"d":"é"}]},"l":[{"name":"A","value":"b"},[1,2.5]]}`, true},
+	{"checksums", "a: 40228a56e9bd\nb: 1e5a\nc: 0x1a\n", `{"a":"40228a56e9bd","b":"1e5a","c":26}`, false},
 	{"octal-looking", "a: 0755\n", `{"a":493}`, false},
 	{"block scalar", "a: |\n  x\n  y\n", `{"a":"x\ny\n"}`, false},
 	{"anchors", "a: &x {b: 1}\nc: *x\n", `{"a":{"b":1},"c":{"b":1}}`, false},
@@ -123,7 +124,7 @@ func FuzzParse(f *testing.F) {
 		"a: 1\n", "a:\n- b: c\n  d: [] # x\n", "- a\n- 'b'\n", "k: \"\\x41\\u00e9\"\n",
 		"a: 100m\nb: 1.50\nc: -0\n", "a:\n  b:\n    - c\n    -\n      - d\n", "---\na: b\n---\n",
 		"x: y # c\n# comment\nz: ./p\n", "a: -foo\nb: --bar\n",
-		"a: {b: c, 'd': [e, \"f\"]} # g\n", "- [a, [b, {c: d}]]\n", "a: {x: é, y: [ü]}\n",
+		"a: {b: c, 'd': [e, \"f\"]} # g\n", "- [a, [b, {c: d}]]\n", "a: {x: é, y: [ü]}\n", "a: 40228a56e9bd\nb: 1e5a\n", "a: 2001-12-14t21:59:43.10-05:00\n",
 	} {
 		f.Add([]byte(s))
 	}

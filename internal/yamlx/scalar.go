@@ -141,9 +141,11 @@ func isSimpleFloat(s string) bool {
 // mayBeNumber reports whether yaml.v3 might read s as something other than a
 // string: a timestamp, a number in another base or with underscores or an
 // exponent. Only strings with a letter or symbol that no such form has are
-// surely strings; versions like 1.2.3 are too, as none of those forms has
-// two dots.
+// surely strings (hex digits count only next to an x, so checksums are
+// strings); versions like 1.2.3 are too, as none of those forms has two
+// dots.
 func mayBeNumber(s string) bool {
+	hex := strings.ContainsAny(s, "xX")
 	dots, digits := 0, 0
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; {
@@ -153,8 +155,8 @@ func mayBeNumber(s string) bool {
 		case c == '.':
 			dots++
 		case c == '_', c == ':', c == ' ', c == 'x', c == 'X', c == 'o', c == 'O', c == 'b', c == 'B',
-			c == 'e', c == 'E', c == 't', c == 'T', c == 'z', c == 'Z',
-			c >= 'a' && c <= 'f', c >= 'A' && c <= 'F':
+			c == 'e', c == 'E', c == 't', c == 'T', c == 'z', c == 'Z':
+		case hex && (c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'):
 		default:
 			return false
 		}
