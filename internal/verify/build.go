@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -390,7 +392,11 @@ func (r *run) overlayKustomization(fsys *buildFS, ks *fluxKS, dir, abs string) e
 		kfile = konfig.DefaultKustomizationFileName()
 		k = map[string]any{"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization", "resources": r.manifestsIn(dir)}
 	} else if ks.spec != nil || ks.targetNamespace != "" {
-		if err := yaml.Unmarshal(r.t.files[path.Join(dir, kfile)], &k); err != nil {
+		docs, err := yamlx.Parse(r.t.files[path.Join(dir, kfile)])
+		if err == nil && len(docs) > 0 && docs[0].Root != nil {
+			err = json.Unmarshal(yamlx.AppendJSON(nil, docs[0].Root), &k)
+		}
+		if err != nil {
 			return fmt.Errorf("reading %s: %w", kfile, err)
 		}
 		if k == nil {
@@ -411,7 +417,7 @@ func (r *run) overlayKustomization(fsys *buildFS, ks *fluxKS, dir, abs string) e
 	for _, f := range []string{"patches", "images", "components"} {
 		if v := sp.Get(f); v != nil && v.Kind == yamlx.SeqNode {
 			var items []any
-			if err := yaml.Unmarshal(yamlx.AppendJSON(nil, v), &items); err != nil {
+			if err := json.Unmarshal(yamlx.AppendJSON(nil, v), &items); err != nil {
 				return err
 			}
 			prev, _ := k[f].([]any)
@@ -419,23 +425,24 @@ func (r *run) overlayKustomization(fsys *buildFS, ks *fluxKS, dir, abs string) e
 		}
 	}
 	if cm := sp.Get("commonMetadata"); cm != nil && cm.Kind == yamlx.MapNode {
-		var meta struct {
-			Labels      map[string]string `json:"labels"`
-			Annotations map[string]string `json:"annotations"`
+		labels, err := stringMap(cm.Get("labels"))
+		if err != nil {
+			return fmt.Errorf("commonMetadata.labels: %w", err)
 		}
-		if err := yaml.Unmarshal(yamlx.AppendJSON(nil, cm), &meta); err != nil {
-			return err
+		annotations, err := stringMap(cm.Get("annotations"))
+		if err != nil {
+			return fmt.Errorf("commonMetadata.annotations: %w", err)
 		}
-		if len(meta.Labels) > 0 {
+		if len(labels) > 0 {
 			prev, _ := k["labels"].([]any)
-			k["labels"] = append(prev, map[string]any{"pairs": meta.Labels, "includeSelectors": false})
+			k["labels"] = append(prev, map[string]any{"pairs": labels, "includeSelectors": false})
 		}
-		if len(meta.Annotations) > 0 {
+		if len(annotations) > 0 {
 			ann, _ := k["commonAnnotations"].(map[string]any)
 			if ann == nil {
 				ann = map[string]any{}
 			}
-			for key, v := range meta.Annotations {
+			for key, v := range annotations {
 				ann[key] = v
 			}
 			k["commonAnnotations"] = ann
@@ -447,6 +454,32 @@ func (r *run) overlayKustomization(fsys *buildFS, ks *fluxKS, dir, abs string) e
 	}
 	fsys.overlay[filepath.Join(abs, kfile)] = out
 	return nil
+}
+
+// stringMap reads a map of strings such as commonMetadata's labels, with
+// numbers and booleans as their text, as sigs.k8s.io/yaml reads them into
+// the Flux API's map[string]string.
+func stringMap(n *node) (map[string]string, error) {
+	if n.IsNull() {
+		return nil, nil
+	}
+	if n.Kind != yamlx.MapNode {
+		return nil, fmt.Errorf("line %d: a map of strings is expected", n.Line)
+	}
+	out := make(map[string]string, len(n.Kids)/2)
+	for i := 0; i < len(n.Kids); i += 2 {
+		v := n.Kids[i+1]
+		if v.Kind != yamlx.ScalarNode {
+			return nil, fmt.Errorf("line %d: %s is not a string", v.Line, n.Kids[i].Str)
+		}
+		s := v.Text()
+		if v.Tag == yamlx.FloatTag {
+			f, _ := strconv.ParseFloat(s, 64)
+			s = strconv.FormatFloat(f, 'g', -1, 32)
+		}
+		out[n.Kids[i].Str] = s
+	}
+	return out, nil
 }
 
 // manifestsIn lists what kustomize-controller's generated kustomization
@@ -563,40 +596,28 @@ func (f *buildFS) Exists(p string) bool {
 // Git repository (a scheme, user@host, or github.com/). verify never
 // fetches them.
 func remoteRef(data []byte) string {
-	var k struct {
-		Resources             []string `json:"resources"`
-		Components            []string `json:"components"`
-		Bases                 []string `json:"bases"`
-		PatchesStrategicMerge []string `json:"patchesStrategicMerge"`
-		Configurations        []string `json:"configurations"`
-		CRDs                  []string `json:"crds"`
-		Generators            []string `json:"generators"`
-		Transformers          []string `json:"transformers"`
-		Validators            []string `json:"validators"`
-		Patches               []struct {
-			Path string `json:"path"`
-		} `json:"patches"`
-		PatchesJSON6902 []struct {
-			Path string `json:"path"`
-		} `json:"patchesJson6902"`
-		Replacements []struct {
-			Path string `json:"path"`
-		} `json:"replacements"`
-		OpenAPI map[string]string `json:"openapi"`
-	}
-	if err := yaml.Unmarshal(data, &k); err != nil {
+	docs, err := yamlx.Parse(data)
+	if err != nil || len(docs) == 0 {
 		return ""
 	}
-	refs := slices.Concat(k.Resources, k.Components, k.Bases, k.PatchesStrategicMerge, k.Configurations, k.CRDs,
-		k.Generators, k.Transformers, k.Validators, []string{k.OpenAPI["path"]})
-	for _, p := range k.Patches {
-		refs = append(refs, p.Path)
+	k := docs[0].Root
+	items := func(f string) []*node {
+		if l := k.Get(f); l != nil && l.Kind == yamlx.SeqNode {
+			return l.Kids
+		}
+		return nil
 	}
-	for _, p := range k.PatchesJSON6902 {
-		refs = append(refs, p.Path)
+	var refs []string
+	for _, f := range []string{"resources", "components", "bases", "patchesStrategicMerge", "configurations", "crds", "generators", "transformers", "validators"} {
+		for _, item := range items(f) {
+			refs = append(refs, item.Text())
+		}
 	}
-	for _, p := range k.Replacements {
-		refs = append(refs, p.Path)
+	refs = append(refs, k.Get("openapi").Get("path").Text())
+	for _, f := range []string{"patches", "patchesJson6902", "replacements"} {
+		for _, item := range items(f) {
+			refs = append(refs, item.Get("path").Text())
+		}
 	}
 	for _, s := range refs {
 		if isRemote(s) {
