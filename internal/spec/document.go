@@ -9,6 +9,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -30,11 +31,14 @@ type Pos struct{ Line, Col int }
 type Document struct {
 	File  string
 	Value any
-	// node is the fast reader's tree of a file in the plain subset of
-	// YAML; root is yaml.v3's tree of any other file. Positions are looked
-	// up in them only when a problem is reported.
-	node *yamlx.Node
-	root *yaml.Node
+	// root is yaml.v3's tree of a file outside the plain subset of YAML.
+	// Files read by fastParse keep their data, and build the fast reader's
+	// tree (see node) only when a position is asked for, which is rare:
+	// only files with problems need one.
+	root     *yaml.Node
+	data     []byte
+	nodeOnce sync.Once
+	fast     *yamlx.Node
 	// pos, when set, holds every position by path; expanded templates use
 	// it to point values at the files they came from.
 	pos map[string]nodePos
@@ -48,8 +52,8 @@ func (d *Document) posAt(p Path) (nodePos, bool) {
 		return np, ok
 	}
 	var k, v interface{ pos() Pos }
-	if d.node != nil {
-		kn, vn := findNode(d.node, p)
+	if n := d.node(); n != nil {
+		kn, vn := findNode(n, p)
 		k, v = nodeOrNil(kn), nodeOrNil(vn)
 	} else {
 		kn, vn := d.find(p)
@@ -259,8 +263,11 @@ func Parse(file string, data []byte) (*Document, error) {
 		// tab is invalid JSON, which checkJSON has already refused.
 		data = bytes.ReplaceAll(data, []byte{'\t'}, []byte{' '})
 	}
-	if n, v, ok := fastParse(data); ok {
-		return &Document{File: file, Value: v, node: n}, nil
+	r := readers.Get().(*yamlx.Reader)
+	_, fast, ok := fastParse(r.Fast, data)
+	readers.Put(r)
+	if ok {
+		return &Document{File: file, Value: fast, data: data}, nil
 	}
 	root, err := parseTree(file, data)
 	if err != nil {
@@ -276,18 +283,33 @@ func Parse(file string, data []byte) (*Document, error) {
 	return d, nil
 }
 
+// readers are the fast readers of Parse, whose nodes live only until they
+// are converted.
+var readers = sync.Pool{New: func() any { return new(yamlx.Reader) }}
+
+// node returns the fast reader's tree of a document fastParse read,
+// reading the file again the first time; nil for other documents.
+func (d *Document) node() *yamlx.Node {
+	d.nodeOnce.Do(func() {
+		if d.data != nil {
+			d.fast, _, _ = fastParse(yamlx.Fast, d.data)
+		}
+	})
+	return d.fast
+}
+
 // fastMaxDepth is well under maxDepth, so that the converter's depth limit
 // is never the general path's alone to find.
 const fastMaxDepth = maxDepth / 2
 
 // fastParse reads a document in the plain subset of YAML with yamlx's fast
 // reader, and gives the same value the converter would build from yaml.v3's
-// tree. Anything else (several documents, deep nesting, many values) makes
+// tree; read is yamlx.Fast or a Reader's. Anything else (several documents, deep nesting, many values) makes
 // it return ok=false, and Parse reads the file with yaml.v3, so every error
 // message is the general path's. FuzzFastParse checks that whenever it
 // answers, the general path agrees.
-func fastParse(data []byte) (root *yamlx.Node, v any, ok bool) {
-	docs, ok := yamlx.Fast(data)
+func fastParse(read func([]byte) ([]yamlx.Doc, bool), data []byte) (root *yamlx.Node, v any, ok bool) {
+	docs, ok := read(data)
 	if !ok || len(docs) != 1 || docs[0].Root == nil {
 		return nil, nil, false
 	}
@@ -559,7 +581,7 @@ func (d *Document) allPositions() map[string]nodePos {
 		for k, v := range d.pos {
 			out[k] = v
 		}
-	case d.node != nil:
+	case d.node() != nil:
 		var walk func(n *yamlx.Node, p Path, key Pos)
 		walk = func(n *yamlx.Node, p Path, key Pos) {
 			at := fastNode{n}.pos()
@@ -574,7 +596,7 @@ func (d *Document) allPositions() map[string]nodePos {
 				}
 			}
 		}
-		walk(d.node, nil, Pos{})
+		walk(d.node(), nil, Pos{})
 	case d.root != nil:
 		c := converter{doc: &Document{pos: out}, record: true}
 		_, _ = c.convert(d.root, nil, Pos{}, 0)

@@ -19,13 +19,52 @@ import (
 // unusual construct is yaml.v3's. FuzzParse checks that whenever it
 // answers, Full gives the same nodes at the same positions.
 func Fast(data []byte) (docs []Doc, ok bool) {
-	if !printable(data) {
+	var p fastReader
+	return p.read(data)
+}
+
+// A Reader reads files with the fast reader again and again, reusing its
+// memory: the nodes it returns are valid only until its next Fast. Use it
+// to convert nodes to other values and drop them; the zero value is ready
+// for use.
+type Reader struct {
+	p fastReader
+}
+
+// Fast is Fast, with the nodes valid until the next call.
+func (r *Reader) Fast(data []byte) ([]Doc, bool) {
+	r.p.reuse = true
+	return r.p.read(data)
+}
+
+func (p *fastReader) read(data []byte) (docs []Doc, ok bool) {
+	ok, p.ascii = printable(data)
+	if !ok {
 		return nil, false
 	}
 	if len(data) >= 3 && data[0] == 0xef && data[1] == 0xbb && data[2] == 0xbf {
 		return nil, false // byte order mark
 	}
-	p := &fastReader{lines: make([]line, 0, bytes.Count(data, []byte{'\n'})+1)}
+	// One chunk of nodes for the whole file, mostly: a colon stands for a
+	// key and its value, a comma for one more item, a bracket for a
+	// collection and its first item.
+	est := 2*bytes.Count(data, []byte{':'}) + bytes.Count(data, []byte{','}) +
+		2*(bytes.Count(data, []byte{'['})+bytes.Count(data, []byte{'{'})) + 4
+	nlines := bytes.Count(data, []byte{'\n'}) + 1
+	est = min(est, 4096)
+	p.i, p.nodes, p.stack = 0, 0, p.stack[:0]
+	p.slabUsed, p.kidUsed, p.chunk = 0, 0, est
+	if !p.reuse {
+		p.lines = make([]line, 0, nlines)
+		p.slab, p.kidBuf = nil, nil
+	} else {
+		// The first chunks are kept from file to file.
+		p.lines = p.lines[:0]
+		if len(p.keptSlab) < est {
+			p.keptSlab, p.keptKids = make([]Node, 2*est), make([]*Node, 2*est)
+		}
+		p.slab, p.kidBuf = p.keptSlab, p.keptKids
+	}
 	src := string(data) // one copy; lines and scalars are slices of it
 	num := 0
 	for len(src) > 0 {
@@ -81,24 +120,34 @@ func Fast(data []byte) (docs []Doc, ok bool) {
 }
 
 // printable reports whether data holds only the characters YAML allows,
-// without tabs and carriage returns.
-func printable(data []byte) bool {
+// without tabs and carriage returns, and whether they are all ASCII.
+func printable(data []byte) (ok, ascii bool) {
+	ascii = true
 	for i := 0; i < len(data); {
 		c := data[i]
 		if c < utf8.RuneSelf {
 			if c < 0x20 && c != '\n' || c == 0x7f {
-				return false
+				return false, false
 			}
 			i++
 			continue
 		}
+		ascii = false
 		r, size := utf8.DecodeRune(data[i:])
 		if r == utf8.RuneError && size == 1 || r >= 0x80 && r < 0xa0 || r == 0xfffe || r == 0xffff {
-			return false
+			return false, false
 		}
 		i += size
 	}
-	return true
+	return true, ascii
+}
+
+// width returns the columns s takes: its characters.
+func (p *fastReader) width(s string) int {
+	if p.ascii {
+		return len(s)
+	}
+	return utf8.RuneCountInString(s)
 }
 
 // line is one line that holds more than white space and a comment.
@@ -120,7 +169,20 @@ type fastReader struct {
 	lines []line
 	i     int // next line
 	nodes int
-	slab  []Node // nodes are allocated from here, a chunk at a time
+	reuse bool // a Reader's: memory is reused from one file to the next
+	ascii bool // the file is all ASCII: a byte is a column
+	// Nodes are allocated from slab, a chunk at a time, and the kids of
+	// collections from kidBuf. stack holds the kids of the collections
+	// being read.
+	slab     []Node
+	slabUsed int
+	chunk    int // the size of the next chunk
+	kidBuf   []*Node
+	kidUsed  int
+	stack    []*Node
+	// A Reader's first chunks.
+	keptSlab []Node
+	keptKids []*Node
 }
 
 // newNode returns a new node, or nil when the file has too many.
@@ -129,13 +191,38 @@ func (p *fastReader) newNode(kind Kind, line, col int) *Node {
 	if p.nodes > maxNodes {
 		return nil
 	}
-	if len(p.slab) == 0 {
-		p.slab = make([]Node, 128)
+	if p.slabUsed == len(p.slab) {
+		p.slab, p.slabUsed = make([]Node, p.chunk), 0
+		p.chunk = 128
 	}
-	n := &p.slab[0]
-	p.slab = p.slab[1:]
-	n.Kind, n.Line, n.Col = kind, int32(line), int32(col)
+	n := &p.slab[p.slabUsed]
+	p.slabUsed++
+	*n = Node{Kind: kind, Line: int32(line), Col: int32(col)}
 	return n
+}
+
+// kids returns the kids pushed on the stack since start, and pops them.
+func (p *fastReader) kids(start int) []*Node {
+	k := p.stack[start:]
+	if len(p.kidBuf)-p.kidUsed < len(k) {
+		p.kidBuf, p.kidUsed = make([]*Node, max(len(k), 4*len(p.lines), 64)), 0
+	}
+	out := p.kidBuf[p.kidUsed : p.kidUsed+len(k) : p.kidUsed+len(k)]
+	copy(out, k)
+	p.kidUsed += len(k)
+	p.stack = p.stack[:start]
+	return out
+}
+
+// hasKey reports whether the mapping whose kids start on the stack at
+// start already has key.
+func (p *fastReader) hasKey(start int, key string) bool {
+	for i := start; i < len(p.stack); i += 2 {
+		if p.stack[i].Str == key {
+			return true
+		}
+	}
+	return false
 }
 
 // block reads the mapping or sequence starting at the current line, whose
@@ -160,6 +247,7 @@ func (p *fastReader) seq(ind, depth int) *Node {
 	if s == nil {
 		return nil
 	}
+	start := len(p.stack)
 	for p.i < len(p.lines) {
 		l := p.lines[p.i]
 		if l.sep || l.indent < ind {
@@ -178,7 +266,7 @@ func (p *fastReader) seq(ind, depth int) *Node {
 				if item == nil {
 					return nil
 				}
-				s.Kids = append(s.Kids, item)
+				p.stack = append(p.stack, item)
 				continue
 			}
 			return nil // a null item: yaml.v3 places it oddly
@@ -198,7 +286,7 @@ func (p *fastReader) seq(ind, depth int) *Node {
 			if item == nil {
 				return nil
 			}
-			s.Kids = append(s.Kids, item)
+			p.stack = append(p.stack, item)
 			continue
 		case rest[0] == '[' || rest[0] == '{':
 			item = p.flowValue(rest, l.num, col+1, depth+1)
@@ -208,12 +296,13 @@ func (p *fastReader) seq(ind, depth int) *Node {
 		if item == nil {
 			return nil
 		}
-		s.Kids = append(s.Kids, item)
+		p.stack = append(p.stack, item)
 		p.i++
 		if !p.noContinuation(ind) {
 			return nil
 		}
 	}
+	s.Kids = p.kids(start)
 	return s
 }
 
@@ -263,21 +352,17 @@ func (p *fastReader) mapping(ind int, first string, firstCol, depth int) *Node {
 		return nil
 	}
 	text, col := first, firstCol
+	start := len(p.stack)
 	for {
 		rawKey, value, ok := splitKey(text)
 		if !ok {
 			return nil
 		}
 		key := p.key(rawKey, l.num, col+1)
-		if key == nil || len(m.Kids) >= 2*maxFastKeys {
-			return nil
+		if key == nil || len(p.stack)-start >= 2*maxFastKeys || p.hasKey(start, key.Str) {
+			return nil // duplicate keys: yaml.v3 reports them
 		}
-		for i := 0; i < len(m.Kids); i += 2 {
-			if m.Kids[i].Str == key.Str {
-				return nil // duplicate keys: yaml.v3 reports them
-			}
-		}
-		valCol := col + utf8.RuneCountInString(text[:len(text)-len(value)]) + 1 // columns count characters
+		valCol := col + p.width(text[:len(text)-len(value)]) + 1
 		var val *Node
 		p.i++
 		switch {
@@ -295,7 +380,7 @@ func (p *fastReader) mapping(ind int, first string, firstCol, depth int) *Node {
 		if val == nil {
 			return nil
 		}
-		m.Kids = append(m.Kids, key, val)
+		p.stack = append(p.stack, key, val)
 		if p.i >= len(p.lines) {
 			break
 		}
@@ -308,6 +393,7 @@ func (p *fastReader) mapping(ind int, first string, firstCol, depth int) *Node {
 		}
 		text, col = l.text, l.indent
 	}
+	m.Kids = p.kids(start)
 	return m
 }
 
@@ -370,7 +456,7 @@ func (p *fastReader) scalar(s string, line, col int) *Node {
 		s = s[:i]
 	}
 	s = strings.TrimRight(s, " ")
-	if !plainStart(s, false) || s[len(s)-1] == ':' || strings.Contains(s, ": ") || oddRunes(s) {
+	if !plainStart(s, false) || s[len(s)-1] == ':' || strings.Contains(s, ": ") || !p.ascii && oddRunes(s) {
 		return nil
 	}
 	tag, canon, ok := resolvePlain(s)
@@ -423,7 +509,7 @@ type flow struct {
 	line, col int
 }
 
-func (f *flow) colAt(i int) int { return f.col + utf8.RuneCountInString(f.s[:i]) }
+func (f *flow) colAt(i int) int { return f.col + f.p.width(f.s[:i]) }
 
 // collection reads the flow collection at s[i], and returns it and where
 // it ends.
@@ -440,9 +526,10 @@ func (f *flow) collection(i, depth int) (*Node, int) {
 	if n == nil {
 		return nil, 0
 	}
-	n.Kids = []*Node{}
+	start := len(f.p.stack)
 	i = skipSpaces(s, i+1)
 	if i < len(s) && s[i] == closing {
+		n.Kids = f.p.kids(start)
 		return n, i + 1
 	}
 	for {
@@ -451,13 +538,8 @@ func (f *flow) collection(i, depth int) (*Node, int) {
 		}
 		if kind == MapNode {
 			k, e := f.scalar(i, true)
-			if k == nil || k.Tag != StrTag || k.Str == "<<" || len(n.Kids) >= 2*maxFastKeys {
+			if k == nil || k.Tag != StrTag || k.Str == "<<" || len(f.p.stack)-start >= 2*maxFastKeys || f.p.hasKey(start, k.Str) {
 				return nil, 0
-			}
-			for j := 0; j < len(n.Kids); j += 2 {
-				if n.Kids[j].Str == k.Str {
-					return nil, 0
-				}
 			}
 			// A colon, a space, then a value that is not empty.
 			i = skipSpaces(s, e)
@@ -469,14 +551,14 @@ func (f *flow) collection(i, depth int) (*Node, int) {
 			if v == nil {
 				return nil, 0
 			}
-			n.Kids = append(n.Kids, k, v)
+			f.p.stack = append(f.p.stack, k, v)
 			i = e
 		} else {
 			v, e := f.node(i, depth)
 			if v == nil {
 				return nil, 0
 			}
-			n.Kids = append(n.Kids, v)
+			f.p.stack = append(f.p.stack, v)
 			i = e
 		}
 		i = skipSpaces(s, i)
@@ -485,6 +567,7 @@ func (f *flow) collection(i, depth int) (*Node, int) {
 		}
 		switch s[i] {
 		case closing:
+			n.Kids = f.p.kids(start)
 			return n, i + 1
 		case ',':
 			i = skipSpaces(s, i+1)
@@ -546,7 +629,7 @@ func (f *flow) scalar(i int, isKey bool) (*Node, int) {
 		e++
 	}
 	text := strings.TrimRight(s[i:e], " ")
-	if !plainStart(text, true) || oddRunes(text) {
+	if !plainStart(text, true) || !f.p.ascii && oddRunes(text) {
 		return nil, 0
 	}
 	tag, canon, ok := resolvePlain(text)

@@ -115,7 +115,8 @@ func TestParseErrors(t *testing.T) {
 }
 
 // FuzzParse checks that whatever the fast reader accepts, yaml.v3 reads
-// the same way, positions included.
+// the same way, positions included, and that a Reader that read other files
+// before reads it as Fast does.
 func FuzzParse(f *testing.F) {
 	for _, tt := range parseTests {
 		f.Add([]byte(tt.in))
@@ -136,8 +137,13 @@ func FuzzParse(f *testing.F) {
 		}
 		return nil
 	})
+	var r Reader // reused from input to input, as spec reuses its readers
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fast, ok := Fast(data)
+		again, okAgain := r.Fast(data)
+		if okAgain != ok || ok && dump(again) != dump(fast) {
+			t.Fatalf("a reused Reader reads %q otherwise", data)
+		}
 		if !ok {
 			return
 		}
