@@ -264,7 +264,7 @@ func Parse(file string, data []byte) (*Document, error) {
 		data = bytes.ReplaceAll(data, []byte{'\t'}, []byte{' '})
 	}
 	r := readers.Get().(*yamlx.Reader)
-	_, fast, ok := fastParse(r.Fast, data)
+	fast, ok := fastParse(r.Fast, data)
 	readers.Put(r)
 	if ok {
 		return &Document{File: file, Value: fast, data: data}, nil
@@ -291,8 +291,8 @@ var readers = sync.Pool{New: func() any { return new(yamlx.Reader) }}
 // reading the file again the first time; nil for other documents.
 func (d *Document) node() *yamlx.Node {
 	d.nodeOnce.Do(func() {
-		if d.data != nil {
-			d.fast, _, _ = fastParse(yamlx.Fast, d.data)
+		if docs, ok := yamlx.Fast(d.data); ok && len(docs) == 1 {
+			d.fast = docs[0].Root
 		}
 	})
 	return d.fast
@@ -303,19 +303,19 @@ func (d *Document) node() *yamlx.Node {
 const fastMaxDepth = maxDepth / 2
 
 // fastParse reads a document in the plain subset of YAML with yamlx's fast
-// reader, and gives the same value the converter would build from yaml.v3's
-// tree; read is yamlx.Fast or a Reader's. Anything else (several documents, deep nesting, many values) makes
-// it return ok=false, and Parse reads the file with yaml.v3, so every error
-// message is the general path's. FuzzFastParse checks that whenever it
-// answers, the general path agrees.
-func fastParse(read func([]byte) ([]yamlx.Doc, bool), data []byte) (root *yamlx.Node, v any, ok bool) {
+// reader (read is yamlx.Fast or a Reader's), and gives the same value the
+// converter would build from yaml.v3's tree. Anything else (several
+// documents, deep nesting, many values) makes it return ok=false, and Parse
+// reads the file with yaml.v3, so every error message is the general
+// path's. FuzzFastParse checks that whenever it answers, the general path
+// agrees.
+func fastParse(read func([]byte) ([]yamlx.Doc, bool), data []byte) (any, bool) {
 	docs, ok := read(data)
 	if !ok || len(docs) != 1 || docs[0].Root == nil {
-		return nil, nil, false
+		return nil, false
 	}
 	nodes := 0
-	v, ok = fastValue(docs[0].Root, 0, &nodes)
-	return docs[0].Root, v, ok
+	return fastValue(docs[0].Root, 0, &nodes)
 }
 
 // fastValue converts a node of the fast reader as the converter converts

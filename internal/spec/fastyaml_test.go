@@ -96,7 +96,7 @@ var slowCases = []string{
 func TestFastParseAgreesWithYAML(t *testing.T) {
 	t.Parallel()
 	for _, c := range fastCases {
-		_, got, ok := fastParse(yamlx.Fast, []byte(c))
+		got, ok := fastParse(yamlx.Fast, []byte(c))
 		if !ok {
 			t.Errorf("fast path declined a plain document:\n%s", c)
 			continue
@@ -115,7 +115,7 @@ func TestFastParseAgreesWithYAML(t *testing.T) {
 func TestFastParseDeclines(t *testing.T) {
 	t.Parallel()
 	for _, c := range slowCases {
-		if _, v, ok := fastParse(yamlx.Fast, []byte(c)); ok {
+		if v, ok := fastParse(yamlx.Fast, []byte(c)); ok {
 			t.Errorf("fast path read %q as %#v; it must leave it to yaml.v3", c, v)
 		}
 	}
@@ -151,7 +151,7 @@ func TestFastParseReadsExamples(t *testing.T) {
 
 func checkFast(t *testing.T, name string, data []byte) {
 	t.Helper()
-	_, got, ok := fastParse(yamlx.Fast, data)
+	got, ok := fastParse(yamlx.Fast, data)
 	if !ok {
 		t.Errorf("%s: fast path declined it", name)
 		return
@@ -184,7 +184,7 @@ func FuzzFastParse(f *testing.F) {
 		return nil
 	})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_, got, ok := fastParse(yamlx.Fast, data)
+		got, ok := fastParse(yamlx.Fast, data)
 		if !ok {
 			return
 		}
