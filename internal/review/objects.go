@@ -2,9 +2,10 @@ package review
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
 
-	"sigs.k8s.io/yaml"
+	"github.com/fleetwright/fleetwright/internal/yamlx"
 )
 
 // object is one Kubernetes object of a fleet file.
@@ -32,10 +33,11 @@ func parseFleet(files map[string][]byte) map[string]object {
 			continue
 		}
 		for _, doc := range bytes.Split(b, []byte("\n---\n")) {
-			var m map[string]any
-			if err := yaml.Unmarshal(doc, &m); err != nil || m == nil {
+			docs, err := yamlx.Parse(doc)
+			if err != nil || len(docs) == 0 || docs[0].Root == nil || docs[0].Root.Kind != yamlx.MapNode {
 				continue
 			}
+			m := value(docs[0].Root).(map[string]any)
 			md, _ := m["metadata"].(map[string]any)
 			o := object{File: p, Obj: m}
 			o.Kind, _ = m["kind"].(string)
@@ -45,6 +47,35 @@ func parseFleet(files map[string][]byte) map[string]object {
 		}
 	}
 	return out
+}
+
+// value returns n as encoding/json would decode its JSON: maps, lists,
+// strings, float64, bools and nil.
+func value(n *yamlx.Node) any {
+	switch n.Kind {
+	case yamlx.MapNode:
+		m := make(map[string]any, len(n.Kids)/2)
+		for i := 0; i < len(n.Kids); i += 2 {
+			m[n.Kids[i].Str] = value(n.Kids[i+1])
+		}
+		return m
+	case yamlx.SeqNode:
+		l := make([]any, len(n.Kids))
+		for i, k := range n.Kids {
+			l[i] = value(k)
+		}
+		return l
+	}
+	switch n.Tag {
+	case yamlx.NullTag:
+		return nil
+	case yamlx.BoolTag:
+		return n.Str == "true"
+	case yamlx.IntTag, yamlx.FloatTag:
+		f, _ := strconv.ParseFloat(n.Str, 64)
+		return f
+	}
+	return n.Str
 }
 
 // get walks a path of map keys and list indexes.

@@ -11,7 +11,9 @@ import (
 	"strings"
 	"sync"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/fleetwright/fleetwright/internal/yamlx"
 )
 
 // Limits that keep hostile input from exhausting memory or time.
@@ -29,12 +31,14 @@ type Pos struct{ Line, Col int }
 type Document struct {
 	File  string
 	Value any
-	// root is yaml.v3's tree of data. Files read by fastParse build it only
-	// when a position is asked for (see tree), which is rare: only files
-	// with problems need one.
+	// root is yaml.v3's tree of a file outside the plain subset of YAML.
+	// Files read by fastParse keep their data, and build the fast reader's
+	// tree (see node) only when a position is asked for, which is rare:
+	// only files with problems need one.
 	root     *yaml.Node
 	data     []byte
-	treeOnce sync.Once
+	nodeOnce sync.Once
+	fast     *yamlx.Node
 	// pos, when set, holds every position by path; expanded templates use
 	// it to point values at the files they came from.
 	pos map[string]nodePos
@@ -47,14 +51,43 @@ func (d *Document) posAt(p Path) (nodePos, bool) {
 		np, ok := d.pos[p.key()]
 		return np, ok
 	}
-	k, v := d.find(p)
+	var k, v interface{ pos() Pos }
+	if n := d.node(); n != nil {
+		kn, vn := findNode(n, p)
+		k, v = nodeOrNil(kn), nodeOrNil(vn)
+	} else {
+		kn, vn := d.find(p)
+		k, v = yamlOrNil(kn), yamlOrNil(vn)
+	}
 	switch {
 	case v == nil:
 		return nodePos{}, false
 	case k == nil:
-		return nodePos{key: Pos{v.Line, v.Column}, val: Pos{v.Line, v.Column}}, true
+		return nodePos{key: v.pos(), val: v.pos()}, true
 	}
-	return nodePos{key: Pos{k.Line, k.Column}, val: Pos{v.Line, v.Column}}, true
+	return nodePos{key: k.pos(), val: v.pos()}, true
+}
+
+type (
+	fastNode struct{ *yamlx.Node }
+	yamlNode struct{ *yaml.Node }
+)
+
+func (n fastNode) pos() Pos { return Pos{int(n.Line), int(n.Col)} }
+func (n yamlNode) pos() Pos { return Pos{n.Line, n.Column} }
+
+func nodeOrNil(n *yamlx.Node) interface{ pos() Pos } {
+	if n == nil {
+		return nil
+	}
+	return fastNode{n}
+}
+
+func yamlOrNil(n *yaml.Node) interface{ pos() Pos } {
+	if n == nil {
+		return nil
+	}
+	return yamlNode{n}
 }
 
 // Path is a location in a document: map keys and list indexes.
@@ -126,10 +159,39 @@ func (d *Document) Has(p Path) bool {
 	return ok
 }
 
-// find returns the key and value nodes at p (the key is nil for list items
-// and the root).
+// findNode returns the key and value nodes at p in the fast reader's tree
+// (the key is nil for list items and the root).
+func findNode(n *yamlx.Node, p Path) (key, val *yamlx.Node) {
+	for _, step := range p {
+		switch s := step.(type) {
+		case string:
+			if n.Kind != yamlx.MapNode {
+				return nil, nil
+			}
+			i := 0
+			for i < len(n.Kids) && n.Kids[i].Str != s {
+				i += 2
+			}
+			if i >= len(n.Kids) {
+				return nil, nil
+			}
+			key, n = n.Kids[i], n.Kids[i+1]
+		case int:
+			if n.Kind != yamlx.SeqNode || s < 0 || s >= len(n.Kids) {
+				return nil, nil
+			}
+			key, n = nil, n.Kids[s]
+		default:
+			return nil, nil
+		}
+	}
+	return key, n
+}
+
+// find returns the key and value nodes at p in yaml.v3's tree (the key is
+// nil for list items and the root).
 func (d *Document) find(p Path) (key, val *yaml.Node) {
-	n := d.tree()
+	n := d.root
 	if n == nil {
 		return nil, nil
 	}
@@ -169,21 +231,16 @@ func lookup(m *yaml.Node, k string, depth int) (*yaml.Node, *yaml.Node) {
 		return nil, nil
 	}
 	for i := 0; i+1 < len(m.Content); i += 2 {
-		if kn := m.Content[i]; kn.Tag != "!!merge" && kn.Value == k {
+		if kn := m.Content[i]; !yamlx.IsMerge(kn) && kn.Value == k {
 			return kn, m.Content[i+1]
 		}
 	}
 	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Tag != "!!merge" {
+		if !yamlx.IsMerge(m.Content[i]) {
 			continue
 		}
-		src := deref(m.Content[i+1])
-		srcs := []*yaml.Node{src}
-		if src != nil && src.Kind == yaml.SequenceNode {
-			srcs = src.Content
-		}
-		for _, x := range srcs {
-			if kn, vn := lookup(deref(x), k, depth+1); vn != nil {
+		for _, x := range yamlx.MergeSources(m.Content[i+1]) {
+			if kn, vn := lookup(x, k, depth+1); vn != nil {
 				return kn, vn
 			}
 		}
@@ -206,8 +263,11 @@ func Parse(file string, data []byte) (*Document, error) {
 		// tab is invalid JSON, which checkJSON has already refused.
 		data = bytes.ReplaceAll(data, []byte{'\t'}, []byte{' '})
 	}
-	if v, ok := fastParse(data); ok {
-		return &Document{File: file, Value: v, data: data}, nil
+	r := readers.Get().(*yamlx.Reader)
+	fast, ok := fastParse(r.Fast, data)
+	readers.Put(r)
+	if ok {
+		return &Document{File: file, Value: fast, data: data}, nil
 	}
 	root, err := parseTree(file, data)
 	if err != nil {
@@ -223,15 +283,87 @@ func Parse(file string, data []byte) (*Document, error) {
 	return d, nil
 }
 
-// tree returns the document's yaml.v3 tree, parsing the file the first time
-// when fastParse read it.
-func (d *Document) tree() *yaml.Node {
-	d.treeOnce.Do(func() {
-		if d.root == nil && d.data != nil {
-			d.root, _ = parseTree(d.File, d.data)
+// readers are the fast readers of Parse, whose nodes live only until they
+// are converted.
+var readers = sync.Pool{New: func() any { return new(yamlx.Reader) }}
+
+// node returns the fast reader's tree of a document fastParse read,
+// reading the file again the first time; nil for other documents.
+func (d *Document) node() *yamlx.Node {
+	d.nodeOnce.Do(func() {
+		if docs, ok := yamlx.Fast(d.data); ok && len(docs) == 1 {
+			d.fast = docs[0].Root
 		}
 	})
-	return d.root
+	return d.fast
+}
+
+// fastMaxDepth is well under maxDepth, so that the converter's depth limit
+// is never the general path's alone to find.
+const fastMaxDepth = maxDepth / 2
+
+// fastParse reads a document in the plain subset of YAML with yamlx's fast
+// reader (read is yamlx.Fast or a Reader's), and gives the same value the
+// converter would build from yaml.v3's tree. Anything else (several
+// documents, deep nesting, many values) makes it return ok=false, and Parse
+// reads the file with yaml.v3, so every error message is the general
+// path's. FuzzFastParse checks that whenever it answers, the general path
+// agrees.
+func fastParse(read func([]byte) ([]yamlx.Doc, bool), data []byte) (any, bool) {
+	docs, ok := read(data)
+	if !ok || len(docs) != 1 || docs[0].Root == nil {
+		return nil, false
+	}
+	nodes := 0
+	return fastValue(docs[0].Root, 0, &nodes)
+}
+
+// fastValue converts a node of the fast reader as the converter converts
+// yaml.v3's.
+func fastValue(n *yamlx.Node, depth int, nodes *int) (any, bool) {
+	*nodes++
+	if *nodes > maxNodes || depth > fastMaxDepth {
+		return nil, false
+	}
+	switch n.Kind {
+	case yamlx.MapNode:
+		m := make(map[string]any, len(n.Kids)/2)
+		for i := 0; i < len(n.Kids); i += 2 {
+			v, ok := fastValue(n.Kids[i+1], depth+1, nodes)
+			if !ok {
+				return nil, false
+			}
+			m[n.Kids[i].Str] = v
+		}
+		return m, true
+	case yamlx.SeqNode:
+		l := make([]any, len(n.Kids))
+		for i, item := range n.Kids {
+			v, ok := fastValue(item, depth+1, nodes)
+			if !ok {
+				return nil, false
+			}
+			l[i] = v
+		}
+		return l, true
+	}
+	switch n.Tag {
+	case yamlx.NullTag:
+		return nil, true
+	case yamlx.BoolTag:
+		return n.Str == "true", true
+	case yamlx.IntTag:
+		return json.Number(n.Str), true
+	case yamlx.FloatTag:
+		// The converter writes floats as strconv's shortest 'g' form;
+		// yamlx keeps JSON's, of the same float.
+		f, err := strconv.ParseFloat(n.Str, 64)
+		if err != nil {
+			return nil, false
+		}
+		return json.Number(strconv.FormatFloat(f, 'g', -1, 64)), true
+	}
+	return n.Str, true
 }
 
 // parseTree parses data with yaml.v3 into one document node.
@@ -372,7 +504,7 @@ func (c *converter) mapping(n *yaml.Node, m map[string]any, p Path, depth int, e
 	var merges []*yaml.Node
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
-		if k.Kind == yaml.ScalarNode && k.Tag == "!!merge" {
+		if yamlx.IsMerge(k) {
 			merges = append(merges, v)
 			continue
 		}
@@ -391,23 +523,7 @@ func (c *converter) mapping(n *yaml.Node, m map[string]any, p Path, depth int, e
 		m[key] = val
 	}
 	for _, mv := range merges {
-		src := mv
-		for src.Kind == yaml.AliasNode && src.Alias != nil {
-			src = src.Alias
-		}
-		var maps []*yaml.Node
-		switch src.Kind {
-		case yaml.MappingNode:
-			maps = []*yaml.Node{src}
-		case yaml.SequenceNode:
-			for _, it := range src.Content {
-				for it.Kind == yaml.AliasNode && it.Alias != nil {
-					it = it.Alias
-				}
-				maps = append(maps, it)
-			}
-		}
-		for _, mm := range maps {
+		for _, mm := range yamlx.MergeSources(mv) {
 			if mm.Kind != yaml.MappingNode {
 				return c.fail(mv, "a merge key (<<) takes a map or a list of maps")
 			}
@@ -460,17 +576,30 @@ func (c *converter) scalar(n *yaml.Node) (any, error) {
 // allPositions returns every position of the document by path key.
 func (d *Document) allPositions() map[string]nodePos {
 	out := map[string]nodePos{}
-	if d.pos != nil {
+	switch {
+	case d.pos != nil:
 		for k, v := range d.pos {
 			out[k] = v
 		}
-		return out
+	case d.node() != nil:
+		var walk func(n *yamlx.Node, p Path, key Pos)
+		walk = func(n *yamlx.Node, p Path, key Pos) {
+			at := fastNode{n}.pos()
+			out[p.key()] = nodePos{key: key, val: at}
+			for i := 0; i < len(n.Kids); i++ {
+				switch n.Kind {
+				case yamlx.MapNode:
+					walk(n.Kids[i+1], p.Child(n.Kids[i].Str), fastNode{n.Kids[i]}.pos())
+					i++
+				case yamlx.SeqNode:
+					walk(n.Kids[i], p.Child(i), fastNode{n.Kids[i]}.pos())
+				}
+			}
+		}
+		walk(d.node(), nil, Pos{})
+	case d.root != nil:
+		c := converter{doc: &Document{pos: out}, record: true}
+		_, _ = c.convert(d.root, nil, Pos{}, 0)
 	}
-	root := d.tree()
-	if root == nil {
-		return out
-	}
-	c := converter{doc: &Document{pos: out}, record: true}
-	_, _ = c.convert(root, nil, Pos{}, 0)
 	return out
 }

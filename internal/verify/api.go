@@ -11,6 +11,8 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/fleetwright/fleetwright/internal/yamlx"
 )
 
 // newScheme returns the API types objects are checked against: client-go's
@@ -71,32 +73,32 @@ func (r *run) checkAPI(o *object) []Finding {
 // SOPS-encrypted object loses its sops metadata, and an encrypted Secret its
 // (still encrypted) values, which Flux decrypts before applying.
 func decodable(o *object) *node {
-	if o.root.get("sops") == nil {
+	if o.root.Get("sops") == nil {
 		return o.root
 	}
 	out := *o.root
-	out.kids = nil
-	for i := 0; i < len(o.root.kids); i += 2 {
-		switch k := o.root.kids[i].str; {
+	out.Kids = nil
+	for i := 0; i < len(o.root.Kids); i += 2 {
+		switch k := o.root.Kids[i].Str; {
 		case k == "sops", o.kind == "Secret" && (k == "data" || k == "stringData"):
 			continue
 		}
-		out.kids = append(out.kids, o.root.kids[i], o.root.kids[i+1])
+		out.Kids = append(out.Kids, o.root.Kids[i], o.root.Kids[i+1])
 	}
 	return &out
 }
 
 func nodeTypeName(n *node) string {
 	switch {
-	case n.kind == mapNode:
+	case n.Kind == yamlx.MapNode:
 		return "a mapping"
-	case n.kind == seqNode:
+	case n.Kind == yamlx.SeqNode:
 		return "a list"
-	case n.tag == tagNull:
+	case n.Tag == yamlx.NullTag:
 		return "null"
-	case n.tag == tagBool:
+	case n.Tag == yamlx.BoolTag:
 		return "true/false"
-	case n.tag == tagInt || n.tag == tagFloat:
+	case n.Tag == yamlx.IntTag || n.Tag == yamlx.FloatTag:
 		return "a number"
 	}
 	return "a string"

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -16,6 +18,8 @@ import (
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
+
+	"github.com/fleetwright/fleetwright/internal/yamlx"
 )
 
 // object is one Kubernetes object as Flux applies it.
@@ -40,11 +44,11 @@ func (o *object) label() string {
 }
 
 func newObject(root, src *node, file string, ks *fluxKS, cluster string) *object {
-	md := root.get("metadata")
+	md := root.Get("metadata")
 	return &object{
 		root: root, src: src, file: file, ks: ks, cluster: cluster,
-		apiVersion: root.get("apiVersion").text(), kind: root.get("kind").text(),
-		name: md.get("name").text(), namespace: md.get("namespace").text(),
+		apiVersion: root.Get("apiVersion").Text(), kind: root.Get("kind").Text(),
+		name: md.Get("name").Text(), namespace: md.Get("namespace").Text(),
 	}
 }
 
@@ -124,7 +128,7 @@ var overlayFields = []string{"patches", "images", "namePrefix", "nameSuffix", "c
 
 func changesBuild(sp *node) bool {
 	for _, f := range overlayFields {
-		if v := sp.get(f); v != nil && !v.isNull() {
+		if v := sp.Get(f); v != nil && !v.IsNull() {
 			return true
 		}
 	}
@@ -167,20 +171,20 @@ func (r *run) assemble(ks *fluxKS, dir string) ([]*object, bool) {
 	if kfile == "" {
 		return nil, false
 	}
-	docs, err := parseYAML(r.t.files[kfile])
-	if err != nil || len(docs) != 1 || docs[0].root == nil || docs[0].root.kind != mapNode {
+	docs, err := yamlx.Parse(r.t.files[kfile])
+	if err != nil || len(docs) != 1 || docs[0].Root == nil || docs[0].Root.Kind != yamlx.MapNode {
 		return nil, false
 	}
-	k := docs[0].root
+	k := docs[0].Root
 	var resources *node
-	for i := 0; i < len(k.kids); i += 2 {
-		switch key, v := k.kids[i].str, k.kids[i+1]; key {
+	for i := 0; i < len(k.Kids); i += 2 {
+		switch key, v := k.Kids[i].Str, k.Kids[i+1]; key {
 		case "apiVersion":
-			if v.text() != "kustomize.config.k8s.io/v1beta1" {
+			if v.Text() != "kustomize.config.k8s.io/v1beta1" {
 				return nil, false
 			}
 		case "kind":
-			if v.text() != "Kustomization" {
+			if v.Text() != "Kustomization" {
 				return nil, false
 			}
 		case "resources":
@@ -189,16 +193,16 @@ func (r *run) assemble(ks *fluxKS, dir string) ([]*object, bool) {
 			return nil, false
 		}
 	}
-	if resources == nil || resources.kind != seqNode {
+	if resources == nil || resources.Kind != yamlx.SeqNode {
 		return nil, false
 	}
 	files := []string{kfile}
 	seenFile := map[string]bool{}
 	seenObj := map[objectKey]bool{}
 	var objs []*object
-	for _, res := range resources.kids {
-		name := res.text()
-		if res.kind != scalarNode || res.tag != tagStr || name == "" || strings.ContainsAny(name, `/\`) ||
+	for _, res := range resources.Kids {
+		name := res.Text()
+		if res.Kind != yamlx.ScalarNode || res.Tag != yamlx.StrTag || name == "" || strings.ContainsAny(name, `/\`) ||
 			strings.HasPrefix(name, ".") || !isYAML(name) || seenFile[name] {
 			return nil, false
 		}
@@ -213,7 +217,7 @@ func (r *run) assemble(ks *fluxKS, dir string) ([]*object, bool) {
 			return nil, false
 		}
 		for _, d := range docs {
-			o, ok := r.assembleDoc(ks, file, d.root)
+			o, ok := r.assembleDoc(ks, file, d.Root)
 			if !ok {
 				return nil, false
 			}
@@ -239,15 +243,15 @@ func (r *run) assembleDoc(ks *fluxKS, file string, n *node) (*object, bool) {
 	if n == nil {
 		return nil, true
 	}
-	if n.kind != mapNode || len(n.kids) == 0 {
+	if n.Kind != yamlx.MapNode || len(n.Kids) == 0 {
 		return nil, false
 	}
-	md := n.get("metadata")
-	if md == nil || md.kind != mapNode || md.get("name").text() == "" || md.get("name").tag != tagStr {
+	md := n.Get("metadata")
+	if md == nil || md.Kind != yamlx.MapNode || md.Get("name").Text() == "" || md.Get("name").Tag != yamlx.StrTag {
 		return nil, false
 	}
-	av, kind := n.get("apiVersion"), n.get("kind")
-	if av == nil || kind == nil || av.tag != tagStr || kind.tag != tagStr || av.text() == "" || kind.text() == "" {
+	av, kind := n.Get("apiVersion"), n.Get("kind")
+	if av == nil || kind == nil || av.Tag != yamlx.StrTag || kind.Tag != yamlx.StrTag || av.Text() == "" || kind.Text() == "" {
 		return nil, false
 	}
 	gvk := gvkOf(n)
@@ -256,10 +260,10 @@ func (r *run) assembleDoc(ks *fluxKS, file string, n *node) (*object, bool) {
 		// kustomize renames Namespace objects to the target namespace.
 		return nil, false
 	}
-	if ann := md.get("annotations"); ann != nil && (ann.kind != mapNode || ann.get(konfig.IgnoredByKustomizeAnnotation) != nil) {
+	if ann := md.Get("annotations"); ann != nil && (ann.Kind != yamlx.MapNode || ann.Get(konfig.IgnoredByKustomizeAnnotation) != nil) {
 		return nil, false
 	}
-	if ns := md.get("namespace"); ns != nil && (ns.kind != scalarNode || ns.tag != tagStr) {
+	if ns := md.Get("namespace"); ns != nil && (ns.Kind != yamlx.ScalarNode || ns.Tag != yamlx.StrTag) {
 		return nil, false
 	}
 	root := n
@@ -273,26 +277,26 @@ func (r *run) assembleDoc(ks *fluxKS, file string, n *node) (*object, bool) {
 // set; the original is not changed.
 func withNamespace(n *node, ns string) *node {
 	out := *n
-	out.kids = slices.Clone(n.kids)
-	for i := 0; i < len(out.kids); i += 2 {
-		if out.kids[i].str != "metadata" {
+	out.Kids = slices.Clone(n.Kids)
+	for i := 0; i < len(out.Kids); i += 2 {
+		if out.Kids[i].Str != "metadata" {
 			continue
 		}
-		md := *out.kids[i+1]
-		md.kids = slices.Clone(md.kids)
-		val := &node{kind: scalarNode, str: ns, line: md.line, col: md.col}
+		md := *out.Kids[i+1]
+		md.Kids = slices.Clone(md.Kids)
+		val := &node{Kind: yamlx.ScalarNode, Str: ns, Line: md.Line, Col: md.Col}
 		set := false
-		for j := 0; j < len(md.kids); j += 2 {
-			if md.kids[j].str == "namespace" {
-				val.line, val.col = md.kids[j+1].line, md.kids[j+1].col
-				md.kids[j+1] = val
+		for j := 0; j < len(md.Kids); j += 2 {
+			if md.Kids[j].Str == "namespace" {
+				val.Line, val.Col = md.Kids[j+1].Line, md.Kids[j+1].Col
+				md.Kids[j+1] = val
 				set = true
 			}
 		}
 		if !set {
-			md.kids = append(md.kids, &node{kind: scalarNode, str: "namespace", line: md.line, col: md.col}, val)
+			md.Kids = append(md.Kids, &node{Kind: yamlx.ScalarNode, Str: "namespace", Line: md.Line, Col: md.Col}, val)
 		}
-		out.kids[i+1] = &md
+		out.Kids[i+1] = &md
 	}
 	return &out
 }
@@ -330,10 +334,9 @@ func (r *run) kustomize(ks *fluxKS, dir string) (objs []*object, remote string, 
 	if err != nil {
 		return nil, "", err
 	}
-	nodes := 0
+	var c yamlx.Converter
 	for _, res := range resMap.Resources() {
-		c := &converter{nodes: &nodes}
-		root, err := c.convert(res.YNode(), 0)
+		root, err := c.Convert(res.YNode())
 		if err != nil {
 			return nil, "", err
 		}
@@ -353,20 +356,20 @@ func (r *run) sourceOf(files []string, kind, name, namespace string) (string, *n
 		if !isYAML(f) {
 			continue
 		}
-		docs, err := parseYAML(r.t.files[f])
+		docs, err := yamlx.Parse(r.t.files[f])
 		if err != nil {
 			continue
 		}
 		for _, d := range docs {
-			if d.root == nil || d.root.get("kind").text() != kind || d.root.get("metadata").get("name").text() != name {
+			if d.Root == nil || d.Root.Get("kind").Text() != kind || d.Root.Get("metadata").Get("name").Text() != name {
 				continue
 			}
-			ns := d.root.get("metadata").get("namespace").text()
+			ns := d.Root.Get("metadata").Get("namespace").Text()
 			if ns == namespace || namespace == "" || namespace == "default" && ns == "" {
-				return f, d.root
+				return f, d.Root
 			}
 			if fallbackNode == nil {
-				fallback, fallbackNode = f, d.root
+				fallback, fallbackNode = f, d.Root
 			}
 		}
 	}
@@ -389,7 +392,11 @@ func (r *run) overlayKustomization(fsys *buildFS, ks *fluxKS, dir, abs string) e
 		kfile = konfig.DefaultKustomizationFileName()
 		k = map[string]any{"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization", "resources": r.manifestsIn(dir)}
 	} else if ks.spec != nil || ks.targetNamespace != "" {
-		if err := yaml.Unmarshal(r.t.files[path.Join(dir, kfile)], &k); err != nil {
+		docs, err := yamlx.Parse(r.t.files[path.Join(dir, kfile)])
+		if err == nil && len(docs) > 0 && docs[0].Root != nil {
+			err = json.Unmarshal(yamlx.AppendJSON(nil, docs[0].Root), &k)
+		}
+		if err != nil {
 			return fmt.Errorf("reading %s: %w", kfile, err)
 		}
 		if k == nil {
@@ -403,38 +410,39 @@ func (r *run) overlayKustomization(fsys *buildFS, ks *fluxKS, dir, abs string) e
 		k["namespace"] = ks.targetNamespace
 	}
 	for _, f := range []string{"namePrefix", "nameSuffix"} {
-		if v := sp.get(f).text(); v != "" {
+		if v := sp.Get(f).Text(); v != "" {
 			k[f] = v
 		}
 	}
 	for _, f := range []string{"patches", "images", "components"} {
-		if v := sp.get(f); v != nil && v.kind == seqNode {
+		if v := sp.Get(f); v != nil && v.Kind == yamlx.SeqNode {
 			var items []any
-			if err := yaml.Unmarshal(appendJSON(nil, v), &items); err != nil {
+			if err := json.Unmarshal(yamlx.AppendJSON(nil, v), &items); err != nil {
 				return err
 			}
 			prev, _ := k[f].([]any)
 			k[f] = append(prev, items...)
 		}
 	}
-	if cm := sp.get("commonMetadata"); cm != nil && cm.kind == mapNode {
-		var meta struct {
-			Labels      map[string]string `json:"labels"`
-			Annotations map[string]string `json:"annotations"`
+	if cm := sp.Get("commonMetadata"); cm != nil && cm.Kind == yamlx.MapNode {
+		labels, err := stringMap(cm.Get("labels"))
+		if err != nil {
+			return fmt.Errorf("commonMetadata.labels: %w", err)
 		}
-		if err := yaml.Unmarshal(appendJSON(nil, cm), &meta); err != nil {
-			return err
+		annotations, err := stringMap(cm.Get("annotations"))
+		if err != nil {
+			return fmt.Errorf("commonMetadata.annotations: %w", err)
 		}
-		if len(meta.Labels) > 0 {
+		if len(labels) > 0 {
 			prev, _ := k["labels"].([]any)
-			k["labels"] = append(prev, map[string]any{"pairs": meta.Labels, "includeSelectors": false})
+			k["labels"] = append(prev, map[string]any{"pairs": labels, "includeSelectors": false})
 		}
-		if len(meta.Annotations) > 0 {
+		if len(annotations) > 0 {
 			ann, _ := k["commonAnnotations"].(map[string]any)
 			if ann == nil {
 				ann = map[string]any{}
 			}
-			for key, v := range meta.Annotations {
+			for key, v := range annotations {
 				ann[key] = v
 			}
 			k["commonAnnotations"] = ann
@@ -446,6 +454,32 @@ func (r *run) overlayKustomization(fsys *buildFS, ks *fluxKS, dir, abs string) e
 	}
 	fsys.overlay[filepath.Join(abs, kfile)] = out
 	return nil
+}
+
+// stringMap reads a map of strings such as commonMetadata's labels, with
+// numbers and booleans as their text, as sigs.k8s.io/yaml reads them into
+// the Flux API's map[string]string.
+func stringMap(n *node) (map[string]string, error) {
+	if n.IsNull() {
+		return nil, nil
+	}
+	if n.Kind != yamlx.MapNode {
+		return nil, fmt.Errorf("line %d: a map of strings is expected", n.Line)
+	}
+	out := make(map[string]string, len(n.Kids)/2)
+	for i := 0; i < len(n.Kids); i += 2 {
+		v := n.Kids[i+1]
+		if v.Kind != yamlx.ScalarNode {
+			return nil, fmt.Errorf("line %d: %s is not a string", v.Line, n.Kids[i].Str)
+		}
+		s := v.Text()
+		if v.Tag == yamlx.FloatTag {
+			f, _ := strconv.ParseFloat(s, 64)
+			s = strconv.FormatFloat(f, 'g', -1, 32)
+		}
+		out[n.Kids[i].Str] = s
+	}
+	return out, nil
 }
 
 // manifestsIn lists what kustomize-controller's generated kustomization
@@ -475,13 +509,13 @@ func (r *run) manifestsIn(dir string) []any {
 		if !isYAML(p) || slices.Contains(konfig.RecognizedKustomizationFileNames(), path.Base(p)) {
 			continue
 		}
-		docs, err := parseYAML(r.t.files[p])
+		docs, err := yamlx.Parse(r.t.files[p])
 		if err != nil {
 			out = append(out, rel) // kustomize reports it
 			continue
 		}
 		for _, d := range docs {
-			if d.root != nil && d.root.get("apiVersion").text() != "" && d.root.get("kind").text() != "" {
+			if d.Root != nil && d.Root.Get("apiVersion").Text() != "" && d.Root.Get("kind").Text() != "" {
 				out = append(out, rel)
 				break
 			}
@@ -562,40 +596,28 @@ func (f *buildFS) Exists(p string) bool {
 // Git repository (a scheme, user@host, or github.com/). verify never
 // fetches them.
 func remoteRef(data []byte) string {
-	var k struct {
-		Resources             []string `json:"resources"`
-		Components            []string `json:"components"`
-		Bases                 []string `json:"bases"`
-		PatchesStrategicMerge []string `json:"patchesStrategicMerge"`
-		Configurations        []string `json:"configurations"`
-		CRDs                  []string `json:"crds"`
-		Generators            []string `json:"generators"`
-		Transformers          []string `json:"transformers"`
-		Validators            []string `json:"validators"`
-		Patches               []struct {
-			Path string `json:"path"`
-		} `json:"patches"`
-		PatchesJSON6902 []struct {
-			Path string `json:"path"`
-		} `json:"patchesJson6902"`
-		Replacements []struct {
-			Path string `json:"path"`
-		} `json:"replacements"`
-		OpenAPI map[string]string `json:"openapi"`
-	}
-	if err := yaml.Unmarshal(data, &k); err != nil {
+	docs, err := yamlx.Parse(data)
+	if err != nil || len(docs) == 0 {
 		return ""
 	}
-	refs := slices.Concat(k.Resources, k.Components, k.Bases, k.PatchesStrategicMerge, k.Configurations, k.CRDs,
-		k.Generators, k.Transformers, k.Validators, []string{k.OpenAPI["path"]})
-	for _, p := range k.Patches {
-		refs = append(refs, p.Path)
+	k := docs[0].Root
+	items := func(f string) []*node {
+		if l := k.Get(f); l != nil && l.Kind == yamlx.SeqNode {
+			return l.Kids
+		}
+		return nil
 	}
-	for _, p := range k.PatchesJSON6902 {
-		refs = append(refs, p.Path)
+	var refs []string
+	for _, f := range []string{"resources", "components", "bases", "patchesStrategicMerge", "configurations", "crds", "generators", "transformers", "validators"} {
+		for _, item := range items(f) {
+			refs = append(refs, item.Text())
+		}
 	}
-	for _, p := range k.Replacements {
-		refs = append(refs, p.Path)
+	refs = append(refs, k.Get("openapi").Get("path").Text())
+	for _, f := range []string{"patches", "patchesJson6902", "replacements"} {
+		for _, item := range items(f) {
+			refs = append(refs, item.Get("path").Text())
+		}
 	}
 	for _, s := range refs {
 		if isRemote(s) {

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	gocmp "github.com/google/go-cmp/cmp"
+
+	"github.com/fleetwright/fleetwright/internal/yamlx"
 )
 
 // builtJSON returns the objects as sorted JSON lines with sorted keys.
@@ -15,7 +17,7 @@ func builtJSON(objs []*object) []string {
 	out := make([]string, 0, len(objs))
 	for _, o := range objs {
 		var v any
-		if err := json.Unmarshal(appendJSON(nil, o.root), &v); err != nil {
+		if err := json.Unmarshal(yamlx.AppendJSON(nil, o.root), &v); err != nil {
 			panic(err)
 		}
 		b, _ := json.Marshal(v)

@@ -12,6 +12,7 @@ import (
 	"github.com/fleetwright/fleetwright/internal/manifest"
 	"github.com/fleetwright/fleetwright/internal/render"
 	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/yamlx"
 )
 
 // Apps is the apps repository the fleet must match.
@@ -78,18 +79,18 @@ func deploymentImage(data []byte, container string) string {
 	if lines == 1 && image != "" && !strings.ContainsAny(image, "\"' #") {
 		return image
 	}
-	docs, err := parseYAML(data)
+	docs, err := yamlx.Parse(data)
 	if err != nil {
 		return ""
 	}
 	for _, d := range docs {
-		cs, _ := d.root.path("spec.template.spec.containers")
-		if cs == nil || cs.kind != seqNode {
+		cs, _ := d.Root.Path("spec.template.spec.containers")
+		if cs == nil || cs.Kind != yamlx.SeqNode {
 			continue
 		}
-		for _, c := range cs.kids {
-			if c.get("name").text() == container {
-				return c.get("image").text()
+		for _, c := range cs.Kids {
+			if c.Get("name").Text() == container {
+				return c.Get("image").Text()
 			}
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/fleetwright/fleetwright/internal/graph"
+	"github.com/fleetwright/fleetwright/internal/yamlx"
 )
 
 // fluxKS is a Flux Kustomization found in a fleet file: what the builds
@@ -56,10 +57,10 @@ func (r *run) discover(ctx context.Context) []*fluxKS {
 			return
 		}
 		for _, d := range docs {
-			if d.root == nil || !isFluxKustomization(d.root) {
+			if d.Root == nil || !isFluxKustomization(d.Root) {
 				continue
 			}
-			found[i] = append(found[i], r.fluxKS(p, d.root))
+			found[i] = append(found[i], r.fluxKS(p, d.Root))
 		}
 	})
 	var all []*fluxKS
@@ -81,30 +82,30 @@ func (r *run) discover(ctx context.Context) []*fluxKS {
 }
 
 func isFluxKustomization(n *node) bool {
-	return strings.HasPrefix(n.get("apiVersion").text(), "kustomize.toolkit.fluxcd.io/") && n.get("kind").text() == "Kustomization"
+	return strings.HasPrefix(n.Get("apiVersion").Text(), "kustomize.toolkit.fluxcd.io/") && n.Get("kind").Text() == "Kustomization"
 }
 
 func (r *run) fluxKS(file string, n *node) *fluxKS {
-	md, sp := n.get("metadata"), n.get("spec")
+	md, sp := n.Get("metadata"), n.Get("spec")
 	k := &fluxKS{
-		name:      md.get("name").text(),
-		namespace: md.get("namespace").text(),
+		name:      md.Get("name").Text(),
+		namespace: md.Get("namespace").Text(),
 		file:      file,
-		line:      int(n.line),
+		line:      int(n.Line),
 		cluster:   r.clusterOf(file),
-		path:      sp.get("path").text(),
+		path:      sp.Get("path").Text(),
 	}
 	if k.namespace == "" {
 		k.namespace = r.plat.Fleet.SourceNamespace
 	}
-	if p := sp.get("path"); p != nil {
-		k.pathLine, k.pathCol = int(p.line), int(p.col)
+	if p := sp.Get("path"); p != nil {
+		k.pathLine, k.pathCol = int(p.Line), int(p.Col)
 	}
-	if deps := sp.get("dependsOn"); deps != nil && deps.kind == seqNode {
-		for _, d := range deps.kids {
-			dep := dependency{name: d.get("name").text(), namespace: d.get("namespace").text(), line: int(d.line), col: int(d.col)}
-			if at := d.get("name"); at != nil {
-				dep.line, dep.col = int(at.line), int(at.col)
+	if deps := sp.Get("dependsOn"); deps != nil && deps.Kind == yamlx.SeqNode {
+		for _, d := range deps.Kids {
+			dep := dependency{name: d.Get("name").Text(), namespace: d.Get("namespace").Text(), line: int(d.Line), col: int(d.Col)}
+			if at := d.Get("name"); at != nil {
+				dep.line, dep.col = int(at.Line), int(at.Col)
 			}
 			if dep.namespace == "" {
 				dep.namespace = k.namespace
@@ -115,12 +116,12 @@ func (r *run) fluxKS(file string, n *node) *fluxKS {
 	if changesBuild(sp) {
 		k.spec = sp
 	}
-	ref := sp.get("sourceRef")
-	k.sourceKind, k.sourceName, k.sourceNamespace = ref.get("kind").text(), ref.get("name").text(), ref.get("namespace").text()
+	ref := sp.Get("sourceRef")
+	k.sourceKind, k.sourceName, k.sourceNamespace = ref.Get("kind").Text(), ref.Get("name").Text(), ref.Get("namespace").Text()
 	if k.sourceNamespace == "" {
 		k.sourceNamespace = k.namespace
 	}
-	k.targetNamespace = sp.get("targetNamespace").text()
+	k.targetNamespace = sp.Get("targetNamespace").Text()
 	return k
 }
 

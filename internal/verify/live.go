@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/restmapper"
 
 	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/yamlx"
 )
 
 // liveChecker runs the checks against a cluster.
@@ -90,7 +91,7 @@ func (lc *liveChecker) check(ctx context.Context, o *object) []Finding {
 	if o.name == "" || o.kind == "" {
 		return nil // an API finding already
 	}
-	if o.root.get("sops") != nil {
+	if o.root.Get("sops") != nil {
 		return []Finding{f(CheckDryRun, SeverityInfo, "", "not dry-run: SOPS-encrypted, and only Flux holds the key")}
 	}
 	gvk := gvkOf(o.root)
@@ -116,7 +117,7 @@ func (lc *liveChecker) check(ctx context.Context, o *object) []Finding {
 		}
 		res = lc.dyn.Resource(mapping.Resource).Namespace(ns)
 	}
-	body := appendJSON(nil, o.root)
+	body := yamlx.AppendJSON(nil, o.root)
 	opts := metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: lc.manager, Force: new(false)}
 	result, err := res.Patch(ctx, o.name, types.ApplyPatchType, body, opts)
 	blocked := map[string]string{} // field path → manager
@@ -412,6 +413,6 @@ func secretField(o *object, path string) bool {
 	if i < 0 {
 		return false
 	}
-	item, _ := o.root.path(path[:strings.IndexByte(path[i+1:], ']')+i+2])
-	return item == nil || spec.LooksLikeCredential(item.get("name").text())
+	item, _ := o.root.Path(path[:strings.IndexByte(path[i+1:], ']')+i+2])
+	return item == nil || spec.LooksLikeCredential(item.Get("name").Text())
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/spec"
 	"github.com/fleetwright/fleetwright/internal/testenv"
+	"github.com/fleetwright/fleetwright/internal/yamlx"
 )
 
 // The test API server starts on first use, so that the tests that need no
@@ -69,15 +70,15 @@ func applyFleet(t *testing.T, env *testenv.Env, files map[string][]byte, prefixe
 		if !slices.ContainsFunc(prefixes, func(pre string) bool { return len(p) >= len(pre) && p[:len(pre)] == pre }) || path.Base(p) == "kustomization.yaml" {
 			continue
 		}
-		docs, err := parseYAML(files[p])
+		docs, err := yamlx.Parse(files[p])
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, d := range docs {
-			if d.root == nil {
+			if d.Root == nil {
 				continue
 			}
-			applyObject(t, env, d.root, DefaultFieldManager)
+			applyObject(t, env, d.Root, DefaultFieldManager)
 		}
 	}
 }
@@ -89,12 +90,12 @@ func applyObject(t *testing.T, env *testenv.Env, n *node, manager string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	name := n.get("metadata").get("name").text()
+	name := n.Get("metadata").Get("name").Text()
 	res := env.Dynamic.Resource(mapping.Resource)
 	opts := metav1.PatchOptions{FieldManager: manager, Force: new(true)}
-	body := appendJSON(nil, n)
+	body := yamlx.AppendJSON(nil, n)
 	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
-		_, err = res.Namespace(n.get("metadata").get("namespace").text()).Patch(t.Context(), name, types.ApplyPatchType, body, opts)
+		_, err = res.Namespace(n.Get("metadata").Get("namespace").Text()).Patch(t.Context(), name, types.ApplyPatchType, body, opts)
 	} else {
 		_, err = res.Patch(t.Context(), name, types.ApplyPatchType, body, opts)
 	}

@@ -10,6 +10,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/kustomize/api/konfig"
+
+	"github.com/fleetwright/fleetwright/internal/yamlx"
 )
 
 // checkObject runs the checks of one object and records what the checks
@@ -115,15 +117,15 @@ func (r *run) uncovered(ctx context.Context) {
 		}
 		cluster := r.clusterOf(p)
 		for _, d := range docs {
-			n := d.root
+			n := d.Root
 			if n == nil || isKustomizeConfig(n) {
 				continue
 			}
-			if n.kind != mapNode {
-				r.findings.add(Finding{Check: CheckAPI, Severity: SeverityError, File: r.display(p), Line: d.line, Message: "a document must be a mapping (an object)"})
+			if n.Kind != yamlx.MapNode {
+				r.findings.add(Finding{Check: CheckAPI, Severity: SeverityError, File: r.display(p), Line: d.Line, Message: "a document must be a mapping (an object)"})
 				continue
 			}
-			if n.get("apiVersion") == nil && n.get("kind") == nil {
+			if n.Get("apiVersion") == nil && n.Get("kind") == nil {
 				continue // not a Kubernetes object (tool configuration and the like)
 			}
 			r.checkObject(newObject(n, n, p, nil, cluster))
@@ -154,12 +156,12 @@ func (o *object) pos(field string) (int, int) {
 		}
 		p := field
 		for {
-			val, key := n.path(p)
+			val, key := n.Path(p)
 			if key != nil {
-				return int(key.line), int(key.col)
+				return int(key.Line), int(key.Col)
 			}
 			if val != nil {
-				return int(val.line), int(val.col)
+				return int(val.Line), int(val.Col)
 			}
 			if p == "" {
 				break
@@ -191,8 +193,8 @@ type replicaCandidate struct {
 func (r *run) replicaInfo(o *object, gvk schema.GroupVersionKind) (*replicaCandidate, [2]string) {
 	switch {
 	case gvk.Group == "autoscaling" && gvk.Kind == "HorizontalPodAutoscaler":
-		ref := o.root.get("spec").get("scaleTargetRef")
-		return nil, [2]string{o.namespace, ref.get("kind").text() + "/" + ref.get("name").text()}
+		ref := o.root.Get("spec").Get("scaleTargetRef")
+		return nil, [2]string{o.namespace, ref.Get("kind").Text() + "/" + ref.Get("name").Text()}
 	case gvk.Group != "apps" || gvk.Kind != "Deployment" && gvk.Kind != "StatefulSet":
 		return nil, [2]string{}
 	}
@@ -200,13 +202,13 @@ func (r *run) replicaInfo(o *object, gvk schema.GroupVersionKind) (*replicaCandi
 	if sev == SeverityOff || !r.production(o.cluster) {
 		return nil, [2]string{}
 	}
-	if o.root.get("metadata").get("annotations").get(pausedAnnotation) != nil {
+	if o.root.Get("metadata").Get("annotations").Get(pausedAnnotation) != nil {
 		return nil, [2]string{} // a paused app runs no replicas on purpose
 	}
 	replicas := int64(1)
 	field := "spec.replicas"
-	if v := o.root.get("spec").get("replicas"); v != nil && v.tag == tagInt {
-		fmt.Sscan(v.str, &replicas)
+	if v := o.root.Get("spec").Get("replicas"); v != nil && v.Tag == yamlx.IntTag {
+		fmt.Sscan(v.Str, &replicas)
 	} else {
 		field = "spec"
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/yamlx"
 )
 
 // SeverityOff turns a policy check off.
@@ -75,7 +76,7 @@ func (r *run) checkPolicy(o *object) []Finding {
 	gvk := gvkOf(o.root)
 	kind := gvk.Group + "/" + gvk.Kind
 	for _, c := range containers(o.root, gvk) {
-		image := c.n.get("image").text()
+		image := c.n.Get("image").Text()
 		if image != "" {
 			pinned := digestRef.MatchString(image)
 			if !pinned {
@@ -88,27 +89,27 @@ func (r *run) checkPolicy(o *object) []Finding {
 		if c.init {
 			continue
 		}
-		req, _ := c.n.path("resources.requests")
+		req, _ := c.n.Path("resources.requests")
 		var lacking []string
 		for _, res := range []string{"cpu", "memory"} {
-			if req.get(res).isNull() {
+			if req.Get(res).IsNull() {
 				lacking = append(lacking, res)
 			}
 		}
 		if len(lacking) > 0 {
 			add(CheckRequireRequests, pol.RequireRequests, c.path+".resources.requests", "container %q sets no %s request (policy require_requests)",
-				c.n.get("name").text(), strings.Join(lacking, " or "))
+				c.n.Get("name").Text(), strings.Join(lacking, " or "))
 		}
 		if longRunning[kind] {
 			var probes []string
 			for _, p := range []string{"readinessProbe", "livenessProbe"} {
-				if c.n.get(p).isNull() {
+				if c.n.Get(p).IsNull() {
 					probes = append(probes, p)
 				}
 			}
 			if len(probes) > 0 {
 				add(CheckRequireProbes, pol.RequireProbes, c.path, "container %q has no %s (policy require_probes)",
-					c.n.get("name").text(), strings.Join(probes, " or "))
+					c.n.Get("name").Text(), strings.Join(probes, " or "))
 			}
 		}
 	}
@@ -123,26 +124,26 @@ func (r *run) ingressTLS(o *object, sev Severity) []Finding {
 	if sev == SeverityOff {
 		return nil
 	}
-	spec := o.root.get("spec")
-	tls := spec.get("tls")
-	if tls == nil || tls.kind != seqNode || len(tls.kids) == 0 {
+	spec := o.root.Get("spec")
+	tls := spec.Get("tls")
+	if tls == nil || tls.Kind != yamlx.SeqNode || len(tls.Kids) == 0 {
 		return []Finding{r.finding(o, CheckRequireTLS, sev, "spec", "Ingress has no TLS (policy require_tls)")}
 	}
 	var covered []string
-	for _, t := range tls.kids {
-		if hosts := t.get("hosts"); hosts != nil && hosts.kind == seqNode {
-			for _, h := range hosts.kids {
-				covered = append(covered, h.text())
+	for _, t := range tls.Kids {
+		if hosts := t.Get("hosts"); hosts != nil && hosts.Kind == yamlx.SeqNode {
+			for _, h := range hosts.Kids {
+				covered = append(covered, h.Text())
 			}
 		}
 	}
 	var out []Finding
-	rules := spec.get("rules")
-	if rules == nil || rules.kind != seqNode {
+	rules := spec.Get("rules")
+	if rules == nil || rules.Kind != yamlx.SeqNode {
 		return nil
 	}
-	for i, rule := range rules.kids {
-		host := rule.get("host").text()
+	for i, rule := range rules.Kids {
+		host := rule.Get("host").Text()
 		if host == "" || hostCovered(host, covered) {
 			continue
 		}

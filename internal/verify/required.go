@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/fleetwright/fleetwright/internal/yamlx"
 )
 
 // rule says which fields a mapping at a path must have. In a path, "x[]"
@@ -174,15 +176,15 @@ func missingRequired(kind string, root *node) []missing {
 	var out []missing
 	check := func(r rule) {
 		for _, m := range matchPath(root, r.at) {
-			if m.n.kind != mapNode {
+			if m.n.Kind != yamlx.MapNode {
 				continue
 			}
 			for _, f := range r.fields {
-				v := m.n.get(f)
+				v := m.n.Get(f)
 				switch {
-				case v.isNull():
+				case v.IsNull():
 					out = append(out, missing{joinPath(m.path(), f), "required field is missing"})
-				case r.nonEmpty && (v.kind == seqNode || v.kind == mapNode) && len(v.kids) == 0:
+				case r.nonEmpty && (v.Kind == yamlx.SeqNode || v.Kind == yamlx.MapNode) && len(v.Kids) == 0:
 					out = append(out, missing{joinPath(m.path(), f), "must not be empty"})
 				}
 			}
@@ -196,19 +198,19 @@ func missingRequired(kind string, root *node) []missing {
 	}
 	switch kind {
 	case "apps/Deployment", "apps/StatefulSet", "apps/DaemonSet", "apps/ReplicaSet":
-		sel, _ := root.path("spec.selector.matchLabels")
-		labels, _ := root.path("spec.template.metadata.labels")
-		if sel != nil && sel.kind == mapNode {
-			for i := 0; i < len(sel.kids); i += 2 {
-				k, v := sel.kids[i].str, sel.kids[i+1]
-				if got := labels.get(k); got == nil || got.str != v.str {
+		sel, _ := root.Path("spec.selector.matchLabels")
+		labels, _ := root.Path("spec.template.metadata.labels")
+		if sel != nil && sel.Kind == yamlx.MapNode {
+			for i := 0; i < len(sel.Kids); i += 2 {
+				k, v := sel.Kids[i].Str, sel.Kids[i+1]
+				if got := labels.Get(k); got == nil || got.Str != v.Str {
 					out = append(out, missing{"spec.selector.matchLabels", fmt.Sprintf("selector does not match the pod template's labels (%s)", k)})
 					break
 				}
 			}
 		}
 	case "networking.k8s.io/Ingress":
-		if sp := root.get("spec"); sp.get("rules").isNull() && sp.get("defaultBackend").isNull() {
+		if sp := root.Get("spec"); sp.Get("rules").IsNull() && sp.Get("defaultBackend").IsNull() {
 			out = append(out, missing{"spec", "an Ingress needs rules or a defaultBackend"})
 		}
 	}
@@ -244,7 +246,7 @@ func matchPath(root *node, pattern string) []*match {
 		seg = strings.TrimSuffix(seg, "[]")
 		var next []*match
 		for _, m := range cur {
-			v := m.n.get(seg)
+			v := m.n.Get(seg)
 			if v == nil {
 				continue
 			}
@@ -253,10 +255,10 @@ func matchPath(root *node, pattern string) []*match {
 				next = append(next, at)
 				continue
 			}
-			if v.kind != seqNode {
+			if v.Kind != yamlx.SeqNode {
 				continue
 			}
-			for i, item := range v.kids {
+			for i, item := range v.Kids {
 				next = append(next, &match{n: item, parent: at, idx: i})
 			}
 		}

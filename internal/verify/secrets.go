@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/yamlx"
 )
 
 var varRefs = regexp.MustCompile(`^(\$\([A-Za-z_][A-Za-z0-9_]*\)|\$\{[A-Za-z_][A-Za-z0-9_]*(:?[-=][^}]*)?\})+$`)
@@ -140,30 +141,30 @@ var credentialValueKey = regexp.MustCompile(`(?i)(password|passwd|secret|token|a
 func (r *run) checkSecrets(o *object) []Finding {
 	var out []Finding
 	gvk := gvkOf(o.root)
-	sops := o.root.get("sops") != nil
+	sops := o.root.Get("sops") != nil
 	switch {
 	case gvk.Group == "" && gvk.Kind == "Secret" && !sops:
 		for _, field := range []string{"data", "stringData"} {
-			m := o.root.get(field)
-			if m == nil || m.kind != mapNode {
+			m := o.root.Get(field)
+			if m == nil || m.Kind != yamlx.MapNode {
 				continue
 			}
-			for i := 0; i < len(m.kids); i += 2 {
-				if m.kids[i+1].text() == "" {
+			for i := 0; i < len(m.Kids); i += 2 {
+				if m.Kids[i+1].Text() == "" {
 					continue
 				}
-				out = append(out, r.finding(o, CheckSecret, SeverityError, field+"."+m.kids[i].str,
+				out = append(out, r.finding(o, CheckSecret, SeverityError, field+"."+m.Kids[i].Str,
 					"Secret value in plain text; encrypt the Secret with SOPS, or create it outside Git"))
 			}
 		}
 	case gvk.Group == "helm.toolkit.fluxcd.io" && gvk.Kind == "HelmRelease" && !sops:
-		walkNode(o.root.get("spec").get("values"), "spec.values", func(p, key string, v *node) {
-			if v.kind != scalarNode || v.tag != tagStr || v.str == "" || !credentialValueKey.MatchString(key) {
+		walkNode(o.root.Get("spec").Get("values"), "spec.values", func(p, key string, v *node) {
+			if v.Kind != yamlx.ScalarNode || v.Tag != yamlx.StrTag || v.Str == "" || !credentialValueKey.MatchString(key) {
 				return
 			}
 			lk := strings.ToLower(key)
 			if strings.HasPrefix(lk, "existing") || strings.HasSuffix(lk, "key") || strings.HasSuffix(lk, "keys") ||
-				strings.HasSuffix(lk, "ref") || strings.HasSuffix(lk, "name") || varRefs.MatchString(v.str) {
+				strings.HasSuffix(lk, "ref") || strings.HasSuffix(lk, "name") || varRefs.MatchString(v.Str) {
 				return
 			}
 			out = append(out, r.finding(o, CheckSecret, SeverityError, p,
@@ -171,13 +172,13 @@ func (r *run) checkSecrets(o *object) []Finding {
 		})
 	}
 	for _, c := range containers(o.root, gvk) {
-		env := c.n.get("env")
-		if env == nil || env.kind != seqNode {
+		env := c.n.Get("env")
+		if env == nil || env.Kind != yamlx.SeqNode {
 			continue
 		}
-		for i, e := range env.kids {
-			name, value := e.get("name").text(), e.get("value")
-			if value == nil || value.isNull() || value.str == "" || !spec.LooksLikeCredential(name) || varRefs.MatchString(value.str) {
+		for i, e := range env.Kids {
+			name, value := e.Get("name").Text(), e.Get("value")
+			if value == nil || value.IsNull() || value.Str == "" || !spec.LooksLikeCredential(name) || varRefs.MatchString(value.Str) {
 				continue
 			}
 			out = append(out, r.finding(o, CheckSecret, SeverityError, fmt.Sprintf("%s.env[%d].value", c.path, i),
@@ -192,15 +193,15 @@ func walkNode(n *node, p string, f func(p, key string, v *node)) {
 	if n == nil {
 		return
 	}
-	switch n.kind {
-	case mapNode:
-		for i := 0; i < len(n.kids); i += 2 {
-			child := p + "." + n.kids[i].str
-			f(child, n.kids[i].str, n.kids[i+1])
-			walkNode(n.kids[i+1], child, f)
+	switch n.Kind {
+	case yamlx.MapNode:
+		for i := 0; i < len(n.Kids); i += 2 {
+			child := p + "." + n.Kids[i].Str
+			f(child, n.Kids[i].Str, n.Kids[i+1])
+			walkNode(n.Kids[i+1], child, f)
 		}
-	case seqNode:
-		for i, k := range n.kids {
+	case yamlx.SeqNode:
+		for i, k := range n.Kids {
 			walkNode(k, fmt.Sprintf("%s[%d]", p, i), f)
 		}
 	}
@@ -225,15 +226,15 @@ func containers(root *node, gvk schema.GroupVersionKind) []container {
 	if !ok {
 		return nil
 	}
-	ps, _ := root.path(sp)
+	ps, _ := root.Path(sp)
 	var out []container
 	for _, list := range []string{"initContainers", "containers"} {
-		l := ps.get(list)
-		if l == nil || l.kind != seqNode {
+		l := ps.Get(list)
+		if l == nil || l.Kind != yamlx.SeqNode {
 			continue
 		}
-		for i, c := range l.kids {
-			if c.kind == mapNode {
+		for i, c := range l.Kids {
+			if c.Kind == yamlx.MapNode {
 				out = append(out, container{n: c, path: fmt.Sprintf("%s.%s[%d]", sp, list, i), init: list == "initContainers"})
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/fleetwright/fleetwright/internal/jsonfield"
+	"github.com/fleetwright/fleetwright/internal/yamlx"
 )
 
 // A fieldError is a field of an object that does not decode into its Go
@@ -32,23 +33,23 @@ func validateValue(n *node, t reflect.Type, path string, out *[]fieldError) {
 	if n == nil {
 		return
 	}
-	if n.kind == scalarNode && n.tag == tagNull && !ti.unmarshaler {
+	if n.Kind == yamlx.ScalarNode && n.Tag == yamlx.NullTag && !ti.unmarshaler {
 		return // null leaves any value unset
 	}
 	if ti.unmarshaler {
 		v := reflect.New(t)
-		if err := v.Interface().(json.Unmarshaler).UnmarshalJSON(appendJSON(nil, n)); err != nil {
+		if err := v.Interface().(json.Unmarshaler).UnmarshalJSON(yamlx.AppendJSON(nil, n)); err != nil {
 			*out = append(*out, fieldError{path, n, err.Error()})
 		}
 		return
 	}
 	if ti.textUnmarshaler {
-		if n.kind != scalarNode || n.tag != tagStr {
+		if n.Kind != yamlx.ScalarNode || n.Tag != yamlx.StrTag {
 			*out = append(*out, typeError(path, n, t))
 			return
 		}
 		v := reflect.New(t)
-		if err := v.Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(n.str)); err != nil {
+		if err := v.Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(n.Str)); err != nil {
 			*out = append(*out, fieldError{path, n, err.Error()})
 		}
 		return
@@ -61,88 +62,88 @@ func validateValue(n *node, t reflect.Type, path string, out *[]fieldError) {
 			*out = append(*out, fieldError{path, n, "cannot be decoded into " + t.String()})
 		}
 	case reflect.Bool:
-		if n.kind != scalarNode || n.tag != tagBool {
+		if n.Kind != yamlx.ScalarNode || n.Tag != yamlx.BoolTag {
 			*out = append(*out, typeError(path, n, t))
 		}
 	case reflect.String:
-		if n.kind != scalarNode || n.tag != tagStr {
+		if n.Kind != yamlx.ScalarNode || n.Tag != yamlx.StrTag {
 			*out = append(*out, typeError(path, n, t))
 		}
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		if !isNumber(n) {
 			*out = append(*out, typeError(path, n, t))
-		} else if _, err := strconv.ParseInt(n.str, 10, t.Bits()); err != nil {
-			*out = append(*out, fieldError{path, n, fmt.Sprintf("must be an integer that fits %s, not %s", t.Kind(), n.str)})
+		} else if _, err := strconv.ParseInt(n.Str, 10, t.Bits()); err != nil {
+			*out = append(*out, fieldError{path, n, fmt.Sprintf("must be an integer that fits %s, not %s", t.Kind(), n.Str)})
 		}
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
 		if !isNumber(n) {
 			*out = append(*out, typeError(path, n, t))
-		} else if _, err := strconv.ParseUint(n.str, 10, t.Bits()); err != nil {
-			*out = append(*out, fieldError{path, n, fmt.Sprintf("must be an integer that fits %s, not %s", t.Kind(), n.str)})
+		} else if _, err := strconv.ParseUint(n.Str, 10, t.Bits()); err != nil {
+			*out = append(*out, fieldError{path, n, fmt.Sprintf("must be an integer that fits %s, not %s", t.Kind(), n.Str)})
 		}
 	case reflect.Float32, reflect.Float64:
 		if !isNumber(n) {
 			*out = append(*out, typeError(path, n, t))
-		} else if _, err := strconv.ParseFloat(n.str, t.Bits()); err != nil {
-			*out = append(*out, fieldError{path, n, fmt.Sprintf("must be a number that fits %s, not %s", t.Kind(), n.str)})
+		} else if _, err := strconv.ParseFloat(n.Str, t.Bits()); err != nil {
+			*out = append(*out, fieldError{path, n, fmt.Sprintf("must be a number that fits %s, not %s", t.Kind(), n.Str)})
 		}
 	case reflect.Slice:
 		if t.Elem().Kind() == reflect.Uint8 && !typeInfoOf(t.Elem()).custom() {
 			// []byte is base64 text.
-			if n.kind != scalarNode || n.tag != tagStr {
+			if n.Kind != yamlx.ScalarNode || n.Tag != yamlx.StrTag {
 				*out = append(*out, typeError(path, n, t))
-			} else if _, err := base64.StdEncoding.DecodeString(n.str); err != nil {
+			} else if _, err := base64.StdEncoding.DecodeString(n.Str); err != nil {
 				*out = append(*out, fieldError{path, n, "must be base64 data: " + err.Error()})
 			}
 			return
 		}
 		fallthrough
 	case reflect.Array:
-		if n.kind != seqNode {
+		if n.Kind != yamlx.SeqNode {
 			*out = append(*out, typeError(path, n, t))
 			return
 		}
-		for i, item := range n.kids {
+		for i, item := range n.Kids {
 			if t.Kind() == reflect.Array && i >= t.Len() {
 				break
 			}
 			validateValue(item, t.Elem(), path+"["+strconv.Itoa(i)+"]", out)
 		}
 	case reflect.Map:
-		if n.kind != mapNode {
+		if n.Kind != yamlx.MapNode {
 			*out = append(*out, typeError(path, n, t))
 			return
 		}
 		kt := t.Key()
-		for i := 0; i < len(n.kids); i += 2 {
-			key := n.kids[i].str
+		for i := 0; i < len(n.Kids); i += 2 {
+			key := n.Kids[i].Str
 			if kt.Kind() != reflect.String && !typeInfoOf(kt).textUnmarshaler {
 				switch kt.Kind() {
 				case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 					if _, err := strconv.ParseInt(key, 10, kt.Bits()); err != nil {
-						*out = append(*out, fieldError{joinPath(path, key), n.kids[i], "key must be an integer"})
+						*out = append(*out, fieldError{joinPath(path, key), n.Kids[i], "key must be an integer"})
 					}
 				case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 					if _, err := strconv.ParseUint(key, 10, kt.Bits()); err != nil {
-						*out = append(*out, fieldError{joinPath(path, key), n.kids[i], "key must be an integer"})
+						*out = append(*out, fieldError{joinPath(path, key), n.Kids[i], "key must be an integer"})
 					}
 				}
 			}
-			validateValue(n.kids[i+1], t.Elem(), joinPath(path, key), out)
+			validateValue(n.Kids[i+1], t.Elem(), joinPath(path, key), out)
 		}
 	case reflect.Struct:
-		if n.kind != mapNode {
+		if n.Kind != yamlx.MapNode {
 			*out = append(*out, typeError(path, n, t))
 			return
 		}
-		for i := 0; i < len(n.kids); i += 2 {
-			key := n.kids[i].str
+		for i := 0; i < len(n.Kids); i += 2 {
+			key := n.Kids[i].Str
 			f, ok := ti.fields.Lookup(key)
 			if !ok {
-				*out = append(*out, fieldError{joinPath(path, key), n.kids[i], "unknown field"})
+				*out = append(*out, fieldError{joinPath(path, key), n.Kids[i], "unknown field"})
 				continue
 			}
-			validateValue(n.kids[i+1], f.Type, joinPath(path, key), out)
+			validateValue(n.Kids[i+1], f.Type, joinPath(path, key), out)
 		}
 	default:
 		*out = append(*out, fieldError{path, n, "cannot be decoded into " + t.String()})
@@ -150,7 +151,7 @@ func validateValue(n *node, t reflect.Type, path string, out *[]fieldError) {
 }
 
 func isNumber(n *node) bool {
-	return n.kind == scalarNode && (n.tag == tagInt || n.tag == tagFloat)
+	return n.Kind == yamlx.ScalarNode && (n.Tag == yamlx.IntTag || n.Tag == yamlx.FloatTag)
 }
 
 func typeError(path string, n *node, t reflect.Type) fieldError {

@@ -9,6 +9,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	kjson "sigs.k8s.io/json"
+
+	"github.com/fleetwright/fleetwright/internal/yamlx"
 )
 
 // decoderVerdict decodes an object's JSON as Kubernetes does and returns
@@ -17,7 +19,7 @@ import (
 // compared.
 func decoderVerdict(t reflect.Type, n *node) (failed bool, unknown []string) {
 	obj := reflect.New(t).Interface()
-	strict, err := kjson.UnmarshalStrict(appendJSON(nil, n), obj)
+	strict, err := kjson.UnmarshalStrict(yamlx.AppendJSON(nil, n), obj)
 	if err != nil {
 		return true, nil
 	}
@@ -53,40 +55,40 @@ func validatorVerdict(t reflect.Type, n *node) (failed bool, unknown []string) {
 // a mapping.
 func mutations(root *node) []*node {
 	replacements := []*node{
-		{kind: scalarNode, tag: tagStr, str: "text"}, {kind: scalarNode, tag: tagInt, str: "7"},
-		{kind: scalarNode, tag: tagInt, str: "-3000000000"}, {kind: scalarNode, tag: tagFloat, str: "1.5"},
-		{kind: scalarNode, tag: tagBool, str: "true"}, {kind: scalarNode, tag: tagNull},
-		{kind: mapNode, kids: []*node{}}, {kind: seqNode, kids: []*node{}},
-		{kind: scalarNode, tag: tagStr, str: "100m"}, {kind: scalarNode, tag: tagStr, str: "10x"},
+		{Kind: yamlx.ScalarNode, Tag: yamlx.StrTag, Str: "text"}, {Kind: yamlx.ScalarNode, Tag: yamlx.IntTag, Str: "7"},
+		{Kind: yamlx.ScalarNode, Tag: yamlx.IntTag, Str: "-3000000000"}, {Kind: yamlx.ScalarNode, Tag: yamlx.FloatTag, Str: "1.5"},
+		{Kind: yamlx.ScalarNode, Tag: yamlx.BoolTag, Str: "true"}, {Kind: yamlx.ScalarNode, Tag: yamlx.NullTag},
+		{Kind: yamlx.MapNode, Kids: []*node{}}, {Kind: yamlx.SeqNode, Kids: []*node{}},
+		{Kind: yamlx.ScalarNode, Tag: yamlx.StrTag, Str: "100m"}, {Kind: yamlx.ScalarNode, Tag: yamlx.StrTag, Str: "10x"},
 	}
 	var out []*node
 	var walk func(n *node, replace func(*node) *node)
 	walk = func(n *node, replace func(*node) *node) {
-		switch n.kind {
-		case scalarNode:
+		switch n.Kind {
+		case yamlx.ScalarNode:
 			for _, r := range replacements {
 				out = append(out, replace(r))
 			}
-		case mapNode:
+		case yamlx.MapNode:
 			extra := *n
-			extra.kids = append(slices.Clone(n.kids), &node{kind: scalarNode, str: "zzUnknown"}, &node{kind: scalarNode, str: "x"})
+			extra.Kids = append(slices.Clone(n.Kids), &node{Kind: yamlx.ScalarNode, Str: "zzUnknown"}, &node{Kind: yamlx.ScalarNode, Str: "x"})
 			out = append(out, replace(&extra))
-			out = append(out, replace(&node{kind: seqNode}))
-			for i := 1; i < len(n.kids); i += 2 {
-				walk(n.kids[i], func(v *node) *node {
+			out = append(out, replace(&node{Kind: yamlx.SeqNode}))
+			for i := 1; i < len(n.Kids); i += 2 {
+				walk(n.Kids[i], func(v *node) *node {
 					c := *n
-					c.kids = slices.Clone(n.kids)
-					c.kids[i] = v
+					c.Kids = slices.Clone(n.Kids)
+					c.Kids[i] = v
 					return replace(&c)
 				})
 			}
-		case seqNode:
-			out = append(out, replace(&node{kind: mapNode}))
-			for i := range n.kids {
-				walk(n.kids[i], func(v *node) *node {
+		case yamlx.SeqNode:
+			out = append(out, replace(&node{Kind: yamlx.MapNode}))
+			for i := range n.Kids {
+				walk(n.Kids[i], func(v *node) *node {
 					c := *n
-					c.kids = slices.Clone(n.kids)
-					c.kids[i] = v
+					c.Kids = slices.Clone(n.Kids)
+					c.Kids[i] = v
 					return replace(&c)
 				})
 			}
@@ -108,19 +110,19 @@ func TestValidateMatchesDecoder(t *testing.T) {
 	_, files := exampleFleet(t)
 	checked := 0
 	for p, data := range files {
-		docs, err := parseYAML(data)
+		docs, err := yamlx.Parse(data)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, d := range docs {
-			if d.root == nil || isKustomizeConfig(d.root) {
+			if d.Root == nil || isKustomizeConfig(d.Root) {
 				continue
 			}
-			typ := types[gvkOf(d.root)]
+			typ := types[gvkOf(d.Root)]
 			if typ == nil {
-				t.Fatalf("%s: no type for %v", p, gvkOf(d.root))
+				t.Fatalf("%s: no type for %v", p, gvkOf(d.Root))
 			}
-			for i, n := range append([]*node{d.root}, mutations(d.root)...) {
+			for i, n := range append([]*node{d.Root}, mutations(d.Root)...) {
 				checked++
 				dFailed, dUnknown := decoderVerdict(typ, n)
 				vFailed, vUnknown := validatorVerdict(typ, n)
@@ -128,7 +130,7 @@ func TestValidateMatchesDecoder(t *testing.T) {
 					var errs []fieldError
 					validateValue(n, typ, "", &errs)
 					t.Errorf("%s variant %d: decoder failed=%v unknown=%v, validator failed=%v unknown=%v (%v)\n%s",
-						p, i, dFailed, dUnknown, vFailed, vUnknown, fmt.Sprint(errs), appendJSON(nil, n))
+						p, i, dFailed, dUnknown, vFailed, vUnknown, fmt.Sprint(errs), yamlx.AppendJSON(nil, n))
 				}
 			}
 		}
@@ -184,11 +186,11 @@ func TestValidateRulesMatchDecoder(t *testing.T) {
 	t.Parallel()
 	typ := reflect.TypeFor[ruleObject]()
 	for _, s := range ruleObjects {
-		docs, err := parseYAML([]byte(s))
+		docs, err := yamlx.Parse([]byte(s))
 		if err != nil {
 			t.Fatal(err)
 		}
-		n := docs[0].root
+		n := docs[0].Root
 		dFailed, dUnknown := decoderVerdict(typ, n)
 		vFailed, vUnknown := validatorVerdict(typ, n)
 		if !agree(dFailed, dUnknown, vFailed, vUnknown) {
@@ -218,22 +220,22 @@ func FuzzValidate(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		docs, err := parseYAML(data)
+		docs, err := yamlx.Parse(data)
 		if err != nil {
 			return
 		}
 		for _, d := range docs {
-			if d.root == nil || d.root.kind != mapNode {
+			if d.Root == nil || d.Root.Kind != yamlx.MapNode {
 				continue
 			}
-			for _, typ := range []reflect.Type{types[gvkOf(d.root)], reflect.TypeFor[ruleObject]()} {
+			for _, typ := range []reflect.Type{types[gvkOf(d.Root)], reflect.TypeFor[ruleObject]()} {
 				if typ == nil {
 					continue
 				}
-				dFailed, dUnknown := decoderVerdict(typ, d.root)
-				vFailed, vUnknown := validatorVerdict(typ, d.root)
+				dFailed, dUnknown := decoderVerdict(typ, d.Root)
+				vFailed, vUnknown := validatorVerdict(typ, d.Root)
 				if !agree(dFailed, dUnknown, vFailed, vUnknown) {
-					t.Fatalf("%s: decoder failed=%v unknown=%v, validator failed=%v unknown=%v on\n%s", typ, dFailed, dUnknown, vFailed, vUnknown, appendJSON(nil, d.root))
+					t.Fatalf("%s: decoder failed=%v unknown=%v, validator failed=%v unknown=%v on\n%s", typ, dFailed, dUnknown, vFailed, vUnknown, yamlx.AppendJSON(nil, d.Root))
 				}
 			}
 		}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/yamlx"
 )
 
 // Options configure a run.
@@ -255,12 +256,12 @@ func (r *run) display(p string) string { return displayPath(r.opts.Display, p) }
 // parse parses a fleet file, reporting a YAML error as a finding (each
 // once: duplicates are dropped when findings are sorted).
 func (r *run) parse(p string) ([]doc, bool) {
-	docs, err := parseYAML(r.t.files[p])
+	docs, err := yamlx.Parse(r.t.files[p])
 	if err != nil {
 		f := Finding{Check: CheckYAML, Severity: SeverityError, File: r.display(p), Line: 1, Message: err.Error()}
-		var ye *yamlError
+		var ye *yamlx.Error
 		if errors.As(err, &ye) {
-			f.Line, f.Column, f.Message = ye.line, ye.col, ye.msg
+			f.Line, f.Column, f.Message = ye.Line, ye.Col, ye.Msg
 		}
 		r.findings.add(f)
 		return nil, false
@@ -279,14 +280,14 @@ func (r *run) production(cluster string) bool {
 
 // gvkOf returns the group, version and kind of an object node.
 func gvkOf(n *node) schema.GroupVersionKind {
-	return schema.FromAPIVersionAndKind(n.get("apiVersion").text(), n.get("kind").text())
+	return schema.FromAPIVersionAndKind(n.Get("apiVersion").Text(), n.Get("kind").Text())
 }
 
 // isKustomizeConfig reports whether a document is a kustomize
 // configuration file rather than an object.
 func isKustomizeConfig(n *node) bool {
-	return strings.HasPrefix(n.get("apiVersion").text(), "kustomize.config.k8s.io/") ||
-		n.get("apiVersion") == nil && n.get("kind").text() == "Kustomization"
+	return strings.HasPrefix(n.Get("apiVersion").Text(), "kustomize.config.k8s.io/") ||
+		n.Get("apiVersion") == nil && n.Get("kind").Text() == "Kustomization"
 }
 
 // mightHoldFlux reports whether a file may define a Flux Kustomization.

@@ -1,0 +1,4 @@
+package yamlx
+
+// Dump is dump, for the tests of package yamlx_test.
+var Dump = dump
