@@ -23,7 +23,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/secretscan"
 )
 
 // liveChecker runs the checks against a cluster.
@@ -413,5 +413,5 @@ func secretField(o *object, path string) bool {
 		return false
 	}
 	item, _ := o.root.path(path[:strings.IndexByte(path[i+1:], ']')+i+2])
-	return item == nil || spec.LooksLikeCredential(item.get("name").text())
+	return item == nil || secretscan.IsCredentialName(item.get("name").text())
 }
