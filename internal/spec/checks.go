@@ -37,6 +37,8 @@ func checkPlatform(p *Platform, doc *Document, ps *Problems) {
 	}
 	if p.AppsDomain != "" && !isSubdomain(p.AppsDomain) {
 		ps.Add(doc, Path{"apps_domain"}, "%q is not a valid DNS name", p.AppsDomain)
+	} else if m := PublicHostProblem("app." + p.AppsDomain); p.AppsDomain != "" && m != "" {
+		ps.Add(doc, Path{"apps_domain"}, "default app hosts <app>-<project>.%s would not be public: %s", p.AppsDomain, strings.TrimPrefix(m, "is "))
 	}
 	if p.Defaults != nil {
 		if p.Defaults.Timeout != "" {
@@ -251,8 +253,8 @@ func (l *Loader) checkWorkload(a *LoadedApp, c *Component, at Path, plat *Platfo
 		if w.Port == 0 && !doc.Has(at.Child("port")) {
 			ps.Add(doc, at.Child("ingress"), "an ingress needs the workload's port")
 		}
-		if ing.Host != "" && !wildcardHost.MatchString(ing.Host) {
-			ps.Add(doc, at.Child("ingress").Child("host"), "%q is not a valid host name", ing.Host)
+		if m := ingressHostProblem(ing.Host); ing.Host != "" && m != "" {
+			ps.Add(doc, at.Child("ingress").Child("host"), "%q %s", ing.Host, m)
 		}
 		if ing.Path != "" && !strings.HasPrefix(ing.Path, "/") {
 			ps.Add(doc, at.Child("ingress").Child("path"), "must start with /")

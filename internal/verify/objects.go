@@ -19,6 +19,7 @@ func (r *run) checkObject(o *object) {
 	out = append(out, r.checkAPI(o)...)
 	out = append(out, r.checkSecrets(o)...)
 	out = append(out, r.checkPolicy(o)...)
+	out = append(out, r.checkIngressHosts(o)...)
 	r.findings.add(out...)
 
 	gvk := gvkOf(o.root)
