@@ -15,6 +15,7 @@ import (
 // checkObject runs the checks of one object and records what the checks
 // across objects need.
 func (r *run) checkObject(o *object) {
+	r.locateInList(o)
 	var out []Finding
 	out = append(out, r.checkAPI(o)...)
 	out = append(out, r.checkSecrets(o)...)
