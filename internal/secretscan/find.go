@@ -27,7 +27,8 @@ type Match struct {
 	// (gh?_…)".
 	What string
 	// Scheme and User are the URL's scheme and user name, for URLPassword;
-	// User is "" when it would give the password away (it contains it).
+	// User is "" when it would give a credential away (it contains the
+	// password, or is a token itself).
 	Scheme, User string
 }
 
@@ -120,10 +121,14 @@ func Find(text string) []Match {
 	out = append(out, findJWTs(text)...)
 	out = append(out, findURLPasswords(text)...)
 	slices.SortStableFunc(out, func(a, b Match) int { return a.Start - b.Start })
-	// drop matches inside an earlier one (a token in a URL's password)
+	// drop matches inside an earlier one (a token in a URL's password); a
+	// URL whose user is a credential too does not show it
 	kept := out[:0]
 	for _, m := range out {
 		if len(kept) > 0 && m.Start < kept[len(kept)-1].End {
+			if prev := &kept[len(kept)-1]; prev.Kind == URLPassword {
+				prev.User = ""
+			}
 			continue
 		}
 		kept = append(kept, m)

@@ -460,6 +460,12 @@ func (l *Loader) checkAddon(a *LoadedApp, c *Component, at Path, ps *Problems) {
 		if (d.Value == nil) == (d.SecretRef == nil) {
 			ps.Add(doc, ea, "export %q needs exactly one of value or secret_ref", d.Key)
 		}
+		if d.Value != nil {
+			if m := literalProblem(*d.Value, "declare the export with secret_ref instead",
+				"declare the password as an export with secret_ref and write %s, with that export's key for THAT_VAR"); m != "" {
+				ps.Add(doc, ea.Child("value"), "%s", m)
+			}
+		}
 	}
 	for i, d := range s.Exports {
 		if d.Value != nil {

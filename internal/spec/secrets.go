@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/fleetwright/fleetwright/internal/secretscan"
 )
@@ -13,19 +14,25 @@ import (
 // to the fleet too.
 
 // literalProblem says why a literal value holds a credential by its shape,
-// and what to do instead, or "".
-func literalProblem(v, instead string) string {
+// and what to do instead (for a password in a URL, urlInstead, where a %s
+// stands for the URL with $(THAT_VAR) as its password), or "".
+func literalProblem(v, instead, urlInstead string) string {
 	ms := secretscan.Find(v)
 	if len(ms) == 0 {
 		return ""
 	}
 	m := ms[0]
 	if m.Kind == secretscan.URLPassword {
-		return fmt.Sprintf("holds %s (%s), which would be written to Git; take the password from a Secret into an env var listed before this one with secret_ref, and write $(THAT_VAR) in its place (%s://%s:$(THAT_VAR)@…), or use export_ref",
-			m.What, m.Redacted(), m.Scheme, m.User)
+		if strings.Contains(urlInstead, "%s") {
+			urlInstead = fmt.Sprintf(urlInstead, m.Scheme+"://"+m.User+":$(THAT_VAR)@…")
+		}
+		return fmt.Sprintf("holds %s (%s), which would be written to Git; %s", m.What, m.Redacted(), urlInstead)
 	}
 	return fmt.Sprintf("holds %s, which would be written to Git; %s", m.What, instead)
 }
+
+// urlFromEnv is how a workload builds a URL with a password.
+const urlFromEnv = "take the password from a Secret into an env var listed before this one with secret_ref, and write %s, or use export_ref"
 
 const useSecretRef = "put it in a Secret and use secret_ref: {name: <secret>, key: <key>} instead"
 
@@ -39,7 +46,7 @@ func checkEnvSecret(doc *Document, at Path, e *EnvVar, ps *Problems) {
 		ps.Add(doc, at.Child("value"), "%q looks like a credential and its value would be written to Git; use secret_ref: {name: <secret>, key: <key>} instead", e.Name)
 		return
 	}
-	if m := literalProblem(*e.Value, useSecretRef); m != "" {
+	if m := literalProblem(*e.Value, useSecretRef, urlFromEnv); m != "" {
 		ps.Add(doc, at.Child("value"), "%s", m)
 	}
 }
@@ -67,7 +74,7 @@ func checkCommandLine(doc *Document, at Path, w *WorkloadSpec, ps *Problems) {
 		if flagged[i] {
 			continue
 		}
-		if m := literalProblem(word, "set an env var with secret_ref and pass $(THAT_VAR) instead"); m != "" {
+		if m := literalProblem(word, "set an env var with secret_ref and pass $(THAT_VAR) instead", urlFromEnv); m != "" {
 			ps.Add(doc, pathOf(i), "%s", m)
 		}
 	}
@@ -102,7 +109,8 @@ func checkValuesSecrets(doc *Document, at Path, values any, ps *Problems) {
 			}
 			if secretscan.IsCredentialName(key) {
 				add(p, "%q looks like a credential and would be written to Git; let the chart generate it, or point the chart at an existing Secret", key)
-			} else if m := literalProblem(v, "put it in a Secret and point the chart at it (its existingSecret or the like)"); m != "" {
+			} else if m := literalProblem(v, "put it in a Secret and point the chart at it (its existingSecret or the like)",
+				"put the password in a Secret and point the chart at it (its existingSecret or the like)"); m != "" {
 				add(p, "%s", m)
 			}
 		case map[string]any:
