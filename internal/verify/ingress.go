@@ -15,7 +15,7 @@ const CheckIngressHost Check = "ingress-host"
 // the specs), in an Ingress or the items of a List.
 func (r *run) checkIngressHosts(o *object) []Finding {
 	gvk := gvkOf(o.root)
-	if strings.HasSuffix(gvk.Kind, "List") && o.root.get("items") != nil {
+	if strings.HasSuffix(gvk.Kind, "List") && o.root.get("items") != nil && o.root.get("items").kind == seqNode {
 		var out []Finding
 		for _, item := range o.root.get("items").kids {
 			if item.kind == mapNode {

@@ -97,7 +97,7 @@ func (r *run) checkSecrets(o *object) []Finding {
 	gvk := gvkOf(o.root)
 	sops := o.root.get("sops") != nil
 	switch {
-	case strings.HasSuffix(gvk.Kind, "List") && o.root.get("items") != nil:
+	case strings.HasSuffix(gvk.Kind, "List") && o.root.get("items") != nil && o.root.get("items").kind == seqNode:
 		for _, item := range o.root.get("items").kids {
 			if item.kind == mapNode {
 				out = append(out, r.checkSecrets(newObject(item, item, o.file, o.ks, o.cluster))...)
