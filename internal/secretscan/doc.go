@@ -12,7 +12,8 @@
 //   - Values. Find locates credentials by their shape, whatever their name:
 //     provider tokens with fixed prefixes (GitHub, GitLab, Slack, AWS, Stripe,
 //     Google), JWTs, PEM private keys (also base64-encoded) and passwords in
-//     URLs (scheme://user:password@host).
+//     URLs (scheme://user:password@host), and the credential of an
+//     Authorization header written out (Bearer …, Basic …).
 //   - Command lines. Flags finds credentials passed as flags:
 //     --password=…, --token …, and mysql's -p….
 //

@@ -119,6 +119,7 @@ func Find(text string) []Match {
 		}
 	}
 	out = append(out, findJWTs(text)...)
+	out = append(out, findAuthHeaders(text)...)
 	out = append(out, findURLPasswords(text)...)
 	slices.SortStableFunc(out, func(a, b Match) int { return a.Start - b.Start })
 	// drop matches inside an earlier one (a token in a URL's password); a
@@ -171,6 +172,49 @@ func findJWTs(text string) []Match {
 		out = append(out, Match{Start: start, End: e3, Kind: JWT, What: "a JSON Web Token (eyJ…)"})
 		i = e3
 	}
+}
+
+// findAuthHeaders finds the credential of an HTTP Authorization header
+// written out: "Authorization: Bearer …" or "Basic …".
+func findAuthHeaders(text string) []Match {
+	var out []Match
+	for _, name := range []string{"uthorization:", "UTHORIZATION:"} {
+		for i := 0; ; {
+			j := strings.Index(text[i:], name)
+			if j < 0 {
+				break
+			}
+			at := i + j
+			i = at + len(name)
+			if at == 0 || text[at-1] != 'A' && text[at-1] != 'a' {
+				continue
+			}
+			k := i
+			for k < len(text) && (text[k] == ' ' || text[k] == '"' || text[k] == '\'') {
+				k++
+			}
+			scheme := ""
+			for _, sch := range []string{"Bearer ", "bearer ", "BEARER ", "Basic ", "basic ", "BASIC "} {
+				if strings.HasPrefix(text[k:], sch) {
+					scheme = sch
+				}
+			}
+			if scheme == "" {
+				continue
+			}
+			start := k + len(scheme)
+			end := start
+			for end < len(text) && (tokenChar(text[end]) || strings.IndexByte("._~+/=", text[end]) >= 0) {
+				end++
+			}
+			if end-start < 12 {
+				continue // a reference ($TOKEN), a placeholder (<token>) or too short to be one
+			}
+			out = append(out, Match{Start: start, End: end, Kind: Token, What: "a credential in an Authorization header"})
+			i = end
+		}
+	}
+	return out
 }
 
 // findURLPasswords finds scheme://user:password@ with a password that is
