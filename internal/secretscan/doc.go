@@ -11,7 +11,7 @@
 //     where one is (existingSecret, passwordKey, PASSWORD_FILE, secretName).
 //   - Values. Find locates credentials by their shape, whatever their name:
 //     provider tokens with fixed prefixes (GitHub, GitLab, Slack, AWS, Stripe,
-//     Google), JWTs, PEM private keys (also base64-encoded) and passwords in
+//     Google), JWTs, PEM private keys (also base64-encoded), passwords in
 //     URLs (scheme://user:password@host), and the credential of an
 //     Authorization header written out (Bearer …, Basic …).
 //   - Command lines. Flags finds credentials passed as flags:
