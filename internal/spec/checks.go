@@ -37,6 +37,8 @@ func checkPlatform(p *Platform, doc *Document, ps *Problems) {
 	}
 	if p.AppsDomain != "" && !isSubdomain(p.AppsDomain) {
 		ps.Add(doc, Path{"apps_domain"}, "%q is not a valid DNS name", p.AppsDomain)
+	} else if m := PublicHostProblem("app." + p.AppsDomain); p.AppsDomain != "" && m != "" {
+		ps.Add(doc, Path{"apps_domain"}, "default app hosts <app>-<project>.%s would not be public: %s", p.AppsDomain, strings.TrimPrefix(m, "is "))
 	}
 	if p.Defaults != nil {
 		if p.Defaults.Timeout != "" {
@@ -251,8 +253,8 @@ func (l *Loader) checkWorkload(a *LoadedApp, c *Component, at Path, plat *Platfo
 		if w.Port == 0 && !doc.Has(at.Child("port")) {
 			ps.Add(doc, at.Child("ingress"), "an ingress needs the workload's port")
 		}
-		if ing.Host != "" && !wildcardHost.MatchString(ing.Host) {
-			ps.Add(doc, at.Child("ingress").Child("host"), "%q is not a valid host name", ing.Host)
+		if m := ingressHostProblem(ing.Host); ing.Host != "" && m != "" {
+			ps.Add(doc, at.Child("ingress").Child("host"), "%q %s", ing.Host, m)
 		}
 		if ing.Path != "" && !strings.HasPrefix(ing.Path, "/") {
 			ps.Add(doc, at.Child("ingress").Child("path"), "must start with /")
@@ -275,6 +277,7 @@ func (l *Loader) checkWorkload(a *LoadedApp, c *Component, at Path, plat *Platfo
 			ps.Add(doc, at.Child("health_check"), "a health check needs a port: set health_check.port or the workload's port")
 		}
 	}
+	checkCommandLine(doc, at, w, ps)
 	envs := map[string]int{}
 	for i, e := range w.Env {
 		ea := at.Child("env").Child(i)
@@ -300,9 +303,7 @@ func (l *Loader) checkWorkload(a *LoadedApp, c *Component, at Path, plat *Platfo
 		if n != 1 {
 			ps.Add(doc, ea, "%q needs exactly one of value, secret_ref or export_ref", e.Name)
 		}
-		if e.Value != nil && *e.Value != "" && looksLikeCredential(e.Name) {
-			ps.Add(doc, ea.Child("value"), "%q looks like a credential and its value would be written to Git; use secret_ref: {name: <secret>, key: <key>} instead", e.Name)
-		}
+		checkEnvSecret(doc, ea, &w.Env[i], ps)
 		if r := e.SecretRef; r != nil {
 			if r.Name != "" && !isSubdomain(r.Name) {
 				ps.Add(doc, ea.Child("secret_ref").Child("name"), "%q is not a valid Secret name", r.Name)
@@ -434,8 +435,6 @@ func (l *Loader) addonKeys(typ string, declared []DeclaredExport) ([]string, map
 
 var exportVar = regexp.MustCompile(`\$\(([-._a-zA-Z0-9]+)\)`)
 
-var credentialValueKey = regexp.MustCompile(`(?i)(password|passwd|secret|token|apikey|api_key|privatekey|private_key)`)
-
 func (l *Loader) checkAddon(a *LoadedApp, c *Component, at Path, ps *Problems) {
 	s, doc := c.AddonSpec, a.Doc
 	if s.Type != "" && s.Type != "generic" {
@@ -461,6 +460,12 @@ func (l *Loader) checkAddon(a *LoadedApp, c *Component, at Path, ps *Problems) {
 		if (d.Value == nil) == (d.SecretRef == nil) {
 			ps.Add(doc, ea, "export %q needs exactly one of value or secret_ref", d.Key)
 		}
+		if d.Value != nil {
+			if m := literalProblem(*d.Value, "declare the export with secret_ref instead",
+				"declare the password as an export with secret_ref and write %s, with that export's key for THAT_VAR"); m != "" {
+				ps.Add(doc, ea.Child("value"), "%s", m)
+			}
+		}
 	}
 	for i, d := range s.Exports {
 		if d.Value != nil {
@@ -471,17 +476,7 @@ func (l *Loader) checkAddon(a *LoadedApp, c *Component, at Path, ps *Problems) {
 			}
 		}
 	}
-	walkValues(s.Values, at.Child("values"), func(p Path, key string, v any) {
-		str, ok := v.(string)
-		if !ok || str == "" || !credentialValueKey.MatchString(key) {
-			return
-		}
-		lk := strings.ToLower(key)
-		if strings.HasPrefix(lk, "existing") || strings.HasSuffix(lk, "key") || strings.HasSuffix(lk, "keys") || strings.HasSuffix(lk, "ref") || strings.HasSuffix(lk, "name") {
-			return
-		}
-		ps.Add(doc, p, "%q looks like a credential and would be written to Git; let the chart generate it, or point the chart at an existing Secret", key)
-	})
+	checkValuesSecrets(doc, at.Child("values"), s.Values, ps)
 }
 
 func (l *Loader) knownTypes() []string {
@@ -490,20 +485,6 @@ func (l *Loader) knownTypes() []string {
 		return append(t.AddonTypes(), "generic")
 	}
 	return []string{"generic"}
-}
-
-func walkValues(v any, p Path, f func(Path, string, any)) {
-	switch v := v.(type) {
-	case map[string]any:
-		for k, x := range v {
-			f(p.Child(k), k, x)
-			walkValues(x, p.Child(k), f)
-		}
-	case []any:
-		for i, x := range v {
-			walkValues(x, p.Child(i), f)
-		}
-	}
 }
 
 func checkResources(r *Resources, doc *Document, at Path, ps *Problems) {

@@ -8,13 +8,12 @@ import (
 )
 
 var (
-	dns1035Label   = regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
-	dns1123Label   = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
-	dns1123Sub     = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
-	envName        = regexp.MustCompile(`^[-._a-zA-Z][-._a-zA-Z0-9]*$`)
-	secretKey      = regexp.MustCompile(`^[-._a-zA-Z0-9]+$`)
-	wildcardHost   = regexp.MustCompile(`^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$`)
-	credentialName = regexp.MustCompile(`(?i)(PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIAL|AUTH_?KEY|SIGNING_?KEY|CLIENT_?SECRET|_PWD$|^PWD_)`)
+	dns1035Label = regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
+	dns1123Label = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	dns1123Sub   = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+	envName      = regexp.MustCompile(`^[-._a-zA-Z][-._a-zA-Z0-9]*$`)
+	secretKey    = regexp.MustCompile(`^[-._a-zA-Z0-9]+$`)
+	wildcardHost = regexp.MustCompile(`^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$`)
 )
 
 // checkLabel returns why s is not a DNS-1035 label, or "".
@@ -77,13 +76,6 @@ func itoa(n int) string {
 	return string(b[i:])
 }
 
-// looksLikeCredential reports whether an env var name suggests a secret.
-func looksLikeCredential(name string) bool { return credentialName.MatchString(name) }
-
 // suggest returns the candidate closest to s when it is close enough to be a
 // likely typo, else "".
 func suggest(s string, candidates []string) string { return hint.Suggest(s, candidates) }
-
-// LooksLikeCredential reports whether an env var name suggests a secret
-// (PASSWORD, API_KEY, ..._TOKEN and the like).
-func LooksLikeCredential(name string) bool { return looksLikeCredential(name) }

@@ -23,7 +23,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/secretscan"
 	"github.com/fleetwright/fleetwright/internal/yamlx"
 )
 
@@ -414,5 +414,5 @@ func secretField(o *object, path string) bool {
 		return false
 	}
 	item, _ := o.root.Path(path[:strings.IndexByte(path[i+1:], ']')+i+2])
-	return item == nil || spec.LooksLikeCredential(item.Get("name").Text())
+	return item == nil || secretscan.IsCredentialName(item.Get("name").Text())
 }

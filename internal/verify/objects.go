@@ -17,10 +17,12 @@ import (
 // checkObject runs the checks of one object and records what the checks
 // across objects need.
 func (r *run) checkObject(o *object) {
+	r.locateInList(o)
 	var out []Finding
 	out = append(out, r.checkAPI(o)...)
 	out = append(out, r.checkSecrets(o)...)
 	out = append(out, r.checkPolicy(o)...)
+	out = append(out, r.checkIngressHosts(o)...)
 	r.findings.add(out...)
 
 	gvk := gvkOf(o.root)

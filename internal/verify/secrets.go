@@ -2,187 +2,233 @@ package verify
 
 import (
 	"bytes"
+	"encoding/base64"
 	"fmt"
-	"regexp"
 	"strings"
 	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/secretscan"
 	"github.com/fleetwright/fleetwright/internal/yamlx"
 )
 
-var varRefs = regexp.MustCompile(`^(\$\([A-Za-z_][A-Za-z0-9_]*\)|\$\{[A-Za-z_][A-Za-z0-9_]*(:?[-=][^}]*)?\})+$`)
-
-// A token is a credential recognisable by a fixed prefix followed by a run
-// of characters of a known set.
-type token struct {
-	prefixes []string
-	chars    func(c byte) bool
-	min, max int // length of the run after the prefix
-	what     string
-}
-
-func alnum(c byte) bool     { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' }
-func upperNum(c byte) bool  { return c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' }
-func wordChar(c byte) bool  { return alnum(c) || c == '_' }
-func tokenChar(c byte) bool { return alnum(c) || c == '_' || c == '-' }
-
-var tokens = []token{
-	{prefixes: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, chars: alnum, min: 36, max: 36, what: "a GitHub token (gh?_…)"},
-	{prefixes: []string{"github_pat_"}, chars: wordChar, min: 22, max: 1 << 10, what: "a GitHub fine-grained token (github_pat_…)"},
-	{prefixes: []string{"glpat-"}, chars: tokenChar, min: 20, max: 1 << 10, what: "a GitLab token (glpat-…)"},
-	{prefixes: []string{"xoxa-", "xoxb-", "xoxp-"}, chars: func(c byte) bool { return alnum(c) || c == '-' }, min: 10, max: 1 << 10, what: "a Slack token (xox?-…)"},
-	{prefixes: []string{"AKIA"}, chars: upperNum, min: 16, max: 16, what: "an AWS access key id (AKIA…)"},
-	{prefixes: []string{"sk_live_", "rk_live_"}, chars: alnum, min: 16, max: 1 << 10, what: "a Stripe live key (sk_live_…)"},
-}
-
-var pemKey = regexp.MustCompile(`-----BEGIN ((RSA|EC|DSA|OPENSSH|ENCRYPTED|PGP) )?PRIVATE KEY( BLOCK)?-----`)
-
 const plainAdvice = "in plain text; keep credentials in a Secret encrypted with SOPS, or outside Git"
 
-// scanSecrets looks for credentials in a file's text. Findings name the
-// kind of credential and never its value.
+// describe is the message of a credential found in a file's text.
+func describe(m secretscan.Match) string {
+	if m.Kind == secretscan.URLPassword {
+		return fmt.Sprintf("%s in plain text (%s); reference it as $(VAR) from a secretKeyRef env var", m.What, m.Redacted())
+	}
+	return m.What + " " + plainAdvice
+}
+
+// scanSecrets looks for credentials in a file's text, and in a YAML file's
+// values as they read once unescaped ("\x67hp_…"). Findings name the kind
+// of credential and never its value.
 func scanSecrets(file string, data []byte) []Finding {
 	if bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0 {
 		return nil // binary
 	}
 	var out []Finding
-	add := func(off int, msg string) {
-		line, col := lineCol(data, off)
-		out = append(out, Finding{Check: CheckSecret, Severity: SeverityError, File: file, Line: line, Column: col, Message: msg})
+	lines := map[int]bool{}
+	for _, m := range secretscan.Find(string(data)) {
+		line, col := lineCol(data, m.Start)
+		lines[line] = true
+		out = append(out, Finding{Check: CheckSecret, Severity: SeverityError, File: file, Line: line, Column: col, Message: describe(m)})
 	}
-	for _, tk := range tokens {
-		for _, prefix := range tk.prefixes {
-			for i := 0; ; {
-				j := bytes.Index(data[i:], []byte(prefix))
-				if j < 0 {
-					break
-				}
-				start := i + j
-				i = start + len(prefix)
-				if start > 0 && wordChar(data[start-1]) {
-					continue
-				}
-				end := i
-				for end < len(data) && tk.chars(data[end]) {
-					end++
-				}
-				if n := end - i; n < tk.min || n > tk.max || end < len(data) && wordChar(data[end]) {
-					continue
-				}
-				add(start, tk.what+" "+plainAdvice)
-				i = end
+	// Escapes are the one way YAML spells a value other than as it is
+	// (folding only joins lines with spaces, which no credential holds).
+	if !isYAML(file) || bytes.IndexByte(data, '\\') < 0 {
+		return out
+	}
+	docs, err := yamlx.Parse(data)
+	if err != nil {
+		return out // reported by the YAML check
+	}
+	for _, d := range docs {
+		walkScalars(d.Root, func(n *node) {
+			if n.Tag != yamlx.StrTag || lines[int(n.Line)] {
+				return
 			}
-		}
-	}
-	if bytes.Contains(data, []byte("PRIVATE KEY")) {
-		for _, loc := range pemKey.FindAllIndex(data, -1) {
-			add(loc[0], "a PEM private key "+plainAdvice)
-		}
-	}
-	for i := 0; ; {
-		j := bytes.Index(data[i:], []byte("://"))
-		if j < 0 {
-			break
-		}
-		at := i + j
-		i = at + 3
-		scheme, userinfo, ok := urlCredentials(data, at)
-		if !ok {
-			continue
-		}
-		user, pass, _ := strings.Cut(userinfo, ":")
-		if varRefs.MatchString(pass) {
-			continue // a $(VAR) reference, resolved in the cluster
-		}
-		add(at-len(scheme), fmt.Sprintf("a password in a %s:// URL in plain text (%s://%s:****@…); reference it as $(VAR) from a secretKeyRef env var", scheme, scheme, user))
+			if ms := secretscan.Find(n.Str); len(ms) > 0 {
+				lines[int(n.Line)] = true
+				out = append(out, Finding{Check: CheckSecret, Severity: SeverityError, File: file, Line: int(n.Line), Column: int(n.Col),
+					Message: describe(escaped(ms[0]))})
+			}
+		})
 	}
 	return out
 }
 
-// urlCredentials returns the scheme and the user:password of a URL whose
-// "://" is at off, when it has both a user and a password.
-func urlCredentials(data []byte, off int) (scheme, userinfo string, ok bool) {
-	s := off
-	for s > 0 && (alnum(data[s-1]) || data[s-1] == '+' || data[s-1] == '.' || data[s-1] == '-') {
-		s--
-	}
-	if s == off || !(data[s] >= 'a' && data[s] <= 'z' || data[s] >= 'A' && data[s] <= 'Z') {
-		return "", "", false
-	}
-	e := off + 3
-	colon := -1
-	for ; e < len(data); e++ {
-		c := data[e]
-		if c == '@' {
-			break
-		}
-		if c == ':' && colon < 0 {
-			colon = e
-		}
-		if c == '/' || c == '?' || c == '#' || c == '"' || c == '\'' || c <= ' ' {
-			return "", "", false
-		}
-	}
-	if e >= len(data) || colon < 0 || colon == off+3 || colon == e-1 {
-		return "", "", false
-	}
-	return string(data[s:off]), string(data[off+3 : e]), true
+// escaped says that a match was spelled with YAML escapes.
+func escaped(m secretscan.Match) secretscan.Match {
+	m.What += ", spelled with YAML escapes,"
+	return m
 }
 
-// credentialValueKey matches Helm values keys that hold credentials.
-var credentialValueKey = regexp.MustCompile(`(?i)(password|passwd|secret|token|apikey|api_key|privatekey|private_key)`)
+// walkScalars calls f for every scalar below n, keys included.
+func walkScalars(n *node, f func(*node)) {
+	if n == nil {
+		return
+	}
+	if n.Kind == yamlx.ScalarNode {
+		f(n)
+	}
+	for _, k := range n.Kids {
+		walkScalars(k, f)
+	}
+}
+
+// plain reports whether a scalar holds a value in plain text: not empty,
+// not SOPS-encrypted, not a $(VAR) reference.
+func plain(v *node) bool {
+	return v != nil && v.Kind == yamlx.ScalarNode && v.Tag == yamlx.StrTag && v.Str != "" &&
+		!secretscan.IsEncrypted(v.Str) && !secretscan.IsReference(v.Str)
+}
 
 // checkSecrets checks an object for secret values in plain text: a Secret
-// that is not SOPS-encrypted, a container env var with a credential-like
-// name and a literal value, and credential-like Helm values.
+// whose values are not SOPS-encrypted, a ConfigMap holding a credential, a
+// container env var with a credential-like name and a literal value, a
+// credential passed as a flag, credential-like Helm values, and the same in
+// the items of a List. Values SOPS encrypted (ENC[…]) are not plain text;
+// a sops key alone does not make the others encrypted.
 func (r *run) checkSecrets(o *object) []Finding {
 	var out []Finding
 	gvk := gvkOf(o.root)
 	sops := o.root.Get("sops") != nil
 	switch {
-	case gvk.Group == "" && gvk.Kind == "Secret" && !sops:
+	case strings.HasSuffix(gvk.Kind, "List") && o.root.Get("items") != nil && o.root.Get("items").Kind == yamlx.SeqNode:
+		for _, item := range o.root.Get("items").Kids {
+			if item.Kind == yamlx.MapNode {
+				out = append(out, r.checkSecrets(newObject(item, item, o.file, o.ks, o.cluster))...)
+			}
+		}
+	case gvk.Group == "" && gvk.Kind == "Secret":
+		msg := "Secret value in plain text; encrypt the Secret with SOPS, or create it outside Git"
+		if sops {
+			msg = "Secret value in plain text though the Secret has sops metadata; encrypt it with SOPS (sops --encrypt), so that it reads ENC[…]"
+		}
 		for _, field := range []string{"data", "stringData"} {
 			m := o.root.Get(field)
 			if m == nil || m.Kind != yamlx.MapNode {
 				continue
 			}
 			for i := 0; i < len(m.Kids); i += 2 {
-				if m.Kids[i+1].Text() == "" {
+				if v := m.Kids[i+1]; v.Text() == "" || secretscan.IsEncrypted(v.Str) {
 					continue
 				}
-				out = append(out, r.finding(o, CheckSecret, SeverityError, field+"."+m.Kids[i].Str,
-					"Secret value in plain text; encrypt the Secret with SOPS, or create it outside Git"))
+				out = append(out, r.finding(o, CheckSecret, SeverityError, field+"."+m.Kids[i].Str, msg))
 			}
 		}
-	case gvk.Group == "helm.toolkit.fluxcd.io" && gvk.Kind == "HelmRelease" && !sops:
+	case gvk.Group == "" && gvk.Kind == "ConfigMap":
+		out = append(out, r.configMapSecrets(o)...)
+	case gvk.Group == "helm.toolkit.fluxcd.io" && gvk.Kind == "HelmRelease":
 		walkNode(o.root.Get("spec").Get("values"), "spec.values", func(p, key string, v *node) {
-			if v.Kind != yamlx.ScalarNode || v.Tag != yamlx.StrTag || v.Str == "" || !credentialValueKey.MatchString(key) {
-				return
+			switch {
+			case v.Kind == yamlx.ScalarNode && plain(v) && secretscan.IsCredentialName(key):
+				out = append(out, r.finding(o, CheckSecret, SeverityError, p,
+					fmt.Sprintf("%q looks like a credential in plain text; let the chart generate it, or point the chart at an existing Secret", key)))
+			case v.Kind == yamlx.MapNode:
+				out = append(out, r.valuesEnv(o, p, v)...)
+			case v.Kind == yamlx.SeqNode:
+				for i, item := range v.Kids {
+					out = append(out, r.valuesEnv(o, fmt.Sprintf("%s[%d]", p, i), item)...)
+				}
+				out = append(out, r.flagFindings(o, p, v)...)
 			}
-			lk := strings.ToLower(key)
-			if strings.HasPrefix(lk, "existing") || strings.HasSuffix(lk, "key") || strings.HasSuffix(lk, "keys") ||
-				strings.HasSuffix(lk, "ref") || strings.HasSuffix(lk, "name") || varRefs.MatchString(v.Str) {
-				return
-			}
-			out = append(out, r.finding(o, CheckSecret, SeverityError, p,
-				fmt.Sprintf("%q looks like a credential in plain text; let the chart generate it, or point the chart at an existing Secret", key)))
 		})
 	}
 	for _, c := range containers(o.root, gvk) {
-		env := c.n.Get("env")
-		if env == nil || env.Kind != yamlx.SeqNode {
+		if env := c.n.Get("env"); env != nil && env.Kind == yamlx.SeqNode {
+			for i, e := range env.Kids {
+				if name := e.Get("name").Text(); plain(e.Get("value")) && secretscan.IsCredentialName(name) {
+					out = append(out, r.finding(o, CheckSecret, SeverityError, fmt.Sprintf("%s.env[%d].value", c.path, i),
+						fmt.Sprintf("env var %q looks like a credential and has a literal value; use valueFrom.secretKeyRef", name)))
+				}
+			}
+		}
+		var words []*node
+		var paths []string
+		for _, list := range []string{"command", "args"} {
+			if l := c.n.Get(list); l != nil && l.Kind == yamlx.SeqNode {
+				for i, w := range l.Kids {
+					words = append(words, w)
+					paths = append(paths, fmt.Sprintf("%s.%s[%d]", c.path, list, i))
+				}
+			}
+		}
+		out = append(out, r.flags(o, words, func(i int) string { return paths[i] })...)
+	}
+	return out
+}
+
+// valuesEnv reports an env var of Helm values ({name: API_KEY, value: …}
+// in extraEnv and the like) with a credential-like name and a literal value.
+func (r *run) valuesEnv(o *object, p string, v *node) []Finding {
+	name := v.Get("name").Text()
+	if !plain(v.Get("value")) || !secretscan.IsCredentialName(name) {
+		return nil
+	}
+	return []Finding{r.finding(o, CheckSecret, SeverityError, p+".value",
+		fmt.Sprintf("env var %q looks like a credential and has a literal value; put it in a Secret and use valueFrom.secretKeyRef, or point the chart at an existing Secret", name))}
+}
+
+// flagFindings reports credential flags in a list of Helm values (extraArgs).
+func (r *run) flagFindings(o *object, p string, l *node) []Finding {
+	return r.flags(o, l.Kids, func(i int) string { return fmt.Sprintf("%s[%d]", p, i) })
+}
+
+// flags reports the credentials a command line passes as flags.
+func (r *run) flags(o *object, words []*node, at func(int) string) []Finding {
+	strs := make([]string, len(words))
+	for i, w := range words {
+		strs[i] = w.Text()
+	}
+	var out []Finding
+	seen := map[int]bool{}
+	for _, f := range secretscan.Flags(strs) {
+		if !seen[f.Arg] {
+			seen[f.Arg] = true
+			out = append(out, r.finding(o, CheckSecret, SeverityError, at(f.Arg),
+				fmt.Sprintf("%s passes a credential on the command line in plain text; take it from an env var with valueFrom.secretKeyRef and pass $(VAR)", f.Flag)))
+		}
+	}
+	return out
+}
+
+// configMapSecrets reports the credentials of a ConfigMap, which is never
+// encrypted: a key named like one (DB_PASSWORD) with a value, and
+// credentials in binaryData once decoded (the text scan sees the rest).
+func (r *run) configMapSecrets(o *object) []Finding {
+	var out []Finding
+	for _, field := range []string{"data", "binaryData"} {
+		m := o.root.Get(field)
+		if m == nil || m.Kind != yamlx.MapNode {
 			continue
 		}
-		for i, e := range env.Kids {
-			name, value := e.Get("name").Text(), e.Get("value")
-			if value == nil || value.IsNull() || value.Str == "" || !spec.LooksLikeCredential(name) || varRefs.MatchString(value.Str) {
+		for i := 0; i < len(m.Kids); i += 2 {
+			key, v := m.Kids[i].Str, m.Kids[i+1]
+			if !plain(v) {
 				continue
 			}
-			out = append(out, r.finding(o, CheckSecret, SeverityError, fmt.Sprintf("%s.env[%d].value", c.path, i),
-				fmt.Sprintf("env var %q looks like a credential and has a literal value; use valueFrom.secretKeyRef", name)))
+			p := field + "." + key
+			if secretscan.IsCredentialName(key) {
+				out = append(out, r.finding(o, CheckSecret, SeverityError, p,
+					fmt.Sprintf("ConfigMap key %q looks like a credential and ConfigMaps are not encrypted; move it to a Secret encrypted with SOPS and use secretKeyRef", key)))
+				continue
+			}
+			if field != "binaryData" || len(secretscan.Find(v.Str)) > 0 {
+				continue
+			}
+			dec, err := base64.StdEncoding.DecodeString(strings.Join(strings.Fields(v.Str), ""))
+			if err != nil {
+				continue
+			}
+			if ms := secretscan.Find(string(dec)); len(ms) > 0 {
+				out = append(out, r.finding(o, CheckSecret, SeverityError, p,
+					fmt.Sprintf("ConfigMap binaryData holds %s (base64-encoded) in plain text; keep it in a Secret encrypted with SOPS", ms[0].What)))
+			}
 		}
 	}
 	return out

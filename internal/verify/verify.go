@@ -121,6 +121,7 @@ type run struct {
 	replicas   []replicaCandidate // for the production replica policy
 	scalers    map[[2]string]bool // namespace and Kind/name targets of HPAs
 	liveObjs   []*object          // objects for the live checks
+	lists      listItems          // the items of Lists, for positions
 	stats      Stats
 }
 

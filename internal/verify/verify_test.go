@@ -250,6 +250,16 @@ func TestChecks(t *testing.T) {
 			want:   []string{"fleet/clusters/prod-eu/secret.yaml:7: Secret/s: stringData.password: Secret value in plain text; encrypt the Secret with SOPS, or create it outside Git"},
 		},
 		{
+			name: "secret: a Secret in a List that a path builds",
+			mutate: func(t testing.TB, f map[string][]byte) {
+				f["apps/prod-eu/shop/orders/api/list.yaml"] = []byte("apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Secret\n" +
+					"  metadata:\n    name: s\n  stringData:\n    password: hunter2\n")
+				edit(t, f, "apps/prod-eu/shop/orders/api/kustomization.yaml", "resources:\n", "resources:\n- list.yaml\n")
+			},
+			checks: []Check{CheckSecret},
+			want:   []string{"fleet/apps/prod-eu/shop/orders/api/list.yaml:9: Secret/s: stringData.password: Secret value in plain text; encrypt the Secret with SOPS, or create it outside Git"},
+		},
+		{
 			name: "secret: literal credential env var",
 			mutate: func(t testing.TB, f map[string][]byte) {
 				edit(t, f, myAPI, "        - name: APP_ENV\n", "        - name: API_TOKEN\n          value: s3cr3t-value\n        - name: DB_PASSWORD\n          value: $(FW_DATABASE_URL_PASSWORD)\n        - name: APP_ENV\n")

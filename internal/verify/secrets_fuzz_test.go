@@ -1,0 +1,61 @@
+package verify
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/fleetwright/fleetwright/internal/secretscan"
+	"github.com/fleetwright/fleetwright/internal/yamlx"
+)
+
+// FuzzScanSecrets checks that the file scan never panics, points inside
+// the file, and never shows a credential it found, in the text or in the
+// values as they read once unescaped.
+func FuzzScanSecrets(f *testing.F) {
+	for _, s := range []string{
+		"token: ghp_" + strings.Repeat("aB3d", 9) + "\n",
+		"data:\n  note: \"\\x67hp_" + strings.Repeat("aB3d", 9) + "\"\n",
+		"url: postgres://app:hunter2secret@db/app\n",
+		"k: \"redis://:s3cret\\x70ass@cache\"\n",
+		"key: LS0tLS1CRUdJTiBQUklWQVRFIEtFWS0tLS0tCk1JSUV2UUlCQURBTkJna3Foa2lHOXcwQkFRRUZBQVND\n",
+		"- \"\\u0041KIAIOSFODNN7EXAMPLE\"\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		findings := scanSecrets("f.yaml", data)
+		texts := []string{string(data)}
+		if docs, err := yamlx.Parse(data); err == nil {
+			for _, d := range docs {
+				walkScalars(d.Root, func(n *node) { texts = append(texts, n.Str) })
+			}
+		}
+		var secrets []string
+		for _, text := range texts {
+			for _, m := range secretscan.Find(text) {
+				s := text[m.Start:m.End]
+				if m.Kind == secretscan.URLPassword {
+					rest := s[strings.Index(s, "://")+3:]
+					if s = rest[strings.IndexByte(rest, ':')+1:]; strings.Contains(m.Scheme, s) {
+						continue
+					}
+				}
+				if len(s) >= 8 {
+					secrets = append(secrets, s)
+				}
+			}
+		}
+		lines := bytes.Count(data, []byte{'\n'}) + 1
+		for _, fd := range findings {
+			if fd.Line < 1 || fd.Line > lines || fd.Column < 1 {
+				t.Fatalf("finding %+v outside the file of %d lines", fd, lines)
+			}
+			for _, s := range secrets {
+				if strings.Contains(fd.Message, s) {
+					t.Fatalf("finding %q shows %q", fd.Message, s)
+				}
+			}
+		}
+	})
+}
