@@ -3,7 +3,6 @@ package lifecycle
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -37,7 +36,7 @@ func openWorkspace(dir string) (*workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	files, err := readSpecFiles(abs)
+	files, err := spec.ReadFiles(os.DirFS(abs))
 	if err != nil {
 		return nil, err
 	}
@@ -48,56 +47,6 @@ func openWorkspace(dir string) (*workspace, error) {
 	w := &workspace{root: root, abs: abs, loader: loader, files: files}
 	w.repo, w.ps = loader.LoadFiles(files)
 	return w, nil
-}
-
-// readSpecFiles reads what the spec loader reads: the platform file, every
-// app spec under apps/ and every template under templates/.
-func readSpecFiles(abs string) (map[string][]byte, error) {
-	files := map[string][]byte{}
-	fsys := os.DirFS(abs)
-	for _, n := range spec.PlatformFileNames {
-		if b, err := fs.ReadFile(fsys, n); err == nil {
-			files[n] = b
-		}
-	}
-	err := fs.WalkDir(fsys, "apps", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) && p == "apps" {
-				return fs.SkipAll
-			}
-			return err
-		}
-		if d.IsDir() && strings.HasPrefix(d.Name(), ".") && p != "apps" {
-			return fs.SkipDir
-		}
-		if !d.IsDir() && slices.Contains(spec.SpecFileNames, d.Name()) {
-			b, err := fs.ReadFile(fsys, p)
-			if err != nil {
-				return err
-			}
-			files[p] = b
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	tdirs, err := fs.ReadDir(fsys, template.Dir)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
-	}
-	for _, e := range tdirs {
-		if !e.IsDir() {
-			continue
-		}
-		for _, n := range template.FileNames {
-			p := path.Join(template.Dir, e.Name(), n)
-			if b, err := fs.ReadFile(fsys, p); err == nil {
-				files[p] = b
-			}
-		}
-	}
-	return files, nil
 }
 
 // display is a repository path as problems show it.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/fleetwright/fleetwright/internal/graph"
 	"github.com/fleetwright/fleetwright/internal/hint"
+	"github.com/fleetwright/fleetwright/internal/template"
 )
 
 // Documented defaults used when platform.yaml does not set a field.
@@ -170,6 +171,38 @@ func (l *Loader) Load(fsys fs.FS) (*Repo, Problems) {
 // LoadFiles reads specs given as bytes by slash path, as from a Git tree.
 func (l *Loader) LoadFiles(files map[string][]byte) (*Repo, Problems) {
 	return l.Load(newMemFS(files))
+}
+
+// ReadFiles reads from fsys every file Load reads, by slash path: the
+// platform file, each app spec under apps/ and each template under
+// templates/. LoadFiles of the result loads what Load of fsys would.
+func ReadFiles(fsys fs.FS) (map[string][]byte, error) {
+	files := map[string][]byte{}
+	for _, n := range PlatformFileNames {
+		if b, err := fs.ReadFile(fsys, n); err == nil {
+			files[n] = b
+		}
+	}
+	specs, err := findSpecs(fsys)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range specs {
+		b, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			return nil, err
+		}
+		files[p] = b
+	}
+	for _, name := range templateNames(fsys) {
+		for _, n := range template.FileNames {
+			p := path.Join(TemplateDir(name), n)
+			if b, err := fs.ReadFile(fsys, p); err == nil {
+				files[p] = b
+			}
+		}
+	}
+	return files, nil
 }
 
 func (l *Loader) oneSpecPerFolder(files []string, ps *Problems) []string {

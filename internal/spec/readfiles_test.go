@@ -1,0 +1,50 @@
+package spec_test
+
+import (
+	"maps"
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fleetwright/fleetwright/internal/exports"
+	"github.com/fleetwright/fleetwright/internal/spec"
+)
+
+// ReadFiles reads what Load reads: loading its files gives the same apps,
+// templated ones included, as loading the folder.
+func TestReadFilesLoadsAsTheFolder(t *testing.T) {
+	t.Parallel()
+	fsys := os.DirFS("../../examples")
+	files, err := spec.ReadFiles(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"platform.yaml", "templates/web-with-db/template.yaml"} {
+		if _, ok := files[want]; !ok {
+			t.Errorf("ReadFiles did not read %s; read %v", want, slices.Sorted(maps.Keys(files)))
+		}
+	}
+	l, err := spec.NewLoader(exports.Catalog{}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromDir, dirProblems := l.Load(fsys)
+	fromFiles, fileProblems := l.LoadFiles(files)
+	if len(dirProblems) > 0 || len(fileProblems) > 0 {
+		t.Fatalf("problems: folder %v, files %v", dirProblems, fileProblems)
+	}
+	keys := func(r *spec.Repo) (out []string) {
+		for _, a := range r.Apps {
+			out = append(out, a.Key()+" "+a.File)
+		}
+		return out
+	}
+	if d := cmp.Diff(keys(fromDir), keys(fromFiles)); d != "" {
+		t.Errorf("apps (-folder +files):\n%s", d)
+	}
+	if len(fromDir.Apps) == 0 {
+		t.Error("the examples loaded no apps")
+	}
+}
