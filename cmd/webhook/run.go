@@ -51,6 +51,8 @@ type options struct {
 	githubRef       string
 	shutdownTimeout time.Duration
 	logLevel        string
+	// Limits on clients (docs/webhook.md).
+	probeAllowPrivate bool
 	// ready, if set, receives the listening address (tests use it).
 	ready func(addr string)
 }
@@ -80,6 +82,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.githubRef, "github-ref", "revision", "ref of GitHub deployments: revision (the fleet commit) or spec-revision (the apps-repo commit)")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long a shutdown waits for requests in flight")
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.BoolVar(&o.probeAllowPrivate, "probe-allow-private", false, "let reachability probes connect to loopback, link-local, private and unspecified addresses")
 	if err := fs.Parse(args); err != nil {
 		return o, &cli.ExitError{Code: cli.ExitUsage, Err: err}
 	}
@@ -260,7 +263,7 @@ func serve(ctx context.Context, o options, _ io.Writer, stderr io.Writer) error 
 // every probe connection to the ingress controller whatever the app's host
 // resolves to (the host still names the TLS server and the HTTP request).
 func newProber(o options, c client.Reader, log *slog.Logger) (*probe.Prober, error) {
-	p := &probe.Prober{Client: c, ExpiryWarning: o.expiryWarning, Logger: log}
+	p := &probe.Prober{Client: c, ExpiryWarning: o.expiryWarning, Logger: log, AllowPrivate: o.probeAllowPrivate}
 	if o.caBundle != "" {
 		pem, err := os.ReadFile(o.caBundle)
 		if err != nil {
@@ -272,12 +275,7 @@ func newProber(o options, c client.Reader, log *slog.Logger) (*probe.Prober, err
 		}
 		p.RootCAs = pool
 	}
-	if addr := o.ingressAddress; addr != "" {
-		p.Dial = func(ctx context.Context, network, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, network, addr)
-		}
-	}
+	p.ConnectTo = o.ingressAddress
 	return p, nil
 }
 
