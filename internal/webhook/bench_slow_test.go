@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -168,5 +169,62 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 		return false
 	case <-t.C:
 		return true
+	}
+}
+
+// BenchmarkHalfSentBodies opens 1,000 connections that each send half of a
+// 1 MiB body and stall, and reports the heap the server holds for them and
+// how many were refused at once (503) by the body budget.
+//
+//	go test -run '^$' -bench HalfSentBodies -benchtime 1x ./internal/webhook/
+func BenchmarkHalfSentBodies(b *testing.B) {
+	const conns = 1000
+	for b.Loop() {
+		e := newTestEnv(b, nil)
+		addr := addrOf(e)
+		runtime.GC()
+		var before runtime.MemStats
+		runtime.ReadMemStats(&before)
+		half := bytes.Repeat([]byte("x"), MaxEventBytes/2)
+		var (
+			wg      sync.WaitGroup
+			refused atomic.Int64
+			cs      = make([]net.Conn, conns)
+		)
+		sem := make(chan struct{}, 32)
+		for i := range conns {
+			wg.Go(func() {
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				c, err := net.Dial("tcp", addr)
+				if err != nil {
+					return
+				}
+				cs[i] = c
+				fmt.Fprintf(c, "POST /hooks/flux HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n", MaxEventBytes)
+				if _, err := c.Write(half); err != nil {
+					refused.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		time.Sleep(time.Second)
+		runtime.GC()
+		var after runtime.MemStats
+		runtime.ReadMemStats(&after)
+		used := e.srv.budget.used.Load()
+		for _, c := range cs {
+			if c == nil {
+				continue
+			}
+			_ = c.SetReadDeadline(time.Now().Add(10 * time.Millisecond))
+			if n, _ := c.Read(make([]byte, 16)); n > 0 {
+				refused.Add(1)
+			}
+			_ = c.Close()
+		}
+		b.ReportMetric(float64(int64(after.HeapInuse)-int64(before.HeapInuse))/(1<<20), "heap_MiB")
+		b.ReportMetric(float64(used)/(1<<20), "budget_MiB")
+		b.ReportMetric(float64(refused.Load()), "refused")
 	}
 }
