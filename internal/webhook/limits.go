@@ -126,14 +126,14 @@ func (s *Server) HTTPServer() *http.Server {
 		ReadTimeout:       s.cfg.ReadTimeout,
 		WriteTimeout:      s.cfg.WriteTimeout,
 		IdleTimeout:       s.cfg.IdleTimeout,
-		ErrorLog:          nil,
 	}
 	hs.RegisterOnShutdown(s.BeginShutdown)
 	return hs
 }
 
 // LimitListener returns a listener that holds at most n accepted connections
-// open at once: Accept waits while n are open. n <= 0 returns ln.
+// open at once: Accept waits while n are open. With n <= 0 it only passes
+// ln's connections on.
 func LimitListener(ln net.Listener, n int) *ConnLimiter {
 	return &ConnLimiter{Listener: ln, sem: make(chan struct{}, max(n, 0)), done: make(chan struct{})}
 }
