@@ -52,6 +52,17 @@ type options struct {
 	githubRef       string
 	shutdownTimeout time.Duration
 	logLevel        string
+	// Limits on clients (docs/webhook.md).
+	readHeaderTimeout   time.Duration
+	readTimeout         time.Duration
+	writeTimeout        time.Duration
+	idleTimeout         time.Duration
+	maxConnections      int
+	maxPendingBodyBytes int64
+	probeAllowPrivate   bool
+	keepDeployments     int
+	keepAge             time.Duration
+	pruneInterval       time.Duration
 	// ready, if set, receives the listening address (tests use it).
 	ready func(addr string)
 }
@@ -81,11 +92,24 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.githubRef, "github-ref", "revision", "ref of GitHub deployments: revision (the fleet commit) or spec-revision (the apps-repo commit)")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long a shutdown waits for requests in flight")
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.DurationVar(&o.readHeaderTimeout, "read-header-timeout", webhook.DefaultReadHeaderTimeout, "how long a client may take to send a request's headers")
+	fs.DurationVar(&o.readTimeout, "read-timeout", webhook.DefaultReadTimeout, "how long a client may take to send a whole request, body included")
+	fs.DurationVar(&o.writeTimeout, "write-timeout", webhook.DefaultWriteTimeout, "how long writing an answer may take (an event stream: each write)")
+	fs.DurationVar(&o.idleTimeout, "idle-timeout", webhook.DefaultIdleTimeout, "how long an idle keep-alive connection stays open")
+	fs.IntVar(&o.maxConnections, "max-connections", webhook.DefaultMaxConnections, "connections open at once; more wait to be accepted")
+	fs.Int64Var(&o.maxPendingBodyBytes, "max-pending-body-bytes", webhook.DefaultMaxPendingBodyBytes, "bytes of event bodies buffered before their signature is checked; past it events get 503")
+	fs.BoolVar(&o.probeAllowPrivate, "probe-allow-private", false, "let reachability probes connect to loopback, link-local, private and unspecified addresses")
+	fs.IntVar(&o.keepDeployments, "keep-deployments", store.DefaultKeepDeployments, "deployments kept per app (0 keeps all)")
+	fs.DurationVar(&o.keepAge, "keep-age", store.DefaultKeepAge, "deployments and events older than this are dropped (0 keeps all)")
+	fs.DurationVar(&o.pruneInterval, "prune-interval", time.Hour, "how often the history is pruned (0 disables)")
 	if err := fs.Parse(args); err != nil {
 		return o, &cli.ExitError{Code: cli.ExitUsage, Err: err}
 	}
 	if fs.NArg() > 0 {
 		return o, cli.Usagef("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	if o.maxConnections < 0 || o.maxPendingBodyBytes <= 0 || o.keepDeployments < 0 || o.keepAge < 0 {
+		return o, cli.Usagef("-max-connections, -keep-deployments and -keep-age must not be negative, -max-pending-body-bytes must be positive")
 	}
 	if o.githubRef != "revision" && o.githubRef != "spec-revision" {
 		return o, cli.Usagef("-github-ref must be revision or spec-revision, not %q", o.githubRef)
@@ -150,9 +174,17 @@ func serve(ctx context.Context, o options, _ io.Writer, stderr io.Writer) error 
 	cfg := webhook.Config{
 		Concurrency: o.concurrency, DefaultTimeout: o.defaultTimeout, RecheckInterval: o.recheck,
 		FluxNamespace: o.fluxNamespace, Logger: log,
+		ReadHeaderTimeout: orNone(o.readHeaderTimeout), ReadTimeout: orNone(o.readTimeout),
+		WriteTimeout: orNone(o.writeTimeout), IdleTimeout: orNone(o.idleTimeout),
+		MaxPendingBodyBytes: o.maxPendingBodyBytes,
+		Retention:           store.Retention{KeepPerApp: o.keepDeployments, MaxAge: o.keepAge},
+		PruneInterval:       orNone(o.pruneInterval),
 	}
 	if o.recheck == 0 {
 		cfg.RecheckInterval = -1
+	}
+	if o.keepDeployments == 0 && o.keepAge == 0 {
+		cfg.PruneInterval = -1 // everything is kept
 	}
 	if o.hmacKeyFile != "" {
 		key, err := readSecret(o.hmacKeyFile, "HMAC key")
@@ -227,8 +259,8 @@ func serve(ctx context.Context, o options, _ io.Writer, stderr io.Writer) error 
 		srv.Stop()
 		return fmt.Errorf("listening: %w", err)
 	}
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	hs.RegisterOnShutdown(srv.BeginShutdown)
+	ln = webhook.LimitListener(ln, o.maxConnections)
+	hs := srv.HTTPServer()
 	if err := srv.Start(); err != nil {
 		srv.Stop()
 		_ = ln.Close()
@@ -265,7 +297,7 @@ func serve(ctx context.Context, o options, _ io.Writer, stderr io.Writer) error 
 // every probe connection to the ingress controller whatever the app's host
 // resolves to (the host still names the TLS server and the HTTP request).
 func newProber(o options, c client.Reader, log *slog.Logger) (*probe.Prober, error) {
-	p := &probe.Prober{Client: c, ExpiryWarning: o.expiryWarning, Logger: log}
+	p := &probe.Prober{Client: c, ExpiryWarning: o.expiryWarning, Logger: log, AllowPrivate: o.probeAllowPrivate}
 	if o.caBundle != "" {
 		pem, err := os.ReadFile(o.caBundle)
 		if err != nil {
@@ -277,13 +309,16 @@ func newProber(o options, c client.Reader, log *slog.Logger) (*probe.Prober, err
 		}
 		p.RootCAs = pool
 	}
-	if addr := o.ingressAddress; addr != "" {
-		p.Dial = func(ctx context.Context, network, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, network, addr)
-		}
-	}
+	p.ConnectTo = o.ingressAddress
 	return p, nil
+}
+
+// orNone maps a flag's 0 (none) to the config's negative (disabled).
+func orNone(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }
 
 func storeName(o options) string {

@@ -39,6 +39,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"-kubeconfig", "k", "-ingress-address", "ingress.local"}, `-ingress-address must be host:port, not "ingress.local"`},
 		{[]string{"-kubeconfig", "k", "-ingress-address", ":443"}, "-ingress-address must be host:port"},
 		{[]string{"-ingress-address", "127.0.0.1:443"}, "-ingress-address needs a cluster to probe"},
+		{[]string{"-max-pending-body-bytes", "0"}, "-max-pending-body-bytes must be positive"},
+		{[]string{"-keep-deployments", "-1"}, "must not be negative"},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

@@ -1,6 +1,8 @@
 package probe
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
@@ -417,12 +419,18 @@ func TestReadinessAgainstAPIServer(t *testing.T) {
 	}
 }
 
+// managed adds render's managed-by label.
+func managed(l map[string]string) map[string]string {
+	l[LabelManagedBy] = ManagedBy
+	return l
+}
+
 // ingress creates an Ingress of the app for host with TLS.
 func ingress(t *testing.T, c client.Client, ns, project, app, component, host string) {
 	t.Helper()
 	prefix := networkingv1.PathTypePrefix
 	ing := &networkingv1.Ingress{
-		ObjectMeta: metav1.ObjectMeta{Name: app + "-" + component, Namespace: ns, Labels: appLabels(project, app, component)},
+		ObjectMeta: metav1.ObjectMeta{Name: app + "-" + component, Namespace: ns, Labels: managed(appLabels(project, app, component))},
 		Spec: networkingv1.IngressSpec{
 			TLS: []networkingv1.IngressTLS{{Hosts: []string{host}, SecretName: app + "-" + component + "-tls"}},
 			Rules: []networkingv1.IngressRule{{Host: host, IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
@@ -442,7 +450,7 @@ func TestReachabilityAgainstAPIServer(t *testing.T) {
 	ca := newCA(t)
 	host := "api." + ns + ".example.test"
 	ts := serveTLS(t, leaf(t, &ca, host, now.Add(-24*time.Hour), now.Add(60*24*time.Hour)))
-	p := &Prober{Client: env.Client, Dial: dialTo(ts.Listener.Addr().String()), RootCAs: ca.pool, Clock: fixedClock{now}}
+	p := &Prober{Client: env.Client, AllowPrivate: true, Dial: dialTo(ts.Listener.Addr().String()), RootCAs: ca.pool, Clock: fixedClock{now}}
 	target := Target{Project: ns, App: "api", Revision: rev}
 
 	chk, live := p.Reachability(t.Context(), target)
@@ -469,5 +477,34 @@ func TestReachabilityAgainstAPIServer(t *testing.T) {
 	chk, _ = p.Reachability(t.Context(), target)
 	if chk.State != StateProgressing || !strings.Contains(chk.Message, "unknown authority") {
 		t.Errorf("untrusted chain: %+v", chk)
+	}
+}
+
+// TestReachabilityProbesOnlyRenderedIngresses checks that an Ingress with
+// the app's labels but not render's managed-by mark is never requested: an
+// Ingress for localhost/internal-admin must not make the webhook call it.
+func TestReachabilityProbesOnlyRenderedIngresses(t *testing.T) {
+	t.Parallel()
+	ns := env.Namespace(t)
+	var served atomicCount
+	ts := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { served.add() }))
+	t.Cleanup(ts.Close)
+	p := &Prober{Client: env.Client, AllowPrivate: true, Dial: dialTo(ts.Listener.Addr().String())}
+	prefix := networkingv1.PathTypePrefix
+	ing := &networkingv1.Ingress{
+		ObjectMeta: metav1.ObjectMeta{Name: "admin", Namespace: ns, Labels: appLabels(ns, "api", "web")},
+		Spec: networkingv1.IngressSpec{Rules: []networkingv1.IngressRule{{Host: "localhost", IngressRuleValue: networkingv1.IngressRuleValue{
+			HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{Path: "/internal-admin", PathType: &prefix,
+				Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: "admin", Port: networkingv1.ServiceBackendPort{Number: 80}}}}}}}}}},
+	}
+	if err := env.Client.Create(t.Context(), ing); err != nil {
+		t.Fatal(err)
+	}
+	chk, live := p.Reachability(t.Context(), Target{Project: ns, App: "api", Revision: rev})
+	if chk.State != StateSkipped || live != "" || len(chk.Endpoints) != 0 {
+		t.Errorf("reachability = %+v %q, want skipped: the Ingress is not render's", chk, live)
+	}
+	if n := served.get(); n != 0 {
+		t.Errorf("the unmarked Ingress's host was requested %d times", n)
 	}
 }

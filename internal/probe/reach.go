@@ -11,8 +11,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	networkingv1 "k8s.io/api/networking/v1"
@@ -29,7 +31,19 @@ type Prober struct {
 	// Client reads Kustomizations, Deployments and Ingresses; nil means no cluster.
 	Client client.Reader
 	// Dial opens connections for the HTTPS requests; default a net.Dialer.
+	// Unless AllowPrivate, a connection it opens to a loopback, link-local,
+	// private or unspecified address is closed unused.
 	Dial DialFunc
+	// ConnectTo, when set, is the host:port every request connects to (the
+	// ingress controller's), whatever the host resolves to; the host still
+	// names the TLS server and the request. The operator chose it, so it is
+	// exempt from the private-address rule.
+	ConnectTo string
+	// AllowPrivate lets the requests connect to loopback, link-local,
+	// private and unspecified addresses. Without it an Ingress host that
+	// resolves to one (at dial time, so DNS rebinding cannot slip one in) is
+	// not requested.
+	AllowPrivate bool
 	// RootCAs verifies served chains; nil means the system pool.
 	RootCAs *x509.CertPool
 	// ExpiryWarning is the days-to-expiry threshold below which a certificate
@@ -114,7 +128,11 @@ func (p *Prober) Reachability(ctx context.Context, t Target) (Check, string) {
 		return c, ""
 	}
 	var list networkingv1.IngressList
-	if err := p.Client.List(ctx, &list, client.InNamespace(t.namespace()), AppSelector(t.Project, t.App)); err != nil {
+	// Only the Ingresses render wrote: anyone who can create an Ingress in
+	// the namespace must not aim the probes elsewhere.
+	sel := AppSelector(t.Project, t.App)
+	sel[LabelManagedBy] = ManagedBy
+	if err := p.Client.List(ctx, &list, client.InNamespace(t.namespace()), sel); err != nil {
 		c.State, c.Message = StateProgressing, fmt.Sprintf("listing Ingresses: %v", err)
 		return c, ""
 	}
@@ -163,10 +181,7 @@ func (p *Prober) Request(ctx context.Context, it IngressTarget) Endpoint {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	dial := p.Dial
-	if dial == nil {
-		dial = (&net.Dialer{Timeout: timeout}).DialContext
-	}
+	dial := p.dialer(timeout)
 	now := p.clock().Now
 	tr := &http.Transport{
 		DialContext:         dial,
@@ -215,6 +230,59 @@ func (p *Prober) Request(ctx context.Context, it IngressTarget) Endpoint {
 	}
 	ep.State = StatePassed
 	return ep
+}
+
+// dialer returns how the requests connect (see Dial, ConnectTo, AllowPrivate).
+func (p *Prober) dialer(timeout time.Duration) DialFunc {
+	if p.ConnectTo != "" {
+		d := &net.Dialer{Timeout: timeout}
+		return func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return d.DialContext(ctx, network, p.ConnectTo)
+		}
+	}
+	if p.Dial != nil {
+		if p.AllowPrivate {
+			return p.Dial
+		}
+		return func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := p.Dial(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			if err := checkPublic(c.RemoteAddr().String()); err != nil {
+				_ = c.Close()
+				return nil, &net.OpError{Op: "dial", Net: network, Addr: c.RemoteAddr(), Err: err}
+			}
+			return c, nil
+		}
+	}
+	d := &net.Dialer{Timeout: timeout}
+	if !p.AllowPrivate {
+		// Control sees the address actually connected to, after resolution.
+		d.Control = func(_, address string, _ syscall.RawConn) error { return checkPublic(address) }
+	}
+	return d.DialContext
+}
+
+// ErrPrivateAddress is the error of a probe refused by the private-address rule.
+var ErrPrivateAddress = errors.New("not probed: the address is loopback, link-local, private or unspecified (see -probe-allow-private)")
+
+// thisNetwork is 0.0.0.0/8: Linux connects to the local host for it.
+var thisNetwork = netip.MustParsePrefix("0.0.0.0/8")
+
+// checkPublic refuses a host:port whose IP is loopback, link-local,
+// private or unspecified.
+func checkPublic(hostport string) error {
+	ap, err := netip.ParseAddrPort(hostport)
+	if err != nil {
+		return fmt.Errorf("%s: %w", hostport, ErrPrivateAddress)
+	}
+	ip := ap.Addr().Unmap()
+	if ip.IsLoopback() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsInterfaceLocalMulticast() ||
+		ip.IsPrivate() || ip.IsUnspecified() || thisNetwork.Contains(ip) {
+		return fmt.Errorf("%s: %w", ip, ErrPrivateAddress)
+	}
+	return nil
 }
 
 func (p *Prober) expiryWarning() time.Duration {
@@ -272,6 +340,26 @@ func describeRequestError(err error) string {
 		return "TLS: " + verifyErr.Error()
 	case errors.As(err, &netTimeout) && netTimeout.Timeout():
 		return "timeout: " + err.Error()
+	case errors.Is(err, ErrPrivateAddress):
+		return ErrPrivateAddress.Error()
+	case strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
+		return "TLS: the server answered plain HTTP"
 	}
-	return err.Error()
+	var (
+		opErr  *net.OpError
+		dnsErr *net.DNSError
+		recErr tls.RecordHeaderError
+	)
+	switch {
+	case errors.As(err, &opErr), errors.As(err, &dnsErr):
+		// Connection errors name the address, never what the server sent.
+		return err.Error()
+	case errors.As(err, &recErr):
+		return "TLS: " + recErr.Msg
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "the server closed the connection without an answer"
+	}
+	// net/http quotes what a server sent when it is not HTTP (a banner, a
+	// page): the status API must not show it.
+	return "the server's answer is not HTTP"
 }

@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"fmt"
 	"io"
 	"log"
 	"math/big"
@@ -15,6 +16,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -140,7 +142,7 @@ func TestRequestTLS(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			ts := serveTLS(t, tc.cert)
-			p := &Prober{Dial: dialTo(ts.Listener.Addr().String()), RootCAs: ca.pool, Clock: fixedClock{now}}
+			p := &Prober{AllowPrivate: true, Dial: dialTo(ts.Listener.Addr().String()), RootCAs: ca.pool, Clock: fixedClock{now}}
 			ep := p.Request(t.Context(), IngressTarget{Host: host, Path: tc.path, TLS: true})
 			if ep.State != tc.state || !strings.Contains(ep.Error, tc.errPart) {
 				t.Fatalf("endpoint = %+v, want state %s with error containing %q", ep, tc.state, tc.errPart)
@@ -171,7 +173,7 @@ func TestRequestPlainHTTP(t *testing.T) {
 		w.WriteHeader(http.StatusNotFound)
 	}))
 	defer ts.Close()
-	p := &Prober{Dial: dialTo(ts.Listener.Addr().String())}
+	p := &Prober{AllowPrivate: true, Dial: dialTo(ts.Listener.Addr().String())}
 	ep := p.Request(t.Context(), IngressTarget{Host: "plain.example.test", Path: "/", TLS: false})
 	if ep.State != StatePassed || ep.StatusCode != 404 || ep.TLS != nil || ep.URL != "http://plain.example.test/" {
 		t.Errorf("endpoint = %+v", ep)
@@ -186,7 +188,7 @@ func TestRequestUnreachable(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	p := &Prober{Dial: dialTo(addr), RequestTimeout: 2 * time.Second}
+	p := &Prober{AllowPrivate: true, Dial: dialTo(addr), RequestTimeout: 2 * time.Second}
 	ep := p.Request(t.Context(), IngressTarget{Host: "gone.example.test", Path: "/", TLS: true})
 	if ep.State != StateFailed || !strings.Contains(ep.Error, "connection refused") {
 		t.Errorf("endpoint = %+v", ep)
@@ -219,4 +221,92 @@ func TestIngressTargets(t *testing.T) {
 	if diff := cmp.Diff(want, IngressTargets(ings)); diff != "" {
 		t.Errorf("targets (-want +got):\n%s", diff)
 	}
+}
+
+// TestRequestRefusesPrivateAddresses checks that, unless AllowPrivate, a
+// probe never connects to a loopback, link-local, private or unspecified
+// address: not by IP, not by a name resolving to one (checked at dial time,
+// after resolution), not through a custom Dial.
+func TestRequestRefusesPrivateAddresses(t *testing.T) {
+	t.Parallel()
+	var served atomicCount
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		served.add()
+		fmt.Fprint(w, "internal admin page")
+	}))
+	t.Cleanup(ts.Close)
+	_, port, _ := net.SplitHostPort(ts.Listener.Addr().String())
+	tests := []struct {
+		name string
+		p    *Prober
+		host string
+	}{
+		{"loopback IP", &Prober{}, "127.0.0.1:" + port},
+		{"name resolving to loopback", &Prober{}, "localhost:" + port},
+		{"unspecified", &Prober{}, "0.0.0.0:" + port},
+		{"IPv6 loopback", &Prober{}, "[::1]:" + port},
+		{"link-local", &Prober{RequestTimeout: time.Second}, "169.254.169.254"},
+		{"private", &Prober{RequestTimeout: time.Second}, "10.0.0.1"},
+		{"custom dial to loopback", &Prober{Dial: dialTo(ts.Listener.Addr().String())}, "app.example.test"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ep := tc.p.Request(t.Context(), IngressTarget{Host: tc.host, Path: "/internal-admin"})
+			if ep.State != StateFailed || ep.Error != ErrPrivateAddress.Error() {
+				t.Errorf("endpoint = %+v, want refused with %q", ep, ErrPrivateAddress)
+			}
+		})
+	}
+	t.Run("allowed", func(t *testing.T) {
+		t.Parallel()
+		p := &Prober{AllowPrivate: true}
+		ep := p.Request(t.Context(), IngressTarget{Host: "127.0.0.1:" + port, Path: "/"})
+		if ep.State != StatePassed {
+			t.Errorf("with AllowPrivate: %+v", ep)
+		}
+	})
+	t.Cleanup(func() {
+		if n := served.get(); n != 1 {
+			t.Errorf("the loopback server answered %d requests, want 1 (the allowed one)", n)
+		}
+	})
+}
+
+// TestRequestHidesWhatTheServerSent checks that an endpoint's error never
+// carries what a non-HTTP server sent (net/http quotes it in its errors).
+func TestRequestHidesWhatTheServerSent(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			_, _ = c.Write([]byte("SECRET-TOKEN-1234 redis says hello\r\n\r\n"))
+			_ = c.Close()
+		}
+	}()
+	p := &Prober{AllowPrivate: true, Dial: dialTo(ln.Addr().String())}
+	ep := p.Request(t.Context(), IngressTarget{Host: "app.example.test", Path: "/"})
+	if ep.State != StateFailed || strings.Contains(ep.Error, "SECRET") || ep.Error == "" {
+		t.Errorf("endpoint = %+v, want a failure that does not quote the server", ep)
+	}
+}
+
+type atomicCount struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (c *atomicCount) add() { c.mu.Lock(); c.n++; c.mu.Unlock() }
+func (c *atomicCount) get() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
 }

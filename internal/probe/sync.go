@@ -21,6 +21,10 @@ const (
 	LabelApp       = "fleetwright.io/app"
 	LabelProject   = "fleetwright.io/project"
 	LabelComponent = "fleetwright.io/component"
+	// LabelManagedBy is ManagedBy on every object render writes (as
+	// internal/generate labels them); only Ingresses with it are probed.
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	ManagedBy      = "fleetwright"
 
 	AnnotationPrefix       = "event.toolkit.fluxcd.io/"
 	AnnotationApp          = AnnotationPrefix + "app"

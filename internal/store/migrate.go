@@ -79,6 +79,13 @@ var migrations = []string{
 		message TEXT NOT NULL,
 		at BIGINT NOT NULL
 	)`,
+	// 2: a new deployment supersedes only its app's open ones (no scan of
+	// the app's history); pruning finds events by deployment and age, and
+	// old deployments and phase changes by age.
+	`CREATE INDEX deployments_active ON deployments (project, app, superseded_by, id);
+	CREATE INDEX events_by_deployment ON events (deployment_id);
+	CREATE INDEX events_by_received ON events (received_at, id);
+	CREATE INDEX phase_changes_by_at ON phase_changes (at)`,
 }
 
 // SchemaVersion is the schema version this build migrates to.

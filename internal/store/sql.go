@@ -158,9 +158,13 @@ func rollback(tx *sql.Tx) error {
 }
 
 func (s *sqlStore) recordEvent(tx *txStmts, e Event, now time.Time) (Recorded, error) {
+	e = e.clean()
 	status := EventIgnored
 	if e.App != "" && e.Project != "" {
 		status = EventApplied
+	} else {
+		// An event of no known app keeps its metadata, not its body.
+		e.Body = nil
 	}
 	var (
 		r     Recorded
@@ -289,7 +293,7 @@ func (s *sqlStore) createDeployment(ctx context.Context, tx *sql.Tx, e Event, no
 		message = CASE WHEN finished_at = 0 THEN ? ELSE message END,
 		finished_at = CASE WHEN finished_at = 0 THEN ? ELSE finished_at END,
 		updated_at = ?, superseded_by = ?
-		WHERE project = ? AND app = ? AND id < ? AND superseded_by = 0`),
+		WHERE project = ? AND app = ? AND superseded_by = 0 AND id < ?`),
 		"superseded by revision "+e.Revision, ts(now), ts(now), id, e.Project, e.App, id); err != nil {
 		return 0, fmt.Errorf("superseding deployments: %w", err)
 	}
@@ -355,6 +359,7 @@ func (s *sqlStore) UpdateDeployment(ctx context.Context, u DeploymentUpdate) (_ 
 		// A superseded deployment's history is final.
 		return nil, tx.Commit()
 	}
+	u.Message, u.LiveURL, u.SpecRevision = cleanText(u.Message), cleanText(u.LiveURL), cleanText(u.SpecRevision)
 	spec, args := "CASE WHEN ? <> '' THEN ? ELSE spec_revision END", []any{string(u.Phase), u.Message, string(u.Checks), u.LiveURL,
 		u.Timeout.Milliseconds(), ts(u.FinishedAt), ts(u.UpdatedAt), u.SpecRevision, u.SpecRevision, u.ID}
 	if u.NoSpecRevision {

@@ -210,6 +210,9 @@ type Store interface {
 	// Events returns an app's stored events, newest first.
 	Events(ctx context.Context, project, app string, limit int) ([]Event, error)
 
+	// Prune drops the history r does not keep.
+	Prune(ctx context.Context, r Retention, now time.Time) (Pruned, error)
+
 	Ping(ctx context.Context) error
 	Close() error
 }

@@ -20,10 +20,17 @@ import (
 	"github.com/fleetwright/fleetwright/internal/store"
 )
 
+// storeError answers a failed read of the history store: the database's
+// own error is logged, never shown to the client.
+func (s *Server) storeError(w http.ResponseWriter, err error) {
+	s.log.Error("reading the history store", "err", err)
+	writeError(w, http.StatusInternalServerError, "reading the history store failed")
+}
+
 func (s *Server) handleApps(w http.ResponseWriter, r *http.Request) {
 	apps, err := s.cfg.Store.Apps(r.Context())
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, err.Error())
+		s.storeError(w, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"apps": apps})
@@ -36,13 +43,13 @@ func (s *Server) appAndDeployment(w http.ResponseWriter, r *http.Request) (store
 		if errors.Is(err, store.ErrNotFound) {
 			writeError(w, http.StatusNotFound, fmt.Sprintf("no app %s/%s", r.PathValue("project"), r.PathValue("name")))
 		} else {
-			writeError(w, http.StatusInternalServerError, err.Error())
+			s.storeError(w, err)
 		}
 		return a, store.Deployment{}, false
 	}
 	d, err := s.cfg.Store.Deployment(r.Context(), a.DeploymentID)
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, err.Error())
+		s.storeError(w, err)
 		return a, d, false
 	}
 	return a, d, true
@@ -220,7 +227,7 @@ func (s *Server) handleDeployments(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusNotFound, fmt.Sprintf("no app %s/%s", project, name))
 			return
 		}
-		writeError(w, http.StatusInternalServerError, err.Error())
+		s.storeError(w, err)
 		return
 	}
 	limit := defaultPageSize
@@ -244,7 +251,7 @@ func (s *Server) handleDeployments(w http.ResponseWriter, r *http.Request) {
 	// One more than asked tells whether a next page exists.
 	ds, err := s.cfg.Store.Deployments(r.Context(), project, name, limit+1, before)
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, err.Error())
+		s.storeError(w, err)
 		return
 	}
 	next := ""
@@ -376,7 +383,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	stored, err := s.cfg.Store.Events(r.Context(), project, name, limit)
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, err.Error())
+		s.storeError(w, err)
 		return
 	}
 	out := make([]EventView, 0, len(stored))

@@ -27,6 +27,8 @@ func TestAPIAuth(t *testing.T) {
 		{"wrong token", "Bearer nope", 401},
 		{"basic auth", "Basic " + testToken, 401},
 		{"right token", "Bearer " + testToken, 200},
+		{"extra spaces", "Bearer  " + testToken + " ", 401},
+		{"tab", "Bearer\t" + testToken, 401},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -69,7 +69,8 @@ func newClusterApp(t *testing.T, project, fluxNS, name string, timeout time.Dura
 	}
 	prefix := networkingv1.PathTypePrefix
 	ing := &networkingv1.Ingress{
-		ObjectMeta: metav1.ObjectMeta{Name: name + "-web", Namespace: project, Labels: labels},
+		ObjectMeta: metav1.ObjectMeta{Name: name + "-web", Namespace: project,
+			Labels: map[string]string{probe.LabelApp: name, probe.LabelProject: project, probe.LabelComponent: "web", probe.LabelManagedBy: probe.ManagedBy}},
 		Spec: networkingv1.IngressSpec{
 			TLS: []networkingv1.IngressTLS{{Hosts: []string{a.host}, SecretName: name + "-web-tls"}},
 			Rules: []networkingv1.IngressRule{{Host: a.host, IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
@@ -144,7 +145,8 @@ func clusterEnv(t *testing.T, fluxNS string, pool *x509.CertPool, addr string, m
 	if err != nil {
 		t.Fatal(err)
 	}
-	prober := &probe.Prober{Client: env.Client, RootCAs: pool, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+	// The test's TLS listener is on loopback.
+	prober := &probe.Prober{Client: env.Client, RootCAs: pool, AllowPrivate: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
 		var d net.Dialer
 		return d.DialContext(ctx, network, addr)
 	}}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -34,6 +35,12 @@ type testEnv struct {
 // newTestEnv starts a Server on a SQLite file with fast backoff.
 func newTestEnv(t testing.TB, mod func(*Config)) *testEnv {
 	t.Helper()
+	return newTestEnvOn(t, mod, nil)
+}
+
+// newTestEnvOn is newTestEnv with the listener wrapped by wrap, when set.
+func newTestEnvOn(t testing.TB, mod func(*Config), wrap func(net.Listener) net.Listener) *testEnv {
+	t.Helper()
 	st, err := store.OpenSQLite(t.Context(), filepath.Join(t.TempDir(), "history.db"), store.SQLiteOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +60,12 @@ func newTestEnv(t testing.TB, mod func(*Config)) *testEnv {
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(srv.Handler())
+	ts := httptest.NewUnstartedServer(srv.Handler())
+	ts.Config = srv.HTTPServer()
+	if wrap != nil {
+		ts.Listener = wrap(ts.Listener)
+	}
+	ts.Start()
 	t.Cleanup(func() {
 		srv.BeginShutdown()
 		ts.Close()

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"hash"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -47,6 +46,7 @@ const (
 	resultTooLarge     = "too_large"
 	resultMalformed    = "malformed"
 	resultError        = "error"
+	resultOverloaded   = "overloaded"
 )
 
 var errSignature = errors.New("signature does not match the body")
@@ -179,25 +179,39 @@ func (s *Server) handleFlux(w http.ResponseWriter, r *http.Request) {
 		s.metrics.events.WithLabelValues(result).Inc()
 		s.metrics.ingestSeconds.Observe(time.Since(start).Seconds())
 	}()
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxEventBytes))
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			result = resultTooLarge
-			writeJSON(w, http.StatusRequestEntityTooLarge, ingestResponse{Status: "rejected", Error: fmt.Sprintf("event body over %d bytes", MaxEventBytes)})
-			return
-		}
-		result = resultMalformed
-		writeJSON(w, http.StatusBadRequest, ingestResponse{Status: "rejected", Error: "reading body: " + err.Error()})
+	reject := func(code int, res string, resp ingestResponse) {
+		result = res
+		// The rest of the body is not worth reading: close the connection.
+		w.Header().Set("Connection", "close")
+		writeJSON(w, code, resp)
+	}
+	if r.ContentLength > MaxEventBytes {
+		reject(http.StatusRequestEntityTooLarge, resultTooLarge, ingestResponse{Status: "rejected", Error: fmt.Sprintf("event body over %d bytes", MaxEventBytes)})
 		return
 	}
+	b, err := readBody(r.Body, MaxEventBytes, s.budget)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		switch {
+		case errors.As(err, &tooBig):
+			reject(http.StatusRequestEntityTooLarge, resultTooLarge, ingestResponse{Status: "rejected", Error: fmt.Sprintf("event body over %d bytes", MaxEventBytes)})
+		case errors.Is(err, errBudget):
+			w.Header().Set("Retry-After", retryAfterSeconds)
+			reject(http.StatusServiceUnavailable, resultOverloaded, ingestResponse{Status: "rejected", Error: "too many events in flight, retry later"})
+		default:
+			reject(http.StatusBadRequest, resultMalformed, ingestResponse{Status: "rejected", Error: "reading body: " + err.Error()})
+		}
+		return
+	}
+	defer b.release()
+	body := b.bytes()
 	if len(s.cfg.HMACKey) > 0 {
 		if err := verifySignature(s.cfg.HMACKey, body, r.Header.Get(SignatureHeader)); err != nil {
-			result = resultUnauthorized
 			s.log.Warn("event rejected", "reason", err.Error(), "remote", r.RemoteAddr)
-			writeJSON(w, http.StatusUnauthorized, ingestResponse{Status: "rejected", Error: err.Error()})
+			reject(http.StatusUnauthorized, resultUnauthorized, ingestResponse{Status: "rejected", Error: err.Error()})
 			return
 		}
+		b.authenticated()
 	}
 	ev, err := decodeEvent(body)
 	if err != nil {
@@ -208,13 +222,13 @@ func (s *Server) handleFlux(w http.ResponseWriter, r *http.Request) {
 	rec, err := s.toRecord(r.Context(), &ev, body)
 	if err != nil {
 		s.log.Error("mapping event", "err", err)
-		writeJSON(w, http.StatusServiceUnavailable, ingestResponse{Status: "error", Error: "mapping event to an app: " + err.Error()})
+		writeJSON(w, http.StatusServiceUnavailable, ingestResponse{Status: "error", Error: "mapping event to an app failed"})
 		return
 	}
 	got, err := s.batcher.submit(r.Context(), rec)
 	if err != nil {
 		s.log.Error("storing event", "err", err)
-		writeJSON(w, http.StatusServiceUnavailable, ingestResponse{Status: "error", Error: "storing event: " + err.Error()})
+		writeJSON(w, http.StatusServiceUnavailable, ingestResponse{Status: "error", Error: "storing event failed"})
 		return
 	}
 	resp := ingestResponse{EventID: got.EventID, DeploymentID: got.DeploymentID, Project: rec.Project, App: rec.App}
@@ -260,7 +274,9 @@ func (s *Server) toRecord(ctx context.Context, ev *eventv1.Event, body []byte) (
 		}
 	}
 	if rec.Project == "" || rec.App == "" {
-		rec.Project, rec.App, rec.Component, rec.SpecRevision = "", "", "", ""
+		// An event of no known app is kept as metadata: its body would let
+		// anyone who can post fill the disk.
+		rec.Project, rec.App, rec.Component, rec.SpecRevision, rec.Body = "", "", "", "", nil
 		return rec, nil
 	}
 	rec.Health, rec.Terminal = health(ev)

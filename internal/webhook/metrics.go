@@ -20,7 +20,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "fleetwright_webhook_events_received_total",
-			Help: "Flux events received, by result (applied, ignored, duplicate, unauthorized, too_large, malformed, error).",
+			Help: "Flux events received, by result (applied, ignored, duplicate, unauthorized, too_large, overloaded, malformed, error).",
 		}, []string{"result"}),
 		ingestSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "fleetwright_webhook_event_ingest_duration_seconds",

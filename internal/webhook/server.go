@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
@@ -58,6 +59,25 @@ type Config struct {
 	StreamPoll      time.Duration
 	// MaxBatch bounds the events stored in one transaction; default 256.
 	MaxBatch int
+	// ReadHeaderTimeout, ReadTimeout, WriteTimeout and IdleTimeout are those
+	// of the http.Server HTTPServer returns; defaults DefaultReadHeaderTimeout
+	// and the like, negative disables. An event stream lifts the read
+	// deadline and moves the write deadline WriteTimeout ahead per write.
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration
+	WriteTimeout      time.Duration
+	IdleTimeout       time.Duration
+	// MaxPendingBodyBytes bounds the bytes of event bodies buffered before
+	// their signature is checked (each body in flight counts at least 4 KiB);
+	// past it an event is answered 503 with Retry-After at once. Default
+	// DefaultMaxPendingBodyBytes.
+	MaxPendingBodyBytes int64
+	// Retention is what the periodic prune keeps of the history; the zero
+	// value keeps store.DefaultKeepDeployments per app and
+	// store.DefaultKeepAge. PruneInterval is how often it runs (and once at
+	// Start); default 1h, negative disables.
+	Retention     store.Retention
+	PruneInterval time.Duration
 	// Clock; default the wall clock.
 	Clock probe.Clock
 	// Logger; default discard.
@@ -96,6 +116,26 @@ func (c *Config) setDefaults() error {
 	if c.StreamPoll <= 0 {
 		c.StreamPoll = 2 * time.Second
 	}
+	for _, d := range []struct {
+		v   *time.Duration
+		def time.Duration
+	}{{&c.ReadHeaderTimeout, DefaultReadHeaderTimeout}, {&c.ReadTimeout, DefaultReadTimeout}, {&c.WriteTimeout, DefaultWriteTimeout}, {&c.IdleTimeout, DefaultIdleTimeout}} {
+		switch {
+		case *d.v == 0:
+			*d.v = d.def
+		case *d.v < 0:
+			*d.v = 0
+		}
+	}
+	if c.Retention == (store.Retention{}) {
+		c.Retention = store.Retention{KeepPerApp: store.DefaultKeepDeployments, MaxAge: store.DefaultKeepAge}
+	}
+	if c.PruneInterval == 0 {
+		c.PruneInterval = time.Hour
+	}
+	if c.MaxPendingBodyBytes <= 0 {
+		c.MaxPendingBodyBytes = DefaultMaxPendingBodyBytes
+	}
 	if c.Clock == nil {
 		c.Clock = probe.RealClock{}
 	}
@@ -128,6 +168,17 @@ type Server struct {
 	stopping chan struct{}
 	stopOnce sync.Once
 	tokenSum [32]byte
+	budget   *bodyBudget
+
+	// streamMu guards streams and streamsClosed: the write deadlines of
+	// the open event streams, set to now when the shutdown begins.
+	streamMu      sync.Mutex
+	streams       map[*http.ResponseController]struct{}
+	streamsClosed bool
+
+	pruneStop     chan struct{}
+	pruneDone     chan struct{}
+	pruneStopOnce sync.Once
 }
 
 // New returns a Server; it starts the event writer, which Stop ends.
@@ -142,6 +193,8 @@ func New(cfg Config) (*Server, error) {
 		hub:      newHub(),
 		stopping: make(chan struct{}),
 		tokenSum: sha256.Sum256([]byte(cfg.APIToken)),
+		budget:   &bodyBudget{max: cfg.MaxPendingBodyBytes},
+		streams:  map[*http.ResponseController]struct{}{},
 	}
 	s.batcher = newBatcher(cfg.Store, s.now, cfg.MaxBatch)
 	if cfg.GitHub != nil {
@@ -185,7 +238,8 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 	default:
 	}
 	if err := s.cfg.Store.Ping(r.Context()); err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "store unavailable", "error": err.Error()})
+		s.log.Error("store ping", "err", err)
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "store unavailable"})
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
@@ -198,8 +252,8 @@ func (s *Server) auth(h http.Handler) http.Handler {
 			writeError(w, http.StatusServiceUnavailable, "the API is disabled: no API token is configured")
 			return
 		}
-		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		sum := sha256.Sum256([]byte(strings.TrimSpace(tok)))
+		tok, ok := bearerToken(r.Header.Get("Authorization"))
+		sum := sha256.Sum256([]byte(tok))
 		if !ok || subtle.ConstantTimeCompare(sum[:], s.tokenSum[:]) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="fleetwright"`)
 			writeError(w, http.StatusUnauthorized, "missing or wrong bearer token")
@@ -209,13 +263,70 @@ func (s *Server) auth(h http.Handler) http.Handler {
 	})
 }
 
+// bearerToken parses exactly "Bearer <token>": one space, a token of
+// visible characters, nothing around it.
+func bearerToken(h string) (string, bool) {
+	tok, ok := strings.CutPrefix(h, "Bearer ")
+	if !ok || tok == "" {
+		return "", false
+	}
+	for i := 0; i < len(tok); i++ {
+		if tok[i] <= ' ' || tok[i] == 0x7f {
+			return "", false
+		}
+	}
+	return tok, true
+}
+
 // Start resumes the deployments the store holds as active and starts the
 // checks and the periodic rechecks. It returns at once.
 func (s *Server) Start() error {
 	if s.github != nil {
 		s.github.start()
 	}
-	return s.tracker.start()
+	if err := s.tracker.start(); err != nil {
+		return err
+	}
+	if s.cfg.PruneInterval > 0 {
+		s.pruneStop, s.pruneDone = make(chan struct{}), make(chan struct{})
+		go s.pruneLoop(s.pruneStop, s.pruneDone)
+	}
+	return nil
+}
+
+// pruneLoop drops the history the retention does not keep, at Start and
+// every PruneInterval.
+func (s *Server) pruneLoop(stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	tk := time.NewTicker(s.cfg.PruneInterval)
+	defer tk.Stop()
+	for {
+		start := time.Now()
+		p, err := s.cfg.Store.Prune(ctx, s.cfg.Retention, s.now())
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			s.log.Error("pruning the history", "err", err)
+		case p != (store.Pruned{}):
+			s.log.Info("pruned the history", "deployments", p.Deployments, "events", p.Events,
+				"phase_changes", p.PhaseChanges, "took", time.Since(start).Round(time.Millisecond).String())
+		}
+		select {
+		case <-stop:
+			return
+		case <-tk.C:
+		}
+	}
 }
 
 // BeginShutdown makes /readyz fail and ends the event streams, so an HTTP
@@ -223,6 +334,47 @@ func (s *Server) Start() error {
 // http.Server.RegisterOnShutdown.
 func (s *Server) BeginShutdown() {
 	s.stopOnce.Do(func() { close(s.stopping) })
+	// A stream whose client does not read is stuck in a write: its deadline
+	// passing ends it.
+	s.streamMu.Lock()
+	s.streamsClosed = true
+	for rc := range s.streams {
+		_ = rc.SetWriteDeadline(time.Now())
+	}
+	s.streamMu.Unlock()
+}
+
+// openStream registers an event stream; false when the shutdown began.
+func (s *Server) openStream(rc *http.ResponseController) bool {
+	s.streamMu.Lock()
+	defer s.streamMu.Unlock()
+	if s.streamsClosed {
+		return false
+	}
+	s.streams[rc] = struct{}{}
+	return true
+}
+
+func (s *Server) closeStream(rc *http.ResponseController) {
+	s.streamMu.Lock()
+	delete(s.streams, rc)
+	s.streamMu.Unlock()
+}
+
+// extendStream moves a stream's write deadline WriteTimeout ahead, unless
+// the shutdown began.
+func (s *Server) extendStream(rc *http.ResponseController) bool {
+	s.streamMu.Lock()
+	defer s.streamMu.Unlock()
+	if s.streamsClosed {
+		return false
+	}
+	var d time.Time
+	if s.cfg.WriteTimeout > 0 {
+		d = time.Now().Add(s.cfg.WriteTimeout)
+	}
+	_ = rc.SetWriteDeadline(d)
+	return true
 }
 
 // Stop commits the events already accepted, cancels the running checks and
@@ -230,6 +382,10 @@ func (s *Server) BeginShutdown() {
 // server has shut down, so no request is left waiting for a commit.
 func (s *Server) Stop() {
 	s.BeginShutdown()
+	if s.pruneStop != nil {
+		s.pruneStopOnce.Do(func() { close(s.pruneStop) })
+		<-s.pruneDone
+	}
 	s.batcher.close()
 	s.tracker.stop()
 	if s.github != nil {

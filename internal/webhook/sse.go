@@ -39,11 +39,19 @@ const streamPage = 500
 // it. Without one the stream starts with the next change. ?project= and
 // ?app= filter.
 func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
-	fl, ok := w.(http.Flusher)
-	if !ok {
+	rc := http.NewResponseController(w)
+	// A stream outlives the server's read timeout; its write deadline moves
+	// ahead per write (extendStream).
+	if err := rc.SetReadDeadline(time.Time{}); err != nil {
 		writeError(w, http.StatusInternalServerError, "streaming is not supported by this connection")
 		return
 	}
+	if !s.openStream(rc) {
+		writeError(w, http.StatusServiceUnavailable, "the server is shutting down")
+		return
+	}
+	defer s.closeStream(rc)
+	flush := func() bool { return s.extendStream(rc) && rc.Flush() == nil }
 	ctx := r.Context()
 	lastID := r.Header.Get("Last-Event-ID")
 	if lastID == "" {
@@ -60,7 +68,8 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 	} else {
 		n, err := s.cfg.Store.LatestSeq(ctx)
 		if err != nil {
-			writeError(w, http.StatusServiceUnavailable, err.Error())
+			s.log.Error("reading phase changes", "err", err)
+			writeError(w, http.StatusServiceUnavailable, "reading phase changes failed")
 			return
 		}
 		last = n
@@ -69,9 +78,14 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("X-Accel-Buffering", "no")
+	if !s.extendStream(rc) {
+		return
+	}
 	w.WriteHeader(http.StatusOK)
 	fmt.Fprintf(w, "retry: 2000\n: stream of phase changes after %d\n\n", last)
-	fl.Flush()
+	if !flush() {
+		return
+	}
 	s.metrics.streams.Inc()
 	defer s.metrics.streams.Dec()
 
@@ -85,9 +99,14 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			if ctx.Err() == nil {
 				s.log.Error("reading phase changes", "err", err)
-				fmt.Fprintf(w, "event: error\ndata: %q\n\n", "reading phase changes failed")
-				fl.Flush()
+				if s.extendStream(rc) {
+					fmt.Fprintf(w, "event: error\ndata: %q\n\n", "reading phase changes failed")
+					_ = rc.Flush()
+				}
 			}
+			return
+		}
+		if len(changes) > 0 && !s.extendStream(rc) {
 			return
 		}
 		for _, c := range changes {
@@ -103,8 +122,8 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
-		if len(changes) > 0 {
-			fl.Flush()
+		if len(changes) > 0 && !flush() {
+			return
 		}
 		if len(changes) == streamPage {
 			continue
@@ -117,10 +136,15 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 		case <-wake:
 		case <-poll.C:
 		case <-heartbeat.C:
+			if !s.extendStream(rc) {
+				return
+			}
 			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
 				return
 			}
-			fl.Flush()
+			if !flush() {
+				return
+			}
 		}
 	}
 }

@@ -38,8 +38,14 @@ type tracker struct {
 	// healths holds the latest event health per deployment and component: an
 	// event that repeats it does not wake the deployment's checks.
 	healths map[int64]map[string]string
-	queue   []notice
-	signal  chan struct{}
+	// appOf names the app ("project/app") of each deployment with state in
+	// the maps above, and latest each app's newest deployment seen: the
+	// state of older ones is dropped, so memory follows the apps, not the
+	// history.
+	appOf  map[int64]string
+	latest map[string]int64
+	queue  []notice
+	signal chan struct{}
 
 	// persistMu orders phase writes, so the phase log's order is the order
 	// in which the decisions were made.
@@ -122,6 +128,8 @@ func newTracker(s *Server) *tracker {
 		degradedSince: map[int64]time.Time{},
 		written:       map[int64]writtenState{},
 		healths:       map[int64]map[string]string{},
+		appOf:         map[int64]string{},
+		latest:        map[string]int64{},
 		signal:        make(chan struct{}, 1),
 		ctx:           ctx,
 		cancel:        cancel,
@@ -208,20 +216,32 @@ func (t *tracker) handle(n notice) {
 		return
 	}
 	t.mu.Lock()
-	if n.newDeployment {
-		// The app's older deployments are superseded: stop their checks.
-		for id, r := range t.runs {
-			if id != n.deploymentID && r.project == n.project && r.app == n.app {
-				r.cancel()
-				delete(t.runs, id)
-				delete(t.written, id)
-				delete(t.degradedSince, id)
-				delete(t.healths, id)
+	key := n.project + "/" + n.app
+	if n.deploymentID > t.latest[key] {
+		t.latest[key] = n.deploymentID
+		// The app's older deployments are superseded: forget them and, for
+		// a new deployment, stop their checks.
+		for id, app := range t.appOf {
+			if app == key && id != n.deploymentID {
+				t.forget(id)
+			}
+		}
+		if n.newDeployment {
+			for id, r := range t.runs {
+				if id != n.deploymentID && r.project == n.project && r.app == n.app {
+					r.cancel()
+					delete(t.runs, id)
+					t.forget(id)
+				}
 			}
 		}
 	}
+	newest := n.deploymentID >= t.latest[key]
+	if newest {
+		t.appOf[n.deploymentID] = key
+	}
 	changed := true
-	if n.component != "" {
+	if n.component != "" && newest {
 		hs := t.healths[n.deploymentID]
 		if hs == nil {
 			hs = map[string]string{}
@@ -277,6 +297,26 @@ func (t *tracker) handle(n notice) {
 		}
 		t.startRun(d, modeRecheck, d.StartedAt)
 	}
+}
+
+// remember records what was written of a deployment (t.mu held).
+func (t *tracker) remember(id int64, phase store.Phase, now time.Time, w writtenState) {
+	t.written[id] = w
+	if phase == store.PhaseDegraded {
+		if _, ok := t.degradedSince[id]; !ok {
+			t.degradedSince[id] = now
+		}
+	} else {
+		delete(t.degradedSince, id)
+	}
+}
+
+// forget drops what is held in memory of a deployment (t.mu held).
+func (t *tracker) forget(id int64) {
+	delete(t.written, id)
+	delete(t.degradedSince, id)
+	delete(t.healths, id)
+	delete(t.appOf, id)
 }
 
 func (t *tracker) startRun(d store.Deployment, mode runMode, started time.Time) {
@@ -455,14 +495,10 @@ func (t *tracker) apply(ctx context.Context, id int64, mode runMode, res probe.R
 		return
 	}
 	t.mu.Lock()
-	t.written[id] = writtenState{states: states, full: full, at: now, phase: v.Phase, message: v.Message, spec: spec,
-		specKnown: specKnown || liveSpec != "", timeout: timeout, finished: finished, live: live}
-	if v.Phase == store.PhaseDegraded {
-		if _, ok := t.degradedSince[id]; !ok {
-			t.degradedSince[id] = now
-		}
-	} else {
-		delete(t.degradedSince, id)
+	// A deployment superseded meanwhile keeps nothing in memory.
+	if _, ok := t.appOf[id]; ok && ctx.Err() == nil {
+		t.remember(id, v.Phase, now, writtenState{states: states, full: full, at: now, phase: v.Phase, message: v.Message, spec: spec,
+			specKnown: specKnown || liveSpec != "", timeout: timeout, finished: finished, live: live})
 	}
 	t.mu.Unlock()
 	if change == nil {
