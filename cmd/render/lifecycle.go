@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/fleetwright/fleetwright/internal/cli"
@@ -38,8 +37,6 @@ func addEditFlags(fs *flag.FlagSet, commitByDefault bool) *editFlags {
 	fs.StringVar(&f.format, "format", "text", "problem output format: text or json")
 	return f
 }
-
-func under(p, prefix string) bool { return p == prefix || strings.HasPrefix(p, prefix+"/") }
 
 // lifecycleOptions is the environment of a lifecycle verb about app in
 // the apps repository repo.

@@ -31,9 +31,9 @@ type renderFlags struct {
 	check, diff  bool
 	offline      bool
 	format       string
-	lo           landOptions
-	path         string // the apps repository as given
-	mode, outDir string // resolved once the platform is known
+	lo           sink.Config // the landing flags
+	path         string      // the apps repository as given
+	mode, outDir string      // resolved once the platform is known
 }
 
 func parseRenderFlags(args []string, io stdio) (*renderFlags, error) {
@@ -45,15 +45,15 @@ func parseRenderFlags(args []string, io stdio) (*renderFlags, error) {
 	fs.BoolVar(&f.offline, "offline", false, "do not contact registries: keep image tags as written (with a warning naming them)")
 	fs.StringVar(&f.format, "format", "text", "problem output format: text or json")
 	lo := &f.lo
-	fs.StringVar(&lo.mode, "mode", "", "how the fleet lands: dir (write --out), push (commit and push to the fleet branch) or pull-request (default: platform.yaml fleet.mode)")
-	fs.StringVar(&lo.repoURL, "fleet-repo", "", "fleet repository URL for push and pull-request (default: platform.yaml fleet.repo, else the apps repository's origin)")
-	fs.StringVar(&lo.base, "fleet-branch", "", "fleet branch (default: platform.yaml fleet.branch)")
-	fs.StringVar(&lo.prBranch, "pr-branch", "fleetwright/render", "head branch of the fleet pull request")
-	fs.StringVar(&lo.workdir, "workdir", "", "folder to clone the fleet repository into (default: a temporary folder)")
-	fs.StringVar(&lo.ghRepo, "github-repo", "", "the fleet repository on GitHub as owner/name (default: from --fleet-repo)")
-	fs.StringVar(&lo.ghAPI, "github-api", "", "GitHub API root (default: $GITHUB_API_URL or https://api.github.com/)")
-	fs.StringVar(&lo.authorName, "author-name", "fleetwright", "author of fleet commits")
-	fs.StringVar(&lo.authorMail, "author-email", "fleetwright@users.noreply.github.com", "e-mail of the author of fleet commits")
+	fs.StringVar(&lo.Mode, "mode", "", "how the fleet lands: dir (write --out), push (commit and push to the fleet branch) or pull-request (default: platform.yaml fleet.mode)")
+	fs.StringVar(&lo.RepoURL, "fleet-repo", "", "fleet repository URL for push and pull-request (default: platform.yaml fleet.repo, else the apps repository's origin)")
+	fs.StringVar(&lo.Branch, "fleet-branch", "", "fleet branch (default: platform.yaml fleet.branch)")
+	fs.StringVar(&lo.Head, "pr-branch", "fleetwright/render", "head branch of the fleet pull request")
+	fs.StringVar(&lo.Workdir, "workdir", "", "folder to clone the fleet repository into (default: a temporary folder)")
+	fs.StringVar(&lo.GitHubRepo, "github-repo", "", "the fleet repository on GitHub as owner/name (default: from --fleet-repo)")
+	fs.StringVar(&lo.GitHubAPI, "github-api", "", "GitHub API root (default: $GITHUB_API_URL or https://api.github.com/)")
+	fs.StringVar(&lo.Author.Name, "author-name", "fleetwright", "author of fleet commits")
+	fs.StringVar(&lo.Author.Email, "author-email", "fleetwright@users.noreply.github.com", "e-mail of the author of fleet commits")
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
 	}
@@ -93,8 +93,7 @@ func runRender(ctx context.Context, args []string, io stdio) error {
 	if err := f.target(root, repo); err != nil {
 		return err
 	}
-	lo := f.landOptions()
-	l, err := newLanding(lo, root, repo, io)
+	l, err := newLanding(f, root, repo, io)
 	if err != nil {
 		return err
 	}
@@ -111,7 +110,7 @@ func runRender(ctx context.Context, args []string, io stdio) error {
 	for _, w := range res.Warnings {
 		fmt.Fprintf(io.err, "warning: %s\n", w)
 	}
-	return landFleet(ctx, l, lo, res.Fleet, res.Summary.Apps, start, io)
+	return landFleet(ctx, l, f, res.Fleet, res.Summary.Apps, start, io)
 }
 
 // reportSpecs prints the problems; with an error among them nothing is
@@ -132,7 +131,7 @@ func reportSpecs(ps spec.Problems, format string, io stdio) error {
 
 // target settles where the fleet goes: the mode and, for a folder, which.
 func (f *renderFlags) target(root string, repo *spec.Repo) error {
-	f.mode = f.lo.mode
+	f.mode = f.lo.Mode
 	if f.mode == "" {
 		f.mode = repo.Platform.Fleet.Mode
 	}
@@ -173,13 +172,6 @@ func renderError(err error) error {
 		return &cli.ExitError{Code: cli.ExitFailed, Err: err}
 	}
 	return err
-}
-
-// landOptions are the landing flags with the settled mode and folder.
-func (f *renderFlags) landOptions() landOptions {
-	lo := f.lo
-	lo.mode, lo.check, lo.diff, lo.out = f.mode, f.check, f.diff, f.outDir
-	return lo
 }
 
 // outInsideSpecs says why the folder outDir cannot hold the fleet of the
