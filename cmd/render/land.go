@@ -36,6 +36,8 @@ func newLanding(f *renderFlags, appsRoot string, repo *spec.Repo, io stdio) (lan
 	switch {
 	case errors.As(err, &noRepo):
 		return landing{}, cli.Usagef("--mode %s needs the fleet repository: set --fleet-repo or platform.yaml fleet.repo (%v)", c.Mode, noRepo.Err)
+	case errors.As(err, &among) && c.Mode == "dir":
+		return landing{}, cli.Usagef("the fleet folder %s would mix with the specs: %s; choose another with --out or platform.yaml's fleet.path", c.Dir, among.Reason)
 	case errors.As(err, &among):
 		return landing{}, cli.Usagef("the fleet would go to the apps repository itself and mix with the specs: %s; set fleet.path, or fleet.repo for a repository of its own", among.Reason)
 	case errors.As(err, &ghRepo):

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strconv"
-	"time"
 
 	"github.com/fleetwright/fleetwright/internal/cli"
 	"github.com/fleetwright/fleetwright/internal/lifecycle"
@@ -42,22 +40,9 @@ func addEditFlags(fs *flag.FlagSet, commitByDefault bool) *editFlags {
 // the apps repository repo.
 func lifecycleOptions(io stdio, repo, app string) lifecycle.Options {
 	return lifecycle.Options{
-		Repo: repo, App: app, Getenv: io.getenv, Now: sourceDate(io.getenv),
+		Repo: repo, App: app, Getenv: io.getenv,
 		Logger: slog.New(warnings{io.err}),
 	}
-}
-
-// sourceDate is the clock of SOURCE_DATE_EPOCH, when it is set.
-func sourceDate(getenv func(string) string) func() time.Time {
-	if getenv == nil {
-		return nil
-	}
-	s := getenv("SOURCE_DATE_EPOCH")
-	n, err := strconv.ParseInt(s, 10, 64)
-	if s == "" || err != nil {
-		return nil
-	}
-	return func() time.Time { return time.Unix(n, 0).UTC() }
 }
 
 // finish writes the change an edit made (or prints it with --dry-run)

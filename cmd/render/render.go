@@ -8,21 +8,17 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/sethvargo/go-githubactions"
 
 	"github.com/fleetwright/fleetwright/internal/cli"
-	"github.com/fleetwright/fleetwright/internal/exports"
 	"github.com/fleetwright/fleetwright/internal/fleet/sink"
 	"github.com/fleetwright/fleetwright/internal/registry"
 	"github.com/fleetwright/fleetwright/internal/render"
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
-
-func exportCatalog() spec.ExportCatalog { return exports.Catalog{} }
 
 // renderFlags are the flags of a render into a folder or a fleet
 // repository.
@@ -142,11 +138,6 @@ func (f *renderFlags) target(root string, repo *spec.Repo) error {
 	if f.outDir == "" {
 		f.outDir = filepath.Join(root, filepath.FromSlash(repo.Platform.Fleet.Path))
 	}
-	if f.mode == "dir" {
-		if m := outInsideSpecs(root, f.outDir); m != "" {
-			return cli.Usagef("the fleet folder %s would mix with the specs: %s; choose another with --out or platform.yaml's fleet.path", f.outDir, m)
-		}
-	}
 	return nil
 }
 
@@ -172,21 +163,6 @@ func renderError(err error) error {
 		return &cli.ExitError{Code: cli.ExitFailed, Err: err}
 	}
 	return err
-}
-
-// outInsideSpecs says why the folder outDir cannot hold the fleet of the
-// apps repository at root, or "".
-func outInsideSpecs(root, outDir string) string {
-	absRoot, err1 := filepath.Abs(root)
-	absOut, err2 := filepath.Abs(outDir)
-	if err1 != nil || err2 != nil {
-		return ""
-	}
-	rel, err := filepath.Rel(absRoot, absOut)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return ""
-	}
-	return spec.OverlapsSpecs(filepath.ToSlash(rel))
 }
 
 // setOutputs writes step outputs when running in GitHub Actions.

@@ -3,13 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/fleetwright/fleetwright/internal/cli"
+	"github.com/fleetwright/fleetwright/internal/render"
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
 
-func runValidate(_ context.Context, args []string, io stdio) error {
+func runValidate(ctx context.Context, args []string, io stdio) error {
 	fs := newFlags("render validate", io)
 	format := fs.String("format", "text", "output format: text or json")
 	if err := parseFlags(fs, args); err != nil {
@@ -34,7 +34,7 @@ func runValidate(_ context.Context, args []string, io stdio) error {
 			continue
 		}
 		seen[root] = true
-		repo, ps, err := loadRepo(root)
+		repo, ps, err := render.Load(ctx, render.Dir(root))
 		if err != nil {
 			return err
 		}
@@ -65,14 +65,4 @@ func runValidate(_ context.Context, args []string, io stdio) error {
 		fmt.Fprintf(io.err, "%d app(s), %d component(s): valid\n", apps, components)
 	}
 	return nil
-}
-
-// loadRepo loads and validates the apps repository at root.
-func loadRepo(root string) (*spec.Repo, spec.Problems, error) {
-	loader, err := spec.NewLoader(exportCatalog(), root)
-	if err != nil {
-		return nil, nil, err
-	}
-	repo, ps := loader.Load(os.DirFS(root))
-	return repo, ps, nil
 }

@@ -24,7 +24,8 @@ type Config struct {
 	Mode string
 	// DryRun compares only.
 	DryRun bool
-	// Dir is the fleet folder (dir).
+	// Dir is the fleet folder (dir); it must not be among the specs of the
+	// apps repository at AppsRoot.
 	Dir string
 	// Platform is the apps repository's platform.yaml.
 	Platform *spec.Platform
@@ -56,8 +57,10 @@ type NoRepoError struct{ Err error }
 func (e *NoRepoError) Error() string { return "no fleet repository: " + e.Err.Error() }
 func (e *NoRepoError) Unwrap() error { return e.Err }
 
-// AmongSpecsError is a fleet that would land in the apps repository itself
-// among its specs; Reason says how (spec.OverlapsSpecs).
+// AmongSpecsError is a fleet that would land among the specs of the apps
+// repository: a folder inside apps/ or templates/, or its branch when the
+// fleet repository is the apps repository; Reason says how
+// (spec.OverlapsSpecs).
 type AmongSpecsError struct{ Reason string }
 
 func (e *AmongSpecsError) Error() string { return "the fleet would mix with the specs: " + e.Reason }
@@ -99,6 +102,9 @@ func New(c Config) (Sink, error) {
 		return nil, err
 	}
 	if c.Mode == "dir" {
+		if m := dirAmongSpecs(c.AppsRoot, c.Dir); m != "" {
+			return nil, &AmongSpecsError{Reason: m}
+		}
 		d := &Dir{Root: c.Dir, Managed: layout.ManagedDirs(c.Platform), DryRun: c.DryRun}
 		// The fleet index tells what is already in place: an app whose
 		// inputs did not change and whose files are untouched is not
@@ -177,6 +183,21 @@ func (c *Config) gitHub(repoURL, token string) (github.Repo, github.PullRequeste
 		return github.Repo{}, nil, err
 	}
 	return r, client, nil
+}
+
+// dirAmongSpecs says why the folder dir cannot hold the fleet of the apps
+// repository at root, or "".
+func dirAmongSpecs(root, dir string) string {
+	absRoot, err1 := filepath.Abs(root)
+	absDir, err2 := filepath.Abs(dir)
+	if root == "" || err1 != nil || err2 != nil {
+		return ""
+	}
+	rel, err := filepath.Rel(absRoot, absDir)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return ""
+	}
+	return spec.OverlapsSpecs(filepath.ToSlash(rel))
 }
 
 // IndexFile names the file that caches what is known of the files in
