@@ -108,7 +108,7 @@ func reportPush(l landing, res sink.Result, outputs map[string]string, io stdio)
 	case res.Empty():
 		fmt.Fprintf(io.err, "%s is up to date; nothing to push\n", l.where)
 	case pr == nil:
-		fmt.Fprintf(io.err, "pushed %s to %s (%d written, %d deleted)\n", shortSHA(res.Commit), l.branch, res.Written, res.Deleted)
+		fmt.Fprintf(io.err, "pushed %s to %s (%d written, %d deleted)\n", short(res.Commit), l.branch, res.Written, res.Deleted)
 	default:
 		outputs["pr-url"], outputs["pr-number"] = pr.URL, strconv.Itoa(pr.Number)
 		verb := "up to date"
@@ -119,11 +119,4 @@ func reportPush(l landing, res sink.Result, outputs map[string]string, io stdio)
 		}
 		fmt.Fprintf(io.err, "fleet pull request #%d %s: %s\n", pr.Number, verb, pr.URL)
 	}
-}
-
-func shortSHA(sha string) string {
-	if len(sha) > 12 {
-		return sha[:12]
-	}
-	return sha
 }
