@@ -6,7 +6,6 @@ import (
 
 	"github.com/fleetwright/fleetwright/internal/cli"
 	"github.com/fleetwright/fleetwright/internal/render"
-	"github.com/fleetwright/fleetwright/internal/spec"
 )
 
 func runValidate(ctx context.Context, args []string, io stdio) error {
@@ -22,40 +21,22 @@ func runValidate(ctx context.Context, args []string, io stdio) error {
 	if len(paths) == 0 {
 		paths = []string{"."}
 	}
-	var all spec.Problems
-	apps, components := 0, 0
-	seen := map[string]bool{}
+	var v render.Validation
 	for _, p := range paths {
 		root, err := cli.FindRoot(p)
 		if err != nil {
 			return &cli.ExitError{Code: cli.ExitUsage, Err: err}
 		}
-		if seen[root] {
-			continue
-		}
-		seen[root] = true
-		repo, ps, err := render.Load(ctx, render.Dir(root))
-		if err != nil {
+		if err := v.Add(ctx, root); err != nil {
 			return err
 		}
-		all = append(all, ps...)
-		apps += len(repo.Apps)
-		for _, a := range repo.Apps {
-			components += len(a.Spec.Components)
-		}
 	}
-	all = all.Sort()
+	apps, components := v.Apps, v.Components
 	rep := &cli.Reporter{Format: *format, Out: io.out, Getenv: io.getenv}
-	if err := rep.Report(all, map[string]any{"apps": apps, "components": components}); err != nil {
+	if err := rep.Report(v.Problems.Sort(), map[string]any{"apps": apps, "components": components}); err != nil {
 		return err
 	}
-	errs := 0
-	for _, p := range all {
-		if p.Severity != spec.SeverityWarning {
-			errs++
-		}
-	}
-	if errs > 0 {
+	if errs := v.Errors(); errs > 0 {
 		if *format == "text" {
 			fmt.Fprintf(io.err, "%d problem(s) found in %d app(s)\n", errs, apps)
 		}
