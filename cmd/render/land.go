@@ -95,11 +95,13 @@ func landFleet(ctx context.Context, l landing, o *renderFlags, f *generate.Fleet
 		fmt.Fprintf(io.err, "rendered %d app(s) into %s: %d added, %d updated, %d deleted, %d unchanged (%d app(s) up to date, not generated again; %s)\n",
 			apps, o.outDir, counts[fleet.Add], counts[fleet.Update], counts[fleet.Delete], res.Unchanged,
 			len(f.Reused), time.Since(start).Round(time.Millisecond))
-		return setOutputs(io, outputs)
+		cli.SetOutputs(io.getenv, io.out, outputs)
+		return nil
 	}
 	outputs["commit"] = res.Commit
 	reportPush(l, res, outputs, io)
-	return setOutputs(io, outputs)
+	cli.SetOutputs(io.getenv, io.out, outputs)
+	return nil
 }
 
 // reportPush tells what a push or a pull request did.

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
-	"log/slog"
 
 	"github.com/fleetwright/fleetwright/internal/cli"
 	"github.com/fleetwright/fleetwright/internal/lifecycle"
@@ -41,7 +39,7 @@ func addEditFlags(fs *flag.FlagSet, commitByDefault bool) *editFlags {
 func lifecycleOptions(io stdio, repo, app string) lifecycle.Options {
 	return lifecycle.Options{
 		Repo: repo, App: app, Getenv: io.getenv,
-		Logger: slog.New(warnings{io.err}),
+		Logger: cli.WarningLogger(io.err),
 	}
 }
 
@@ -101,17 +99,4 @@ func lifecycleError(err error, format string, io stdio) error {
 		return cli.Usagef("no commit author: pass --author 'Name <email>', or set git config user.name and user.email")
 	}
 	return &cli.ExitError{Code: cli.ExitUsage, Err: err}
-}
-
-// warnings prints the warnings the lifecycle package logs as
-// "warning: ..." lines and drops its other logs.
-type warnings struct{ w io.Writer }
-
-func (h warnings) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
-func (h warnings) WithAttrs([]slog.Attr) slog.Handler           { return h }
-func (h warnings) WithGroup(string) slog.Handler                { return h }
-
-func (h warnings) Handle(_ context.Context, r slog.Record) error {
-	_, err := fmt.Fprintf(h.w, "warning: %s\n", r.Message)
-	return err
 }

@@ -4,14 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
-	"github.com/sethvargo/go-githubactions"
 
 	"github.com/fleetwright/fleetwright/internal/cli"
 	"github.com/fleetwright/fleetwright/internal/fleet/sink"
@@ -163,16 +160,4 @@ func renderError(err error) error {
 		return &cli.ExitError{Code: cli.ExitFailed, Err: err}
 	}
 	return err
-}
-
-// setOutputs writes step outputs when running in GitHub Actions.
-func setOutputs(io stdio, outputs map[string]string) error {
-	if io.getenv("GITHUB_ACTIONS") != "true" {
-		return nil
-	}
-	a := githubactions.New(githubactions.WithGetenv(io.getenv), githubactions.WithWriter(io.out))
-	for _, k := range slices.Sorted(maps.Keys(outputs)) {
-		a.SetOutput(k, outputs[k])
-	}
-	return nil
 }

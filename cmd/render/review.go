@@ -8,8 +8,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/sethvargo/go-githubactions"
-
 	"github.com/fleetwright/fleetwright/internal/cli"
 	gh "github.com/fleetwright/fleetwright/internal/github"
 	"github.com/fleetwright/fleetwright/internal/render"
@@ -103,9 +101,7 @@ func runReview(ctx context.Context, args []string, io stdio) error {
 	if err := postReview(ctx, res.Body, f, outputs, io); err != nil {
 		return err
 	}
-	if err := setOutputs(io, outputs); err != nil {
-		return err
-	}
+	cli.SetOutputs(io.getenv, io.out, outputs)
 	if res.Comment == nil {
 		return cli.Failed()
 	}
@@ -127,10 +123,7 @@ func reviewOutputs(res *render.ReviewResult, f *reviewFlags, io stdio) (map[stri
 		}
 		outputs["diff-file"] = f.diffFile
 	}
-	if io.getenv("GITHUB_ACTIONS") == "true" && io.getenv("GITHUB_STEP_SUMMARY") != "" {
-		a := githubactions.New(githubactions.WithGetenv(io.getenv), githubactions.WithWriter(io.out))
-		a.AddStepSummary(review.StepSummary(res.Body, c.FullDiff))
-	}
+	cli.AddStepSummary(io.getenv, io.out, review.StepSummary(res.Body, c.FullDiff))
 	return outputs, nil
 }
 
