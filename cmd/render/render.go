@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -124,17 +125,11 @@ func reportSpecs(ps spec.Problems, format string, io stdio) error {
 
 // target settles where the fleet goes: the mode and, for a folder, which.
 func (f *renderFlags) target(root string, repo *spec.Repo) error {
-	f.mode = f.lo.Mode
-	if f.mode == "" {
-		f.mode = repo.Platform.Fleet.Mode
-	}
+	f.mode = cmp.Or(f.lo.Mode, repo.Platform.Fleet.Mode)
 	if f.mode != "dir" && f.mode != "push" && f.mode != "pull-request" {
 		return cli.Usagef("--mode must be dir, push or pull-request")
 	}
-	f.outDir = f.out
-	if f.outDir == "" {
-		f.outDir = filepath.Join(root, filepath.FromSlash(repo.Platform.Fleet.Path))
-	}
+	f.outDir = cmp.Or(f.out, filepath.Join(root, filepath.FromSlash(repo.Platform.Fleet.Path)))
 	return nil
 }
 
