@@ -1,12 +1,8 @@
 package main
 
 import (
+	"errors"
 	"flag"
-	"fmt"
-	"net/http"
-	"os"
-	"strings"
-	"time"
 
 	"github.com/fleetwright/fleetwright/internal/cli"
 	"github.com/fleetwright/fleetwright/internal/lifecycle"
@@ -35,21 +31,9 @@ func (f *webhookFlags) deployments() (lifecycle.DeploymentLister, error) {
 		}
 		return nil, nil
 	}
-	hc := &http.Client{Timeout: 30 * time.Second}
-	c, err := webhook.NewClient(f.url, "", hc)
-	if err != nil {
+	d, err := lifecycle.WebhookDeployments(f.url, f.tokenFile)
+	if errors.Is(err, webhook.ErrNotHTTP) {
 		return nil, cli.Usagef("--webhook must be an http(s) URL, got %q", f.url)
 	}
-	if f.tokenFile == "" {
-		return c, nil
-	}
-	// The URL is checked before the token is read.
-	b, err := os.ReadFile(f.tokenFile)
-	if err != nil {
-		return nil, &cli.ExitError{Code: cli.ExitUsage, Err: fmt.Errorf("reading the token: %w", err)}
-	}
-	if c, err = webhook.NewClient(f.url, strings.TrimSpace(string(b)), hc); err != nil {
-		return nil, err
-	}
-	return c, nil
+	return d, err
 }

@@ -2,42 +2,19 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
+	"errors"
 	"fmt"
-	"path"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/fleetwright/fleetwright/internal/cli"
 	"github.com/fleetwright/fleetwright/internal/fleet"
-	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/fleet/sink"
 	"github.com/fleetwright/fleetwright/internal/generate"
-	gh "github.com/fleetwright/fleetwright/internal/github"
-	"github.com/fleetwright/fleetwright/internal/gitrepo"
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
-
-// landOptions say where the rendered fleet lands: the folder out (mode
-// dir), the fleet repository's branch (push) or a pull request to it
-// (pull-request); with check or diff it is only compared.
-type landOptions struct {
-	mode        string // dir, push or pull-request
-	check, diff bool
-	out         string // the fleet folder, for dir
-	repoURL     string // the fleet repository
-	base        string // its branch
-	prBranch    string // head branch of the pull request
-	workdir     string // where the fleet repository is cloned
-	ghRepo      string // owner/name on GitHub, for the pull request
-	ghAPI       string // GitHub API root
-	authorName  string
-	authorMail  string
-}
 
 // landing is the sink the fleet lands in, and how render names it.
 type landing struct {
@@ -47,100 +24,41 @@ type landing struct {
 	branch string // the fleet branch, for push and pull-request
 }
 
-// newLanding picks the sink from the options.
-func newLanding(o landOptions, appsRoot string, repo *spec.Repo, io stdio) (landing, error) {
-	if o.mode == "dir" {
-		d := &sink.Dir{Root: o.out, Managed: layout.ManagedDirs(&repo.Platform), DryRun: o.check || o.diff}
-		l := landing{sink: d, where: o.out, label: o.out}
-		// The fleet index tells what is already in place: an app whose
-		// inputs did not change and whose files are untouched is not
-		// generated again.
-		if file := fleetIndexFile(io.getenv, o.out); file != "" {
-			l.sink = sink.NewIndexed(d, file)
-		}
-		return l, nil
-	}
-	token := io.getenv("GITHUB_TOKEN")
-	p, err := newPush(o, appsRoot, repo, token)
-	if err != nil {
+// newLanding makes the sink of the settled flags.
+func newLanding(f *renderFlags, appsRoot string, repo *spec.Repo, io stdio) (landing, error) {
+	c := f.lo
+	c.Mode, c.DryRun, c.Dir = f.mode, f.check || f.diff, f.outDir
+	c.Platform, c.AppsRoot, c.Getenv = &repo.Platform, appsRoot, io.getenv
+	s, err := sink.New(c)
+	var noRepo *sink.NoRepoError
+	var among *sink.AmongSpecsError
+	var ghRepo *sink.GitHubRepoError
+	switch {
+	case errors.As(err, &noRepo):
+		return landing{}, cli.Usagef("--mode %s needs the fleet repository: set --fleet-repo or platform.yaml fleet.repo (%v)", c.Mode, noRepo.Err)
+	case errors.As(err, &among) && c.Mode == "dir":
+		return landing{}, cli.Usagef("the fleet folder %s would mix with the specs: %s; choose another with --out or platform.yaml's fleet.path", c.Dir, among.Reason)
+	case errors.As(err, &among):
+		return landing{}, cli.Usagef("the fleet would go to the apps repository itself and mix with the specs: %s; set fleet.path, or fleet.repo for a repository of its own", among.Reason)
+	case errors.As(err, &ghRepo):
+		return landing{}, cli.Usagef("--mode pull-request needs the fleet repository on GitHub as owner/name (--github-repo): %v", ghRepo.Err)
+	case err != nil:
 		return landing{}, err
 	}
-	l := landing{sink: p, where: "the fleet on " + p.Branch, label: p.Prefix(), branch: p.Branch}
-	if o.mode != "pull-request" {
-		return l, nil
+	l := landing{sink: s, where: c.Dir, label: c.Dir}
+	p, ok := s.(*sink.Push)
+	if pr, isPR := s.(*sink.PullRequest); isPR {
+		p, ok = pr.Push, true
 	}
-	p.Head = o.prBranch
-	pr := &sink.PullRequest{Push: p}
-	if !p.DryRun { // comparing asks GitHub nothing
-		if pr.Repo, pr.GitHub, err = fleetGitHub(o, p.Remote.URL, token, io); err != nil {
-			return landing{}, err
-		}
+	if ok {
+		l.where, l.label, l.branch = "the fleet on "+p.Branch, p.Prefix(), p.Branch
 	}
-	l.sink = pr
 	return l, nil
-}
-
-// newPush is the sink that commits to the fleet repository: --fleet-repo,
-// else platform.yaml's fleet.repo, else the apps repository's origin.
-func newPush(o landOptions, appsRoot string, repo *spec.Repo, token string) (*sink.Push, error) {
-	url := o.repoURL
-	if url == "" {
-		url = repo.Platform.Fleet.Repo
-	}
-	if url == "" {
-		u, err := originURL(appsRoot)
-		if err != nil {
-			return nil, cli.Usagef("--mode %s needs the fleet repository: set --fleet-repo or platform.yaml fleet.repo (%v)", o.mode, err)
-		}
-		// The fleet goes to the apps repository itself: not among the specs.
-		if _, rel, ok := gitTop(appsRoot); ok {
-			if sub, in := within(path.Clean(repo.Platform.Fleet.Path), path.Clean(rel)); in {
-				if m := spec.OverlapsSpecs(sub); m != "" {
-					return nil, cli.Usagef("the fleet would go to the apps repository itself and mix with the specs: %s; set fleet.path, or fleet.repo for a repository of its own", m)
-				}
-			}
-		}
-		url = u
-	}
-	p := &sink.Push{
-		Remote: gitrepo.Remote{URL: url}, Branch: o.base,
-		Path: repo.Platform.Fleet.Path, Managed: layout.ManagedDirs(&repo.Platform), Workdir: o.workdir,
-		Author:     gitrepo.Signature{Name: o.authorName, Email: o.authorMail},
-		SpecCommit: specHead(appsRoot), DryRun: o.check || o.diff,
-	}
-	if p.Branch == "" {
-		p.Branch = repo.Platform.Fleet.Branch
-	}
-	if token != "" {
-		p.Remote.Auth = gitrepo.TokenAuth(token)
-	}
-	return p, nil
-}
-
-// fleetGitHub is the fleet repository on GitHub and a client for it.
-func fleetGitHub(o landOptions, repoURL, token string, io stdio) (gh.Repo, gh.PullRequester, error) {
-	name := o.ghRepo
-	if name == "" {
-		name = githubRepoOf(repoURL)
-	}
-	r, err := gh.ParseRepo(name)
-	if err != nil {
-		return gh.Repo{}, nil, cli.Usagef("--mode pull-request needs the fleet repository on GitHub as owner/name (--github-repo): %v", err)
-	}
-	api := o.ghAPI
-	if api == "" {
-		api = io.getenv("GITHUB_API_URL")
-	}
-	client, err := gh.New(gh.Config{BaseURL: api, Token: token})
-	if err != nil {
-		return gh.Repo{}, nil, err
-	}
-	return r, client, nil
 }
 
 // landFleet lands f and tells what happened: on stderr, in a diff on
 // stdout for --check and --diff, and in the step outputs.
-func landFleet(ctx context.Context, l landing, o landOptions, f *generate.Fleet, apps int, start time.Time, io stdio) error {
+func landFleet(ctx context.Context, l landing, o *renderFlags, f *generate.Fleet, apps int, start time.Time, io stdio) error {
 	res, err := l.sink.Land(ctx, f)
 	// The index is a cache: failing to save it costs speed, not correctness.
 	defer func() {
@@ -149,7 +67,7 @@ func landFleet(ctx context.Context, l landing, o landOptions, f *generate.Fleet,
 		}
 	}()
 	for _, u := range res.Unmanaged {
-		fmt.Fprintf(io.err, "warning: %s is not generated by fleetwright; left as it is\n", filepath.Join(o.out, u))
+		fmt.Fprintf(io.err, "warning: %s is not generated by fleetwright; left as it is\n", filepath.Join(o.outDir, u))
 	}
 	switch {
 	case err != nil && o.mode == "dir":
@@ -175,13 +93,15 @@ func landFleet(ctx context.Context, l landing, o landOptions, f *generate.Fleet,
 			counts[c.Op]++
 		}
 		fmt.Fprintf(io.err, "rendered %d app(s) into %s: %d added, %d updated, %d deleted, %d unchanged (%d app(s) up to date, not generated again; %s)\n",
-			apps, o.out, counts[fleet.Add], counts[fleet.Update], counts[fleet.Delete], res.Unchanged,
+			apps, o.outDir, counts[fleet.Add], counts[fleet.Update], counts[fleet.Delete], res.Unchanged,
 			len(f.Reused), time.Since(start).Round(time.Millisecond))
-		return setOutputs(io, outputs)
+		cli.SetOutputs(io.getenv, io.out, outputs)
+		return nil
 	}
 	outputs["commit"] = res.Commit
 	reportPush(l, res, outputs, io)
-	return setOutputs(io, outputs)
+	cli.SetOutputs(io.getenv, io.out, outputs)
+	return nil
 }
 
 // reportPush tells what a push or a pull request did.
@@ -190,7 +110,7 @@ func reportPush(l landing, res sink.Result, outputs map[string]string, io stdio)
 	case res.Empty():
 		fmt.Fprintf(io.err, "%s is up to date; nothing to push\n", l.where)
 	case pr == nil:
-		fmt.Fprintf(io.err, "pushed %s to %s (%d written, %d deleted)\n", shortSHA(res.Commit), l.branch, res.Written, res.Deleted)
+		fmt.Fprintf(io.err, "pushed %s to %s (%d written, %d deleted)\n", short(res.Commit), l.branch, res.Written, res.Deleted)
 	default:
 		outputs["pr-url"], outputs["pr-number"] = pr.URL, strconv.Itoa(pr.Number)
 		verb := "up to date"
@@ -201,89 +121,4 @@ func reportPush(l landing, res sink.Result, outputs map[string]string, io stdio)
 		}
 		fmt.Fprintf(io.err, "fleet pull request #%d %s: %s\n", pr.Number, verb, pr.URL)
 	}
-}
-
-// fleetIndexFile names the file that caches what render knows of the files
-// in outDir (see fleet.Index): under $FLEETWRIGHT_CACHE, else
-// $XDG_CACHE_HOME/fleetwright, else ~/.cache/fleetwright; "" when none is
-// set, which leaves the index off.
-func fleetIndexFile(getenv func(string) string, outDir string) string {
-	dir := getenv("FLEETWRIGHT_CACHE")
-	if dir == "" {
-		if x := getenv("XDG_CACHE_HOME"); x != "" {
-			dir = filepath.Join(x, "fleetwright")
-		} else if h := getenv("HOME"); h != "" {
-			dir = filepath.Join(h, ".cache", "fleetwright")
-		}
-	}
-	abs, err := filepath.Abs(outDir)
-	if dir == "" || err != nil {
-		return ""
-	}
-	sum := sha256.Sum256([]byte(abs))
-	return filepath.Join(dir, "fleet-index", hex.EncodeToString(sum[:16]))
-}
-
-// specHead is the commit the apps repository is at, or "".
-func specHead(root string) string {
-	top, _, ok := gitTop(root)
-	if !ok {
-		return ""
-	}
-	g, err := gitrepo.Open(top)
-	if err != nil {
-		return ""
-	}
-	defer g.Close()
-	h, err := g.Resolve("HEAD")
-	if err != nil {
-		return ""
-	}
-	return h
-}
-
-// within returns p relative to base when p is base or below it (slash
-// paths, cleaned; base "." holds everything).
-func within(p, base string) (string, bool) {
-	switch {
-	case base == ".":
-		return p, true
-	case p == base:
-		return ".", true
-	case strings.HasPrefix(p, base+"/"):
-		return p[len(base)+1:], true
-	}
-	return "", false
-}
-
-// originURL is the URL of the origin remote of the Git repository holding
-// root.
-func originURL(root string) (string, error) {
-	top, _, ok := gitTop(root)
-	if !ok {
-		return "", fmt.Errorf("%s is not in a Git repository", root)
-	}
-	g, err := gitrepo.Open(top)
-	if err != nil {
-		return "", err
-	}
-	defer g.Close()
-	return g.RemoteURL(gitrepo.RemoteName)
-}
-
-var githubURL = regexp.MustCompile(`github\.com[:/]([^/]+/[^/]+?)(\.git)?/?$`)
-
-// githubRepoOf returns owner/name of a GitHub remote URL, or "".
-func githubRepoOf(u string) string {
-	if m := githubURL.FindStringSubmatch(u); m != nil {
-		return m[1]
-	}
-	return ""
-}
-
-func shortSHA(sha string) string {
-	if len(sha) > 12 {
-		return sha[:12]
-	}
-	return sha
 }

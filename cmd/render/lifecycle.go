@@ -5,11 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
-	"log/slog"
-	"strconv"
-	"strings"
-	"time"
 
 	"github.com/fleetwright/fleetwright/internal/cli"
 	"github.com/fleetwright/fleetwright/internal/lifecycle"
@@ -39,28 +34,13 @@ func addEditFlags(fs *flag.FlagSet, commitByDefault bool) *editFlags {
 	return f
 }
 
-func under(p, prefix string) bool { return p == prefix || strings.HasPrefix(p, prefix+"/") }
-
 // lifecycleOptions is the environment of a lifecycle verb about app in
 // the apps repository repo.
 func lifecycleOptions(io stdio, repo, app string) lifecycle.Options {
 	return lifecycle.Options{
-		Repo: repo, App: app, Getenv: io.getenv, Now: sourceDate(io.getenv),
-		Logger: slog.New(warnings{io.err}),
+		Repo: repo, App: app, Getenv: io.getenv,
+		Logger: cli.WarningLogger(io.err),
 	}
-}
-
-// sourceDate is the clock of SOURCE_DATE_EPOCH, when it is set.
-func sourceDate(getenv func(string) string) func() time.Time {
-	if getenv == nil {
-		return nil
-	}
-	s := getenv("SOURCE_DATE_EPOCH")
-	n, err := strconv.ParseInt(s, 10, 64)
-	if s == "" || err != nil {
-		return nil
-	}
-	return func() time.Time { return time.Unix(n, 0).UTC() }
 }
 
 // finish writes the change an edit made (or prints it with --dry-run)
@@ -119,17 +99,4 @@ func lifecycleError(err error, format string, io stdio) error {
 		return cli.Usagef("no commit author: pass --author 'Name <email>', or set git config user.name and user.email")
 	}
 	return &cli.ExitError{Code: cli.ExitUsage, Err: err}
-}
-
-// warnings prints the warnings the lifecycle package logs as
-// "warning: ..." lines and drops its other logs.
-type warnings struct{ w io.Writer }
-
-func (h warnings) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
-func (h warnings) WithAttrs([]slog.Attr) slog.Handler           { return h }
-func (h warnings) WithGroup(string) slog.Handler                { return h }
-
-func (h warnings) Handle(_ context.Context, r slog.Record) error {
-	_, err := fmt.Fprintf(h.w, "warning: %s\n", r.Message)
-	return err
 }

@@ -1,28 +1,22 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"os/exec"
 	"path/filepath"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
-	"github.com/sethvargo/go-githubactions"
 
 	"github.com/fleetwright/fleetwright/internal/cli"
-	"github.com/fleetwright/fleetwright/internal/exports"
 	"github.com/fleetwright/fleetwright/internal/fleet/sink"
 	"github.com/fleetwright/fleetwright/internal/registry"
 	"github.com/fleetwright/fleetwright/internal/render"
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
-
-func exportCatalog() spec.ExportCatalog { return exports.Catalog{} }
 
 // renderFlags are the flags of a render into a folder or a fleet
 // repository.
@@ -31,9 +25,9 @@ type renderFlags struct {
 	check, diff  bool
 	offline      bool
 	format       string
-	lo           landOptions
-	path         string // the apps repository as given
-	mode, outDir string // resolved once the platform is known
+	lo           sink.Config // the landing flags
+	path         string      // the apps repository as given
+	mode, outDir string      // resolved once the platform is known
 }
 
 func parseRenderFlags(args []string, io stdio) (*renderFlags, error) {
@@ -45,15 +39,15 @@ func parseRenderFlags(args []string, io stdio) (*renderFlags, error) {
 	fs.BoolVar(&f.offline, "offline", false, "do not contact registries: keep image tags as written (with a warning naming them)")
 	fs.StringVar(&f.format, "format", "text", "problem output format: text or json")
 	lo := &f.lo
-	fs.StringVar(&lo.mode, "mode", "", "how the fleet lands: dir (write --out), push (commit and push to the fleet branch) or pull-request (default: platform.yaml fleet.mode)")
-	fs.StringVar(&lo.repoURL, "fleet-repo", "", "fleet repository URL for push and pull-request (default: platform.yaml fleet.repo, else the apps repository's origin)")
-	fs.StringVar(&lo.base, "fleet-branch", "", "fleet branch (default: platform.yaml fleet.branch)")
-	fs.StringVar(&lo.prBranch, "pr-branch", "fleetwright/render", "head branch of the fleet pull request")
-	fs.StringVar(&lo.workdir, "workdir", "", "folder to clone the fleet repository into (default: a temporary folder)")
-	fs.StringVar(&lo.ghRepo, "github-repo", "", "the fleet repository on GitHub as owner/name (default: from --fleet-repo)")
-	fs.StringVar(&lo.ghAPI, "github-api", "", "GitHub API root (default: $GITHUB_API_URL or https://api.github.com/)")
-	fs.StringVar(&lo.authorName, "author-name", "fleetwright", "author of fleet commits")
-	fs.StringVar(&lo.authorMail, "author-email", "fleetwright@users.noreply.github.com", "e-mail of the author of fleet commits")
+	fs.StringVar(&lo.Mode, "mode", "", "how the fleet lands: dir (write --out), push (commit and push to the fleet branch) or pull-request (default: platform.yaml fleet.mode)")
+	fs.StringVar(&lo.RepoURL, "fleet-repo", "", "fleet repository URL for push and pull-request (default: platform.yaml fleet.repo, else the apps repository's origin)")
+	fs.StringVar(&lo.Branch, "fleet-branch", "", "fleet branch (default: platform.yaml fleet.branch)")
+	fs.StringVar(&lo.Head, "pr-branch", "fleetwright/render", "head branch of the fleet pull request")
+	fs.StringVar(&lo.Workdir, "workdir", "", "folder to clone the fleet repository into (default: a temporary folder)")
+	fs.StringVar(&lo.GitHubRepo, "github-repo", "", "the fleet repository on GitHub as owner/name (default: from --fleet-repo)")
+	fs.StringVar(&lo.GitHubAPI, "github-api", "", "GitHub API root (default: $GITHUB_API_URL or https://api.github.com/)")
+	fs.StringVar(&lo.Author.Name, "author-name", "fleetwright", "author of fleet commits")
+	fs.StringVar(&lo.Author.Email, "author-email", "fleetwright@users.noreply.github.com", "e-mail of the author of fleet commits")
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
 	}
@@ -93,8 +87,7 @@ func runRender(ctx context.Context, args []string, io stdio) error {
 	if err := f.target(root, repo); err != nil {
 		return err
 	}
-	lo := f.landOptions()
-	l, err := newLanding(lo, root, repo, io)
+	l, err := newLanding(f, root, repo, io)
 	if err != nil {
 		return err
 	}
@@ -111,7 +104,7 @@ func runRender(ctx context.Context, args []string, io stdio) error {
 	for _, w := range res.Warnings {
 		fmt.Fprintf(io.err, "warning: %s\n", w)
 	}
-	return landFleet(ctx, l, lo, res.Fleet, res.Summary.Apps, start, io)
+	return landFleet(ctx, l, f, res.Fleet, res.Summary.Apps, start, io)
 }
 
 // reportSpecs prints the problems; with an error among them nothing is
@@ -132,22 +125,11 @@ func reportSpecs(ps spec.Problems, format string, io stdio) error {
 
 // target settles where the fleet goes: the mode and, for a folder, which.
 func (f *renderFlags) target(root string, repo *spec.Repo) error {
-	f.mode = f.lo.mode
-	if f.mode == "" {
-		f.mode = repo.Platform.Fleet.Mode
-	}
+	f.mode = cmp.Or(f.lo.Mode, repo.Platform.Fleet.Mode)
 	if f.mode != "dir" && f.mode != "push" && f.mode != "pull-request" {
 		return cli.Usagef("--mode must be dir, push or pull-request")
 	}
-	f.outDir = f.out
-	if f.outDir == "" {
-		f.outDir = filepath.Join(root, filepath.FromSlash(repo.Platform.Fleet.Path))
-	}
-	if f.mode == "dir" {
-		if m := outInsideSpecs(root, f.outDir); m != "" {
-			return cli.Usagef("the fleet folder %s would mix with the specs: %s; choose another with --out or platform.yaml's fleet.path", f.outDir, m)
-		}
-	}
+	f.outDir = cmp.Or(f.out, filepath.Join(root, filepath.FromSlash(repo.Platform.Fleet.Path)))
 	return nil
 }
 
@@ -173,38 +155,4 @@ func renderError(err error) error {
 		return &cli.ExitError{Code: cli.ExitFailed, Err: err}
 	}
 	return err
-}
-
-// landOptions are the landing flags with the settled mode and folder.
-func (f *renderFlags) landOptions() landOptions {
-	lo := f.lo
-	lo.mode, lo.check, lo.diff, lo.out = f.mode, f.check, f.diff, f.outDir
-	return lo
-}
-
-// outInsideSpecs says why the folder outDir cannot hold the fleet of the
-// apps repository at root, or "".
-func outInsideSpecs(root, outDir string) string {
-	absRoot, err1 := filepath.Abs(root)
-	absOut, err2 := filepath.Abs(outDir)
-	if err1 != nil || err2 != nil {
-		return ""
-	}
-	rel, err := filepath.Rel(absRoot, absOut)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return ""
-	}
-	return spec.OverlapsSpecs(filepath.ToSlash(rel))
-}
-
-// setOutputs writes step outputs when running in GitHub Actions.
-func setOutputs(io stdio, outputs map[string]string) error {
-	if io.getenv("GITHUB_ACTIONS") != "true" {
-		return nil
-	}
-	a := githubactions.New(githubactions.WithGetenv(io.getenv), githubactions.WithWriter(io.out))
-	for _, k := range slices.Sorted(maps.Keys(outputs)) {
-		a.SetOutput(k, outputs[k])
-	}
-	return nil
 }

@@ -1,23 +1,18 @@
 package main
 
 import (
+	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"strings"
-
-	"github.com/sethvargo/go-githubactions"
 
 	"github.com/fleetwright/fleetwright/internal/cli"
 	gh "github.com/fleetwright/fleetwright/internal/github"
 	"github.com/fleetwright/fleetwright/internal/render"
 	"github.com/fleetwright/fleetwright/internal/review"
 )
-
-// maxSummary keeps the step summary under GitHub's 1 MiB limit.
-const maxSummary = 1000 << 10
 
 // reviewFlags are the flags of render review, with the pull request's
 // defaults from $GITHUB_EVENT_PATH filled in.
@@ -53,22 +48,12 @@ func parseReviewFlags(args []string, io stdio) (*reviewFlags, error) {
 }
 
 // fromEvent fills what the flags leave out from the pull request event.
-func (f *reviewFlags) fromEvent(ev event) error {
-	if f.base == "" {
-		f.base = ev.PullRequest.Base.SHA
-	}
-	if f.head == "" {
-		f.head = ev.PullRequest.Head.SHA
-	}
-	if f.head == "" {
-		f.head = "HEAD"
-	}
+func (f *reviewFlags) fromEvent(ev review.Event) error {
+	f.base, f.head = cmp.Or(f.base, ev.Base), cmp.Or(f.head, ev.Head, "HEAD")
 	if f.base == "" {
 		return cli.Usagef("review needs --base (or a pull_request event in $GITHUB_EVENT_PATH)")
 	}
-	if f.pr == 0 {
-		f.pr = ev.PullRequest.Number
-	}
+	f.pr = cmp.Or(f.pr, ev.Number)
 	return nil
 }
 
@@ -84,7 +69,7 @@ func runReview(ctx context.Context, args []string, io stdio) error {
 	if err != nil {
 		return &cli.ExitError{Code: cli.ExitUsage, Err: err}
 	}
-	if err := f.fromEvent(readEvent(io.getenv("GITHUB_EVENT_PATH"))); err != nil {
+	if err := f.fromEvent(review.ReadEvent(io.getenv("GITHUB_EVENT_PATH"))); err != nil {
 		return err
 	}
 	g, err := render.OpenGit(root)
@@ -116,9 +101,7 @@ func runReview(ctx context.Context, args []string, io stdio) error {
 	if err := postReview(ctx, res.Body, f, outputs, io); err != nil {
 		return err
 	}
-	if err := setOutputs(io, outputs); err != nil {
-		return err
-	}
+	cli.SetOutputs(io.getenv, io.out, outputs)
 	if res.Comment == nil {
 		return cli.Failed()
 	}
@@ -140,24 +123,14 @@ func reviewOutputs(res *render.ReviewResult, f *reviewFlags, io stdio) (map[stri
 		}
 		outputs["diff-file"] = f.diffFile
 	}
-	if io.getenv("GITHUB_ACTIONS") == "true" && io.getenv("GITHUB_STEP_SUMMARY") != "" {
-		a := githubactions.New(githubactions.WithGetenv(io.getenv), githubactions.WithWriter(io.out))
-		summary := res.Body
-		if len(c.FullDiff) > 0 && len(summary)+len(c.FullDiff) < maxSummary {
-			summary += "\n### Full diff\n\n```diff\n" + c.FullDiff + "```\n"
-		}
-		a.AddStepSummary(summary)
-	}
+	cli.AddStepSummary(io.getenv, io.out, review.StepSummary(res.Body, c.FullDiff))
 	return outputs, nil
 }
 
 // postReview posts the comment on the pull request, or prints it when
 // there is none to post to.
 func postReview(ctx context.Context, body string, f *reviewFlags, outputs map[string]string, io stdio) error {
-	repoName := f.ghRepo
-	if repoName == "" {
-		repoName = io.getenv("GITHUB_REPOSITORY")
-	}
+	repoName := cmp.Or(f.ghRepo, io.getenv("GITHUB_REPOSITORY"))
 	token := io.getenv("GITHUB_TOKEN")
 	if !f.post || f.pr == 0 || token == "" || repoName == "" {
 		fmt.Fprint(io.out, body)
@@ -167,46 +140,15 @@ func postReview(ctx context.Context, body string, f *reviewFlags, outputs map[st
 	if err != nil {
 		return cli.Usagef("--github-repo: %v", err)
 	}
-	api := f.ghAPI
-	if api == "" {
-		api = io.getenv("GITHUB_API_URL")
-	}
-	client, err := gh.New(gh.Config{BaseURL: api, Token: token})
+	client, err := gh.New(gh.Config{BaseURL: cmp.Or(f.ghAPI, io.getenv("GITHUB_API_URL")), Token: token})
 	if err != nil {
 		return err
 	}
-	cm, err := client.UpsertComment(ctx, r, f.pr, review.Marker, body)
+	cm, err := review.Post(ctx, client, r, f.pr, body)
 	if err != nil {
-		return fmt.Errorf("posting the review comment: %w", err)
+		return err
 	}
 	outputs["comment-url"] = cm.URL
 	fmt.Fprintf(io.err, "review comment on #%d: %s (written: %v)\n", f.pr, cm.URL, cm.Written())
 	return nil
-}
-
-type event struct {
-	PullRequest struct {
-		Number int `json:"number"`
-		Base   struct {
-			SHA string `json:"sha"`
-		} `json:"base"`
-		Head struct {
-			SHA string `json:"sha"`
-		} `json:"head"`
-	} `json:"pull_request"`
-}
-
-func readEvent(p string) event {
-	var ev event
-	if p == "" {
-		return ev
-	}
-	b, err := os.ReadFile(p)
-	if err != nil {
-		return ev
-	}
-	if err := json.Unmarshal(b, &ev); err != nil {
-		return event{} // not a pull_request event: the flags must say
-	}
-	return ev
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/fleetwright/fleetwright/internal/cli"
 	"github.com/fleetwright/fleetwright/internal/lifecycle"
@@ -39,18 +38,7 @@ func runTemplateCapture(ctx context.Context, args []string, io stdio) error {
 	fs.StringVar(&c.Version, "version", "1.0.0", "version of the new template")
 	fs.StringVar(&c.Description, "description", "", "description of the new template")
 	fs.BoolVar(&c.Force, "force", false, "replace a template of that name")
-	fs.Func("param", "KEY=JSONPATH: make the value at JSONPATH a parameter called KEY (repeatable)", func(s string) error {
-		key, p, ok := strings.Cut(s, "=")
-		if !ok || key == "" || p == "" {
-			return fmt.Errorf("want KEY=JSONPATH, got %q", s)
-		}
-		jp, err := specedit.ParsePath(p)
-		if err != nil {
-			return err
-		}
-		c.Params = append(c.Params, template.CaptureParam{Name: key, Path: jp})
-		return nil
-	})
+	fs.Func("param", "KEY=JSONPATH: make the value at JSONPATH a parameter called KEY (repeatable)", c.AddParam)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err

@@ -3,13 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/fleetwright/fleetwright/internal/cli"
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/render"
 )
 
-func runValidate(_ context.Context, args []string, io stdio) error {
+func runValidate(ctx context.Context, args []string, io stdio) error {
 	fs := newFlags("render validate", io)
 	format := fs.String("format", "text", "output format: text or json")
 	if err := parseFlags(fs, args); err != nil {
@@ -22,40 +21,22 @@ func runValidate(_ context.Context, args []string, io stdio) error {
 	if len(paths) == 0 {
 		paths = []string{"."}
 	}
-	var all spec.Problems
-	apps, components := 0, 0
-	seen := map[string]bool{}
+	var v render.Validation
 	for _, p := range paths {
 		root, err := cli.FindRoot(p)
 		if err != nil {
 			return &cli.ExitError{Code: cli.ExitUsage, Err: err}
 		}
-		if seen[root] {
-			continue
-		}
-		seen[root] = true
-		repo, ps, err := loadRepo(root)
-		if err != nil {
+		if err := v.Add(ctx, root); err != nil {
 			return err
 		}
-		all = append(all, ps...)
-		apps += len(repo.Apps)
-		for _, a := range repo.Apps {
-			components += len(a.Spec.Components)
-		}
 	}
-	all = all.Sort()
+	apps, components := v.Apps, v.Components
 	rep := &cli.Reporter{Format: *format, Out: io.out, Getenv: io.getenv}
-	if err := rep.Report(all, map[string]any{"apps": apps, "components": components}); err != nil {
+	if err := rep.Report(v.Problems.Sort(), map[string]any{"apps": apps, "components": components}); err != nil {
 		return err
 	}
-	errs := 0
-	for _, p := range all {
-		if p.Severity != spec.SeverityWarning {
-			errs++
-		}
-	}
-	if errs > 0 {
+	if errs := v.Errors(); errs > 0 {
 		if *format == "text" {
 			fmt.Fprintf(io.err, "%d problem(s) found in %d app(s)\n", errs, apps)
 		}
@@ -65,14 +46,4 @@ func runValidate(_ context.Context, args []string, io stdio) error {
 		fmt.Fprintf(io.err, "%d app(s), %d component(s): valid\n", apps, components)
 	}
 	return nil
-}
-
-// loadRepo loads and validates the apps repository at root.
-func loadRepo(root string) (*spec.Repo, spec.Problems, error) {
-	loader, err := spec.NewLoader(exportCatalog(), root)
-	if err != nil {
-		return nil, nil, err
-	}
-	repo, ps := loader.Load(os.DirFS(root))
-	return repo, ps, nil
 }

@@ -38,119 +38,84 @@ given, else to the current folder. Exit status: 0 clean (warnings allowed),
 Flags:
 `
 
-func run(ctx context.Context, args []string, io stdio) error {
+// flags are verify's flags.
+type flags struct {
+	apps, appsRef, platform string
+	fleetPath               string
+	fleetPathSet            bool
+	strictKinds, fullBuild  bool
+	kubeconfig, kubeContext string
+	fieldManager, format    string
+	positional              []string
+}
+
+func parseFlags(args []string, io stdio) (*flags, error) {
+	var f flags
 	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
 	fs.SetOutput(io.err)
 	fs.Usage = func() {
 		fmt.Fprint(io.err, usage)
 		fs.PrintDefaults()
 	}
-	apps := fs.String("apps", "", "apps repository (or its platform.yaml): re-render its specs and fail on any difference")
-	appsRef := fs.String("apps-ref", "", "read the apps repository at this Git ref instead of its work tree")
-	platform := fs.String("platform", "", "platform.yaml to take the policy, clusters and fleet path from, without the drift check")
-	fleetPath := fs.String("fleet-path", "", "the fleet folder's path inside the Git repository Flux reads (default: platform.yaml's fleet.path, else the folder's path in its Git work tree)")
-	strictKinds := fs.Bool("strict-kinds", false, "objects of kinds without a known API type are errors, not warnings")
-	fullBuild := fs.Bool("full-build", false, "build every Flux path with kustomize, even the plain ones render writes")
-	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of a cluster: dry-run every object there and report live drift")
-	kubeContext := fs.String("context", "", "kubeconfig context (default: its current context)")
-	fieldManager := fs.String("field-manager", verify.DefaultFieldManager, "field manager Flux applies with, for live drift")
-	format := fs.String("format", "text", "output format: text or json")
+	fs.StringVar(&f.apps, "apps", "", "apps repository (or its platform.yaml): re-render its specs and fail on any difference")
+	fs.StringVar(&f.appsRef, "apps-ref", "", "read the apps repository at this Git ref instead of its work tree")
+	fs.StringVar(&f.platform, "platform", "", "platform.yaml to take the policy, clusters and fleet path from, without the drift check")
+	fs.StringVar(&f.fleetPath, "fleet-path", "", "the fleet folder's path inside the Git repository Flux reads (default: platform.yaml's fleet.path, else the folder's path in its Git work tree)")
+	fs.BoolVar(&f.strictKinds, "strict-kinds", false, "objects of kinds without a known API type are errors, not warnings")
+	fs.BoolVar(&f.fullBuild, "full-build", false, "build every Flux path with kustomize, even the plain ones render writes")
+	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig of a cluster: dry-run every object there and report live drift")
+	fs.StringVar(&f.kubeContext, "context", "", "kubeconfig context (default: its current context)")
+	fs.StringVar(&f.fieldManager, "field-manager", verify.DefaultFieldManager, "field manager Flux applies with, for live drift")
+	fs.StringVar(&f.format, "format", "text", "output format: text or json")
 	// Flags may come before or after the folder.
 	positional, err := cli.ParseArgs(fs, args)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	f.positional = positional
+	fs.Visit(func(fl *flag.Flag) { f.fleetPathSet = f.fleetPathSet || fl.Name == "fleet-path" })
+	return &f, f.Validate()
+}
+
+// Validate refuses flags that do not go together.
+func (f *flags) Validate() error {
 	switch {
-	case len(positional) > 1:
-		return cli.Usagef("verify takes one fleet folder, got %d", len(positional))
-	case *format != "text" && *format != "json":
+	case len(f.positional) > 1:
+		return cli.Usagef("verify takes one fleet folder, got %d", len(f.positional))
+	case f.format != "text" && f.format != "json":
 		return cli.Usagef("--format must be text or json")
-	case *apps != "" && *platform != "":
+	case f.apps != "" && f.platform != "":
 		return cli.Usagef("--apps and --platform cannot be combined (--apps reads its platform.yaml)")
-	case *appsRef != "" && *apps == "":
+	case f.appsRef != "" && f.apps == "":
 		return cli.Usagef("--apps-ref needs --apps")
-	case *kubeContext != "" && *kubeconfig == "":
+	case f.kubeContext != "" && f.kubeconfig == "":
 		return cli.Usagef("--context needs --kubeconfig")
 	}
-	fleetPathSet := false
-	fs.Visit(func(f *flag.Flag) { fleetPathSet = fleetPathSet || f.Name == "fleet-path" })
+	return nil
+}
 
-	opts := verify.Options{StrictKinds: *strictKinds, FullBuild: *fullBuild}
-	var specFindings []verify.Finding
-	var appsRoot string
-	switch {
-	case *apps != "":
-		root, err := cli.FindRoot(*apps)
-		if err != nil {
-			return &cli.ExitError{Code: cli.ExitUsage, Err: err}
-		}
-		appsRoot = root
-		repo, ps, err := render.LoadAt(ctx, root, *appsRef)
-		if err != nil {
-			return &cli.ExitError{Code: cli.ExitUsage, Err: err}
-		}
-		specFindings = verify.SpecFindings(ps.Sort())
-		opts.Platform = &repo.Platform
-		if ps.HasErrors() {
-			fmt.Fprintln(io.err, "verify: the specs are invalid; the drift check is skipped")
-		} else {
-			revs, err := specRevisions(ctx, root, cmp.Or(*appsRef, "HEAD"), repo)
-			if err != nil {
-				return &cli.ExitError{Code: cli.ExitUsage, Err: fmt.Errorf("reading the spec history: %w", err)}
-			}
-			opts.Apps = &verify.Apps{Repo: repo, SpecRevision: revs}
-		}
-	case *platform != "":
-		plat, ps, err := loadPlatform(*platform)
-		if err != nil {
-			return &cli.ExitError{Code: cli.ExitUsage, Err: err}
-		}
-		specFindings = verify.SpecFindings(ps.Sort())
-		opts.Platform = plat
+func run(ctx context.Context, args []string, io stdio) error {
+	f, err := parseFlags(args, io)
+	if err != nil {
+		return err
 	}
-
-	switch {
-	case len(positional) == 1:
-		opts.FleetDir = positional[0]
-	case appsRoot != "":
-		opts.FleetDir = filepath.Join(appsRoot, filepath.FromSlash(opts.Platform.Fleet.Path))
-	default:
-		opts.FleetDir = "."
+	opts := verify.Options{StrictKinds: f.strictKinds, FullBuild: f.fullBuild}
+	specFindings, appsRoot, err := f.loadSpecs(ctx, &opts, io)
+	if err != nil {
+		return err
 	}
-	switch {
-	case fleetPathSet:
-		opts.FleetPath = *fleetPath
-	case opts.Platform != nil:
-		opts.FleetPath = opts.Platform.Fleet.Path
-	default:
-		opts.FleetPath = gitPath(opts.FleetDir)
+	f.fleet(&opts, appsRoot)
+	if opts.Live, err = f.live(); err != nil {
+		return err
 	}
-
-	if *kubeconfig != "" {
-		cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
-			&clientcmd.ClientConfigLoadingRules{ExplicitPath: *kubeconfig},
-			&clientcmd.ConfigOverrides{CurrentContext: *kubeContext},
-		).ClientConfig()
-		if err != nil {
-			return &cli.ExitError{Code: cli.ExitUsage, Err: fmt.Errorf("reading %s: %w", *kubeconfig, err)}
-		}
-		opts.Live = &verify.Live{Config: cfg, FieldManager: *fieldManager}
-	}
-	opts.Logger = slog.New(slog.NewTextHandler(io.err, &slog.HandlerOptions{
-		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
-			if len(groups) == 0 && a.Key == slog.TimeKey {
-				return slog.Attr{}
-			}
-			return a
-		},
-	}))
+	opts.Logger = newLogger(io.err)
 
 	rep, err := verify.Run(ctx, opts)
 	if err != nil {
 		return &cli.ExitError{Code: cli.ExitUsage, Err: err}
 	}
 	rep.Merge(specFindings)
-	w := &diag.Writer{Format: *format, Out: io.out, Getenv: io.getenv}
+	w := &diag.Writer{Format: f.format, Out: io.out, Getenv: io.getenv}
 	if err := w.Write(rep.Output()); err != nil {
 		return &cli.ExitError{Code: cli.ExitUsage, Err: err}
 	}
@@ -158,6 +123,90 @@ func run(ctx context.Context, args []string, io stdio) error {
 		return cli.Failed()
 	}
 	return nil
+}
+
+// loadSpecs reads the apps repository (--apps) or the platform.yaml
+// (--platform) into opts and returns their problems as findings, and the
+// apps repository's root.
+func (f *flags) loadSpecs(ctx context.Context, opts *verify.Options, io stdio) ([]verify.Finding, string, error) {
+	switch {
+	case f.apps != "":
+		root, err := cli.FindRoot(f.apps)
+		if err != nil {
+			return nil, "", &cli.ExitError{Code: cli.ExitUsage, Err: err}
+		}
+		repo, ps, err := render.LoadAt(ctx, root, f.appsRef)
+		if err != nil {
+			return nil, "", &cli.ExitError{Code: cli.ExitUsage, Err: err}
+		}
+		opts.Platform = &repo.Platform
+		if ps.HasErrors() {
+			fmt.Fprintln(io.err, "verify: the specs are invalid; the drift check is skipped")
+		} else {
+			revs, err := specRevisions(ctx, root, cmp.Or(f.appsRef, "HEAD"), repo)
+			if err != nil {
+				return nil, "", &cli.ExitError{Code: cli.ExitUsage, Err: fmt.Errorf("reading the spec history: %w", err)}
+			}
+			opts.Apps = &verify.Apps{Repo: repo, SpecRevision: revs}
+		}
+		return verify.SpecFindings(ps.Sort()), root, nil
+	case f.platform != "":
+		plat, ps, err := loadPlatform(f.platform)
+		if err != nil {
+			return nil, "", &cli.ExitError{Code: cli.ExitUsage, Err: err}
+		}
+		opts.Platform = plat
+		return verify.SpecFindings(ps.Sort()), "", nil
+	}
+	return nil, "", nil
+}
+
+// fleet settles the fleet folder and its path in the Git repository Flux
+// reads.
+func (f *flags) fleet(opts *verify.Options, appsRoot string) {
+	switch {
+	case len(f.positional) == 1:
+		opts.FleetDir = f.positional[0]
+	case appsRoot != "":
+		opts.FleetDir = filepath.Join(appsRoot, filepath.FromSlash(opts.Platform.Fleet.Path))
+	default:
+		opts.FleetDir = "."
+	}
+	switch {
+	case f.fleetPathSet:
+		opts.FleetPath = f.fleetPath
+	case opts.Platform != nil:
+		opts.FleetPath = opts.Platform.Fleet.Path
+	default:
+		opts.FleetPath = gitPath(opts.FleetDir)
+	}
+}
+
+// live is the cluster of --kubeconfig, or nil.
+func (f *flags) live() (*verify.Live, error) {
+	if f.kubeconfig == "" {
+		return nil, nil
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: f.kubeconfig},
+		&clientcmd.ConfigOverrides{CurrentContext: f.kubeContext},
+	).ClientConfig()
+	if err != nil {
+		return nil, &cli.ExitError{Code: cli.ExitUsage, Err: fmt.Errorf("reading %s: %w", f.kubeconfig, err)}
+	}
+	return &verify.Live{Config: cfg, FieldManager: f.fieldManager}, nil
+}
+
+// newLogger logs to w without timestamps.
+func newLogger(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if len(groups) == 0 && a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		},
+	}))
 }
 
 // loadPlatform reads a platform.yaml on its own.

@@ -108,30 +108,35 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if fs.NArg() > 0 {
 		return o, cli.Usagef("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}
+	return o, o.validate()
+}
+
+// validate refuses flags that do not go together or are out of range.
+func (o options) validate() error {
 	if o.maxConnections < 0 || o.maxPendingBodyBytes <= 0 || o.keepDeployments < 0 || o.keepAge < 0 {
-		return o, cli.Usagef("-max-connections, -keep-deployments and -keep-age must not be negative, -max-pending-body-bytes must be positive")
+		return cli.Usagef("-max-connections, -keep-deployments and -keep-age must not be negative, -max-pending-body-bytes must be positive")
 	}
 	if o.githubRef != "revision" && o.githubRef != "spec-revision" {
-		return o, cli.Usagef("-github-ref must be revision or spec-revision, not %q", o.githubRef)
+		return cli.Usagef("-github-ref must be revision or spec-revision, not %q", o.githubRef)
 	}
 	if (o.githubTokenFile == "") != (o.githubRepo == "") {
-		return o, cli.Usagef("-github-token-file and -github-repo go together")
+		return cli.Usagef("-github-token-file and -github-repo go together")
 	}
 	if o.postgresDSN != "" && o.postgresDSNFile != "" {
-		return o, cli.Usagef("give -postgres-dsn or -postgres-dsn-file, not both")
+		return cli.Usagef("give -postgres-dsn or -postgres-dsn-file, not both")
 	}
 	if o.kubeconfig != "" && o.inCluster {
-		return o, cli.Usagef("give -kubeconfig or -in-cluster, not both")
+		return cli.Usagef("give -kubeconfig or -in-cluster, not both")
 	}
 	if o.ingressAddress != "" {
 		if host, port, err := net.SplitHostPort(o.ingressAddress); err != nil || host == "" || port == "" {
-			return o, cli.Usagef("-ingress-address must be host:port, not %q", o.ingressAddress)
+			return cli.Usagef("-ingress-address must be host:port, not %q", o.ingressAddress)
 		}
 		if o.kubeconfig == "" && !o.inCluster {
-			return o, cli.Usagef("-ingress-address needs a cluster to probe: give -kubeconfig or -in-cluster")
+			return cli.Usagef("-ingress-address needs a cluster to probe: give -kubeconfig or -in-cluster")
 		}
 	}
-	return o, nil
+	return nil
 }
 
 // readSecret reads a one-line secret file.
@@ -186,6 +191,30 @@ func serve(ctx context.Context, o options, _ io.Writer, stderr io.Writer) error 
 	if o.keepDeployments == 0 && o.keepAge == 0 {
 		cfg.PruneInterval = -1 // everything is kept
 	}
+	if err := readSecrets(o, &cfg, log); err != nil {
+		return err
+	}
+	st, err := openStore(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	cfg.Store = st
+	if err := connectCluster(o, &cfg, log); err != nil {
+		return err
+	}
+	if cfg.GitHub, err = githubStatuses(o); err != nil {
+		return err
+	}
+	srv, err := webhook.New(cfg)
+	if err != nil {
+		return err
+	}
+	return listenAndServe(ctx, o, srv, &cfg, log)
+}
+
+// readSecrets reads the HMAC key and the API token into cfg.
+func readSecrets(o options, cfg *webhook.Config, log *slog.Logger) error {
 	if o.hmacKeyFile != "" {
 		key, err := readSecret(o.hmacKeyFile, "HMAC key")
 		if err != nil {
@@ -202,58 +231,62 @@ func serve(ctx context.Context, o options, _ io.Writer, stderr io.Writer) error 
 		}
 		cfg.APIToken = tok
 	}
+	return nil
+}
 
-	st, err := openStore(ctx, o)
+// connectCluster sets cfg's cluster clients and prober when the flags
+// name a cluster.
+func connectCluster(o options, cfg *webhook.Config, log *slog.Logger) error {
+	restCfg, err := restConfig(o)
+	if err != nil || restCfg == nil {
+		return err
+	}
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, kustomizev1.AddToScheme, helmv2.AddToScheme} {
+		if err := add(scheme); err != nil {
+			return fmt.Errorf("building scheme: %w", err)
+		}
+	}
+	c, err := client.New(restCfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return fmt.Errorf("creating cluster client: %w", err)
+	}
+	kube, err := kubernetes.NewForConfig(restCfg)
+	if err != nil {
+		return fmt.Errorf("creating cluster client: %w", err)
+	}
+	p, err := newProber(o, c, log)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	cfg.Store = st
+	cfg.Cluster, cfg.Kube, cfg.Prober = c, kube, p
+	return nil
+}
 
-	if restCfg, err := restConfig(o); err != nil {
-		return err
-	} else if restCfg != nil {
-		scheme := runtime.NewScheme()
-		for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, kustomizev1.AddToScheme, helmv2.AddToScheme} {
-			if err := add(scheme); err != nil {
-				return fmt.Errorf("building scheme: %w", err)
-			}
-		}
-		c, err := client.New(restCfg, client.Options{Scheme: scheme})
-		if err != nil {
-			return fmt.Errorf("creating cluster client: %w", err)
-		}
-		kube, err := kubernetes.NewForConfig(restCfg)
-		if err != nil {
-			return fmt.Errorf("creating cluster client: %w", err)
-		}
-		p, err := newProber(o, c, log)
-		if err != nil {
-			return err
-		}
-		cfg.Cluster, cfg.Kube, cfg.Prober = c, kube, p
+// githubStatuses is the GitHub repository that gets deployment statuses,
+// or nil without -github-token-file.
+func githubStatuses(o options) (*webhook.GitHub, error) {
+	if o.githubTokenFile == "" {
+		return nil, nil
 	}
-
-	if o.githubTokenFile != "" {
-		tok, err := readSecret(o.githubTokenFile, "GitHub token")
-		if err != nil {
-			return err
-		}
-		owner, repo, ok := strings.Cut(o.githubRepo, "/")
-		if !ok || owner == "" || repo == "" || strings.Contains(repo, "/") {
-			return cli.Usagef("-github-repo must be owner/name, not %q", o.githubRepo)
-		}
-		gh, err := github.New(github.Config{BaseURL: o.githubAPIURL, Token: tok, HTTPClient: &http.Client{Timeout: 30 * time.Second}})
-		if err != nil {
-			return cli.Usagef("-github-api-url: %w", err)
-		}
-		cfg.GitHub = &webhook.GitHub{Reporter: gh, Repo: github.Repo{Owner: owner, Name: repo}, UseSpecRevision: o.githubRef == "spec-revision"}
-	}
-
-	srv, err := webhook.New(cfg)
+	tok, err := readSecret(o.githubTokenFile, "GitHub token")
 	if err != nil {
-		return err
+		return nil, err
 	}
+	owner, repo, ok := strings.Cut(o.githubRepo, "/")
+	if !ok || owner == "" || repo == "" || strings.Contains(repo, "/") {
+		return nil, cli.Usagef("-github-repo must be owner/name, not %q", o.githubRepo)
+	}
+	gh, err := github.New(github.Config{BaseURL: o.githubAPIURL, Token: tok, HTTPClient: &http.Client{Timeout: 30 * time.Second}})
+	if err != nil {
+		return nil, cli.Usagef("-github-api-url: %w", err)
+	}
+	return &webhook.GitHub{Reporter: gh, Repo: github.Repo{Owner: owner, Name: repo}, UseSpecRevision: o.githubRef == "spec-revision"}, nil
+}
+
+// listenAndServe serves srv until ctx ends, then shuts it down: requests
+// in flight get o.shutdownTimeout, accepted events are all committed.
+func listenAndServe(ctx context.Context, o options, srv *webhook.Server, cfg *webhook.Config, log *slog.Logger) error {
 	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {
 		srv.Stop()

@@ -224,7 +224,7 @@ func openGit(o Options, root, abs string) (g *gitrepo.Repo, rel string, err erro
 	if !ok {
 		return nil, "", fmt.Errorf("%s is not in a Git work tree", root)
 	}
-	g, err = gitrepo.Open(top, gitrepo.WithClock(o.Now), gitrepo.WithLogger(o.Logger))
+	g, err = gitrepo.Open(top, gitrepo.WithClock(o.now()), gitrepo.WithLogger(o.Logger))
 	if err != nil {
 		return nil, "", err
 	}

@@ -12,9 +12,10 @@
 // Apply, which leaves it in the work tree or commits it through package
 // gitrepo; Change.Diff shows it as a unified diff instead. History lists
 // the commits that changed an app's spec and, with a DeploymentLister such
-// as webhook.Client, the deployments of each.
+// as webhook.Client (WebhookDeployments), the deployments of each;
+// History.WriteText and its JSON are what render history prints.
 //
 // The environment comes in through Options (Getenv, Now, Logger); the
-// package prints nothing. Warnings, such as a template that changed since
+// package prints nothing but what it is handed a writer for. Warnings, such as a template that changed since
 // the revision a rollback restores, are logged at level Warn.
 package lifecycle

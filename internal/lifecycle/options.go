@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,9 +23,11 @@ type Options struct {
 	// New does not use it.
 	App string
 	// Getenv reads GIT_AUTHOR_NAME, GIT_AUTHOR_EMAIL and GITHUB_ACTIONS
-	// when Apply picks a commit author (default: none set).
+	// when Apply picks a commit author, and SOURCE_DATE_EPOCH for the
+	// clock (default: none set).
 	Getenv func(string) string
-	// Now dates commits (default: time.Now).
+	// Now dates commits (default: $SOURCE_DATE_EPOCH when it is set, else
+	// time.Now).
 	Now func() time.Time
 	// Logger receives warnings and the progress of Git (default: discard).
 	Logger *slog.Logger
@@ -44,6 +47,20 @@ func (o Options) getenv(k string) string {
 		return ""
 	}
 	return o.Getenv(k)
+}
+
+// now is the clock of commits: Now, else the one of SOURCE_DATE_EPOCH,
+// else nil for time.Now.
+func (o Options) now() func() time.Time {
+	if o.Now != nil {
+		return o.Now
+	}
+	s := o.getenv("SOURCE_DATE_EPOCH")
+	n, err := strconv.ParseInt(s, 10, 64)
+	if s == "" || err != nil {
+		return nil
+	}
+	return func() time.Time { return time.Unix(n, 0).UTC() }
 }
 
 func (o Options) logger() *slog.Logger {

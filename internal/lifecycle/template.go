@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"strings"
 
 	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/specedit"
 	"github.com/fleetwright/fleetwright/internal/template"
 )
 
@@ -19,6 +21,21 @@ type Capture struct {
 	Params []template.CaptureParam
 	// Force replaces a template of that name.
 	Force bool
+}
+
+// AddParam adds the parameter of s, KEY=JSONPATH: the value at JSONPATH
+// (such as components[api].workload_spec.image) becomes the parameter KEY.
+func (c *Capture) AddParam(s string) error {
+	key, p, ok := strings.Cut(s, "=")
+	if !ok || key == "" || p == "" {
+		return fmt.Errorf("want KEY=JSONPATH, got %q", s)
+	}
+	jp, err := specedit.ParsePath(p)
+	if err != nil {
+		return err
+	}
+	c.Params = append(c.Params, template.CaptureParam{Name: key, Path: jp})
+	return nil
 }
 
 // CaptureTemplate writes templates/NAME/ from the app's components and

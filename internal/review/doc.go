@@ -2,5 +2,7 @@
 // to the apps repository does to the fleet: a danger list, a summary of apps
 // and objects, image changes, the resource delta, the dependency graph of
 // each changed app as a Mermaid diagram, and per-object diffs — kept under
-// GitHub's comment size limit, with what was cut named.
+// GitHub's comment size limit, with what was cut named. ReadEvent reads
+// the pull request of a GitHub Actions job, StepSummary the job summary,
+// and Post keeps the one comment up to date.
 package review

@@ -9,6 +9,11 @@
 //   - PullRequest wraps a Push to that head branch and opens or updates the
 //     branch's pull request on GitHub.
 //
+// New builds the sink a Config describes, filling in the fleet repository
+// (platform.yaml, else the apps repository's origin), the GitHub repository
+// and the fleet index file, and refusing a fleet that would land among the
+// specs.
+//
 // Every sink can compare only (DryRun): it then tells what differs between
 // the fleet and the folder, or the fleet repository's branch, and changes
 // nothing anywhere.
