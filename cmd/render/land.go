@@ -22,6 +22,8 @@ type landing struct {
 	where  string // in messages: the folder, or the fleet branch
 	label  string // put before fleet paths in diffs
 	branch string // the fleet branch, for push and pull-request
+	// progress shows the clone of the fleet repository; nil shows nothing.
+	progress *cli.Progress
 }
 
 // newLanding makes the sink of the settled flags.
@@ -60,6 +62,9 @@ func newLanding(f *renderFlags, appsRoot string, repo *spec.Repo, io stdio) (lan
 // stdout for --check and --diff, and in the step outputs.
 func landFleet(ctx context.Context, l landing, o *renderFlags, f *generate.Fleet, apps int, start time.Time, io stdio) error {
 	res, err := l.sink.Land(ctx, f)
+	if l.progress != nil {
+		l.progress.Done()
+	}
 	// The index is a cache: failing to save it costs speed, not correctness.
 	defer func() {
 		if res.CacheErr != nil {

@@ -87,11 +87,15 @@ func runRender(ctx context.Context, args []string, io stdio) error {
 	if err := f.target(root, repo); err != nil {
 		return err
 	}
+	progress := cli.NewProgress(io.err, cli.IsTerminal(io.err))
+	if cli.IsTerminal(io.err) {
+		f.lo.Progress = progress.StageWriter()
+	}
 	l, err := newLanding(f, root, repo, io)
 	if err != nil {
 		return err
 	}
-	progress := cli.NewProgress(io.err, cli.IsTerminal(io.err))
+	l.progress = progress
 	opts := render.Options{Source: src, Images: imageSource(f.offline, io), SpecRevisions: true, Progress: progress}
 	if r, ok := l.sink.(sink.Reuser); ok {
 		opts.Reuse = r.Reuse

@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 )
 
@@ -98,4 +100,35 @@ func (p *Progress) clear() {
 		io.WriteString(p.w, "\r\x1b[K")
 		p.status = ""
 	}
+}
+
+// StageWriter is an io.Writer whose lines, ended by \n or \r as a Git
+// remote's progress messages are, each become a Stage: shown on a
+// terminal, left out of logs.
+func (p *Progress) StageWriter() io.Writer { return &stageWriter{p: p} }
+
+// maxPartial bounds what a stageWriter keeps of a line not yet ended.
+const maxPartial = 4 << 10
+
+type stageWriter struct {
+	p       *Progress
+	partial []byte
+}
+
+func (w *stageWriter) Write(b []byte) (int, error) {
+	w.partial = append(w.partial, b...)
+	for {
+		i := bytes.IndexAny(w.partial, "\r\n")
+		if i < 0 {
+			break
+		}
+		if line := strings.TrimSpace(string(w.partial[:i])); line != "" {
+			w.p.Stage(line)
+		}
+		w.partial = w.partial[i+1:]
+	}
+	if len(w.partial) > maxPartial {
+		w.partial = w.partial[:0]
+	}
+	return len(b), nil
 }

@@ -58,3 +58,31 @@ func TestIsTerminal(t *testing.T) {
 		t.Error("a buffer is not a terminal")
 	}
 }
+
+// A Git remote's progress, written in pieces with \r between updates,
+// becomes one status line per message on a terminal and nothing in a log.
+func TestStageWriter(t *testing.T) {
+	t.Parallel()
+	remote := []string{"Counting obj", "ects:  50% (1/2)\rCounting objects: 100% (2/2)\r", "Counting objects: 100% (2/2), done.\n", "  \n"}
+	for _, terminal := range []bool{false, true} {
+		var b bytes.Buffer
+		p := NewProgress(&b, terminal)
+		w := p.StageWriter()
+		for _, s := range remote {
+			if n, err := w.Write([]byte(s)); n != len(s) || err != nil {
+				t.Fatalf("Write(%q) = %d, %v", s, n, err)
+			}
+		}
+		p.Done()
+		want := ""
+		if terminal {
+			want = "\rCounting objects:  50% (1/2)\x1b[K" +
+				"\rCounting objects: 100% (2/2)\x1b[K" +
+				"\rCounting objects: 100% (2/2), done.\x1b[K" +
+				"\r\x1b[K"
+		}
+		if d := cmp.Diff(want, b.String()); d != "" {
+			t.Errorf("terminal=%v (-want +got):\n%s", terminal, d)
+		}
+	}
+}

@@ -93,6 +93,13 @@ func WithAuth(auth transport.AuthMethod) Option {
 	return func(r *Repo) { r.auth = auth }
 }
 
+// WithProgress sends the remote's progress messages of clones and fetches
+// ("Counting objects: 40% (4/10)\r"…) to w; without it the remote is
+// asked to send none.
+func WithProgress(w io.Writer) Option {
+	return func(r *Repo) { r.progress = w }
+}
+
 // Repo is a git repository on disk with a work tree. It is not safe for
 // concurrent use.
 type Repo struct {
@@ -103,6 +110,8 @@ type Repo struct {
 	auth   transport.AuthMethod
 	log    *slog.Logger
 	now    func() time.Time
+
+	progress io.Writer // the remote's progress messages, or nil
 
 	// beforePush, when set, runs before every push attempt (tests use it
 	// to make another writer win a race deterministically).
@@ -151,6 +160,7 @@ func Sync(ctx context.Context, dir string, remote Remote, branch string, opts ..
 			Auth:       remote.Auth,
 			RemoteName: RemoteName,
 			NoCheckout: true,
+			Progress:   r.progress,
 		})
 		fetch := false
 		switch {
@@ -322,6 +332,7 @@ func (r *Repo) Fetch(ctx context.Context, refspecs ...string) error {
 		Auth:       r.auth,
 		Prune:      true,
 		Force:      true,
+		Progress:   r.progress,
 	}
 	if len(refspecs) > 0 {
 		opts.RefSpecs, opts.Prune = nil, false

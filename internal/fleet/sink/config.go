@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -44,6 +45,9 @@ type Config struct {
 	// GitHubRepo is the fleet repository on GitHub as owner/name (default:
 	// from its URL); GitHubAPI the API root (default: $GITHUB_API_URL).
 	GitHubRepo, GitHubAPI string
+	// Progress hears how the clone of the fleet repository goes (push and
+	// pull-request); nil hears nothing.
+	Progress io.Writer
 	// Getenv reads GITHUB_TOKEN, GITHUB_API_URL and, for the fleet index
 	// (see IndexFile), FLEETWRIGHT_CACHE, XDG_CACHE_HOME and HOME; nil
 	// reads nothing.
@@ -142,6 +146,7 @@ func (c *Config) push(token string) (*Push, error) {
 		Remote: gitrepo.Remote{URL: url}, Branch: c.Branch,
 		Path: c.Platform.Fleet.Path, Managed: layout.ManagedDirs(c.Platform), Workdir: c.Workdir,
 		Author: c.Author, SpecCommit: specHead(c.AppsRoot), DryRun: c.DryRun,
+		Progress: c.Progress,
 	}
 	if p.Branch == "" {
 		p.Branch = c.Platform.Fleet.Branch

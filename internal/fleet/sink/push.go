@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"strings"
@@ -39,6 +40,10 @@ type Push struct {
 	SpecCommit string
 	// DryRun compares with Branch only: nothing is committed or pushed.
 	DryRun bool
+	// Progress, when set, hears how the clone of the fleet repository goes:
+	// a line when it starts, then the remote's messages (see
+	// gitrepo.WithProgress).
+	Progress io.Writer
 }
 
 var _ Sink = (*Push)(nil)
@@ -55,7 +60,12 @@ func (p *Push) Land(ctx context.Context, f *generate.Fleet) (Result, error) {
 		defer os.RemoveAll(d)
 		dir = d
 	}
-	g, err := gitrepo.Sync(ctx, dir, p.Remote, p.Branch, gitrepo.WithAuth(p.Remote.Auth), gitrepo.Bare())
+	opts := []gitrepo.Option{gitrepo.WithAuth(p.Remote.Auth), gitrepo.Bare()}
+	if p.Progress != nil {
+		fmt.Fprintf(p.Progress, "cloning the fleet repository (%s)\n", p.Branch)
+		opts = append(opts, gitrepo.WithProgress(p.Progress))
+	}
+	g, err := gitrepo.Sync(ctx, dir, p.Remote, p.Branch, opts...)
 	if err != nil {
 		return Result{}, fmt.Errorf("cloning the fleet repository: %w", err)
 	}

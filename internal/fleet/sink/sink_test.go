@@ -1,6 +1,7 @@
 package sink_test
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -124,9 +125,15 @@ func TestPushAndPullRequest(t *testing.T) {
 		}
 	}
 
-	res, err := mk(true).Land(ctx, desired)
+	dry := mk(true)
+	var progress bytes.Buffer
+	dry.Push.Progress = &progress
+	res, err := dry.Land(ctx, desired)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if p := progress.String(); !strings.HasPrefix(p, "cloning the fleet repository (main)\n") || !strings.Contains(p, "objects") {
+		t.Errorf("progress of the clone = %q", p)
 	}
 	want := []fleet.Change{{Path: "apps/c/p/a/web/deployment-a-web.yaml", Op: fleet.Update, Old: []byte(gen + "v1\n"), New: []byte(gen + "v2\n")}}
 	if diff := cmp.Diff(want, res.Changes); diff != "" {
