@@ -275,3 +275,28 @@ func TestPullRequestModeCheckAndDiff(t *testing.T) {
 		t.Errorf("%d writes to GitHub, want the one that opened the pull request", n)
 	}
 }
+
+// FLEETWRIGHT_FLEET_TOKEN, the fleet repository's own token (a GitHub
+// App's, say), pushes to the fleet repository and opens its pull request;
+// the workflow's GITHUB_TOKEN is used for neither.
+func TestPullRequestModeFleetToken(t *testing.T) {
+	t.Parallel()
+	const fleetToken = "fleet-app-token"
+	gs := gittest.NewServer(t, gittest.WithBasicAuth("x-access-token", fleetToken))
+	url := gs.CreateRepo(t, "fleet.git", "main", map[string]string{"README.md": "the fleet\n"})
+	api := githubtest.New(t, githubtest.WithToken(fleetToken))
+	root := appsRepo(t, "build: {pin: false}\nfleet: {path: ., mode: pull-request}\n")
+	env := map[string]string{"GITHUB_TOKEN": landToken, "FLEETWRIGHT_FLEET_TOKEN": fleetToken}
+	api.Expect("GET", "/repos/acme/fleet/pulls").Query("head", "acme:fleetwright/render").Query("base", "main")
+	api.Expect("POST", "/repos/acme/fleet/pulls").JSONField("head", "fleetwright/render")
+	r := runCmd(t, env, "--fleet-repo", url, "--github-repo", "acme/fleet", "--github-api", api.URL, root)
+	if r.code != 0 || !strings.Contains(r.stderr, "fleet pull request #1 opened") {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if strings.Contains(r.stderr+r.stdout, fleetToken) {
+		t.Errorf("the token was printed:\n%s%s", r.stdout, r.stderr)
+	}
+	if files := gittest.Git(t, gs.Path("fleet.git"), "ls-tree", "-r", "--name-only", "fleetwright/render"); !strings.Contains(files, "clusters/default/apps/shop-api.yaml\n") {
+		t.Errorf("the pull request branch lacks the fleet:\n%s", files)
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"net"
+	"net/url"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -48,7 +50,8 @@ type Config struct {
 	// Progress hears how the clone of the fleet repository goes (push and
 	// pull-request); nil hears nothing.
 	Progress io.Writer
-	// Getenv reads GITHUB_TOKEN, GITHUB_API_URL and, for the fleet index
+	// Getenv reads FLEETWRIGHT_FLEET_TOKEN, GITHUB_TOKEN, GITHUB_SERVER_URL
+	// (see fleetToken), GITHUB_API_URL and, for the fleet index
 	// (see IndexFile), FLEETWRIGHT_CACHE, XDG_CACHE_HOME and HOME; nil
 	// reads nothing.
 	Getenv func(string) string
@@ -118,8 +121,14 @@ func New(c Config) (Sink, error) {
 		}
 		return d, nil
 	}
+	// The fleet repository's own token, when given, also opens its pull
+	// requests (a GitHub App's token, so that the fleet repository's
+	// workflows run on them).
 	token := c.getenv("GITHUB_TOKEN")
-	p, err := c.push(token)
+	if t := c.getenv("FLEETWRIGHT_FLEET_TOKEN"); t != "" {
+		token = t
+	}
+	p, err := c.push()
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +146,7 @@ func New(c Config) (Sink, error) {
 }
 
 // push is the sink that commits to the fleet repository.
-func (c *Config) push(token string) (*Push, error) {
+func (c *Config) push() (*Push, error) {
 	url, err := c.repoURL()
 	if err != nil {
 		return nil, err
@@ -151,10 +160,51 @@ func (c *Config) push(token string) (*Push, error) {
 	if p.Branch == "" {
 		p.Branch = c.Platform.Fleet.Branch
 	}
+	token, err := c.fleetToken(url)
+	if err != nil {
+		return nil, err
+	}
 	if token != "" {
 		p.Remote.Auth = gitrepo.TokenAuth(token)
 	}
 	return p, nil
+}
+
+// fleetToken is the token sent to the fleet repository at rawURL:
+// FLEETWRIGHT_FLEET_TOKEN, named for this repository, whatever its host,
+// over HTTPS (plain HTTP only to a loopback address); else GITHUB_TOKEN,
+// only over HTTPS to the GitHub server it was issued by
+// ($GITHUB_SERVER_URL, default https://github.com). A path, an SSH
+// address or any other host gets no token.
+func (c *Config) fleetToken(rawURL string) (string, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") {
+		return "", nil
+	}
+	if t := c.getenv("FLEETWRIGHT_FLEET_TOKEN"); t != "" {
+		if u.Scheme == "http" && !isLoopback(u.Hostname()) {
+			return "", fmt.Errorf("refusing to send FLEETWRIGHT_FLEET_TOKEN to %s over plain HTTP; use an https:// fleet repository", u.Host)
+		}
+		return t, nil
+	}
+	server := c.getenv("GITHUB_SERVER_URL")
+	if server == "" {
+		server = "https://github.com"
+	}
+	gh, err := url.Parse(server)
+	if err != nil || u.Scheme != "https" || !strings.EqualFold(u.Host, gh.Host) {
+		return "", nil
+	}
+	return c.getenv("GITHUB_TOKEN"), nil
+}
+
+// isLoopback reports whether host is localhost or a loopback address.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // repoURL is the fleet repository: RepoURL, else fleet.repo, else the

@@ -139,7 +139,7 @@ func TestNew(t *testing.T) {
 			err: new(*sink.AmongSpecsError)},
 		{name: "folder inside templates/", cfg: sink.Config{Mode: "dir", AppsRoot: noGit, Dir: filepath.Join(noGit, "templates", "fleet"), Platform: plat(".", "")},
 			err: new(*sink.AmongSpecsError)},
-		{name: "push to the flag's repository", cfg: sink.Config{Mode: "push", AppsRoot: noGit, RepoURL: "https://git.example/fleet.git", Branch: "prod", Platform: plat(".", "https://git.example/other.git"), Getenv: env("GITHUB_TOKEN", "t")},
+		{name: "push to the flag's repository", cfg: sink.Config{Mode: "push", AppsRoot: noGit, RepoURL: "https://git.example/fleet.git", Branch: "prod", Platform: plat(".", "https://git.example/other.git"), Getenv: env("FLEETWRIGHT_FLEET_TOKEN", "t")},
 			want: want{kind: "push", url: "https://git.example/fleet.git", branch: "prod", auth: true}},
 		{name: "push to platform.yaml's repository", cfg: sink.Config{Mode: "push", AppsRoot: noGit, Platform: plat(".", "https://git.example/fleet.git")},
 			want: want{kind: "push", url: "https://git.example/fleet.git", branch: "main"}},
@@ -198,5 +198,52 @@ func TestConfigValidate(t *testing.T) {
 	}
 	if err := (&sink.Config{Mode: "push", Platform: &spec.Platform{Fleet: &spec.Fleet{}}}).Validate(); err != nil {
 		t.Errorf("push: %v", err)
+	}
+}
+
+// GITHUB_TOKEN goes only to the GitHub server it was issued by, over
+// HTTPS; FLEETWRIGHT_FLEET_TOKEN to the fleet repository it is named for,
+// never over plain HTTP but to loopback.
+func TestFleetToken(t *testing.T) {
+	t.Parallel()
+	const fleetToken = "fleet-tok-5ecret"
+	plat := &spec.Platform{Fleet: &spec.Fleet{Path: ".", Branch: "main"}}
+	for _, tc := range []struct {
+		url    string
+		getenv func(string) string
+		auth   bool
+		err    bool
+	}{
+		{url: "https://github.com/acme/fleet.git", getenv: env("GITHUB_TOKEN", "t"), auth: true},
+		{url: "https://GitHub.com/acme/fleet", getenv: env("GITHUB_TOKEN", "t"), auth: true},
+		{url: "http://github.com/acme/fleet.git", getenv: env("GITHUB_TOKEN", "t")},
+		{url: "https://git.example/fleet.git", getenv: env("GITHUB_TOKEN", "t")},
+		{url: "https://github.com.evil.example/acme/fleet.git", getenv: env("GITHUB_TOKEN", "t")},
+		{url: "https://ghe.example/acme/fleet.git", getenv: env("GITHUB_TOKEN", "t", "GITHUB_SERVER_URL", "https://ghe.example"), auth: true},
+		{url: "https://github.com/acme/fleet.git", getenv: env("GITHUB_TOKEN", "t", "GITHUB_SERVER_URL", "https://ghe.example")},
+		{url: "/srv/git/fleet.git", getenv: env("GITHUB_TOKEN", "t", "FLEETWRIGHT_FLEET_TOKEN", fleetToken)},
+		{url: "git@github.com:acme/fleet.git", getenv: env("GITHUB_TOKEN", "t")},
+		{url: "https://git.example/fleet.git", getenv: env("FLEETWRIGHT_FLEET_TOKEN", fleetToken), auth: true},
+		{url: "http://127.0.0.1:8080/fleet.git", getenv: env("FLEETWRIGHT_FLEET_TOKEN", fleetToken), auth: true},
+		{url: "http://[::1]:8080/fleet.git", getenv: env("FLEETWRIGHT_FLEET_TOKEN", fleetToken), auth: true},
+		{url: "http://127.0.0.1:8080/fleet.git", getenv: env("GITHUB_TOKEN", "t")},
+		{url: "http://git.example/fleet.git", getenv: env("FLEETWRIGHT_FLEET_TOKEN", fleetToken), err: true},
+	} {
+		s, err := sink.New(sink.Config{Mode: "push", AppsRoot: t.TempDir(), RepoURL: tc.url, Platform: plat, Getenv: tc.getenv})
+		if tc.err {
+			if err == nil {
+				t.Errorf("%s: no error", tc.url)
+			} else if strings.Contains(err.Error(), fleetToken) {
+				t.Errorf("%s: the error shows the token: %v", tc.url, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tc.url, err)
+			continue
+		}
+		if got := s.(*sink.Push).Remote.Auth != nil; got != tc.auth {
+			t.Errorf("%s: token sent = %v, want %v", tc.url, got, tc.auth)
+		}
 	}
 }
