@@ -4,13 +4,27 @@
 set -euo pipefail
 
 bin="${RUNNER_TEMP:?}/fleetwright-bin"
+
+# command_data escapes a value for the data part of a workflow command, as
+# GitHub's toolkit does, so that a "%", CR or LF in it cannot end the
+# command and start another one.
+command_data() {
+	local s=${1//'%'/%25}
+	s=${s//$'\r'/%0D}
+	s=${s//$'\n'/%0A}
+	printf '%s' "$s"
+}
+
 if [[ -n "${GITHUB_TOKEN:-}" ]]; then
-	echo "::add-mask::${GITHUB_TOKEN}"
+	echo "::add-mask::$(command_data "$GITHUB_TOKEN")"
 fi
 
-# Extra arguments, split on white space. Never evaluated: inputs of a
-# workflow_dispatch come from people, not from the workflow's author.
-read -r -a extra <<<"${INPUT_ARGS:-}"
+# Extra arguments, split on white space (spaces, tabs, CRs and newlines, over
+# all lines of a multi-line input). Never evaluated and never globbed: inputs
+# of a workflow_dispatch come from people, not from the workflow's author.
+extra=()
+args="${INPUT_ARGS:-}"
+IFS=$' \t\n' read -r -d '' -a extra <<<"${args//$'\r'/ }" || true
 path="${INPUT_PATH:-.}"
 opts=()
 [[ "${INPUT_OFFLINE:-false}" == "true" ]] && opts+=(--offline)
@@ -41,7 +55,7 @@ new | pause | resume | scale | rollback | delete | history | template)
 	exec "$bin/render" "$INPUT_COMMAND" "${extra[@]}"
 	;;
 *)
-	echo "::error::unknown command '${INPUT_COMMAND}': use validate, render, review, diff, verify, new, pause, resume, scale, rollback, delete, history or template"
+	echo "::error::unknown command '$(command_data "$INPUT_COMMAND")': use validate, render, review, diff, verify, new, pause, resume, scale, rollback, delete, history or template"
 	exit 2
 	;;
 esac

@@ -73,6 +73,18 @@ type run struct {
 // run executes every run step with the given inputs; it stops at the first
 // failing step, as a runner does.
 func (r *runner) run(inputs map[string]string) run {
+	r.t.Helper()
+	return r.runSteps(inputs, "")
+}
+
+// runStep executes only the run step with the given id, for tests that put
+// fake programs in RUNNER_TEMP instead of building the real ones.
+func (r *runner) runStep(id string, inputs map[string]string) run {
+	r.t.Helper()
+	return r.runSteps(inputs, id)
+}
+
+func (r *runner) runSteps(inputs map[string]string, only string) run {
 	t := r.t
 	t.Helper()
 	files := t.TempDir()
@@ -111,6 +123,9 @@ func (r *runner) run(inputs map[string]string) run {
 	for _, step := range r.act.Runs.Steps {
 		if step.Run == "" {
 			continue // a uses: step (setup-go); Go is already here
+		}
+		if only != "" && step.ID != only {
+			continue
 		}
 		env := []string{
 			"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "GOCACHE=" + goEnv(t, "GOCACHE"),
