@@ -3,7 +3,8 @@
 // (each through a temporary file and an atomic rename), removes generated
 // files that are no longer generated, and never touches files it did not
 // generate. All new content is staged before the first rename, so a failure
-// while writing leaves the tree as it was.
+// while writing leaves the tree as it was; a journal (see JournalName) lets
+// the next run finish or undo a change that a killed process left half done.
 package fleet
 
 import (
@@ -329,19 +330,36 @@ func (x *Index) Apply(root string, plan *Plan) error {
 	return errors.Join(errs...)
 }
 
-func apply(root string, plan *Plan) error {
+func apply(root string, plan *Plan) error { return applyStopping(root, plan, nil) }
+
+// errStopped is what apply returns when a test's stop function stops it.
+var errStopped = errors.New("stopped")
+
+// applyStopping is apply that, for tests of recovery, stops dead (as a
+// killed process would, cleaning nothing up) where stop, called at each
+// step ("staged", "sealed", "renamed" after each rename, "deleted" after
+// each deletion), returns true.
+func applyStopping(root string, plan *Plan, stop func(step string) bool) error {
+	if stop == nil {
+		stop = func(string) bool { return false }
+	}
 	root = filepath.Clean(root)
 	if err := os.MkdirAll(filepath.Dir(root), 0o755); err != nil {
 		return err
 	}
-	s := &stager{root: root, exists: map[string]bool{}, made: map[string]bool{}, newRoots: map[string]string{}}
+	s := &stager{root: root, exists: map[string]bool{}, made: map[string]bool{}, newRoots: map[string]string{}, stop: stop}
+	// A folder that does not exist yet is staged whole and moved into place
+	// in one rename: that needs no journal.
+	journaled := s.dirExists(root)
 	type job struct {
 		src, path string
 		data      []byte
 	}
 	var jobs []job
+	var deletes []string
 	for _, c := range plan.Changes {
 		if c.Op == Delete {
+			deletes = append(deletes, c.Path)
 			continue
 		}
 		dst := filepath.Join(root, filepath.FromSlash(c.Path))
@@ -351,6 +369,19 @@ func apply(root string, plan *Plan) error {
 			return err
 		}
 		jobs = append(jobs, job{tmp, c.Path, c.New})
+	}
+	if len(jobs) == 0 && len(deletes) == 0 {
+		return nil
+	}
+	var jr *journal
+	if journaled {
+		renames, err := s.renames()
+		if err == nil {
+			jr, err = beginJournal(root, renames, deletes)
+		}
+		if err != nil {
+			return err
+		}
 	}
 	// Write in parallel: creating files is kernel work that two cores share.
 	errs := make([]error, len(jobs))
@@ -377,35 +408,51 @@ func apply(root string, plan *Plan) error {
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		s.abort()
+		if jr != nil {
+			jr.discard(root)
+		}
 		return err
+	}
+	if stop("staged") {
+		if jr != nil {
+			jr.f.Close()
+		}
+		return errStopped
+	}
+	if jr != nil {
+		if err := jr.commit(); err != nil {
+			s.abort()
+			jr.discard(root)
+			return err
+		}
+		// From here on a failure leaves the journal for the next run to
+		// carry out.
+		s.keep = true
+	}
+	if stop("sealed") {
+		return errStopped
 	}
 	if err := s.commit(); err != nil {
+		if jr != nil && !s.keep {
+			jr.discard(root)
+		}
 		return err
 	}
-	dirs := map[string]bool{}
-	for _, c := range plan.Changes {
-		if c.Op != Delete {
-			continue
-		}
-		p := filepath.Join(root, filepath.FromSlash(c.Path))
+	dirs := make([]string, 0, len(deletes))
+	for _, d := range deletes {
+		p := filepath.Join(root, filepath.FromSlash(d))
 		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("removing %s: %w", c.Path, err)
+			return fmt.Errorf("removing %s: %w", d, err)
 		}
-		dirs[filepath.Dir(p)] = true
+		if stop("deleted") {
+			return errStopped
+		}
+		dirs = append(dirs, filepath.Dir(p))
 	}
 	// Remove folders left empty, deepest first, never the root.
-	list := make([]string, 0, len(dirs))
-	for d := range dirs {
-		list = append(list, d)
-	}
-	slices.SortFunc(list, func(a, b string) int { return len(b) - len(a) })
-	for _, d := range list {
-		for d != root && strings.HasPrefix(d, root) {
-			if err := os.Remove(d); err != nil {
-				break // not empty
-			}
-			d = filepath.Dir(d)
-		}
+	pruneEmpty(root, dirs)
+	if jr != nil {
+		return done(root)
 	}
 	return nil
 }
@@ -462,6 +509,46 @@ type stager struct {
 	made     map[string]bool   // folders made while staging
 	newRoots map[string]string // topmost missing folder → its staging folder
 	files    [][2]string       // temporary file → target
+	keep     bool              // a sealed journal lists the temporaries: a failure keeps them
+	stop     func(step string) bool
+}
+
+// renames lists the renames commit makes, in its order, as slash paths
+// relative to the root.
+func (s *stager) renames() ([][2]string, error) {
+	rel := func(p string) (string, error) {
+		r, err := filepath.Rel(s.root, p)
+		return filepath.ToSlash(r), err
+	}
+	var out [][2]string
+	add := func(from, to string) error {
+		f, err := rel(from)
+		if err != nil {
+			return err
+		}
+		t, err := rel(to)
+		if err != nil {
+			return err
+		}
+		out = append(out, [2]string{f, t})
+		return nil
+	}
+	tops := make([]string, 0, len(s.newRoots))
+	for top := range s.newRoots {
+		tops = append(tops, top)
+	}
+	slices.Sort(tops)
+	for _, top := range tops {
+		if err := add(s.newRoots[top], top); err != nil {
+			return nil, err
+		}
+	}
+	for _, f := range s.files {
+		if err := add(f[0], f[1]); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // dirExists reports whether the folder d existed before Apply. It looks
@@ -548,18 +635,31 @@ func (s *stager) commit() error {
 		tops = append(tops, top)
 	}
 	slices.Sort(tops)
+	// A failure before the first rename leaves the old tree: the journal,
+	// if any, is given up with the temporaries.
+	first := true
 	for _, top := range tops {
 		if err := os.Rename(s.newRoots[top], top); err != nil {
+			s.keep = s.keep && !first
 			s.abort()
 			return fmt.Errorf("moving %s into place: %w", top, err)
 		}
 		delete(s.newRoots, top)
+		first = false
+		if s.stop("renamed") {
+			return errStopped
+		}
 	}
 	for i, f := range s.files {
 		if err := os.Rename(f[0], f[1]); err != nil {
 			s.files = s.files[i:]
+			s.keep = s.keep && !first
 			s.abort()
 			return fmt.Errorf("renaming %s: %w", f[1], err)
+		}
+		first = false
+		if s.stop("renamed") {
+			return errStopped
 		}
 	}
 	s.files = nil
@@ -567,6 +667,9 @@ func (s *stager) commit() error {
 }
 
 func (s *stager) abort() {
+	if s.keep {
+		return
+	}
 	for _, f := range s.files {
 		_ = os.Remove(f[0])
 	}

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/fleetwright/fleetwright/internal/fleet"
 )
 
 // tree is the fleet folder read into memory: every regular file by slash
@@ -27,6 +29,11 @@ func readTree(ctx context.Context, root string, workers int) (*tree, error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
 		return nil, err
+	}
+	// A render interrupted while it wrote the folder left a journal: its
+	// change is finished first, so the fleet read is a whole one.
+	if err := fleet.Recover(abs); err != nil {
+		return nil, fmt.Errorf("reading fleet: %w", err)
 	}
 	st, err := os.Stat(abs)
 	if err != nil {

@@ -27,6 +27,10 @@ var _ Sink = (*Dir)(nil)
 // Land compares f with the folder and, unless DryRun, carries out the
 // changes. The result is filled even when writing fails.
 func (d *Dir) Land(_ context.Context, f *generate.Fleet) (Result, error) {
+	// A change an earlier run left half done is finished first.
+	if err := fleet.Recover(d.Root); err != nil {
+		return Result{}, err
+	}
 	plan, err := d.index.Compute(d.Root, f.Map(), d.Managed)
 	if err != nil {
 		return Result{}, err
@@ -55,25 +59,36 @@ type Indexed struct {
 	dir   *Dir
 	file  string
 	index *fleet.Index
+
+	recoverErr error // from finishing an interrupted change
 }
 
 var _ Reuser = (*Indexed)(nil)
 
 // NewIndexed wraps d with the index kept in file, loading it now: a
-// missing or corrupt index starts empty.
+// missing or corrupt index starts empty. A change an earlier run left half
+// done in the folder is finished first (fleet.Recover), so that Reuse looks
+// at the fleet as it was completed; Land reports a failure to.
 func NewIndexed(d *Dir, file string) *Indexed {
-	return &Indexed{dir: d, file: file, index: fleet.LoadIndex(file)}
+	err := fleet.Recover(d.Root)
+	return &Indexed{dir: d, file: file, index: fleet.LoadIndex(file), recoverErr: err}
 }
 
 // Reuse reports whether the files of app, last generated from digest dg,
 // are all in the folder as they were written.
 func (x *Indexed) Reuse(app string, dg generate.Digest) bool {
+	if x.recoverErr != nil {
+		return false
+	}
 	return x.index.InPlace(x.dir.Root, app, dg)
 }
 
 // Land is the Dir's Land with the index; it then records the apps of f and
 // saves the index, reporting a failure to save in Result.CacheErr.
 func (x *Indexed) Land(ctx context.Context, f *generate.Fleet) (Result, error) {
+	if x.recoverErr != nil {
+		return Result{}, x.recoverErr
+	}
 	d := *x.dir
 	d.index = x.index
 	res, err := d.Land(ctx, f)

@@ -163,3 +163,42 @@ func TestPushAndPullRequest(t *testing.T) {
 		t.Errorf("a file render did not generate was not kept: %q", got)
 	}
 }
+
+// TestDirFinishesAnInterruptedChange: a journal an interrupted run left
+// is dealt with before the folder is compared, so no temporary file stays.
+func TestDirFinishesAnInterruptedChange(t *testing.T) {
+	t.Parallel()
+	for _, indexed := range []bool{false, true} {
+		t.Run(map[bool]string{false: "plain", true: "indexed"}[indexed], func(t *testing.T) {
+			t.Parallel()
+			root := t.TempDir()
+			dir := "apps/c/p/a/web/"
+			writeFile(t, filepath.Join(root, dir+"deployment-a-web.yaml"), gen+"v1\n")
+			writeFile(t, filepath.Join(root, dir+".fleetwright-tmp-other.yaml"), gen+"v")
+			// Killed before the journal was sealed: the change is undone.
+			writeFile(t, filepath.Join(root, fleet.JournalName),
+				"fleetwright journal 1\nr \""+dir+".fleetwright-tmp-other.yaml\" \""+dir+"other.yaml\"\n")
+			var s sink.Sink = &sink.Dir{Root: root, Managed: []string{"apps/c"}}
+			if indexed {
+				s = sink.NewIndexed(s.(*sink.Dir), filepath.Join(t.TempDir(), "index"))
+			}
+			if _, err := s.Land(t.Context(), desired); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+				if err == nil && !d.IsDir() {
+					rel, _ := filepath.Rel(root, p)
+					got = append(got, filepath.ToSlash(rel))
+				}
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff([]string{dir + "deployment-a-web.yaml"}, got); d != "" {
+				t.Errorf("files (-want +got):\n%s", d)
+			}
+		})
+	}
+}
