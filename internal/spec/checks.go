@@ -227,6 +227,15 @@ func (l *Loader) checkWorkload(a *LoadedApp, c *Component, at Path, plat *Platfo
 			}
 		} else if _, err := name.ParseReference(w.Image); err != nil {
 			ps.Add(doc, at.Child("image"), "%q is not a valid image reference: %v", w.Image, err)
+		} else if UsesLatestTag(w.Image) {
+			// verify's forbid_latest on the fleet, applied to the spec: a
+			// tag that moves renders a different image each time.
+			switch plat.Policy.ForbidLatestSeverity() {
+			case SeverityError:
+				ps.Add(doc, at.Child("image"), "%s", ForbidLatestMessage(w.Image))
+			case SeverityWarning:
+				ps.Warn(doc, at.Child("image"), "%s", ForbidLatestMessage(w.Image))
+			}
 		}
 		if w.Build != nil {
 			ps.AddKey(doc, at.Child("build"), "build is used only with build_mode dockerfile or buildpack; remove it or set build_mode")

@@ -97,14 +97,6 @@ func deploymentImage(data []byte, container string) string {
 	return ""
 }
 
-// splitTag splits an image reference without digest into name and tag.
-func splitTag(ref string) (name, tag string) {
-	if i := strings.LastIndexByte(ref, ':'); i > strings.LastIndexByte(ref, '/') {
-		return ref[:i], ref[i+1:]
-	}
-	return ref, ""
-}
-
 // driftFindings compares the fleet with the desired files: a file that
 // differs, is missing, or is generated but no longer rendered is an error
 // with its unified diff.
