@@ -21,14 +21,18 @@ const maxLinkHops = 40
 
 // escapingLink returns the first symbolic link on the way to p whose target
 // is outside fsys, or "" when there is none or fsys has no links
-// (fs.ReadLinkFS).
-func escapingLink(fsys fs.FS, p string) string {
+// (fs.ReadLinkFS). realDir says that p's folder and those above it are
+// known to be no links (fs.WalkDir found p), which spares their look-ups.
+func escapingLink(fsys fs.FS, p string, realDir bool) string {
 	rl, ok := fsys.(fs.ReadLinkFS)
 	if !ok {
 		return ""
 	}
 	rest := strings.Split(p, "/")
 	cur := "."
+	if realDir {
+		cur, rest = path.Dir(p), rest[len(rest)-1:]
+	}
 	for hops := 0; len(rest) > 0; {
 		next := path.Join(cur, rest[0])
 		rest = rest[1:]
@@ -62,9 +66,10 @@ func escapingLink(fsys fs.FS, p string) string {
 }
 
 // checkLinks reports, at the link, a link on the way to the file p that
-// leaves the repository; false means p must not be read.
-func (l *Loader) checkLinks(fsys fs.FS, p string, ps *Problems) bool {
-	link := escapingLink(fsys, p)
+// leaves the repository; false means p must not be read. realDir is as for
+// escapingLink.
+func (l *Loader) checkLinks(fsys fs.FS, p string, realDir bool, ps *Problems) bool {
+	link := escapingLink(fsys, p, realDir)
 	if link == "" {
 		return true
 	}
@@ -80,7 +85,7 @@ func (l *Loader) checkLinks(fsys fs.FS, p string, ps *Problems) bool {
 // linkedFolder reports a symbolic link to a folder found under apps/.
 func (l *Loader) linkedFolder(fsys fs.FS, p string, ps *Problems) {
 	msg := fmt.Sprintf("%s is a symbolic link to a folder; the specs below it are not read: move or copy the folder here instead", l.display(p))
-	if escapingLink(fsys, p) != "" {
+	if escapingLink(fsys, p, false) != "" {
 		msg = fmt.Sprintf("%s is a symbolic link to a path outside the repository; copy the folder instead", l.display(p))
 	}
 	*ps = append(*ps, &Problem{File: l.display(p), Pos: Pos{1, 1}, Severity: SeverityError, Message: msg})

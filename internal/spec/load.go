@@ -247,8 +247,10 @@ func findSpecs(fsys fs.FS) (files, linkedDirs []string, err error) {
 	return files, linkedDirs, err
 }
 
+// readDoc reads and parses the file p, which is at the top of fsys or was
+// found by walking its folders (so that they are no symbolic links).
 func (l *Loader) readDoc(fsys fs.FS, p string, ps *Problems) *Document {
-	if !l.checkLinks(fsys, p, ps) {
+	if !l.checkLinks(fsys, p, true, ps) {
 		return nil
 	}
 	// One open per file: read at most one byte past the limit.
