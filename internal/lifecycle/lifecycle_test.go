@@ -300,7 +300,7 @@ func TestRefusedChanges(t *testing.T) {
 		{"too many replicas", scale("api", "server", 5000), invalid, "apps/shop/api/app.yaml:21:17: components[1].workload_spec.replicas: must be ≤ 1000; got 5000"},
 		{"min above max", scaleBounds("web", "frontend", 9, 3), invalid, "min_replicas (9) is greater than max_replicas (3)"},
 		{"autoscaling without max", scaleBounds("api", "worker", 2, -1), invalid, `missing required field "max_replicas"`},
-		{"bad app name", newApp(lifecycle.NewApp{Name: "Blog", Project: "shop", Image: "nginx"}), invalid, "apps/shop/Blog/app.yaml:2:7: name: must consist of lowercase letters"},
+		{"bad app name", newApp(lifecycle.NewApp{Name: "Blog", Project: "shop", Image: "nginx:1.27"}), invalid, "apps/shop/Blog/app.yaml:2:7: name: must consist of lowercase letters"},
 		{"delete with users", del("api"), inUse, "apps/shop/web/app.json:13:45: components[0].workload_spec.env[0].export_ref: API_URL of shop/web (server.url)"},
 		{"unknown app", pause("apy"), refused, `no app "apy" in `},
 		{"unknown component", scale("api", "cache", 2), refused, `shop/api has no component "cache"; its workloads: server, worker`},
@@ -363,7 +363,7 @@ func TestNewSchemaReference(t *testing.T) {
 	// relative path.
 	top := t.TempDir()
 	writeFiles(t, top, map[string]string{"schema/app.schema.json": "{}", "examples/platform.yaml": "apps_domain: example.com\n"})
-	ch := run(t, filepath.Join(top, "examples"), newApp(lifecycle.NewApp{Name: "hello", Project: "demo", Image: "nginx"}))
+	ch := run(t, filepath.Join(top, "examples"), newApp(lifecycle.NewApp{Name: "hello", Project: "demo", Image: "nginx:1.27"}))
 	b, err := os.ReadFile(filepath.Join(top, "examples/apps/demo/hello/app.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -380,7 +380,7 @@ func TestNewSchemaReference(t *testing.T) {
 func TestNewProject(t *testing.T) {
 	t.Parallel()
 	root := copyRepo(t)
-	ch := run(t, root, newApp(lifecycle.NewApp{Name: "blog", Image: "nginx", Component: "site"}))
+	ch := run(t, root, newApp(lifecycle.NewApp{Name: "blog", Image: "nginx:1.27", Component: "site"}))
 	if got := readRepoFiles(t, root)["apps/shop/blog/app.yaml"]; !strings.Contains(got, "  - name: site\n") {
 		t.Errorf("apps/shop/blog/app.yaml:\n%s", got)
 	}
@@ -388,7 +388,7 @@ func TestNewProject(t *testing.T) {
 		t.Errorf("subject %q", ch.Subject)
 	}
 	writeFiles(t, root, map[string]string{"apps/other/x/app.yaml": "name: x\ncomponents: []\n"})
-	if _, err := newApp(lifecycle.NewApp{Name: "blog2", Image: "nginx"})(context.Background(), lifecycle.Options{Repo: root}); err == nil || !strings.Contains(err.Error(), "has 2 projects") {
+	if _, err := newApp(lifecycle.NewApp{Name: "blog2", Image: "nginx:1.27"})(context.Background(), lifecycle.Options{Repo: root}); err == nil || !strings.Contains(err.Error(), "has 2 projects") {
 		t.Errorf("two projects: %v", err)
 	}
 }

@@ -281,7 +281,7 @@ func TestRollbackErrors(t *testing.T) {
 		t.Errorf("unknown ref: %v", err)
 	}
 	// An app added after the revision did not exist then.
-	run(t, root, newApp(lifecycle.NewApp{Name: "blog", Image: "nginx"}))
+	run(t, root, newApp(lifecycle.NewApp{Name: "blog", Image: "nginx:1.27"}))
 	first := strings.TrimSpace(gittest.Git(t, root, "rev-list", "--max-parents=0", "HEAD"))
 	commitWorkTree(t, root, "add blog", t0.Add(3*time.Hour))
 	if _, err := lifecycle.Rollback(ctx, lifecycle.Options{Repo: root, App: "blog"}, first); !errors.As(err, &refused) || !strings.Contains(err.Error(), "apps/shop/blog did not exist at "+first[:12]) {

@@ -227,6 +227,15 @@ func (l *Loader) checkWorkload(a *LoadedApp, c *Component, at Path, plat *Platfo
 			}
 		} else if _, err := name.ParseReference(w.Image); err != nil {
 			ps.Add(doc, at.Child("image"), "%q is not a valid image reference: %v", w.Image, err)
+		} else if UsesLatestTag(w.Image) {
+			// verify's forbid_latest on the fleet, applied to the spec: a
+			// tag that moves renders a different image each time.
+			switch plat.Policy.ForbidLatestSeverity() {
+			case SeverityError:
+				ps.Add(doc, at.Child("image"), "%s", ForbidLatestMessage(w.Image))
+			case SeverityWarning:
+				ps.Warn(doc, at.Child("image"), "%s", ForbidLatestMessage(w.Image))
+			}
 		}
 		if w.Build != nil {
 			ps.AddKey(doc, at.Child("build"), "build is used only with build_mode dockerfile or buildpack; remove it or set build_mode")
@@ -441,7 +450,11 @@ func (l *Loader) checkAddon(a *LoadedApp, c *Component, at Path, ps *Problems) {
 		if l.Exports == nil {
 			ps.Add(doc, at.Child("type"), "unknown addon type %q; use generic and declare its exports", s.Type)
 		} else if _, _, ok := l.Exports.AddonExportKeys(s.Type); !ok {
-			ps.Add(doc, at.Child("type"), "unknown addon type %q; use generic with declared exports, or one of: %s", s.Type, strings.Join(l.knownTypes(), ", "))
+			if known := l.knownTypes(); len(known) > 0 {
+				ps.Add(doc, at.Child("type"), "unknown addon type %q; use generic with declared exports, or one of: %s", s.Type, strings.Join(known, ", "))
+			} else {
+				ps.Add(doc, at.Child("type"), "unknown addon type %q; use generic and declare its exports", s.Type)
+			}
 		}
 		if len(s.Exports) > 0 {
 			ps.AddKey(doc, at.Child("exports"), "exports are declared only by generic addons; %s publishes its own", s.Type)
@@ -479,12 +492,15 @@ func (l *Loader) checkAddon(a *LoadedApp, c *Component, at Path, ps *Problems) {
 	checkValuesSecrets(doc, at.Child("values"), s.Values, ps)
 }
 
+// knownTypes lists the catalog's addon types but generic, which the
+// message names on its own.
 func (l *Loader) knownTypes() []string {
 	type lister interface{ AddonTypes() []string }
-	if t, ok := l.Exports.(lister); ok {
-		return append(t.AddonTypes(), "generic")
+	t, ok := l.Exports.(lister)
+	if !ok {
+		return nil
 	}
-	return []string{"generic"}
+	return slices.DeleteFunc(slices.Clone(t.AddonTypes()), func(s string) bool { return s == "generic" })
 }
 
 func checkResources(r *Resources, doc *Document, at Path, ps *Problems) {

@@ -130,9 +130,12 @@ func (l *Loader) Load(fsys fs.FS) (*Repo, Problems) {
 	repo := &Repo{Graph: graph.New()}
 	repo.Platform, repo.PlatformDoc = l.loadPlatform(fsys, &ps)
 
-	files, err := findSpecs(fsys)
+	files, linkedDirs, err := findSpecs(fsys)
 	if err != nil {
 		ps.AddErr(l.display("apps"), err)
+	}
+	for _, d := range linkedDirs {
+		l.linkedFolder(fsys, d, &ps)
 	}
 	// Two spec files in one folder (app.yaml and app.json): keep the first
 	// by name and report the others on themselves.
@@ -183,7 +186,7 @@ func ReadFiles(fsys fs.FS) (map[string][]byte, error) {
 			files[n] = b
 		}
 	}
-	specs, err := findSpecs(fsys)
+	specs, _, err := findSpecs(fsys)
 	if err != nil {
 		return nil, err
 	}
@@ -218,9 +221,10 @@ func (l *Loader) oneSpecPerFolder(files []string, ps *Problems) []string {
 	return out
 }
 
-func findSpecs(fsys fs.FS) ([]string, error) {
-	var files []string
-	err := fs.WalkDir(fsys, "apps", func(p string, d fs.DirEntry, err error) error {
+// findSpecs returns the spec files under apps/ and the symbolic links to
+// folders there, which the walk does not follow.
+func findSpecs(fsys fs.FS) (files, linkedDirs []string, err error) {
+	err = fs.WalkDir(fsys, "apps", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) && p == "apps" {
 				return fs.SkipAll
@@ -232,14 +236,23 @@ func findSpecs(fsys fs.FS) ([]string, error) {
 		}
 		if !d.IsDir() && slices.Contains(SpecFileNames, d.Name()) {
 			files = append(files, p)
+		} else if d.Type()&fs.ModeSymlink != 0 && !strings.HasPrefix(d.Name(), ".") {
+			if fi, err := fs.Stat(fsys, p); err == nil && fi.IsDir() {
+				linkedDirs = append(linkedDirs, p)
+			}
 		}
 		return nil
 	})
 	slices.Sort(files)
-	return files, err
+	return files, linkedDirs, err
 }
 
+// readDoc reads and parses the file p, which is at the top of fsys or was
+// found by walking its folders (so that they are no symbolic links).
 func (l *Loader) readDoc(fsys fs.FS, p string, ps *Problems) *Document {
+	if !l.checkLinks(fsys, p, true, ps) {
+		return nil
+	}
 	// One open per file: read at most one byte past the limit.
 	f, err := fsys.Open(p)
 	if err != nil {

@@ -185,6 +185,9 @@ func (l *Loader) readTemplate(fsys fs.FS, name string, doc *Document, ps *Proble
 			ps.AddErr(l.display(p), err)
 			return nil
 		}
+		if !l.checkLinks(fsys, p, false, ps) {
+			return nil
+		}
 		file, data = p, b
 		break
 	}

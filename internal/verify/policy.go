@@ -2,7 +2,6 @@ package verify
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/fleetwright/fleetwright/internal/generate"
@@ -11,7 +10,7 @@ import (
 )
 
 // SeverityOff turns a policy check off.
-const SeverityOff Severity = "off"
+const SeverityOff = spec.PolicyOff
 
 // Policy is the severity of each policy check.
 type Policy struct {
@@ -28,7 +27,7 @@ type Policy struct {
 // platform team turns each into an error when its fleet is ready.
 var DefaultPolicy = Policy{
 	RequireDigests:     SeverityWarning,
-	ForbidLatest:       SeverityError,
+	ForbidLatest:       spec.DefaultForbidLatest,
 	RequireRequests:    SeverityWarning,
 	RequireTLS:         SeverityWarning,
 	RequireProbes:      SeverityWarning,
@@ -47,7 +46,7 @@ func PolicyOf(p *spec.Policy) Policy {
 		}
 	}
 	set(&out.RequireDigests, p.RequireDigests)
-	set(&out.ForbidLatest, p.ForbidLatest)
+	out.ForbidLatest = p.ForbidLatestSeverity()
 	set(&out.RequireRequests, p.RequireRequests)
 	set(&out.RequireTLS, p.RequireTLS)
 	set(&out.RequireProbes, p.RequireProbes)
@@ -61,8 +60,6 @@ const pausedAnnotation = generate.AnnoPausedCount
 var longRunning = map[string]bool{
 	"apps/Deployment": true, "apps/StatefulSet": true, "apps/DaemonSet": true, "apps/ReplicaSet": true, "/Pod": true,
 }
-
-var digestRef = regexp.MustCompile(`@[a-z0-9]+([+._-][a-z0-9]+)*:[a-fA-F0-9]{32,}$`)
 
 // checkPolicy runs the policy checks on an object.
 func (r *run) checkPolicy(o *object) []Finding {
@@ -78,12 +75,11 @@ func (r *run) checkPolicy(o *object) []Finding {
 	for _, c := range containers(o.root, gvk) {
 		image := c.n.Get("image").Text()
 		if image != "" {
-			pinned := digestRef.MatchString(image)
-			if !pinned {
+			if !spec.PinnedByDigest(image) {
 				add(CheckRequireDigests, pol.RequireDigests, c.path+".image", "image %s is not pinned by digest (policy require_digests)", image)
-				if _, tag := splitTag(image); tag == "" || tag == "latest" {
-					add(CheckForbidLatest, pol.ForbidLatest, c.path+".image", "image %s uses the mutable latest tag; pin a version (policy forbid_latest)", image)
-				}
+			}
+			if spec.UsesLatestTag(image) {
+				add(CheckForbidLatest, pol.ForbidLatest, c.path+".image", "%s", spec.ForbidLatestMessage(image))
 			}
 		}
 		if c.init {
