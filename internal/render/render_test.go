@@ -83,7 +83,10 @@ func TestSourcesAgree(t *testing.T) {
 		t.Errorf("fleets differ (-dir +git):\n%s", d)
 	}
 	head := strings.TrimSpace(gittest.Git(t, top, "rev-parse", "HEAD"))
-	if n := strings.Count(string(flux(fromGit.Fleet.Map())), "fleetwright.io/spec-revision: \""+head+"\""); n == 0 {
+	// The encoder quotes a revision that starts with a digit; either way
+	// the value is head.
+	fluxFiles := string(flux(fromGit.Fleet.Map()))
+	if n := strings.Count(fluxFiles, "fleetwright.io/spec-revision: \""+head+"\"") + strings.Count(fluxFiles, "fleetwright.io/spec-revision: "+head+"\n"); n == 0 {
 		t.Errorf("no Flux object carries the spec revision %s:\n%.1500s", head, flux(fromGit.Fleet.Map()))
 	}
 	if got := fromGit.Summary; got.Apps != 7 || got.Files != len(fromGit.Fleet.Files) {
