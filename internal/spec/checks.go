@@ -749,17 +749,27 @@ func shortCycle(ids []string) []string {
 }
 
 // IngressHost is the host of a workload's ingress: its own, or
-// <app>-<project>.<apps_domain> (with the component name for every workload
-// but the first one that has an ingress, so hosts stay unique).
+// <app>-<project>.<apps_domain> for one workload of the app and
+// <component>-<app>-<project>.<apps_domain> for the others, so hosts stay
+// unique. Which workload gets the app's own address depends on names only,
+// never on the order of the components: of the workloads whose ingress
+// takes the default host, the one named as the app, else the first by name.
 func IngressHost(a *LoadedApp, c *Component, plat *Platform) string {
 	if c.WorkloadSpec != nil && c.WorkloadSpec.Ingress != nil && c.WorkloadSpec.Ingress.Host != "" {
 		return c.WorkloadSpec.Ingress.Host
 	}
 	first := ""
 	for _, cc := range a.Spec.Components {
-		if cc.WorkloadSpec != nil && cc.WorkloadSpec.Ingress != nil && cc.WorkloadSpec.Ingress.Enabled && cc.WorkloadSpec.Ingress.Host == "" {
+		w := cc.WorkloadSpec
+		if w == nil || w.Ingress == nil || !w.Ingress.Enabled || w.Ingress.Host != "" {
+			continue
+		}
+		if cc.Name == a.Spec.Name {
 			first = cc.Name
 			break
+		}
+		if first == "" || cc.Name < first {
+			first = cc.Name
 		}
 	}
 	if first == "" || first == c.Name {
