@@ -112,3 +112,12 @@ func AppsOf(files []string) []string {
 	slices.Sort(out)
 	return out
 }
+
+// InComponentDir reports whether the fleet file p (a slash path relative
+// to the fleet folder) is inside a component's folder,
+// apps/<cluster>/<project>/<app>/<component>/, where Flux applies only what
+// the generated kustomization.yaml lists.
+func InComponentDir(p string) bool {
+	parts := strings.Split(p, "/")
+	return len(parts) >= 6 && parts[0] == AppsDir && parts[3] != projectFolder
+}

@@ -58,3 +58,20 @@ func TestClusterDirOfAnUnlistedCluster(t *testing.T) {
 		t.Errorf("AppFile = %q", got)
 	}
 }
+
+func TestInComponentDir(t *testing.T) {
+	t.Parallel()
+	for p, want := range map[string]bool{
+		"apps/prod/shop/api/web/notes.yaml":    true,
+		"apps/prod/shop/api/web/extra/cm.yaml": true,
+		"apps/prod/shop/api/notes.yaml":        false,
+		"apps/prod/shop/notes.txt":             false,
+		"apps/prod/shop/_project/x/y.yaml":     false,
+		"clusters/prod/apps/shop-api.yaml":     false,
+		"clusters/prod/flux-system/a/b/c.yaml": false,
+	} {
+		if got := layout.InComponentDir(p); got != want {
+			t.Errorf("InComponentDir(%q) = %v, want %v", p, got, want)
+		}
+	}
+}
