@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"runtime"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -89,11 +87,7 @@ func BenchmarkSignedEventsUnderSlowClients(b *testing.B) {
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients}, Timeout: 30 * time.Second}
 	defer hc.CloseIdleConnections()
 	var (
-		next     atomic.Int64
 		mu       sync.Mutex
-		lat      []time.Duration
-		fails    atomic.Int64
-		cw       sync.WaitGroup
 		minOpen  = int64(slow)
 		sampling = make(chan struct{})
 	)
@@ -111,45 +105,16 @@ func BenchmarkSignedEventsUnderSlowClients(b *testing.B) {
 	}()
 	b.ResetTimer()
 	start := time.Now()
-	for range clients {
-		cw.Go(func() {
-			var mine []time.Duration
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(bodies) {
-					break
-				}
-				req, _ := http.NewRequest(http.MethodPost, e.ts.URL+"/hooks/flux", bytes.NewReader(bodies[i]))
-				req.Header.Set(SignatureHeader, Sign([]byte(testKey), bodies[i]))
-				t0 := time.Now()
-				resp, err := hc.Do(req)
-				if err != nil {
-					fails.Add(1)
-					continue
-				}
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				mine = append(mine, time.Since(t0))
-				if resp.StatusCode != http.StatusOK {
-					fails.Add(1)
-				}
-			}
-			mu.Lock()
-			lat = append(lat, mine...)
-			mu.Unlock()
-		})
-	}
-	cw.Wait()
+	lat, fails := postSigned(hc, e.ts.URL+"/hooks/flux", bodies, clients)
 	elapsed := time.Since(start)
 	b.StopTimer()
 	close(sampling)
-	if n := fails.Load(); n > 0 {
-		b.Errorf("%d of %d signed events failed", n, b.N)
+	if fails > 0 {
+		b.Errorf("%d of %d signed events failed", fails, b.N)
 	}
 	if len(lat) == 0 {
 		b.Fatal("no signed event answered")
 	}
-	slices.Sort(lat)
 	mu.Lock()
 	held := minOpen
 	mu.Unlock()
