@@ -9,6 +9,7 @@ import (
 
 	"github.com/fleetwright/fleetwright/internal/github/githubtest"
 	"github.com/fleetwright/fleetwright/internal/gitrepo/gittest"
+	"github.com/fleetwright/fleetwright/internal/golden"
 )
 
 const landToken = "ghs_testtoken"
@@ -16,7 +17,7 @@ const landToken = "ghs_testtoken"
 func appsRepo(t *testing.T, platform string) string {
 	t.Helper()
 	root := t.TempDir()
-	writeFiles(t, root, map[string]string{
+	golden.WriteFiles(t, root, map[string]string{
 		"platform.yaml":          platform,
 		"apps/shop/web/app.yaml": "name: web\ncomponents: [{name: site, type: workload, workload_spec: {image: nginx:1.27, port: 80}}]\n",
 		"apps/shop/api/app.yaml": "name: api\ncomponents: [{name: srv, type: workload, workload_spec: {image: myorg/api:1, port: 80}}]\n",
@@ -88,7 +89,7 @@ func TestPullRequestMode(t *testing.T) {
 
 	// A change to one app updates the same branch and pull request (its
 	// title still names both apps: neither is on main yet).
-	writeFiles(t, root, map[string]string{"apps/shop/api/app.yaml": "name: api\ncomponents: [{name: srv, type: workload, workload_spec: {image: myorg/api:2, port: 80}}]\n"})
+	golden.WriteFiles(t, root, map[string]string{"apps/shop/api/app.yaml": "name: api\ncomponents: [{name: srv, type: workload, workload_spec: {image: myorg/api:2, port: 80}}]\n"})
 	list()
 	if r := runCmd(t, env, args...); r.code != 0 || !strings.Contains(r.stderr, "fleet pull request #1") {
 		t.Fatalf("change: exit %d: %s", r.code, r.stderr)
@@ -100,7 +101,7 @@ func TestPullRequestMode(t *testing.T) {
 	// Once the fleet is on main, the next change names only its app, and
 	// the pull request is edited to say so.
 	gittest.Git(t, bare, "update-ref", "refs/heads/main", "refs/heads/fleetwright/render")
-	writeFiles(t, root, map[string]string{"apps/shop/api/app.yaml": "name: api\ncomponents: [{name: srv, type: workload, workload_spec: {image: myorg/api:3, port: 80}}]\n"})
+	golden.WriteFiles(t, root, map[string]string{"apps/shop/api/app.yaml": "name: api\ncomponents: [{name: srv, type: workload, workload_spec: {image: myorg/api:3, port: 80}}]\n"})
 	list()
 	api.Expect("PATCH", "/repos/acme/fleet/pulls/1").JSONField("title", "fleetwright: update default/shop/api")
 	if r := runCmd(t, env, args...); r.code != 0 || !strings.Contains(r.stderr, "#1 updated") {

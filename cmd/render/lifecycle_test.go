@@ -35,7 +35,7 @@ func copyLifecycleRepo(t *testing.T) string {
 			return err
 		}
 		rel, _ := filepath.Rel(src, p)
-		writeFiles(t, root, map[string]string{filepath.ToSlash(rel): string(b)})
+		golden.WriteFiles(t, root, map[string]string{filepath.ToSlash(rel): string(b)})
 		return nil
 	})
 	if err != nil {
@@ -131,7 +131,7 @@ func TestLifecycleCommitOutput(t *testing.T) {
 	}
 	// The work tree's spec put back as it was before the pause: HEAD holds
 	// the change already.
-	writeFiles(t, root, map[string]string{"apps/shop/api/app.yaml": gittest.Git(t, root, "show", "HEAD~1:apps/shop/api/app.yaml")})
+	golden.WriteFiles(t, root, map[string]string{"apps/shop/api/app.yaml": gittest.Git(t, root, "show", "HEAD~1:apps/shop/api/app.yaml")})
 	r = runCmd(t, env, "pause", "api", "--commit", "--author", "Bob <bob@example.com>", "--repo", root)
 	if r.code != 0 || !strings.HasPrefix(r.stdout, "paused shop/api") || r.stderr != "HEAD already holds this change; nothing was committed\n" {
 		t.Errorf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
@@ -184,7 +184,7 @@ func TestHistoryOutput(t *testing.T) {
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() { ts.Close(); srv.Stop() })
 	tokenFile := filepath.Join(t.TempDir(), "token")
-	writeFiles(t, filepath.Dir(tokenFile), map[string]string{"token": "s3cret\n"})
+	golden.WriteFiles(t, filepath.Dir(tokenFile), map[string]string{"token": "s3cret\n"})
 
 	var got strings.Builder
 	for _, args := range [][]string{
@@ -200,7 +200,7 @@ func TestHistoryOutput(t *testing.T) {
 	}
 	golden.File(t, filepath.Join("testdata", "history.txt"), strings.NewReplacer(root, "ROOT", ts.URL, "WEBHOOK", tokenFile, "TOKEN").Replace(got.String()))
 
-	writeFiles(t, filepath.Dir(tokenFile), map[string]string{"bad": "n0t-the-t0ken"})
+	golden.WriteFiles(t, filepath.Dir(tokenFile), map[string]string{"bad": "n0t-the-t0ken"})
 	r := runCmd(t, nil, "history", "api", "--webhook", ts.URL, "--token-file", filepath.Join(filepath.Dir(tokenFile), "bad"), "--repo", root)
 	if r.code != 1 || r.stderr != "error: webhook: GET /api/v1/apps/shop/api/deployments: 401 Unauthorized: missing or wrong bearer token\n" {
 		t.Errorf("wrong token: exit %d\n%s", r.code, r.stderr)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/fleetwright/fleetwright/internal/build"
 	"github.com/fleetwright/fleetwright/internal/cli"
+	"github.com/fleetwright/fleetwright/internal/golden"
 	"github.com/fleetwright/fleetwright/internal/registry/registrytest"
 )
 
@@ -30,19 +31,6 @@ func runCmd(t *testing.T, env map[string]string, args ...string) result {
 	err := run(context.Background(), args, stdio{in: strings.NewReader(""), out: &out, err: &errb, getenv: func(k string) string { return env[k] }})
 	code := cli.Code(err, &errb)
 	return result{code, out.String(), errb.String()}
-}
-
-func writeFiles(t *testing.T, root string, files map[string]string) {
-	t.Helper()
-	for p, c := range files {
-		dst := filepath.Join(root, p)
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(dst, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 }
 
 func TestValidateExamples(t *testing.T) {
@@ -65,7 +53,7 @@ components:
 func TestValidateInvalid(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
-	writeFiles(t, root, map[string]string{"apps/shop/api/app.yaml": badApp})
+	golden.WriteFiles(t, root, map[string]string{"apps/shop/api/app.yaml": badApp})
 	file := filepath.Join(root, "apps/shop/api/app.yaml")
 
 	r := runCmd(t, nil, "validate", root)
@@ -133,7 +121,7 @@ func TestRenderWritesAndChecks(t *testing.T) {
 func TestInvalidSpecsWriteNothing(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
-	writeFiles(t, root, map[string]string{
+	golden.WriteFiles(t, root, map[string]string{
 		"apps/shop/ok/app.yaml": "name: ok\ncomponents: [{name: web, type: workload, workload_spec: {image: nginx:1.27}}]\n",
 	})
 	out := filepath.Join(root, "fleet")
@@ -141,7 +129,7 @@ func TestInvalidSpecsWriteNothing(t *testing.T) {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
 	before := snapshot(t, out)
-	writeFiles(t, root, map[string]string{
+	golden.WriteFiles(t, root, map[string]string{
 		"apps/shop/ok/app.yaml":  "name: ok\ncomponents: [{name: web, type: workload, workload_spec: {image: nginx:1.28}}]\n",
 		"apps/shop/bad/app.yaml": badApp,
 	})
@@ -160,7 +148,7 @@ func TestInvalidSpecsWriteNothing(t *testing.T) {
 func TestOfflineBuiltImage(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
-	writeFiles(t, root, map[string]string{
+	golden.WriteFiles(t, root, map[string]string{
 		"platform.yaml":            "registry: registry.example.com/fleet\n",
 		"apps/shop/web/app.yaml":   "name: web\ncomponents: [{name: site, type: workload, workload_spec: {build_mode: dockerfile, port: 80}}]\n",
 		"apps/shop/web/Dockerfile": "FROM scratch\nCOPY index.html /srv/\n",
@@ -215,7 +203,7 @@ func TestPinAndBuild(t *testing.T) {
 	digest, _ := img.Digest()
 
 	root := t.TempDir()
-	writeFiles(t, root, map[string]string{
+	golden.WriteFiles(t, root, map[string]string{
 		"platform.yaml": "registry: " + reg.Host() + "/fleet\nbuild: {platforms: [linux/amd64]}\n",
 		"apps/shop/app/app.yaml": `name: app
 components:
@@ -258,11 +246,11 @@ components:
 	}
 
 	// An ignored file changes nothing; a real change rebuilds.
-	writeFiles(t, root, map[string]string{"apps/shop/app/site/notes.tmp": "x"})
+	golden.WriteFiles(t, root, map[string]string{"apps/shop/app/site/notes.tmp": "x"})
 	if r := runCmd(t, env, root); !strings.Contains(r.stderr, "0 added, 0 updated") {
 		t.Errorf("an ignored file changed the fleet: %s", r.stderr)
 	}
-	writeFiles(t, root, map[string]string{"apps/shop/app/site/index.html": "<h1>hello again</h1>\n"})
+	golden.WriteFiles(t, root, map[string]string{"apps/shop/app/site/index.html": "<h1>hello again</h1>\n"})
 	if r := runCmd(t, env, root); !strings.Contains(r.stderr, "1 updated") {
 		t.Errorf("a changed file did not change the image: %s", r.stderr)
 	}
@@ -275,7 +263,7 @@ func TestUnreachableRegistry(t *testing.T) {
 	host := reg.Host()
 	reg.Close()
 	root := t.TempDir()
-	writeFiles(t, root, map[string]string{
+	golden.WriteFiles(t, root, map[string]string{
 		"apps/shop/app/app.yaml": "name: app\ncomponents: [{name: api, type: workload, workload_spec: {image: " + host + "/x/api:v1}}]\n",
 	})
 	r := runCmd(t, nil, root)
@@ -300,7 +288,7 @@ func TestUnpinnedWarningsAreBounded(t *testing.T) {
 		files[fmt.Sprintf("apps/shop/a%02d/app.yaml", i)] = fmt.Sprintf("name: a%02d\ncomponents: [{name: api, type: workload, workload_spec: {image: reg.example.test/a%02d:v1}}]\n", i, i)
 	}
 	files["apps/shop/pinned/app.yaml"] = "name: pinned\ncomponents: [{name: api, type: workload, workload_spec: {image: reg.example.test/p@sha256:" + strings.Repeat("ab", 32) + "}}]\n"
-	writeFiles(t, root, files)
+	golden.WriteFiles(t, root, files)
 	r := runCmd(t, nil, root)
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
@@ -320,7 +308,7 @@ func TestUnpinnedWarningsAreBounded(t *testing.T) {
 func TestOutMustNotMixWithSpecs(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
-	writeFiles(t, root, map[string]string{
+	golden.WriteFiles(t, root, map[string]string{
 		"apps/shop/web/app.yaml": "name: web\ncomponents: [{name: site, type: workload, workload_spec: {image: nginx:1.27}}]\n",
 	})
 	before := snapshot(t, root)

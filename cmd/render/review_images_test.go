@@ -8,6 +8,7 @@ import (
 
 	"github.com/fleetwright/fleetwright/internal/build"
 	"github.com/fleetwright/fleetwright/internal/gitrepo/gittest"
+	"github.com/fleetwright/fleetwright/internal/golden"
 )
 
 // TestReviewBuiltImage reviews an app whose image render builds: the
@@ -19,7 +20,7 @@ func TestReviewBuiltImage(t *testing.T) {
 	gittest.Git(t, dir, "init", "-q", "-b", "main")
 	gittest.GitEnv(t, dir, gitEnv, "commit", "-q", "--allow-empty", "-m", "empty")
 	empty := strings.TrimSpace(gittest.Git(t, dir, "rev-parse", "HEAD"))
-	writeFiles(t, dir, map[string]string{
+	golden.WriteFiles(t, dir, map[string]string{
 		"platform.yaml":                    "registry: registry.example.com/fleet\n",
 		"apps/shop/web/app.yaml":           "name: web\ncomponents: [{name: site, type: workload, workload_spec: {build_mode: dockerfile, build: {context: site}, port: 80}}]\n",
 		"apps/shop/web/site/Dockerfile":    "FROM scratch\nCOPY index.html /srv/\n",
@@ -45,10 +46,10 @@ func TestReviewBuiltImage(t *testing.T) {
 		return tag
 	}
 	before := tagAt()
-	writeFiles(t, dir, map[string]string{"apps/shop/web/site/index.html": "v2\n"})
+	golden.WriteFiles(t, dir, map[string]string{"apps/shop/web/site/index.html": "v2\n"})
 	head := commitAll(t, dir, "new page")
 	after := tagAt()
-	writeFiles(t, dir, map[string]string{"apps/shop/web/site/notes.txt": "ignored\n"})
+	golden.WriteFiles(t, dir, map[string]string{"apps/shop/web/site/notes.txt": "ignored\n"})
 	ignored := commitAll(t, dir, "notes")
 
 	tests := []struct {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fleetwright/fleetwright/internal/github/githubtest"
 	"github.com/fleetwright/fleetwright/internal/gitrepo/gittest"
+	"github.com/fleetwright/fleetwright/internal/golden"
 )
 
 var gitEnv = []string{"GIT_AUTHOR_NAME=dev", "GIT_AUTHOR_EMAIL=dev@example.com", "GIT_COMMITTER_NAME=dev", "GIT_COMMITTER_EMAIL=dev@example.com"}
@@ -26,17 +27,17 @@ func TestReviewComment(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	gittest.Git(t, dir, "init", "-q", "-b", "main")
-	writeFiles(t, dir, map[string]string{
+	golden.WriteFiles(t, dir, map[string]string{
 		"apps/shop/web/app.yaml": "name: web\ncomponents: [{name: site, type: workload, workload_spec: {image: nginx:1.27, port: 80}}]\n",
 	})
 	base := commitAll(t, dir, "web")
-	writeFiles(t, dir, map[string]string{
+	golden.WriteFiles(t, dir, map[string]string{
 		"apps/shop/web/app.yaml": "name: web\ncomponents: [{name: site, type: workload, workload_spec: {image: nginx:1.28, port: 80}}]\n",
 		"apps/shop/db/app.yaml":  "name: db\ncomponents: [{name: pg, type: addon, addon_spec: {type: postgresql, chart: {repo: https://charts.bitnami.com/bitnami, name: postgresql, version: 13.4.4}}}]\n",
 	})
 	head := commitAll(t, dir, "bump and db")
 	// The work tree differs from head: review must read Git, not the disk.
-	writeFiles(t, dir, map[string]string{"apps/shop/web/app.yaml": "name: web\ncomponents: broken\n"})
+	golden.WriteFiles(t, dir, map[string]string{"apps/shop/web/app.yaml": "name: web\ncomponents: broken\n"})
 
 	api := githubtest.New(t, githubtest.WithToken(landToken))
 	pr := api.AddPullRequest("acme/apps", githubtest.PullRequest{Head: "feature", Base: "main", Title: "bump"})
@@ -87,7 +88,7 @@ func TestReviewComment(t *testing.T) {
 	}
 
 	// Another push: the same comment is edited.
-	writeFiles(t, dir, map[string]string{"apps/shop/web/app.yaml": "name: web\ncomponents: [{name: site, type: workload, workload_spec: {image: nginx:1.29, port: 80}}]\n"})
+	golden.WriteFiles(t, dir, map[string]string{"apps/shop/web/app.yaml": "name: web\ncomponents: [{name: site, type: workload, workload_spec: {image: nginx:1.29, port: 80}}]\n"})
 	head2 := commitAll(t, dir, "bump again")
 	writeEvent(head2)
 	api.Expect("GET", comments)

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fleetwright/fleetwright/internal/golden"
 )
 
 // In GitHub Actions, validate annotates at most 10 errors a step and counts
@@ -16,7 +18,7 @@ func TestValidateAnnotationLimit(t *testing.T) {
 	for i := range 12 {
 		files[fmt.Sprintf("apps/shop/api%02d/app.yaml", i)] = strings.Replace(badApp, "name: api", fmt.Sprintf("name: api%02d", i), 1)
 	}
-	writeFiles(t, root, files)
+	golden.WriteFiles(t, root, files)
 	env := map[string]string{"GITHUB_ACTIONS": "true", "RUNNER_TEMP": t.TempDir(), "GITHUB_ACTION": "validate"}
 	count := func(r result) (annotations, problems int, more string) {
 		for _, l := range strings.Split(r.stdout, "\n") {

@@ -92,3 +92,47 @@ func readTree(dir string) (map[string][]byte, error) {
 	}
 	return out, nil
 }
+
+// WriteFiles writes files (contents by slash path) under root, making the
+// folders they need: a test's fixture tree.
+func WriteFiles(t testing.TB, root string, files map[string]string) {
+	t.Helper()
+	for p, c := range files {
+		dst := filepath.Join(root, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(dst, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// ReadFiles reads every file under root by slash path, leaving out .git
+// folders.
+func ReadFiles(t testing.TB, root string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if d.Name() == ".git" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		out[filepath.ToSlash(rel)] = string(b)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}

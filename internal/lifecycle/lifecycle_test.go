@@ -3,7 +3,6 @@ package lifecycle_test
 import (
 	"context"
 	"errors"
-	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -24,49 +23,8 @@ import (
 func copyRepo(t *testing.T) string {
 	t.Helper()
 	root := t.TempDir()
-	writeFiles(t, root, readRepoFiles(t, filepath.Join("testdata", "repo")))
+	golden.WriteFiles(t, root, golden.ReadFiles(t, filepath.Join("testdata", "repo")))
 	return root
-}
-
-func writeFiles(t *testing.T, root string, files map[string]string) {
-	t.Helper()
-	for p, c := range files {
-		dst := filepath.Join(root, p)
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(dst, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-// readRepoFiles reads every file under root by slash path.
-func readRepoFiles(t *testing.T, root string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if d.Name() == ".git" {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		out[filepath.ToSlash(rel)] = string(b)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 func compareGolden(t *testing.T, name, got string) {
@@ -229,12 +187,12 @@ func TestEditGolden(t *testing.T) {
 			for _, b := range tt.before {
 				run(t, root, b)
 			}
-			before := readRepoFiles(t, root)
+			before := golden.ReadFiles(t, root)
 			ch := run(t, root, tt.edit)
 			if want := strings.ReplaceAll(tt.done, "ROOT", root); ch.Done != want {
 				t.Errorf("Done %q, want %q", ch.Done, want)
 			}
-			compareGolden(t, tt.name+".diff", repoDiff(before, readRepoFiles(t, root)))
+			compareGolden(t, tt.name+".diff", repoDiff(before, golden.ReadFiles(t, root)))
 			validate(t, root)
 		})
 	}
@@ -245,11 +203,11 @@ func TestEditGolden(t *testing.T) {
 func TestPauseResumeRestores(t *testing.T) {
 	t.Parallel()
 	root := copyRepo(t)
-	before := readRepoFiles(t, root)
+	before := golden.ReadFiles(t, root)
 	for _, e := range []edit{pause("api"), pause("web"), resume("api"), resume("web")} {
 		run(t, root, e)
 	}
-	if d := repoDiff(before, readRepoFiles(t, root)); d != "" {
+	if d := repoDiff(before, golden.ReadFiles(t, root)); d != "" {
 		t.Errorf("pause then resume changed the repository:\n%s", d)
 	}
 	ch, err := resume("api")(context.Background(), lifecycle.Options{Repo: root})
@@ -264,7 +222,7 @@ func TestNothingToDo(t *testing.T) {
 	t.Parallel()
 	root := copyRepo(t)
 	run(t, root, pause("api"))
-	before := readRepoFiles(t, root)
+	before := golden.ReadFiles(t, root)
 	for _, tt := range []struct {
 		edit edit
 		done string
@@ -277,7 +235,7 @@ func TestNothingToDo(t *testing.T) {
 			t.Errorf("change %+v, want an empty one saying %q", ch, tt.done)
 		}
 	}
-	if d := repoDiff(before, readRepoFiles(t, root)); d != "" {
+	if d := repoDiff(before, golden.ReadFiles(t, root)); d != "" {
 		t.Errorf("an empty change wrote:\n%s", d)
 	}
 }
@@ -316,7 +274,7 @@ func TestRefusedChanges(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			root := copyRepo(t)
-			before := readRepoFiles(t, root)
+			before := golden.ReadFiles(t, root)
 			ch, err := tt.edit(context.Background(), lifecycle.Options{Repo: root})
 			if err == nil {
 				t.Fatalf("no error; change %+v", ch)
@@ -350,7 +308,7 @@ func TestRefusedChanges(t *testing.T) {
 			if !strings.Contains(msg, tt.want) {
 				t.Errorf("error does not say %q:\n%s", tt.want, msg)
 			}
-			if d := repoDiff(before, readRepoFiles(t, root)); d != "" {
+			if d := repoDiff(before, golden.ReadFiles(t, root)); d != "" {
 				t.Errorf("a refused change wrote:\n%s", d)
 			}
 		})
@@ -362,7 +320,7 @@ func TestNewSchemaReference(t *testing.T) {
 	// Inside a checkout that has schema/, a new spec points at it by
 	// relative path.
 	top := t.TempDir()
-	writeFiles(t, top, map[string]string{"schema/app.schema.json": "{}", "examples/platform.yaml": "apps_domain: example.com\n"})
+	golden.WriteFiles(t, top, map[string]string{"schema/app.schema.json": "{}", "examples/platform.yaml": "apps_domain: example.com\n"})
 	ch := run(t, filepath.Join(top, "examples"), newApp(lifecycle.NewApp{Name: "hello", Project: "demo", Image: "nginx:1.27"}))
 	b, err := os.ReadFile(filepath.Join(top, "examples/apps/demo/hello/app.yaml"))
 	if err != nil {
@@ -381,13 +339,13 @@ func TestNewProject(t *testing.T) {
 	t.Parallel()
 	root := copyRepo(t)
 	ch := run(t, root, newApp(lifecycle.NewApp{Name: "blog", Image: "nginx:1.27", Component: "site"}))
-	if got := readRepoFiles(t, root)["apps/shop/blog/app.yaml"]; !strings.Contains(got, "  - name: site\n") {
+	if got := golden.ReadFiles(t, root)["apps/shop/blog/app.yaml"]; !strings.Contains(got, "  - name: site\n") {
 		t.Errorf("apps/shop/blog/app.yaml:\n%s", got)
 	}
 	if ch.Subject != "new app shop/blog" {
 		t.Errorf("subject %q", ch.Subject)
 	}
-	writeFiles(t, root, map[string]string{"apps/other/x/app.yaml": "name: x\ncomponents: []\n"})
+	golden.WriteFiles(t, root, map[string]string{"apps/other/x/app.yaml": "name: x\ncomponents: []\n"})
 	if _, err := newApp(lifecycle.NewApp{Name: "blog2", Image: "nginx:1.27"})(context.Background(), lifecycle.Options{Repo: root}); err == nil || !strings.Contains(err.Error(), "has 2 projects") {
 		t.Errorf("two projects: %v", err)
 	}
@@ -396,7 +354,7 @@ func TestNewProject(t *testing.T) {
 func TestDiff(t *testing.T) {
 	t.Parallel()
 	root := copyRepo(t)
-	before := readRepoFiles(t, root)
+	before := golden.ReadFiles(t, root)
 	ch, err := scale("api", "server", 4)(context.Background(), lifecycle.Options{Repo: root})
 	if err != nil {
 		t.Fatal(err)
@@ -411,7 +369,7 @@ func TestDiff(t *testing.T) {
 	}
 	// The diff of a change is what applying it does.
 	compareGolden(t, "delete.diff", del.Diff())
-	if d := repoDiff(before, readRepoFiles(t, root)); d != "" {
+	if d := repoDiff(before, golden.ReadFiles(t, root)); d != "" {
 		t.Errorf("a change that was not applied wrote:\n%s", d)
 	}
 }

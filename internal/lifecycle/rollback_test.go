@@ -23,6 +23,7 @@ import (
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/gitrepo"
 	"github.com/fleetwright/fleetwright/internal/gitrepo/gittest"
+	"github.com/fleetwright/fleetwright/internal/golden"
 	"github.com/fleetwright/fleetwright/internal/lifecycle"
 	"github.com/fleetwright/fleetwright/internal/spec"
 	"github.com/fleetwright/fleetwright/internal/store"
@@ -104,7 +105,7 @@ func specHistory(t *testing.T) (root string, revs []string) {
 	res := commitChange(t, lifecycle.Options{Repo: root, Now: clock(1740834000)}, scale("api", "server", 4), "Ann <ann@example.com>")
 	revs = append(revs, res.Commit)
 	run(t, root, pause("api"))
-	writeFiles(t, root, map[string]string{"apps/shop/api/NOTES.md": "paused for the migration\n"})
+	golden.WriteFiles(t, root, map[string]string{"apps/shop/api/NOTES.md": "paused for the migration\n"})
 	revs = append(revs, commitWorkTree(t, root, "pause the api for the migration", t0.Add(2*time.Hour)))
 	return root, revs
 }
@@ -187,7 +188,7 @@ func TestRollbackToFirstRevision(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, "apps/shop/api/NOTES.md")); !os.IsNotExist(err) {
 		t.Errorf("NOTES.md still in the work tree: %v", err)
 	}
-	if got, want := readRepoFiles(t, root)["apps/shop/api/app.yaml"], readRepoFiles(t, "testdata/repo")["apps/shop/api/app.yaml"]; got != want {
+	if got, want := golden.ReadFiles(t, root)["apps/shop/api/app.yaml"], golden.ReadFiles(t, "testdata/repo")["apps/shop/api/app.yaml"]; got != want {
 		t.Errorf("app.yaml in the work tree:\n%s", got)
 	}
 	if st := status(t, root); st != "" {
@@ -247,8 +248,8 @@ func TestRollbackTemplateChanged(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	root, revs := specHistory(t)
-	files := readRepoFiles(t, root)
-	writeFiles(t, root, map[string]string{
+	files := golden.ReadFiles(t, root)
+	golden.WriteFiles(t, root, map[string]string{
 		"templates/worker/template.yaml": files["templates/worker/template.yaml"] + "# changed\n",
 		"apps/shop/jobs/app.yaml":        files["apps/shop/jobs/app.yaml"] + "# changed\n",
 	})
@@ -382,7 +383,7 @@ func TestCommitAlreadyHeld(t *testing.T) {
 	if resumed == revs[2] {
 		t.Fatal("nothing was committed")
 	}
-	writeFiles(t, root, map[string]string{"apps/shop/api/app.yaml": gittest.Git(t, root, "show", revs[2]+":apps/shop/api/app.yaml")})
+	golden.WriteFiles(t, root, map[string]string{"apps/shop/api/app.yaml": gittest.Git(t, root, "show", revs[2]+":apps/shop/api/app.yaml")})
 	if status(t, root) == "" {
 		t.Fatal("the work tree's spec was not put back")
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/fleetwright/fleetwright/internal/build"
 	"github.com/fleetwright/fleetwright/internal/gitrepo/gittest"
+	"github.com/fleetwright/fleetwright/internal/golden"
 	"github.com/fleetwright/fleetwright/internal/render"
 )
 
@@ -23,19 +24,6 @@ func copyExamples(t *testing.T, dir string) {
 	err := os.CopyFS(dir, os.DirFS("../../examples"))
 	if err != nil {
 		t.Fatal(err)
-	}
-}
-
-func writeFiles(t *testing.T, root string, files map[string]string) {
-	t.Helper()
-	for p, c := range files {
-		dst := filepath.Join(root, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(dst, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
 	}
 }
 
@@ -56,10 +44,10 @@ func TestSourcesAgree(t *testing.T) {
 	root := filepath.Join(top, "specs")
 	copyExamples(t, root)
 	// A templated app: its template is read from the ref too.
-	writeFiles(t, root, map[string]string{"apps/shop/jobs/app.yaml": "name: jobs\ntemplate: {name: worker, parameters: {image: reg.test/jobs:1}}\n"})
+	golden.WriteFiles(t, root, map[string]string{"apps/shop/jobs/app.yaml": "name: jobs\ntemplate: {name: worker, parameters: {image: reg.test/jobs:1}}\n"})
 	commit(t, top)
 	// The work tree moves on; the ref does not.
-	writeFiles(t, root, map[string]string{"apps/shop/orders/app.yaml": "name: orders\ncomponents: broken\n"})
+	golden.WriteFiles(t, root, map[string]string{"apps/shop/orders/app.yaml": "name: orders\ncomponents: broken\n"})
 
 	g, err := render.OpenGit(root)
 	if err != nil {
@@ -114,7 +102,7 @@ func TestContentTags(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	gittest.Git(t, dir, "init", "-q", "-b", "main")
-	writeFiles(t, dir, map[string]string{
+	golden.WriteFiles(t, dir, map[string]string{
 		"platform.yaml":                 "registry: registry.example.com/fleet/\n",
 		"apps/shop/web/app.yaml":        "name: web\ncomponents: [{name: site, type: workload, workload_spec: {build_mode: dockerfile, build: {context: site}, port: 80}}, {name: cache, type: workload, workload_spec: {image: redis:7, port: 6379}}]\n",
 		"apps/shop/web/site/Dockerfile": "FROM scratch\nCOPY . /srv/\n",
@@ -178,7 +166,7 @@ func deployments(files map[string][]byte) string {
 func TestFleetImages(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{
+	golden.WriteFiles(t, dir, map[string]string{
 		"platform.yaml":            "registry: reg.example.com\n",
 		"apps/shop/web/app.yaml":   "name: web\ncomponents: [{name: site, type: workload, workload_spec: {build_mode: dockerfile, port: 80}}, {name: cache, type: workload, workload_spec: {image: redis:7, port: 6379}}]\n",
 		"apps/shop/web/Dockerfile": "FROM scratch\n",

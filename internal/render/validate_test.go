@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/fleetwright/fleetwright/internal/golden"
 	"github.com/fleetwright/fleetwright/internal/render"
 )
 
@@ -13,12 +14,12 @@ func TestValidation(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	good, bad := t.TempDir(), t.TempDir()
-	writeFiles(t, good, map[string]string{
+	golden.WriteFiles(t, good, map[string]string{
 		"platform.yaml":          "build: {pin: false}\n",
 		"apps/shop/web/app.yaml": "name: web\ncomponents: [{name: site, type: workload, workload_spec: {image: nginx:1.27, port: 80}}, {name: cache, type: workload, workload_spec: {image: redis:7}}]\n",
 		"apps/shop/api/app.yaml": "name: api\ncomponents: [{name: srv, type: workload, workload_spec: {image: myorg/api:1, port: 80}}]\n",
 	})
-	writeFiles(t, bad, map[string]string{
+	golden.WriteFiles(t, bad, map[string]string{
 		"platform.yaml":           "build: {pin: false}\n",
 		"apps/shop/web/app.yaml":  "name: web\ncomponents: []\n",
 		"apps/shop/Bad_/app.yaml": "name: Bad_\ncomponents: [{name: site, type: workload, workload_spec: {image: nginx:1.27}}]\n",
