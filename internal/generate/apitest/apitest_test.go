@@ -105,7 +105,7 @@ func TestRenderedObjectsAreValid(t *testing.T) {
 		got = append(got, k)
 	}
 	slices.Sort(got)
-	want := []string{"Deployment", "HelmRelease", "HelmRepository", "HorizontalPodAutoscaler", "Ingress", "Kustomization", "Namespace", "Service"}
+	want := []string{"ConfigMap", "CronJob", "Deployment", "HelmRelease", "HelmRepository", "HorizontalPodAutoscaler", "Ingress", "Job", "Kustomization", "Namespace", "PodDisruptionBudget", "Service", "ServiceAccount", "StatefulSet"}
 	if !slices.Equal(got, want) {
 		t.Errorf("kinds checked = %v, want %v", got, want)
 	}
