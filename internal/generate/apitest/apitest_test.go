@@ -55,7 +55,7 @@ func ensureNamespace(t *testing.T, name string) {
 // TestRenderedObjectsAreValid renders the examples and every golden spec
 // case and sends each object to the API server.
 func TestRenderedObjectsAreValid(t *testing.T) {
-	dirs := []string{"../../../examples"}
+	dirs := []string{"../../../examples", "../../../examples/real-apps"}
 	cases, err := os.ReadDir("../testdata/specs")
 	if err != nil {
 		t.Fatal(err)

@@ -112,43 +112,45 @@ func TestPodsPassRestrictedPodSecurity(t *testing.T) {
 // kustomize, as kustomize-controller does, and dry-runs the result: the
 // patches a spec carries apply, and the patched objects are still valid.
 func TestPatchedComponentsBuild(t *testing.T) {
-	f := renderDir(t, "../testdata/specs/real-apps")
-	fsys := filesys.MakeFsInMemory()
-	dirs := map[string]bool{}
-	for _, file := range f.Files {
-		must(t, fsys.MkdirAll(path.Dir("/"+file.Path)))
-		must(t, fsys.WriteFile("/"+file.Path, file.Data))
-		if path.Base(file.Path) == "kustomization.yaml" && strings.HasPrefix(file.Path, "apps/") && !strings.Contains(file.Path, "/_project/") {
-			dirs["/"+path.Dir(file.Path)] = true
+	for dir, wants := range map[string][]string{
+		"../testdata/specs/real-apps": {"hostAliases:", "- legacy", "externalTrafficPolicy: Local"},
+		"../../../examples/real-apps": {"hostAliases:", "- mainframe.internal", "topologySpreadConstraints:"},
+	} {
+		f := renderDir(t, dir)
+		fsys := filesys.MakeFsInMemory()
+		var patched []string
+		for _, file := range f.Files {
+			must(t, fsys.MkdirAll(path.Dir("/"+file.Path)))
+			must(t, fsys.WriteFile("/"+file.Path, file.Data))
+			if path.Base(file.Path) == "kustomization.yaml" && strings.Contains(string(file.Data), "\npatches:") {
+				patched = append(patched, "/"+path.Dir(file.Path))
+			}
 		}
-	}
-	ensureNamespace(t, "shop")
-	patched := 0
-	for dir := range dirs {
+		if len(patched) != 1 {
+			t.Fatalf("%s: patched components %v, want one", dir, patched)
+		}
+		for _, file := range f.Files {
+			if strings.Contains(file.Path, "/_project/namespace-") {
+				ensureNamespace(t, strings.TrimSuffix(strings.TrimPrefix(path.Base(file.Path), "namespace-"), ".yaml"))
+			}
+		}
 		k := krusty.MakeKustomizer(&krusty.Options{LoadRestrictions: types.LoadRestrictionsNone, PluginConfig: types.DisabledPluginConfig()})
-		res, err := k.Run(fsys, dir)
+		res, err := k.Run(fsys, patched[0])
 		if err != nil {
-			t.Errorf("%s: kustomize build: %v", dir, err)
-			continue
+			t.Fatalf("%s: kustomize build: %v", patched[0], err)
 		}
 		out, err := res.AsYaml()
 		must(t, err)
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		if err := env.DryRunApply(ctx, out); err != nil {
-			t.Errorf("%s: the API server refused the built objects: %v", dir, err)
+			t.Errorf("%s: the API server refused the patched objects: %v", patched[0], err)
 		}
 		cancel()
-		if strings.HasSuffix(dir, "/store/api") {
-			patched++
-			for _, want := range []string{"hostAliases:", "- legacy", "externalTrafficPolicy: Local"} {
-				if !strings.Contains(string(out), want) {
-					t.Errorf("%s: the build lacks %q:\n%s", dir, want, out)
-				}
+		for _, want := range wants {
+			if !strings.Contains(string(out), want) {
+				t.Errorf("%s: the build lacks %q:\n%s", patched[0], want, out)
 			}
 		}
-	}
-	if patched != 1 {
-		t.Fatalf("no patched component among %v", dirs)
 	}
 }
 
