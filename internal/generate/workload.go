@@ -142,6 +142,28 @@ func (r *renderer) workload(a *spec.LoadedApp, c *spec.Component) ([]object, err
 	return objs, nil
 }
 
+// WorkloadObject names the object that runs a workload, job or cronjob
+// component's pods: Deployment, StatefulSet (a workload with a persistent
+// volume), CronJob, or Job, whose name ends in a hash of its template: for
+// a job, name is the prefix of the Job's name, JobName(app, component, "").
+func WorkloadObject(a *spec.LoadedApp, c *spec.Component) (kind, name string) {
+	name = objectName(a, c.Name)
+	switch c.Type {
+	case spec.TypeJob:
+		return "Job", JobName(a.Spec.Name, c.Name, "")
+	case spec.TypeCronJob:
+		return "CronJob", name
+	}
+	if c.WorkloadSpec != nil {
+		for _, v := range c.WorkloadSpec.Volumes {
+			if v.Size != nil {
+				return "StatefulSet", name
+			}
+		}
+	}
+	return "Deployment", name
+}
+
 // serviceName is the name of a workload's Service.
 func serviceName(a *spec.LoadedApp, c *spec.Component) string {
 	if s := c.WorkloadSpec.Service; s != nil && s.Name != "" {
