@@ -330,12 +330,7 @@ func probe(in *spec.Probe, ports []spec.Port) (*corev1.Probe, error) {
 		n++
 		port := h.Port
 		if port == 0 {
-			for _, p := range ports {
-				if p.Protocol == "" || p.Protocol == spec.ProtocolTCP {
-					port = p.Port
-					break
-				}
-			}
+			port = defaultProbePort(ports)
 		}
 		if port == 0 {
 			return nil, fmt.Errorf("http: no port, and the container declares no TCP port")
@@ -379,6 +374,24 @@ func probe(in *spec.Probe, ports []spec.Port) (*corev1.Probe, error) {
 	out.FailureThreshold = deref(in.FailureThreshold)
 	out.SuccessThreshold = deref(in.SuccessThreshold)
 	return out, nil
+}
+
+// defaultProbePort is the port of an http probe that names none: the first
+// exposed TCP port, else the first TCP port.
+func defaultProbePort(ports []spec.Port) int {
+	first := 0
+	for _, p := range ports {
+		if p.Protocol != "" && p.Protocol != spec.ProtocolTCP {
+			continue
+		}
+		if p.Expose == nil || *p.Expose {
+			return p.Port
+		}
+		if first == 0 {
+			first = p.Port
+		}
+	}
+	return first
 }
 
 func envFrom(in []spec.EnvFrom) []corev1.EnvFromSource {

@@ -146,8 +146,31 @@ func TestProbeNeedsOneHandler(t *testing.T) {
 			t.Errorf("probe %+v accepted", p)
 		}
 	}
-	got, err := probe(&spec.Probe{HTTP: &spec.HTTPProbe{Path: "/"}}, []spec.Port{{Name: "dns", Port: 53, Protocol: spec.ProtocolUDP}, {Name: "web", Port: 8080}})
+	ports := []spec.Port{{Name: "dns", Port: 53, Protocol: spec.ProtocolUDP}, {Name: "admin", Port: 9000, Expose: new(false)}, {Name: "web", Port: 8080}}
+	got, err := probe(&spec.Probe{HTTP: &spec.HTTPProbe{Path: "/"}}, ports)
 	if err != nil || got.HTTPGet.Port.IntValue() != 8080 {
 		t.Errorf("default port: %+v, %v", got, err)
 	}
+	got, err = probe(&spec.Probe{HTTP: &spec.HTTPProbe{Path: "/"}}, ports[:2])
+	if err != nil || got.HTTPGet.Port.IntValue() != 9000 {
+		t.Errorf("default port without an exposed one: %+v, %v", got, err)
+	}
+}
+
+// FuzzExpandable: no input panics, and a value without $$( reaches the
+// container exactly as written when it names no earlier entry.
+func FuzzExpandable(f *testing.F) {
+	for _, s := range []string{"", "$", "$$", "$(A)", "$$(A)", "a$(b", "$$$(x)", "))$((", "pa$$word"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := expandable(s, map[string]bool{"A": true})
+		if strings.Contains(s, "$$(") {
+			return
+		}
+		if got := kubeExpand(expandable(s, nil), nil); got != s {
+			t.Errorf("%q → %q → %q", s, expandable(s, nil), got)
+		}
+		_ = out
+	})
 }
