@@ -59,9 +59,11 @@ func (r *renderer) cronJob(a *spec.LoadedApp, c *spec.Component) ([]object, erro
 		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "CronJob"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: a.Project, Labels: lbls},
 		Spec: batchv1.CronJobSpec{
-			Schedule:                w.Schedule,
-			ConcurrencyPolicy:       batchv1.ConcurrencyPolicy(w.ConcurrencyPolicy),
-			StartingDeadlineSeconds: w.StartingDeadlineSeconds,
+			Schedule:                   w.Schedule,
+			ConcurrencyPolicy:          batchv1.ConcurrencyPolicy(w.ConcurrencyPolicy),
+			StartingDeadlineSeconds:    w.StartingDeadlineSeconds,
+			SuccessfulJobsHistoryLimit: w.SuccessfulJobsHistoryLimit,
+			FailedJobsHistoryLimit:     w.FailedJobsHistoryLimit,
 			JobTemplate: batchv1.JobTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: lbls},
 				Spec:       *spec_,
