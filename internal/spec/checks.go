@@ -403,7 +403,7 @@ func unknownKey(key, of string, keys []string) string {
 func (l *Loader) componentKeys(c *Component) ([]string, map[string]bool, bool) {
 	switch {
 	case c.Type == TypeWorkload && c.WorkloadSpec != nil:
-		if c.WorkloadSpec.Port == 0 {
+		if c.WorkloadSpec.Port == 0 && len(c.WorkloadSpec.Ports) == 0 {
 			return nil, nil, true
 		}
 		return WorkloadExportKeys, nil, true
