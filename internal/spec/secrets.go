@@ -147,3 +147,9 @@ func walkValues(v any, p Path, f func(Path, string, any)) {
 		}
 	}
 }
+
+// contentSecret says why a config file's content holds a credential, or "".
+func contentSecret(content string) string {
+	return literalProblem(content, "mount it from a Secret (volumes: [{name: …, mount_path: …, secret: {name: <secret>}}]) instead",
+		"keep the file's credential in a Secret: mount the Secret as a volume, or take the password from env with $(THAT_VAR) if the program expands it, instead of %s")
+}
