@@ -51,15 +51,15 @@ func checkEnvSecret(doc *Document, at Path, e *EnvVar, ps *Problems) {
 	}
 }
 
-// checkCommandLine refuses credentials in a workload's command and args:
+// checkWords refuses credentials in a container's command and args:
 // flags such as --password=… and literal credentials.
-func checkCommandLine(doc *Document, at Path, w *WorkloadSpec, ps *Problems) {
-	words := slices.Concat(w.Command, w.Args)
+func checkWords(doc *Document, at Path, command, args []string, ps *Problems) {
+	words := slices.Concat(command, args)
 	pathOf := func(i int) Path {
-		if i < len(w.Command) {
+		if i < len(command) {
 			return at.Child("command").Child(i)
 		}
-		return at.Child("args").Child(i - len(w.Command))
+		return at.Child("args").Child(i - len(command))
 	}
 	flagged := map[int]bool{}
 	for _, f := range secretscan.Flags(words) {
