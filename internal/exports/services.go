@@ -14,19 +14,19 @@ import (
 // Services are unknown: none. The namespace is the one the chart installs
 // into (namespaceOverride, else in.Namespace).
 func ServiceNames(in AddonInput) (names []string, namespace string, err error) {
-	e, ok := find(in.Type)
-	if !ok {
-		return nil, "", fmt.Errorf("%w %q (known: %s)", ErrUnknownType, in.Type, joinKeys(Types()))
-	}
-	if in.Type == Generic {
+	switch in.Type {
+	case Generic:
 		return nil, in.Namespace, nil
+	case "mariadb", "mongodb", "mysql", "postgresql", "rabbitmq", "redis":
+	default:
+		return nil, "", fmt.Errorf("%w %q (known: %s)", ErrUnknownType, in.Type, joinKeys(Types()))
 	}
 	if in.Release == "" {
 		return nil, "", fmt.Errorf("addon release name is empty")
 	}
 	chart := in.Chart
 	if chart == "" {
-		chart = e.chart.Type
+		chart = in.Type // a catalog type is its chart's name
 	}
 	c := &chartContext{v: values{in.Values}, release: in.Release, namespace: in.Namespace, chart: chart}
 	full, err := fullname(c.v, c.release, c.chart)

@@ -39,4 +39,10 @@ func TestServiceNames(t *testing.T) {
 	if _, _, ok := (Catalog{}).AddonServices("nosuch", "r", "shop", nil); ok {
 		t.Error("an unknown type has Services")
 	}
+	// Every catalog type has its Services known.
+	for _, typ := range Types() {
+		if names, _, ok := (Catalog{}).AddonServices(typ, "r", "shop", nil); !ok || typ != Generic && len(names) == 0 {
+			t.Errorf("%s: no Services known", typ)
+		}
+	}
 }

@@ -280,7 +280,9 @@ func (l *Loader) checkWorkload(a *LoadedApp, c *Component, at Path, plat *Platfo
 		}
 	}
 	checkWords(doc, at, w.Command, w.Args, ps)
-	l.checkEnvList(a, c, w.Env, at.Child("env"), plat, ps)
+	if len(w.Env) > 0 {
+		l.checkEnvList(a, c, w.Env, at.Child("env"), plat, ps)
+	}
 	l.checkWorkloadFields(a, c, at, plat, ps)
 }
 
@@ -670,7 +672,7 @@ func (l *Loader) checkRepo(repo *Repo, ps *Problems) {
 			if c.WorkloadSpec == nil {
 				continue
 			}
-			for _, ref := range exportRefs(c.WorkloadSpec, Path{"components", i, "workload_spec"}) {
+			for _, ref := range exportRefs(c.WorkloadSpec, i) {
 				r, at := ref.r, ref.at
 				if r.Component == "" || r.AddonInstanceID != "" {
 					continue
@@ -719,22 +721,26 @@ type exportRefAt struct {
 }
 
 // exportRefs returns the export_refs of a workload's containers, with
-// their paths.
-func exportRefs(w *WorkloadSpec, at Path) []exportRefAt {
+// their paths; component i is the workload's.
+func exportRefs(w *WorkloadSpec, i int) []exportRefAt {
 	var out []exportRefAt
-	add := func(env []EnvVar, at Path) {
-		for j := range env {
-			if env[j].ExportRef != nil {
-				out = append(out, exportRefAt{env[j].ExportRef, at.Child("env").Child(j).Child("export_ref")})
-			}
+	for j := range w.Env {
+		if r := w.Env[j].ExportRef; r != nil {
+			out = append(out, exportRefAt{r, Path{"components", i, "workload_spec", "env", j, "export_ref"}})
 		}
 	}
-	add(w.Env, at)
-	for i := range w.InitContainers {
-		add(w.InitContainers[i].Env, at.Child("init_containers").Child(i))
-	}
-	for i := range w.Sidecars {
-		add(w.Sidecars[i].Env, at.Child("sidecars").Child(i))
+	for _, kind := range [2]string{"init_containers", "sidecars"} {
+		list := w.InitContainers
+		if kind == "sidecars" {
+			list = w.Sidecars
+		}
+		for k := range list {
+			for j := range list[k].Env {
+				if r := list[k].Env[j].ExportRef; r != nil {
+					out = append(out, exportRefAt{r, Path{"components", i, "workload_spec", kind, k, "env", j, "export_ref"}})
+				}
+			}
+		}
 	}
 	return out
 }

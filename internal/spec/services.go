@@ -25,49 +25,71 @@ func ServiceName(a *LoadedApp, c *Component) string {
 }
 
 type serviceOwner struct {
-	a         *LoadedApp
-	component string
-	what      string // "the Service of component web", "a Service that the redis chart of component cache creates"
+	a        *LoadedApp
+	index    int    // of the component
+	chart    string // the addon type, for a Service its chart creates
+	headless bool
+	byName   bool // the name is the workload's service.name
+}
+
+// kind names the Service for a problem on its component.
+func (o serviceOwner) kind() string {
+	switch {
+	case o.chart != "":
+		return "the chart's Service"
+	case o.headless:
+		return "the headless Service"
+	}
+	return "the Service"
 }
 
 // describe names the owner for a problem of app a.
 func (o serviceOwner) describe(a *LoadedApp) string {
-	if o.a == a {
-		return o.what
+	c := o.a.Spec.Components[o.index].Name
+	s := o.kind() + " of component " + c
+	if o.chart != "" {
+		s = fmt.Sprintf("a Service that the %s chart of component %s creates", o.chart, c)
 	}
-	return fmt.Sprintf("%s in app %s (%s)", o.what, o.a.Spec.Name, o.a.Doc.File)
+	if o.a != a {
+		s += fmt.Sprintf(" in app %s (%s)", o.a.Spec.Name, o.a.Doc.File)
+	}
+	return s
+}
+
+// report puts the collision of o's Service name with other's at o's field.
+func (o serviceOwner) report(name string, other serviceOwner, ps *Problems) {
+	at, fix := Path{"components", o.index, "name"}, "rename one of the components"
+	switch {
+	case o.byName:
+		at, fix = Path{"components", o.index, "workload_spec", "service", "name"}, "choose another service.name"
+	case o.chart == "" && !o.headless:
+		fix = "set service.name, or rename one of the components"
+	}
+	ps.Add(o.a.Doc, at, "%s %s of this component is also %s; %s", o.kind(), name, other.describe(o.a), fix)
 }
 
 func (l *Loader) checkServiceNames(apps []*LoadedApp, ps *Problems) {
-	taken := map[string]serviceOwner{} // cluster/namespace/name
-	claim := func(a *LoadedApp, ns, name, kind string, o serviceOwner, at Path, fix string) {
-		k := a.Cluster + "/" + ns + "/" + name
-		if prev, dup := taken[k]; dup {
-			if prev.a == a && prev.component == o.component {
-				return
+	type key struct{ cluster, namespace, name string }
+	taken := map[key]serviceOwner{}
+	stems := map[key]bool{} // the names up to a '-' of every name taken and chart's full name
+	addStems := func(k key) {
+		for j := range len(k.name) {
+			if k.name[j] == '-' {
+				stems[key{k.cluster, k.namespace, k.name[:j]}] = true
 			}
-			ps.Add(a.Doc, at, "%s %s of this component is also %s; %s", kind, name, prev.describe(a), fix)
-			return
 		}
-		taken[k] = o
 	}
-	// Charts first: their names are fixed by the chart, so the problem
-	// goes to the workload, which can choose another.
-	sc, _ := l.Exports.(serviceCatalog)
-	for _, a := range apps {
-		for i, c := range a.Spec.Components {
-			if c.Type != TypeAddon || c.AddonSpec == nil || sc == nil {
-				continue
-			}
-			release := a.Spec.Name + "-" + c.Name
-			names, ns, ok := sc.AddonServices(c.AddonSpec.Type, release, a.Project, c.AddonSpec.Values)
-			if !ok {
-				continue
-			}
-			o := serviceOwner{a: a, component: c.Name, what: fmt.Sprintf("a Service that the %s chart of component %s creates", c.AddonSpec.Type, c.Name)}
-			for _, n := range names {
-				claim(a, ns, n, "the chart's Service", o, Path{"components", i, "name"}, "rename one of the components")
-			}
+	claim := func(k key, o serviceOwner) {
+		prev, dup := taken[k]
+		switch {
+		case !dup:
+			taken[k] = o
+		case prev.a == o.a && prev.index == o.index:
+		case prev.chart == "" && o.chart != "":
+			// A chart's names are fixed: the workload can choose another.
+			prev.report(k.name, o, ps)
+		default:
+			o.report(k.name, prev, ps)
 		}
 	}
 	for _, a := range apps {
@@ -76,29 +98,74 @@ func (l *Loader) checkServiceNames(apps []*LoadedApp, ps *Problems) {
 			if c.Type != TypeWorkload || w == nil {
 				continue
 			}
-			at := Path{"components", i, "name"}
-			fix := "set service.name, or rename one of the components"
-			if w.Service != nil && w.Service.Name != "" {
-				at = Path{"components", i, "workload_spec", "service", "name"}
-				fix = "choose another service.name"
-			}
 			headless := w.Service != nil && w.Service.Type == ServiceHeadless
 			if w.ExposedPorts() {
-				what := "the Service"
-				if headless {
-					what = "the headless Service"
-				}
-				claim(a, a.Project, ServiceName(a, &c), what, serviceOwner{a: a, component: c.Name, what: what + " of component " + c.Name}, at, fix)
+				k := key{a.Cluster, a.Project, ServiceName(a, &c)}
+				claim(k, serviceOwner{a: a, index: i, headless: headless, byName: w.Service != nil && w.Service.Name != ""})
+				addStems(k)
 			}
 			if w.Persistent() && !(headless && w.ExposedPorts()) {
 				name := a.Spec.Name + "-" + c.Name + "-headless"
-				at := Path{"components", i, "name"}
 				if len(name) > 63 {
-					ps.Add(a.Doc, at, "the StatefulSet's headless Service %s is %d characters; Kubernetes allows 63: shorten the app or component name", name, len(name))
+					ps.Add(a.Doc, Path{"components", i, "name"}, "the StatefulSet's headless Service %s is %d characters; Kubernetes allows 63: shorten the app or component name", name, len(name))
 					continue
 				}
-				claim(a, a.Project, name, "the headless Service", serviceOwner{a: a, component: c.Name, what: "the headless Service of component " + c.Name}, at, "rename one of the components")
+				k := key{a.Cluster, a.Project, name}
+				claim(k, serviceOwner{a: a, index: i, headless: true})
+				addStems(k)
 			}
+		}
+	}
+	sc, _ := l.Exports.(serviceCatalog)
+	if sc == nil {
+		return
+	}
+	// A chart's Services all start with its full name (the release, which
+	// render passes as fullnameOverride): one can be another's name only
+	// if that starts with the full name and '-'. Asking the catalog for
+	// the chart's names only then keeps the common case cheap.
+	type addon struct {
+		a     *LoadedApp
+		index int
+		full  key
+		ask   bool // the values choose names or namespaces: always ask
+	}
+	var addons []addon
+	fulls := map[key]int{}
+	for _, a := range apps {
+		for i, c := range a.Spec.Components {
+			if c.Type != TypeAddon || c.AddonSpec == nil {
+				continue
+			}
+			_, override := c.AddonSpec.Values["fullnameOverride"]
+			_, nsOverride := c.AddonSpec.Values["namespaceOverride"]
+			_, global := c.AddonSpec.Values["global"]
+			ad := addon{a: a, index: i, full: key{a.Cluster, a.Project, a.Spec.Name + "-" + c.Name}, ask: override || nsOverride || global}
+			addons = append(addons, ad)
+			fulls[ad.full]++
+			addStems(ad.full)
+		}
+	}
+	for _, ad := range addons {
+		need := ad.ask || stems[ad.full] || fulls[ad.full] > 1
+		if _, dup := taken[ad.full]; dup {
+			need = true
+		}
+		for j := 0; j < len(ad.full.name) && !need; j++ {
+			if ad.full.name[j] == '-' && fulls[key{ad.full.cluster, ad.full.namespace, ad.full.name[:j]}] > 0 {
+				need = true
+			}
+		}
+		if !need {
+			continue
+		}
+		c := &ad.a.Spec.Components[ad.index]
+		names, ns, ok := sc.AddonServices(c.AddonSpec.Type, ad.full.name, ad.a.Project, c.AddonSpec.Values)
+		if !ok {
+			continue
+		}
+		for _, n := range names {
+			claim(key{ad.a.Cluster, ns, n}, serviceOwner{a: ad.a, index: ad.index, chart: c.AddonSpec.Type})
 		}
 	}
 }

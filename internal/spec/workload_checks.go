@@ -30,14 +30,31 @@ type containerPort struct {
 	protocol    string
 	exposed     bool
 	servicePort int
-	at          Path
+	container   Path // the container's path
+	index       int  // in its ports; -1 for port
+}
+
+// at is the port's path: built only for a problem.
+func (p containerPort) at() Path {
+	if p.index < 0 {
+		return p.container.Child("port")
+	}
+	return p.container.Child("ports").Child(p.index)
+}
+
+// sameContainer reports whether two ports are of one container.
+func (p containerPort) sameContainer(q containerPort) bool {
+	return slices.Equal(p.container, q.container)
 }
 
 // portsOf returns the ports of a container: port (one TCP port named http)
 // or ports.
 func portsOf(port int, ports []Port, at Path) []containerPort {
 	if port > 0 {
-		return []containerPort{{name: "http", port: port, protocol: ProtocolTCP, exposed: true, servicePort: port, at: at.Child("port")}}
+		return []containerPort{{name: "http", port: port, protocol: ProtocolTCP, exposed: true, servicePort: port, container: at, index: -1}}
+	}
+	if len(ports) == 0 {
+		return nil
 	}
 	out := make([]containerPort, 0, len(ports))
 	for i, p := range ports {
@@ -50,7 +67,7 @@ func portsOf(port int, ports []Port, at Path) []containerPort {
 			sp = p.Port
 		}
 		out = append(out, containerPort{name: p.Name, port: p.Port, protocol: proto, exposed: p.Expose == nil || *p.Expose,
-			servicePort: sp, at: at.Child("ports").Child(i)})
+			servicePort: sp, container: at, index: i})
 	}
 	return out
 }
@@ -85,8 +102,11 @@ func (w *WorkloadSpec) Persistent() bool {
 // hasExposedTCP reports whether a workload's own container has an exposed
 // TCP port, which an ingress can route to.
 func hasExposedTCP(w *WorkloadSpec) bool {
-	for _, p := range portsOf(w.Port, w.Ports, nil) {
-		if p.exposed && p.protocol == ProtocolTCP {
+	if w.Port > 0 {
+		return true
+	}
+	for _, p := range w.Ports {
+		if (p.Expose == nil || *p.Expose) && (p.Protocol == "" || p.Protocol == ProtocolTCP) {
 			return true
 		}
 	}
@@ -133,11 +153,10 @@ func checkKindFields(doc *Document, c *Component, w *WorkloadSpec, at Path, ps *
 		only(w.RestartPolicy != "", "restart_policy", "restart_policy is for job and cronjob components (a workload's pods always restart)")
 	}
 	if c.Type != TypeCronJob {
-		msg := func(f string) string { return f + " is for cronjob components" }
-		only(w.Schedule != "", "schedule", msg("schedule"))
-		only(w.TimeZone != "", "time_zone", msg("time_zone"))
-		only(w.ConcurrencyPolicy != "", "concurrency_policy", msg("concurrency_policy"))
-		only(w.StartingDeadlineSeconds != nil, "starting_deadline_seconds", msg("starting_deadline_seconds"))
+		only(w.Schedule != "", "schedule", "schedule is for cronjob components")
+		only(w.TimeZone != "", "time_zone", "time_zone is for cronjob components")
+		only(w.ConcurrencyPolicy != "", "concurrency_policy", "concurrency_policy is for cronjob components")
+		only(w.StartingDeadlineSeconds != nil, "starting_deadline_seconds", "starting_deadline_seconds is for cronjob components")
 		return
 	}
 	switch {
@@ -177,23 +196,28 @@ func (l *Loader) checkWorkloadFields(a *LoadedApp, c *Component, at Path, plat *
 			ps.Add(doc, at.Child("health_check").Child("port"), "%s", undeclaredPort(hc.Port, main, "the container"))
 		}
 	}
-	checkProbes(doc, w.Probes, main, at.Child("probes"), false, ps)
+	if w.Probes != nil {
+		checkProbes(doc, w.Probes, main, at.Child("probes"), false, ps)
+	}
 
 	// The pod's Service: the exposed ports of every container.
-	var exposed []containerPort
-	for _, p := range main {
-		if p.exposed {
-			exposed = append(exposed, p)
-		}
-	}
-	for i, s := range w.Sidecars {
-		for _, p := range portsOf(0, s.Ports, at.Child("sidecars").Child(i)) {
+	exposed := main
+	if len(w.Sidecars) > 0 || len(w.Ports) > 0 {
+		exposed = nil
+		for _, p := range main {
 			if p.exposed {
 				exposed = append(exposed, p)
 			}
 		}
+		for i, s := range w.Sidecars {
+			for _, p := range portsOf(0, s.Ports, at.Child("sidecars").Child(i)) {
+				if p.exposed {
+					exposed = append(exposed, p)
+				}
+			}
+		}
+		checkServicePorts(doc, exposed, ps)
 	}
-	checkServicePorts(doc, exposed, ps)
 	if s := w.Service; s != nil && c.Type == TypeWorkload {
 		if s.Name != "" {
 			if m := checkLabel(s.Name, 63); m != "" {
@@ -205,8 +229,14 @@ func (l *Loader) checkWorkloadFields(a *LoadedApp, c *Component, at Path, plat *
 		}
 	}
 
-	checkEnvRefs(doc, w.Env, at.Child("env"), ps)
-	checkEnvFrom(doc, w.EnvFrom, at.Child("env_from"), ps)
+	checkEnvRefs(doc, w.Env, at, ps)
+	if len(w.EnvFrom) > 0 {
+		checkEnvFrom(doc, w.EnvFrom, at.Child("env_from"), ps)
+	}
+	if len(w.Volumes) == 0 && len(w.Files) == 0 && len(w.InitContainers) == 0 && len(w.Sidecars) == 0 &&
+		w.SecurityContext == nil && w.Pod == nil && w.DisruptionBudget == nil && len(w.Patches) == 0 && w.ServiceAccount == nil {
+		return // none of the rest is set: the common case costs nothing
+	}
 
 	volumes := l.checkVolumes(doc, c, w, at, ps)
 	mounts := map[string]Path{}
@@ -241,10 +271,16 @@ func (l *Loader) checkWorkloadFields(a *LoadedApp, c *Component, at Path, plat *
 			l.checkContainer(a, c, &list[i], kind, at.Child(kind).Child(i), names, volumes, plat, ps)
 		}
 	}
-	checkSecurityContext(doc, w.SecurityContext, at.Child("security_context"), ps)
-	checkPod(doc, w.Pod, at.Child("pod"), ps)
+	if w.SecurityContext != nil {
+		checkSecurityContext(doc, w.SecurityContext, at.Child("security_context"), ps)
+	}
+	if w.Pod != nil {
+		checkPod(doc, w.Pod, at.Child("pod"), ps)
+	}
 	checkDisruptionBudget(doc, w, at, ps)
-	checkPatches(doc, a, c, w, at.Child("patches"), ps)
+	if len(w.Patches) > 0 {
+		checkPatches(doc, a, c, w, at.Child("patches"), ps)
+	}
 	if sa := w.ServiceAccount; sa != nil && sa.Name != "" && !isSubdomain(sa.Name) {
 		ps.Add(doc, at.Child("service_account").Child("name"), "%q is not a valid ServiceAccount name (a DNS-1123 subdomain)", sa.Name)
 	} else if sa != nil && !sa.Create && sa.Name == "" {
@@ -258,53 +294,47 @@ func (l *Loader) checkWorkloadFields(a *LoadedApp, c *Component, at Path, plat *
 // checkPorts refuses ports of one container that share a name, or a
 // number and protocol.
 func checkPorts(doc *Document, ports []containerPort, ps *Problems) {
-	names := map[string]Path{}
-	numbers := map[string]Path{}
-	for _, p := range ports {
-		if !p.exposed && p.servicePort != p.port && doc.Has(p.at.Child("service_port")) {
-			ps.AddKey(doc, p.at.Child("service_port"), "is unused: expose: false keeps the port off the Service")
+	if len(ports) < 2 && (len(ports) == 0 || ports[0].exposed) {
+		return
+	}
+	for i, p := range ports {
+		if !p.exposed && p.servicePort != p.port && doc.Has(p.at().Child("service_port")) {
+			ps.AddKey(doc, p.at().Child("service_port"), "is unused: expose: false keeps the port off the Service")
 		}
-		if p.name != "" {
-			if prev, dup := names[p.name]; dup {
-				ps.Add(doc, p.at.Child("name"), "port name %q is used twice in this container (also %s)", p.name, shortPath(prev))
-			} else {
-				names[p.name] = p.at
+		for _, q := range ports[:i] {
+			if p.name != "" && q.name == p.name {
+				ps.Add(doc, p.at().Child("name"), "port name %q is used twice in this container (also %s)", p.name, shortPath(q.at()))
+				break
 			}
 		}
-		if p.port > 0 {
-			k := strconv.Itoa(p.port) + "/" + p.protocol
-			if prev, dup := numbers[k]; dup {
-				ps.Add(doc, p.at.Child("port"), "port %s is declared twice in this container (also %s)", k, shortPath(prev))
-			} else {
-				numbers[k] = p.at
+		for _, q := range ports[:i] {
+			if p.port > 0 && q.port == p.port && q.protocol == p.protocol {
+				ps.Add(doc, p.at().Child("port"), "port %d/%s is declared twice in this container (also %s)", p.port, p.protocol, shortPath(q.at()))
+				break
 			}
 		}
 	}
 }
 
 // checkServicePorts refuses Service ports that share a name or a number and
-// protocol, across the containers of the pod.
+// protocol, across the containers of the pod (checkPorts tells of those of
+// one container).
 func checkServicePorts(doc *Document, ports []containerPort, ps *Problems) {
-	names := map[string]Path{}
-	numbers := map[string]Path{}
-	for _, p := range ports {
-		if p.name != "" {
-			if prev, dup := names[p.name]; dup && !slices.Equal(prev[:len(prev)-1], p.at[:len(p.at)-1]) {
-				ps.Add(doc, p.at.Child("name"), "the Service has a port named %q already (%s); name the ports of the pod's containers apart, or set expose: false", p.name, shortPath(prev))
-			} else if !dup {
-				names[p.name] = p.at
+	for i, p := range ports {
+		for _, q := range ports[:i] {
+			if p.name != "" && q.name == p.name && !p.sameContainer(q) {
+				ps.Add(doc, p.at().Child("name"), "the Service has a port named %q already (%s); name the ports of the pod's containers apart, or set expose: false", p.name, shortPath(q.at()))
+				break
 			}
 		}
-		if p.servicePort > 0 {
-			k := strconv.Itoa(p.servicePort) + "/" + p.protocol
-			at := p.at.Child("service_port")
-			if !doc.Has(at) {
-				at = p.at.Child("port")
-			}
-			if prev, dup := numbers[k]; dup && !slices.Equal(prev[:len(prev)-1], p.at[:len(p.at)-1]) {
-				ps.Add(doc, at, "the Service has port %s already (%s); give one a different service_port, or set expose: false", k, shortPath(prev))
-			} else if !dup {
-				numbers[k] = p.at
+		for _, q := range ports[:i] {
+			if p.servicePort > 0 && q.servicePort == p.servicePort && q.protocol == p.protocol && !p.sameContainer(q) {
+				at := p.at().Child("service_port")
+				if !doc.Has(at) {
+					at = p.at().Child("port")
+				}
+				ps.Add(doc, at, "the Service has port %d/%s already (%s); give one a different service_port, or set expose: false", p.servicePort, p.protocol, shortPath(q.at()))
+				break
 			}
 		}
 	}
@@ -411,7 +441,11 @@ func checkProbes(doc *Document, pr *Probes, ports []containerPort, at Path, init
 // an earlier entry of the same list. A name no entry has is an error when
 // it has the shape of a variable (DB_HOST), a warning when it is only a
 // valid Kubernetes name (not-a-ref), and text otherwise ($(date +%s)).
-func checkEnvRefs(doc *Document, env []EnvVar, at Path, ps *Problems) {
+func checkEnvRefs(doc *Document, env []EnvVar, container Path, ps *Problems) {
+	if !slices.ContainsFunc(env, func(e EnvVar) bool { return e.Value != nil && strings.Contains(*e.Value, "$(") }) {
+		return
+	}
+	at := container.Child("env")
 	index := map[string]int{}
 	for i, e := range env {
 		if _, dup := index[e.Name]; !dup && e.Name != "" {
@@ -666,7 +700,7 @@ func (l *Loader) checkContainer(a *LoadedApp, c *Component, k *Container, kind s
 	if kind == "init_containers" {
 		for _, p := range ports {
 			if p.exposed {
-				ps.Add(doc, p.at, "an init container stops before the pod serves; its port cannot be on the Service: set expose: false, or move it to a sidecar")
+				ps.Add(doc, p.at(), "an init container stops before the pod serves; its port cannot be on the Service: set expose: false, or move it to a sidecar")
 			}
 		}
 	}
@@ -675,7 +709,7 @@ func (l *Loader) checkContainer(a *LoadedApp, c *Component, k *Container, kind s
 	checkSecurityContext(doc, k.SecurityContext, at.Child("security_context"), ps)
 	checkWords(doc, at, k.Command, k.Args, ps)
 	l.checkEnvList(a, c, k.Env, at.Child("env"), plat, ps)
-	checkEnvRefs(doc, k.Env, at.Child("env"), ps)
+	checkEnvRefs(doc, k.Env, at, ps)
 	checkEnvFrom(doc, k.EnvFrom, at.Child("env_from"), ps)
 	mounts := map[string]Path{}
 	known := slices.Sorted(mapKeys(volumes))
