@@ -45,6 +45,8 @@ func checkPlatform(p *Platform, doc *Document, ps *Problems) {
 			}
 		}
 		checkResources(p.Defaults.Resources, doc, Path{"defaults", "resources"}, ps)
+		checkSecurityContext(doc, p.Defaults.SecurityContext, Path{"defaults", "security_context"}, ps)
+		checkPodSecurity(doc, p.Defaults.SecurityContext, Path{"defaults", "security_context"}, podSecurityProfile(p), ps)
 	}
 	if p.Fleet != nil && p.Fleet.Path != "" && (path.IsAbs(p.Fleet.Path) || escapes(p.Fleet.Path)) {
 		ps.Add(doc, Path{"fleet", "path"}, "must be a relative path")
@@ -627,6 +629,7 @@ func (l *Loader) checkRepo(repo *Repo, ps *Problems) {
 
 	checkNameClashes(apps, ps)
 	l.checkServiceNames(apps, ps)
+	checkServiceAccounts(apps, ps)
 
 	hosts := map[string]string{} // cluster/host -> file
 	for _, a := range apps {

@@ -169,3 +169,37 @@ func (l *Loader) checkServiceNames(apps []*LoadedApp, ps *Problems) {
 		}
 	}
 }
+
+// checkServiceAccounts refuses two components that create a ServiceAccount
+// of one name in a namespace: one would overwrite the other's annotations.
+func checkServiceAccounts(apps []*LoadedApp, ps *Problems) {
+	type key struct{ cluster, namespace, name string }
+	type owner struct {
+		a     *LoadedApp
+		index int
+	}
+	created := map[key]owner{}
+	for _, a := range apps {
+		for i, c := range a.Spec.Components {
+			if c.WorkloadSpec == nil || c.WorkloadSpec.ServiceAccount == nil || !c.WorkloadSpec.ServiceAccount.Create {
+				continue
+			}
+			name := c.WorkloadSpec.ServiceAccount.Name
+			at := Path{"components", i, "workload_spec", "service_account", "name"}
+			if name == "" {
+				name, at = a.Spec.Name+"-"+c.Name, Path{"components", i, "workload_spec", "service_account", "create"}
+			}
+			k := key{a.Cluster, a.Project, name}
+			prev, dup := created[k]
+			if !dup {
+				created[k] = owner{a, i}
+				continue
+			}
+			where := "component " + prev.a.Spec.Components[prev.index].Name
+			if prev.a != a {
+				where += " of app " + prev.a.Spec.Name + " (" + prev.a.Doc.File + ")"
+			}
+			ps.Add(a.Doc, at, "ServiceAccount %s is created by %s too; share it with create: false here, or choose another name", name, where)
+		}
+	}
+}
