@@ -1,10 +1,13 @@
 package spec_test
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -178,5 +181,48 @@ func write(t *testing.T, p, content string) {
 	}
 	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestMemFSLinks(t *testing.T) {
+	t.Parallel()
+	files := map[string][]byte{"apps/a/real.conf": []byte("x"), "apps/b/app.yaml": []byte("y")}
+	if err := fstest.TestFS(spec.NewMemFSLinksForTest(files, map[string]string{"apps/a/link.conf": "real.conf", "apps/c": "b"}),
+		"apps/a/real.conf", "apps/a/link.conf", "apps/b/app.yaml"); err != nil {
+		t.Fatal(err)
+	}
+	fsys := spec.NewMemFSLinksForTest(files, map[string]string{"apps/c": "b", "apps/out": "../../etc/passwd", "apps/loop": "loop"})
+	if fi, err := fs.Lstat(fsys, "apps/c"); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		t.Errorf("Lstat(apps/c) = %v, %v", fi, err)
+	}
+	if _, err := fs.ReadFile(fsys, "apps/loop"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a loop opens: %v", err)
+	}
+	if b, err := fs.ReadFile(fsys, "apps/c/app.yaml"); err != nil || string(b) != "y" {
+		t.Errorf("through a folder link: %q, %v", b, err)
+	}
+	if _, err := fs.ReadFile(fsys, "apps/out"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a link out of the file system opens: %v", err)
+	}
+}
+
+// In a Git tree as on disk, a config file that is a link inside the
+// repository is read through it, and one out of it is refused at the link.
+func TestFilesFromLinksInATree(t *testing.T) {
+	t.Parallel()
+	files := map[string][]byte{
+		"apps/shop/web/app.yaml":     []byte(fromSpec("nginx.conf")),
+		"apps/shop/shared/base.conf": []byte("inside\n"),
+		"apps/shop/out/app.yaml":     []byte(strings.Replace(fromSpec("nginx.conf"), "name: web", "name: out", 1)),
+	}
+	links := map[string]string{"apps/shop/web/nginx.conf": "../shared/base.conf", "apps/shop/out/nginx.conf": "../../../../secret"}
+	repo, ps := newLoader(t, "").LoadTree(files, links)
+	want := "apps/shop/out/app.yaml:10:17: components[0].workload_spec.files[0].from: apps/shop/out/nginx.conf is a symbolic link to a path outside the repository; copy the file instead"
+	if ps.Error() != want {
+		t.Errorf("problems:\n%v\nwant:\n%s", ps, want)
+	}
+	web := repo.App(spec.DefaultCluster, "shop", "web")
+	if c := web.Spec.Components[0].WorkloadSpec.Files[0].Content; c == nil || *c != "inside\n" {
+		t.Errorf("content through the link = %v", c)
 	}
 }

@@ -177,6 +177,13 @@ func (l *Loader) LoadFiles(files map[string][]byte) (*Repo, Problems) {
 	return l.Load(newMemFS(files))
 }
 
+// LoadTree reads specs given as bytes by slash path and the symbolic links
+// among them (a path and its target, as Git keeps a link), which it follows
+// and refuses as it does on disk.
+func (l *Loader) LoadTree(files map[string][]byte, links map[string]string) (*Repo, Problems) {
+	return l.Load(newMemFSLinks(files, links))
+}
+
 // ReadFiles reads from fsys every file Load reads, by slash path: the
 // platform file, each app spec under apps/, the config files the specs
 // name (files[].from) and each template under templates/. LoadFiles of the
