@@ -99,12 +99,12 @@ func (l *Loader) checkServiceNames(apps []*LoadedApp, ps *Problems) {
 				continue
 			}
 			headless := w.Service != nil && w.Service.Type == ServiceHeadless
-			if w.ExposedPorts() {
+			if w.ExposedPorts() || headless {
 				k := key{a.Cluster, a.Project, ServiceName(a, &c)}
 				claim(k, serviceOwner{a: a, index: i, headless: headless, byName: w.Service != nil && w.Service.Name != ""})
 				addStems(k)
 			}
-			if w.Persistent() && !(headless && w.ExposedPorts()) {
+			if w.Persistent() && !headless {
 				name := a.Spec.Name + "-" + c.Name + "-headless"
 				if len(name) > 63 {
 					ps.Add(a.Doc, Path{"components", i, "name"}, "the StatefulSet's headless Service %s is %d characters; Kubernetes allows 63: shorten the app or component name", name, len(name))

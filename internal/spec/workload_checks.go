@@ -224,8 +224,8 @@ func (l *Loader) checkWorkloadFields(a *LoadedApp, c *Component, at Path, plat *
 				ps.Add(doc, at.Child("service").Child("name"), "%s", m)
 			}
 		}
-		if len(exposed) == 0 {
-			ps.AddKey(doc, at.Child("service"), "a Service needs an exposed port: add port, or ports without expose: false")
+		if len(exposed) == 0 && s.Type != ServiceHeadless {
+			ps.AddKey(doc, at.Child("service"), "a Service needs an exposed port: add port, or ports without expose: false (only a Headless one may have none)")
 		}
 	}
 
@@ -554,6 +554,8 @@ func (l *Loader) checkVolumes(doc *Document, c *Component, w *WorkloadSpec, at P
 			}
 			if m := checkNamespace(v.Name); m != "" {
 				ps.Add(doc, va.Child("name"), "%s", m)
+			} else if strings.HasPrefix(v.Name, "fleetwright-") {
+				ps.Add(doc, va.Child("name"), "volume names starting with fleetwright- are reserved for the volumes fleetwright adds (its files)")
 			}
 			names[v.Name] = true
 		}
