@@ -260,6 +260,18 @@ func (l *Loader) checkWorkloadFields(a *LoadedApp, c *Component, at Path, plat *
 		}
 	}
 	checkFiles(doc, w, at, mount, ps)
+	// A file is mounted as a file: nothing can be mounted inside it.
+	for i, f := range w.Files {
+		if f.Path == "" || !strings.HasPrefix(f.Path, "/") {
+			continue
+		}
+		fp := path.Clean(f.Path)
+		for p, where := range mounts {
+			if strings.HasPrefix(p, fp+"/") {
+				ps.Add(doc, where, "%s is inside %s, which files[%d] mounts as a file", p, fp, i)
+			}
+		}
+	}
 
 	names := map[string]Path{c.Name: nil}
 	for _, kind := range []string{"init_containers", "sidecars"} {
