@@ -1,11 +1,14 @@
 package verify
 
 import (
+	"strings"
+
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fleetwright/fleetwright/internal/golden"
+	"github.com/fleetwright/fleetwright/internal/spec"
 )
 
 // testdata/apps is the fleet render writes for an app "store" of project
@@ -182,5 +185,35 @@ func TestPatchedFolderIsKustomized(t *testing.T) {
 	}
 	if got := lines(patched, notPolicy...); len(got) != 0 {
 		t.Errorf("a valid patch gives findings: %q", got)
+	}
+}
+
+// TestStorePolicy: the policy checks cover every container of every pod
+// template (init containers, sidecars, StatefulSets, Jobs, CronJobs);
+// probes are required of what runs as long as the pod only, and any
+// handler (grpc, tcp, exec, http) counts.
+func TestStorePolicy(t *testing.T) {
+	t.Parallel()
+	repo, _ := exampleFleet(t)
+	plat := repo.Platform
+	plat.Policy = &spec.Policy{RequireRequests: "error", RequireProbes: "error", RequireDigests: "off", ProductionReplicas: "off"}
+	files := map[string][]byte{}
+	for p, b := range storeFleet(t) {
+		if strings.HasPrefix(p, storeDir) || !strings.HasPrefix(p, "apps/") {
+			files[p] = b
+		}
+	}
+	edit(t, files, storeDep, "        readinessProbe:\n          grpc:\n            port: 50051\n",
+		"        livenessProbe:\n          tcpSocket:\n            port: grpc\n        readinessProbe:\n          grpc:\n            port: 50051\n")
+	edit(t, files, storeSTS, "        readinessProbe:\n", "        livenessProbe:\n          httpGet:\n            path: /\n            port: 5432\n        readinessProbe:\n")
+	edit(t, files, storeDep, "            cpu: 500m\n", "")
+	rep := verifyFleet(t, files, Options{Platform: &plat})
+	want := []string{
+		"fleet/" + storeDep + `:64: Deployment/store-api: spec.template.spec.initContainers[0].resources.requests: init container "wait" sets no cpu request (policy require_requests)`,
+		"fleet/" + storeDep + `:66: Deployment/store-api: spec.template.spec.initContainers[1]: sidecar "proxy" has no readinessProbe or livenessProbe (policy require_probes)`,
+		"fleet/" + storeCron + `:23: CronJob/store-nightly: spec.jobTemplate.spec.template.spec.containers[0].resources.requests: container "nightly" sets no cpu or memory request (policy require_requests)`,
+	}
+	if diff := cmp.Diff(want, lines(rep, CheckRequireRequests, CheckRequireProbes)); diff != "" {
+		t.Errorf("findings (-want +got):\n%s", diff)
 	}
 }

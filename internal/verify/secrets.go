@@ -264,9 +264,13 @@ type container struct {
 	n    *node
 	path string
 	init bool
+	// sidecar is an init container with restartPolicy Always, which runs
+	// as long as the pod.
+	sidecar bool
 }
 
-// containers returns the init containers and containers of a workload.
+// containers returns the init containers (sidecars included) and the
+// containers of a workload.
 func containers(root *node, gvk schema.GroupVersionKind) []container {
 	sp, ok := podSpecPaths[gvk.Group+"/"+gvk.Kind]
 	if !ok {
@@ -281,7 +285,9 @@ func containers(root *node, gvk schema.GroupVersionKind) []container {
 		}
 		for i, c := range l.Kids {
 			if c.Kind == yamlx.MapNode {
-				out = append(out, container{n: c, path: fmt.Sprintf("%s.%s[%d]", sp, list, i), init: list == "initContainers"})
+				init := list == "initContainers"
+				out = append(out, container{n: c, path: fmt.Sprintf("%s.%s[%d]", sp, list, i), init: init,
+					sidecar: init && c.Get("restartPolicy").Text() == "Always"})
 			}
 		}
 	}
