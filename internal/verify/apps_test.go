@@ -217,3 +217,86 @@ func TestStorePolicy(t *testing.T) {
 		t.Errorf("findings (-want +got):\n%s", diff)
 	}
 }
+
+// TestStoreSecrets: the secret gates read the files of ConfigMaps, the env
+// of every container (init containers and sidecars too), and what patches
+// set; names ending in _FILE are paths; $$(NAME) is the literal $(NAME).
+func TestStoreSecrets(t *testing.T) {
+	t.Parallel()
+	const proxy = "        name: proxy\n"
+	tests := []struct {
+		name   string
+		mutate func(t testing.TB, f map[string][]byte)
+		want   []string
+	}{
+		{name: "clean"},
+		{name: "credentials in config files", mutate: func(t testing.TB, f map[string][]byte) {
+			edit(t, f, storeCM, `config.yaml: "level: info\n`, `app.env: "export DB_PASSWORD=hunter2\nLOG=debug\n"`+"\n"+`  config.yaml: "level: info\ndatabase:\n  password: hunter2\n  password_file: /run/secrets/db\n  token_ttl: 300\n  apiKey: ${API_KEY}\n`)
+			edit(t, f, storeCM, `  nginx.conf:`, `  settings.json: "{\"clientSecret\": \"s3cr3t-v4lue\", \"enabled\": true}\n"`+"\n  nginx.conf:")
+		}, want: []string{
+			"fleet/" + storeCM + `:4: ConfigMap/store-api-files: data.app.env: file "app.env", line 1: "DB_PASSWORD" holds a credential in plain text, and ConfigMaps are not encrypted; ` +
+				"reference an environment variable set from a Secret (valueFrom.secretKeyRef) if the program expands one, or mount the value from a Secret",
+			"fleet/" + storeCM + `:5: ConfigMap/store-api-files: data.config.yaml: file "config.yaml", line 3: "password" holds a credential in plain text, and ConfigMaps are not encrypted; ` +
+				"reference an environment variable set from a Secret (valueFrom.secretKeyRef) if the program expands one, or mount the value from a Secret",
+			"fleet/" + storeCM + `:6: ConfigMap/store-api-files: data.settings.json: file "settings.json", line 1: "clientSecret" holds a credential in plain text, and ConfigMaps are not encrypted; ` +
+				"reference an environment variable set from a Secret (valueFrom.secretKeyRef) if the program expands one, or mount the value from a Secret",
+		}},
+		{name: "env of a sidecar and an init container; _FILE is a path", mutate: func(t testing.TB, f map[string][]byte) {
+			edit(t, f, storeDep, proxy, proxy+"        env:\n        - name: MYSQL_ROOT_PASSWORD_FILE\n          value: /run/secrets/root\n        - name: ADMIN_TOKEN\n          value: s3cr3t-v4lue\n")
+			edit(t, f, storeDep, "        name: wait\n", "        name: wait\n        env:\n        - name: PGPASSWORD\n          value: hunter2\n")
+		}, want: []string{
+			"fleet/" + storeDep + `:62: Deployment/store-api: spec.template.spec.initContainers[0].env[0].value: env var "PGPASSWORD" looks like a credential and has a literal value; use valueFrom.secretKeyRef`,
+			"fleet/" + storeDep + `:73: Deployment/store-api: spec.template.spec.initContainers[1].env[1].value: env var "ADMIN_TOKEN" looks like a credential and has a literal value; use valueFrom.secretKeyRef`,
+		}},
+		{name: "a patch sets a credential", mutate: func(t testing.TB, f map[string][]byte) {
+			storePatch(t, f, "- patch: \"- op: add\\n  path: /spec/template/spec/containers/0/env\\n  value:\\n  - name: DB_PASSWORD\\n    value: hunter2\\n\"\n  target:\n    kind: Deployment\n")
+		}, want: []string{
+			"fleet/" + storeKust + `:11: Deployment/store-api: spec.template.spec.containers[0].env[0].value: env var "DB_PASSWORD" looks like a credential and has a literal value; use valueFrom.secretKeyRef (after this patch)`,
+		}},
+		{name: "a patch that applies to nothing still may not carry a credential", mutate: func(t testing.TB, f map[string][]byte) {
+			storePatch(t, f, "- patch: \"- op: add\\n  path: /spec/template/spec/containers/0/env\\n  value:\\n  - name: DB_PASSWORD\\n    value: hunter2\\n\"\n  target:\n    kind: Deployment\n    name: other\n")
+		}, want: []string{
+			"fleet/" + storeKust + `:11: this patch sets "DB_PASSWORD" to a literal credential; patches may not carry secret values: reference a Secret (valueFrom.secretKeyRef)`,
+		}},
+		{name: "escaped and unexpanded references", mutate: func(t testing.TB, f map[string][]byte) {
+			edit(t, f, storeDep, "        name: api\n", "        name: api\n        env:\n"+
+				"        - name: PG_PASS\n          valueFrom:\n            secretKeyRef: {name: pg, key: password}\n"+
+				"        - name: DATABASE_URL\n          value: postgres://app:$(PG_PASS)@db:5432/app\n"+
+				"        - name: CACHE_URL\n          value: redis://app:$$(REDIS_PASS)@cache:6379\n"+
+				"        - name: QUEUE_URL\n          value: amqp://app:$(MQ_PASS)@mq:5672\n"+
+				"        - name: MQ_PASS\n          valueFrom:\n            secretKeyRef: {name: mq, key: password}\n"+
+				"        - name: API_TOKEN\n          value: $$(TOKEN)\n")
+		}, want: []string{
+			"fleet/" + storeDep + ":37: warning: the password of this redis:// URL is the literal text $(REDIS_PASS), not the value of REDIS_PASS: $$( is not expanded. " +
+				"To pass the value, set REDIS_PASS from a Secret (valueFrom.secretKeyRef; in app.yaml, an env entry with secret_ref) before this entry in the same container, and write $(REDIS_PASS)",
+			"fleet/" + storeDep + ":39: warning: Deployment/store-api: spec.template.spec.containers[0].env[3].value: the reference to MQ_PASS is not expanded: MQ_PASS is defined after it " +
+				`in container "api", and Kubernetes expands only env vars defined earlier in the same container, so the value keeps the reference as text`,
+			"fleet/" + storeDep + `:44: warning: Deployment/store-api: spec.template.spec.containers[0].env[5].value: env var "API_TOKEN" is the literal text $(TOKEN), not the value of TOKEN: $$( is not expanded. ` +
+				"Set TOKEN from a Secret (valueFrom.secretKeyRef) before this entry and write $(TOKEN)",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			files := storeFleet(t)
+			if tt.mutate != nil {
+				tt.mutate(t, files)
+			}
+			rep := verifyFleet(t, files, Options{})
+			want := tt.want
+			if want == nil {
+				want = []string{}
+			}
+			if diff := cmp.Diff(want, lines(rep, CheckSecret, CheckEnvRef)); diff != "" {
+				t.Errorf("findings (-want +got):\n%s", diff)
+			}
+			for _, f := range rep.Findings {
+				for _, secret := range []string{"hunter2", "s3cr3t-v4lue"} {
+					if strings.Contains(f.String(), secret) {
+						t.Errorf("a finding shows a secret: %s", f.String())
+					}
+				}
+			}
+		})
+	}
+}

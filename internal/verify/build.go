@@ -339,6 +339,7 @@ func (r *run) kustomize(ks *fluxKS, dir string) (objs []*object, remote string, 
 	}
 	var c yamlx.Converter
 	refs := r.kustomizationPatches(dir)
+	used := make([]bool, len(refs)) // applied to an object
 	for _, res := range resMap.Resources() {
 		root, err := c.Convert(res.YNode())
 		if err != nil {
@@ -347,12 +348,18 @@ func (r *run) kustomize(ks *fluxKS, dir string) (objs []*object, remote string, 
 		org := res.OrgId()
 		file, src := r.sourceOf(fsys.read, org.Kind, org.Name, org.Namespace)
 		o := newObject(root, src, file, ks, ks.cluster)
-		for _, p := range refs {
+		for i, p := range refs {
 			if p.applies(o) {
 				o.patches = append(o.patches, p)
+				used[i] = true
 			}
 		}
 		objs = append(objs, o)
+	}
+	for i, p := range refs {
+		if !used[i] {
+			r.findings.add(r.patchSecrets(p)...)
+		}
 	}
 	return objs, "", nil
 }

@@ -23,6 +23,9 @@ func (r *run) checkObject(o *object) {
 	out = append(out, r.checkSecrets(o)...)
 	out = append(out, r.checkPolicy(o)...)
 	out = append(out, r.checkIngressHosts(o)...)
+	for _, c := range containers(o.root, gvkOf(o.root)) {
+		out = append(out, r.envRefFindings(o, c)...)
+	}
 	r.findings.add(out...)
 
 	gvk := gvkOf(o.root)

@@ -18,6 +18,7 @@ type patchRef struct {
 	line, col int
 	ops       []string // the JSON pointers a JSON6902 patch changes
 	smp       *node    // a strategic-merge patch's object
+	root      *node    // the patch as parsed
 	// target selects the objects it applies to.
 	group, version, kind, name, namespace string
 	// selectors is whether the target selects by labels or annotations,
@@ -63,6 +64,7 @@ func (r *run) kustomizationPatches(dir string) []patchRef {
 			}
 		}
 		if pd, err := yamlx.Parse(bytes.TrimSpace(text)); err == nil && len(pd) > 0 && pd[0].Root != nil {
+			p.root = pd[0].Root
 			switch root := pd[0].Root; root.Kind {
 			case yamlx.SeqNode:
 				for _, op := range root.Kids {
