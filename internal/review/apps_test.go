@@ -271,3 +271,19 @@ func TestPatchedDangers(t *testing.T) {
 		})
 	}
 }
+
+// TestConfigFileLabels: a file's diff is labelled with the path the
+// workload sees it at, through the volume's items and a directory mount.
+func TestConfigFileLabels(t *testing.T) {
+	t.Parallel()
+	base := storeFleet(t)
+	base = change(t, base, apiDep, "        - mountPath: /etc/api/config.yaml\n          name: files\n          readOnly: true\n          subPath: config.yaml\n", "        - mountPath: /etc/app\n          name: files\n")
+	base = change(t, base, apiDep, "      - configMap:\n          name: store-api-files\n", "      - configMap:\n          items:\n          - key: config.yaml\n            path: conf/app.yaml\n          name: store-api-files\n")
+	head := change(t, base, apiCM, `level: info`, `level: warn`)
+	c := review.Build(review.Input{Base: base, Head: head})
+	for _, want := range []string{"--- /etc/app/conf/app.yaml\n+++ /etc/app/conf/app.yaml\n", "-level: info\n+level: warn\n"} {
+		if !strings.Contains(c.Body, want) {
+			t.Errorf("the comment lacks %q:\n%s", want, c.Body)
+		}
+	}
+}

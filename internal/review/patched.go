@@ -1,6 +1,7 @@
 package review
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"path"
@@ -26,7 +27,7 @@ var krustyMu sync.Mutex
 func patchedDirs(files map[string][]byte) []string {
 	var out []string
 	for p, b := range files {
-		if path.Base(p) != "kustomization.yaml" {
+		if path.Base(p) != "kustomization.yaml" || !bytes.Contains(b, []byte("patches")) {
 			continue
 		}
 		if k := kustomizationOf(b); k != nil && get(k, "patches") != nil {

@@ -138,8 +138,13 @@ func Build(in Input) *Comment {
 		}
 	}
 	full := false
+	ix := newIndex(baseObjs, headObjs)
 	for i, ch := range changes {
-		secs := []string{section(ch, baseObjs, headObjs)}
+		if full { // what does not fit is named, not built
+			c.Cut = append(c.Cut, ch.Path)
+			continue
+		}
+		secs := []string{section(ch, ix)}
 		names := []string{ch.Path}
 		if dir := path.Dir(ch.Path); last[dir] == i {
 			ids := patchedIDs[dir]
@@ -460,10 +465,10 @@ func unionKeys[V any](a, b map[string]V) []string {
 // section is the collapsible diff of one file: a ConfigMap's files and a
 // kustomization's patches as the text they hold, anything else as the
 // file's unified diff.
-func section(ch fleet.Change, base, head map[string]object) string {
+func section(ch fleet.Change, ix *index) string {
 	title := ch.Path
-	bo, bok := fileObject(ch.Path, base)
-	ho, hok := fileObject(ch.Path, head)
+	bo, bok := ix.fileObject(ch.Path, 0)
+	ho, hok := ix.fileObject(ch.Path, 1)
 	single := !strings.Contains(string(ch.New)+string(ch.Old), "\n---\n")
 	switch {
 	case single && hok:
@@ -488,7 +493,7 @@ func section(ch fleet.Change, base, head map[string]object) string {
 		} else {
 			cm = bo
 		}
-		d = configMapDiff(ch, bp, hp, mountPaths(cm, head, base))
+		d = configMapDiff(ch, bp, hp, ix.mountPaths(cm))
 	}
 	if d == "" {
 		d = fleet.FileDiff(ch, "")

@@ -35,17 +35,39 @@ func unified(label string, old, new []byte) string {
 	return fleet.FileDiff(fleet.Change{Path: label, Op: op, Old: old, New: new}, "")
 }
 
-// fileObject returns the one object a file holds, if it holds one.
-func fileObject(p string, objs map[string]object) (object, bool) {
-	var found object
-	n := 0
-	for _, o := range objs {
-		if o.File == p {
-			found = o
-			n++
+// index finds the objects the sections need without scanning both
+// fleets for each: by file, and the workloads of each namespace.
+type index struct {
+	byFile [2]map[string][]object // base, head
+	pods   map[string][]object    // namespace → workloads of both sides, head first, by id
+}
+
+func newIndex(base, head map[string]object) *index {
+	ix := &index{byFile: [2]map[string][]object{{}, {}}, pods: map[string][]object{}}
+	for i, objs := range []map[string]object{base, head} {
+		for _, id := range slices.Sorted(maps.Keys(objs)) {
+			o := objs[id]
+			ix.byFile[i][o.File] = append(ix.byFile[i][o.File], o)
 		}
 	}
-	return found, n == 1
+	for _, objs := range []map[string]object{head, base} {
+		for _, id := range slices.Sorted(maps.Keys(objs)) {
+			if o := objs[id]; podSpec(o) != nil {
+				ix.pods[o.Namespace] = append(ix.pods[o.Namespace], o)
+			}
+		}
+	}
+	return ix
+}
+
+// fileObject returns the one object a file holds on a side (0 base, 1
+// head), if it holds one.
+func (ix *index) fileObject(p string, side int) (object, bool) {
+	l := ix.byFile[side][p]
+	if len(l) != 1 {
+		return object{}, false
+	}
+	return l[0], true
 }
 
 // without returns a copy of a map without some keys.
@@ -123,56 +145,55 @@ func size(v any, ok bool) string {
 // a ConfigMap: key → path in the container, through the pod's configMap
 // volumes, their items and the containers' mounts (with or without
 // subPath).
-func mountPaths(cm object, sides ...map[string]object) map[string]string {
+func (ix *index) mountPaths(cm object) map[string]string {
 	out := map[string]string{}
 	keys, _ := cm.Obj["data"].(map[string]any)
-	for _, objs := range sides {
-		for _, id := range slices.Sorted(maps.Keys(objs)) {
-			o := objs[id]
-			ps := podSpec(o)
-			if ps == nil || o.Namespace != cm.Namespace {
-				continue
+	for _, o := range ix.pods[cm.Namespace] {
+		ps := podSpec(o)
+		vols, _ := get(ps, "volumes").([]any)
+		for _, v := range vols {
+			if str(get(v, "configMap", "name")) == cm.Name {
+				addMounts(out, ps, v, keys)
 			}
-			vols, _ := get(ps, "volumes").([]any)
-			for _, v := range vols {
-				if str(get(v, "configMap", "name")) != cm.Name {
+		}
+	}
+	return out
+}
+
+// addMounts records where a pod's containers mount the keys of one
+// configMap volume.
+func addMounts(out map[string]string, ps, v any, keys map[string]any) {
+	items := map[string]string{} // key → path in the volume
+	if l, ok := get(v, "configMap", "items").([]any); ok {
+		for _, it := range l {
+			items[str(get(it, "key"))] = str(get(it, "path"))
+		}
+	} else {
+		for k := range keys {
+			items[k] = k
+		}
+	}
+	for _, list := range []string{"initContainers", "containers"} {
+		cs, _ := get(ps, list).([]any)
+		for _, c := range cs {
+			vms, _ := get(c, "volumeMounts").([]any)
+			for _, vm := range vms {
+				if str(get(vm, "name")) != str(get(v, "name")) {
 					continue
 				}
-				items := map[string]string{} // key → path in the volume
-				if l, ok := get(v, "configMap", "items").([]any); ok {
-					for _, it := range l {
-						items[str(get(it, "key"))] = str(get(it, "path"))
-					}
-				} else {
-					for k := range keys {
-						items[k] = k
-					}
-				}
-				for _, list := range []string{"initContainers", "containers"} {
-					cs, _ := get(ps, list).([]any)
-					for _, c := range cs {
-						vms, _ := get(c, "volumeMounts").([]any)
-						for _, vm := range vms {
-							if str(get(vm, "name")) != str(get(v, "name")) {
-								continue
-							}
-							mp, sub := str(get(vm, "mountPath")), str(get(vm, "subPath"))
-							for key, ip := range items {
-								switch {
-								case out[key] != "":
-								case sub == "":
-									out[key] = path.Join(mp, ip)
-								case sub == ip:
-									out[key] = mp
-								}
-							}
-						}
+				mp, sub := str(get(vm, "mountPath")), str(get(vm, "subPath"))
+				for key, ip := range items {
+					switch {
+					case out[key] != "":
+					case sub == "":
+						out[key] = path.Join(mp, ip)
+					case sub == ip:
+						out[key] = mp
 					}
 				}
 			}
 		}
 	}
-	return out
 }
 
 // kustomizationDiff shows a kustomization.yaml's change with its patches
