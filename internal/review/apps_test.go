@@ -287,3 +287,23 @@ func TestConfigFileLabels(t *testing.T) {
 		}
 	}
 }
+
+// TestJobGraph: jobs and cron jobs have their own shape in the graph, and a
+// cron job shows its schedule.
+func TestJobGraph(t *testing.T) {
+	t.Parallel()
+	files := map[string][]byte{"apps/shop/store/app.yaml": []byte(`name: store
+components:
+  - {name: migrate, type: job, workload_spec: {image: myorg/api:2.0.0, command: [./migrate]}}
+  - {name: api, type: workload, depends_on: [migrate], workload_spec: {image: myorg/api:2.0.0, port: 8080}}
+  - {name: nightly, type: cronjob, workload_spec: {image: myorg/api:2.0.0, schedule: "0 3 * * *"}}
+`)}
+	repo, _ := loadOnly(t, files)
+	head := map[string][]byte{"apps/default/shop/store/api/x.yaml": []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: shop}\n")}
+	c := review.Build(review.Input{Base: map[string][]byte{}, Head: head, HeadRepo: repo})
+	for _, want := range []string{`c_migrate[/"migrate<br/>job"/]`, `c_nightly[/"nightly<br/>cronjob 0 3 * * *"/]`, "c_migrate --> c_api"} {
+		if !strings.Contains(c.Body, want) {
+			t.Errorf("the graph lacks %s:\n%s", want, c.Body)
+		}
+	}
+}
