@@ -1,6 +1,8 @@
 package verify
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 
 	"testing"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/fleetwright/fleetwright/internal/golden"
 	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/yamlx"
 )
 
 // testdata/apps is the fleet render writes for an app "store" of project
@@ -299,4 +302,30 @@ func TestStoreSecrets(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzAPIRules checks that the per-kind rules never panic on any object,
+// however malformed, and name a field for every problem they report.
+func FuzzAPIRules(f *testing.F) {
+	for _, p := range []string{storeSTS, storeDep, storeCM, storeSvc, storePDB, storeJob, storeCron} {
+		b, err := os.ReadFile(filepath.Join("testdata/apps", p))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte("spec: {template: {spec: {containers: [{ports: [{name: 1}], readinessProbe: [], volumeMounts: [x]}]}}}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		docs, err := yamlx.Parse(data)
+		if err != nil || len(docs) == 0 || docs[0].Root == nil {
+			return
+		}
+		for kind := range kindRules {
+			for _, m := range apiRules(kind, docs[0].Root) {
+				if m.msg == "" {
+					t.Errorf("%s: a problem without a message at %q", kind, m.field)
+				}
+			}
+		}
+	})
 }
