@@ -124,6 +124,14 @@ func TestAppDangers(t *testing.T) {
 		{name: "retain false from now on", head: func(t *testing.T, f map[string][]byte) map[string][]byte {
 			return change(t, f, dbSTS, "whenDeleted: Retain", "whenDeleted: Delete")
 		}, want: []string{sts + " no longer retains its claims (retain: false): from now on, deleting it or the app deletes their data (informational)"}},
+		{name: "ServiceAccount removed while pods run as it", head: func(t *testing.T, f map[string][]byte) map[string][]byte {
+			f = change(t, f, apiKust, "- serviceaccount-store-api.yaml\n", "")
+			delete(f, storeDir+"api/serviceaccount-store-api.yaml")
+			return f
+		}, want: []string{"ServiceAccount `shop/store-api` is removed but Deployment `shop/store-api` still runs as it: its new pods are refused until the ServiceAccount exists"}},
+		{name: "disruption budget that blocks drains", head: func(t *testing.T, f map[string][]byte) map[string][]byte {
+			return change(t, f, storeDir+"api/poddisruptionbudget-store-api.yaml", "maxUnavailable: 1", "minAvailable: 2")
+		}, want: []string{"PodDisruptionBudget `shop/store-api` allows no pod of Deployment `shop/store-api` (2 replica(s)) to be evicted: node drains and cluster upgrades wait until it is changed"}},
 		{name: "claim added", head: func(t *testing.T, f map[string][]byte) map[string][]byte {
 			f = maps.Clone(f)
 			f[storeDir+"api/persistentvolumeclaim-store-api-cache.yaml"] = []byte(pvc("5Gi", "fast"))

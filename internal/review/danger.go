@@ -23,6 +23,27 @@ func dangers(apps []*appChange, base, head map[string]object) []string {
 		}
 	}
 	bw, hw := workloads(base), workloads(head)
+	// The head's workloads by the ServiceAccount they run as and by each
+	// label of their pods (namespace/name, namespace/key=value), made when
+	// a ServiceAccount is removed or a PodDisruptionBudget changes.
+	var byAccount, byLabel map[string][]object
+	index := func() {
+		if byAccount != nil {
+			return
+		}
+		byAccount, byLabel = map[string][]object{}, map[string][]object{}
+		for _, key := range slices.Sorted(maps.Keys(hw)) {
+			w := hw[key]
+			if sa := str(get(podSpec(w), "serviceAccountName")); sa != "" {
+				byAccount[w.Namespace+"/"+sa] = append(byAccount[w.Namespace+"/"+sa], w)
+			}
+			labels, _ := get(w.Obj, "spec", "template", "metadata", "labels").(map[string]any)
+			for k, v := range labels {
+				l := w.Namespace + "/" + k + "=" + fmt.Sprint(v)
+				byLabel[l] = append(byLabel[l], w)
+			}
+		}
+	}
 	paired := map[string]bool{} // ids of workloads handled as a pair
 	for _, key := range unionKeys(bw, hw) {
 		bo, bok := bw[key]
@@ -40,11 +61,62 @@ func dangers(apps []*appChange, base, head map[string]object) []string {
 		case bok && !hok && !paired[id]:
 			app := layout.AppOf(bo.File)
 			out = append(out, removed(bo, app == "" || removedApps[app])...)
+			if bo.Kind == "ServiceAccount" {
+				index()
+				out = append(out, stillUsed(bo, byAccount[bo.Namespace+"/"+bo.Name])...)
+			}
 		case bok && hok:
 			out = append(out, immutable(bo, ho)...)
 		}
+		if hok && ho.Kind == "PodDisruptionBudget" && (!bok || !reflect.DeepEqual(bo.Obj, ho.Obj)) {
+			index()
+			out = append(out, blocksEvictions(ho, byLabel, head)...)
+		}
 	}
 	return out
+}
+
+// stillUsed names the workloads that still run as a ServiceAccount the
+// change removes: the API server refuses their new pods until it exists.
+func stillUsed(sa object, users []object) []string {
+	var out []string
+	for _, w := range users {
+		out = append(out, fmt.Sprintf("ServiceAccount %s is removed but %s %s still runs as it: its new pods are refused until the ServiceAccount exists",
+			name(sa), w.Kind, name(w)))
+	}
+	return out
+}
+
+// blocksEvictions says when a PodDisruptionBudget allows no voluntary
+// eviction of the pods it selects: a node drain then waits for ever.
+func blocksEvictions(pdb object, byLabel map[string][]object, all map[string]object) []string {
+	sel, _ := get(pdb.Obj, "spec", "selector", "matchLabels").(map[string]any)
+	if len(sel) == 0 {
+		return nil
+	}
+	first := slices.Min(slices.Collect(maps.Keys(sel)))
+	for _, w := range byLabel[pdb.Namespace+"/"+first+"="+fmt.Sprint(sel[first])] {
+		labels, _ := get(w.Obj, "spec", "template", "metadata", "labels").(map[string]any)
+		if !longRunning[w.Kind] || !matches(sel, labels) {
+			continue
+		}
+		replicas := replicasOf(w, all)
+		maxU, minA := get(pdb.Obj, "spec", "maxUnavailable"), get(pdb.Obj, "spec", "minAvailable")
+		if maxU == float64(0) || maxU == "0%" || minA == "100%" || func() bool { m, ok := minA.(float64); return ok && int64(m) >= replicas }() {
+			return []string{fmt.Sprintf("PodDisruptionBudget %s allows no pod of %s %s (%d replica(s)) to be evicted: node drains and cluster upgrades wait until it is changed",
+				name(pdb), w.Kind, name(w), replicas)}
+		}
+	}
+	return nil
+}
+
+func matches(sel, labels map[string]any) bool {
+	for k, v := range sel {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
 }
 
 func name(o object) string {
