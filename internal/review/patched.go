@@ -54,12 +54,18 @@ type patched struct {
 	errs map[string]string // folder → why it does not build
 }
 
-// applyPatches replaces the objects of every folder with patches by the
-// objects kustomize builds from it, which is what Flux applies. An object
-// a patch changes keeps its file and is marked patched; one it leaves
-// alone stays as read.
-func applyPatches(files map[string][]byte, objs map[string]object) patched {
-	p := patched{dirs: patchedDirs(files), errs: map[string]string{}}
+// applyPatches replaces the objects of every changed folder with patches
+// by the objects kustomize builds from it, which is what Flux applies. An
+// object a patch changes keeps its file and is marked patched; one it
+// leaves alone stays as read. A folder with no changed file builds the
+// same on both sides, so it is left as read (its objects cancel out).
+func applyPatches(files map[string][]byte, objs map[string]object, changedDirs map[string]bool) patched {
+	p := patched{errs: map[string]string{}}
+	for _, dir := range patchedDirs(files) {
+		if changedDirs[dir] {
+			p.dirs = append(p.dirs, dir)
+		}
+	}
 	for _, dir := range p.dirs {
 		built, err := buildDir(files, dir)
 		if err != nil {

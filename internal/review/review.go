@@ -83,8 +83,12 @@ func Build(in Input) *Comment {
 	baseFiles, headFiles := pick(in.Base), pick(in.Head)
 	baseObjs, headObjs := parseFleet(baseFiles), parseFleet(headFiles)
 	// Folders with patches: what Flux applies is kustomize's build.
-	applyPatches(baseFiles, baseObjs)
-	headPatched := applyPatches(headFiles, headObjs)
+	changedDirs := map[string]bool{}
+	for _, ch := range changes {
+		changedDirs[path.Dir(ch.Path)] = true
+	}
+	applyPatches(baseFiles, baseObjs, changedDirs)
+	headPatched := applyPatches(headFiles, headObjs, changedDirs)
 
 	for _, a := range apps {
 		c.Changed = append(c.Changed, a.key)
