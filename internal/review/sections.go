@@ -2,7 +2,6 @@ package review
 
 import (
 	"fmt"
-	"maps"
 	"path"
 	"reflect"
 	"slices"
@@ -39,25 +38,31 @@ func unified(label string, old, new []byte) string {
 // fleets for each: by file, and the workloads of each namespace.
 type index struct {
 	byFile [2]map[string][]object // base, head
-	pods   map[string][]object    // namespace → workloads of both sides, head first, by id
+	pods   map[string][]object    // namespace → workloads of both sides
+	sorted map[string]bool        // namespaces whose pods are sorted
 }
 
 func newIndex(base, head map[string]object) *index {
-	ix := &index{byFile: [2]map[string][]object{{}, {}}, pods: map[string][]object{}}
-	for i, objs := range []map[string]object{base, head} {
-		for _, id := range slices.Sorted(maps.Keys(objs)) {
-			o := objs[id]
-			ix.byFile[i][o.File] = append(ix.byFile[i][o.File], o)
-		}
-	}
-	for _, objs := range []map[string]object{head, base} {
-		for _, id := range slices.Sorted(maps.Keys(objs)) {
-			if o := objs[id]; podSpec(o) != nil {
+	ix := &index{byFile: [2]map[string][]object{{}, {}}, pods: map[string][]object{}, sorted: map[string]bool{}}
+	for i, objs := range []map[string]object{head, base} {
+		for _, o := range objs {
+			ix.byFile[1-i][o.File] = append(ix.byFile[1-i][o.File], o)
+			if _, ok := podSpecPaths[o.Kind]; ok {
 				ix.pods[o.Namespace] = append(ix.pods[o.Namespace], o)
 			}
 		}
 	}
 	return ix
+}
+
+// podsOf returns the workloads of a namespace, head before base, by id.
+func (ix *index) podsOf(ns string) []object {
+	l := ix.pods[ns]
+	if !ix.sorted[ns] {
+		slices.SortStableFunc(l, func(a, b object) int { return strings.Compare(a.id(), b.id()) })
+		ix.sorted[ns] = true
+	}
+	return l
 }
 
 // fileObject returns the one object a file holds on a side (0 base, 1
@@ -148,7 +153,7 @@ func size(v any, ok bool) string {
 func (ix *index) mountPaths(cm object) map[string]string {
 	out := map[string]string{}
 	keys, _ := cm.Obj["data"].(map[string]any)
-	for _, o := range ix.pods[cm.Namespace] {
+	for _, o := range ix.podsOf(cm.Namespace) {
 		ps := podSpec(o)
 		vols, _ := get(ps, "volumes").([]any)
 		for _, v := range vols {
