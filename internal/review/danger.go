@@ -13,7 +13,7 @@ import (
 // dangers lists changes Kubernetes will reject, that destroy data or that
 // run something again, and, marked informational, changes whose effect is
 // easy to miss (a cron schedule).
-func dangers(apps []*appChange, base, head map[string]object) []string {
+func dangers(apps []*appChange, base, head map[string]object, bw, hw map[string]object) []string {
 	var out []string
 	removedApps := map[string]bool{}
 	for _, a := range apps {
@@ -22,7 +22,6 @@ func dangers(apps []*appChange, base, head map[string]object) []string {
 			out = append(out, fmt.Sprintf("app `%s` is removed: Flux prunes every object it created", a.key))
 		}
 	}
-	bw, hw := workloads(base), workloads(head)
 	// The head's workloads by the ServiceAccount they run as and by each
 	// label of their pods (namespace/name, namespace/key=value), made when
 	// a ServiceAccount is removed or a PodDisruptionBudget changes.

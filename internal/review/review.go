@@ -98,7 +98,9 @@ func Build(in Input) *Comment {
 			c.Danger = append(c.Danger, fmt.Sprintf("`%s/kustomization.yaml` does not build, so Flux cannot apply it: %s", dir, e))
 		}
 	}
-	c.Danger = append(c.Danger, dangers(apps, baseObjs, headObjs)...)
+	// Workloads by workloadKey, which pairs them across renames.
+	baseW, headW := workloads(baseObjs), workloads(headObjs)
+	c.Danger = append(c.Danger, dangers(apps, baseObjs, headObjs, baseW, headW)...)
 	c.FullDiff = fleet.Diff(changes, "")
 
 	var b strings.Builder
@@ -117,7 +119,7 @@ func Build(in Input) *Comment {
 		b.WriteString("\n")
 	}
 	writeSummary(&b, apps, baseObjs, headObjs)
-	writeImages(&b, baseObjs, headObjs)
+	writeImages(&b, baseW, headW)
 	writeResources(&b, baseObjs, headObjs)
 	writeGraphs(&b, apps, in.HeadRepo)
 
@@ -302,10 +304,9 @@ func containerImages(o object) map[string]string {
 // workload: init containers and sidecars too. A workload is paired across
 // a rename or a change of kind (workloadKey), so a Job whose name changed
 // with its template shows its image change on one row.
-func writeImages(b *strings.Builder, base, head map[string]object) {
+func writeImages(b *strings.Builder, bw, hw map[string]object) {
 	type row struct{ what, old, new string }
 	var rows []row
-	bw, hw := workloads(base), workloads(head)
 	for _, key := range unionKeys(bw, hw) {
 		bo, bok := bw[key]
 		ho, hok := hw[key]
