@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
@@ -101,7 +102,12 @@ func applyPatches(files map[string][]byte, objs map[string]object, changedDirs m
 
 // buildDir builds a fleet folder with kustomize from the fleet's files in
 // memory: no plugins, no files outside the folder, nothing fetched.
-func buildDir(files map[string][]byte, dir string) ([]map[string]any, error) {
+func buildDir(files map[string][]byte, dir string) (out []map[string]any, err error) {
+	defer func() {
+		if p := recover(); p != nil { // a bad patch must not stop the review
+			out, err = nil, fmt.Errorf("kustomize build %s failed: %v", dir, p)
+		}
+	}()
 	fsys := filesys.MakeFsInMemory()
 	for p, b := range files {
 		if strings.HasPrefix(p, dir+"/") {
@@ -112,12 +118,13 @@ func buildDir(files map[string][]byte, dir string) ([]map[string]any, error) {
 	}
 	krustyMu.Lock()
 	k := krusty.MakeKustomizer(&krusty.Options{LoadRestrictions: types.LoadRestrictionsRootOnly, PluginConfig: types.DisabledPluginConfig()})
-	resMap, err := k.Run(fsys, "/"+dir)
-	krustyMu.Unlock()
+	resMap, err := func() (resmap.ResMap, error) {
+		defer krustyMu.Unlock()
+		return k.Run(fsys, "/"+dir)
+	}()
 	if err != nil {
 		return nil, fmt.Errorf("kustomize build %s: %s", dir, strings.ReplaceAll(err.Error(), "/"+dir+"/", ""))
 	}
-	var out []map[string]any
 	for _, res := range resMap.Resources() {
 		j, err := res.MarshalJSON()
 		if err != nil {
