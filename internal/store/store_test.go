@@ -556,6 +556,16 @@ func TestPhaseChangesAfter(t *testing.T) {
 		if diff := cmp.Diff(all[3:], rest); diff != "" {
 			t.Errorf("after seq (-want +got):\n%s", diff)
 		}
+		if _, err := s.RecordEvents(ctx, []Event{ev("b", "p", "b", "c", "r1", "Progressing", HealthProgressing, t0)}, t0); err != nil {
+			t.Fatal(err)
+		}
+		mine, err := s.AppPhaseChanges(ctx, "p", "a", 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]PhaseChange{all[4], all[3]}, mine); diff != "" {
+			t.Errorf("AppPhaseChanges (-want +got):\n%s", diff)
+		}
 		for i := 1; i < len(all); i++ {
 			if all[i].Seq <= all[i-1].Seq || all[i].From != all[i-1].To {
 				t.Errorf("change %d out of order: %+v after %+v", i, all[i], all[i-1])
