@@ -59,7 +59,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v, exp := s.pages.sessions.issue(ro)
-	setCookie(w, sessionCookie, v, exp, int(time.Until(exp).Seconds()))
+	setCookie(w, sessionCookie, v, exp, int(exp.Sub(s.now()).Seconds()))
 	setCookie(w, csrfCookie, "", time.Unix(0, 0), -1)
 	s.log.Info("status page sign-in", "role", ro.String(), "remote", r.RemoteAddr)
 	http.Redirect(w, r, localPath(next), http.StatusSeeOther)
