@@ -1,8 +1,8 @@
 package webhook
 
 import (
-	"encoding/base64"
 	"bufio"
+	"encoding/base64"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
