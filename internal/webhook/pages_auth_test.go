@@ -345,3 +345,44 @@ func TestPageMetrics(t *testing.T) {
 		t.Errorf("page metrics (-want +got):\n%s", diff)
 	}
 }
+
+// FuzzSessionCheck feeds cookie values to the session check: it must not
+// panic, and it takes only a value it issued, whole.
+func FuzzSessionCheck(f *testing.F) {
+	s := newSessions("admin-token", "viewer-token", time.Hour, func() time.Time { return pageT0 })
+	good, _ := s.issue(roleViewer)
+	for _, seed := range []string{good, "", ".", "x.y", good + "x", strings.Replace(good, ".", "..", 1), "djF8YWRtaW58MXwx.AA"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		se, ok := s.check(v)
+		if ok && v != good {
+			t.Fatalf("check(%q) = %+v, a value never issued", v, se)
+		}
+		if ok && se.role != roleViewer {
+			t.Fatalf("check(issued viewer session) = %+v", se)
+		}
+	})
+}
+
+// FuzzOverviewFilter feeds query strings to the overview's filter: its
+// links must parse back to the same filter.
+func FuzzOverviewFilter(f *testing.F) {
+	for _, seed := range []string{"", "phase=failed&project=shop&q=api&page=3", "q=%00&page=-1", "page=99999999999999999999", "project=a%26b"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		q, err := url.ParseQuery(raw)
+		if err != nil {
+			return
+		}
+		fl := parseOverviewFilter(q)
+		u, err := url.Parse(fl.url(nil))
+		if err != nil {
+			t.Fatalf("the filter's link %q does not parse: %v", fl.url(nil), err)
+		}
+		if back := parseOverviewFilter(u.Query()); back != fl {
+			t.Fatalf("filter %+v links to %q, which reads back as %+v", fl, fl.url(nil), back)
+		}
+	})
+}
