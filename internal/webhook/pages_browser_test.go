@@ -247,6 +247,9 @@ func TestBrowserStatusPages(t *testing.T) {
 			e.mustPost(fixture(t, "kustomization-progressing", withApp(project, n)), 200)
 		}
 		screenshot(t, ctx, base+"/", "status-overview.png")
+		browse(t, ctx, "a phone's screen", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile, chromedp.EmulateScale(2)))
+		screenshot(t, ctx, base+"/", "status-overview-phone.png")
+		browse(t, ctx, "back to a desktop screen", chromedp.EmulateReset())
 	}
 }
 
