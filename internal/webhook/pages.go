@@ -146,10 +146,6 @@ func (p *pages) loadTemplates() error {
 		},
 		"time":     fmtTime,
 		"duration": fmtDuration,
-		"stateWord": func(s any) string {
-			return strings.ReplaceAll(fmt.Sprint(s), "_", " ")
-		},
-		"add": func(a, b int) int { return a + b },
 	}
 	p.tmpl = map[string]*template.Template{}
 	for _, name := range []string{"overview", "app", "login"} {

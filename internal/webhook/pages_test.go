@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/fleetwright/fleetwright/internal/probe"
@@ -223,5 +225,39 @@ func TestPageGolden(t *testing.T) {
 			}
 			golden(t, tc.name, body)
 		})
+	}
+}
+
+// TestAppPageCluster renders an app page with a cluster: the app's pod from
+// the API server, and the logs' error when no kubelet serves them.
+func TestAppPageCluster(t *testing.T) {
+	t.Parallel()
+	project, fluxNS := env.Namespace(t), env.Namespace(t)
+	newClusterApp(t, project, fluxNS, "api", 5*time.Minute, false)
+	e := clusterEnv(t, fluxNS, nil, "127.0.0.1:1")
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "api-web-7d4b9c6f5-x2x9z", Namespace: project,
+			Labels: map[string]string{probe.LabelApp: "api", probe.LabelProject: project, probe.LabelComponent: "web"}},
+		Spec: corev1.PodSpec{NodeName: "node-that-is-not-there", Containers: []corev1.Container{{Name: "web", Image: "registry.example.test/web:v1"}}},
+	}
+	if err := env.Client.Create(t.Context(), pod); err != nil {
+		t.Fatal(err)
+	}
+	e.mustPost(fixture(t, "kustomization-progressing", withApp(project, "api")), 200)
+	e.waitPhase(project, "api", store.PhaseDeploying)
+	rec := get(t, e.srv.Handler(), "/apps/"+project+"/api", testToken)
+	if rec.Code != 200 {
+		t.Fatalf("GET the app page = %d %s", rec.Code, rec.Body)
+	}
+	page := rec.Body.String()
+	for _, want := range []string{
+		"<tr><td><code>api-web-7d4b9c6f5-x2x9z</code></td><td>web</td>",
+		"<h3>web · <code>api-web-7d4b9c6f5-x2x9z</code> / web</h3>",
+		`<p class="error">the logs are not available from the cluster (is the node&#39;s kubelet reachable?): `,
+		"<td>flux</td><td>Progressing</td>",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the app page lacks %q", want)
+		}
 	}
 }
