@@ -31,19 +31,20 @@ var checkTitles = map[string][2]string{
 
 // historyView is one deployment of the app's history.
 type historyView struct {
-	ID           int64
-	Current      bool
-	Revision     revLink
-	Spec         revLink
-	Phase        store.Phase
-	Message      string
-	Started      string
-	Finished     string
-	Changes      []store.PhaseChange
-	Flux         []store.Event
-	Rollback     string
-	NoRollback   string
-	ChangesTrunc bool
+	ID         int64
+	Current    bool
+	Revision   revLink
+	Spec       revLink
+	Phase      store.Phase
+	Message    string
+	Started    string
+	Finished   string
+	Changes    []store.PhaseChange
+	Flux       []store.Event
+	Rollback   string
+	NoRollback string
+	// EarlierChanges counts the phase changes left out (the newest are shown).
+	EarlierChanges int
 }
 
 // logView is the recent log of one pod of a component.
@@ -82,6 +83,10 @@ type appView struct {
 const (
 	historyPageSize = 10
 	logTail         = 40
+	// maxPhaseChanges bounds the phase changes read for a history page,
+	// changesShown those shown per deployment.
+	maxPhaseChanges = 1000
+	changesShown    = 20
 )
 
 func (s *Server) handleAppPage(w http.ResponseWriter, r *http.Request) {
@@ -160,9 +165,13 @@ func (s *Server) history(ctx context.Context, v *appView, cursor string) error {
 		ds = ds[:historyPageSize]
 		v.OlderURL = appPageURL(a.Project, a.Name) + "?before=" + encodeCursor(ds[len(ds)-1].ID) + "#history"
 	}
-	// The phase changes and events of the page's deployments: the newest
-	// of the app's, enough for the deployments shown.
-	changes, err := s.cfg.Store.AppPhaseChanges(ctx, a.Project, a.Name, 8*historyPageSize+8)
+	if len(ds) == 0 {
+		return nil
+	}
+	// The phase changes of the page's deployments (bounded: an app that
+	// flaps between running and degraded for days has many), and Flux's
+	// newest messages.
+	changes, err := s.cfg.Store.AppPhaseChanges(ctx, a.Project, a.Name, ds[len(ds)-1].ID, ds[0].ID, maxPhaseChanges)
 	if err != nil {
 		return err
 	}
@@ -189,8 +198,12 @@ func (s *Server) history(ctx context.Context, v *appView, cursor string) error {
 		h := historyView{ID: d.ID, Current: d.ID == a.DeploymentID, Revision: linkRevision(pc.FleetRepoURL, d.Revision),
 			Spec: linkRevision(pc.AppsRepoURL, d.SpecRevision), Phase: d.Phase, Message: d.Message,
 			Started: fmtTime(d.StartedAt), Finished: fmtTime(d.FinishedAt), Flux: evByDep[d.ID]}
-		cs := byDep[d.ID]
-		slices.Reverse(cs) // oldest first
+		cs := byDep[d.ID] // newest first
+		if len(cs) > changesShown {
+			h.EarlierChanges = len(cs) - changesShown
+			cs = cs[:changesShown]
+		}
+		slices.Reverse(cs)
 		h.Changes = cs
 		switch {
 		case h.Current:

@@ -8,7 +8,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"net/url"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -151,6 +153,22 @@ func pageFixtures(t *testing.T, st *store.SQL) {
 		probe.Result{Checks: []probe.Check{failSync, check(probe.CheckReadiness, probe.StatePending, "", 0, time.Time{}),
 			check(probe.CheckReachability, probe.StatePending, "", 0, time.Time{})}}, "")
 
+	// degraded and back, over and over: the history shows the newest
+	// phase changes.
+	id := recordDeployment(t, st, "shop", "flappy", 7, store.PhaseRunning, "sync passed, readiness passed, reachability passed",
+		probe.Result{Checks: []probe.Check{sync, ready, reach}}, "")
+	for i := range 24 {
+		ph, msg := store.PhaseDegraded, "readiness: Deployment flappy-web: 2/2 updated, 1/2 available"
+		if i%2 == 1 {
+			ph, msg = store.PhaseRunning, "sync passed, readiness passed, reachability passed"
+		}
+		if _, err := st.UpdateDeployment(t.Context(), store.DeploymentUpdate{ID: id, Phase: ph, Message: msg,
+			Checks: json.RawMessage(`{"checks":[]}`), UpdatedAt: pageT0.Add(time.Duration(10+i) * time.Minute),
+			FinishedAt: pageT0.Add(7*time.Minute + 20*time.Second)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
 	// skipped: no cluster, so readiness and reachability do not apply.
 	evSync := check(probe.CheckSync, probe.StatePassed, "1 components reconciled (from Flux events)", 1, at)
 	recordDeployment(t, st, "billing", "reports", 6, store.PhaseRunning, "sync passed, readiness skipped, reachability skipped",
@@ -209,6 +227,7 @@ func TestPageGolden(t *testing.T) {
 		{"app-passed.html", "/apps/shop/web"},
 		{"app-failed.html", "/apps/billing/invoices"},
 		{"app-skipped.html", "/apps/billing/reports"},
+		{"app-flapping.html", "/apps/shop/flappy"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -259,5 +278,46 @@ func TestAppPageCluster(t *testing.T) {
 		if !strings.Contains(page, want) {
 			t.Errorf("the app page lacks %q", want)
 		}
+	}
+}
+
+// TestAppPageHistoryPages walks the history of an app with 12 deployments,
+// 10 a page, with each deployment's rollback command.
+func TestAppPageHistoryPages(t *testing.T) {
+	t.Parallel()
+	srv, st := pageServer(t, func(c *Config) { c.Pages.ClusterName = "" })
+	for n := range 12 {
+		recordDeployment(t, st, "shop", "api", n+1, store.PhaseRunning, "green", probe.Result{}, "")
+	}
+	deployments := regexp.MustCompile(`id="deployment-(\d+)"`)
+	ids := func(page string) string {
+		var out []string
+		for _, m := range deployments.FindAllStringSubmatch(page, -1) {
+			out = append(out, m[1])
+		}
+		return strings.Join(out, " ")
+	}
+	first := get(t, srv.Handler(), "/apps/shop/api", testToken).Body.String()
+	if got := ids(first); got != "12 11 10 9 8 7 6 5 4 3" {
+		t.Errorf("first page = %s", got)
+	}
+	older := regexp.MustCompile(`<a href="([^"]+)" rel="next">Older →</a>`).FindStringSubmatch(first)
+	if older == nil {
+		t.Fatal("no link to older deployments")
+	}
+	u, err := url.Parse(older[1])
+	if err != nil || u.Fragment != "history" {
+		t.Fatalf("link to older deployments %q: %v", older[1], err)
+	}
+	next := get(t, srv.Handler(), u.RequestURI(), testToken).Body.String()
+	if got := ids(next); got != "2 1" || !strings.Contains(next, "← Newest") || strings.Contains(next, "Older →") {
+		t.Errorf("second page = %s", got)
+	}
+	spec1 := fmt.Sprintf("%x", sha1.Sum([]byte("spec 1")))
+	if want := "render rollback shop/api --to " + spec1; !strings.Contains(next, "<code>"+want+"</code>") {
+		t.Errorf("the second page lacks %q", want)
+	}
+	if strings.Contains(first, `<li class="deployment current" id="deployment-12">`) && strings.Count(first, "render rollback") != 2*9 {
+		t.Errorf("first page has %d rollback commands, want 9 (each in the text and the copy button)", strings.Count(first, "render rollback")/2)
 	}
 }
