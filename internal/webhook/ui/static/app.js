@@ -76,9 +76,12 @@
         if (again) { again = false; schedule(); }
       });
   }
+  // An app's page follows one app; the overview, every app, so a burst of
+  // changes across the fleet costs it one refresh a second at most.
+  var wait = stream.indexOf("app=") >= 0 ? 100 : 1000;
   function schedule() {
-    clearTimeout(timer);
-    timer = setTimeout(refresh, 100);
+    if (timer !== null) { return; }
+    timer = setTimeout(function () { timer = null; refresh(); }, wait);
   }
 
   var sep = stream.indexOf("?") < 0 ? "?" : "&";
