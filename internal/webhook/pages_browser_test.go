@@ -243,9 +243,16 @@ func TestBrowserStatusPages(t *testing.T) {
 		t.Errorf("the failed sync check reads %q, want Flux's reason %q", reason, fluxReason)
 	}
 	if *updateScreenshots {
-		for _, n := range []string{"web", "worker", "billing"} {
+		// More apps for the picture: one rolling out, one whose host
+		// answers with another host's certificate.
+		for _, n := range []string{"web", "billing"} {
+			c := newClusterApp(t, project, fluxNS, n, 5*time.Minute, false)
+			c.setSynced(t, rev1)
+			c.setReplicas(t, 2, map[string]int32{"web": 1, "billing": 2}[n])
 			e.mustPost(fixture(t, "kustomization-progressing", withApp(project, n)), 200)
 		}
+		e.waitPhase(project, "web", store.PhaseDeploying)
+		e.waitApp(project, "billing", func(a store.App) bool { return strings.HasPrefix(a.Message, "reachability: ") })
 		screenshot(t, ctx, base+"/", "status-overview.png")
 		browse(t, ctx, "a phone's screen", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile, chromedp.EmulateScale(2)))
 		screenshot(t, ctx, base+"/", "status-overview-phone.png")

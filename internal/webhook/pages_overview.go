@@ -190,7 +190,7 @@ func liveURL(d store.Deployment, res probe.Result) string {
 }
 
 // tlsDays returns the fewest days to expiry of the certificates the
-// reachability check saw, and whether any has a warning.
+// reachability check saw, and whether any has a warning or failed to verify.
 func tlsDays(res probe.Result) (*int, bool) {
 	var (
 		days *int
@@ -204,7 +204,7 @@ func tlsDays(res probe.Result) (*int, bool) {
 			n := e.TLS.DaysToExpiry
 			days = &n
 		}
-		warn = warn || e.TLS.Warning != ""
+		warn = warn || e.TLS.Warning != "" || !e.TLS.Verified
 	}
 	return days, warn
 }
