@@ -153,6 +153,15 @@ func pageFixtures(t *testing.T, st *store.SQL) {
 		probe.Result{Checks: []probe.Check{failSync, check(probe.CheckReadiness, probe.StatePending, "", 0, time.Time{}),
 			check(probe.CheckReachability, probe.StatePending, "", 0, time.Time{})}}, "")
 
+	// running on a certificate about to expire.
+	soon := reach
+	soon.Endpoints = []probe.Endpoint{{Host: "legacy.shop.example.test", URL: "https://legacy.shop.example.test/", State: probe.StatePassed,
+		StatusCode: 200, Latency: 30 * time.Millisecond, TLS: &probe.TLSInfo{Subject: "legacy.shop.example.test", Issuer: "Example CA",
+			NotAfter: pageT0.Add(9 * 24 * time.Hour), DaysToExpiry: 9, Verified: true, Warning: "the certificate expires in 9 days"}}}
+	recordDeployment(t, st, "shop", "legacy", 8, store.PhaseRunning,
+		"sync passed, readiness passed, reachability passed; legacy.shop.example.test: the certificate expires in 9 days",
+		probe.Result{Checks: []probe.Check{sync, ready, soon}, LiveURL: "https://legacy.shop.example.test/"}, "https://legacy.shop.example.test/")
+
 	// degraded and back, over and over: the history shows the newest
 	// phase changes.
 	id := recordDeployment(t, st, "shop", "flappy", 7, store.PhaseRunning, "sync passed, readiness passed, reachability passed",
@@ -228,6 +237,7 @@ func TestPageGolden(t *testing.T) {
 		{"app-failed.html", "/apps/billing/invoices"},
 		{"app-skipped.html", "/apps/billing/reports"},
 		{"app-flapping.html", "/apps/shop/flappy"},
+		{"app-tls-warning.html", "/apps/shop/legacy"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
