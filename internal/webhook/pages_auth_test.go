@@ -267,6 +267,33 @@ func TestPagesBearerAndDisabled(t *testing.T) {
 	}
 }
 
+func TestPlainHTTPWarning(t *testing.T) {
+	t.Parallel()
+	srv, _ := pageServer(t, nil)
+	for _, tc := range []struct {
+		host, proto string
+		warn        bool
+	}{
+		{"127.0.0.1:8080", "", false},
+		{"localhost:8080", "", false},
+		{"[::1]:8080", "", false},
+		{"status.example.com", "", true},
+		{"10.0.0.7:8080", "", true},
+		{"status.example.com", "https", false},
+	} {
+		req := httptest.NewRequest("GET", "/login", nil)
+		req.Host = tc.host
+		if tc.proto != "" {
+			req.Header.Set("X-Forwarded-Proto", tc.proto)
+		}
+		rec := httptest.NewRecorder()
+		srv.Handler().ServeHTTP(rec, req)
+		if got := strings.Contains(rec.Body.String(), "came over plain HTTP"); rec.Code != 200 || got != tc.warn {
+			t.Errorf("GET /login on %s (proto %q) = %d, warns %v; want 200, %v", tc.host, tc.proto, rec.Code, got, tc.warn)
+		}
+	}
+}
+
 func TestLocalPath(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]string{

@@ -2,8 +2,10 @@ package webhook
 
 import (
 	"crypto/subtle"
+	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -13,6 +15,27 @@ type loginView struct {
 	Next  string
 	CSRF  string
 	Error string
+	// PlainHTTP: the form came over plain HTTP to a host other than this
+	// machine, where browsers drop the Secure session cookie.
+	PlainHTTP bool
+}
+
+// plainHTTP reports whether r came over plain HTTP from elsewhere than
+// loopback (a proxy that ended TLS says so in X-Forwarded-Proto).
+func plainHTTP(r *http.Request) bool {
+	if r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https") {
+		return false
+	}
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return ip == nil || !ip.IsLoopback()
 }
 
 func (s *Server) loginPage(w http.ResponseWriter, r *http.Request, code int, next, msg string) {
@@ -24,7 +47,7 @@ func (s *Server) loginPage(w http.ResponseWriter, r *http.Request, code int, nex
 		return
 	}
 	v := loginView{pageBase: pageBase{Title: "Sign in", Cluster: s.pages.cfg.ClusterName, Now: s.now()},
-		Next: localPath(next), CSRF: newCSRFCookie(w), Error: msg}
+		Next: localPath(next), CSRF: newCSRFCookie(w), Error: msg, PlainHTTP: plainHTTP(r)}
 	s.render(w, code, "login", v)
 }
 
