@@ -63,6 +63,12 @@ type options struct {
 	keepDeployments     int
 	keepAge             time.Duration
 	pruneInterval       time.Duration
+	// The status pages (docs/webhook.md).
+	viewerTokenFile string
+	clusterName     string
+	fleetRepoURL    string
+	appsRepoURL     string
+	sessionTTL      time.Duration
 	// ready, if set, receives the listening address (tests use it).
 	ready func(addr string)
 }
@@ -102,6 +108,11 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.keepDeployments, "keep-deployments", store.DefaultKeepDeployments, "deployments kept per app (0 keeps all)")
 	fs.DurationVar(&o.keepAge, "keep-age", store.DefaultKeepAge, "deployments and events older than this are dropped (0 keeps all)")
 	fs.DurationVar(&o.pruneInterval, "prune-interval", time.Hour, "how often the history is pruned (0 disables)")
+	fs.StringVar(&o.viewerTokenFile, "viewer-token-file", "", "file holding a token that signs in to the status pages only (read only; the API token signs in too)")
+	fs.StringVar(&o.clusterName, "cluster-name", "", "the cluster's name in the fleet (clusters/<name>): shown on the status pages and used in their rollback commands")
+	fs.StringVar(&o.fleetRepoURL, "fleet-repo-url", "", "web URL of the fleet repository: the status pages link fleet revisions to <url>/commit/<sha> (or put the commit where the URL says {commit})")
+	fs.StringVar(&o.appsRepoURL, "apps-repo-url", "", "web URL of the apps repository: the status pages link spec revisions to its commits, as -fleet-repo-url")
+	fs.DurationVar(&o.sessionTTL, "session-ttl", 12*time.Hour, "how long a sign-in to the status pages lasts")
 	if err := fs.Parse(args); err != nil {
 		return o, &cli.ExitError{Code: cli.ExitUsage, Err: err}
 	}
@@ -115,6 +126,14 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 func (o options) validate() error {
 	if o.maxConnections < 0 || o.maxPendingBodyBytes <= 0 || o.keepDeployments < 0 || o.keepAge < 0 {
 		return cli.Usagef("-max-connections, -keep-deployments and -keep-age must not be negative, -max-pending-body-bytes must be positive")
+	}
+	if o.sessionTTL <= 0 {
+		return cli.Usagef("-session-ttl must be positive")
+	}
+	for _, u := range []struct{ flag, v string }{{"-fleet-repo-url", o.fleetRepoURL}, {"-apps-repo-url", o.appsRepoURL}} {
+		if u.v != "" && !strings.HasPrefix(u.v, "https://") && !strings.HasPrefix(u.v, "http://") {
+			return cli.Usagef("%s must be an http(s) URL, not %q", u.flag, u.v)
+		}
 	}
 	if o.githubRef != "revision" && o.githubRef != "spec-revision" {
 		return cli.Usagef("-github-ref must be revision or spec-revision, not %q", o.githubRef)
@@ -184,6 +203,8 @@ func serve(ctx context.Context, o options, _ io.Writer, stderr io.Writer) error 
 		MaxPendingBodyBytes: o.maxPendingBodyBytes,
 		Retention:           store.Retention{KeepPerApp: o.keepDeployments, MaxAge: o.keepAge},
 		PruneInterval:       orNone(o.pruneInterval),
+		Pages: webhook.PagesConfig{ClusterName: o.clusterName, FleetRepoURL: o.fleetRepoURL, AppsRepoURL: o.appsRepoURL,
+			SessionTTL: o.sessionTTL},
 	}
 	if o.recheck == 0 {
 		cfg.RecheckInterval = -1
@@ -230,6 +251,16 @@ func readSecrets(o options, cfg *webhook.Config, log *slog.Logger) error {
 			return err
 		}
 		cfg.APIToken = tok
+	}
+	if o.viewerTokenFile != "" {
+		tok, err := readSecret(o.viewerTokenFile, "viewer token")
+		if err != nil {
+			return err
+		}
+		if tok == cfg.APIToken {
+			return cli.Usagef("-viewer-token-file holds the API token: give viewers a token of their own")
+		}
+		cfg.Pages.ViewerToken = tok
 	}
 	return nil
 }
