@@ -246,7 +246,8 @@ func sum(b []byte) string {
 	return hex.EncodeToString(h[:])
 }
 
-// ReadSums parses a SHA256SUMS file: "HEX  NAME" lines.
+// ReadSums parses a SHA256SUMS file: "HEX  NAME" lines, or "HEX *NAME"
+// (sha256sum's binary mode).
 func ReadSums(r io.Reader) (map[string]string, error) {
 	b, err := io.ReadAll(r)
 	if err != nil {
@@ -254,11 +255,11 @@ func ReadSums(r io.Reader) (map[string]string, error) {
 	}
 	sums := map[string]string{}
 	for i, line := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
-		h, name, ok := strings.Cut(line, "  ")
-		if !ok || len(h) != 64 || strings.Trim(h, "0123456789abcdef") != "" || name == "" {
+		if len(line) < 67 || line[64] != ' ' || (line[65] != ' ' && line[65] != '*') ||
+			strings.Trim(line[:64], "0123456789abcdef") != "" || strings.ContainsAny(line[66:], "\r\x00") {
 			return nil, fmt.Errorf("%s:%d: want \"<sha256 hex>  <file name>\"", SumsFile, i+1)
 		}
-		sums[strings.TrimPrefix(name, "*")] = h
+		sums[line[66:]] = line[:64]
 	}
 	return sums, nil
 }

@@ -254,17 +254,15 @@ func TestIsVersion(t *testing.T) {
 
 func TestReadSums(t *testing.T) {
 	t.Parallel()
-	h := strings.Repeat("ab", 32)
-	got, err := ReadSums(strings.NewReader(h + "  a.tar.gz\n" + h + " *b.json\n"))
-	if err == nil {
-		t.Errorf("a single space was accepted: %v", got)
+	a, b := strings.Repeat("ab", 32), strings.Repeat("cd", 32)
+	got, err := ReadSums(strings.NewReader(a + "  a.tar.gz\n" + b + " *b.json\n" + a + "  *c\n"))
+	if want := map[string]string{"a.tar.gz": a, "b.json": b, "*c": a}; err != nil || !maps.Equal(got, want) {
+		t.Errorf("ReadSums = %v, %v; want %v", got, err, want)
 	}
-	got, err = ReadSums(strings.NewReader(h + "  a.tar.gz\n" + strings.Repeat("cd", 32) + "  *b.json\n"))
-	if err != nil || got["a.tar.gz"] != h || got["b.json"] != strings.Repeat("cd", 32) {
-		t.Errorf("ReadSums = %v, %v", got, err)
-	}
-	if _, err := ReadSums(strings.NewReader("XYZ  a\n")); err == nil || !strings.Contains(err.Error(), "SHA256SUMS:1:") {
-		t.Errorf("bad line: %v", err)
+	for _, bad := range []string{"XYZ  a\n", a + " a\n", a + "  \n", a + "\ta\n", strings.ToUpper(a) + "  a\n", "ok\n" + a + "  a\n", a + "  a\r\n"} {
+		if _, err := ReadSums(strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), "SHA256SUMS:1:") {
+			t.Errorf("ReadSums(%q) = %v, want an error on line 1", bad, err)
+		}
 	}
 }
 
