@@ -305,3 +305,16 @@ func readTar(t *testing.T, r io.Reader, each func(name string, mode int64, uid, 
 		each(h.Name, h.Mode, h.Uid, h.Gid, b)
 	}
 }
+
+// TestScriptUsage checks hack/release.sh's usage errors, which stop it
+// before anything is built.
+func TestScriptUsage(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{}, {"image"}, {"image", "v1.2.3"}} {
+		cmd := exec.Command("bash", append([]string{"../../hack/release.sh"}, args...)...)
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "usage: hack/release.sh VERSION [OUT] | hack/release.sh image VERSION REPO [DIST]") {
+			t.Errorf("hack/release.sh %v: %v\n%s", args, err, out)
+		}
+	}
+}
