@@ -27,6 +27,7 @@ import (
 	"github.com/fleetwright/fleetwright/internal/github"
 	"github.com/fleetwright/fleetwright/internal/probe"
 	"github.com/fleetwright/fleetwright/internal/store"
+	"github.com/fleetwright/fleetwright/internal/version"
 	"github.com/fleetwright/fleetwright/internal/webhook"
 )
 
@@ -52,6 +53,7 @@ type options struct {
 	githubRef       string
 	shutdownTimeout time.Duration
 	logLevel        string
+	version         bool
 	// Limits on clients (docs/webhook.md).
 	readHeaderTimeout   time.Duration
 	readTimeout         time.Duration
@@ -77,6 +79,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("webhook", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.BoolVar(&o.version, "version", false, "print the version, commit, build date and Go release, and exit")
 	fs.StringVar(&o.listen, "listen", ":8080", "address to listen on")
 	fs.StringVar(&o.sqlitePath, "sqlite", "webhook.db", "SQLite history file (used unless a PostgreSQL DSN is given)")
 	fs.StringVar(&o.postgresDSN, "postgres-dsn", "", "PostgreSQL DSN of the history store (prefer -postgres-dsn-file when it holds a password)")
@@ -178,6 +181,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return nil
 		}
 		return err
+	}
+	if o.version {
+		return version.Get().Write(stdout, "webhook", false)
 	}
 	if err := serve(ctx, o, stdout, stderr); err != nil {
 		if _, ok := errors.AsType[*cli.ExitError](err); !ok {
