@@ -24,6 +24,16 @@ FLEETWRIGHT_TEST_POSTGRES_DSN="$(bash hack/postgres/start.sh | tail -n 1)"
 export FLEETWRIGHT_TEST_POSTGRES_DSN
 trap 'bash hack/postgres/stop.sh "$FLEETWRIGHT_TEST_POSTGRES_DSN" || true' EXIT
 
+step "busybox-static for the RUN builder tests"
+if ! dpkg -s busybox-static >/dev/null 2>&1; then
+	if [[ $(id -u) -eq 0 ]]; then
+		DEBIAN_FRONTEND=noninteractive apt-get update >&2
+		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends busybox-static >&2
+	else
+		echo "busybox-static is missing and this is not root: the RUN tests of internal/build skip" >&2
+	fi
+fi
+
 step "gofmt"
 unformatted="$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './hack/*'))"
 if [[ -n "$unformatted" ]]; then
