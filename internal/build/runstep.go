@@ -922,3 +922,31 @@ func (x *executor) bindSource(ctx context.Context, df *dockerfile, p *plan, st *
 	}
 	return full, "from " + hex.EncodeToString(h.Sum(nil)) + " " + strconv.Quote(src), nil
 }
+
+// ParseSecretFlag parses a --build-secret value: id=<id>,env=<variable>
+// or id=<id>,src=<file> (file= works too). The value itself is never on
+// the command line.
+func ParseSecretFlag(s string) (string, SecretSource, error) {
+	var id string
+	var src SecretSource
+	for _, field := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(field, "=")
+		if !ok || v == "" {
+			return "", src, fmt.Errorf("--build-secret %q: want id=<id>,env=<variable> or id=<id>,src=<file>", s)
+		}
+		switch k {
+		case "id":
+			id = v
+		case "env":
+			src.Env = v
+		case "src", "source", "file":
+			src.File = v
+		default:
+			return "", src, fmt.Errorf("--build-secret %q: unknown key %q (want id, env or src)", s, k)
+		}
+	}
+	if id == "" || (src.Env == "") == (src.File == "") {
+		return "", src, fmt.Errorf("--build-secret %q: want id=<id> and one of env=<variable> or src=<file>", s)
+	}
+	return id, src, nil
+}

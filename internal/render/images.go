@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"path"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/fleetwright/fleetwright/internal/build"
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
@@ -136,6 +139,37 @@ type BuildAndPin struct {
 	// SourceDateEpoch, seconds since 1970 as $SOURCE_DATE_EPOCH gives
 	// them, stamps built images ("": the epoch).
 	SourceDateEpoch string
+	// Secrets are RUN --mount=type=secret sources given on the command
+	// line; they win over platform.yaml's build.secrets of the same id.
+	Secrets map[string]build.SecretSource
+	// AppsRoot is the apps repository's folder, against which relative
+	// secret files are read.
+	AppsRoot string
+	// LookupEnv reads secrets named by environment variable; nil means
+	// os.LookupEnv.
+	LookupEnv func(string) (string, bool)
+}
+
+// localOptions is the RUN configuration of platform.yaml's build section
+// and of b.
+func (b BuildAndPin) localOptions(plat *spec.Platform, output *lineWriter) (build.LocalOptions, error) {
+	opts := build.LocalOptions{Network: plat.Build.Network, Output: output, LookupEnv: b.LookupEnv, Secrets: map[string]build.SecretSource{}}
+	if t := plat.Build.Timeout; t != "" {
+		d, err := time.ParseDuration(t)
+		if err != nil {
+			return opts, fmt.Errorf("platform.yaml: build.timeout: %w", err)
+		}
+		opts.Timeout = d
+	}
+	for _, s := range plat.Build.Secrets {
+		src := build.SecretSource{Env: s.Env, File: s.File}
+		if src.File != "" && !filepath.IsAbs(src.File) && b.AppsRoot != "" {
+			src.File = filepath.Join(b.AppsRoot, filepath.FromSlash(src.File))
+		}
+		opts.Secrets[s.ID] = src
+	}
+	maps.Copy(opts.Secrets, b.Secrets)
+	return opts, nil
 }
 
 // Images builds and pins.
@@ -186,7 +220,11 @@ func (b BuildAndPin) build(ctx context.Context, in ImageInput, ws workloads, ima
 	}
 	defer done()
 	output := &lineWriter{fn: in.Progress.Print}
-	cfg := build.Config{Registry: b.Registry, Pack: build.PackOptions{LookPath: b.LookPath, Output: output}, Logger: in.Logger}
+	local, err := b.localOptions(plat, output)
+	if err != nil {
+		return err
+	}
+	cfg := build.Config{Registry: b.Registry, Local: local, Pack: build.PackOptions{LookPath: b.LookPath, Output: output}, Logger: in.Logger}
 	if ext := plat.Build.External; ext != nil {
 		cfg.External = &build.ExternalOptions{Command: ext.Command, Output: output}
 	}
