@@ -316,18 +316,46 @@ func (c ContentTags) Images(ctx context.Context, in ImageInput) (Images, error) 
 	}
 	defer done()
 	reqs, _ := ws.requests(plat, root)
+	var named []string
 	for i, w := range ws.built {
 		tag, err := build.ContentTag(reqs[i])
 		if err != nil {
-			return Images{}, fmt.Errorf("%s: component %s: %w", w.app.File, w.comp, err)
+			return Images{}, fmt.Errorf("%s: component %s: %w", componentPos(w.app, w.comp), w.comp, err)
 		}
 		img := builtRepo(plat, reqs[i].Name) + ":" + tag
 		out.ByNode[w.node] = img
-		if c.Unpinned != "" {
-			out.Warnings = append(out.Warnings, fmt.Sprintf("image %s is named by its content tag, not built (%s)", img, c.Unpinned))
-		}
+		named = append(named, img)
+	}
+	if c.Unpinned != "" {
+		out.Warnings = append(out.Warnings, notBuilt(named, c.Unpinned))
 	}
 	return out, nil
+}
+
+// notBuilt is the one warning about the images named by their content tag
+// without being built: the image itself when there is one, else a count
+// and the first maxUnpinnedWarnings.
+func notBuilt(images []string, why string) string {
+	if len(images) == 1 {
+		return fmt.Sprintf("image %s is named by its content tag, not built (%s)", images[0], why)
+	}
+	list := strings.Join(images[:min(len(images), maxUnpinnedWarnings)], ", ")
+	if len(images) > maxUnpinnedWarnings {
+		list += fmt.Sprintf(" and %d more", len(images)-maxUnpinnedWarnings)
+	}
+	return fmt.Sprintf("%d images are named by their content tags, not built (%s): %s", len(images), why, list)
+}
+
+// componentPos is file:line:col of component comp's build settings in its
+// app spec (or of the component when it has none).
+func componentPos(a *spec.LoadedApp, comp string) string {
+	for i, c := range a.Spec.Components {
+		if c.Name == comp && a.Doc != nil {
+			p := a.Doc.Pos(spec.Path{"components", i, "workload_spec", "build"})
+			return fmt.Sprintf("%s:%d:%d", a.File, p.Line, p.Col)
+		}
+	}
+	return a.File
 }
 
 // builtRepo is the repository render pushes the image of the build named
