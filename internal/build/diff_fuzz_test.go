@@ -212,7 +212,7 @@ func FuzzRunDiff(f *testing.F) {
 		if err := a.extract(bytes.NewReader(baseTar)); err != nil {
 			t.Fatal(err)
 		}
-		before, err := snapshot(a.dir)
+		before, err := snapshot(a.dir, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -220,7 +220,7 @@ func FuzzRunDiff(f *testing.F) {
 		for i := 0; i+3 < len(ops); i += 4 {
 			fuzzMutate(a.dir, ops[i], ops[i+1], ops[i+2], ops[i+3])
 		}
-		after, err := snapshot(a.dir)
+		after, err := snapshot(a.dir, false)
 		if err != nil {
 			t.Fatal(err)
 		}

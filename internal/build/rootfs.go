@@ -226,8 +226,10 @@ type snapEntry struct {
 }
 
 // snapshot lists the tree below dir by path ("/a/b"), without following
-// links.
-func snapshot(dir string) (map[string]snapEntry, error) {
+// links. Without root, the files of this user are root's, as the RUN's
+// user namespace shows them.
+func snapshot(dir string, rootless bool) (map[string]snapEntry, error) {
+	uid, gid := uint32(os.Getuid()), uint32(os.Getgid())
 	out := map[string]snapEntry{}
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -251,6 +253,14 @@ func snapshot(dir string) (map[string]snapEntry, error) {
 		e := snapEntry{
 			mode: fi.Mode(), uid: st.Uid, gid: st.Gid, size: st.Size, ino: st.Ino, nlink: uint64(st.Nlink),
 			mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano(), rdev: uint64(st.Rdev),
+		}
+		if rootless {
+			if e.uid == uid {
+				e.uid = 0
+			}
+			if e.gid == gid {
+				e.gid = 0
+			}
 		}
 		if fi.Mode()&fs.ModeSymlink != 0 {
 			if e.link, err = os.Readlink(p); err != nil {

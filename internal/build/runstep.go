@@ -302,7 +302,7 @@ func (x *executor) runInstr(ctx context.Context, df *dockerfile, p *plan, st *st
 		}
 		spec.Mounts = append(spec.Mounts, *m)
 	}
-	before, err := snapshot(rfs.dir)
+	before, err := snapshot(rfs.dir, rfs.rootless)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -337,7 +337,7 @@ func (x *executor) runInstr(ctx context.Context, df *dockerfile, p *plan, st *st
 	if exit != 0 {
 		return &RunError{File: df.file, Line: line, Command: runSummary(c), ExitCode: exit, Output: tail.String()}
 	}
-	after, err := snapshot(rfs.dir)
+	after, err := snapshot(rfs.dir, rfs.rootless)
 	if err != nil {
 		return fail("%v", err)
 	}
