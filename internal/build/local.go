@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -27,8 +28,7 @@ type LocalOptions struct {
 	// Registry pulls base images and pushes results. Required.
 	Registry *registry.Client
 	// BuildPlatform is the value of the BUILDPLATFORM argument; default
-	// linux/amd64. Nothing runs, so it only matters to Dockerfiles that
-	// read it (FROM --platform=$BUILDPLATFORM).
+	// this machine's (linux/<GOARCH>), where RUN executes natively.
 	BuildPlatform string
 	// Logger receives progress at debug level; nil discards.
 	Logger *slog.Logger
@@ -93,7 +93,7 @@ func NewLocal(opts LocalOptions) (*Local, error) {
 	}
 	bp := opts.BuildPlatform
 	if bp == "" {
-		bp = "linux/amd64"
+		bp = "linux/" + runtime.GOARCH
 	}
 	p, err := parsePlatform(bp)
 	if err != nil {
