@@ -143,6 +143,7 @@ func (l *Local) Build(ctx context.Context, req Request) (Result, error) {
 		return Result{}, buildErr(req.Name, err)
 	}
 	defer bc.Close()
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, l.timeout)
 	defer cancel()
 	x := &executor{
@@ -156,6 +157,10 @@ func (l *Local) Build(ctx context.Context, req Request) (Result, error) {
 	}
 	defer x.cleanup()
 	res, err := x.run(ctx, plats, explicit)
+	var runErr *RunError
+	if err != nil && ctx.Err() != nil && parent.Err() == nil && !errors.As(err, &runErr) {
+		err = fmt.Errorf("%w: the build took longer than its timeout of %v", err, l.timeout)
+	}
 	if err != nil {
 		return Result{}, buildErr(req.Name, err)
 	}

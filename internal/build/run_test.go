@@ -406,7 +406,7 @@ func TestRunFailure(t *testing.T) {
 // build timeout.
 func TestRunTimeout(t *testing.T) {
 	t.Parallel()
-	re := newRunEnv(t, LocalOptions{Timeout: 2 * time.Second})
+	re := newRunEnv(t, LocalOptions{Timeout: 6 * time.Second})
 	root := re.context(t, "FROM BASE\nRUN (sleep 1000 &) ; sleep 1000\n", nil)
 	start := time.Now()
 	_, err := re.buildRun(t, root, nil)
