@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -246,13 +245,9 @@ func snapshot(dir string, rootless bool) (map[string]snapEntry, error) {
 		if err != nil {
 			return err
 		}
-		st, ok := fi.Sys().(*syscall.Stat_t)
-		if !ok {
-			return fmt.Errorf("%s: no stat information", p)
-		}
-		e := snapEntry{
-			mode: fi.Mode(), uid: st.Uid, gid: st.Gid, size: st.Size, ino: st.Ino, nlink: uint64(st.Nlink),
-			mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano(), rdev: uint64(st.Rdev),
+		e, err := statEntry(fi)
+		if err != nil {
+			return fmt.Errorf("%s: %w", p, err)
 		}
 		if rootless {
 			if e.uid == uid {

@@ -63,3 +63,12 @@ func MaybeRunInit() {
 		os.Exit(sandboxInit())
 	}
 }
+
+// sandboxError is a sandbox that could not be set up, or a command that
+// could not be started in it.
+type sandboxError struct {
+	msg      string
+	notFound bool
+}
+
+func (e *sandboxError) Error() string { return e.msg }

@@ -88,15 +88,6 @@ func runSandbox(ctx context.Context, spec sandboxSpec, out io.Writer) (int, erro
 	return 0, nil
 }
 
-// sandboxError is a sandbox that could not be set up, or a command that
-// could not be started in it.
-type sandboxError struct {
-	msg      string
-	notFound bool
-}
-
-func (e *sandboxError) Error() string { return e.msg }
-
 // sandboxInit is the sandbox's pid 1: it sets the mounts up, enters the
 // root filesystem, starts the command, waits for it and exits with its
 // code. Everything else in the pid namespace dies when it exits.
