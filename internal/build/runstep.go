@@ -243,9 +243,7 @@ func (x *executor) runInstr(ctx context.Context, df *dockerfile, p *plan, st *st
 		return fail("%v", err)
 	}
 	defer mounts.release()
-	for _, m := range mounts.list {
-		spec.Env = append(spec.Env, m.env...)
-	}
+	spec.Env = append(spec.Env, mounts.env...)
 
 	// The cache key: the layers below, what runs and how, and the mounts'
 	// sources (never a secret's value).
@@ -694,14 +692,12 @@ func secretForms(s []byte) [][]byte {
 // mountSet is the resolved mounts of one RUN and what to release after.
 type mountSet struct {
 	list    []resolvedMount
+	env     []string // secrets mounted as environment variables
 	secrets [][]byte
 	unlock  []func()
 }
 
-type resolvedMount struct {
-	sandboxMount
-	env []string // secret env=
-}
+type resolvedMount struct{ sandboxMount }
 
 func (m *mountSet) release() {
 	for _, u := range m.unlock {
@@ -775,33 +771,31 @@ func (x *executor) resolveMounts(ctx context.Context, df *dockerfile, p *plan, s
 				continue
 			}
 			ms.secrets = append(ms.secrets, val)
-			rm := resolvedMount{}
 			if m.Env != nil {
 				name := *m.Env
 				if name == "" {
 					name = id
 				}
-				rm.env = []string{name + "=" + string(val)}
+				ms.env = append(ms.env, name+"="+string(val))
 			}
-			if m.Target != "" || m.Env == nil {
-				target := m.Target
-				if target == "" {
-					target = "/run/secrets/" + id
-				}
-				rm.sandboxMount = sandboxMount{Kind: "secret", Target: abs(target), Data: val}
-				if m.Mode != nil {
-					rm.Mode = uint32(*m.Mode)
-				}
-				if m.UID != nil {
-					rm.UID = uint32(*m.UID)
-				}
-				if m.GID != nil {
-					rm.GID = uint32(*m.GID)
-				}
-				ms.list = append(ms.list, rm)
-			} else {
-				ms.list = append(ms.list, resolvedMount{sandboxMount: sandboxMount{Kind: "tmpfs", Target: "/run/secrets"}, env: rm.env})
+			if m.Target == "" && m.Env != nil {
+				continue // only in the environment
 			}
+			target := m.Target
+			if target == "" {
+				target = "/run/secrets/" + id
+			}
+			rm := resolvedMount{sandboxMount: sandboxMount{Kind: "secret", Target: abs(target), Data: val}}
+			if m.Mode != nil {
+				rm.Mode = uint32(*m.Mode)
+			}
+			if m.UID != nil {
+				rm.UID = uint32(*m.UID)
+			}
+			if m.GID != nil {
+				rm.GID = uint32(*m.GID)
+			}
+			ms.list = append(ms.list, rm)
 		case instructions.MountTypeBind:
 			if m.Target == "" {
 				return ms, "", errors.New("--mount=type=bind needs a target")
