@@ -337,6 +337,32 @@ func TestRunBuild(t *testing.T) {
 	}
 }
 
+// TestRunOpaqueDirectory: a directory whose entries are all replaced is
+// marked opaque in the layer, and the image shows only the new entries.
+func TestRunOpaqueDirectory(t *testing.T) {
+	t.Parallel()
+	re := newRunEnv(t, LocalOptions{})
+	root := re.context(t, "FROM BASE\nRUN mkdir -p /d/sub && touch /d/a /d/b /d/sub/x\nRUN rm -rf /d/* && echo new > /d/c\n", nil)
+	res, err := re.buildRun(t, root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := layerNames(t, res.Ref)
+	if d := cmp.Diff([]string{"d/", "d/.wh..wh..opq", "d/c"}, names[len(names)-1]); d != "" {
+		t.Errorf("layer (-want +got):\n%s", d)
+	}
+	files := pull(t, res.Ref, time.Unix(1700000000, 0))[0].Files
+	var under []string
+	for p := range files {
+		if strings.HasPrefix(p, "/d/") {
+			under = append(under, p)
+		}
+	}
+	if d := cmp.Diff([]string{"/d/c"}, under); d != "" {
+		t.Errorf("files below /d (-want +got):\n%s", d)
+	}
+}
+
 // TestRunReproducible: the same inputs give the same digest, RUN
 // included, on a fresh builder with an empty cache too.
 func TestRunReproducible(t *testing.T) {
