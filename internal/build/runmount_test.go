@@ -22,7 +22,8 @@ func TestRunCacheMount(t *testing.T) {
 	re := newRunEnv(t, LocalOptions{NoRegistryCache: true})
 	df := "FROM BASE\n" +
 		"RUN --mount=type=cache,id=counter,target=/var/cache/app n=$(cat /var/cache/app/n 2>/dev/null || echo 0); n=$((n+1)); echo $n > /var/cache/app/n; echo \"run $n\" > /runs\n" +
-		"RUN --mount=type=cache,target=/root/.cache,sharing=locked,mode=0700,uid=1000 stat -c '%a %u' /root/.cache > /cache-mode\n"
+		"RUN --mount=type=cache,target=/root/.cache,sharing=locked,mode=0700,uid=1000 stat -c '%a %u' /root/.cache > /cache-mode\n" +
+		"RUN --mount=type=cache,target=/srv/lib/cache echo kept > /srv/lib/keep\n"
 	root := re.context(t, df, nil)
 	for i, want := range []string{"run 1\n", "run 2\n"} {
 		res, err := re.buildRun(t, root, nil)
@@ -37,9 +38,12 @@ func TestRunCacheMount(t *testing.T) {
 			t.Errorf("build %d: the cache folder is %q, want mode 700 owned by 1000", i+1, got)
 		}
 		for p := range files {
-			if strings.HasPrefix(p, "/var/cache") || strings.HasPrefix(p, "/root/.cache") {
+			if strings.HasPrefix(p, "/var") || strings.HasPrefix(p, "/root/.cache") || strings.HasPrefix(p, "/srv/lib/cache") {
 				t.Errorf("build %d: the cache mount point %s is in the image", i+1, p)
 			}
+		}
+		if files["/srv/lib/keep"].Content != "kept\n" || files["/srv/lib"].Mode != "drwxr-xr-x" {
+			t.Errorf("build %d: what the RUN wrote beside a mount point is missing: %+v", i+1, files["/srv/lib/keep"])
 		}
 	}
 	re.checkWorkDirEmpty(t)

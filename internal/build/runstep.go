@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -574,8 +575,7 @@ func removeStubs(r *rootFS, stubs []stub) error {
 }
 
 func isNotEmpty(err error) bool {
-	var pe *fs.PathError
-	return errors.As(err, &pe) && (strings.Contains(pe.Err.Error(), "not empty") || strings.Contains(pe.Err.Error(), "exists"))
+	return errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST)
 }
 
 // lineTail keeps the last max lines written to it.
