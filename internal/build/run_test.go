@@ -444,6 +444,16 @@ func TestRunTimeout(t *testing.T) {
 		t.Errorf("the build took %v", d)
 	}
 	re.checkWorkDirEmpty(t)
+
+	// A cancelled build (another build of the level failed) is cancelled,
+	// not timed out.
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(time.Second, cancel)
+	_, err = re.local.Build(ctx, Request{Root: root, Repo: re.host + "/shop/cancelled", Tag: "t", Platforms: []string{platformString(hostPlatform())}})
+	if !errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "timeout") {
+		t.Errorf("cancelled: err = %v", err)
+	}
+	re.checkWorkDirEmpty(t)
 }
 
 // TestRunMultiStage copies what a RUN of one stage made into another, and

@@ -46,9 +46,12 @@ type RunError struct {
 	// masked.
 	Output string
 	// Killed is set when the build timeout (or a cancellation) stopped the
-	// command.
+	// command; Err then says which.
 	Killed bool
+	Err    error
 }
+
+func (e *RunError) Unwrap() error { return e.Err }
 
 // RunOutputLines is how many lines of a failed RUN's output are kept.
 const RunOutputLines = 20
@@ -58,8 +61,11 @@ func (e *RunError) Error() string {
 	if lines := strings.Split(strings.TrimRight(e.Output, "\n"), "\n"); len(lines) > 0 && lines[len(lines)-1] != "" {
 		last = ": " + lines[len(lines)-1]
 	}
-	if e.Killed {
+	if e.Killed && errors.Is(e.Err, context.DeadlineExceeded) {
 		return fmt.Sprintf("%s:%d: RUN %s: killed at the build timeout", e.File, e.Line, e.Command)
+	}
+	if e.Killed {
+		return fmt.Sprintf("%s:%d: RUN %s: killed: %v", e.File, e.Line, e.Command, e.Err)
 	}
 	return fmt.Sprintf("%s:%d: RUN %s: exit code %d%s", e.File, e.Line, e.Command, e.ExitCode, last)
 }
@@ -325,7 +331,7 @@ func (x *executor) runInstr(ctx context.Context, df *dockerfile, p *plan, st *st
 	}
 	if runErr != nil {
 		if ctx.Err() != nil {
-			return &RunError{File: df.file, Line: line, Command: runSummary(c), Killed: true, Output: tail.String()}
+			return &RunError{File: df.file, Line: line, Command: runSummary(c), Killed: true, Err: ctx.Err(), Output: tail.String()}
 		}
 		var se *sandboxError
 		if errors.As(runErr, &se) && se.notFound {
