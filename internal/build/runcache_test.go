@@ -142,4 +142,7 @@ func TestRunLayerCacheRebuild(t *testing.T) {
 	if n := strings.Count(re.output.String(), "ran-random\n"); n != 1 {
 		t.Errorf("the first RUN ran %d times, want once: %q", n, re.output)
 	}
+	if !strings.Contains(re.output.String(), "Dockerfile:2: RUN head -c 16 /dev/urandom | od -An -tx1 > /random && echo r… (from the layer cache)\n") {
+		t.Errorf("the output does not say the RUN came from the cache:\n%s", re.output)
+	}
 }

@@ -276,7 +276,17 @@ func (x *executor) runInstr(ctx context.Context, df *dockerfile, p *plan, st *st
 	cacheKey := hex.EncodeToString(h.Sum(nil))
 	code := commandText(c)
 
+	step := func(note string) {
+		if x.l.output != nil {
+			prefix := ""
+			if x.req.Name != "" {
+				prefix = x.req.Name + ": "
+			}
+			fmt.Fprintf(x.l.output, "%s%s:%d: RUN %s%s\n", prefix, df.file, line, redact(runSummary(c), mounts.secrets), note)
+		}
+	}
 	if l, ok := x.cache.lookup(cacheKey); ok {
+		step(" (from the layer cache)")
 		x.l.log.Debug("RUN cache hit", "build", x.req.Name, "line", line)
 		x.addRunLayer(st, l, code)
 		x.cache.use(cacheKey, l)
@@ -323,6 +333,7 @@ func (x *executor) runInstr(ctx context.Context, df *dockerfile, p *plan, st *st
 		out = io.MultiWriter(tail, x.l.output)
 	}
 	red := &redactor{w: out, secrets: mounts.secrets}
+	step("")
 	x.l.log.Debug("RUN", "build", x.req.Name, "line", line)
 	exit, runErr := runSandbox(ctx, spec, red)
 	red.flush()
@@ -382,8 +393,8 @@ func runSummary(c *instructions.RunCommand) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = s[:i] + " …"
 	}
-	if len(s) > 60 {
-		s = s[:57] + "…"
+	if r := []rune(s); len(r) > 60 {
+		s = string(r[:57]) + "…"
 	}
 	return s
 }
