@@ -568,3 +568,16 @@ func runImage(t testing.TB, re *runTestEnv, ref string) (string, error) {
 	}
 	return out.String(), err
 }
+
+func TestLineTail(t *testing.T) {
+	t.Parallel()
+	tail := &lineTail{max: 3}
+	long := strings.Repeat("x", 5000)
+	for _, w := range []string{"one\ntw", "o\nthree\n", long + "\nfour\n", "par", "tial"} {
+		tail.Write([]byte(w))
+	}
+	want := strings.Repeat("x", maxTailLine) + "…\nfour\npartial\n"
+	if got := tail.String(); got != want {
+		t.Errorf("tail = %q", got)
+	}
+}

@@ -595,7 +595,11 @@ func isNotEmpty(err error) bool {
 	return errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST)
 }
 
-// lineTail keeps the last max lines written to it.
+// maxTailLine is the length a line of a failed RUN's output is cut to.
+const maxTailLine = 1000
+
+// lineTail keeps the last max lines written to it, each cut to
+// maxTailLine bytes.
 type lineTail struct {
 	mu      sync.Mutex
 	max     int
@@ -612,14 +616,18 @@ func (t *lineTail) Write(p []byte) (int, error) {
 		if i < 0 {
 			break
 		}
-		t.lines = append(t.lines, string(t.partial[:i]))
+		line := t.partial[:i]
+		if len(line) > maxTailLine {
+			line = append(line[:maxTailLine:maxTailLine], "…"...)
+		}
+		t.lines = append(t.lines, string(line))
 		t.partial = t.partial[i+1:]
 		if len(t.lines) > t.max {
 			t.lines = t.lines[len(t.lines)-t.max:]
 		}
 	}
-	if len(t.partial) > 4096 {
-		t.partial = t.partial[len(t.partial)-4096:]
+	if len(t.partial) > 4*maxTailLine {
+		t.partial = t.partial[len(t.partial)-4*maxTailLine:]
 	}
 	return len(p), nil
 }
