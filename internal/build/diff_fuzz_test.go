@@ -283,3 +283,51 @@ func cmpTarName(x, y string) int {
 	}
 	return 0
 }
+
+// TestExtractThroughAbsoluteLinks: a layer's paths below a link to an
+// absolute path land where the link leads inside the root filesystem, as
+// in the image; whiteouts and hard links too.
+func TestExtractThroughAbsoluteLinks(t *testing.T) {
+	t.Parallel()
+	epoch := time.Unix(1, 0).UTC()
+	base, err := writeTar([]*fileEntry{
+		{path: "/usr", mode: fs.ModeDir | 0o755},
+		{path: "/usr/lib64", mode: fs.ModeDir | 0o755},
+		{path: "/usr/lib64/old", mode: 0o644, data: []byte("old")},
+		{path: "/lib64", mode: fs.ModeSymlink | 0o777, link: "/usr/lib64"},
+		{path: "/up", mode: fs.ModeSymlink | 0o777, link: "../../../../usr"},
+	}, epoch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	top, err := writeTar([]*fileEntry{
+		{path: "/lib64/.wh.old"},
+		{path: "/lib64/new", mode: 0o755, data: []byte("new")},
+		{path: "/up/escaped", mode: 0o644, data: []byte("inside")},
+	}, epoch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := newRootFS(filepath.Join(t.TempDir(), "root"), false, epoch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.close()
+	for _, l := range [][]byte{base, top} {
+		if err := r.extract(bytes.NewReader(l)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := walkTree(t, r.dir)
+	want := map[string]pulledFile{
+		"/usr":           {Mode: "drwxr-xr-x", Owner: "0:0"},
+		"/usr/lib64":     {Mode: "drwxr-xr-x", Owner: "0:0"},
+		"/usr/lib64/new": {Mode: "-rwxr-xr-x", Owner: "0:0", Content: "new"},
+		"/usr/escaped":   {Mode: "-rw-r--r--", Owner: "0:0", Content: "inside"},
+		"/lib64":         {Mode: "Lrwxrwxrwx", Owner: "0:0", Link: "/usr/lib64"},
+		"/up":            {Mode: "Lrwxrwxrwx", Owner: "0:0", Link: "../../../../usr"},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("tree (-want +got):\n%s", d)
+	}
+}

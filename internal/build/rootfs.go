@@ -55,6 +55,66 @@ func relName(p string) string {
 	return strings.TrimPrefix(p, "/")
 }
 
+// resolve follows the symbolic links along p inside the root filesystem,
+// an absolute link leading from the root, as the image's processes see
+// it (and the last component's link too when followLast). From the first
+// component that does not exist on, p is kept as it is. os.Root refuses
+// absolute links, so every operation takes a path resolved here.
+func (r *rootFS) resolve(p string, followLast bool) (string, error) {
+	comps := splitPath(p)
+	cur := "/"
+	for hops, i := 0, 0; i < len(comps); i++ {
+		next := path.Join(cur, comps[i])
+		fi, err := r.root.Lstat(relName(next))
+		if errors.Is(err, fs.ErrNotExist) {
+			return path.Join(append([]string{next}, comps[i+1:]...)...), nil
+		}
+		if err != nil {
+			return "", err
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 || (i == len(comps)-1 && !followLast) {
+			cur = next
+			continue
+		}
+		if hops++; hops > maxLinkHops {
+			return "", fmt.Errorf("%s: too many levels of symbolic links", p)
+		}
+		target, err := r.root.Readlink(relName(next))
+		if err != nil {
+			return "", err
+		}
+		if path.IsAbs(target) {
+			cur = "/"
+		}
+		comps = append(splitPath(target), comps[i+1:]...)
+		i = -1
+	}
+	return cur, nil
+}
+
+// inParent resolves the directory of p and keeps p's last component.
+func (r *rootFS) inParent(p string) (string, error) {
+	dir, base := path.Split(p)
+	d, err := r.resolve(path.Clean(dir), true)
+	if err != nil {
+		return "", err
+	}
+	return path.Join(d, base), nil
+}
+
+// readFile reads a file of the root filesystem, following links inside it.
+func (r *rootFS) readFile(p string) ([]byte, bool, error) {
+	rp, err := r.resolve(p, true)
+	if err != nil {
+		return nil, false, err
+	}
+	b, err := r.root.ReadFile(relName(rp))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	return b, err == nil, err
+}
+
 // extract unpacks an uncompressed layer stream into the root filesystem,
 // applying its whiteouts to what lies below. Paths and links are resolved
 // inside the root. Devices and pipes are skipped.
@@ -77,6 +137,9 @@ func (r *rootFS) extract(rd io.Reader) error {
 		name := cleanAbs(h.Name)
 		if name == "/" {
 			continue
+		}
+		if name, err = r.inParent(name); err != nil {
+			return fmt.Errorf("unpacking %s: %w", h.Name, err)
 		}
 		dir, base := path.Split(name)
 		dir = path.Clean(dir)
@@ -135,7 +198,10 @@ func (r *rootFS) extract(rd io.Reader) error {
 				return fmt.Errorf("unpacking %s: %w", name, err)
 			}
 		case tar.TypeLink:
-			target := cleanAbs(h.Linkname)
+			target, err := r.resolve(cleanAbs(h.Linkname), false)
+			if err != nil {
+				return fmt.Errorf("unpacking %s: hard link to %s: %w", name, h.Linkname, err)
+			}
 			if err := r.root.Link(relName(target), rel); err != nil {
 				return fmt.Errorf("unpacking %s: hard link to %s: %w", name, target, err)
 			}

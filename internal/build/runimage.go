@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -47,19 +46,12 @@ func (l *Local) runImage(ctx context.Context, img v1.Image, out io.Writer) (int,
 	if err := r.bringUp(sfs); err != nil {
 		return 0, fmt.Errorf("unpacking the image: %w", err)
 	}
-	etc := func(name string) ([]byte, bool, error) {
-		b, err := r.root.ReadFile(relName(name))
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, false, nil
-		}
-		return b, err == nil, err
-	}
 	wd := cf.Config.WorkingDir
 	if wd == "" {
 		wd = "/"
 	}
 	spec := sandboxSpec{Args: argv, Env: runEnv(cf.Config, nil), Dir: wd, Hostname: "fleetwright", Rootless: l.rootless}
-	if spec.UID, spec.GID, spec.Groups, err = runUser(cf.Config.User, etc); err != nil {
+	if spec.UID, spec.GID, spec.Groups, err = runUser(cf.Config.User, r.readFile); err != nil {
 		return 0, err
 	}
 	if _, err := x.prepareSandbox(r, &spec); err != nil {

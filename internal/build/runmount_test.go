@@ -102,6 +102,17 @@ func TestRunSecretMount(t *testing.T) {
 	if !errors.As(err, &rerr) || strings.Contains(err.Error()+rerr.BuildOutput(), token) || !strings.Contains(rerr.BuildOutput(), secretMask) {
 		t.Errorf("failed RUN: %v\n%s", err, rerr.BuildOutput())
 	}
+	// A target below a link (/var/run -> /run) is mounted where the link
+	// leads, inside the image.
+	root = re.context(t, "FROM BASE\nRUN mkdir -p /var /run && ln -s /run /var/run\nRUN --mount=type=secret,id=token,target=/var/run/secrets/token wc -c < /var/run/secrets/token > /len\n", nil)
+	res, err = re.buildRun(t, root, nil)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, re.output)
+	}
+	if got := pull(t, res.Ref, time.Unix(1700000000, 0))[0].Files["/len"].Content; strings.TrimSpace(got) != "18" {
+		t.Errorf("the secret below a link has %q bytes", got)
+	}
+
 	root = re.context(t, "FROM BASE\nRUN --mount=type=secret,id=absent,required true\n", nil)
 	if _, err := re.buildRun(t, root, nil); err == nil || !strings.Contains(err.Error(), `Dockerfile:2: RUN: secret "absent" is required but not configured`) {
 		t.Errorf("required secret: %v", err)

@@ -297,14 +297,7 @@ func (x *executor) runInstr(ctx context.Context, df *dockerfile, p *plan, st *st
 	if err != nil {
 		return fail("unpacking the stage: %v", err)
 	}
-	etc := func(name string) ([]byte, bool, error) {
-		b, err := rfs.root.ReadFile(relName(name))
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, false, nil
-		}
-		return b, err == nil, err
-	}
-	if spec.UID, spec.GID, spec.Groups, err = runUser(cfg.User, etc); err != nil {
+	if spec.UID, spec.GID, spec.Groups, err = runUser(cfg.User, rfs.readFile); err != nil {
 		return fail("%v", err)
 	}
 	if x.l.rootless && (spec.UID != 0 || spec.GID != 0) {
@@ -499,6 +492,10 @@ type stub struct {
 func (x *executor) prepareSandbox(r *rootFS, spec *sandboxSpec) ([]stub, error) {
 	var stubs []stub
 	ensure := func(p string, dir bool) error {
+		p, err := r.resolve(p, true)
+		if err != nil {
+			return err
+		}
 		var missing []string
 		for q := p; q != "/"; q = path.Dir(q) {
 			if _, err := r.root.Lstat(relName(q)); err == nil {
@@ -561,13 +558,22 @@ func (x *executor) prepareSandbox(r *rootFS, spec *sandboxSpec) ([]stub, error) 
 			return stubs, fmt.Errorf("mount point %s: %w", f, err)
 		}
 	}
-	for _, m := range spec.Mounts {
+	for i, m := range spec.Mounts {
 		if err := ensure(m.Target, m.Kind != "secret"); err != nil {
 			return stubs, fmt.Errorf("mount point %s: %w", m.Target, err)
 		}
+		// The kernel resolves the target on the host side: give it the path
+		// the links inside the root filesystem lead to.
+		real, err := r.resolve(m.Target, true)
+		if err != nil {
+			return stubs, fmt.Errorf("mount point %s: %w", m.Target, err)
+		}
+		spec.Mounts[i].Target = real
 	}
 	return stubs, nil
 }
+
+
 
 // removeStubs removes the mount points prepareSandbox made, deepest first,
 // leaving any that the command put something in.
@@ -932,10 +938,10 @@ func (x *executor) bindSource(ctx context.Context, df *dockerfile, p *plan, st *
 	if err := r.bringUp(sfs); err != nil {
 		return "", "", fmt.Errorf("--mount from=%s: %w", from, err)
 	}
-	full := filepath.Join(dir, filepath.FromSlash(relName(src)))
-	if src == "/" {
-		full = dir
+	if src, err = r.resolve(src, true); err != nil {
+		return "", "", fmt.Errorf("--mount from=%s,source=%s: %w", from, m.Source, err)
 	}
+	full := filepath.Join(dir, filepath.FromSlash(relName(src)))
 	if _, err := r.root.Lstat(relName(src)); err != nil {
 		return "", "", fmt.Errorf("--mount from=%s,source=%s: %w", from, m.Source, fs.ErrNotExist)
 	}
