@@ -214,11 +214,11 @@ func (x *executor) runInstr(ctx context.Context, df *dockerfile, p *plan, st *st
 		return &UnsupportedError{File: df.file, Line: line, Instruction: "RUN", Reason: "is left to the external builder"}
 	}
 	if err := x.l.canRun(st.plan.platform); err != nil {
-		return fail("%v", err)
+		return fail("%w", err)
 	}
 	argv, scripts, err := runArgv(c, cfg.Shell)
 	if err != nil {
-		return fail("%v", err)
+		return fail("%w", err)
 	}
 	network := instructions.GetNetwork(c)
 	hostNet := false
@@ -247,7 +247,7 @@ func (x *executor) runInstr(ctx context.Context, df *dockerfile, p *plan, st *st
 	}
 	mounts, key, err := x.resolveMounts(ctx, df, p, st, c, done)
 	if err != nil {
-		return fail("%v", err)
+		return fail("%w", err)
 	}
 	defer mounts.release()
 	spec.Env = append(spec.Env, mounts.env...)
@@ -259,7 +259,7 @@ func (x *executor) runInstr(ctx context.Context, df *dockerfile, p *plan, st *st
 	for _, l := range st.fs.layers {
 		d, err := layerDiffID(l)
 		if err != nil {
-			return fail("%v", err)
+			return fail("%w", err)
 		}
 		fmt.Fprintf(h, "layer %s\n", d)
 	}
@@ -295,10 +295,10 @@ func (x *executor) runInstr(ctx context.Context, df *dockerfile, p *plan, st *st
 
 	rfs, err := x.rootfsFor(st)
 	if err != nil {
-		return fail("unpacking the stage: %v", err)
+		return fail("unpacking the stage: %w", err)
 	}
 	if spec.UID, spec.GID, spec.Groups, err = runUser(cfg.User, rfs.readFile); err != nil {
-		return fail("%v", err)
+		return fail("%w", err)
 	}
 	if x.l.rootless && (spec.UID != 0 || spec.GID != 0) {
 		return fail("USER %s needs the builder to run as root: without root, RUN runs in a user namespace that maps only uid 0", cfg.User)
@@ -312,11 +312,11 @@ func (x *executor) runInstr(ctx context.Context, df *dockerfile, p *plan, st *st
 	}
 	before, err := snapshot(rfs.dir, rfs.rootless)
 	if err != nil {
-		return fail("%v", err)
+		return fail("%w", err)
 	}
 	stubs, err := x.prepareSandbox(rfs, &spec)
 	if err != nil {
-		return fail("%v", err)
+		return fail("%w", err)
 	}
 	spec.Rootfs = rfs.dir
 
@@ -341,23 +341,23 @@ func (x *executor) runInstr(ctx context.Context, df *dockerfile, p *plan, st *st
 		if errors.As(runErr, &se) && se.notFound {
 			return &RunError{File: df.file, Line: line, Command: runSummary(c), ExitCode: exit, Output: redact(se.msg, mounts.secrets)}
 		}
-		return fail("%v", runErr)
+		return fail("%w", runErr)
 	}
 	if exit != 0 {
 		return &RunError{File: df.file, Line: line, Command: runSummary(c), ExitCode: exit, Output: tail.String()}
 	}
 	after, err := snapshot(rfs.dir, rfs.rootless)
 	if err != nil {
-		return fail("%v", err)
+		return fail("%w", err)
 	}
 	entries, err := diffTrees(before, after, rfs.sums, rfs.sumFile)
 	if err != nil {
-		return fail("%v", err)
+		return fail("%w", err)
 	}
 	x.layerSeq++
 	layer, sums, err := rfs.writeDiff(entries, x.epoch, st.layerType, filepath.Join(x.workDir, fmt.Sprintf("layer-%d.tar.gz", x.layerSeq)))
 	if err != nil {
-		return fail("writing the layer: %v", err)
+		return fail("writing the layer: %w", err)
 	}
 	for _, e := range entries {
 		if e.kind == diffWhiteout || (e.kind == diffAdd && !e.st.mode.IsRegular()) {
