@@ -573,8 +573,6 @@ func (x *executor) prepareSandbox(r *rootFS, spec *sandboxSpec) ([]stub, error) 
 	return stubs, nil
 }
 
-
-
 // removeStubs removes the mount points prepareSandbox made, deepest first,
 // leaving any that the command put something in.
 func removeStubs(r *rootFS, stubs []stub) error {
