@@ -25,10 +25,17 @@ FLEETWRIGHT_TEST_POSTGRES_DSN="$(bash hack/postgres/start.sh | tail -n 1)"
 export FLEETWRIGHT_TEST_POSTGRES_DSN
 trap 'bash hack/postgres/stop.sh "$FLEETWRIGHT_TEST_POSTGRES_DSN" || true' EXIT
 
-step "Chromium for the status page browser test"
-if ! command -v chromium >/dev/null; then
-	DEBIAN_FRONTEND=noninteractive apt-get update >&2
-	DEBIAN_FRONTEND=noninteractive apt-get install -y chromium >&2
+step "Debian packages for the tests (chromium: the status page browser test; busybox-static: the RUN builder tests)"
+missing=()
+command -v chromium >/dev/null || missing+=(chromium)
+dpkg -s busybox-static >/dev/null 2>&1 || missing+=(busybox-static)
+if ((${#missing[@]})); then
+	if [[ $(id -u) -eq 0 ]]; then
+		DEBIAN_FRONTEND=noninteractive apt-get update >&2
+		DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}" >&2
+	else
+		echo "missing ${missing[*]} and this is not root: install them, or the tests that need them fail or skip" >&2
+	fi
 fi
 
 step "gofmt"

@@ -52,6 +52,23 @@ func checkPlatform(p *Platform, doc *Document, ps *Problems) {
 		ps.Add(doc, Path{"fleet", "path"}, "must be a relative path")
 
 	}
+	if p.Build != nil {
+		if p.Build.Timeout != "" {
+			if d, err := time.ParseDuration(p.Build.Timeout); err == nil && d <= 0 {
+				ps.Add(doc, Path{"build", "timeout"}, "must be longer than 0")
+			}
+		}
+		secrets := map[string]bool{}
+		for i, s := range p.Build.Secrets {
+			if (s.Env == "") == (s.File == "") {
+				ps.Add(doc, Path{"build", "secrets", i}, "set exactly one of env and file")
+			}
+			if s.ID != "" && secrets[s.ID] {
+				ps.Add(doc, Path{"build", "secrets", i, "id"}, "secret %q is declared twice", s.ID)
+			}
+			secrets[s.ID] = true
+		}
+	}
 	ids := map[string]bool{}
 	for i, inst := range p.AddonInstances {
 		if ids[inst.ID] {
