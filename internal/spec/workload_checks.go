@@ -803,7 +803,7 @@ func checkSecurityContext(doc *Document, s *SecurityContext, at Path, ps *Proble
 // reservedLabel reports whether a label or annotation key is fleetwright's.
 func reservedLabel(k string) bool {
 	switch k {
-	case "app.kubernetes.io/name", "app.kubernetes.io/instance", "app.kubernetes.io/part-of", "app.kubernetes.io/managed-by", "app.kubernetes.io/component":
+	case "app.kubernetes.io/name", "app.kubernetes.io/instance", "app.kubernetes.io/part-of", "app.kubernetes.io/managed-by":
 		return true
 	}
 	return strings.HasPrefix(k, "fleetwright.io/") || strings.HasPrefix(k, "fleetwright.dev/")
@@ -843,9 +843,11 @@ func checkPod(doc *Document, p *Pod, at Path, ps *Problems) {
 			ka := at.Child(set.field).Child(k)
 			switch {
 			case set.field == "labels" && reservedLabel(k):
-				ps.AddKey(doc, ka, "%s is set by fleetwright, which selects and tracks the pods by it; choose another key", k)
+				// generate keeps its own: the pods are selected and
+				// tracked by them.
+				ps.WarnKey(doc, ka, "%s is fleetwright's own label, which selects and tracks the pods; this value is ignored: choose another key", k)
 			case set.field == "annotations" && reservedLabel(k):
-				ps.AddKey(doc, ka, "%s is an annotation fleetwright sets itself; choose another key", k)
+				ps.WarnKey(doc, ka, "%s is in fleetwright's own prefix, whose annotations it sets itself; choose another key", k)
 			case labelKeyProblem(k) != "":
 				ps.AddKey(doc, ka, "%s", labelKeyProblem(k))
 			case set.values && (len(set.m[k]) > 63 || !labelValue.MatchString(set.m[k])):
