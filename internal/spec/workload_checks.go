@@ -259,6 +259,18 @@ func (l *Loader) checkWorkloadFields(a *LoadedApp, c *Component, at Path, plat *
 			}
 		}
 	}
+	for i, v := range w.Volumes {
+		if v.MountPath != "" || v.Name == "" {
+			continue
+		}
+		used := false
+		for _, k := range slices.Concat(w.InitContainers, w.Sidecars) {
+			used = used || slices.ContainsFunc(k.VolumeMounts, func(m VolumeMount) bool { return m.Name == v.Name })
+		}
+		if !used {
+			ps.Warn(doc, at.Child("volumes").Child(i), "volume %q is mounted nowhere: give it mount_path, or mount it in an init container or sidecar", v.Name)
+		}
+	}
 	checkFiles(doc, w, at, mount, ps)
 	// A file is mounted as a file: nothing can be mounted inside it.
 	for i, f := range w.Files {
