@@ -44,7 +44,8 @@ type ExportCatalog interface {
 }
 
 // WorkloadExportKeys are the exports every workload with a port publishes.
-var WorkloadExportKeys = []string{"host", "port", "url"}
+// (exports.WorkloadKeys holds the same list.)
+var WorkloadExportKeys = []string{"address", "host", "port", "url"}
 
 // LoadedApp is an app spec read from a file, with its resolved settings.
 type LoadedApp struct {
