@@ -157,6 +157,8 @@ func checkKindFields(doc *Document, c *Component, w *WorkloadSpec, at Path, ps *
 		only(w.TimeZone != "", "time_zone", "time_zone is for cronjob components")
 		only(w.ConcurrencyPolicy != "", "concurrency_policy", "concurrency_policy is for cronjob components")
 		only(w.StartingDeadlineSeconds != nil, "starting_deadline_seconds", "starting_deadline_seconds is for cronjob components")
+		only(w.SuccessfulJobsHistoryLimit != nil, "successful_jobs_history_limit", "successful_jobs_history_limit is for cronjob components")
+		only(w.FailedJobsHistoryLimit != nil, "failed_jobs_history_limit", "failed_jobs_history_limit is for cronjob components")
 		return
 	}
 	switch {
