@@ -19,6 +19,9 @@
 // export and says why a key is unknown or unavailable. Wire turns an export
 // into the env vars to emit for one export_ref, and Checksum hashes the
 // resolved exports of a consumer for its pod-template annotation.
+// ServiceNames lists every Service a catalog chart creates (its headless,
+// replica and metrics Services too), which spec validation uses to refuse a
+// workload Service of the same name in the namespace.
 //
 // # Wiring a composed export
 //

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/fleetwright/fleetwright/internal/secretscan"
@@ -126,6 +127,16 @@ func checkPatches(doc *Document, a *LoadedApp, c *Component, w *WorkloadSpec, at
 				if !wrongKind(pa.Child("patch"), k) && n != objName {
 					ps.Add(doc, pa.Child("patch"), "the %s is named %s, not %s: the patch would match nothing", kind, objName, n)
 				}
+			case p.Target == nil && k == "Service" && c.Type == TypeWorkload:
+				names := []string{ServiceName(a, c)}
+				if w.Persistent() && (w.Service == nil || w.Service.Type != ServiceHeadless) {
+					names = append(names, objName+"-headless")
+				}
+				if !slices.Contains(names, n) {
+					ps.Add(doc, pa.Child("patch"), "the component's Service is named %s, not %s: the patch would match nothing", strings.Join(names, " or "), n)
+				}
+			case p.Target == nil && k == "ConfigMap" && n != objName+"-files":
+				ps.Add(doc, pa.Child("patch"), "the component's ConfigMap (of its files) is named %s-files, not %s: the patch would match nothing", objName, n)
 			}
 			if k == "Secret" {
 				if _, has := v["data"]; has {

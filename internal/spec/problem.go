@@ -70,6 +70,11 @@ func (ps *Problems) Warn(doc *Document, path Path, format string, args ...any) {
 	*ps = append(*ps, &Problem{File: doc.File, Pos: doc.Pos(path), Path: path.String(), Message: fmt.Sprintf(format, args...), Severity: SeverityWarning})
 }
 
+// WarnKey appends a warning at the key of path in doc.
+func (ps *Problems) WarnKey(doc *Document, path Path, format string, args ...any) {
+	*ps = append(*ps, &Problem{File: doc.File, Pos: doc.KeyPos(path), Path: path.String(), Message: fmt.Sprintf(format, args...), Severity: SeverityWarning})
+}
+
 // AddErr appends err: its problems when it holds some, else a problem at
 // the start of file.
 func (ps *Problems) AddErr(file string, err error) {

@@ -157,6 +157,8 @@ func checkKindFields(doc *Document, c *Component, w *WorkloadSpec, at Path, ps *
 		only(w.TimeZone != "", "time_zone", "time_zone is for cronjob components")
 		only(w.ConcurrencyPolicy != "", "concurrency_policy", "concurrency_policy is for cronjob components")
 		only(w.StartingDeadlineSeconds != nil, "starting_deadline_seconds", "starting_deadline_seconds is for cronjob components")
+		only(w.SuccessfulJobsHistoryLimit != nil, "successful_jobs_history_limit", "successful_jobs_history_limit is for cronjob components")
+		only(w.FailedJobsHistoryLimit != nil, "failed_jobs_history_limit", "failed_jobs_history_limit is for cronjob components")
 		return
 	}
 	switch {
@@ -257,6 +259,18 @@ func (l *Loader) checkWorkloadFields(a *LoadedApp, c *Component, at Path, plat *
 			if checkMountPath(doc, va, v.MountPath, ps) {
 				mount(v.MountPath, va)
 			}
+		}
+	}
+	for i, v := range w.Volumes {
+		if v.MountPath != "" || v.Name == "" {
+			continue
+		}
+		used := false
+		for _, k := range slices.Concat(w.InitContainers, w.Sidecars) {
+			used = used || slices.ContainsFunc(k.VolumeMounts, func(m VolumeMount) bool { return m.Name == v.Name })
+		}
+		if !used {
+			ps.Warn(doc, at.Child("volumes").Child(i), "volume %q is mounted nowhere: give it mount_path, or mount it in an init container or sidecar", v.Name)
 		}
 	}
 	checkFiles(doc, w, at, mount, ps)
@@ -803,7 +817,7 @@ func checkSecurityContext(doc *Document, s *SecurityContext, at Path, ps *Proble
 // reservedLabel reports whether a label or annotation key is fleetwright's.
 func reservedLabel(k string) bool {
 	switch k {
-	case "app.kubernetes.io/name", "app.kubernetes.io/instance", "app.kubernetes.io/part-of", "app.kubernetes.io/managed-by", "app.kubernetes.io/component":
+	case "app.kubernetes.io/name", "app.kubernetes.io/instance", "app.kubernetes.io/part-of", "app.kubernetes.io/managed-by":
 		return true
 	}
 	return strings.HasPrefix(k, "fleetwright.io/") || strings.HasPrefix(k, "fleetwright.dev/")
@@ -843,9 +857,11 @@ func checkPod(doc *Document, p *Pod, at Path, ps *Problems) {
 			ka := at.Child(set.field).Child(k)
 			switch {
 			case set.field == "labels" && reservedLabel(k):
-				ps.AddKey(doc, ka, "%s is set by fleetwright, which selects and tracks the pods by it; choose another key", k)
+				// generate keeps its own: the pods are selected and
+				// tracked by them.
+				ps.WarnKey(doc, ka, "%s is fleetwright's own label, which selects and tracks the pods; this value is ignored: choose another key", k)
 			case set.field == "annotations" && reservedLabel(k):
-				ps.AddKey(doc, ka, "%s is an annotation fleetwright sets itself; choose another key", k)
+				ps.WarnKey(doc, ka, "%s is in fleetwright's own prefix, whose annotations it sets itself; choose another key", k)
 			case labelKeyProblem(k) != "":
 				ps.AddKey(doc, ka, "%s", labelKeyProblem(k))
 			case set.values && (len(set.m[k]) > 63 || !labelValue.MatchString(set.m[k])):
