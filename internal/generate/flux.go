@@ -116,7 +116,7 @@ func (r *renderer) project(cluster, project string) ([]File, error) {
 	lbls := map[string]string{LabelProject: project, LabelManagedBy: ManagedBy}
 	ns := &corev1.Namespace{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
-		ObjectMeta: metav1.ObjectMeta{Name: project, Labels: lbls},
+		ObjectMeta: metav1.ObjectMeta{Name: project, Labels: r.namespaceLabels(lbls)},
 	}
 	dir := layout.ProjectDir(cluster, project)
 	nsData, err := encode(ns)

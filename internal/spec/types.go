@@ -127,6 +127,10 @@ type WorkloadSpec struct {
 	BackoffLimit *int32 `json:"backoff_limit,omitempty" jsonschema:"minimum=0"`
 	// ActiveDeadlineSeconds a job (or a cronjob's run) may run before it is stopped and failed.
 	ActiveDeadlineSeconds *int64 `json:"active_deadline_seconds,omitempty" jsonschema:"minimum=1"`
+	// SuccessfulJobsHistoryLimit: how many finished successful runs a cronjob keeps (Kubernetes' default 3).
+	SuccessfulJobsHistoryLimit *int32 `json:"successful_jobs_history_limit,omitempty" jsonschema:"minimum=0"`
+	// FailedJobsHistoryLimit: how many failed runs a cronjob keeps, for their logs (Kubernetes' default 1).
+	FailedJobsHistoryLimit *int32 `json:"failed_jobs_history_limit,omitempty" jsonschema:"minimum=0"`
 	// RestartPolicy of a job's pods: OnFailure (default) or Never.
 	RestartPolicy string `json:"restart_policy,omitempty" jsonschema:"enum=OnFailure,enum=Never,default=OnFailure"`
 }
