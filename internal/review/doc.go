@@ -1,7 +1,9 @@
 // Package review writes the pull request comment that shows what a change
 // to the apps repository does to the fleet: a danger list, a summary of apps
-// and objects, image changes, the resource delta, the dependency graph of
-// each changed app as a Mermaid diagram, and per-object diffs — kept under
+// and objects per kind, image changes (init containers and sidecars
+// included), the resource and storage delta, the dependency graph of each
+// changed app as a Mermaid diagram, and per-object diffs (ConfigMaps file by
+// file, patches as text and patched objects as kustomize builds them) — kept under
 // GitHub's comment size limit, with what was cut named. ReadEvent reads
 // the pull request of a GitHub Actions job, StepSummary the job summary,
 // and Post keeps the one comment up to date.

@@ -329,3 +329,76 @@ func FuzzAPIRules(f *testing.F) {
 		}
 	})
 }
+
+// TestPodSecurity: pod templates are evaluated with Pod Security
+// Admission's own checks, at the level the namespace's labels enforce, else
+// the platform's policy.pod_security.
+func TestPodSecurity(t *testing.T) {
+	t.Parallel()
+	const ns = "apps/prod-eu/shop/_project/namespace-shop.yaml"
+	// A container that meets the restricted standard.
+	const hardened = "        securityContext:\n          allowPrivilegeEscalation: false\n          capabilities:\n            drop: [ALL]\n          runAsNonRoot: true\n          seccompProfile:\n            type: RuntimeDefault\n"
+	tests := []struct {
+		name   string
+		level  string
+		mutate func(t testing.TB, f map[string][]byte)
+		want   []string
+	}{
+		{name: "no level: nothing checked"},
+		{name: "restricted from the platform", level: "restricted", mutate: func(t testing.TB, f map[string][]byte) {
+			edit(t, f, storeJob, "        name: migrate\n", "        name: migrate\n"+hardened)
+			edit(t, f, storeCron, "          restartPolicy: OnFailure\n", "          restartPolicy: OnFailure\n          securityContext:\n            runAsNonRoot: true\n            seccompProfile: {type: RuntimeDefault}\n")
+			edit(t, f, storeCron, "            name: nightly\n", "            name: nightly\n            securityContext:\n              allowPrivilegeEscalation: false\n              capabilities: {drop: [ALL]}\n")
+		}, want: []string{
+			"fleet/" + storeDep + ":26: Deployment/store-api: spec.template.spec: its pods violate PodSecurity \"restricted:latest\", which platform.yaml's policy.pod_security enforces, and would be refused: " +
+				`allowPrivilegeEscalation != false (containers "wait", "proxy", "api" must set securityContext.allowPrivilegeEscalation=false), ` +
+				`unrestricted capabilities (containers "wait", "proxy", "api" must set securityContext.capabilities.drop=["ALL"]), ` +
+				`runAsNonRoot != true (pod or containers "wait", "proxy", "api" must set securityContext.runAsNonRoot=true), ` +
+				`seccompProfile (pod or containers "wait", "proxy", "api" must set securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost")`,
+			"fleet/" + storeSTS + ":28: StatefulSet/store-db: spec.template.spec: its pods violate PodSecurity \"restricted:latest\", which platform.yaml's policy.pod_security enforces, and would be refused: " +
+				`allowPrivilegeEscalation != false (container "db" must set securityContext.allowPrivilegeEscalation=false), ` +
+				`unrestricted capabilities (container "db" must set securityContext.capabilities.drop=["ALL"]), ` +
+				`runAsNonRoot != true (pod or container "db" must set securityContext.runAsNonRoot=true), ` +
+				`seccompProfile (pod or container "db" must set securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost")`,
+		}},
+		{name: "baseline from the namespace's labels", mutate: func(t testing.TB, f map[string][]byte) {
+			edit(t, f, ns, "  labels:\n", "  labels:\n    pod-security.kubernetes.io/enforce: baseline\n")
+			edit(t, f, storeDep, "        name: proxy\n", "        name: proxy\n        securityContext:\n          privileged: true\n")
+		}, want: []string{"fleet/" + storeDep + `:26: Deployment/store-api: spec.template.spec: its pods violate PodSecurity "baseline:latest", which namespace shop enforces, and would be refused: ` +
+			`privileged (container "proxy" must not set securityContext.privileged=true)`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			files := storeFleet(t)
+			// The level comes from the case alone, not from the examples.
+			var kept []string
+			for _, l := range strings.SplitAfter(string(files[ns]), "\n") {
+				if !strings.Contains(l, "pod-security.kubernetes.io/") {
+					kept = append(kept, l)
+				}
+			}
+			files[ns] = []byte(strings.Join(kept, ""))
+			if tt.mutate != nil {
+				tt.mutate(t, files)
+			}
+			repo, _ := exampleFleet(t)
+			plat := repo.Platform
+			plat.Policy = &spec.Policy{PodSecurity: tt.level}
+			rep := verifyFleet(t, files, Options{Platform: &plat})
+			want := tt.want
+			if want == nil {
+				want = []string{}
+			}
+			got := []string{}
+			for _, l := range lines(rep, CheckPodSecurity) {
+				if strings.Contains(l, "/shop/store/") { // the examples' own pods are not hardened
+					got = append(got, l)
+				}
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("findings (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,8 +1,11 @@
 // Package verify checks a fleet folder the way Flux will see it, for the
 // verify command: it re-renders the specs and compares (drift), builds every
 // Flux Kustomization's path as kustomize-controller does, checks every
-// object against its Go API type (client-go's kinds and Flux's), gates
-// plain-text secrets and the platform's policy, and, with a cluster,
+// object against its Go API type (client-go's kinds and Flux's) and the API
+// server's rules for workloads, Services, claims, disruption budgets and
+// ConfigMaps, gates plain-text secrets (config files and patches included),
+// evaluates pods against the Pod Security Standard their namespace
+// enforces, applies the platform's policy, and, with a cluster,
 // server-side dry-runs every object and reports live drift field by field.
 //
 // Run does the work and returns a Report of Findings, each pointing into the

@@ -27,6 +27,7 @@ func (r *run) checkObject(o *object) {
 		out = append(out, r.envRefFindings(o, c)...)
 	}
 	r.findings.add(out...)
+	r.recordPodSecurity(o)
 
 	gvk := gvkOf(o.root)
 	line, _ := o.pos("")

@@ -116,12 +116,14 @@ type run struct {
 	types map[schema.GroupVersionKind]reflect.Type // the API types by kind
 
 	mu         sync.Mutex
-	covered    map[string]bool    // fleet files some build read
-	registered []registration     // every object checked, for duplicates
-	replicas   []replicaCandidate // for the production replica policy
-	scalers    map[[2]string]bool // namespace and Kind/name targets of HPAs
-	liveObjs   []*object          // objects for the live checks
-	lists      listItems          // the items of Lists, for positions
+	covered    map[string]bool           // fleet files some build read
+	registered []registration            // every object checked, for duplicates
+	replicas   []replicaCandidate        // for the production replica policy
+	scalers    map[[2]string]bool        // namespace and Kind/name targets of HPAs
+	nsLevels   map[string]namespaceLevel // Pod Security level each fleet Namespace enforces
+	pods       []podCandidate            // pod templates for the Pod Security check
+	liveObjs   []*object                 // objects for the live checks
+	lists      listItems                 // the items of Lists, for positions
 	stats      Stats
 }
 
@@ -176,6 +178,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	r.log.Info("checking files no Flux path applies")
 	r.uncovered(ctx)
 	r.productionReplicas()
+	r.podSecurity()
 
 	if desired != nil {
 		d := <-desired
@@ -234,7 +237,7 @@ func newRun(opts Options) (*run, error) {
 	}
 	return &run{
 		opts: opts, log: log, workers: workers, plat: plat, policy: PolicyOf(plat.Policy), prefix: prefix, types: scheme.AllKnownTypes(),
-		covered: map[string]bool{}, scalers: map[[2]string]bool{},
+		covered: map[string]bool{}, scalers: map[[2]string]bool{}, nsLevels: map[string]namespaceLevel{},
 	}, nil
 }
 
