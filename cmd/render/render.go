@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/authn"
 
+	"github.com/fleetwright/fleetwright/internal/build"
 	"github.com/fleetwright/fleetwright/internal/cli"
 	"github.com/fleetwright/fleetwright/internal/fleet/sink"
 	"github.com/fleetwright/fleetwright/internal/registry"
@@ -24,6 +25,7 @@ type renderFlags struct {
 	out          string
 	check, diff  bool
 	offline      bool
+	secrets      map[string]build.SecretSource
 	format       string
 	lo           sink.Config // the landing flags
 	path         string      // the apps repository as given
@@ -38,6 +40,17 @@ func parseRenderFlags(args []string, io stdio) (*renderFlags, error) {
 	fs.BoolVar(&f.diff, "diff", false, "write nothing; print the diff with the folder, or the fleet branch")
 	fs.BoolVar(&f.offline, "offline", false, "do not contact registries: keep image tags as written (with a warning naming them)")
 	fs.StringVar(&f.format, "format", "text", "problem output format: text or json")
+	fs.Func("build-secret", "a secret RUN --mount=type=secret,id=<id> can mount: id=<id>,env=<variable> or id=<id>,src=<file> (repeatable; wins over platform.yaml's build.secrets)", func(s string) error {
+		id, src, err := build.ParseSecretFlag(s)
+		if err != nil {
+			return err
+		}
+		if f.secrets == nil {
+			f.secrets = map[string]build.SecretSource{}
+		}
+		f.secrets[id] = src
+		return nil
+	})
 	lo := &f.lo
 	fs.StringVar(&lo.Mode, "mode", "", "how the fleet lands: dir (write --out), push (commit and push to the fleet branch) or pull-request (default: platform.yaml fleet.mode)")
 	fs.StringVar(&lo.RepoURL, "fleet-repo", "", "fleet repository URL for push and pull-request (default: platform.yaml fleet.repo, else the apps repository's origin)")
@@ -96,7 +109,7 @@ func runRender(ctx context.Context, args []string, io stdio) error {
 		return err
 	}
 	l.progress = progress
-	opts := render.Options{Source: src, Images: imageSource(f.offline, io), SpecRevisions: true, Progress: progress}
+	opts := render.Options{Source: src, Images: imageSource(f, root, io), SpecRevisions: true, Progress: progress}
 	if r, ok := l.sink.(sink.Reuser); ok {
 		opts.Reuse = r.Reuse
 	}
@@ -139,8 +152,8 @@ func (f *renderFlags) target(root string, repo *spec.Repo) error {
 
 // imageSource builds and pins the images, or offline names built images
 // by their content tags and keeps the others as written.
-func imageSource(offline bool, io stdio) render.ImageSource {
-	if offline {
+func imageSource(f *renderFlags, root string, io stdio) render.ImageSource {
+	if f.offline {
 		return render.ContentTags{Unpinned: "--offline"}
 	}
 	return render.BuildAndPin{
@@ -149,6 +162,12 @@ func imageSource(offline bool, io stdio) render.ImageSource {
 		}),
 		LookPath:        exec.LookPath,
 		SourceDateEpoch: io.getenv("SOURCE_DATE_EPOCH"),
+		Secrets:         f.secrets,
+		AppsRoot:        root,
+		LookupEnv: func(k string) (string, bool) {
+			v := io.getenv(k)
+			return v, v != ""
+		},
 	}
 }
 

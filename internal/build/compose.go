@@ -52,7 +52,12 @@ func (m ByMode) Build(ctx context.Context, req Request) (Result, error) {
 type Config struct {
 	// Registry pulls, pushes and checks images. Required.
 	Registry *registry.Client
-	// External, when set, builds the Dockerfiles the local builder cannot.
+	// Local configures the local builder's RUN: work and cache folders,
+	// secrets, network, timeout, output. Its Registry, BuildPlatform and
+	// Logger are the ones here.
+	Local LocalOptions
+	// External, when set, builds the Dockerfiles the local builder cannot,
+	// and those with RUN: a team that sets it prefers its own runtime.
 	// Its Registry defaults to the one above.
 	External *ExternalOptions
 	// Pack configures buildpack builds; its Registry defaults to the one
@@ -64,14 +69,18 @@ type Config struct {
 }
 
 // New returns a content-addressed builder: images are tagged with
-// ContentTag, reused when the registry has them, else built locally, with
-// the external builder for Dockerfiles that need a runtime and pack for
-// buildpack mode.
+// ContentTag, reused when the registry has them, else built locally (RUN
+// included), with the external builder, when configured, for Dockerfiles
+// with RUN or other instructions the local builder leaves to it, and pack
+// for buildpack mode.
 func New(cfg Config) (Builder, error) {
 	if cfg.Registry == nil {
 		return nil, errors.New("build: no registry client")
 	}
-	local, err := NewLocal(LocalOptions{Registry: cfg.Registry, BuildPlatform: cfg.BuildPlatform, Logger: cfg.Logger})
+	lopts := cfg.Local
+	lopts.Registry, lopts.BuildPlatform, lopts.Logger = cfg.Registry, cfg.BuildPlatform, cfg.Logger
+	lopts.NoRun = cfg.External != nil
+	local, err := NewLocal(lopts)
 	if err != nil {
 		return nil, err
 	}

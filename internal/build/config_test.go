@@ -161,8 +161,13 @@ func TestDockerfileInSubdirectory(t *testing.T) {
 		"services/api/secret":                        {body: "s"},
 	})
 	req := Request{Root: root, Context: "services/api", Dockerfile: "build/Dockerfile"}
-	_, err := e.build(t, req)
-	if err == nil || !strings.HasPrefix(err.Error(), "services/api/build/Dockerfile:3: RUN needs a container runtime") {
+	local, err := NewLocal(LocalOptions{Registry: e.reg, NoRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.local = local
+	_, err = e.build(t, req)
+	if err == nil || !strings.HasPrefix(err.Error(), "services/api/build/Dockerfile:3: RUN is left to the external builder") {
 		t.Errorf("err = %v, want it to point at services/api/build/Dockerfile:3", err)
 	}
 	// The Dockerfile's own ignore file wins over the context's.

@@ -1,10 +1,10 @@
 // Package build turns an app component's sources into a pushed, pinned
 // container image.
 //
-// [Local] runs a Dockerfile without a container daemon or runtime. It
-// supports FROM (registry images, scratch, earlier stages, --platform),
-// COPY and ADD of local files and of other stages or images, and the
-// instructions that only set image configuration: ENV, ARG, WORKDIR, USER,
+// [Local] runs a Dockerfile without a container daemon. It supports FROM
+// (registry images, scratch, earlier stages, --platform), COPY and ADD of
+// local files and of other stages or images, RUN, and the instructions
+// that only set image configuration: ENV, ARG, WORKDIR, USER,
 // EXPOSE, LABEL, ENTRYPOINT, CMD, SHELL, VOLUME, STOPSIGNAL, HEALTHCHECK,
 // ONBUILD and MAINTAINER. Dockerfiles are parsed by BuildKit's parser, and
 // variables are expanded by BuildKit's shell lexer. When a base is a
@@ -17,10 +17,24 @@
 // otherwise. So the same inputs always give the same digest, for the same
 // Go release (the gzip output comes from compress/flate).
 //
-// An instruction that needs a container runtime (RUN, ADD of a URL or of a
-// git repository, ONBUILD triggers inherited from a base) fails with an
-// [*UnsupportedError] naming its Dockerfile line. Unused stages are not
-// checked, just as BuildKit skips them.
+// RUN (shell and exec form, heredocs, SHELL, with the stage's ENV, ARG,
+// USER and WORKDIR) executes in the stage's root filesystem, unpacked in a
+// work folder, by a copy of the running program started as the init of
+// new mount, pid, uts, ipc and network namespaces (and a user namespace
+// when not root), which mounts /proc, a small /dev, /etc/hosts,
+// /etc/resolv.conf and the RUN's --mount=type=cache|secret|bind|tmpfs,
+// pivots into the root filesystem and runs the command. Its layer is the
+// difference of the tree before and after: added and changed files
+// (content, mode and owner, not times), whiteouts, opaque directories,
+// sorted, with SOURCE_DATE_EPOCH times. RUN layers are cached in the
+// registry beside the image (tag [CacheTag]), keyed by the layers below,
+// the command, its environment and its mounts' sources. See docs/build.md.
+//
+// An instruction the local builder cannot execute (ADD of a URL or of a
+// git repository, RUN --mount=type=ssh, ONBUILD triggers inherited from a
+// base) fails with an [*UnsupportedError] naming its Dockerfile line, and
+// so does RUN when an external builder is configured. Unused stages are
+// not checked, just as BuildKit skips them.
 //
 // [External] runs a configured build command (docker buildx, kaniko, ...)
 // and reads back the digest it pushed. [Fallback] uses it for Dockerfiles

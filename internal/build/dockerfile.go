@@ -234,24 +234,38 @@ func (d *dockerfile) plan(target, buildPlatform v1.Platform, buildArgs map[strin
 			p.images = append(p.images, imageUse{ref: sp.base, platform: sp.platform, line: sp.line})
 		}
 		for _, c := range sp.stage.Commands {
-			cp, ok := c.(*instructions.CopyCommand)
-			if !ok || cp.From == "" {
-				continue
-			}
-			from, _, err := lex.ProcessWord(cp.From, env{args: meta})
-			if err != nil {
-				return d.errorf(lineOf(cp), "COPY --from=%s: %v", cp.From, err)
-			}
-			if j, ok := d.stageByName(from, sp.index); ok {
-				if err := visit(all[j]); err != nil {
-					return err
+			var froms []string
+			what := "COPY --from"
+			switch c := c.(type) {
+			case *instructions.CopyCommand:
+				if c.From != "" {
+					froms = append(froms, c.From)
 				}
-				continue
+			case *instructions.RunCommand:
+				what = "RUN --mount from"
+				for _, m := range instructions.GetMounts(c) {
+					if m.From != "" && m.Type == instructions.MountTypeBind {
+						froms = append(froms, m.From)
+					}
+				}
 			}
-			if _, ok := d.stageByName(from, len(d.stages)); ok {
-				return d.errorf(lineOf(cp), "COPY --from=%s: the stage is defined later", from)
+			line := lineOf(c.(interface{ Location() []parser.Range }))
+			for _, f := range froms {
+				from, _, err := lex.ProcessWord(f, env{args: meta})
+				if err != nil {
+					return d.errorf(line, "%s=%s: %v", what, f, err)
+				}
+				if j, ok := d.stageByName(from, sp.index); ok {
+					if err := visit(all[j]); err != nil {
+						return err
+					}
+					continue
+				}
+				if _, ok := d.stageByName(from, len(d.stages)); ok {
+					return d.errorf(line, "%s=%s: the stage is defined later", what, from)
+				}
+				p.images = append(p.images, imageUse{ref: from, platform: target, line: line})
 			}
-			p.images = append(p.images, imageUse{ref: from, platform: target, line: lineOf(cp)})
 		}
 		return nil
 	}
@@ -288,7 +302,16 @@ func (d *dockerfile) checkSupported(stages []*stagePlan) error {
 		for _, c := range sp.stage.Commands {
 			switch c := c.(type) {
 			case *instructions.RunCommand:
-				note(lineOf(c), "RUN", "needs a container runtime")
+				// Parse the mounts with their words as written to see their
+				// types; dispatch parses them again with variables expanded.
+				if err := c.Expand(func(w string) (string, error) { return w, nil }); err != nil {
+					return d.errorf(lineOf(c), "RUN --mount: %v", err)
+				}
+				for _, m := range instructions.GetMounts(c) {
+					if m.Type == instructions.MountTypeSSH {
+						note(lineOf(c), "RUN --mount=type=ssh", "is not supported by the built-in builder")
+					}
+				}
 			case *instructions.AddCommand:
 				for _, src := range c.SourcePaths {
 					if kind := remoteSource(src); kind != "" {
@@ -306,6 +329,31 @@ func (d *dockerfile) checkSupported(stages []*stagePlan) error {
 		return first
 	}
 	return nil
+}
+
+// firstRun returns the line of the first RUN of the stages, or 0.
+func firstRun(stages []*stagePlan) int {
+	first := 0
+	for _, sp := range stages {
+		for _, c := range sp.stage.Commands {
+			if r, ok := c.(*instructions.RunCommand); ok && (first == 0 || lineOf(r) < first) {
+				first = lineOf(r)
+			}
+		}
+	}
+	return first
+}
+
+// hasRun reports whether any stage has a RUN instruction.
+func hasRun(d *dockerfile) bool {
+	for _, st := range d.stages {
+		for _, c := range st.Commands {
+			if _, ok := c.(*instructions.RunCommand); ok {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // remoteSource names the kind of an ADD source fetched over the network,

@@ -73,7 +73,7 @@ func TestExternalBuilder(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			local, _ := NewLocal(LocalOptions{Registry: e.reg})
+			local, _ := NewLocal(LocalOptions{Registry: e.reg, NoRun: true})
 			b := Fallback{Primary: local, Secondary: ext}
 			req := Request{
 				Root: root, Context: "app", Repo: e.host + "/shop/native", Tag: "ext-" + tt.format,
@@ -117,7 +117,7 @@ func TestExternalBuilderFailureShowsOutput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	local, _ := NewLocal(LocalOptions{Registry: e.reg})
+	local, _ := NewLocal(LocalOptions{Registry: e.reg, NoRun: true})
 	b := &ContentAddressed{Inner: Fallback{Primary: local, Secondary: ext}, Registry: e.reg}
 	var progress bytes.Buffer
 	_, err = RunLevels(context.Background(), b, [][]Job{{{Name: "shop/native", Request: Request{Root: root, Repo: e.host + "/shop/native"}}}},

@@ -24,7 +24,7 @@ func FuzzDockerfile(f *testing.F) {
 	f.Add([]byte("FROM scratch\nRUN --mount=type=cache,target=/x make\nADD http://x/y /\n"), "")
 	root := f.TempDir()
 	reg := registry.New(registry.Options{})
-	local, err := NewLocal(LocalOptions{Registry: reg})
+	local, err := NewLocal(LocalOptions{Registry: reg, NoRun: true})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -328,6 +328,7 @@ func readImage(t testing.TB, img v1.Image, epoch time.Time) pulled {
 			t.Fatal(err)
 		}
 		tr := tar.NewReader(rc)
+		thisLayer := map[string]bool{}
 		for {
 			h, err := tr.Next()
 			if errors.Is(err, io.EOF) {
@@ -338,6 +339,15 @@ func readImage(t testing.TB, img v1.Image, epoch time.Time) pulled {
 			}
 			pth := cleanAbs(h.Name)
 			dir, base := filepath.Split(pth)
+			if base == whiteoutOpaque {
+				for k := range p.Files {
+					if strings.HasPrefix(k, dir) && !thisLayer[k] {
+						delete(p.Files, k)
+					}
+				}
+				continue
+			}
+			thisLayer[pth] = true
 			if strings.HasPrefix(base, whiteoutPrefix) {
 				target := filepath.Join(dir, strings.TrimPrefix(base, whiteoutPrefix))
 				for k := range p.Files {

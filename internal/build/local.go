@@ -4,8 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -23,18 +28,62 @@ type LocalOptions struct {
 	// Registry pulls base images and pushes results. Required.
 	Registry *registry.Client
 	// BuildPlatform is the value of the BUILDPLATFORM argument; default
-	// linux/amd64. Nothing runs, so it only matters to Dockerfiles that
-	// read it (FROM --platform=$BUILDPLATFORM).
+	// this machine's (linux/<GOARCH>), where RUN executes natively.
 	BuildPlatform string
 	// Logger receives progress at debug level; nil discards.
 	Logger *slog.Logger
+
+	// WorkDir holds what RUN needs while a build runs (unpacked root
+	// filesystems, layer files); default the system's temporary folder.
+	// Each build's part is removed when it ends.
+	WorkDir string
+	// CacheDir holds the directories of RUN --mount=type=cache, kept
+	// between builds; default fleetwright/build-cache in the user's cache
+	// folder.
+	CacheDir string
+	// Secrets are the values RUN --mount=type=secret,id=… can mount.
+	Secrets map[string]SecretSource
+	// LookupEnv reads secrets named by environment variable; default
+	// os.LookupEnv.
+	LookupEnv func(string) (string, bool)
+	// Network is the network RUN gets: "none" (the default; only a
+	// loopback interface) or "host", which also allows RUN --network=host.
+	Network string
+	// Timeout bounds one build, RUN commands included: a command still
+	// running then is killed with every process it started. Default one
+	// hour.
+	Timeout time.Duration
+	// Output, when set, receives what RUN commands print, as they print
+	// it, with secret values masked.
+	Output io.Writer
+	// NoRun refuses RUN with an *UnsupportedError, so that Fallback hands
+	// such Dockerfiles to the external builder.
+	NoRun bool
+	// NoRegistryCache leaves the layer cache manifest (CacheTag) unread and
+	// unwritten.
+	NoRegistryCache bool
 }
 
-// Local builds Dockerfiles without a container runtime.
+// Local builds Dockerfiles without a container daemon. RUN runs in Linux
+// namespaces (see the package documentation).
 type Local struct {
 	reg           *registry.Client
 	buildPlatform v1.Platform
 	log           *slog.Logger
+
+	workDir    string
+	cacheRoot  string
+	secrets    map[string]SecretSource
+	lookupEnv  func(string) (string, bool)
+	network    string
+	timeout    time.Duration
+	output     io.Writer
+	rootless   bool
+	binfmtDir  string
+	noRegCache bool
+	noRun      bool
+	cacheMu    sync.Mutex
+	cacheLocks map[string]*sync.Mutex
 }
 
 // NewLocal returns a Local builder.
@@ -44,13 +93,39 @@ func NewLocal(opts LocalOptions) (*Local, error) {
 	}
 	bp := opts.BuildPlatform
 	if bp == "" {
-		bp = "linux/amd64"
+		bp = "linux/" + runtime.GOARCH
 	}
 	p, err := parsePlatform(bp)
 	if err != nil {
 		return nil, fmt.Errorf("local builder: build platform: %w", err)
 	}
-	return &Local{reg: opts.Registry, buildPlatform: p, log: logger(opts.Logger)}, nil
+	l := &Local{
+		reg: opts.Registry, buildPlatform: p, log: logger(opts.Logger),
+		workDir: opts.WorkDir, cacheRoot: opts.CacheDir, secrets: opts.Secrets, lookupEnv: opts.LookupEnv,
+		network: opts.Network, timeout: opts.Timeout, output: opts.Output, rootless: os.Geteuid() != 0,
+		binfmtDir: binfmtDir, noRegCache: opts.NoRegistryCache, noRun: opts.NoRun, cacheLocks: map[string]*sync.Mutex{},
+	}
+	switch l.network {
+	case "":
+		l.network = "none"
+	case "none", "host":
+	default:
+		return nil, fmt.Errorf("local builder: network %q: want none or host", l.network)
+	}
+	if l.timeout <= 0 {
+		l.timeout = time.Hour
+	}
+	if l.lookupEnv == nil {
+		l.lookupEnv = os.LookupEnv
+	}
+	if l.cacheRoot == "" {
+		dir, err := os.UserCacheDir()
+		if err != nil {
+			dir = os.TempDir()
+		}
+		l.cacheRoot = filepath.Join(dir, "fleetwright", "build-cache")
+	}
+	return l, nil
 }
 
 // Build implements Builder. The request must carry a Tag.
@@ -68,6 +143,9 @@ func (l *Local) Build(ctx context.Context, req Request) (Result, error) {
 		return Result{}, buildErr(req.Name, err)
 	}
 	defer bc.Close()
+	parent := ctx
+	ctx, cancel := context.WithTimeout(ctx, l.timeout)
+	defer cancel()
 	x := &executor{
 		l:      l,
 		req:    req,
@@ -77,7 +155,12 @@ func (l *Local) Build(ctx context.Context, req Request) (Result, error) {
 		bases:  map[string]*baseImage{},
 		images: map[string]*stageFS{},
 	}
+	defer x.cleanup()
 	res, err := x.run(ctx, plats, explicit)
+	var runErr *RunError
+	if err != nil && ctx.Err() != nil && parent.Err() == nil && !errors.As(err, &runErr) {
+		err = fmt.Errorf("%w: the build took longer than its timeout of %v", err, l.timeout)
+	}
 	if err != nil {
 		return Result{}, buildErr(req.Name, err)
 	}
@@ -94,6 +177,13 @@ type executor struct {
 	bases  map[string]*baseImage // registry images by reference
 	files  map[string][]byte     // context files read, shared across platforms
 	images map[string]*stageFS   // COPY --from images, by reference and platform
+
+	// RUN's state: the work directory and what is in it, and the layer
+	// cache.
+	workDir  string
+	layerSeq int
+	rootfses []*rootFS
+	cache    *runCache
 }
 
 // readFile reads a context file once per build.
@@ -130,6 +220,11 @@ func (x *executor) run(ctx context.Context, plats []v1.Platform, explicit bool) 
 		if err != nil {
 			return Result{}, err
 		}
+		if x.l.noRun {
+			if line := firstRun(p.needed); line > 0 {
+				return Result{}, &UnsupportedError{File: df.file, Line: line, Instruction: "RUN", Reason: "is left to the external builder"}
+			}
+		}
 		plans = append(plans, platPlan{df, p})
 	}
 
@@ -157,6 +252,10 @@ func (x *executor) run(ctx context.Context, plats []v1.Platform, explicit bool) 
 	}
 	if len(kept) == 0 {
 		return Result{}, fmt.Errorf("%s: the base images share none of the platforms %s", x.bc.display, strings.Join(x.req.Platforms, ", "))
+	}
+
+	if hasRun(kept[0].df) && !x.l.noRegCache {
+		x.cache = x.l.loadCache(ctx, x.req.Repo)
 	}
 
 	type built struct {
@@ -221,6 +320,11 @@ func (x *executor) run(ctx context.Context, plats []v1.Platform, explicit bool) 
 		if digest, err = idx.Digest(); err != nil {
 			return Result{}, err
 		}
+	}
+	if err := x.cache.save(); err != nil {
+		// The image is pushed; a cache that could not be written only
+		// costs the next build time.
+		x.l.log.Warn("layer cache not saved", "build", x.req.Name, "err", err)
 	}
 	return Result{
 		Ref:       ref + "@" + digest.String(),

@@ -235,8 +235,8 @@ func TestUnsupportedInstructions(t *testing.T) {
 		dockerfile string
 		want       string
 	}{
-		{"run", "FROM scratch\n\n# build it\nCOPY . /src\nWORKDIR /src\n\nRUN make\n", "Dockerfile:7: RUN needs a container runtime; configure build.external in platform.yaml"},
-		{"run in a needed stage", "FROM scratch AS a\nRUN x\nFROM scratch\nCOPY --from=a /x /x\n", "Dockerfile:2: RUN needs a container runtime"},
+		{"ssh mount", "FROM scratch\n\n# build it\nCOPY . /src\nWORKDIR /src\n\nRUN --mount=type=ssh make\n", "Dockerfile:7: RUN --mount=type=ssh is not supported by the built-in builder; configure build.external in platform.yaml"},
+		{"ssh mount in a needed stage", "FROM scratch AS a\nRUN --mount=type=ssh x\nFROM scratch\nCOPY --from=a /x /x\n", "Dockerfile:2: RUN --mount=type=ssh is not supported"},
 		{"add url", "FROM scratch\nADD https://example.com/x.tgz /x\n", "Dockerfile:2: ADD <url> needs a container runtime"},
 		{"add git", "FROM scratch\nADD git@github.com:o/r.git /r\n", "Dockerfile:2: ADD <git repository> needs a container runtime"},
 		{"copy parents", "FROM scratch\nCOPY --parents a/b /x/\n", "Dockerfile:2: COPY --parents is not supported"},
@@ -275,11 +275,13 @@ func TestUnusedStageWithRunIsSkipped(t *testing.T) {
 	if got := img.Files["/a"].Content; got != "a" {
 		t.Errorf("/a = %q", got)
 	}
-	// The RUN stage is the target only when asked for.
+	// The RUN stage is the target only when asked for; there, RUN finds
+	// no shell on scratch.
+	needRun(t)
 	_, err = e.build(t, Request{Root: root, Target: "test"})
-	var ue *UnsupportedError
-	if !errors.As(err, &ue) || ue.Line != 2 {
-		t.Errorf("target test: err = %v, want RUN at line 2", err)
+	var re *RunError
+	if !errors.As(err, &re) || re.Line != 2 || re.ExitCode != 127 {
+		t.Errorf("target test: err = %v, want RUN at line 2 failing with 127", err)
 	}
 }
 

@@ -28,6 +28,8 @@ type stageState struct {
 	// known holds every path of a stage built on scratch alone; nil when a
 	// registry image lies below, whose contents are not listed.
 	known map[string]*fileEntry
+	// rootfs is the stage unpacked for RUN; nil until a RUN needs it.
+	rootfs *rootFS
 
 	final    v1.Image
 	finalCfg *v1.ConfigFile
@@ -277,7 +279,7 @@ func (x *executor) dispatch(ctx context.Context, df *dockerfile, p *plan, st *st
 			add: true, unpack: c.Unpack,
 		}, done)
 	case *instructions.RunCommand:
-		return &UnsupportedError{File: df.file, Line: line, Instruction: "RUN", Reason: "needs a container runtime"}
+		return x.runInstr(ctx, df, p, st, c, done)
 	default:
 		return &UnsupportedError{File: df.file, Line: line, Instruction: strings.ToUpper(c.Name()), Reason: "is not supported by the built-in builder"}
 	}

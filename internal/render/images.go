@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"path"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/fleetwright/fleetwright/internal/build"
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
@@ -137,6 +140,37 @@ type BuildAndPin struct {
 	// SourceDateEpoch, seconds since 1970 as $SOURCE_DATE_EPOCH gives
 	// them, stamps built images ("": the epoch).
 	SourceDateEpoch string
+	// Secrets are RUN --mount=type=secret sources given on the command
+	// line; they win over platform.yaml's build.secrets of the same id.
+	Secrets map[string]build.SecretSource
+	// AppsRoot is the apps repository's folder, against which relative
+	// secret files are read.
+	AppsRoot string
+	// LookupEnv reads secrets named by environment variable; nil means
+	// os.LookupEnv.
+	LookupEnv func(string) (string, bool)
+}
+
+// localOptions is the RUN configuration of platform.yaml's build section
+// and of b.
+func (b BuildAndPin) localOptions(plat *spec.Platform, output *lineWriter) (build.LocalOptions, error) {
+	opts := build.LocalOptions{Network: plat.Build.Network, Output: output, LookupEnv: b.LookupEnv, Secrets: map[string]build.SecretSource{}}
+	if t := plat.Build.Timeout; t != "" {
+		d, err := time.ParseDuration(t)
+		if err != nil {
+			return opts, fmt.Errorf("platform.yaml: build.timeout: %w", err)
+		}
+		opts.Timeout = d
+	}
+	for _, s := range plat.Build.Secrets {
+		src := build.SecretSource{Env: s.Env, File: s.File}
+		if src.File != "" && !filepath.IsAbs(src.File) && b.AppsRoot != "" {
+			src.File = filepath.Join(b.AppsRoot, filepath.FromSlash(src.File))
+		}
+		opts.Secrets[s.ID] = src
+	}
+	maps.Copy(opts.Secrets, b.Secrets)
+	return opts, nil
 }
 
 // Images builds and pins.
@@ -187,7 +221,11 @@ func (b BuildAndPin) build(ctx context.Context, in ImageInput, ws workloads, ima
 	}
 	defer done()
 	output := &lineWriter{fn: in.Progress.Print}
-	cfg := build.Config{Registry: b.Registry, Pack: build.PackOptions{LookPath: b.LookPath, Output: output}, Logger: in.Logger}
+	local, err := b.localOptions(plat, output)
+	if err != nil {
+		return err
+	}
+	cfg := build.Config{Registry: b.Registry, Local: local, Pack: build.PackOptions{LookPath: b.LookPath, Output: output}, Logger: in.Logger}
 	if ext := plat.Build.External; ext != nil {
 		cfg.External = &build.ExternalOptions{Command: ext.Command, Output: output}
 	}
@@ -279,18 +317,46 @@ func (c ContentTags) Images(ctx context.Context, in ImageInput) (Images, error) 
 	}
 	defer done()
 	reqs, _ := ws.requests(plat, root)
+	var named []string
 	for i, w := range ws.built {
 		tag, err := build.ContentTag(reqs[i])
 		if err != nil {
-			return Images{}, fmt.Errorf("%s: component %s: %w", w.app.File, w.comp, err)
+			return Images{}, fmt.Errorf("%s: component %s: %w", componentPos(w.app, w.comp), w.comp, err)
 		}
 		img := builtRepo(plat, reqs[i].Name) + ":" + tag
 		out.ByNode[w.node] = img
-		if c.Unpinned != "" {
-			out.Warnings = append(out.Warnings, fmt.Sprintf("image %s is named by its content tag, not built (%s)", img, c.Unpinned))
-		}
+		named = append(named, img)
+	}
+	if c.Unpinned != "" {
+		out.Warnings = append(out.Warnings, notBuilt(named, c.Unpinned))
 	}
 	return out, nil
+}
+
+// notBuilt is the one warning about the images named by their content tag
+// without being built: the image itself when there is one, else a count
+// and the first maxUnpinnedWarnings.
+func notBuilt(images []string, why string) string {
+	if len(images) == 1 {
+		return fmt.Sprintf("image %s is named by its content tag, not built (%s)", images[0], why)
+	}
+	list := strings.Join(images[:min(len(images), maxUnpinnedWarnings)], ", ")
+	if len(images) > maxUnpinnedWarnings {
+		list += fmt.Sprintf(" and %d more", len(images)-maxUnpinnedWarnings)
+	}
+	return fmt.Sprintf("%d images are named by their content tags, not built (%s): %s", len(images), why, list)
+}
+
+// componentPos is file:line:col of component comp's build settings in its
+// app spec (or of the component when it has none).
+func componentPos(a *spec.LoadedApp, comp string) string {
+	for i, c := range a.Spec.Components {
+		if c.Name == comp && a.Doc != nil {
+			p := a.Doc.Pos(spec.Path{"components", i, "workload_spec", "build"})
+			return fmt.Sprintf("%s:%d:%d", a.File, p.Line, p.Col)
+		}
+	}
+	return a.File
 }
 
 // builtRepo is the repository render pushes the image of the build named

@@ -100,8 +100,24 @@ type BuildConfig struct {
 	Platforms []string `json:"platforms,omitempty"`
 	// Pin resolves every image to a digest (default true).
 	Pin *bool `json:"pin,omitempty"`
-	// External is the command that builds Dockerfiles needing a container runtime (RUN and the like).
+	// External is a command (docker buildx, BuildKit, ...) that builds the Dockerfiles with RUN instead of the built-in builder, and those the built-in builder cannot (ADD of a URL, RUN --mount=type=ssh).
 	External *ExternalBuilder `json:"external,omitempty"`
+	// Network is the network RUN gets: none (the default: a loopback interface only) or host (the build machine's network, for package managers; RUN --network=host is allowed only then).
+	Network string `json:"network,omitempty" jsonschema:"enum=none,enum=host"`
+	// Secrets are what RUN --mount=type=secret,id=<id> can mount: each read on the build machine from an environment variable or a file, never written to an image, a cache or a log.
+	Secrets []BuildSecret `json:"secrets,omitempty"`
+	// Timeout bounds one image build, its RUN commands included, as a duration such as 20m (default 1h); a command still running then is killed.
+	Timeout string `json:"timeout,omitempty" jsonschema:"pattern=^([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$,example=20m"`
+}
+
+// BuildSecret names where the value of one build secret comes from.
+type BuildSecret struct {
+	// ID is what RUN --mount=type=secret,id=<id> names.
+	ID string `json:"id" jsonschema:"required,pattern=^[A-Za-z0-9._-]+$"`
+	// Env is the environment variable of the build machine that holds the value.
+	Env string `json:"env,omitempty"`
+	// File is a file of the build machine that holds the value: absolute, or relative to the apps repository.
+	File string `json:"file,omitempty"`
 }
 
 // ExternalBuilder is a command that builds and pushes an image.

@@ -305,7 +305,7 @@ func TestChecks(t *testing.T) {
 			checks: []Check{CheckSecret},
 			want: []string{
 				"fleet/clusters/prod-eu/notes.txt:1: a GitHub token (gh?_…) in plain text; keep credentials in a Secret encrypted with SOPS, or outside Git",
-				"fleet/clusters/prod-eu/notes.txt:2: a password in a postgresql:// URL in plain text (postgresql://app:****@…); reference it as $(VAR) from a secretKeyRef env var",
+				"fleet/clusters/prod-eu/notes.txt:2: a password in a postgresql:// URL in plain text (postgresql://app:****@…); put the password in a Secret, set an env var from it with valueFrom.secretKeyRef before this one in the same container, and write $(THAT_VAR) in its place",
 				"fleet/clusters/prod-eu/notes.txt:4: a PEM private key in plain text; keep credentials in a Secret encrypted with SOPS, or outside Git",
 				"fleet/clusters/prod-eu/notes.txt:5: an AWS access key id (AKIA…) in plain text; keep credentials in a Secret encrypted with SOPS, or outside Git",
 			},

@@ -1,0 +1,639 @@
+package build
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+)
+
+// rootFS is a stage's filesystem unpacked in a directory, where RUN
+// executes. applied counts the layers of the stage unpacked into it; sums
+// holds the SHA-256 of each regular file as the last snapshot saw it, so a
+// file rewritten with the same content does not count as changed.
+type rootFS struct {
+	dir      string
+	root     *os.Root
+	applied  int
+	sums     map[string][32]byte
+	rootless bool
+	epoch    time.Time // mtime of files unpacked from this build's own layers
+}
+
+func newRootFS(dir string, rootless bool, epoch time.Time) (*rootFS, error) {
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil, err
+	}
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &rootFS{dir: dir, root: r, sums: map[string][32]byte{}, rootless: rootless, epoch: epoch}, nil
+}
+
+func (r *rootFS) close() { r.root.Close() }
+
+// relName turns "/a/b" into the os.Root name "a/b" ("." for the root).
+func relName(p string) string {
+	if p == "/" {
+		return "."
+	}
+	return strings.TrimPrefix(p, "/")
+}
+
+// resolve follows the symbolic links along p inside the root filesystem,
+// an absolute link leading from the root, as the image's processes see
+// it (and the last component's link too when followLast). From the first
+// component that does not exist on, p is kept as it is. os.Root refuses
+// absolute links, so every operation takes a path resolved here.
+func (r *rootFS) resolve(p string, followLast bool) (string, error) {
+	comps := splitPath(p)
+	cur := "/"
+	for hops, i := 0, 0; i < len(comps); i++ {
+		next := path.Join(cur, comps[i])
+		fi, err := r.root.Lstat(relName(next))
+		if errors.Is(err, fs.ErrNotExist) {
+			return path.Join(append([]string{next}, comps[i+1:]...)...), nil
+		}
+		if err != nil {
+			return "", err
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 || (i == len(comps)-1 && !followLast) {
+			cur = next
+			continue
+		}
+		if hops++; hops > maxLinkHops {
+			return "", fmt.Errorf("%s: too many levels of symbolic links", p)
+		}
+		target, err := r.root.Readlink(relName(next))
+		if err != nil {
+			return "", err
+		}
+		if path.IsAbs(target) {
+			cur = "/"
+		}
+		comps = append(splitPath(target), comps[i+1:]...)
+		i = -1
+	}
+	return cur, nil
+}
+
+// inParent resolves the directory of p and keeps p's last component.
+func (r *rootFS) inParent(p string) (string, error) {
+	dir, base := path.Split(p)
+	d, err := r.resolve(path.Clean(dir), true)
+	if err != nil {
+		return "", err
+	}
+	return path.Join(d, base), nil
+}
+
+// readFile reads a file of the root filesystem, following links inside it.
+func (r *rootFS) readFile(p string) ([]byte, bool, error) {
+	rp, err := r.resolve(p, true)
+	if err != nil {
+		return nil, false, err
+	}
+	b, err := r.root.ReadFile(relName(rp))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	return b, err == nil, err
+}
+
+// extract unpacks an uncompressed layer stream into the root filesystem,
+// applying its whiteouts to what lies below. Paths and links are resolved
+// inside the root. Devices and pipes are skipped.
+func (r *rootFS) extract(rd io.Reader) error {
+	tr := tar.NewReader(rd)
+	created := map[string]bool{}
+	type dirTime struct {
+		name string
+		t    time.Time
+	}
+	var dirs []dirTime
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("reading layer: %w", err)
+		}
+		name := cleanAbs(h.Name)
+		if name == "/" {
+			continue
+		}
+		if name, err = r.inParent(name); err != nil {
+			return fmt.Errorf("unpacking %s: %w", h.Name, err)
+		}
+		dir, base := path.Split(name)
+		dir = path.Clean(dir)
+		if base == whiteoutOpaque {
+			if err := r.clearDir(dir, created); err != nil {
+				return err
+			}
+			continue
+		}
+		if strings.HasPrefix(base, whiteoutPrefix) {
+			target := path.Join(dir, strings.TrimPrefix(base, whiteoutPrefix))
+			if !created[target] {
+				if err := r.remove(target); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		rel := relName(name)
+		if dir != "/" {
+			if err := r.root.MkdirAll(relName(dir), 0o755); err != nil {
+				return fmt.Errorf("unpacking %s: %w", name, err)
+			}
+		}
+		old, lerr := r.root.Lstat(rel)
+		if lerr == nil && !(old.IsDir() && h.Typeflag == tar.TypeDir) {
+			if err := r.remove(name); err != nil {
+				return err
+			}
+			lerr = fs.ErrNotExist
+		}
+		switch h.Typeflag {
+		case tar.TypeDir:
+			if lerr != nil {
+				if err := r.root.Mkdir(rel, 0o700); err != nil {
+					return fmt.Errorf("unpacking %s: %w", name, err)
+				}
+			}
+			dirs = append(dirs, dirTime{rel, h.ModTime})
+		case tar.TypeReg:
+			f, err := r.root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+			if err != nil {
+				return fmt.Errorf("unpacking %s: %w", name, err)
+			}
+			sum := sha256.New()
+			_, err = io.Copy(io.MultiWriter(f, sum), tr)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return fmt.Errorf("unpacking %s: %w", name, err)
+			}
+			r.sums[name] = [32]byte(sum.Sum(nil))
+		case tar.TypeSymlink:
+			if err := r.root.Symlink(h.Linkname, rel); err != nil {
+				return fmt.Errorf("unpacking %s: %w", name, err)
+			}
+		case tar.TypeLink:
+			target, err := r.resolve(cleanAbs(h.Linkname), false)
+			if err != nil {
+				return fmt.Errorf("unpacking %s: hard link to %s: %w", name, h.Linkname, err)
+			}
+			if err := r.root.Link(relName(target), rel); err != nil {
+				return fmt.Errorf("unpacking %s: hard link to %s: %w", name, target, err)
+			}
+			if s, ok := r.sums[target]; ok {
+				r.sums[name] = s
+			}
+		default:
+			continue
+		}
+		created[name] = true
+		if err := r.root.Lchown(rel, h.Uid, h.Gid); err != nil && !r.rootless {
+			return fmt.Errorf("unpacking %s: %w", name, err)
+		}
+		if h.Typeflag == tar.TypeSymlink {
+			continue
+		}
+		if err := r.root.Chmod(rel, fileMode(h)&^fs.ModeType); err != nil {
+			return fmt.Errorf("unpacking %s: %w", name, err)
+		}
+		if h.Typeflag == tar.TypeReg {
+			if err := r.root.Chtimes(rel, h.ModTime, h.ModTime); err != nil {
+				return fmt.Errorf("unpacking %s: %w", name, err)
+			}
+		}
+	}
+	// Directories last, deepest first: their children changed their times.
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if err := r.root.Chtimes(dirs[i].name, dirs[i].t, dirs[i].t); err != nil {
+			return fmt.Errorf("unpacking %s: %w", dirs[i].name, err)
+		}
+	}
+	return nil
+}
+
+// remove deletes p and everything below it, and forgets their sums.
+func (r *rootFS) remove(p string) error {
+	if err := r.root.RemoveAll(relName(p)); err != nil {
+		return fmt.Errorf("removing %s: %w", p, err)
+	}
+	delete(r.sums, p)
+	prefix := strings.TrimSuffix(p, "/") + "/"
+	for k := range r.sums {
+		if strings.HasPrefix(k, prefix) {
+			delete(r.sums, k)
+		}
+	}
+	return nil
+}
+
+// clearDir removes what dir holds, except entries the current layer made.
+func (r *rootFS) clearDir(dir string, keep map[string]bool) error {
+	f, err := r.root.Open(relName(dir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("opaque directory %s: %w", dir, err)
+	}
+	names, err := f.Readdirnames(-1)
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("opaque directory %s: %w", dir, err)
+	}
+	for _, n := range names {
+		p := path.Join(dir, n)
+		if !keep[p] {
+			if err := r.remove(p); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// snapEntry is what a snapshot records of one path.
+type snapEntry struct {
+	mode       fs.FileMode
+	uid, gid   uint32
+	size       int64
+	ino        uint64
+	nlink      uint64
+	mtime      int64 // nanoseconds
+	ctime      int64
+	rdev       uint64
+	link       string
+	isDirEntry bool
+}
+
+// snapshot lists the tree below dir by path ("/a/b"), without following
+// links. Without root, the files of this user are root's, as the RUN's
+// user namespace shows them.
+func snapshot(dir string, rootless bool) (map[string]snapEntry, error) {
+	uid, gid := uint32(os.Getuid()), uint32(os.Getgid())
+	out := map[string]snapEntry{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		if rel == "." {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		e, err := statEntry(fi)
+		if err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		if rootless {
+			if e.uid == uid {
+				e.uid = 0
+			}
+			if e.gid == gid {
+				e.gid = 0
+			}
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			if e.link, err = os.Readlink(p); err != nil {
+				return err
+			}
+		}
+		out["/"+filepath.ToSlash(rel)] = e
+		return nil
+	})
+	return out, err
+}
+
+// sameStat reports whether nothing about a path changed that the kernel
+// tracks: same inode, size, times, mode and owner.
+func sameStat(a, b snapEntry) bool {
+	return a.ino == b.ino && a.size == b.size && a.mtime == b.mtime && a.ctime == b.ctime &&
+		a.mode == b.mode && a.uid == b.uid && a.gid == b.gid && a.rdev == b.rdev && a.link == b.link
+}
+
+// diffKind says what a layer entry of a diff is.
+type diffKind int
+
+const (
+	diffAdd      diffKind = iota // the path as it is after
+	diffWhiteout                 // .wh.<name>: the path is gone
+	diffOpaque                   // .wh..wh..opq: nothing below stays
+)
+
+// diffEntry is one entry of a RUN's layer.
+type diffEntry struct {
+	path string // absolute; for whiteouts the path that is gone, for opaque markers the directory
+	kind diffKind
+	st   snapEntry
+}
+
+// tarName is the entry's name in the layer.
+func (d diffEntry) tarName() string {
+	switch d.kind {
+	case diffWhiteout:
+		dir, base := path.Split(d.path)
+		return path.Join(dir, whiteoutPrefix+base)
+	case diffOpaque:
+		return path.Join(d.path, whiteoutOpaque)
+	}
+	return d.path
+}
+
+// diffTrees compares two snapshots of one tree and returns the entries of
+// the layer that turns before into after, sorted by their names in the
+// layer. A regular file whose inode changed but whose content, mode and
+// owner are what they were (sumOf says, against sums) is not an entry; nor
+// is a directory whose mode and owner are unchanged. A directory that kept
+// none of at least two earlier entries is marked opaque instead of
+// whiting each one out.
+func diffTrees(before, after map[string]snapEntry, sums map[string][32]byte, sumOf func(p string) ([32]byte, error)) ([]diffEntry, error) {
+	children := func(m map[string]snapEntry) map[string][]string {
+		c := map[string][]string{}
+		for p := range m {
+			c[path.Dir(p)] = append(c[path.Dir(p)], p)
+		}
+		return c
+	}
+	bKids := children(before)
+	opaque := map[string]bool{}
+	for d, kids := range bKids {
+		a, ok := after[d]
+		if d == "/" {
+			a, ok = snapEntry{mode: fs.ModeDir}, true
+		}
+		if !ok || !a.mode.IsDir() || len(kids) < 2 {
+			continue
+		}
+		kept := false
+		for _, k := range kids {
+			if _, ok := after[k]; ok {
+				kept = true
+				break
+			}
+		}
+		if !kept {
+			opaque[d] = true
+		}
+	}
+	underOpaque := func(p string) bool {
+		for d := path.Dir(p); ; d = path.Dir(d) {
+			if opaque[d] {
+				return true
+			}
+			if d == "/" {
+				return false
+			}
+		}
+	}
+	var out []diffEntry
+	for d := range opaque {
+		out = append(out, diffEntry{path: d, kind: diffOpaque})
+		if d != "/" {
+			out = append(out, diffEntry{path: d, kind: diffAdd, st: after[d]})
+		}
+	}
+	for p, a := range after {
+		if opaque[p] {
+			continue
+		}
+		b, inBefore := before[p]
+		emit := !inBefore || underOpaque(p)
+		if !emit {
+			typeChanged := a.mode.Type() != b.mode.Type()
+			if typeChanged && b.mode.IsDir() {
+				out = append(out, diffEntry{path: p, kind: diffWhiteout})
+			}
+			switch {
+			case typeChanged, a.mode != b.mode, a.uid != b.uid, a.gid != b.gid:
+				emit = true
+			case a.mode.IsDir():
+			case a.mode.IsRegular():
+				if !sameStat(a, b) {
+					old, ok := sums[p]
+					if !ok || a.size != b.size {
+						emit = true
+					} else {
+						sum, err := sumOf(p)
+						if err != nil {
+							return nil, err
+						}
+						emit = sum != old
+					}
+				}
+			default:
+				emit = a.link != b.link || a.rdev != b.rdev
+			}
+		}
+		if emit {
+			out = append(out, diffEntry{path: p, kind: diffAdd, st: a})
+		}
+	}
+	for p := range before {
+		if _, ok := after[p]; ok {
+			continue
+		}
+		parent := path.Dir(p)
+		pa, ok := after[parent]
+		if parent == "/" {
+			ok, pa = true, snapEntry{mode: fs.ModeDir}
+		}
+		if !ok || !pa.mode.IsDir() || underOpaque(p) {
+			continue
+		}
+		if pb, ok := before[parent]; parent != "/" && (!ok || !pb.mode.IsDir()) {
+			continue
+		}
+		out = append(out, diffEntry{path: p, kind: diffWhiteout})
+	}
+	slices.SortFunc(out, func(a, b diffEntry) int { return strings.Compare(a.tarName(), b.tarName()) })
+	return out, nil
+}
+
+// writeDiff writes the entries as a gzip-compressed layer file at dst,
+// reading contents from the root filesystem. Every entry has mtime epoch;
+// a file with several links in the layer is stored once and linked. It
+// returns the layer and the SHA-256 of every regular file written.
+func (r *rootFS) writeDiff(entries []diffEntry, epoch time.Time, mt types.MediaType, dst string) (*fileLayer, map[string][32]byte, error) {
+	f, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	gzSum := sha256.New()
+	counter := &countWriter{}
+	zw, err := gzip.NewWriterLevel(io.MultiWriter(f, gzSum, counter), gzip.BestSpeed)
+	if err != nil {
+		return nil, nil, err
+	}
+	rawSum := sha256.New()
+	tw := tar.NewWriter(io.MultiWriter(zw, rawSum))
+	sums := map[string][32]byte{}
+	linkedTo := map[uint64]string{} // inode -> first path written
+	for _, e := range entries {
+		name := strings.TrimPrefix(e.tarName(), "/")
+		h := &tar.Header{Name: name, ModTime: epoch, Format: tar.FormatPAX}
+		if e.kind != diffAdd {
+			h.Typeflag = tar.TypeReg
+			if err := tw.WriteHeader(h); err != nil {
+				return nil, nil, err
+			}
+			continue
+		}
+		st := e.st
+		h.Mode, h.Uid, h.Gid = tarMode(st.mode), int(st.uid), int(st.gid)
+		switch {
+		case st.mode.IsDir():
+			h.Typeflag = tar.TypeDir
+			h.Name += "/"
+		case st.mode&fs.ModeSymlink != 0:
+			h.Typeflag, h.Linkname = tar.TypeSymlink, st.link
+		case st.mode.IsRegular():
+			if first, ok := linkedTo[st.ino]; ok && st.nlink > 1 {
+				h.Typeflag, h.Linkname = tar.TypeLink, strings.TrimPrefix(first, "/")
+				sums[e.path] = sums[first]
+				break
+			}
+			h.Typeflag, h.Size = tar.TypeReg, st.size
+		case st.mode&fs.ModeNamedPipe != 0:
+			h.Typeflag = tar.TypeFifo
+		case st.mode&fs.ModeDevice != 0:
+			h.Typeflag = tar.TypeBlock
+			if st.mode&fs.ModeCharDevice != 0 {
+				h.Typeflag = tar.TypeChar
+			}
+			h.Devmajor, h.Devminor = int64(devMajor(st.rdev)), int64(devMinor(st.rdev))
+		default:
+			continue // sockets
+		}
+		if err := tw.WriteHeader(h); err != nil {
+			return nil, nil, err
+		}
+		if h.Typeflag != tar.TypeReg {
+			continue
+		}
+		src, err := r.root.Open(relName(e.path))
+		if err != nil {
+			return nil, nil, err
+		}
+		sum := sha256.New()
+		n, err := io.Copy(io.MultiWriter(tw, sum), io.LimitReader(src, st.size))
+		src.Close()
+		if err == nil && n != st.size {
+			err = fmt.Errorf("%s changed size while it was read", e.path)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		sums[e.path] = [32]byte(sum.Sum(nil))
+		if st.nlink > 1 {
+			linkedTo[st.ino] = e.path
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return nil, nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, nil, err
+	}
+	if err := f.Close(); err != nil {
+		return nil, nil, err
+	}
+	return &fileLayer{
+		path:      dst,
+		digest:    hashOf(gzSum),
+		diffID:    hashOf(rawSum),
+		size:      counter.n,
+		mediaType: mt,
+	}, sums, nil
+}
+
+func devMajor(dev uint64) uint64 { return ((dev >> 8) & 0xfff) | ((dev >> 32) & ^uint64(0xfff)) }
+func devMinor(dev uint64) uint64 { return (dev & 0xff) | ((dev >> 12) & ^uint64(0xff)) }
+
+func hashOf(h hash.Hash) v1.Hash {
+	return v1.Hash{Algorithm: "sha256", Hex: hex.EncodeToString(h.Sum(nil))}
+}
+
+type countWriter struct{ n int64 }
+
+func (c *countWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
+
+// fileLayer is a gzip-compressed layer in a file of the build's work
+// directory.
+type fileLayer struct {
+	path      string
+	digest    v1.Hash
+	diffID    v1.Hash
+	size      int64
+	mediaType types.MediaType
+}
+
+func (l *fileLayer) Digest() (v1.Hash, error)            { return l.digest, nil }
+func (l *fileLayer) DiffID() (v1.Hash, error)            { return l.diffID, nil }
+func (l *fileLayer) Size() (int64, error)                { return l.size, nil }
+func (l *fileLayer) MediaType() (types.MediaType, error) { return l.mediaType, nil }
+func (l *fileLayer) Compressed() (io.ReadCloser, error)  { return os.Open(l.path) }
+
+func (l *fileLayer) Uncompressed() (io.ReadCloser, error) {
+	f, err := os.Open(l.path)
+	if err != nil {
+		return nil, err
+	}
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return readCloser{zr, f}, nil
+}
+
+type readCloser struct {
+	io.Reader
+	f *os.File
+}
+
+func (r readCloser) Close() error { return r.f.Close() }
+
+// sumFile hashes a regular file of the root filesystem.
+func (r *rootFS) sumFile(p string) ([32]byte, error) {
+	f, err := r.root.Open(relName(p))
+	if err != nil {
+		return [32]byte{}, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return [32]byte{}, err
+	}
+	return [32]byte(h.Sum(nil)), nil
+}

@@ -1,0 +1,89 @@
+//go:build linux
+
+package build
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// rootlessEnv marks the test binary re-run as an unprivileged user.
+const rootlessEnv = "FLEETWRIGHT_BUILD_TEST_ROOTLESS"
+
+// TestRootlessRun runs a RUN build as an unprivileged user (nobody): the
+// sandbox gets a user namespace mapping that user to root, files the RUN
+// writes are owned by 0:0 in the layer, and USER other than root is
+// refused. As root, the test re-runs itself as nobody.
+func TestRootlessRun(t *testing.T) {
+	if os.Getenv(rootlessEnv) == "" {
+		if os.Geteuid() != 0 {
+			t.Skip("re-runs itself as nobody, which needs root")
+		}
+		needRun(t)
+		dir, err := os.MkdirTemp("", "fleetwright-rootless-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		if err := os.Chmod(dir, 0o777); err != nil {
+			t.Fatal(err)
+		}
+		// A copy of the test binary nobody can read: the build's own is in
+		// a folder only root may enter.
+		bin, err := os.ReadFile(os.Args[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		exe := filepath.Join(dir, "build.test")
+		if err := os.WriteFile(exe, bin, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(exe, "-test.run=^TestRootlessRun$", "-test.v")
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), rootlessEnv+"=1", "TMPDIR="+dir, "HOME="+dir)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		out, err := cmd.CombinedOutput()
+		if strings.Contains(string(out), "--- SKIP") {
+			t.Skipf("as nobody: %s", out)
+		}
+		if err != nil || !strings.Contains(string(out), "--- PASS: TestRootlessRun") {
+			t.Fatalf("as nobody: %v\n%s", err, out)
+		}
+		return
+	}
+	if os.Geteuid() == 0 {
+		t.Fatal("expected to run unprivileged")
+	}
+	if b, err := os.ReadFile("/proc/sys/kernel/unprivileged_userns_clone"); err == nil && strings.TrimSpace(string(b)) == "0" {
+		t.Skip("unprivileged user namespaces are off")
+	}
+	e := newTestEnv(t)
+	base := e.seedBusybox(t)
+	local, err := NewLocal(LocalOptions{Registry: e.reg, WorkDir: t.TempDir(), CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.local = local
+	root := t.TempDir()
+	writeTree(t, root, map[string]tfile{"Dockerfile": {body: "FROM " + base + "\nRUN --mount=type=cache,target=/c echo \"$(id -u) in $(hostname)\" > /who && touch /c/x\n"}})
+	res, err := e.build(t, Request{Root: root, Platforms: []string{platformString(hostPlatform())}})
+	if err != nil && strings.Contains(err.Error(), "starting the RUN sandbox") && strings.Contains(err.Error(), "operation not permitted") {
+		t.Skipf("unprivileged user namespaces are not allowed here: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := pull(t, res.Ref, time.Unix(0, 0))[0].Files
+	if got := files["/who"]; got.Content != "0 in fleetwright\n" || got.Owner != "0:0" {
+		t.Errorf("/who = %+v", got)
+	}
+	writeTree(t, root, map[string]tfile{"u/Dockerfile": {body: "FROM " + base + "\nUSER app\nRUN true\n"}})
+	if _, err := e.build(t, Request{Root: root, Context: "u", Platforms: []string{platformString(hostPlatform())}}); err == nil || !strings.Contains(err.Error(), "Dockerfile:3: RUN: USER app needs the builder to run as root") {
+		t.Errorf("USER app without root: %v", err)
+	}
+}

@@ -1,0 +1,8 @@
+//go:build !linux
+
+package build
+
+import "io/fs"
+
+// statEntry is Linux-only, as RUN is.
+func statEntry(fs.FileInfo) (snapEntry, error) { return snapEntry{}, errNoSandbox }
