@@ -81,7 +81,7 @@ func (r *renderer) cronJob(a *spec.LoadedApp, c *spec.Component) ([]object, erro
 }
 
 // jobSpec is the Job spec of a job, or of a cronjob's runs.
-func (r *renderer) jobSpec(a *spec.LoadedApp, c *spec.Component, lbls map[string]string) (*podTemplate, *batchv1.JobSpec, error) {
+func (r *renderer) jobSpec(a *spec.LoadedApp, c *spec.Component, lbls map[string]string) (podTemplate, *batchv1.JobSpec, error) {
 	w := c.WorkloadSpec
 	restart := corev1.RestartPolicyOnFailure
 	if w.RestartPolicy == string(corev1.RestartPolicyNever) {
@@ -89,7 +89,7 @@ func (r *renderer) jobSpec(a *spec.LoadedApp, c *spec.Component, lbls map[string
 	}
 	pt, err := r.pod(a, c, lbls, restart)
 	if err != nil {
-		return nil, nil, err
+		return pt, nil, err
 	}
 	if len(pt.service) > 0 {
 		// A job's ports stay on its pod: no Service picks them.

@@ -66,7 +66,7 @@ func (r *renderer) workload(a *spec.LoadedApp, c *spec.Component) ([]object, err
 	svcName := serviceName(a, c)
 	headless := w.Service != nil && w.Service.Type == spec.ServiceHeadless
 	kind := "Deployment"
-	var objs []object
+	objs := make([]object, 0, 6)
 	if len(pt.claims) > 0 {
 		kind = "StatefulSet"
 		governing := svcName

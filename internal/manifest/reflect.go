@@ -182,6 +182,9 @@ func marshaler(v reflect.Value) (func() (any, error), bool) {
 				if s, ok := simpleJSONString(b); ok {
 					return s, nil // quantities and the like: no decoder needed
 				}
+				if jsonInteger(b) {
+					return json.Number(b), nil // an IntOrString's count: what the decoder gives
+				}
 				dec := json.NewDecoder(bytes.NewReader(b))
 				dec.UseNumber()
 				var g any
@@ -213,6 +216,23 @@ func marshaler(v reflect.Value) (func() (any, error), bool) {
 	p := reflect.New(v.Type())
 	p.Elem().Set(v)
 	return try(p)
+}
+
+// jsonInteger reports whether b is a JSON integer: an optional minus and
+// digits without a leading zero (or a lone 0).
+func jsonInteger(b []byte) bool {
+	if len(b) > 0 && b[0] == '-' {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 1 && b[0] == '0' {
+		return false
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // simpleJSONString returns the string that b encodes when b is a quoted
