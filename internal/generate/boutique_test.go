@@ -1,6 +1,7 @@
 package generate_test
 
 import (
+	cmpstd "cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -14,12 +15,16 @@ import (
 )
 
 // upstream is what GoogleCloudPlatform/microservices-demo's
-// kubernetes-manifests/ say of one service (read at commit 34ffea91 of
-// August 2026), written down by hand: ports, Service ports, probes,
-// security contexts, resources, env, volumes.
+// kubernetes-manifests/ say of one service, written down by hand: ports,
+// Service ports, probes, security contexts, resources, env, volumes. Read
+// at commit 34ffea9175946982c3088ed84994fe6019ad6e92 (2026-08-11) from
+// kubernetes-manifests/<service>.yaml; redis-cart is in cartservice.yaml.
 type upstream struct {
 	port        int32  // container port
 	servicePort int32  // the Service's port (targetPort is the container port)
+	portName    string // the Service port's name ("grpc" unless set)
+	serviceType string // "" = ClusterIP
+	annotations string // pod template annotations, "key=value"
 	probe       string // readiness; liveness, as "kind port delay/period" (0 = Kubernetes' default)
 	requests    [2]string
 	limits      [2]string
@@ -31,7 +36,7 @@ type upstream struct {
 }
 
 var boutique = map[string]upstream{
-	"redis-cart": {port: 6379, servicePort: 6379, probe: "tcp 6379 0/5; tcp 6379 0/5",
+	"redis-cart": {port: 6379, servicePort: 6379, portName: "tcp-redis", probe: "tcp 6379 0/5; tcp 6379 0/5",
 		requests: [2]string{"70m", "200Mi"}, limits: [2]string{"125m", "256Mi"}, volumes: "/data emptyDir"},
 	"adservice": {port: 9555, servicePort: 9555, probe: "grpc 9555 20/15; grpc 9555 20/15",
 		requests: [2]string{"200m", "180Mi"}, limits: [2]string{"300m", "300Mi"}, env: map[string]string{"PORT": "9555"}, grace: 5, account: true},
@@ -55,14 +60,14 @@ var boutique = map[string]upstream{
 			"PORT": "8080", "PRODUCT_CATALOG_SERVICE_ADDR": "productcatalogservice:3550", "DISABLE_PROFILER": "1"}},
 	"shippingservice": {port: 50051, servicePort: 50051, probe: "grpc 50051 0/5; grpc 50051 0/0",
 		requests: [2]string{"100m", "64Mi"}, limits: [2]string{"200m", "128Mi"}, env: map[string]string{"PORT": "50051", "DISABLE_PROFILER": "1"}, account: true},
-	"frontend": {port: 8080, servicePort: 80,
+	"frontend": {port: 8080, servicePort: 80, portName: "http", serviceType: "LoadBalancer", annotations: "sidecar.istio.io/rewriteAppHTTPProbers=true",
 		probe:    "http 8080 /_healthz Cookie=shop_session-id=x-readiness-probe 10/0; http 8080 /_healthz Cookie=shop_session-id=x-liveness-probe 10/0",
 		requests: [2]string{"100m", "64Mi"}, limits: [2]string{"200m", "128Mi"}, account: true, env: map[string]string{
 			"PORT": "8080", "PRODUCT_CATALOG_SERVICE_ADDR": "productcatalogservice:3550", "CURRENCY_SERVICE_ADDR": "currencyservice:7000",
 			"CART_SERVICE_ADDR": "cartservice:7070", "RECOMMENDATION_SERVICE_ADDR": "recommendationservice:8080", "SHIPPING_SERVICE_ADDR": "shippingservice:50051",
 			"CHECKOUT_SERVICE_ADDR": "checkoutservice:5050", "AD_SERVICE_ADDR": "adservice:9555", "SHOPPING_ASSISTANT_SERVICE_ADDR": "shoppingassistantservice:80",
 			"ENABLE_PROFILER": "0"}},
-	"loadgenerator": {probe: "none; none", requests: [2]string{"300m", "256Mi"}, limits: [2]string{"500m", "512Mi"}, grace: 5, account: true,
+	"loadgenerator": {probe: "none; none", annotations: "sidecar.istio.io/rewriteAppHTTPProbers=true", requests: [2]string{"300m", "256Mi"}, limits: [2]string{"500m", "512Mi"}, grace: 5, account: true,
 		env: map[string]string{"FRONTEND_ADDR": "frontend:80", "USERS": "10", "RATE": "1"}, initImage: "busybox"},
 }
 
@@ -87,6 +92,11 @@ var boutique = map[string]upstream{
 //     (redis-cart: automountServiceAccountToken false).
 //   - The loadgenerator's init container gets the platform's default
 //     resources and runs a script of our own that does the same check.
+//   - redis-cart is a workload with an empty_dir volume, as upstream, not
+//     the redis addon: the addon's chart names its own Service and brings
+//     persistence the cart does not use.
+//   - The loadgenerator is kept as a workload without ports (upstream has
+//     no Service for it either), so the shop generates load as upstream.
 //   - Flux applies the services in the order of their address exports
 //     (backends before the frontend, the frontend before the
 //     loadgenerator); upstream applies all at once.
@@ -116,8 +126,13 @@ func TestBoutiqueMatchesUpstream(t *testing.T) {
 				}
 				var svc corev1.Service
 				decode(t, got[dir+name+"/service-"+name+".yaml"], &svc)
-				if len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Port != want.servicePort || svc.Spec.Ports[0].TargetPort.String() != c.Ports[0].Name {
-					t.Errorf("service ports %+v, want %d → the container's %d", svc.Spec.Ports, want.servicePort, want.port)
+				portName := cmpstd.Or(want.portName, "grpc")
+				if len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Port != want.servicePort || svc.Spec.Ports[0].Name != portName ||
+					svc.Spec.Ports[0].Protocol != corev1.ProtocolTCP || svc.Spec.Ports[0].TargetPort.String() != c.Ports[0].Name {
+					t.Errorf("service ports %+v, want %s %d/TCP → the container's %d", svc.Spec.Ports, portName, want.servicePort, want.port)
+				}
+				if typ := cmpstd.Or(want.serviceType, "ClusterIP"); string(svc.Spec.Type) != typ {
+					t.Errorf("service type %q, want %q", svc.Spec.Type, typ)
 				}
 				if d.Spec.Template.Labels == nil || !mapsSubset(svc.Spec.Selector, d.Spec.Template.Labels) {
 					t.Errorf("the Service %v does not select the pods %v", svc.Spec.Selector, d.Spec.Template.Labels)
@@ -132,14 +147,24 @@ func TestBoutiqueMatchesUpstream(t *testing.T) {
 			// non-root, no privilege escalation, no capabilities, a
 			// read-only root filesystem.
 			ps := pod.SecurityContext
-			if ps == nil || *ps.RunAsUser != 1000 || *ps.RunAsGroup != 1000 || *ps.FSGroup != 1000 || !*ps.RunAsNonRoot {
+			if ps == nil || deref(ps.RunAsUser) != 1000 || deref(ps.RunAsGroup) != 1000 || deref(ps.FSGroup) != 1000 || !deref(ps.RunAsNonRoot) {
 				t.Errorf("pod security %+v", ps)
 			}
 			for _, ctr := range append(slices.Clone(pod.InitContainers), c) {
 				cs := ctr.SecurityContext
-				if cs == nil || *cs.AllowPrivilegeEscalation || !*cs.ReadOnlyRootFilesystem || cs.Capabilities == nil || !slices.Equal(cs.Capabilities.Drop, []corev1.Capability{"ALL"}) || len(cs.Capabilities.Add) != 0 || cs.RunAsUser != nil {
+				if cs == nil || cs.AllowPrivilegeEscalation == nil || *cs.AllowPrivilegeEscalation || !deref(cs.ReadOnlyRootFilesystem) || deref(cs.Privileged) ||
+					cs.Capabilities == nil || !slices.Equal(cs.Capabilities.Drop, []corev1.Capability{"ALL"}) || len(cs.Capabilities.Add) != 0 || cs.RunAsUser != nil {
 					t.Errorf("container %s security %+v", ctr.Name, cs)
 				}
+			}
+			var ann []string
+			for k, v := range d.Spec.Template.Annotations {
+				if !strings.HasPrefix(k, "fleetwright.") {
+					ann = append(ann, k+"="+v)
+				}
+			}
+			if a := strings.Join(slices.Sorted(slices.Values(ann)), ","); a != want.annotations {
+				t.Errorf("pod annotations %q, want %q", a, want.annotations)
 			}
 			res := fmt.Sprintf("%s %s / %s %s", c.Resources.Requests.Cpu(), c.Resources.Requests.Memory(), c.Resources.Limits.Cpu(), c.Resources.Limits.Memory())
 			if w := fmt.Sprintf("%s %s / %s %s", want.requests[0], want.requests[1], want.limits[0], want.limits[1]); res != w {
@@ -213,6 +238,15 @@ func probeText(p *corev1.Probe) string {
 		return fmt.Sprintf("http %s %s %s %s", p.HTTPGet.Port.String(), p.HTTPGet.Path, strings.Join(hs, ","), timing)
 	}
 	return "other"
+}
+
+// deref is *p, or the zero value when p is nil.
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
 }
 
 func mapsSubset(sub, m map[string]string) bool {
