@@ -328,22 +328,32 @@ func TestActionInstall(t *testing.T) {
 }
 
 // BenchmarkActionStart measures the time from the action's start to the
-// end of its first command (render validate of the examples): with the
-// release in the runner's tool cache, and built from source as before
-// releases (a warm Go build cache; setup-go's own time is not counted).
+// end of its first command (render validate of the examples), each
+// iteration a new job: a new RUNNER_TEMP, and for release-download a new
+// tool cache (as on a hosted runner), while release-cached keeps it (a
+// self-hosted runner, or a second use in a job). source builds with a warm
+// Go build cache; setup-go's own time is not counted.
 func BenchmarkActionStart(b *testing.B) {
 	srv := newReleaseServer(b)
-	for _, bc := range []struct{ name, ref string }{{"release-cached", relVersion}, {"source", "main"}} {
+	for _, bc := range []struct {
+		name, ref  string
+		freshTools bool
+	}{{"release-cached", relVersion, false}, {"release-download", relVersion, true}, {"source", "main", false}} {
 		b.Run(bc.name, func(b *testing.B) {
 			r := newRunner(b)
 			srv.use(r)
 			r.actionRef = bc.ref
 			inputs := map[string]string{"command": "validate", "path": filepath.Join(r.root, "examples"), "release-url": srv.base}
-			if res := r.run(inputs); res.code != 0 { // fills the tool cache
+			if res := r.run(inputs); res.code != 0 { // fills the caches
 				b.Fatalf("exit %d\n%s", res.code, res.stdout)
 			}
-			b.ResetTimer()
 			for b.Loop() {
+				b.StopTimer()
+				r.temp = b.TempDir()
+				if bc.freshTools {
+					r.tools = b.TempDir()
+				}
+				b.StartTimer()
 				if res := r.run(inputs); res.code != 0 {
 					b.Fatalf("exit %d\n%s", res.code, res.stdout)
 				}
