@@ -27,6 +27,9 @@ func busyboxImage(t *testing.T) v1.Image {
 	if runtime.GOOS != "linux" || os.Geteuid() != 0 {
 		t.Skip("RUN tests need Linux and root (see docs/build.md)")
 	}
+	if err := canCreateNamespaces(); err != nil {
+		t.Skipf("root cannot create namespaces here: %v", err)
+	}
 	bin, err := os.ReadFile("/bin/busybox")
 	if err != nil {
 		t.Skip("no /bin/busybox: install Debian's busybox-static (hack/test.sh does)")
