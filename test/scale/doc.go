@@ -11,6 +11,9 @@
 //     rolled out;
 //   - settle-s: from that fetch until every Kustomization has handled the
 //     commit (the commit's whole cost);
+//   - fetch-s: from the push's notification to notification-controller's
+//     Receiver (what a Git host's push webhook sends) to source-controller's
+//     artifact of the commit;
 //   - ks/commit and objects/commit: the Kustomizations that reconciled the
 //     change commit (from kustomize-controller's
 //     gotk_reconcile_duration_seconds_count, and their status), and the
