@@ -230,12 +230,17 @@ func runCase(b *testing.B, shape Shape, n, shards int) result {
 	}
 	cpu2 := cpuTimes(b, c)
 	var per []string
+	counts := reconcilesBy(b, c)
 	for _, ctl := range c.Flux {
 		d := cpu2[ctl.Name] - cpu0[ctl.Name]
 		r.cpu += d
 		r.cpuDeploy += cpu1[ctl.Name] - cpu0[ctl.Name]
 		r.cpuChange += cpu2[ctl.Name] - cpu1[ctl.Name]
-		per = append(per, fmt.Sprintf("%s:%.1fs", ctl.Name, d.Seconds()))
+		if n, ok := counts[ctl.Name]; ok {
+			per = append(per, fmt.Sprintf("%s:%.1fs/%d-reconciles", ctl.Name, d.Seconds(), n))
+		} else {
+			per = append(per, fmt.Sprintf("%s:%.1fs", ctl.Name, d.Seconds()))
+		}
 	}
 	r.perController = strings.Join(per, ",")
 	return r
@@ -410,6 +415,17 @@ func pendingOn(kss []kustomizev1.Kustomization, rev string) int {
 func reconcileCounts(b *testing.B, c *cluster.Cluster) int {
 	b.Helper()
 	total := 0
+	for _, n := range reconcilesBy(b, c) {
+		total += n
+	}
+	return total
+}
+
+// reconcilesBy returns each kustomize-controller's count of Kustomization
+// reconciles.
+func reconcilesBy(b *testing.B, c *cluster.Cluster) map[string]int {
+	b.Helper()
+	out := map[string]int{}
 	for _, ctl := range c.Flux {
 		if !strings.HasPrefix(ctl.Name, "kustomize-controller") {
 			continue
@@ -418,9 +434,9 @@ func reconcileCounts(b *testing.B, c *cluster.Cluster) int {
 		if err != nil {
 			b.Fatalf("%s metrics: %v", ctl.Name, err)
 		}
-		total += n
+		out[ctl.Name] = n
 	}
-	return total
+	return out
 }
 
 func scrapeReconciles(url string) (int, error) {
