@@ -3,7 +3,8 @@
 # into a render or verify command line.
 set -euo pipefail
 
-bin="${RUNNER_TEMP:?}/fleetwright-bin"
+# The install step's folder: the cached release, or the source build's.
+bin="${FLEETWRIGHT_BIN:-${RUNNER_TEMP:?}/fleetwright-bin}"
 
 # command_data escapes a value for the data part of a workflow command, as
 # GitHub's toolkit does, so that a "%", CR or LF in it cannot end the

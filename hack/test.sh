@@ -2,7 +2,8 @@
 # Runs every check and test of the project, on a fresh machine too: builds (or
 # reuses, cached by version) the test kube-apiserver and etcd, and the rest of
 # the end-to-end cluster (controller-manager, scheduler, kwok, Flux), starts a
-# throwaway PostgreSQL, then gofmt, go vet and the whole test suite with the
+# throwaway PostgreSQL, installs Chromium (for the browser test of the status
+# pages) when missing, then gofmt, go vet and the whole test suite with the
 # race detector.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -23,6 +24,12 @@ step "PostgreSQL for the history store tests"
 FLEETWRIGHT_TEST_POSTGRES_DSN="$(bash hack/postgres/start.sh | tail -n 1)"
 export FLEETWRIGHT_TEST_POSTGRES_DSN
 trap 'bash hack/postgres/stop.sh "$FLEETWRIGHT_TEST_POSTGRES_DSN" || true' EXIT
+
+step "Chromium for the status page browser test"
+if ! command -v chromium >/dev/null; then
+	DEBIAN_FRONTEND=noninteractive apt-get update >&2
+	DEBIAN_FRONTEND=noninteractive apt-get install -y chromium >&2
+fi
 
 step "gofmt"
 unformatted="$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './hack/*'))"

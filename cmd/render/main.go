@@ -6,6 +6,10 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	// Root certificates for when the system has none (the container image
+	// is FROM scratch); the system's own are used wherever they exist.
+	_ "golang.org/x/crypto/x509roots/fallback"
 )
 
 func main() {

@@ -36,6 +36,7 @@ result, and leaves it in the work tree or commits it with --commit):
   render delete APP                                remove the app's folder (refused while other apps use its exports)
   render history APP [--webhook URL] [--format text|json]
   render template capture APP NAME [--param KEY=JSONPATH ...]
+  render version [--json]                          print the version, commit, build date and Go release
 APP is NAME, PROJECT/NAME or CLUSTER/PROJECT/NAME; --repo DIR names the apps repository.
 
 Run 'render COMMAND --help' for a command's flags.
@@ -62,6 +63,8 @@ func run(ctx context.Context, args []string, io stdio) error {
 			return runHistory(ctx, args[1:], io)
 		case "template":
 			return runTemplate(ctx, args[1:], io)
+		case "version":
+			return runVersion(args[1:], io)
 		case "help", "-h", "--help":
 			fmt.Fprint(io.out, usage)
 			return nil

@@ -11,6 +11,10 @@ import (
 	"syscall"
 
 	"github.com/fleetwright/fleetwright/internal/cli"
+
+	// Root certificates for when the system has none (the container image
+	// is FROM scratch); the system's own are used wherever they exist.
+	_ "golang.org/x/crypto/x509roots/fallback"
 )
 
 func main() {

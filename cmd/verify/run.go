@@ -30,6 +30,7 @@ const usage = `verify checks a fleet folder the way Flux will see it.
 
 Usage:
   verify [flags] [FLEET_DIR]
+  verify version [--json]   print the version, commit, build date and Go release
 
 FLEET_DIR defaults to the apps repository's fleet folder when --apps is
 given, else to the current folder. Exit status: 0 clean (warnings allowed),
@@ -95,6 +96,9 @@ func (f *flags) Validate() error {
 }
 
 func run(ctx context.Context, args []string, io stdio) error {
+	if len(args) > 0 && args[0] == "version" {
+		return runVersion(args[1:], io)
+	}
 	f, err := parseFlags(args, io)
 	if err != nil {
 		return err

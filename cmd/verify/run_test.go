@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -109,7 +110,7 @@ func TestVerifyCommand(t *testing.T) {
 		stderr   string   // in stderr
 	}{
 		{name: "clean", args: []string{"--apps", clean}, code: 0,
-			contains: []string{"0 error(s), 14 warning(s): 43 files, 10 Flux Kustomizations, 10 paths built, 37 objects"}},
+			contains: []string{"0 error(s), 14 warning(s): 46 files, 10 Flux Kustomizations, 10 paths built, 40 objects"}},
 		{name: "fleet folder after the flags", args: []string{"--apps", clean, filepath.Join(clean, "fleet")}, code: 0,
 			contains: []string{"0 error(s), 14 warning(s)"}},
 		{name: "hand edit", args: []string{"--apps", edited}, code: 1, contains: []string{
@@ -218,5 +219,29 @@ func TestVerifyGit(t *testing.T) {
 	}
 	if r := runVerify(t, nil, "--apps", dir, "--apps-ref", "nope"); r.code != 2 {
 		t.Errorf("--apps-ref nope: exit %d\n%s%s", r.code, r.out, r.stderr)
+	}
+}
+
+// A component folder with patches is built with them, and what a patch
+// breaks fails the run at the patch's line, in the text and in the GitHub
+// annotation.
+func TestVerifyPatch(t *testing.T) {
+	t.Parallel()
+	dir := appsRepo(t, false)
+	kfile := filepath.Join(dir, "fleet/apps/prod-eu/shop/orders/api/kustomization.yaml")
+	data, err := os.ReadFile(kfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = append(data, []byte("patches:\n- patch: \"- op: replace\\n  path: /spec/replicas\\n  value: three\\n\"\n  target:\n    kind: Deployment\n")...)
+	if err := os.WriteFile(kfile, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	line := strings.Count(string(data), "\n") - 2
+	r := runVerify(t, map[string]string{"GITHUB_ACTIONS": "true"}, "--platform", filepath.Join(dir, "platform.yaml"), filepath.Join(dir, "fleet"))
+	at := filepath.ToSlash(kfile) + ":" + strconv.Itoa(line)
+	want := at + ": Deployment/orders-api: spec.replicas: must be an integer, not a string (after this patch)"
+	if r.code != 1 || !strings.Contains(r.out, want) || !strings.Contains(r.out, "file="+filepath.ToSlash(kfile)+",line="+strconv.Itoa(line)+",title=verify api::Deployment/orders-api: spec.replicas") {
+		t.Errorf("exit %d, want 1 and %q with its annotation:\n%s%s", r.code, want, r.out, r.stderr)
 	}
 }

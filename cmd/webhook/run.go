@@ -27,6 +27,7 @@ import (
 	"github.com/fleetwright/fleetwright/internal/github"
 	"github.com/fleetwright/fleetwright/internal/probe"
 	"github.com/fleetwright/fleetwright/internal/store"
+	"github.com/fleetwright/fleetwright/internal/version"
 	"github.com/fleetwright/fleetwright/internal/webhook"
 )
 
@@ -52,6 +53,7 @@ type options struct {
 	githubRef       string
 	shutdownTimeout time.Duration
 	logLevel        string
+	version         bool
 	// Limits on clients (docs/webhook.md).
 	readHeaderTimeout   time.Duration
 	readTimeout         time.Duration
@@ -63,6 +65,12 @@ type options struct {
 	keepDeployments     int
 	keepAge             time.Duration
 	pruneInterval       time.Duration
+	// The status pages (docs/webhook.md).
+	viewerTokenFile string
+	clusterName     string
+	fleetRepoURL    string
+	appsRepoURL     string
+	sessionTTL      time.Duration
 	// ready, if set, receives the listening address (tests use it).
 	ready func(addr string)
 }
@@ -71,6 +79,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("webhook", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.BoolVar(&o.version, "version", false, "print the version, commit, build date and Go release, and exit")
 	fs.StringVar(&o.listen, "listen", ":8080", "address to listen on")
 	fs.StringVar(&o.sqlitePath, "sqlite", "webhook.db", "SQLite history file (used unless a PostgreSQL DSN is given)")
 	fs.StringVar(&o.postgresDSN, "postgres-dsn", "", "PostgreSQL DSN of the history store (prefer -postgres-dsn-file when it holds a password)")
@@ -102,6 +111,11 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.keepDeployments, "keep-deployments", store.DefaultKeepDeployments, "deployments kept per app (0 keeps all)")
 	fs.DurationVar(&o.keepAge, "keep-age", store.DefaultKeepAge, "deployments and events older than this are dropped (0 keeps all)")
 	fs.DurationVar(&o.pruneInterval, "prune-interval", time.Hour, "how often the history is pruned (0 disables)")
+	fs.StringVar(&o.viewerTokenFile, "viewer-token-file", "", "file holding a token that signs in to the status pages only (read only; the API token signs in too)")
+	fs.StringVar(&o.clusterName, "cluster-name", "", "the cluster's name in the fleet (clusters/<name>): shown on the status pages and used in their rollback commands")
+	fs.StringVar(&o.fleetRepoURL, "fleet-repo-url", "", "web URL of the fleet repository: the status pages link fleet revisions to <url>/commit/<sha> (or put the commit where the URL says {commit})")
+	fs.StringVar(&o.appsRepoURL, "apps-repo-url", "", "web URL of the apps repository: the status pages link spec revisions to its commits, as -fleet-repo-url")
+	fs.DurationVar(&o.sessionTTL, "session-ttl", 12*time.Hour, "how long a sign-in to the status pages lasts")
 	if err := fs.Parse(args); err != nil {
 		return o, &cli.ExitError{Code: cli.ExitUsage, Err: err}
 	}
@@ -115,6 +129,14 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 func (o options) validate() error {
 	if o.maxConnections < 0 || o.maxPendingBodyBytes <= 0 || o.keepDeployments < 0 || o.keepAge < 0 {
 		return cli.Usagef("-max-connections, -keep-deployments and -keep-age must not be negative, -max-pending-body-bytes must be positive")
+	}
+	if o.sessionTTL <= 0 {
+		return cli.Usagef("-session-ttl must be positive")
+	}
+	for _, u := range []struct{ flag, v string }{{"-fleet-repo-url", o.fleetRepoURL}, {"-apps-repo-url", o.appsRepoURL}} {
+		if u.v != "" && !strings.HasPrefix(u.v, "https://") && !strings.HasPrefix(u.v, "http://") {
+			return cli.Usagef("%s must be an http(s) URL, not %q", u.flag, u.v)
+		}
 	}
 	if o.githubRef != "revision" && o.githubRef != "spec-revision" {
 		return cli.Usagef("-github-ref must be revision or spec-revision, not %q", o.githubRef)
@@ -160,6 +182,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		return err
 	}
+	if o.version {
+		return version.Get().Write(stdout, "webhook", false)
+	}
 	if err := serve(ctx, o, stdout, stderr); err != nil {
 		if _, ok := errors.AsType[*cli.ExitError](err); !ok {
 			err = &cli.ExitError{Code: cli.ExitFailed, Err: err}
@@ -184,6 +209,8 @@ func serve(ctx context.Context, o options, _ io.Writer, stderr io.Writer) error 
 		MaxPendingBodyBytes: o.maxPendingBodyBytes,
 		Retention:           store.Retention{KeepPerApp: o.keepDeployments, MaxAge: o.keepAge},
 		PruneInterval:       orNone(o.pruneInterval),
+		Pages: webhook.PagesConfig{ClusterName: o.clusterName, FleetRepoURL: o.fleetRepoURL, AppsRepoURL: o.appsRepoURL,
+			SessionTTL: o.sessionTTL},
 	}
 	if o.recheck == 0 {
 		cfg.RecheckInterval = -1
@@ -230,6 +257,16 @@ func readSecrets(o options, cfg *webhook.Config, log *slog.Logger) error {
 			return err
 		}
 		cfg.APIToken = tok
+	}
+	if o.viewerTokenFile != "" {
+		tok, err := readSecret(o.viewerTokenFile, "viewer token")
+		if err != nil {
+			return err
+		}
+		if tok == cfg.APIToken {
+			return cli.Usagef("-viewer-token-file holds the API token: give viewers a token of their own")
+		}
+		cfg.Pages.ViewerToken = tok
 	}
 	return nil
 }

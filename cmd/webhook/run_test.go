@@ -41,6 +41,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"-ingress-address", "127.0.0.1:443"}, "-ingress-address needs a cluster to probe"},
 		{[]string{"-max-pending-body-bytes", "0"}, "-max-pending-body-bytes must be positive"},
 		{[]string{"-keep-deployments", "-1"}, "must not be negative"},
+		{[]string{"-session-ttl", "0s"}, "-session-ttl must be positive"},
+		{[]string{"-fleet-repo-url", "git@example.com:acme/fleet"}, `-fleet-repo-url must be an http(s) URL`},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
@@ -89,6 +91,7 @@ func TestServeAndShutdown(t *testing.T) {
 		"-hmac-key-file", writeFile(t, dir, "hmac", "s3cret"),
 		"-api-token-file", writeFile(t, dir, "token", "tok"),
 		"-recheck-interval", "0", "-log-level", "warn",
+		"-viewer-token-file", writeFile(t, dir, "viewer", "look"), "-cluster-name", "prod",
 	}
 	o, err := parseFlags(args, io.Discard)
 	if err != nil {
@@ -137,6 +140,23 @@ func TestServeAndShutdown(t *testing.T) {
 	resp.Body.Close()
 	if len(apps.Apps) != 1 || apps.Apps[0].Name != "api" {
 		t.Fatalf("apps = %+v", apps)
+	}
+	// The viewer token opens the status pages, not the API.
+	for _, c := range []struct {
+		path, tok string
+		code      int
+	}{{"/", "look", 200}, {"/apps/shop/api", "look", 200}, {"/api/v1/apps", "look", 401}, {"/", "nope", 401}} {
+		req, _ := http.NewRequest(http.MethodGet, base+c.path, nil)
+		req.Header.Set("Authorization", "Bearer "+c.tok)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.code || (c.code == 200 && !strings.Contains(string(page), "cluster <b>prod</b>")) {
+			t.Errorf("GET %s with token %q = %d, want %d (and the cluster's name on a page)", c.path, c.tok, resp.StatusCode, c.code)
+		}
 	}
 
 	// Shut down while events are in flight.

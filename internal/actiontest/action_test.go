@@ -2,13 +2,17 @@ package actiontest
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -26,6 +30,8 @@ type action struct {
 		Using string `yaml:"using"`
 		Steps []struct {
 			ID   string            `yaml:"id"`
+			Name string            `yaml:"name"`
+			If   string            `yaml:"if"`
 			Uses string            `yaml:"uses"`
 			Run  string            `yaml:"run"`
 			Env  map[string]string `yaml:"env"`
@@ -33,17 +39,27 @@ type action struct {
 	} `yaml:"runs"`
 }
 
-var expr = regexp.MustCompile(`\$\{\{\s*([^}]+?)\s*\}\}`)
+var (
+	expr = regexp.MustCompile(`\$\{\{\s*([^}]+?)\s*\}\}`)
+	// The conditions action.yml uses: steps.ID.outputs.NAME == 'VALUE' (or !=).
+	condition = regexp.MustCompile(`^(steps\.[A-Za-z0-9_-]+\.outputs\.[A-Za-z0-9_-]+) (==|!=) '([^']*)'$`)
+)
 
 type runner struct {
-	t        *testing.T
+	t        testing.TB
 	root     string // the action's checkout
 	temp     string // RUNNER_TEMP
+	tools    string // RUNNER_TOOL_CACHE, kept across the runner's runs
 	act      action
 	extraEnv map[string]string
+	// path, when set, is the steps' PATH instead of the test's.
+	path string
+	// actionRef and actionRepo are github.action_ref and
+	// github.action_repository: the ref in uses: OWNER/NAME@REF.
+	actionRef, actionRepo string
 }
 
-func newRunner(t *testing.T) *runner {
+func newRunner(t testing.TB) *runner {
 	t.Helper()
 	root, err := filepath.Abs("../..")
 	if err != nil {
@@ -60,14 +76,21 @@ func newRunner(t *testing.T) *runner {
 	if a.Runs.Using != "composite" {
 		t.Fatalf("runs.using = %q", a.Runs.Using)
 	}
-	return &runner{t: t, root: root, temp: t.TempDir(), act: a, extraEnv: map[string]string{}}
+	return &runner{t: t, root: root, temp: t.TempDir(), tools: t.TempDir(), act: a, extraEnv: map[string]string{}}
 }
 
 type run struct {
 	code    int
 	stdout  string
-	outputs map[string]string
+	outputs map[string]string // the action's outputs that have a value
 	summary string
+	// ran names the steps that ran (their id, else name, else uses), in
+	// order; a uses: step is only recorded, Go is already here.
+	ran []string
+	// took is how long each step that ran took, by the same names.
+	took map[string]time.Duration
+	// steps holds the outputs of the steps with an id.
+	steps map[string]map[string]string
 }
 
 // run executes every run step with the given inputs; it stops at the first
@@ -88,13 +111,14 @@ func (r *runner) runSteps(inputs map[string]string, only string) run {
 	t := r.t
 	t.Helper()
 	files := t.TempDir()
-	outFile := filepath.Join(files, "output")
 	summary := filepath.Join(files, "summary")
-	for _, f := range []string{outFile, summary} {
+	pathFile := filepath.Join(files, "path")
+	for _, f := range []string{summary, pathFile} {
 		if err := os.WriteFile(f, nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
+	stepOutputs := map[string]map[string]string{}
 	value := func(e string) string {
 		switch {
 		case strings.HasPrefix(e, "inputs."):
@@ -110,36 +134,68 @@ func (r *runner) runSteps(inputs map[string]string, only string) run {
 				return inputs["github.token"]
 			}
 			return in.Default
+		case strings.HasPrefix(e, "steps."):
+			parts := strings.Split(e, ".")
+			if len(parts) != 4 || parts[2] != "outputs" {
+				t.Fatalf("unknown expression %q", e)
+			}
+			return stepOutputs[parts[1]][parts[3]]
 		case e == "github.token":
 			return inputs["github.token"]
 		case e == "github.action_path":
 			return r.root
+		case e == "github.action_ref":
+			return r.actionRef
+		case e == "github.action_repository":
+			return r.actionRepo
 		}
 		t.Fatalf("unknown expression %q", e)
 		return ""
 	}
+	eval := func(s string) string {
+		return expr.ReplaceAllStringFunc(s, func(m string) string { return value(expr.FindStringSubmatch(m)[1]) })
+	}
+	path := r.path
+	if path == "" {
+		path = os.Getenv("PATH")
+	}
+	arch := map[string]string{"amd64": "X64", "arm64": "ARM64"}[runtime.GOARCH]
 	var stdout bytes.Buffer
-	code := 0
-	for _, step := range r.act.Runs.Steps {
-		if step.Run == "" {
-			continue // a uses: step (setup-go); Go is already here
-		}
+	res := run{took: map[string]time.Duration{}}
+	for i, step := range r.act.Runs.Steps {
 		if only != "" && step.ID != only {
 			continue
 		}
+		if step.If != "" {
+			m := condition.FindStringSubmatch(strings.TrimSpace(step.If))
+			if m == nil {
+				t.Fatalf("step %d: condition %q is not of the form the test runner knows", i, step.If)
+			}
+			if (value(m[1]) == m[3]) != (m[2] == "==") {
+				continue
+			}
+		}
+		name := cmp.Or(step.ID, step.Name, step.Uses)
+		res.ran = append(res.ran, name)
+		if step.Run == "" {
+			continue // a uses: step (setup-go); Go is already here
+		}
+		outFile := filepath.Join(files, fmt.Sprintf("output-%d", i))
+		if err := os.WriteFile(outFile, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
 		env := []string{
-			"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "GOCACHE=" + goEnv(t, "GOCACHE"),
+			"PATH=" + path, "HOME=" + os.Getenv("HOME"), "GOCACHE=" + goEnv(t, "GOCACHE"),
 			"GOMODCACHE=" + goEnv(t, "GOMODCACHE"), "GOFLAGS=" + os.Getenv("GOFLAGS"), "GOTOOLCHAIN=local",
 			"GITHUB_ACTIONS=true", "GITHUB_ACTION_PATH=" + r.root, "RUNNER_TEMP=" + r.temp,
-			"GITHUB_OUTPUT=" + outFile, "GITHUB_STEP_SUMMARY=" + summary,
+			"RUNNER_TOOL_CACHE=" + r.tools, "RUNNER_OS=" + map[string]string{"linux": "Linux", "darwin": "macOS"}[runtime.GOOS],
+			"RUNNER_ARCH=" + arch, "GITHUB_OUTPUT=" + outFile, "GITHUB_STEP_SUMMARY=" + summary, "GITHUB_PATH=" + pathFile,
 		}
 		for k, v := range r.extraEnv {
 			env = append(env, k+"="+v)
 		}
 		for k, v := range step.Env {
-			env = append(env, k+"="+expr.ReplaceAllStringFunc(v, func(m string) string {
-				return value(expr.FindStringSubmatch(m)[1])
-			}))
+			env = append(env, k+"="+eval(v))
 		}
 		cmd := exec.Command("bash", "-e", "-c", step.Run)
 		cmd.Env = env
@@ -147,22 +203,35 @@ func (r *runner) runSteps(inputs map[string]string, only string) run {
 		cmd.Stdout = &stdout
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
-		if err := cmd.Run(); err != nil {
+		start := time.Now()
+		err := cmd.Run()
+		res.took[name] = time.Since(start)
+		out, _ := os.ReadFile(outFile)
+		if step.ID != "" {
+			stepOutputs[step.ID] = parseOutputs(string(out))
+		}
+		if err != nil {
 			ee, ok := err.(*exec.ExitError)
 			if !ok {
 				t.Fatal(err)
 			}
-			code = ee.ExitCode()
-			t.Logf("step failed (%d):\n%s", code, stderr.String())
+			res.code = ee.ExitCode()
+			t.Logf("step %s failed (%d):\n%s", name, res.code, stderr.String())
 			break
 		}
 	}
-	out, _ := os.ReadFile(outFile)
+	res.outputs = map[string]string{}
+	for name, o := range r.act.Outputs {
+		if v := eval(o.Value); v != "" {
+			res.outputs[name] = v
+		}
+	}
 	sum, _ := os.ReadFile(summary)
-	return run{code: code, stdout: stdout.String(), outputs: parseOutputs(string(out)), summary: string(sum)}
+	res.stdout, res.summary, res.steps = stdout.String(), string(sum), stepOutputs
+	return res
 }
 
-func goEnv(t *testing.T, key string) string {
+func goEnv(t testing.TB, key string) string {
 	out, err := exec.Command("go", "env", key).Output()
 	if err != nil {
 		t.Fatal(err)

@@ -1,8 +1,11 @@
 package actiontest
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -50,15 +53,7 @@ func runScripts(doc []byte) (map[int]string, error) {
 // values must come in through env: instead.
 func TestRunScriptsHaveNoExpressions(t *testing.T) {
 	t.Parallel()
-	files, err := filepath.Glob("../../examples/workflows/*.yml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) == 0 {
-		t.Fatal("no example workflows")
-	}
-	files = append(files, "../../action.yml")
-	for _, file := range files {
+	for _, file := range workflowFiles(t) {
 		t.Run(filepath.Base(file), func(t *testing.T) {
 			t.Parallel()
 			b, err := os.ReadFile(file)
@@ -78,6 +73,69 @@ func TestRunScriptsHaveNoExpressions(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// workflowFiles returns the example workflows, the project's own workflows
+// and action.yml.
+func workflowFiles(t *testing.T) []string {
+	t.Helper()
+	examples, err := filepath.Glob("../../examples/workflows/*.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, err := filepath.Glob("../../.github/workflows/*.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(examples) == 0 || len(own) < 2 {
+		t.Fatalf("workflows: %v %v", examples, own)
+	}
+	return append(append(examples, own...), "../../action.yml")
+}
+
+var usesLine = regexp.MustCompile(`^\s*(?:-\s+)?uses:\s*(\S+)(?:\s+#\s*(\S+))?`)
+
+// unpinned returns the uses: lines of a workflow or action whose action is
+// not pinned to a full commit hash with the release named in a comment.
+// Local actions (./...) and, in the examples, fleetwright itself (the
+// reader picks the release) are exempt.
+func unpinned(doc string, example bool) []string {
+	var bad []string
+	for i, line := range strings.Split(doc, "\n") {
+		m := usesLine.FindStringSubmatch(line)
+		if m == nil || strings.HasPrefix(m[1], "./") {
+			continue
+		}
+		action, ref, _ := strings.Cut(m[1], "@")
+		if example && action == "fleetwright/fleetwright" {
+			continue
+		}
+		if !regexp.MustCompile(`^[0-9a-f]{40}$`).MatchString(ref) || !strings.HasPrefix(m[2], "v") {
+			bad = append(bad, fmt.Sprintf("%d: %s", i+1, strings.TrimSpace(line)))
+		}
+	}
+	return bad
+}
+
+// TestActionsPinned checks that every third-party action the project and
+// its examples use is pinned by commit, a moved tag cannot change it.
+func TestActionsPinned(t *testing.T) {
+	t.Parallel()
+	for _, file := range workflowFiles(t) {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range unpinned(string(b), strings.Contains(file, "examples/")) {
+			t.Errorf("%s:%s: pin the action by commit: uses: OWNER/NAME@<40-hex commit> # vX.Y.Z", file, l)
+		}
+	}
+	doc := "steps:\n  - uses: actions/checkout@v4\n  - uses: actions/cache@27d5ce7f107fe9357f9df03efb73ab90386fccae # v5.0.5\n" +
+		"  - uses: actions/setup-go@b7ad1dad31e06c5925ef5d2fc7ad053ef454303e\n  - uses: ./local\n    with:\n      x: 1\n  - uses: fleetwright/fleetwright@v1\n"
+	want := []string{"2: - uses: actions/checkout@v4", "4: - uses: actions/setup-go@b7ad1dad31e06c5925ef5d2fc7ad053ef454303e", "8: - uses: fleetwright/fleetwright@v1"}
+	if got := unpinned(doc, false); !slices.Equal(got, want) {
+		t.Errorf("unpinned = %q, want %q", got, want)
 	}
 }
 

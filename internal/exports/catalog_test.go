@@ -556,9 +556,10 @@ func TestForWorkload(t *testing.T) {
 	t.Parallel()
 	got := ForWorkload("my-api-api", "shop", 8000)
 	want := map[string]Export{
-		KeyHost: {Key: KeyHost, Kind: Plain, Value: "my-api-api.shop.svc.cluster.local", Description: got[KeyHost].Description},
-		KeyPort: {Key: KeyPort, Kind: Plain, Value: "8000", Description: got[KeyPort].Description},
-		KeyURL:  {Key: KeyURL, Kind: Plain, Value: "http://my-api-api.shop.svc.cluster.local:8000", Description: got[KeyURL].Description},
+		KeyHost:    {Key: KeyHost, Kind: Plain, Value: "my-api-api.shop.svc.cluster.local", Description: got[KeyHost].Description},
+		KeyPort:    {Key: KeyPort, Kind: Plain, Value: "8000", Description: got[KeyPort].Description},
+		KeyURL:     {Key: KeyURL, Kind: Plain, Value: "http://my-api-api.shop.svc.cluster.local:8000", Description: got[KeyURL].Description},
+		KeyAddress: {Key: KeyAddress, Kind: Plain, Value: "my-api-api.shop.svc.cluster.local:8000", Description: got[KeyAddress].Description},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("ForWorkload (-want +got):\n%s", diff)

@@ -15,7 +15,7 @@
 //     part comes from a Secret.
 //
 // ForAddon computes the exports of an addon from its type and chart values;
-// ForWorkload those of a workload (url, host, port). Lookup returns one
+// ForWorkload those of a workload (url, host, port, address). Lookup returns one
 // export and says why a key is unknown or unavailable. Wire turns an export
 // into the env vars to emit for one export_ref, and Checksum hashes the
 // resolved exports of a consumer for its pod-template annotation.

@@ -172,6 +172,7 @@ func find(addonType string) (entry, bool) {
 
 // Export keys of the catalog.
 const (
+	KeyAddress          = "address"
 	KeyConnectionString = "connection_string"
 	KeyDatabase         = "database"
 	KeyHost             = "host"
@@ -335,8 +336,10 @@ func resolve(in AddonInput) (*result, error) {
 }
 
 // ForWorkload returns the exports of a workload whose Service is name in
-// namespace: url (http://name.namespace.svc.cluster.local:port), host and
-// port. A workload without a port (port ≤ 0) publishes only host.
+// namespace: url (http://name.namespace.svc.cluster.local:port), host, port
+// and address (host:port, for clients that dial rather than fetch, such as
+// gRPC). port is the Service's port, which may differ from the container's.
+// A workload without a port (port ≤ 0) publishes only host.
 func ForWorkload(name, namespace string, port int) map[string]Export {
 	host := serviceHost(name, namespace, DefaultClusterDomain)
 	out := map[string]Export{
@@ -346,13 +349,14 @@ func ForWorkload(name, namespace string, port int) map[string]Export {
 		p := strconv.Itoa(port)
 		out[KeyPort] = Export{Key: KeyPort, Kind: Plain, Value: p, Description: "port of the workload's Service"}
 		out[KeyURL] = Export{Key: KeyURL, Kind: Plain, Value: "http://" + host + ":" + p, Description: "in-cluster HTTP URL of the workload"}
+		out[KeyAddress] = Export{Key: KeyAddress, Kind: Plain, Value: host + ":" + p, Description: "host:port of the workload's Service"}
 	}
 	return out
 }
 
 // WorkloadKeys returns the export keys of a workload, sorted.
 func WorkloadKeys() []string {
-	return []string{KeyHost, KeyPort, KeyURL}
+	return []string{KeyAddress, KeyHost, KeyPort, KeyURL}
 }
 
 func serviceHost(service, namespace, clusterDomain string) string {

@@ -516,10 +516,11 @@ func statData(fi fs.FileInfo) (indexEntry, bool) {
 	if !ok {
 		return indexEntry{}, false
 	}
+	mtime, ctime := statTimes(st)
 	return indexEntry{
 		size:  fi.Size(),
-		mtime: st.Mtim.Nano(),
-		ctime: st.Ctim.Nano(),
+		mtime: mtime,
+		ctime: ctime,
 		ino:   st.Ino,
 	}, true
 }

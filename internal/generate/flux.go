@@ -71,11 +71,12 @@ func (r *renderer) fluxKustomization(a *spec.LoadedApp, c *spec.Component) *kust
 }
 
 // readinessDeps names the Kustomizations that must be Ready before the
-// component is applied: those of the components it depends_on, and those
-// of the components whose Secret it reads through an export (a chart
-// creates the Secret when it is installed). An export known at render
-// time (a workload's URL, an addon's host) is a literal in the consumer's
-// objects and orders nothing: every dependsOn costs Flux a retry
+// component is applied: those of the components it depends_on, those of
+// the components whose Secret it reads through an export (a chart creates
+// the Secret when it is installed), and, for a job, those of every
+// component it reads an export of. For any other component an export
+// known at render time (a workload's URL, an addon's host) is a literal in
+// its objects and orders nothing: every dependsOn costs Flux a retry
 // (--requeue-dependency, 30s by default) and makes the dependent wait for
 // its dependency to apply every new fleet commit. Sorted, without
 // duplicates.
@@ -87,9 +88,8 @@ func (r *renderer) readinessDeps(a *spec.LoadedApp, c *spec.Component) []string 
 		}
 	}
 	if c.WorkloadSpec != nil {
-		for _, e := range c.WorkloadSpec.Env {
-			ref := e.ExportRef
-			if ref == nil || ref.Component == "" || ref.AddonInstanceID != "" {
+		for _, ref := range exportRefs(c.WorkloadSpec) {
+			if ref.Component == "" || ref.AddonInstanceID != "" {
 				continue
 			}
 			target := a
@@ -101,15 +101,39 @@ func (r *renderer) readinessDeps(a *spec.LoadedApp, c *spec.Component) []string 
 			if target.Component(ref.Component) == nil || (target == a && ref.Component == c.Name) {
 				continue
 			}
-			exp, _, err := r.resolve(a, c, ref)
-			if err == nil && !readsSecret(exp) {
-				continue
+			// A job runs once and fails after its retries: it waits for
+			// whatever it reads from, even an address known at render time.
+			if c.Type != spec.TypeJob {
+				if exp, _, err := r.resolve(a, c, ref); err == nil && !readsSecret(exp) {
+					continue
+				}
 			}
 			names = append(names, KustomizationName(target.Project, target.Spec.Name, ref.Component))
 		}
 	}
 	slices.Sort(names)
 	return slices.Compact(names)
+}
+
+// exportRefs returns the export_refs of a workload's containers: its own,
+// its init containers' and its sidecars'.
+func exportRefs(w *spec.WorkloadSpec) []*spec.ExportRef {
+	var out []*spec.ExportRef
+	add := func(env []spec.EnvVar) {
+		for i := range env {
+			if env[i].ExportRef != nil {
+				out = append(out, env[i].ExportRef)
+			}
+		}
+	}
+	add(w.Env)
+	for i := range w.InitContainers {
+		add(w.InitContainers[i].Env)
+	}
+	for i := range w.Sidecars {
+		add(w.Sidecars[i].Env)
+	}
+	return out
 }
 
 // readsSecret reports whether a consumer of the export reads a Secret.
@@ -217,7 +241,7 @@ func (r *renderer) project(cluster, project string) ([]File, error) {
 	lbls := map[string]string{LabelProject: project, LabelManagedBy: ManagedBy}
 	ns := &corev1.Namespace{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
-		ObjectMeta: metav1.ObjectMeta{Name: project, Labels: lbls},
+		ObjectMeta: metav1.ObjectMeta{Name: project, Labels: r.namespaceLabels(lbls)},
 	}
 	nsData, err := encode(ns)
 	if err != nil {

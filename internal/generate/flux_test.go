@@ -102,6 +102,31 @@ func TestDependsOnOnlyForReadiness(t *testing.T) {
 			want: map[string][]string{"p-a-db": {}, "p-a-api": {}},
 		},
 		{
+			name: "a job waits even for an address known at render time",
+			comps: `  - {name: db, type: workload, workload_spec: {image: x/db:1, port: 5432}}
+  - name: migrate
+    type: job
+    workload_spec:
+      image: x/migrate:1
+      restart_policy: Never
+      env: [{name: DB_HOST, export_ref: {component: db, export_key: host}}]
+`,
+			want: map[string][]string{"p-a-db": {}, "p-a-migrate": {"p-a-db"}},
+		},
+		{
+			name: "a sidecar reading a Secret orders its workload",
+			comps: addon + `  - name: api
+    type: workload
+    workload_spec:
+      image: x/api:1
+      sidecars:
+        - name: exporter
+          image: x/exporter:1
+          env: [{name: DB_PASSWORD, export_ref: {component: db, export_key: password}}]
+`,
+			want: map[string][]string{"p-a-db": {}, "p-a-api": {"p-a-db"}},
+		},
+		{
 			name: "depends_on and a secret export on the same component: one entry",
 			comps: addon + `  - name: api
     type: workload

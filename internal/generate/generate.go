@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/fleetwright/fleetwright/internal/fleet"
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/manifest"
@@ -232,7 +234,13 @@ func (r *renderer) app(a *spec.LoadedApp) ([]File, error) {
 			files = append(files, File{Path: path.Join(dir, n), Data: data, App: key})
 		}
 		slices.Sort(names)
-		kz, err := encode(kustomizeFile(names))
+		kf := kustomizeFile(names)
+		if c.WorkloadSpec != nil && len(c.WorkloadSpec.Patches) > 0 {
+			if kf["patches"], err = patches(c.WorkloadSpec.Patches); err != nil {
+				return nil, fmt.Errorf("component %s: %w", c.Name, err)
+			}
+		}
+		kz, err := encode(kf)
 		if err != nil {
 			return nil, err
 		}
@@ -279,7 +287,7 @@ func (r *renderer) order(a *spec.LoadedApp) []*spec.Component {
 
 func (r *renderer) component(a *spec.LoadedApp, c *spec.Component) ([]object, error) {
 	switch c.Type {
-	case spec.TypeWorkload:
+	case spec.TypeWorkload, spec.TypeJob, spec.TypeCronJob:
 		return r.workload(a, c)
 	case spec.TypeAddon:
 		return r.addon(a, c)
@@ -308,3 +316,46 @@ func selector(a *spec.LoadedApp, component string) map[string]string {
 func objectName(a *spec.LoadedApp, component string) string { return a.Spec.Name + "-" + component }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// patches are a component's kustomize patches, as its kustomization.yaml
+// lists them: Flux's kustomize build applies them to the component's
+// objects. A strategic merge patch without a target is given one from its
+// own kind and name: kustomize matches an untargeted patch by namespace
+// too, and the objects carry the project's, which the patch does not.
+func patches(ps []spec.Patch) ([]any, error) {
+	out := make([]any, 0, len(ps))
+	for i, p := range ps {
+		m := map[string]any{"patch": p.Patch}
+		t := p.Target
+		if t == nil {
+			var head struct {
+				APIVersion string `json:"apiVersion"`
+				Kind       string `json:"kind"`
+				Metadata   struct {
+					Name string `json:"name"`
+				} `json:"metadata"`
+			}
+			if err := yaml.Unmarshal([]byte(p.Patch), &head); err != nil || head.Kind == "" || head.Metadata.Name == "" {
+				return nil, fmt.Errorf("patches[%d]: without a target, the patch must be a strategic merge patch naming its kind and metadata.name", i)
+			}
+			t = &spec.PatchTarget{Kind: head.Kind, Name: head.Metadata.Name}
+			if g, v, ok := strings.Cut(head.APIVersion, "/"); ok {
+				t.Group, t.Version = g, v
+			} else {
+				t.Version = head.APIVersion
+			}
+		}
+		tm := map[string]any{}
+		for k, v := range map[string]string{
+			"group": t.Group, "version": t.Version, "kind": t.Kind, "name": t.Name,
+			"labelSelector": t.LabelSelector, "annotationSelector": t.AnnotationSelector,
+		} {
+			if v != "" {
+				tm[k] = v
+			}
+		}
+		m["target"] = tm
+		out = append(out, m)
+	}
+	return out, nil
+}

@@ -3,6 +3,7 @@ package generate_test
 import (
 	"bytes"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -65,14 +66,18 @@ func TestGoldenFleets(t *testing.T) {
 	}
 }
 
+// TestExamplesRender renders the examples the README's quick start
+// renders: the seed's apps, and those of the real-application fields.
 func TestExamplesRender(t *testing.T) {
 	t.Parallel()
-	repo := load(t, nil, "../../examples")
-	got := render(t, repo, nil)
-	golden.Tree(t, "testdata/fleets/examples", got)
-	for p, b := range got {
-		if !bytes.HasPrefix(b, []byte(manifest.Header)) {
-			t.Errorf("%s: no DO NOT EDIT header", p)
+	for root, want := range map[string]string{"../../examples": "testdata/fleets/examples", "../../examples/real-apps": "testdata/fleets/examples-real-apps"} {
+		repo := load(t, nil, root)
+		got := render(t, repo, nil)
+		golden.Tree(t, want, got)
+		for p, b := range got {
+			if !bytes.HasPrefix(b, []byte(manifest.Header)) {
+				t.Errorf("%s: no DO NOT EDIT header", p)
+			}
 		}
 	}
 }
@@ -136,6 +141,7 @@ func TestConnectionStringWiring(t *testing.T) {
 	// A credential in plain text would be a value: next to a credential-like
 	// name, or a password inside a URL.
 	literal := regexp.MustCompile(`(?i)(password|secret|token)[^\n]*\n\s*value: |://[^:/@\s]+:[^$@\s][^@\s]*@`)
+	maps.Copy(got, render(t, load(t, nil, "../../examples/real-apps"), nil))
 	for p, b := range got {
 		if m := literal.Find(b); m != nil {
 			t.Errorf("%s: looks like a credential in plain text: %q", p, m)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"slices"
 	"sync"
 
 	"github.com/fleetwright/fleetwright/internal/spec"
@@ -173,7 +174,14 @@ func (d *digester) digest(r *renderer, a *spec.LoadedApp) (Digest, bool) {
 		if c.WorkloadSpec == nil {
 			continue
 		}
-		for _, e := range c.WorkloadSpec.Env {
+		// Files read from beside app.yaml are not in its document.
+		for _, f := range c.WorkloadSpec.Files {
+			b = append(b, 'f')
+			if f.Content != nil {
+				b = appendField(b, []byte(*f.Content))
+			}
+		}
+		for _, e := range workloadEnv(c.WorkloadSpec) {
 			if e.ExportRef == nil || e.ExportRef.App == "" || e.ExportRef.App == a.Spec.Name {
 				continue
 			}
@@ -196,4 +204,20 @@ func (d *digester) digest(r *renderer, a *spec.LoadedApp) (Digest, bool) {
 // each other.
 func appendField(b, p []byte) []byte {
 	return append(binary.AppendUvarint(b, uint64(len(p))), p...)
+}
+
+// workloadEnv lists the env vars of a workload's containers: its own, its
+// init containers' and its sidecars'.
+func workloadEnv(w *spec.WorkloadSpec) []spec.EnvVar {
+	if len(w.InitContainers) == 0 && len(w.Sidecars) == 0 {
+		return w.Env
+	}
+	out := slices.Clone(w.Env)
+	for _, x := range w.InitContainers {
+		out = append(out, x.Env...)
+	}
+	for _, x := range w.Sidecars {
+		out = append(out, x.Env...)
+	}
+	return out
 }

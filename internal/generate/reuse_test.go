@@ -210,3 +210,57 @@ func TestReuseLeavesKeptAppsOut(t *testing.T) {
 		t.Fatalf("with three apps kept, got %d files, want %d", len(got), len(want))
 	}
 }
+
+// TestDigestCoversFileContent: a config file read from beside app.yaml
+// (the loader puts it in File.Content; the document only names it) and an
+// init container's cross-app export are inputs of the app's digest.
+func TestDigestCoversFileContent(t *testing.T) {
+	t.Parallel()
+	files := reuseBase()
+	files["apps/shop/conf/app.yaml"] = []byte(`name: conf
+components:
+  - name: web
+    type: workload
+    workload_spec:
+      image: reg.test/conf:1
+      files: [{path: /etc/conf.yaml, content: "a: 1\n"}]
+      init_containers:
+        - {name: wait, image: busybox:1.36, env: [{name: API, export_ref: {app: api, component: api, export_key: address}}]}
+`)
+	digest := func(mutate func(*spec.Repo)) generate.Digest {
+		repo := load(t, files, "")
+		mutate(repo)
+		var got generate.Digest
+		_, err := generate.Render(repo, generate.Options{Reuse: func(app string, d generate.Digest) bool {
+			if strings.HasSuffix(app, "/conf") {
+				got = d
+			}
+			return false
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	conf := func(repo *spec.Repo) *spec.WorkloadSpec {
+		for _, a := range repo.Apps {
+			if a.Spec.Name == "conf" {
+				return a.Spec.Components[0].WorkloadSpec
+			}
+		}
+		t.Fatal("no conf app")
+		return nil
+	}
+	base := digest(func(*spec.Repo) {})
+	if again := digest(func(*spec.Repo) {}); again != base {
+		t.Fatal("digest not stable")
+	}
+	changed := digest(func(repo *spec.Repo) { conf(repo).Files[0].Content = new("a: 2\n") })
+	if changed == base {
+		t.Error("a changed file content kept the digest")
+	}
+	files["apps/shop/api/app.yaml"] = bytes.Replace(files["apps/shop/api/app.yaml"], []byte("port: 8080"), []byte("port: 8081"), 1)
+	if moved := digest(func(*spec.Repo) {}); moved == base {
+		t.Error("the api's new port (an init container's export) kept the digest")
+	}
+}

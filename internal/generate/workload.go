@@ -3,11 +3,13 @@ package generate
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -20,113 +22,229 @@ const defaultCPUTarget = 80
 
 func (r *renderer) workload(a *spec.LoadedApp, c *spec.Component) ([]object, error) {
 	w := c.WorkloadSpec
+	if w == nil {
+		return nil, fmt.Errorf("no workload_spec")
+	}
+	switch c.Type {
+	case spec.TypeJob:
+		return r.job(a, c)
+	case spec.TypeCronJob:
+		return r.cronJob(a, c)
+	}
 	name := objectName(a, c.Name)
 	ns := a.Project
 	lbls := labels(a, c.Name)
 	sel := selector(a, c.Name)
 
-	env, sum, err := r.env(a, c)
+	pt, err := r.pod(a, c, lbls, "")
 	if err != nil {
 		return nil, err
-	}
-	image := w.Image
-	if img, ok := r.opts.Images[spec.NodeID(a, c.Name)]; ok {
-		image = img
-	}
-	if image == "" {
-		return nil, fmt.Errorf("no image: build_mode %s images must be built before rendering", w.BuildMode)
-	}
-	container := corev1.Container{
-		Name:      c.Name,
-		Image:     image,
-		Command:   w.Command,
-		Args:      w.Args,
-		Env:       env,
-		Resources: r.resources(w.Resources),
-	}
-	if w.Port > 0 {
-		container.Ports = []corev1.ContainerPort{{Name: "http", ContainerPort: int32(w.Port), Protocol: corev1.ProtocolTCP}}
-	}
-	if hc := w.HealthCheck; hc != nil {
-		port := intstr.FromString("http")
-		if hc.Port != 0 {
-			port = intstr.FromInt32(int32(hc.Port))
-		}
-		period := hc.PeriodSeconds
-		if period == 0 {
-			period = 10
-		}
-		delay := hc.InitialDelaySeconds
-		if delay == 0 {
-			delay = 10
-		}
-		get := &corev1.HTTPGetAction{Path: hc.Path, Port: port}
-		container.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: get}, PeriodSeconds: period, FailureThreshold: 3}
-		container.LivenessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: get.DeepCopy()}, InitialDelaySeconds: delay, PeriodSeconds: period, FailureThreshold: 3}
-	}
-	podAnno := map[string]string{}
-	if sum != "" {
-		podAnno[AnnoExportsSum] = sum
-	}
-	pod := corev1.PodTemplateSpec{
-		ObjectMeta: metav1.ObjectMeta{Labels: lbls, Annotations: podAnno},
-		Spec:       corev1.PodSpec{Containers: []corev1.Container{container}},
-	}
-	for _, s := range w.ImagePullSecrets {
-		pod.Spec.ImagePullSecrets = append(pod.Spec.ImagePullSecrets, corev1.LocalObjectReference{Name: s})
 	}
 	replicas := int32(1)
 	if w.Replicas != nil {
 		replicas = *w.Replicas
 	}
-	dep := &appsv1.Deployment{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: lbls},
-		Spec: appsv1.DeploymentSpec{
-			Selector: &metav1.LabelSelector{MatchLabels: sel},
-			Template: pod,
-		},
-	}
+	var count *int32
+	var meta metav1.ObjectMeta
+	meta = metav1.ObjectMeta{Name: name, Namespace: ns, Labels: lbls}
 	autoscale := w.Autoscaling != nil && !a.Spec.Paused
 	switch {
 	case a.Spec.Paused:
-		zero := int32(0)
-		dep.Spec.Replicas = &zero
+		count = new(int32(0))
 		paused := replicas
 		if w.Autoscaling != nil {
 			paused = max(w.Autoscaling.MinReplicas, 1)
 		}
-		dep.Annotations = map[string]string{AnnoPausedCount: itoa(int(paused))}
+		meta.Annotations = map[string]string{AnnoPausedCount: itoa(int(paused))}
 	case autoscale:
 		// The autoscaler owns the count; a replicas field here would fight it
 		// on every reconcile.
 	default:
-		dep.Spec.Replicas = &replicas
+		count = &replicas
 	}
-	objs := []object{{"Deployment", name, dep}}
 
-	if w.Port > 0 {
+	svcName := serviceName(a, c)
+	headless := w.Service != nil && w.Service.Type == spec.ServiceHeadless
+	kind := "Deployment"
+	var objs []object
+	if len(pt.claims) > 0 {
+		kind = "StatefulSet"
+		governing := svcName
+		if !headless {
+			governing = name + "-headless"
+			objs = append(objs, object{"Service", governing, &corev1.Service{
+				TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+				ObjectMeta: metav1.ObjectMeta{Name: governing, Namespace: ns, Labels: lbls},
+				Spec: corev1.ServiceSpec{
+					Type: corev1.ServiceTypeClusterIP, ClusterIP: corev1.ClusterIPNone, Selector: sel,
+					Ports: pt.service, PublishNotReadyAddresses: true,
+				},
+			}})
+		}
+		policy := appsv1.RetainPersistentVolumeClaimRetentionPolicyType
+		if !pt.retain {
+			policy = appsv1.DeletePersistentVolumeClaimRetentionPolicyType
+		}
+		objs = append(objs, object{kind, name, &appsv1.StatefulSet{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: kind},
+			ObjectMeta: meta,
+			Spec: appsv1.StatefulSetSpec{
+				Replicas:             count,
+				Selector:             &metav1.LabelSelector{MatchLabels: sel},
+				Template:             pt.spec,
+				ServiceName:          governing,
+				VolumeClaimTemplates: pt.claims,
+				PersistentVolumeClaimRetentionPolicy: &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
+					WhenDeleted: policy, WhenScaled: policy,
+				},
+			},
+		}})
+	} else {
+		objs = append(objs, object{kind, name, &appsv1.Deployment{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: kind},
+			ObjectMeta: meta,
+			Spec: appsv1.DeploymentSpec{
+				Replicas: count,
+				Selector: &metav1.LabelSelector{MatchLabels: sel},
+				Template: pt.spec,
+			},
+		}})
+	}
+	objs = append(objs, pt.extra...)
+
+	if len(pt.service) > 0 || headless {
 		svc := &corev1.Service{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: lbls},
-			Spec: corev1.ServiceSpec{
-				Type:     corev1.ServiceTypeClusterIP,
-				Selector: sel,
-				Ports:    []corev1.ServicePort{{Name: "http", Port: int32(w.Port), TargetPort: intstr.FromString("http"), Protocol: corev1.ProtocolTCP}},
-			},
+			ObjectMeta: metav1.ObjectMeta{Name: svcName, Namespace: ns, Labels: lbls},
+			Spec:       corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, Selector: sel, Ports: pt.service},
 		}
-		objs = append(objs, object{"Service", name, svc})
+		if t := w.Service; t != nil {
+			switch t.Type {
+			case spec.ServiceHeadless:
+				svc.Spec.ClusterIP = corev1.ClusterIPNone
+			case spec.ServiceLoadBalancer, spec.ServiceNodePort:
+				svc.Spec.Type = corev1.ServiceType(t.Type)
+			}
+		}
+		objs = append(objs, object{"Service", svcName, svc})
 	}
-	if ing := w.Ingress; ing != nil && ing.Enabled && w.Port > 0 {
-		objs = append(objs, object{"Ingress", name, r.ingress(a, c, name, lbls)})
+	if ing := w.Ingress; ing != nil && ing.Enabled {
+		if port := ingressPort(pt.service); port != "" {
+			objs = append(objs, object{"Ingress", name, r.ingress(a, c, name, svcName, port, lbls)})
+		}
 	}
 	if autoscale {
-		objs = append(objs, object{"HorizontalPodAutoscaler", name, hpa(w.Autoscaling, name, ns, lbls)})
+		objs = append(objs, object{"HorizontalPodAutoscaler", name, hpa(w.Autoscaling, kind, name, ns, lbls)})
+	}
+	if pdb := disruptionBudget(w, a.Spec.Paused, name, ns, lbls, sel); pdb != nil {
+		objs = append(objs, object{"PodDisruptionBudget", name, pdb})
 	}
 	return objs, nil
 }
 
-func (r *renderer) ingress(a *spec.LoadedApp, c *spec.Component, name string, lbls map[string]string) *networkingv1.Ingress {
+// WorkloadObject names the object that runs a workload, job or cronjob
+// component's pods: Deployment, StatefulSet (a workload with a persistent
+// volume), CronJob, or Job, whose name ends in a hash of its template: for
+// a job, name is the prefix of the Job's name, JobName(app, component, "").
+func WorkloadObject(a *spec.LoadedApp, c *spec.Component) (kind, name string) {
+	name = objectName(a, c.Name)
+	switch c.Type {
+	case spec.TypeJob:
+		return "Job", JobName(a.Spec.Name, c.Name, "")
+	case spec.TypeCronJob:
+		return "CronJob", name
+	}
+	if c.WorkloadSpec != nil {
+		for _, v := range c.WorkloadSpec.Volumes {
+			if v.Size != nil {
+				return "StatefulSet", name
+			}
+		}
+	}
+	return "Deployment", name
+}
+
+// serviceName is the name of a workload's Service.
+func serviceName(a *spec.LoadedApp, c *spec.Component) string {
+	if s := c.WorkloadSpec.Service; s != nil && s.Name != "" {
+		return s.Name
+	}
+	return objectName(a, c.Name)
+}
+
+// ingressPort is the Service port an Ingress sends traffic to: the one
+// named http, else the first TCP one.
+func ingressPort(ps []corev1.ServicePort) string {
+	first := ""
+	for _, p := range ps {
+		if p.Name == "http" {
+			return p.Name
+		}
+		if first == "" && p.Protocol == corev1.ProtocolTCP {
+			first = p.Name
+		}
+	}
+	return first
+}
+
+// ServicePort is the port a workload's exports use: that of the first
+// exposed port of its Service (the seed's port, or the first of ports), 0
+// when nothing is exposed.
+func ServicePort(w *spec.WorkloadSpec) int {
+	if w.Port > 0 {
+		return w.Port
+	}
+	for _, p := range w.Ports {
+		if p.Expose != nil && !*p.Expose {
+			continue
+		}
+		if p.ServicePort != 0 {
+			return p.ServicePort
+		}
+		return p.Port
+	}
+	return 0
+}
+
+// disruptionBudget is the workload's PodDisruptionBudget: as the spec says,
+// else max_unavailable 1 when more than one pod runs (or may: autoscaling)
+// and the app is not paused, else none.
+func disruptionBudget(w *spec.WorkloadSpec, paused bool, name, ns string, lbls, sel map[string]string) *policyv1.PodDisruptionBudget {
+	var spec_ policyv1.PodDisruptionBudgetSpec
+	switch db := w.DisruptionBudget; {
+	case db != nil:
+		spec_.MaxUnavailable = intOrPercent(db.MaxUnavailable)
+		spec_.MinAvailable = intOrPercent(db.MinAvailable)
+		if spec_.MaxUnavailable == nil && spec_.MinAvailable == nil {
+			return nil
+		}
+	case !paused && (w.Autoscaling != nil || w.Replicas != nil && *w.Replicas > 1):
+		one := intstr.FromInt32(1)
+		spec_.MaxUnavailable = &one
+	default:
+		return nil
+	}
+	spec_.Selector = &metav1.LabelSelector{MatchLabels: sel}
+	return &policyv1.PodDisruptionBudget{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "policy/v1", Kind: "PodDisruptionBudget"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: lbls},
+		Spec:       spec_,
+	}
+}
+
+func intOrPercent(v *spec.IntOrPercent) *intstr.IntOrString {
+	if v == nil {
+		return nil
+	}
+	if n, ok := v.Int(); ok {
+		x := intstr.FromInt(n)
+		return &x
+	}
+	x := intstr.FromString(v.String())
+	return &x
+}
+
+func (r *renderer) ingress(a *spec.LoadedApp, c *spec.Component, name, service, port string, lbls map[string]string) *networkingv1.Ingress {
 	ing := c.WorkloadSpec.Ingress
 	plat := r.opts.Platform
 	host := spec.IngressHost(a, c, plat)
@@ -145,7 +263,7 @@ func (r *renderer) ingress(a *spec.LoadedApp, c *spec.Component, name string, lb
 					Paths: []networkingv1.HTTPIngressPath{{
 						Path: p, PathType: &prefix,
 						Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
-							Name: name, Port: networkingv1.ServiceBackendPort{Name: "http"},
+							Name: service, Port: networkingv1.ServiceBackendPort{Name: port},
 						}},
 					}},
 				}},
@@ -167,7 +285,7 @@ func (r *renderer) ingress(a *spec.LoadedApp, c *spec.Component, name string, lb
 	return obj
 }
 
-func hpa(as *spec.Autoscaling, name, ns string, lbls map[string]string) *autoscalingv2.HorizontalPodAutoscaler {
+func hpa(as *spec.Autoscaling, kind, name, ns string, lbls map[string]string) *autoscalingv2.HorizontalPodAutoscaler {
 	minR := max(as.MinReplicas, 1)
 	var metrics []autoscalingv2.MetricSpec
 	util := func(res corev1.ResourceName, target int32) autoscalingv2.MetricSpec {
@@ -192,7 +310,7 @@ func hpa(as *spec.Autoscaling, name, ns string, lbls map[string]string) *autosca
 		TypeMeta:   metav1.TypeMeta{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: lbls},
 		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
-			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: name},
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: kind, Name: name},
 			MinReplicas:    &minR,
 			MaxReplicas:    as.MaxReplicas,
 			Metrics:        metrics,
@@ -240,16 +358,22 @@ func (r *renderer) resources(w *spec.Resources) corev1.ResourceRequirements {
 	return out
 }
 
-// env wires the workload's env vars, in the spec's order, with the hidden
-// vars of composed exports right before the var that uses them. It returns
-// a checksum of the resolved exports ("" when none are used).
-func (r *renderer) env(a *spec.LoadedApp, c *spec.Component) ([]corev1.EnvVar, string, error) {
+// env wires a container's env vars, in the spec's order, with the hidden
+// vars of composed exports right before the var that uses them, and adds
+// the exports it resolves to used (their checksum goes on the pod).
+func (r *renderer) env(a *spec.LoadedApp, c *spec.Component, in []spec.EnvVar, used map[string]exports.Export) ([]corev1.EnvVar, error) {
 	var out []corev1.EnvVar
-	used := map[string]exports.Export{}
-	for _, e := range c.WorkloadSpec.Env {
+	var earlier map[string]bool // the spec's names so far, for $(NAME)
+	for i, e := range in {
 		switch {
 		case e.Value != nil:
-			out = append(out, corev1.EnvVar{Name: e.Name, Value: escapeDollar(*e.Value)})
+			if earlier == nil && i > 0 && strings.Contains(*e.Value, "$(") {
+				earlier = make(map[string]bool, i)
+				for _, p := range in[:i] {
+					earlier[p.Name] = true
+				}
+			}
+			out = append(out, corev1.EnvVar{Name: e.Name, Value: expandable(*e.Value, earlier)})
 		case e.SecretRef != nil:
 			out = append(out, corev1.EnvVar{Name: e.Name, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
 				LocalObjectReference: corev1.LocalObjectReference{Name: e.SecretRef.Name}, Key: e.SecretRef.Key,
@@ -257,7 +381,7 @@ func (r *renderer) env(a *spec.LoadedApp, c *spec.Component) ([]corev1.EnvVar, s
 		case e.ExportRef != nil:
 			exp, ref, err := r.resolve(a, c, e.ExportRef)
 			if err != nil {
-				return nil, "", fmt.Errorf("env %s: %w", e.Name, err)
+				return nil, fmt.Errorf("env %s: %w", e.Name, err)
 			}
 			used[ref] = exp
 			for _, v := range exports.Wire(e.Name, exp) {
@@ -271,43 +395,58 @@ func (r *renderer) env(a *spec.LoadedApp, c *spec.Component) ([]corev1.EnvVar, s
 				out = append(out, ev)
 			}
 		}
+		if earlier != nil {
+			earlier[e.Name] = true
+		}
 	}
-	seen := map[string]bool{}
+	seen := make(map[string]bool, len(out))
 	for _, e := range out {
 		if seen[e.Name] {
-			return nil, "", fmt.Errorf("env var %s is set twice after export wiring; rename one", e.Name)
+			return nil, fmt.Errorf("env var %s is set twice after export wiring; rename one", e.Name)
 		}
 		seen[e.Name] = true
 	}
-	if len(used) == 0 {
-		return out, "", nil
-	}
-	return out, exports.Checksum(used), nil
+	return out, nil
 }
 
-// escapeDollar keeps a literal value literal under Kubernetes $(VAR)
-// expansion.
-func escapeDollar(s string) string {
-	if !containsRef(s) {
+// expandable writes a literal value for Kubernetes' $(VAR) expansion: a
+// $(NAME) of an earlier entry (in earlier) stays a reference; every other
+// $( and $$ is escaped, so it reaches the container as written, except
+// $$(, which the user wrote to mean a literal $( and which Kubernetes
+// turns into one.
+func expandable(s string, earlier map[string]bool) string {
+	if !strings.Contains(s, "$") {
 		return s
 	}
-	var b []byte
+	var b strings.Builder
+	b.Grow(len(s) + 8)
 	for i := 0; i < len(s); i++ {
-		if s[i] == '$' {
-			b = append(b, '$')
+		if s[i] != '$' || i+1 == len(s) {
+			b.WriteByte(s[i])
+			continue
 		}
-		b = append(b, s[i])
-	}
-	return string(b)
-}
-
-func containsRef(s string) bool {
-	for i := 0; i+1 < len(s); i++ {
-		if s[i] == '$' && (s[i+1] == '(' || s[i+1] == '$') {
-			return true
+		switch s[i+1] {
+		case '$':
+			if i+2 < len(s) && s[i+2] == '(' {
+				b.WriteString("$$(")
+				i += 2
+				continue
+			}
+			b.WriteString("$$$$")
+			i++
+		case '(':
+			if j := strings.IndexByte(s[i+2:], ')'); j >= 0 && earlier[s[i+2:i+2+j]] {
+				b.WriteString(s[i : i+3+j])
+				i += 2 + j
+				continue
+			}
+			b.WriteString("$$(")
+			i++
+		default:
+			b.WriteByte('$')
 		}
 	}
-	return false
+	return b.String()
 }
 
 // resolve finds the export an export_ref names.
@@ -338,8 +477,8 @@ func (r *renderer) resolve(a *spec.LoadedApp, c *spec.Component, ref *spec.Expor
 	}
 	id := target.Spec.Name + "/" + tc.Name + "/" + ref.ExportKey
 	switch {
-	case tc.WorkloadSpec != nil:
-		all := exports.ForWorkload(objectName(target, tc.Name), target.Project, tc.WorkloadSpec.Port)
+	case tc.WorkloadSpec != nil && tc.Type == spec.TypeWorkload:
+		all := exports.ForWorkload(serviceName(target, tc), target.Project, ServicePort(tc.WorkloadSpec))
 		exp, ok := all[ref.ExportKey]
 		if !ok {
 			return exports.Export{}, "", fmt.Errorf("workload %s has no export %q", tc.Name, ref.ExportKey)

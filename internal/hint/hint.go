@@ -12,17 +12,28 @@ import (
 // likely typo, else "".
 func Suggest(s string, candidates []string) string {
 	best, bestD := "", 1<<30
+	ls := strings.ToLower(s)
 	for _, c := range candidates {
-		d := Distance(strings.ToLower(s), strings.ToLower(c))
-		if d < bestD {
+		lc := strings.ToLower(c)
+		d := Distance(ls, lc)
+		if d < bestD && isClose(ls, lc, d) {
 			best, bestD = c, d
 		}
 	}
-	limit := max(2, len(s)/3)
-	if bestD <= limit || (best != "" && (strings.Contains(best, s) || strings.Contains(s, best)) && len(s) >= 3) {
-		return best
+	return best
+}
+
+// isClose says whether b is a likely meaning of a, d edits away: few edits
+// for the words' length (one for a short word, a third of a long one, never
+// all its letters), or one word inside the other when it is at least half
+// of it and four letters long (health for health_check, not env for
+// env_from).
+func isClose(a, b string, d int) bool {
+	short, long := min(len(a), len(b)), max(len(a), len(b))
+	if d <= max(1, short/3) && d < short {
+		return true
 	}
-	return ""
+	return short >= 4 && 2*short >= long && (strings.Contains(a, b) || strings.Contains(b, a))
 }
 
 // Distance is the optimal-string-alignment edit distance (a swap of two

@@ -17,6 +17,15 @@ func TestSuggest(t *testing.T) {
 		{"PORT", []string{"port"}, "port"},
 		{"xyz", []string{"image", "build"}, ""},
 		{"anything", nil, ""},
+		{"env_from", []string{"env", "image"}, ""},                   // a part, not a typo
+		{"health", []string{"health_check", "port"}, "health_check"}, // half of it
+		{"ports", []string{"port", "image"}, "port"},
+		{"prot", []string{"port"}, "port"},
+		{"ab", []string{"cd"}, ""}, // two edits of two letters is another word
+		{"tls", []string{"url"}, ""},
+		{"volumne", []string{"volumes", "value"}, "volumes"},
+		{"imgae", []string{"image", "name"}, "image"},
+		{"secret", []string{"secret_ref", "value"}, "secret_ref"},
 	} {
 		if got := Suggest(tt.s, tt.candidates); got != tt.want {
 			t.Errorf("Suggest(%q, %q) = %q, want %q", tt.s, tt.candidates, got, tt.want)

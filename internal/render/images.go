@@ -12,6 +12,7 @@ import (
 
 	"github.com/fleetwright/fleetwright/internal/build"
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
+	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/registry"
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
@@ -326,14 +327,18 @@ func buildRequest(a *spec.LoadedApp, comp string, plat *spec.Platform, root stri
 	return req
 }
 
-// FleetImages takes each workload's image from the Deployment an existing
-// fleet holds for it, when that image is the spec's image pinned by digest
+// FleetImages takes each workload's image from the Deployment (or
+// StatefulSet, Job, CronJob) an existing fleet holds for it, when that image is the spec's image pinned by digest
 // or, for a built image, an image of the repository render pushes to; the
 // others stay as written. It asks no registry: verify re-renders with it.
 type FleetImages struct {
 	// Image returns the image of the container named container in the
 	// fleet file at the slash path file, or "".
 	Image func(file, container string) string
+	// Find returns the slash path of the fleet file in the folder dir
+	// whose name starts with prefix, or "": a job's Job file, whose name
+	// carries a hash. Nil finds none.
+	Find func(dir, prefix string) string
 }
 
 // Images reads the fleet.
@@ -347,7 +352,17 @@ func (f FleetImages) Images(_ context.Context, in ImageInput) (Images, error) {
 				continue
 			}
 			name := a.Spec.Name + "-" + c.Name
-			file := path.Join(layout.ComponentDir(a.Cluster, a.Project, a.Spec.Name, c.Name), layout.ObjectFile("Deployment", name))
+			dir := layout.ComponentDir(a.Cluster, a.Project, a.Spec.Name, c.Name)
+			kind, obj := generate.WorkloadObject(a, &c)
+			file := path.Join(dir, layout.ObjectFile(kind, obj))
+			if kind == "Job" {
+				if file = ""; f.Find != nil {
+					file = f.Find(dir, strings.TrimSuffix(layout.ObjectFile(kind, obj), ".yaml"))
+				}
+			}
+			if file == "" {
+				continue
+			}
 			got := f.Image(file, c.Name)
 			if got == "" {
 				continue

@@ -133,11 +133,23 @@ func (s *gitSource) tree(ctx context.Context, paths []string) (map[string][]byte
 // apps/ and templates/.
 func (s *gitSource) Load(ctx context.Context, loader *spec.Loader) (*spec.Repo, spec.Problems, error) {
 	paths := append([]string{"apps", template.Dir}, spec.PlatformFileNames...)
-	files, _, err := s.tree(ctx, paths)
+	files, modes, err := s.tree(ctx, paths)
 	if err != nil {
 		return nil, nil, err
 	}
-	repo, ps := loader.LoadFiles(files)
+	// Links are followed and refused as on disk: a config file that is a
+	// link is read through it, not as the link's target text.
+	var links map[string]string
+	for p, m := range modes {
+		if m&fs.ModeSymlink != 0 {
+			if links == nil {
+				links = map[string]string{}
+			}
+			links[p] = string(files[p])
+			delete(files, p)
+		}
+	}
+	repo, ps := loader.LoadTree(files, links)
 	return repo, ps, nil
 }
 

@@ -9,7 +9,8 @@ import (
 
 // writeGraphs draws each added or changed app's components as a Mermaid
 // flowchart: an arrow from what is needed to what needs it, solid for
-// depends_on, dotted and labelled for export wiring.
+// depends_on, dotted and labelled for export wiring; addons as cylinders,
+// jobs and cron jobs (with their schedule) as parallelograms.
 func writeGraphs(b *strings.Builder, apps []*appChange, repo *spec.Repo) {
 	if repo == nil {
 		return
@@ -33,10 +34,20 @@ func writeGraphs(b *strings.Builder, apps []*appChange, repo *spec.Repo) {
 		}
 		for _, c := range a.Spec.Components {
 			shape := "[%s]"
-			if c.Type == spec.TypeAddon {
-				shape = "[(%s)]"
-			}
 			label := c.Name
+			switch c.Type {
+			case spec.TypeAddon:
+				shape = "[(%s)]"
+			case spec.TypeJob:
+				shape = "[/%s/]" // runs once; dependents wait for it
+				label += "<br/>job"
+			case spec.TypeCronJob:
+				shape = "[/%s/]"
+				label += "<br/>cronjob"
+				if c.WorkloadSpec != nil && c.WorkloadSpec.Schedule != "" {
+					label += " " + strings.ReplaceAll(c.WorkloadSpec.Schedule, "\"", "'")
+				}
+			}
 			if c.AddonSpec != nil {
 				label += "<br/>" + c.AddonSpec.Type
 			}

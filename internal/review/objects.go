@@ -14,6 +14,9 @@ type object struct {
 	Kind, Name string
 	Namespace  string
 	Obj        map[string]any
+	// Patched says Obj is what kustomize builds with the patches of the
+	// folder's kustomization.yaml, which differs from File's object.
+	Patched bool
 }
 
 func (o object) id() string { return o.Kind + "/" + o.Namespace + "/" + o.Name }

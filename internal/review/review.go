@@ -2,8 +2,10 @@ package review
 
 import (
 	"fmt"
+	"path"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -78,12 +80,27 @@ func Build(in Input) *Comment {
 		}
 		return out
 	}
-	baseObjs, headObjs := parseFleet(pick(in.Base)), parseFleet(pick(in.Head))
+	baseFiles, headFiles := pick(in.Base), pick(in.Head)
+	baseObjs, headObjs := parseFleet(baseFiles), parseFleet(headFiles)
+	// Folders with patches: what Flux applies is kustomize's build.
+	changedDirs := map[string]bool{}
+	for _, ch := range changes {
+		changedDirs[path.Dir(ch.Path)] = true
+	}
+	applyPatches(baseFiles, baseObjs, changedDirs)
+	headPatched := applyPatches(headFiles, headObjs, changedDirs)
 
 	for _, a := range apps {
 		c.Changed = append(c.Changed, a.key)
 	}
-	c.Danger = dangers(apps, baseObjs, headObjs)
+	for _, dir := range headPatched.dirs {
+		if e, ok := headPatched.errs[dir]; ok {
+			c.Danger = append(c.Danger, fmt.Sprintf("`%s/kustomization.yaml` does not build, so Flux cannot apply it: %s", dir, e))
+		}
+	}
+	// Workloads by workloadKey, which pairs them across renames.
+	baseW, headW := workloads(baseObjs), workloads(headObjs)
+	c.Danger = append(c.Danger, dangers(apps, baseObjs, headObjs, baseW, headW)...)
 	c.FullDiff = fleet.Diff(changes, "")
 
 	var b strings.Builder
@@ -102,7 +119,7 @@ func Build(in Input) *Comment {
 		b.WriteString("\n")
 	}
 	writeSummary(&b, apps, baseObjs, headObjs)
-	writeImages(&b, baseObjs, headObjs)
+	writeImages(&b, baseW, headW)
 	writeResources(&b, baseObjs, headObjs)
 	writeGraphs(&b, apps, in.HeadRepo)
 
@@ -112,16 +129,48 @@ func Build(in Input) *Comment {
 	b.WriteString("### Changes\n\n")
 	budget := limit - len(head) - 600 // room for the cut note
 	used := 0
+	// After the last change of a folder with patches come its patched
+	// objects as Flux applies them.
+	last := map[string]int{}
 	for i, ch := range changes {
-		sec := section(ch, baseObjs, headObjs)
-		if used+len(sec) > budget {
-			for _, rest := range changes[i:] {
-				c.Cut = append(c.Cut, rest.Path)
+		last[path.Dir(ch.Path)] = i
+	}
+	patchedIDs := map[string][]string{} // folder → ids of its patched objects
+	for _, objs := range []map[string]object{baseObjs, headObjs} {
+		for id, o := range objs {
+			if d := path.Dir(o.File); o.Patched && !slices.Contains(patchedIDs[d], id) {
+				patchedIDs[d] = append(patchedIDs[d], id)
 			}
-			break
 		}
-		used += len(sec)
-		b.WriteString(sec)
+	}
+	full := false
+	ix := newIndex(baseObjs, headObjs)
+	for i, ch := range changes {
+		if full { // what does not fit is named, not built
+			c.Cut = append(c.Cut, ch.Path)
+			continue
+		}
+		secs := []string{section(ch, ix)}
+		names := []string{ch.Path}
+		if dir := path.Dir(ch.Path); last[dir] == i {
+			ids := patchedIDs[dir]
+			slices.Sort(ids)
+			for _, id := range ids {
+				if sec := patchedSection(id, baseObjs, headObjs); sec != "" {
+					secs = append(secs, sec)
+					names = append(names, id+" (patched)")
+				}
+			}
+		}
+		for j, sec := range secs {
+			if full || used+len(sec) > budget {
+				full = true
+				c.Cut = append(c.Cut, names[j])
+				continue
+			}
+			used += len(sec)
+			b.WriteString(sec)
+		}
 	}
 	if len(c.Cut) > 0 {
 		fmt.Fprintf(&b, "\n> ✂️ %d more file(s) did not fit in this comment", len(c.Cut))
@@ -245,23 +294,22 @@ func writeSummary(b *strings.Builder, apps []*appChange, base, head map[string]o
 
 func containerImages(o object) map[string]string {
 	out := map[string]string{}
-	l, _ := get(o.Obj, "spec", "template", "spec", "containers").([]any)
-	for _, c := range l {
-		out[str(get(c, "name"))] = str(get(c, "image"))
+	for _, c := range containersOf(o) {
+		out[c.label()] = c.image
 	}
 	return out
 }
 
-func writeImages(b *strings.Builder, base, head map[string]object) {
+// writeImages lists the images that change, of every container of every
+// workload: init containers and sidecars too. A workload is paired across
+// a rename or a change of kind (workloadKey), so a Job whose name changed
+// with its template shows its image change on one row.
+func writeImages(b *strings.Builder, bw, hw map[string]object) {
 	type row struct{ what, old, new string }
 	var rows []row
-	ids := unionKeys(base, head)
-	for _, id := range ids {
-		bo, bok := base[id]
-		ho, hok := head[id]
-		if (bok && bo.Kind != "Deployment") || (hok && ho.Kind != "Deployment") {
-			continue
-		}
+	for _, key := range unionKeys(bw, hw) {
+		bo, bok := bw[key]
+		ho, hok := hw[key]
 		oldI, newI := map[string]string{}, map[string]string{}
 		if bok {
 			oldI = containerImages(bo)
@@ -269,13 +317,17 @@ func writeImages(b *strings.Builder, base, head map[string]object) {
 		if hok {
 			newI = containerImages(ho)
 		}
+		o := ho
+		if !hok {
+			o = bo
+		}
+		what := o.Namespace + "/" + o.Name
+		if o.Kind != "Deployment" {
+			what = o.Kind + " " + what
+		}
 		for _, name := range unionKeys(oldI, newI) {
 			if oldI[name] != newI[name] {
-				o := ho
-				if !hok {
-					o = bo
-				}
-				rows = append(rows, row{o.Namespace + "/" + o.Name + " (" + name + ")", orDash(oldI[name]), orDash(newI[name])})
+				rows = append(rows, row{what + " (" + name + ")", orDash(oldI[name]), orDash(newI[name])})
 			}
 		}
 	}
@@ -296,38 +348,27 @@ func orDash(s string) string {
 	return s
 }
 
-// requests returns the CPU and memory a Deployment reserves: its
-// containers' requests times its replicas (the autoscaler's minimum when it
-// sets none).
+// requests returns the CPU and memory a workload reserves: the effective
+// requests of its pod (containers, sidecars and init containers) times its
+// replicas.
 func requests(o object, all map[string]object) (cpu, mem resource.Quantity) {
-	replicas := int64(1)
-	if r, ok := get(o.Obj, "spec", "replicas").(float64); ok {
-		replicas = int64(r)
-	} else if h, ok := all["HorizontalPodAutoscaler/"+o.Namespace+"/"+o.Name]; ok {
-		if m, ok := get(h.Obj, "spec", "minReplicas").(float64); ok {
-			replicas = int64(m)
-		}
-	}
-	l, _ := get(o.Obj, "spec", "template", "spec", "containers").([]any)
-	for _, c := range l {
-		if q, err := resource.ParseQuantity(fmt.Sprint(get(c, "resources", "requests", "cpu"))); err == nil {
-			cpu.Add(q)
-		}
-		if q, err := resource.ParseQuantity(fmt.Sprint(get(c, "resources", "requests", "memory"))); err == nil {
-			mem.Add(q)
-		}
-	}
+	replicas := replicasOf(o, all)
+	cpu, mem = podRequests(containersOf(o))
 	cpu.SetMilli(cpu.MilliValue() * replicas)
 	mem.Set(mem.Value() * replicas)
 	return cpu, mem
 }
 
+// writeResources shows, per app whose totals change, the CPU and memory
+// its long-running workloads request (× replicas) and, when any app holds
+// some, the storage of its volume claims (a StatefulSet's claim templates
+// × replicas, and PersistentVolumeClaims).
 func writeResources(b *strings.Builder, base, head map[string]object) {
-	type tot struct{ cpu, mem [2]resource.Quantity }
+	type tot struct{ cpu, mem, disk [2]resource.Quantity }
 	perApp := map[string]*tot{}
 	add := func(objs map[string]object, i int) {
 		for _, o := range objs {
-			if o.Kind != "Deployment" {
+			if !longRunning[o.Kind] && o.Kind != "PersistentVolumeClaim" {
 				continue
 			}
 			key := o.Namespace + "/" + labelOf(o, "fleetwright.io/app")
@@ -336,33 +377,48 @@ func writeResources(b *strings.Builder, base, head map[string]object) {
 				t = &tot{}
 				perApp[key] = t
 			}
-			c, m := requests(o, objs)
-			t.cpu[i].Add(c)
-			t.mem[i].Add(m)
+			if longRunning[o.Kind] {
+				c, m := requests(o, objs)
+				t.cpu[i].Add(c)
+				t.mem[i].Add(m)
+			}
+			t.disk[i].Add(storageOf(o, objs))
 		}
 	}
 	add(base, 0)
 	add(head, 1)
 	var keys []string
 	var total tot
+	disk := false
 	for k, t := range perApp {
-		if t.cpu[0].Cmp(t.cpu[1]) != 0 || t.mem[0].Cmp(t.mem[1]) != 0 {
+		if t.cpu[0].Cmp(t.cpu[1]) != 0 || t.mem[0].Cmp(t.mem[1]) != 0 || t.disk[0].Cmp(t.disk[1]) != 0 {
 			keys = append(keys, k)
 			for i := range 2 {
 				total.cpu[i].Add(t.cpu[i])
 				total.mem[i].Add(t.mem[i])
+				total.disk[i].Add(t.disk[i])
 			}
+			disk = disk || !t.disk[0].IsZero() || !t.disk[1].IsZero()
 		}
 	}
 	if len(keys) == 0 {
 		return
 	}
 	slices.Sort(keys)
-	b.WriteString("### Resource requests (× replicas)\n\n| app | CPU | memory |\n|---|---|---|\n")
+	b.WriteString("### Resource requests (× replicas)\n\n| app | CPU | memory |")
+	if disk {
+		b.WriteString(" storage |\n|---|---|---|---|\n")
+	} else {
+		b.WriteString("\n|---|---|---|\n")
+	}
 	row := func(name string, t *tot) {
-		fmt.Fprintf(b, "| %s | %s → %s (%s) | %s → %s (%s) |\n", name,
+		fmt.Fprintf(b, "| %s | %s → %s (%s) | %s → %s (%s) |", name,
 			cpuStr(t.cpu[0]), cpuStr(t.cpu[1]), delta(t.cpu, cpuStr),
 			memStr(t.mem[0]), memStr(t.mem[1]), delta(t.mem, memStr))
+		if disk {
+			fmt.Fprintf(b, " %s → %s (%s) |", diskStr(t.disk[0]), diskStr(t.disk[1]), delta(t.disk, diskStr))
+		}
+		b.WriteString("\n")
 	}
 	for _, k := range keys {
 		row("`"+k+"`", perApp[k])
@@ -374,6 +430,14 @@ func writeResources(b *strings.Builder, base, head map[string]object) {
 func cpuStr(q resource.Quantity) string { return fmt.Sprintf("%dm", q.MilliValue()) }
 
 func memStr(q resource.Quantity) string { return fmt.Sprintf("%dMi", q.Value()/(1<<20)) }
+
+// diskStr shows storage in Gi, with a decimal when it is not whole.
+func diskStr(q resource.Quantity) string {
+	if v := q.Value(); v%(1<<30) != 0 {
+		return strconv.FormatFloat(float64(v)/(1<<30), 'f', 2, 64) + "Gi"
+	}
+	return fmt.Sprintf("%dGi", q.Value()/(1<<30))
+}
 
 func delta(q [2]resource.Quantity, f func(resource.Quantity) string) string {
 	d := q[1].DeepCopy()
@@ -403,22 +467,41 @@ func unionKeys[V any](a, b map[string]V) []string {
 	return out
 }
 
-// section is the collapsible diff of one file.
-func section(ch fleet.Change, base, head map[string]object) string {
+// section is the collapsible diff of one file: a ConfigMap's files and a
+// kustomization's patches as the text they hold, anything else as the
+// file's unified diff.
+func section(ch fleet.Change, ix *index) string {
 	title := ch.Path
-	for _, objs := range []map[string]object{head, base} {
-		for _, o := range objs {
-			if o.File == ch.Path && !strings.Contains(string(ch.New)+string(ch.Old), "\n---\n") {
-				title = o.label()
-			}
-		}
+	bo, bok := ix.fileObject(ch.Path, 0)
+	ho, hok := ix.fileObject(ch.Path, 1)
+	single := !strings.Contains(string(ch.New)+string(ch.Old), "\n---\n")
+	switch {
+	case single && hok:
+		title = ho.label()
+	case single && bok:
+		title = bo.label()
 	}
 	verb := map[fleet.Op]string{fleet.Add: "added", fleet.Update: "changed", fleet.Delete: "removed"}[ch.Op]
-	d := fleet.FileDiff(ch, "")
-	fence := "```"
-	for strings.Contains(d, fence) {
-		fence += "`"
+	d := ""
+	switch {
+	case !single:
+	case path.Base(ch.Path) == "kustomization.yaml":
+		d = kustomizationDiff(ch)
+	case (bok || hok) && (!bok || bo.Kind == "ConfigMap" && !bo.Patched) && (!hok || ho.Kind == "ConfigMap" && !ho.Patched):
+		var bp, hp *object
+		cm := ho
+		if bok {
+			bp = &bo
+		}
+		if hok {
+			hp = &ho
+		} else {
+			cm = bo
+		}
+		d = configMapDiff(ch, bp, hp, ix.mountPaths(cm))
 	}
-	return fmt.Sprintf("<details><summary>%s — %s <code>%s</code></summary>\n\n%sdiff\n%s%s\n\n</details>\n\n",
-		verb, title, ch.Path, fence, d, fence)
+	if d == "" {
+		d = fleet.FileDiff(ch, "")
+	}
+	return details(verb+" — "+title, ch.Path, d)
 }

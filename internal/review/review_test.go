@@ -125,3 +125,17 @@ components:
 		t.Errorf("the full diff (%d) should hold everything", len(c.FullDiff))
 	}
 }
+
+// loadOnly loads specs without rendering them.
+func loadOnly(t *testing.T, files map[string][]byte) (*spec.Repo, spec.Problems) {
+	t.Helper()
+	l, err := spec.NewLoader(exports.Catalog{}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo, ps := l.LoadFiles(files)
+	if ps.HasErrors() {
+		t.Fatal(ps)
+	}
+	return repo, ps
+}

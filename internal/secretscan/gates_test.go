@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -76,7 +77,11 @@ func gateCases() []gateCase {
 		{name: "env JWT", env: [2]string{"SESSION", jwt}, at: "env[0].value"},
 		{name: "env PEM key", env: [2]string{"TLS", pemKey}, at: "env[0].value", secret: "MHcCAQEEIBkg4LVWM9nuwNSk3yByxZpYRTBnVJk5oN9Sx1yWnqhWoAoGCCqGSM49"},
 		{name: "env password file is fine", env: [2]string{"PASSWORD_FILE", "/run/secrets/x"}},
-		{name: "env reference is fine", env: [2]string{"DB_PASSWORD", "$(FW_DB_PASSWORD)"}},
+		{name: "env MySQL root password file is fine", env: [2]string{"MYSQL_ROOT_PASSWORD_FILE", "/run/secrets/x"}},
+		{name: "env Grafana __FILE is fine", env: [2]string{"GF_SECURITY_ADMIN_PASSWORD__FILE", "/run/secrets/admin"}},
+		{name: "env token file run together is fine", env: [2]string{"TOKENFILE", "/var/run/token"}},
+		{name: "env password named as a file's content", env: [2]string{"PASSWORD_FILE_CONTENT", "hunter2"}, at: "env[0].value"},
+		{name: "env reference is fine", env: [2]string{"DB_PASSWORD", "$(PG_PASSWORD)"}},
 		{name: "env URL with referenced password is fine", env: [2]string{"DATABASE_URL", "postgres://app:$(DB_PASSWORD)@db/app"}},
 		{name: "env plain URL is fine", env: [2]string{"HOMEPAGE", "https://example.com/path"}},
 		{name: "env URL with user only is fine", env: [2]string{"REPO", "https://git@example.com/org/repo"}},
@@ -261,14 +266,26 @@ func specDoc(tc gateCase) (doc, at string) {
 	if tc.args != nil {
 		b.WriteString("      args: " + list(tc.args) + "\n")
 	}
+	at = tc.at
 	if tc.env[0] != "" {
-		b.WriteString("      env:\n        - {name: " + tc.env[0] + ", value: " + q(tc.env[1]) + "}\n")
+		// $(NAME) must name an earlier entry: the variables a value
+		// refers to come first, from a Secret.
+		b.WriteString("      env:\n")
+		refs := envRef.FindAllStringSubmatch(tc.env[1], -1)
+		for _, r := range refs {
+			b.WriteString("        - {name: " + r[1] + ", secret_ref: {name: app, key: " + strings.ToLower(r[1]) + "}}\n")
+		}
+		b.WriteString("        - {name: " + tc.env[0] + ", value: " + q(tc.env[1]) + "}\n")
+		at = strings.Replace(at, "env[0]", fmt.Sprintf("env[%d]", len(refs)), 1)
 	}
 	if tc.host != "" {
 		b.WriteString("      ingress: {enabled: true, host: " + q(tc.host) + "}\n")
 	}
-	return b.String(), "components[0].workload_spec." + tc.at
+	return b.String(), "components[0].workload_spec." + at
 }
+
+// envRef matches a $(NAME) that Kubernetes expands.
+var envRef = regexp.MustCompile(`(?:^|[^$])\$\(([A-Za-z_][A-Za-z0-9_]*)\)`)
 
 // checkSpecGate runs a case through render validate and returns its
 // messages.

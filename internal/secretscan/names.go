@@ -22,6 +22,17 @@ var locatorWords = map[string]bool{
 	"type": true, "mode": true, "stdin": true,
 }
 
+// locatorSuffix reports whether a word is a credential word run together
+// with a locator word: PASSWORDFILE, tokenpath.
+func locatorSuffix(word string) bool {
+	for _, suffix := range []string{"file", "files", "path", "dir"} {
+		if before, ok := strings.CutSuffix(word, suffix); ok && before != "" && credentialPart.MatchString(before) {
+			return true
+		}
+	}
+	return false
+}
+
 // valueKeys are the endings of names that hold a key itself (an API key, a
 // private key) rather than name a key of a Secret (passwordKey, userKey),
 // longest first.
@@ -49,7 +60,7 @@ func IsCredentialName(name string) bool {
 	norm := strings.Join(words, "")
 	last := words[len(words)-1]
 	switch {
-	case strings.HasPrefix(norm, "existing"), locatorWords[last],
+	case strings.HasPrefix(norm, "existing"), locatorWords[last], locatorSuffix(last),
 		strings.HasSuffix(norm, "name"), strings.HasSuffix(norm, "ref"), strings.HasSuffix(norm, "refs"):
 		return false
 	case strings.HasSuffix(norm, "key"), strings.HasSuffix(norm, "keys"):

@@ -24,6 +24,10 @@ func TestIsCredentialName(t *testing.T) {
 		{"secretKeyRef", false}, {"secretName", false}, {"passwordSecretName", false}, {"PASSWORD_FILE", false},
 		{"TOKEN_URL", false}, {"tokenUrl", false}, {"AUTH_TYPE", false}, {"AUTH_PROVIDER", false},
 		{"OAUTH_CLIENT_ID", false}, {"AUTHOR", false}, {"PWD", false}, {"bypass", false}, {"passthrough", false},
+		{"MYSQL_ROOT_PASSWORD_FILE", false}, {"POSTGRES_PASSWORD_FILE", false}, {"GF_SECURITY_ADMIN_PASSWORD__FILE", false},
+		{"passwordFile", false}, {"PASSWORDFILE", false}, {"tokenpath", false}, {"SECRETS_DIR", false}, {"API_KEY_FILE", false},
+		{"DB_PASSWORD_FILES", false}, {"JWT_SECRET_PATH", false},
+		{"SECRET_PROFILE", true}, {"PASSWORD_FILE_CONTENT", true}, {"FILE_PASSWORD", true},
 		{"LOG_LEVEL", false}, {"TLS_KEY", false}, {"USERNAME", false}, {"", false}, {"password-stdin", false},
 	}
 	for _, tt := range tests {

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/name"
-
 	"github.com/fleetwright/fleetwright/internal/graph"
 )
 
@@ -47,6 +45,8 @@ func checkPlatform(p *Platform, doc *Document, ps *Problems) {
 			}
 		}
 		checkResources(p.Defaults.Resources, doc, Path{"defaults", "resources"}, ps)
+		checkSecurityContext(doc, p.Defaults.SecurityContext, Path{"defaults", "security_context"}, ps)
+		checkPodSecurity(doc, p.Defaults.SecurityContext, Path{"defaults", "security_context"}, podSecurityProfile(p), ps)
 	}
 	if p.Fleet != nil && p.Fleet.Path != "" && (path.IsAbs(p.Fleet.Path) || escapes(p.Fleet.Path)) {
 		ps.Add(doc, Path{"fleet", "path"}, "must be a relative path")
@@ -168,19 +168,21 @@ func (l *Loader) checkApp(a *LoadedApp, plat *Platform, ps *Problems) {
 				ps.Add(doc, at.Child("depends_on").Child(j), "%s", unknownComponent(dep, s.Name, names))
 			case slices.Index(c.DependsOn, dep) < j:
 				ps.Add(doc, at.Child("depends_on").Child(j), "%q is listed twice", dep)
+			case s.Components[names[dep]].Type == TypeCronJob:
+				ps.Add(doc, at.Child("depends_on").Child(j), "%q is a cronjob, which runs on its schedule and is never done: nothing can wait for it; depend on a job instead", dep)
 			}
 		}
 		switch c.Type {
-		case TypeWorkload:
+		case TypeWorkload, TypeJob, TypeCronJob:
 			if c.WorkloadSpec == nil {
 				if !doc.Has(at.Child("workload_spec")) {
-					ps.Add(doc, at, "a workload component needs workload_spec")
+					ps.Add(doc, at, "a %s component needs workload_spec", c.Type)
 				}
 			} else {
 				l.checkWorkload(a, c, at.Child("workload_spec"), plat, ps)
 			}
 			if c.AddonSpec != nil {
-				ps.AddKey(doc, at.Child("addon_spec"), "a workload component takes workload_spec, not addon_spec")
+				ps.AddKey(doc, at.Child("addon_spec"), "a %s component takes workload_spec, not addon_spec", c.Type)
 			}
 		case TypeAddon:
 			if c.AddonSpec == nil {
@@ -225,17 +227,8 @@ func (l *Loader) checkWorkload(a *LoadedApp, c *Component, at Path, plat *Platfo
 			if !doc.Has(at.Child("image")) {
 				ps.Add(doc, at, "build_mode image needs image (such as myorg/my-api:v1.2.0)")
 			}
-		} else if _, err := name.ParseReference(w.Image); err != nil {
-			ps.Add(doc, at.Child("image"), "%q is not a valid image reference: %v", w.Image, err)
-		} else if UsesLatestTag(w.Image) {
-			// verify's forbid_latest on the fleet, applied to the spec: a
-			// tag that moves renders a different image each time.
-			switch plat.Policy.ForbidLatestSeverity() {
-			case SeverityError:
-				ps.Add(doc, at.Child("image"), "%s", ForbidLatestMessage(w.Image))
-			case SeverityWarning:
-				ps.Warn(doc, at.Child("image"), "%s", ForbidLatestMessage(w.Image))
-			}
+		} else {
+			checkImage(doc, at.Child("image"), w.Image, plat, ps)
 		}
 		if w.Build != nil {
 			ps.AddKey(doc, at.Child("build"), "build is used only with build_mode dockerfile or buildpack; remove it or set build_mode")
@@ -258,9 +251,11 @@ func (l *Loader) checkWorkload(a *LoadedApp, c *Component, at Path, plat *Platfo
 		}
 	}
 	ing := w.Ingress
-	if ing != nil && ing.Enabled {
-		if w.Port == 0 && !doc.Has(at.Child("port")) {
-			ps.Add(doc, at.Child("ingress"), "an ingress needs the workload's port")
+	if ing != nil && ing.Enabled && c.Type == TypeWorkload {
+		if !hasExposedTCP(w) && !doc.Has(at.Child("port")) && !doc.Has(at.Child("ports")) {
+			ps.Add(doc, at.Child("ingress"), "an ingress needs the workload's port (or an exposed TCP port in ports)")
+		} else if !hasExposedTCP(w) && len(w.Ports) > 0 {
+			ps.Add(doc, at.Child("ingress"), "an ingress needs an exposed TCP port; every port in ports is UDP, SCTP or expose: false")
 		}
 		if m := ingressHostProblem(ing.Host); ing.Host != "" && m != "" {
 			ps.Add(doc, at.Child("ingress").Child("host"), "%q %s", ing.Host, m)
@@ -278,18 +273,27 @@ func (l *Loader) checkWorkload(a *LoadedApp, c *Component, at Path, plat *Platfo
 			ps.Add(doc, at.Child("image_pull_secrets").Child(i), "%q is not a valid Secret name", s)
 		}
 	}
-	if hc := w.HealthCheck; hc != nil {
+	if hc := w.HealthCheck; hc != nil && c.Type == TypeWorkload {
 		if hc.Path != "" && !strings.HasPrefix(hc.Path, "/") {
 			ps.Add(doc, at.Child("health_check").Child("path"), "must start with /")
 		}
-		if hc.Port == 0 && w.Port == 0 && !doc.Has(at.Child("port")) {
+		if hc.Port == 0 && !hasExposedTCP(w) && !doc.Has(at.Child("port")) && !doc.Has(at.Child("ports")) {
 			ps.Add(doc, at.Child("health_check"), "a health check needs a port: set health_check.port or the workload's port")
 		}
 	}
-	checkCommandLine(doc, at, w, ps)
+	checkWords(doc, at, w.Command, w.Args, ps)
+	if len(w.Env) > 0 {
+		l.checkEnvList(a, c, w.Env, at.Child("env"), plat, ps)
+	}
+	l.checkWorkloadFields(a, c, at, plat, ps)
+}
+
+// checkEnvList checks the env entries of one container.
+func (l *Loader) checkEnvList(a *LoadedApp, c *Component, env []EnvVar, at Path, plat *Platform, ps *Problems) {
+	doc := a.Doc
 	envs := map[string]int{}
-	for i, e := range w.Env {
-		ea := at.Child("env").Child(i)
+	for i, e := range env {
+		ea := at.Child(i)
 		if e.Name == "" {
 			continue
 		}
@@ -312,7 +316,7 @@ func (l *Loader) checkWorkload(a *LoadedApp, c *Component, at Path, plat *Platfo
 		if n != 1 {
 			ps.Add(doc, ea, "%q needs exactly one of value, secret_ref or export_ref", e.Name)
 		}
-		checkEnvSecret(doc, ea, &w.Env[i], ps)
+		checkEnvSecret(doc, ea, &env[i], ps)
 		if r := e.SecretRef; r != nil {
 			if r.Name != "" && !isSubdomain(r.Name) {
 				ps.Add(doc, ea.Child("secret_ref").Child("name"), "%q is not a valid Secret name", r.Name)
@@ -383,7 +387,13 @@ func (l *Loader) checkExportKey(consumer *LoadedApp, target *Component, key stri
 	if !ok {
 		return // an unknown addon type is reported on the addon itself
 	}
-	if !slices.Contains(keys, key) {
+	switch {
+	case slices.Contains(keys, key):
+	case len(keys) == 0 && target.Type == TypeWorkload:
+		ps.Add(consumer.Doc, at, "component %s has no export %q: a workload exports its Service's address, and it exposes no port; give it port, or ports with an exposed entry", target.Name, key)
+	case len(keys) == 0 && (target.Type == TypeJob || target.Type == TypeCronJob):
+		ps.Add(consumer.Doc, at, "component %s is a %s, which has no Service and exports nothing", target.Name, target.Type)
+	default:
 		ps.Add(consumer.Doc, at, "%s", unknownKey(key, "component "+target.Name, keys))
 	}
 }
@@ -403,10 +413,12 @@ func unknownKey(key, of string, keys []string) string {
 func (l *Loader) componentKeys(c *Component) ([]string, map[string]bool, bool) {
 	switch {
 	case c.Type == TypeWorkload && c.WorkloadSpec != nil:
-		if c.WorkloadSpec.Port == 0 {
+		if !c.WorkloadSpec.ExposedPorts() {
 			return nil, nil, true
 		}
 		return WorkloadExportKeys, nil, true
+	case (c.Type == TypeJob || c.Type == TypeCronJob) && c.WorkloadSpec != nil:
+		return nil, nil, true
 	case c.Type == TypeAddon && c.AddonSpec != nil:
 		return l.addonKeys(c.AddonSpec.Type, c.AddonSpec.Exports)
 	}
@@ -616,6 +628,8 @@ func (l *Loader) checkRepo(repo *Repo, ps *Problems) {
 	repo.Apps = apps
 
 	checkNameClashes(apps, ps)
+	l.checkServiceNames(apps, ps)
+	checkServiceAccounts(apps, ps)
 
 	hosts := map[string]string{} // cluster/host -> file
 	for _, a := range apps {
@@ -661,12 +675,11 @@ func (l *Loader) checkRepo(repo *Repo, ps *Problems) {
 			if c.WorkloadSpec == nil {
 				continue
 			}
-			for j, e := range c.WorkloadSpec.Env {
-				r := e.ExportRef
-				if r == nil || r.Component == "" || r.AddonInstanceID != "" {
+			for _, ref := range exportRefs(c.WorkloadSpec, i) {
+				r, at := ref.r, ref.at
+				if r.Component == "" || r.AddonInstanceID != "" {
 					continue
 				}
-				at := Path{"components", i, "workload_spec", "env", j, "export_ref"}
 				target := a
 				if r.App != "" && r.App != a.Spec.Name {
 					target = byKey[a.Cluster+"/"+a.Project+"/"+r.App]
@@ -703,6 +716,36 @@ func (l *Loader) checkRepo(repo *Repo, ps *Problems) {
 		return
 	}
 	repo.Order = order
+}
+
+type exportRefAt struct {
+	r  *ExportRef
+	at Path
+}
+
+// exportRefs returns the export_refs of a workload's containers, with
+// their paths; component i is the workload's.
+func exportRefs(w *WorkloadSpec, i int) []exportRefAt {
+	var out []exportRefAt
+	for j := range w.Env {
+		if r := w.Env[j].ExportRef; r != nil {
+			out = append(out, exportRefAt{r, Path{"components", i, "workload_spec", "env", j, "export_ref"}})
+		}
+	}
+	for _, kind := range [2]string{"init_containers", "sidecars"} {
+		list := w.InitContainers
+		if kind == "sidecars" {
+			list = w.Sidecars
+		}
+		for k := range list {
+			for j := range list[k].Env {
+				if r := list[k].Env[j].ExportRef; r != nil {
+					out = append(out, exportRefAt{r, Path{"components", i, "workload_spec", kind, k, "env", j, "export_ref"}})
+				}
+			}
+		}
+	}
+	return out
 }
 
 func hostField(ing *Ingress) string {

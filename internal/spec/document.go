@@ -42,6 +42,15 @@ type Document struct {
 	// pos, when set, holds every position by path; expanded templates use
 	// it to point values at the files they came from.
 	pos map[string]nodePos
+	// inputs are the files the document names that the loader read (a
+	// config file's from), each as its name and content: part of Sum, so
+	// that a change to one changes the app's digest.
+	inputs []byte
+}
+
+// addInput records a file the document's value names and the loader read.
+func (d *Document) addInput(name string, data []byte) {
+	d.inputs = appendString(appendString(d.inputs, name), string(data))
 }
 
 type nodePos struct{ key, val Pos }

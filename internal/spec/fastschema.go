@@ -373,9 +373,7 @@ func (s *fastSchema) typeOK(v any) bool {
 // JSON Schema, but the converter writes integral values without an
 // exponent below 1e21; beyond, the full validator decides.
 func isIntegerText(s string) bool {
-	if strings.HasPrefix(s, "-") {
-		s = s[1:]
-	}
+	s = strings.TrimPrefix(s, "-")
 	if s == "" {
 		return false
 	}

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -43,7 +44,8 @@ type ExportCatalog interface {
 }
 
 // WorkloadExportKeys are the exports every workload with a port publishes.
-var WorkloadExportKeys = []string{"host", "port", "url"}
+// (exports.WorkloadKeys holds the same list.)
+var WorkloadExportKeys = []string{"address", "host", "port", "url"}
 
 // LoadedApp is an app spec read from a file, with its resolved settings.
 type LoadedApp struct {
@@ -176,9 +178,17 @@ func (l *Loader) LoadFiles(files map[string][]byte) (*Repo, Problems) {
 	return l.Load(newMemFS(files))
 }
 
+// LoadTree reads specs given as bytes by slash path and the symbolic links
+// among them (a path and its target, as Git keeps a link), which it follows
+// and refuses as it does on disk.
+func (l *Loader) LoadTree(files map[string][]byte, links map[string]string) (*Repo, Problems) {
+	return l.Load(newMemFSLinks(files, links))
+}
+
 // ReadFiles reads from fsys every file Load reads, by slash path: the
-// platform file, each app spec under apps/ and each template under
-// templates/. LoadFiles of the result loads what Load of fsys would.
+// platform file, each app spec under apps/, the config files the specs
+// name (files[].from) and each template under templates/. LoadFiles of the
+// result loads what Load of fsys would.
 func ReadFiles(fsys fs.FS) (map[string][]byte, error) {
 	files := map[string][]byte{}
 	for _, n := range PlatformFileNames {
@@ -196,6 +206,21 @@ func ReadFiles(fsys fs.FS) (map[string][]byte, error) {
 			return nil, err
 		}
 		files[p] = b
+		if !bytes.Contains(b, []byte("from")) {
+			continue
+		}
+		if doc, err := Parse(p, b); err == nil {
+			for _, from := range fromFiles(p, doc.Value) {
+				if _, done := files[from]; done || escapingLink(fsys, from, false) != "" {
+					continue
+				}
+				if fi, err := fs.Stat(fsys, from); err == nil && fi.Mode().IsRegular() && fi.Size() <= MaxConfigFile {
+					if b, err := fs.ReadFile(fsys, from); err == nil {
+						files[from] = b
+					}
+				}
+			}
+		}
 	}
 	for _, name := range templateNames(fsys) {
 		for _, n := range template.FileNames {
@@ -394,6 +419,7 @@ func (l *Loader) loadApp(fsys fs.FS, file string, plat *Platform, ps *Problems) 
 	decode(doc, &a.Spec)
 	resolveApp(a, plat, ps)
 	l.checkApp(a, plat, ps)
+	l.readFromFiles(fsys, a, ps)
 	return a
 }
 

@@ -26,18 +26,20 @@ var fuzzLoader = func() func(testing.TB) *spec.Loader {
 // panics, every problem names a file of the repository and a position in
 // it, and a repository with no error has an order over every component.
 func FuzzLoad(f *testing.F) {
-	_ = filepath.WalkDir("testdata/invalid", func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && (strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".json")) {
-			if data, err := os.ReadFile(p); err == nil {
-				if filepath.Base(p) == "platform.yaml" {
-					f.Add([]byte{}, []byte{}, data)
-				} else {
-					f.Add(data, []byte("name: b\ncomponents: [{name: web, type: workload, workload_spec: {image: x:1, port: 80, ingress: {enabled: true}}}]\n"), []byte{})
+	for _, dir := range []string{"testdata/invalid", "testdata/valid"} {
+		_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && (strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".json")) {
+				if data, err := os.ReadFile(p); err == nil {
+					if filepath.Base(p) == "platform.yaml" {
+						f.Add([]byte{}, []byte{}, data)
+					} else {
+						f.Add(data, []byte("name: b\ncomponents: [{name: web, type: workload, workload_spec: {image: x:1, port: 80, ingress: {enabled: true}}}]\n"), []byte{})
+					}
 				}
 			}
-		}
-		return nil
-	})
+			return nil
+		})
+	}
 	f.Add([]byte("name: x\ncomponents: [{name: y-z, type: workload, workload_spec: {image: n:1}}]\n"),
 		[]byte("name: x-y\ncomponents: [{name: z, type: workload, workload_spec: {image: n:1}}]\n"),
 		[]byte("clusters: [{name: a, path: clusters/one}, {name: b, path: clusters/one/two}]\n"))

@@ -74,6 +74,8 @@ type Defaults struct {
 	Resources *Resources `json:"resources,omitempty"`
 	// Timeout of deploys (default 10m).
 	Timeout string `json:"timeout,omitempty" jsonschema:"pattern=^([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$"`
+	// SecurityContext applied to every container (workloads, jobs, init containers, sidecars) for the fields it does not set itself.
+	SecurityContext *SecurityContext `json:"security_context,omitempty"`
 }
 
 // Policy holds the checks verify runs on the fleet, each with a severity.
@@ -90,6 +92,8 @@ type Policy struct {
 	RequireProbes string `json:"require_probes,omitempty" jsonschema:"enum=off,enum=warning,enum=error"`
 	// ProductionReplicas: production apps run at least 2 replicas or autoscale.
 	ProductionReplicas string `json:"production_replicas,omitempty" jsonschema:"enum=off,enum=warning,enum=error"`
+	// PodSecurity is the Pod Security Standard the project namespaces enforce (their pod-security.kubernetes.io labels): privileged, baseline or restricted. Unset: no labels.
+	PodSecurity string `json:"pod_security,omitempty" jsonschema:"enum=privileged,enum=baseline,enum=restricted"`
 }
 
 // BuildConfig configures image builds.

@@ -100,7 +100,16 @@ func (s *schemas) check(sch *jsonschema.Schema, doc *Document, ps *Problems) {
 		case *kind.AdditionalProperties:
 			loc := strings.TrimSuffix(e.SchemaURL, "/additionalProperties")
 			msg := e.Message
-			if sug := suggest(e.Name, s.props[loc]); sug != "" {
+			// A field the object already sets is not what the user meant
+			// (ports beside port, env_from beside env).
+			var unset []string
+			set, _ := valueAt(doc.Value, path).(map[string]any)
+			for _, p := range s.props[loc] {
+				if _, has := set[p]; !has {
+					unset = append(unset, p)
+				}
+			}
+			if sug := suggest(e.Name, unset); sug != "" {
 				msg += fmt.Sprintf("; did you mean %q?", sug)
 			} else if len(s.props[loc]) > 0 {
 				msg += "; known fields: " + strings.Join(s.props[loc], ", ")
@@ -115,6 +124,26 @@ func (s *schemas) check(sch *jsonschema.Schema, doc *Document, ps *Problems) {
 		}
 		ps.Add(doc, path, "%s", e.Message)
 	}
+}
+
+// valueAt returns the value at p in v, or nil.
+func valueAt(v any, p Path) any {
+	for _, step := range p {
+		switch x := v.(type) {
+		case map[string]any:
+			k, _ := step.(string)
+			v = x[k]
+		case []any:
+			i, ok := step.(int)
+			if !ok || i < 0 || i >= len(x) {
+				return nil
+			}
+			v = x[i]
+		default:
+			return nil
+		}
+	}
+	return v
 }
 
 func toPath(loc []string) Path {

@@ -51,15 +51,15 @@ func checkEnvSecret(doc *Document, at Path, e *EnvVar, ps *Problems) {
 	}
 }
 
-// checkCommandLine refuses credentials in a workload's command and args:
+// checkWords refuses credentials in a container's command and args:
 // flags such as --password=… and literal credentials.
-func checkCommandLine(doc *Document, at Path, w *WorkloadSpec, ps *Problems) {
-	words := slices.Concat(w.Command, w.Args)
+func checkWords(doc *Document, at Path, command, args []string, ps *Problems) {
+	words := slices.Concat(command, args)
 	pathOf := func(i int) Path {
-		if i < len(w.Command) {
+		if i < len(command) {
 			return at.Child("command").Child(i)
 		}
-		return at.Child("args").Child(i - len(w.Command))
+		return at.Child("args").Child(i - len(command))
 	}
 	flagged := map[int]bool{}
 	for _, f := range secretscan.Flags(words) {
@@ -146,4 +146,10 @@ func walkValues(v any, p Path, f func(Path, string, any)) {
 			walkValues(x, p.Child(i), f)
 		}
 	}
+}
+
+// contentSecret says why a config file's content holds a credential, or "".
+func contentSecret(content string) string {
+	return literalProblem(content, "mount it from a Secret (volumes: [{name: …, mount_path: …, secret: {name: <secret>}}]) instead",
+		"keep the file's credential in a Secret: mount the Secret as a volume, or take the password from env with $(THAT_VAR) if the program expands it, instead of %s")
 }

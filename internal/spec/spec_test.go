@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fleetwright/fleetwright/internal/exports"
 	"github.com/fleetwright/fleetwright/internal/golden"
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
@@ -23,6 +24,11 @@ func (c catalog) AddonExportKeys(t string) ([]string, map[string]bool, bool) {
 }
 
 func (c catalog) AddonTypes() []string { return []string{"postgresql", "redis"} }
+
+// AddonServices are the real catalog's: the Service names of the charts.
+func (c catalog) AddonServices(typ, release, namespace string, values map[string]any) ([]string, string, bool) {
+	return exports.Catalog{}.AddonServices(typ, release, namespace, values)
+}
 
 var testCatalog = catalog{
 	"postgresql": {"connection_string", "database", "host", "password", "port", "username"},
@@ -129,5 +135,31 @@ func TestMemFS(t *testing.T) {
 	files := map[string][]byte{"platform.yaml": []byte("x"), "apps/a/b/app.yaml": []byte("y"), "apps/a/c/app.json": []byte("z")}
 	if err := fstest.TestFS(spec.NewMemFSForTest(files), "platform.yaml", "apps/a/b/app.yaml", "apps/a/c/app.json"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Every field of real applications, used as the contract allows, loads
+// without a problem: the checks refuse only what is wrong.
+func TestValidRealApplication(t *testing.T) {
+	t.Parallel()
+	repo, ps := newLoader(t, "").Load(os.DirFS("testdata/valid"))
+	if len(ps) > 0 {
+		t.Fatalf("problems:\n%v", ps)
+	}
+	a := repo.App(spec.DefaultCluster, "shop", "store")
+	if a == nil || len(a.Spec.Components) != 8 {
+		t.Fatalf("the app did not load: %+v", repo.Apps)
+	}
+	api := a.Component("api").WorkloadSpec
+	if c := api.Files[1].Content; c == nil || !strings.HasPrefix(*c, "server {") {
+		t.Errorf("files[1].from was not read: %v", c)
+	}
+	// The job completes before the api starts.
+	var order []string
+	for _, id := range repo.Order {
+		order = append(order, strings.TrimPrefix(id, "default/shop/store/"))
+	}
+	if i, j := slices.Index(order, "migrate"), slices.Index(order, "api"); i < 0 || j < 0 || i > j {
+		t.Errorf("order %v: migrate does not come before api", order)
 	}
 }

@@ -9,7 +9,8 @@ import (
 )
 
 // Sum returns a SHA-256 digest of the document's value (after template
-// expansion), the same for equal values however they were written: map
+// expansion) and of the files it names that the loader read (config
+// files' from), the same for equal values however they were written: map
 // keys are taken in order, and each value is tagged with its type, so that
 // "1" and 1, or a list of one map and the map, never share a digest. ok is
 // false for a value holding a type that a Document never holds.
@@ -19,6 +20,9 @@ func (d *Document) Sum() (sum [sha256.Size]byte, ok bool) {
 	*b, ok = appendCanonical((*b)[:0], d.Value, 0)
 	if !ok {
 		return sum, false
+	}
+	if len(d.inputs) > 0 {
+		*b = append(append(*b, tagInputs), d.inputs...)
 	}
 	return sha256.Sum256(*b), true
 }
@@ -34,6 +38,7 @@ const (
 	tagNumber
 	tagList
 	tagMap
+	tagInputs // what follows are the files read: name and content, each with its length
 )
 
 // appendCanonical appends an unambiguous encoding of v: a tag, then for

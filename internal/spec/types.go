@@ -36,11 +36,11 @@ type TemplateRef struct {
 type Component struct {
 	// Name of the component, unique within the app: a DNS-1035 label.
 	Name string `json:"name" jsonschema:"required,minLength=1,maxLength=63,example=api"`
-	// Type of the component: workload (a container you run) or addon (a Helm chart such as a database).
-	Type string `json:"type" jsonschema:"required,enum=workload,enum=addon"`
-	// DependsOn names components of the same app that must be healthy before this one is applied.
+	// Type of the component: workload (a long-running container), job (runs to completion before its dependents are applied), cronjob (runs on a schedule) or addon (a Helm chart such as a database).
+	Type string `json:"type" jsonschema:"required,enum=workload,enum=job,enum=cronjob,enum=addon"`
+	// DependsOn names components of the same app that must be healthy (a job: completed) before this one is applied.
 	DependsOn []string `json:"depends_on,omitempty"`
-	// WorkloadSpec configures a workload component.
+	// WorkloadSpec configures a workload, job or cronjob component.
 	WorkloadSpec *WorkloadSpec `json:"workload_spec,omitempty"`
 	// AddonSpec configures an addon component.
 	AddonSpec *AddonSpec `json:"addon_spec,omitempty"`
@@ -56,6 +56,8 @@ const (
 // Component types.
 const (
 	TypeWorkload = "workload"
+	TypeJob      = "job"
+	TypeCronJob  = "cronjob"
 	TypeAddon    = "addon"
 )
 
@@ -69,14 +71,20 @@ type WorkloadSpec struct {
 	Build *BuildSpec `json:"build,omitempty"`
 	// Replicas of the workload (default 1). Ignored while autoscaling is set, except as the paused snapshot.
 	Replicas *int32 `json:"replicas,omitempty" jsonschema:"minimum=0,maximum=1000"`
-	// Port the container listens on; a Service exposes it. Required when ingress is enabled.
+	// Port the container listens on, as one TCP port named http that a Service exposes. Use ports for more than one port, other protocols or a different Service port.
 	Port int `json:"port,omitempty" jsonschema:"minimum=1,maximum=65535,example=8000"`
+	// Ports the container listens on, each with a name; exposed ones are on the Service. Instead of port.
+	Ports []Port `json:"ports,omitempty"`
+	// Service configures the Service in front of the exposed ports: its type and name.
+	Service *Service `json:"service,omitempty"`
 	// Command overrides the image's entrypoint.
 	Command []string `json:"command,omitempty"`
 	// Args overrides the image's command (its arguments).
 	Args []string `json:"args,omitempty"`
-	// Env lists environment variables: each has exactly one of value, secret_ref or export_ref.
+	// Env lists environment variables: each has exactly one of value, secret_ref or export_ref. A value may use $(NAME) of an earlier entry; $$(NAME) is a literal $(NAME).
 	Env []EnvVar `json:"env,omitempty"`
+	// EnvFrom imports every key of ConfigMaps and Secrets of the project namespace as environment variables.
+	EnvFrom []EnvFrom `json:"env_from,omitempty"`
 	// Resources are CPU and memory requests and limits; platform.yaml supplies defaults.
 	Resources *Resources `json:"resources,omitempty"`
 	// Autoscaling adds a HorizontalPodAutoscaler between min_replicas and max_replicas.
@@ -85,8 +93,46 @@ type WorkloadSpec struct {
 	Ingress *Ingress `json:"ingress,omitempty"`
 	// ImagePullSecrets names Secrets in the project namespace used to pull private images.
 	ImagePullSecrets []string `json:"image_pull_secrets,omitempty"`
-	// HealthCheck configures readiness and liveness probes (HTTP GET on the container port).
+	// HealthCheck configures readiness and liveness probes (HTTP GET on the container port). Use probes for other kinds, a startup probe or different checks.
 	HealthCheck *HealthCheck `json:"health_check,omitempty"`
+	// Probes are the readiness, liveness and startup checks, each http, grpc, tcp or exec. Instead of health_check.
+	Probes *Probes `json:"probes,omitempty"`
+	// SecurityContext hardens the container; unset fields take platform.yaml's defaults.security_context.
+	SecurityContext *SecurityContext `json:"security_context,omitempty"`
+	// ServiceAccount the pods run as, created with the app or existing.
+	ServiceAccount *ServiceAccount `json:"service_account,omitempty"`
+	// Volumes mounted into the container. A persistent one (with size) makes the workload a StatefulSet that gives each replica its own claim.
+	Volumes []Volume `json:"volumes,omitempty"`
+	// Files are config files kept in Git, in a ConfigMap mounted read-only; a change rolls the pods.
+	Files []File `json:"files,omitempty"`
+	// InitContainers run to completion, in order, before the workload's container starts.
+	InitContainers []Container `json:"init_containers,omitempty"`
+	// Sidecars run beside the workload's container for the pod's lifetime.
+	Sidecars []Container `json:"sidecars,omitempty"`
+	// Pod holds settings of the pods: annotations, labels, node selector, tolerations, priority class, termination grace.
+	Pod *Pod `json:"pod,omitempty"`
+	// DisruptionBudget limits voluntary disruptions; workloads with more than one replica get max_unavailable 1 by default.
+	DisruptionBudget *DisruptionBudget `json:"disruption_budget,omitempty"`
+	// Patches are kustomize patches on this component's generated objects: the escape hatch for what the spec cannot say.
+	Patches []Patch `json:"patches,omitempty"`
+	// Schedule of a cronjob, in cron syntax, such as "0 3 * * *".
+	Schedule string `json:"schedule,omitempty" jsonschema:"example=0 3 * * *"`
+	// TimeZone of a cronjob's schedule, such as Europe/Berlin (default: the controller's, usually UTC).
+	TimeZone string `json:"time_zone,omitempty"`
+	// ConcurrencyPolicy of a cronjob: Allow (default), Forbid (skip a run while one is active) or Replace.
+	ConcurrencyPolicy string `json:"concurrency_policy,omitempty" jsonschema:"enum=Allow,enum=Forbid,enum=Replace,default=Allow"`
+	// StartingDeadlineSeconds: a cronjob run that could not start within this time after its schedule is skipped.
+	StartingDeadlineSeconds *int64 `json:"starting_deadline_seconds,omitempty" jsonschema:"minimum=0"`
+	// BackoffLimit is how many times a job (or a cronjob's run) is retried before it fails (Kubernetes' default 6).
+	BackoffLimit *int32 `json:"backoff_limit,omitempty" jsonschema:"minimum=0"`
+	// ActiveDeadlineSeconds a job (or a cronjob's run) may run before it is stopped and failed.
+	ActiveDeadlineSeconds *int64 `json:"active_deadline_seconds,omitempty" jsonschema:"minimum=1"`
+	// SuccessfulJobsHistoryLimit: how many finished successful runs a cronjob keeps (Kubernetes' default 3).
+	SuccessfulJobsHistoryLimit *int32 `json:"successful_jobs_history_limit,omitempty" jsonschema:"minimum=0"`
+	// FailedJobsHistoryLimit: how many failed runs a cronjob keeps, for their logs (Kubernetes' default 1).
+	FailedJobsHistoryLimit *int32 `json:"failed_jobs_history_limit,omitempty" jsonschema:"minimum=0"`
+	// RestartPolicy of a job's pods: OnFailure (default) or Never.
+	RestartPolicy string `json:"restart_policy,omitempty" jsonschema:"enum=OnFailure,enum=Never,default=OnFailure"`
 }
 
 // BuildSpec locates the sources of an image that render builds.

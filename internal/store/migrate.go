@@ -86,6 +86,8 @@ var migrations = []string{
 	CREATE INDEX events_by_deployment ON events (deployment_id);
 	CREATE INDEX events_by_received ON events (received_at, id);
 	CREATE INDEX phase_changes_by_at ON phase_changes (at)`,
+	// 3: the phase changes of an app's deployments, for its status page.
+	`CREATE INDEX phase_changes_by_app ON phase_changes (project, app, deployment_id, seq)`,
 }
 
 // SchemaVersion is the schema version this build migrates to.

@@ -523,6 +523,12 @@ func (s *sqlStore) PhaseChanges(ctx context.Context, after int64, limit int) ([]
 		FROM phase_changes WHERE seq > ? ORDER BY seq LIMIT ?`), scanPhaseChange, after, limit)
 }
 
+func (s *sqlStore) AppPhaseChanges(ctx context.Context, project, app string, minDeployment, maxDeployment int64, limit int) ([]PhaseChange, error) {
+	return queryAll(ctx, s.db, "phase changes", s.q(`SELECT seq, project, app, deployment_id, revision, from_phase, to_phase, message, at
+		FROM phase_changes WHERE project = ? AND app = ? AND deployment_id BETWEEN ? AND ? ORDER BY seq DESC LIMIT ?`),
+		scanPhaseChange, project, app, minDeployment, maxDeployment, limit)
+}
+
 func scanPhaseChange(row interface{ Scan(...any) error }) (PhaseChange, error) {
 	var (
 		c        PhaseChange

@@ -207,6 +207,9 @@ type Store interface {
 	LatestSeq(ctx context.Context) (int64, error)
 	// PhaseChanges returns changes with Seq > after, in order.
 	PhaseChanges(ctx context.Context, after int64, limit int) ([]PhaseChange, error)
+	// AppPhaseChanges returns the phase changes of an app's deployments
+	// with ids from minDeployment to maxDeployment, newest first.
+	AppPhaseChanges(ctx context.Context, project, app string, minDeployment, maxDeployment int64, limit int) ([]PhaseChange, error)
 	// Events returns an app's stored events, newest first.
 	Events(ctx context.Context, project, app string, limit int) ([]Event, error)
 

@@ -556,6 +556,26 @@ func TestPhaseChangesAfter(t *testing.T) {
 		if diff := cmp.Diff(all[3:], rest); diff != "" {
 			t.Errorf("after seq (-want +got):\n%s", diff)
 		}
+		r2, err := s.RecordEvents(ctx, []Event{ev("b", "p", "b", "c", "r1", "Progressing", HealthProgressing, t0),
+			ev("a2", "p", "a", "c", "r2", "Progressing", HealthProgressing, t0)}, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id1, id2 := r[0].DeploymentID, r2[1].DeploymentID
+		mine, err := s.AppPhaseChanges(ctx, "p", "a", id1, id1, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]PhaseChange{all[4], all[3]}, mine); diff != "" {
+			t.Errorf("AppPhaseChanges of the first deployment (-want +got):\n%s", diff)
+		}
+		both, err := s.AppPhaseChanges(ctx, "p", "a", id1, id2, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(both) != 6 || both[0].DeploymentID != id2 || both[0].To != PhasePending || both[1] != all[4] {
+			t.Errorf("AppPhaseChanges of both deployments = %+v", both)
+		}
 		for i := 1; i < len(all); i++ {
 			if all[i].Seq <= all[i-1].Seq || all[i].From != all[i-1].To {
 				t.Errorf("change %d out of order: %+v after %+v", i, all[i], all[i-1])

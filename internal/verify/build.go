@@ -29,7 +29,10 @@ type object struct {
 	file string
 	ks   *fluxKS // the Kustomization that applies it; nil for files no path covers
 	// cluster is the cluster the object goes to ("" when unknown).
-	cluster    string
+	cluster string
+	// patches are the patches of the folder's kustomization that apply to
+	// the object (kustomize builds only).
+	patches    []patchRef
 	apiVersion string
 	kind       string
 	name       string
@@ -335,6 +338,8 @@ func (r *run) kustomize(ks *fluxKS, dir string) (objs []*object, remote string, 
 		return nil, "", err
 	}
 	var c yamlx.Converter
+	refs := r.kustomizationPatches(dir)
+	used := make([]bool, len(refs)) // applied to an object
 	for _, res := range resMap.Resources() {
 		root, err := c.Convert(res.YNode())
 		if err != nil {
@@ -342,7 +347,19 @@ func (r *run) kustomize(ks *fluxKS, dir string) (objs []*object, remote string, 
 		}
 		org := res.OrgId()
 		file, src := r.sourceOf(fsys.read, org.Kind, org.Name, org.Namespace)
-		objs = append(objs, newObject(root, src, file, ks, ks.cluster))
+		o := newObject(root, src, file, ks, ks.cluster)
+		for i, p := range refs {
+			if p.applies(o) {
+				o.patches = append(o.patches, p)
+				used[i] = true
+			}
+		}
+		objs = append(objs, o)
+	}
+	for i, p := range refs {
+		if !used[i] {
+			r.findings.add(r.patchSecrets(p)...)
+		}
 	}
 	return objs, "", nil
 }

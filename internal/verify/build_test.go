@@ -101,7 +101,7 @@ func TestKustomizePaths(t *testing.T) {
 			mutate: func(t testing.TB, f map[string][]byte) {
 				edit(t, f, shopOrders, "  targetNamespace: shop\n", "  targetNamespace: shop\n  patches:\n  - patch: |\n      - op: add\n        path: /spec/template/spec/containers/0/imagePullPolicyy\n        value: Always\n    target:\n      kind: Deployment\n      name: orders-api\n")
 			},
-			want:       []string{"fleet/" + ordersAPI + ":34: Deployment/orders-api: spec.template.spec.containers[0].imagePullPolicyy: unknown field"},
+			want:       []string{"fleet/" + ordersAPI + ":35: Deployment/orders-api: spec.template.spec.containers[0].imagePullPolicyy: unknown field"},
 			kustomized: 1,
 		},
 		{

@@ -47,8 +47,22 @@ func (r *run) desiredFleet(apps *Apps, images map[string]string) (map[string][]b
 // fleet runs (as the object checks saw it) when that image is the one
 // render resolved (see render.FleetImages).
 func (r *run) fleetImages(repo *spec.Repo) map[string]string {
+	var byDir map[string][]string // component folder → its files, built on the first job
 	src := render.FleetImages{Image: func(file, container string) string {
 		return deploymentImage(r.t.files[file], container)
+	}, Find: func(dir, prefix string) string {
+		if byDir == nil {
+			byDir = map[string][]string{}
+			for p := range r.t.files {
+				byDir[path.Dir(p)] = append(byDir[path.Dir(p)], p)
+			}
+		}
+		for _, p := range byDir[dir] {
+			if strings.HasPrefix(path.Base(p), prefix) {
+				return p
+			}
+		}
+		return ""
 	}}
 	images, _ := src.Images(context.Background(), render.ImageInput{Repo: repo})
 	return images.ByNode
@@ -88,6 +102,9 @@ func deploymentImage(data []byte, container string) string {
 	}
 	for _, d := range docs {
 		cs, _ := d.Root.Path("spec.template.spec.containers")
+		if cs == nil {
+			cs, _ = d.Root.Path("spec.jobTemplate.spec.template.spec.containers") // a CronJob
+		}
 		if cs == nil || cs.Kind != yamlx.SeqNode {
 			continue
 		}

@@ -32,6 +32,7 @@ const (
 	CheckKind      Check = "kind"       // an object's kind is unknown
 	CheckDuplicate Check = "duplicate"  // two Kustomizations apply the same object
 	CheckSecret    Check = "secret"     // a secret in plain text
+	CheckEnvRef    Check = "env-ref"    // a $(NAME) in an env value that Kubernetes does not expand
 	CheckDryRun    Check = "dry-run"    // the cluster rejects an object
 	CheckLiveDrift Check = "live-drift" // the cluster's object differs from the fleet's
 )

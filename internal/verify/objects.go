@@ -23,6 +23,9 @@ func (r *run) checkObject(o *object) {
 	out = append(out, r.checkSecrets(o)...)
 	out = append(out, r.checkPolicy(o)...)
 	out = append(out, r.checkIngressHosts(o)...)
+	for _, c := range containers(o.root, gvkOf(o.root)) {
+		out = append(out, r.envRefFindings(o, c)...)
+	}
 	r.findings.add(out...)
 
 	gvk := gvkOf(o.root)
@@ -143,6 +146,10 @@ func (r *run) finding(o *object, check Check, sev Severity, field, msg string) F
 	case o.file != "":
 		f.File = r.display(o.file)
 		f.Line, f.Column = o.pos(field)
+		if p, ok := o.patchAt(field); ok {
+			f.File, f.Line, f.Column = r.display(p.file), p.line, p.col
+			f.Message += " (after this patch)"
+		}
 	case o.ks != nil:
 		f.File, f.Line = r.display(o.ks.file), o.ks.line
 	}

@@ -82,8 +82,12 @@ func (r *run) checkPolicy(o *object) []Finding {
 				add(CheckForbidLatest, pol.ForbidLatest, c.path+".image", "%s", spec.ForbidLatestMessage(image))
 			}
 		}
-		if c.init {
-			continue
+		what := "container"
+		switch {
+		case c.sidecar:
+			what = "sidecar"
+		case c.init:
+			what = "init container"
 		}
 		req, _ := c.n.Path("resources.requests")
 		var lacking []string
@@ -93,10 +97,12 @@ func (r *run) checkPolicy(o *object) []Finding {
 			}
 		}
 		if len(lacking) > 0 {
-			add(CheckRequireRequests, pol.RequireRequests, c.path+".resources.requests", "container %q sets no %s request (policy require_requests)",
-				c.n.Get("name").Text(), strings.Join(lacking, " or "))
+			add(CheckRequireRequests, pol.RequireRequests, c.path+".resources.requests", "%s %q sets no %s request (policy require_requests)",
+				what, c.n.Get("name").Text(), strings.Join(lacking, " or "))
 		}
-		if longRunning[kind] {
+		// Probes watch what runs as long as the pod: not an init container,
+		// which runs to completion, nor a Job's pods.
+		if longRunning[kind] && (!c.init || c.sidecar) {
 			var probes []string
 			for _, p := range []string{"readinessProbe", "livenessProbe"} {
 				if c.n.Get(p).IsNull() {
@@ -104,8 +110,8 @@ func (r *run) checkPolicy(o *object) []Finding {
 				}
 			}
 			if len(probes) > 0 {
-				add(CheckRequireProbes, pol.RequireProbes, c.path, "container %q has no %s (policy require_probes)",
-					c.n.Get("name").Text(), strings.Join(probes, " or "))
+				add(CheckRequireProbes, pol.RequireProbes, c.path, "%s %q has no %s (policy require_probes)",
+					what, c.n.Get("name").Text(), strings.Join(probes, " or "))
 			}
 		}
 	}

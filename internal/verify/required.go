@@ -214,7 +214,7 @@ func missingRequired(kind string, root *node) []missing {
 			out = append(out, missing{"spec", "an Ingress needs rules or a defaultBackend"})
 		}
 	}
-	return out
+	return append(out, apiRules(kind, root)...)
 }
 
 // match is a node a rule path leads to; its concrete path is built only

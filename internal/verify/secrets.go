@@ -18,7 +18,8 @@ const plainAdvice = "in plain text; keep credentials in a Secret encrypted with 
 // describe is the message of a credential found in a file's text.
 func describe(m secretscan.Match) string {
 	if m.Kind == secretscan.URLPassword {
-		return fmt.Sprintf("%s in plain text (%s); reference it as $(VAR) from a secretKeyRef env var", m.What, m.Redacted())
+		return fmt.Sprintf("%s in plain text (%s); put the password in a Secret, set an env var from it with valueFrom.secretKeyRef "+
+			"before this one in the same container, and write $(THAT_VAR) in its place", m.What, m.Redacted())
 	}
 	return m.What + " " + plainAdvice
 }
@@ -32,10 +33,16 @@ func scanSecrets(file string, data []byte) []Finding {
 	}
 	var out []Finding
 	lines := map[int]bool{}
-	for _, m := range secretscan.Find(string(data)) {
+	text := string(data)
+	for _, m := range secretscan.Find(text) {
 		line, col := lineCol(data, m.Start)
 		lines[line] = true
-		out = append(out, Finding{Check: CheckSecret, Severity: SeverityError, File: file, Line: line, Column: col, Message: describe(m)})
+		f := Finding{Check: CheckSecret, Severity: SeverityError, File: file, Line: line, Column: col, Message: describe(m)}
+		if name, ok := escapedPassword(text, m); ok {
+			// $$(NAME) holds no credential: it is the text $(NAME).
+			f.Severity, f.Message = SeverityWarning, escapedMessage(m, name)
+		}
+		out = append(out, f)
 	}
 	// Escapes are the one way YAML spells a value other than as it is
 	// (folding only joins lines with spaces, which no credential holds).
@@ -142,7 +149,7 @@ func (r *run) checkSecrets(o *object) []Finding {
 	for _, c := range containers(o.root, gvk) {
 		if env := c.n.Get("env"); env != nil && env.Kind == yamlx.SeqNode {
 			for i, e := range env.Kids {
-				if name := e.Get("name").Text(); plain(e.Get("value")) && secretscan.IsCredentialName(name) {
+				if name := e.Get("name").Text(); plain(e.Get("value")) && secretscan.IsCredentialName(name) && !escapedRef.MatchString(e.Get("value").Str) {
 					out = append(out, r.finding(o, CheckSecret, SeverityError, fmt.Sprintf("%s.env[%d].value", c.path, i),
 						fmt.Sprintf("env var %q looks like a credential and has a literal value; use valueFrom.secretKeyRef", name)))
 				}
@@ -218,7 +225,11 @@ func (r *run) configMapSecrets(o *object) []Finding {
 					fmt.Sprintf("ConfigMap key %q looks like a credential and ConfigMaps are not encrypted; move it to a Secret encrypted with SOPS and use secretKeyRef", key)))
 				continue
 			}
-			if field != "binaryData" || len(secretscan.Find(v.Str)) > 0 {
+			if field == "data" {
+				out = append(out, r.configFileSecrets(o, p, key, v)...)
+				continue
+			}
+			if len(secretscan.Find(v.Str)) > 0 {
 				continue
 			}
 			dec, err := base64.StdEncoding.DecodeString(strings.Join(strings.Fields(v.Str), ""))
@@ -264,9 +275,13 @@ type container struct {
 	n    *node
 	path string
 	init bool
+	// sidecar is an init container with restartPolicy Always, which runs
+	// as long as the pod.
+	sidecar bool
 }
 
-// containers returns the init containers and containers of a workload.
+// containers returns the init containers (sidecars included) and the
+// containers of a workload.
 func containers(root *node, gvk schema.GroupVersionKind) []container {
 	sp, ok := podSpecPaths[gvk.Group+"/"+gvk.Kind]
 	if !ok {
@@ -281,7 +296,9 @@ func containers(root *node, gvk schema.GroupVersionKind) []container {
 		}
 		for i, c := range l.Kids {
 			if c.Kind == yamlx.MapNode {
-				out = append(out, container{n: c, path: fmt.Sprintf("%s.%s[%d]", sp, list, i), init: list == "initContainers"})
+				init := list == "initContainers"
+				out = append(out, container{n: c, path: fmt.Sprintf("%s.%s[%d]", sp, list, i), init: init,
+					sidecar: init && c.Get("restartPolicy").Text() == "Always"})
 			}
 		}
 	}

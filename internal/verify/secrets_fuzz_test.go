@@ -59,3 +59,29 @@ func FuzzScanSecrets(f *testing.F) {
 		}
 	})
 }
+
+// FuzzFileCredentials checks that reading a config file's credentials
+// never panics and reports lines of the file, each once at most per key.
+func FuzzFileCredentials(f *testing.F) {
+	for _, s := range []string{
+		"password: hunter2\npassword_file: /x\n",
+		"export DB_PASSWORD=hunter2\nLOG=debug\n",
+		`{"clientSecret": "abc", "n": 1}`,
+		"[db]\npassword = \"x\" # comment\n",
+		"- name: API_TOKEN\n  value: abc\n",
+		"a: |\n  token: x\n",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		n := strings.Count(text, "\n") + 1
+		for _, c := range fileCredentials(text) {
+			if c.line < 1 || c.line > n {
+				t.Errorf("line %d of a %d-line file", c.line, n)
+			}
+			if !secretscan.IsCredentialName(c.key) {
+				t.Errorf("%q is not a credential name", c.key)
+			}
+		}
+	})
+}

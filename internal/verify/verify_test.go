@@ -194,7 +194,7 @@ func TestChecks(t *testing.T) {
 				edit(t, f, ordersAPI, "        name: api\n", "        name: api\n        imagePullPolicyy: Always\n")
 			},
 			checks: []Check{CheckAPI},
-			want:   []string{"fleet/" + ordersAPI + ":43: Deployment/orders-api: spec.template.spec.containers[0].imagePullPolicyy: unknown field"},
+			want:   []string{"fleet/" + ordersAPI + ":44: Deployment/orders-api: spec.template.spec.containers[0].imagePullPolicyy: unknown field"},
 		},
 		{
 			name:   "api: wrong type",
@@ -206,7 +206,7 @@ func TestChecks(t *testing.T) {
 			name:   "api: bad quantity",
 			mutate: func(t testing.TB, f map[string][]byte) { edit(t, f, ordersAPI, "cpu: 50m", "cpu: fifty") },
 			checks: []Check{CheckAPI},
-			want:   []string{"fleet/" + ordersAPI + ":57: Deployment/orders-api: spec.template.spec.containers[0].resources.requests.cpu: quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"},
+			want:   []string{"fleet/" + ordersAPI + ":58: Deployment/orders-api: spec.template.spec.containers[0].resources.requests.cpu: quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"},
 		},
 		{
 			name: "api: missing image and selector",
@@ -217,7 +217,7 @@ func TestChecks(t *testing.T) {
 			checks: []Check{CheckAPI},
 			want: []string{
 				"fleet/" + ordersAPI + ":15: Deployment/orders-api: spec.selector: required field is missing",
-				"fleet/" + ordersAPI + ":30: Deployment/orders-api: spec.template.spec.containers[0].image: required field is missing",
+				"fleet/" + ordersAPI + ":31: Deployment/orders-api: spec.template.spec.containers[0].image: required field is missing",
 			},
 		},
 		{
@@ -293,7 +293,7 @@ func TestChecks(t *testing.T) {
 				edit(t, f, myAPI, "        - name: APP_ENV\n", "        - name: API_TOKEN\n          value: s3cr3t-value\n        - name: DB_PASSWORD\n          value: $(FW_DATABASE_URL_PASSWORD)\n        - name: APP_ENV\n")
 			},
 			checks: []Check{CheckSecret},
-			want:   []string{"fleet/" + myAPI + ":44: Deployment/my-api-api: spec.template.spec.containers[0].env[2].value: env var \"API_TOKEN\" looks like a credential and has a literal value; use valueFrom.secretKeyRef"},
+			want:   []string{"fleet/" + myAPI + ":45: Deployment/my-api-api: spec.template.spec.containers[0].env[2].value: env var \"API_TOKEN\" looks like a credential and has a literal value; use valueFrom.secretKeyRef"},
 		},
 		{
 			name: "secret: tokens and passwords in text",
@@ -305,7 +305,7 @@ func TestChecks(t *testing.T) {
 			checks: []Check{CheckSecret},
 			want: []string{
 				"fleet/clusters/prod-eu/notes.txt:1: a GitHub token (gh?_…) in plain text; keep credentials in a Secret encrypted with SOPS, or outside Git",
-				"fleet/clusters/prod-eu/notes.txt:2: a password in a postgresql:// URL in plain text (postgresql://app:****@…); reference it as $(VAR) from a secretKeyRef env var",
+				"fleet/clusters/prod-eu/notes.txt:2: a password in a postgresql:// URL in plain text (postgresql://app:****@…); put the password in a Secret, set an env var from it with valueFrom.secretKeyRef before this one in the same container, and write $(THAT_VAR) in its place",
 				"fleet/clusters/prod-eu/notes.txt:4: a PEM private key in plain text; keep credentials in a Secret encrypted with SOPS, or outside Git",
 				"fleet/clusters/prod-eu/notes.txt:5: an AWS access key id (AKIA…) in plain text; keep credentials in a Secret encrypted with SOPS, or outside Git",
 			},
@@ -317,7 +317,7 @@ func TestChecks(t *testing.T) {
 				edit(t, f, ordersAPI, "orders-api:2.4.1", "orders-api:latest")
 			},
 			checks: []Check{CheckForbidLatest},
-			want:   []string{"fleet/" + ordersAPI + ":34: Deployment/orders-api: spec.template.spec.containers[0].image: image myorg/orders-api:latest uses the mutable latest tag; pin a version (policy forbid_latest)"},
+			want:   []string{"fleet/" + ordersAPI + ":35: Deployment/orders-api: spec.template.spec.containers[0].image: image myorg/orders-api:latest uses the mutable latest tag; pin a version (policy forbid_latest)"},
 		},
 		{
 			name: "policy: pinned images pass",
@@ -326,12 +326,12 @@ func TestChecks(t *testing.T) {
 			},
 			checks: []Check{CheckRequireDigests, CheckForbidLatest},
 			want: []string{
-				"fleet/apps/prod-eu/my-project/my-api/api/deployment-my-api-api.yaml:46: warning: Deployment/my-api-api: spec.template.spec.containers[0].image: image myorg/my-api:v1.2.0 is not pinned by digest (policy require_digests)",
-				"fleet/apps/prod-eu/shop/analytics/etl/deployment-analytics-etl.yaml:46: warning: Deployment/analytics-etl: spec.template.spec.containers[0].image: image myorg/analytics-etl:0.9.0 is not pinned by digest (policy require_digests)",
-				"fleet/" + myAPI + ":50: warning: Deployment/my-api-api: spec.template.spec.containers[0].image: image myorg/my-api:v1.2.0 is not pinned by digest (policy require_digests)",
-				"fleet/apps/prod-eu/shop/orders/worker/deployment-orders-worker.yaml:43: warning: Deployment/orders-worker: spec.template.spec.containers[0].image: image myorg/orders-worker:2.4.1 is not pinned by digest (policy require_digests)",
-				"fleet/apps/prod-eu/shop/reports/web/deployment-reports-web.yaml:46: warning: Deployment/reports-web: spec.template.spec.containers[0].image: image myorg/reports:1.0.3 is not pinned by digest (policy require_digests)",
-				"fleet/apps/prod-eu/shop/storefront/web/deployment-storefront-web.yaml:41: warning: Deployment/storefront-web: spec.template.spec.containers[0].image: image nginxinc/nginx-unprivileged:1.27 is not pinned by digest (policy require_digests)",
+				"fleet/apps/prod-eu/my-project/my-api/api/deployment-my-api-api.yaml:47: warning: Deployment/my-api-api: spec.template.spec.containers[0].image: image myorg/my-api:v1.2.0 is not pinned by digest (policy require_digests)",
+				"fleet/apps/prod-eu/shop/analytics/etl/deployment-analytics-etl.yaml:47: warning: Deployment/analytics-etl: spec.template.spec.containers[0].image: image myorg/analytics-etl:0.9.0 is not pinned by digest (policy require_digests)",
+				"fleet/" + myAPI + ":51: warning: Deployment/my-api-api: spec.template.spec.containers[0].image: image myorg/my-api:v1.2.0 is not pinned by digest (policy require_digests)",
+				"fleet/apps/prod-eu/shop/orders/worker/deployment-orders-worker.yaml:44: warning: Deployment/orders-worker: spec.template.spec.containers[0].image: image myorg/orders-worker:2.4.1 is not pinned by digest (policy require_digests)",
+				"fleet/apps/prod-eu/shop/reports/web/deployment-reports-web.yaml:47: warning: Deployment/reports-web: spec.template.spec.containers[0].image: image myorg/reports:1.0.3 is not pinned by digest (policy require_digests)",
+				"fleet/apps/prod-eu/shop/storefront/web/deployment-storefront-web.yaml:42: warning: Deployment/storefront-web: spec.template.spec.containers[0].image: image nginxinc/nginx-unprivileged:1.27 is not pinned by digest (policy require_digests)",
 			},
 		},
 		{
@@ -344,7 +344,7 @@ func TestChecks(t *testing.T) {
 				o.Platform = &plat
 			},
 			checks: []Check{CheckRequireRequests, CheckRequireProbes},
-			want:   []string{"fleet/" + ordersAPI + ":56: Deployment/orders-api: spec.template.spec.containers[0].resources.requests: container \"api\" sets no cpu request (policy require_requests)"},
+			want:   []string{"fleet/" + ordersAPI + ":57: Deployment/orders-api: spec.template.spec.containers[0].resources.requests: container \"api\" sets no cpu request (policy require_requests)"},
 		},
 		{
 			name: "policy: Ingress without TLS",

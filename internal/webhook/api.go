@@ -337,6 +337,11 @@ func (s *Server) handlePods(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadGateway, "listing pods from the cluster: "+err.Error())
 		return
 	}
+	writeJSON(w, http.StatusOK, map[string]any{"pods": podViews(pods)})
+}
+
+// podViews shows pods as the API and the app page list them.
+func podViews(pods []corev1.Pod) []PodView {
 	out := make([]PodView, 0, len(pods))
 	for _, p := range pods {
 		v := PodView{Name: p.Name, Component: p.Labels["fleetwright.io/component"], Phase: string(p.Status.Phase), Node: p.Spec.NodeName, Images: []string{}}
@@ -356,7 +361,7 @@ func (s *Server) handlePods(w http.ResponseWriter, r *http.Request) {
 		v.Ready = fmt.Sprintf("%d/%d", ready, len(p.Spec.Containers))
 		out = append(out, v)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"pods": out})
+	return out
 }
 
 // EventView is one event about an app: from Kubernetes or from Flux.

@@ -4,7 +4,9 @@
 // app and fleet revision, probes every deployment (GitOps sync, workload
 // readiness, HTTPS reachability and TLS) to move the app through its phases,
 // and serves the status API, a server-sent event stream of phase changes,
-// Prometheus metrics and, when configured, GitHub deployment statuses.
+// status pages for people (pages.go: server-rendered HTML that follows the
+// stream), Prometheus metrics and, when configured, GitHub deployment
+// statuses.
 //
 // docs/webhook.md describes the endpoints and the phase rules.
 package webhook

@@ -84,6 +84,8 @@ type Config struct {
 	Logger *slog.Logger
 	// Registry receives the metrics; default a new registry.
 	Registry *prometheus.Registry
+	// Pages configures the status pages (pages.go).
+	Pages PagesConfig
 }
 
 func (c *Config) setDefaults() error {
@@ -169,6 +171,7 @@ type Server struct {
 	stopOnce sync.Once
 	tokenSum [32]byte
 	budget   *bodyBudget
+	pages    *pages
 
 	// streamMu guards streams and streamsClosed: the write deadlines of
 	// the open event streams, set to now when the shutdown begins.
@@ -195,6 +198,10 @@ func New(cfg Config) (*Server, error) {
 		tokenSum: sha256.Sum256([]byte(cfg.APIToken)),
 		budget:   &bodyBudget{max: cfg.MaxPendingBodyBytes},
 		streams:  map[*http.ResponseController]struct{}{},
+	}
+	var err error
+	if s.pages, err = newPages(&s.cfg); err != nil {
+		return nil, err
 	}
 	s.batcher = newBatcher(cfg.Store, s.now, cfg.MaxBatch)
 	if cfg.GitHub != nil {
@@ -223,7 +230,8 @@ func (s *Server) routes() {
 	api("GET /api/v1/apps/{project}/{name}/pods", s.handlePods)
 	api("GET /api/v1/apps/{project}/{name}/events", s.handleEvents)
 	api("GET /api/v1/apps/{project}/{name}/logs", s.handleLogs)
-	api("GET /api/v1/stream", s.handleStream)
+	api("GET /api/v1/stream", s.countStream("api", s.handleStream))
+	s.pageRoutes(m)
 	s.mux = m
 }
 

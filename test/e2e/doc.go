@@ -12,6 +12,12 @@
 // of the journey logs "--- step N: …" when it passes; docs/journey.md tells
 // the same story for a reader.
 //
+// TestRealAppJourney runs, on the same kind of cluster, an app whose
+// migration job must complete before its api is applied, whose store is a
+// StatefulSet on a bound claim, and whose api reads a config file and has a
+// gRPC probe; then a changed job runs again and a changed file rolls the
+// api (see realapp_test.go for what kwok stands in for).
+//
 // The cluster's binaries are built once per machine by
 //
 //	bash hack/testcluster/build.sh

@@ -131,7 +131,8 @@ func TestJourney(t *testing.T) {
 	if !slices.Contains(j.ing.Seen(), host+" 200") {
 		t.Errorf("the ingress stand-in served %q, want a 200 for %s", j.ing.Seen(), host)
 	}
-	j.pass(4, "the webhook shows the deployment running at "+liveURL+"; GitHub's deployment status is success with that URL")
+	j.checkStatusPage(liveURL)
+	j.pass(4, "the webhook shows the deployment running at "+liveURL+", on its status page too; GitHub's deployment status is success with that URL")
 
 	// 5. A new page: a new image, shown in review, rolled out by Flux.
 	j.gitIn(j.apps, "checkout", "-q", "-b", "new-page")

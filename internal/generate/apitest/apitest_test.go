@@ -55,7 +55,7 @@ func ensureNamespace(t *testing.T, name string) {
 // TestRenderedObjectsAreValid renders the examples and every golden spec
 // case and sends each object to the API server.
 func TestRenderedObjectsAreValid(t *testing.T) {
-	dirs := []string{"../../../examples"}
+	dirs := []string{"../../../examples", "../../../examples/real-apps"}
 	cases, err := os.ReadDir("../testdata/specs")
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +110,7 @@ func TestRenderedObjectsAreValid(t *testing.T) {
 		got = append(got, k)
 	}
 	slices.Sort(got)
-	want := []string{"Deployment", "HelmRelease", "HelmRepository", "HorizontalPodAutoscaler", "Ingress", "Kustomization", "Namespace", "Service"}
+	want := []string{"ConfigMap", "CronJob", "Deployment", "HelmRelease", "HelmRepository", "HorizontalPodAutoscaler", "Ingress", "Job", "Kustomization", "Namespace", "PodDisruptionBudget", "Service", "ServiceAccount", "StatefulSet"}
 	if !slices.Equal(got, want) {
 		t.Errorf("kinds checked = %v, want %v", got, want)
 	}

@@ -1,0 +1,22 @@
+package main
+
+import (
+	"flag"
+
+	"github.com/fleetwright/fleetwright/internal/cli"
+	"github.com/fleetwright/fleetwright/internal/version"
+)
+
+// runVersion prints the build's version, commit, date and Go release.
+func runVersion(args []string, io stdio) error {
+	fs := flag.NewFlagSet("verify version", flag.ContinueOnError)
+	fs.SetOutput(io.err)
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	if err := cli.ParseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return cli.Usagef("verify version takes no arguments")
+	}
+	return version.Get().Write(io.out, "verify", *asJSON)
+}

@@ -1,0 +1,8 @@
+package fleet
+
+import "syscall"
+
+// statTimes returns a file's modification and change times in nanoseconds.
+func statTimes(st *syscall.Stat_t) (mtime, ctime int64) {
+	return st.Mtimespec.Nano(), st.Ctimespec.Nano()
+}

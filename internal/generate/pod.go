@@ -1,0 +1,667 @@
+package generate
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/fleetwright/fleetwright/internal/exports"
+	"github.com/fleetwright/fleetwright/internal/spec"
+)
+
+// AnnoFilesSum is the checksum of a component's files on its pod template:
+// a changed file changes the template, so the pods roll and read it (files
+// are mounted with subPath, which Kubernetes does not update in place).
+const AnnoFilesSum = "fleetwright.dev/files-checksum"
+
+// filesVolume is the name of the volume holding a component's files; a
+// user's volume of that name is refused.
+const filesVolume = "fleetwright-files"
+
+// podTemplate is what every workload kind (Deployment, StatefulSet, Job,
+// CronJob) shares: the pod template and the objects that go with it.
+type podTemplate struct {
+	spec corev1.PodTemplateSpec
+	// claims are the volumeClaimTemplates of the persistent volumes.
+	claims []corev1.PersistentVolumeClaim
+	// retain is false when some persistent volume says retain: false.
+	retain bool
+	// service lists the exposed ports of every container, in order.
+	service []corev1.ServicePort
+	// extra objects: the files' ConfigMap, a created ServiceAccount.
+	extra []object
+}
+
+// FilesConfigMapName is the name of the ConfigMap holding a component's files.
+func FilesConfigMapName(app, component string) string { return app + "-" + component + "-files" }
+
+// pod builds the pod template of a workload, job or cronjob component.
+// restart is the pod's restart policy ("" for long-running workloads).
+func (r *renderer) pod(a *spec.LoadedApp, c *spec.Component, lbls map[string]string, restart corev1.RestartPolicy) (*podTemplate, error) {
+	w := c.WorkloadSpec
+	pt := &podTemplate{retain: true}
+	used := map[string]exports.Export{}
+
+	image := w.Image
+	if img, ok := r.opts.Images[spec.NodeID(a, c.Name)]; ok {
+		image = img
+	}
+	if image == "" {
+		return nil, fmt.Errorf("no image: build_mode %s images must be built before rendering", w.BuildMode)
+	}
+	env, err := r.env(a, c, w.Env, used)
+	if err != nil {
+		return nil, err
+	}
+	main := corev1.Container{
+		Name:      c.Name,
+		Image:     image,
+		Command:   w.Command,
+		Args:      w.Args,
+		Env:       env,
+		EnvFrom:   envFrom(w.EnvFrom),
+		Resources: r.resources(w.Resources),
+	}
+	var declared []spec.Port
+	switch {
+	case w.Port > 0:
+		declared = []spec.Port{{Name: "http", Port: w.Port}}
+	default:
+		declared = w.Ports
+	}
+	main.Ports, pt.service = containerPorts(declared, pt.service)
+	if hc := w.HealthCheck; hc != nil {
+		main.ReadinessProbe, main.LivenessProbe = healthCheck(hc)
+	}
+	if w.Probes != nil {
+		if err := probes(&main, w.Probes, declared); err != nil {
+			return nil, err
+		}
+	}
+
+	// Pod-level security settings come from the workload's container: the
+	// fields Kubernetes keeps per pod (fs_group) and those every container
+	// inherits unless it says otherwise (run_as_*, seccomp).
+	merged := r.securityContext(w.SecurityContext)
+	podSC := podSecurity(merged)
+	main.SecurityContext = containerSecurity(merged, podSC)
+
+	pod := corev1.PodSpec{SecurityContext: podSC, RestartPolicy: restart}
+
+	// Volumes, in the spec's order; the files' volume last.
+	vols := map[string]bool{}
+	for _, v := range w.Volumes {
+		if v.Name == filesVolume {
+			return nil, fmt.Errorf("volume %s: the name is reserved for the component's files", v.Name)
+		}
+		vols[v.Name] = true
+		switch {
+		case v.Size != nil:
+			if c.Type != spec.TypeWorkload {
+				return nil, fmt.Errorf("volume %s: a persistent volume (size) needs type workload, not %s", v.Name, c.Type)
+			}
+			claim, err := claimTemplate(v)
+			if err != nil {
+				return nil, err
+			}
+			pt.claims = append(pt.claims, claim)
+			if v.Retain != nil && !*v.Retain {
+				pt.retain = false
+			}
+		case v.EmptyDir != nil:
+			ed := &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMedium(v.EmptyDir.Medium)}
+			if v.EmptyDir.SizeLimit != nil {
+				q, err := resource.ParseQuantity(v.EmptyDir.SizeLimit.String())
+				if err != nil {
+					return nil, fmt.Errorf("volume %s: size_limit: %w", v.Name, err)
+				}
+				ed.SizeLimit = &q
+			}
+			pod.Volumes = append(pod.Volumes, corev1.Volume{Name: v.Name, VolumeSource: corev1.VolumeSource{EmptyDir: ed}})
+		case v.Secret != nil:
+			pod.Volumes = append(pod.Volumes, corev1.Volume{Name: v.Name, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+				SecretName: v.Secret.Name, Items: keyPaths(v.Secret.Items), Optional: optional(v.Secret.Optional), DefaultMode: v.Secret.DefaultMode,
+			}}})
+		case v.ConfigMap != nil:
+			pod.Volumes = append(pod.Volumes, corev1.Volume{Name: v.Name, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+				LocalObjectReference: corev1.LocalObjectReference{Name: v.ConfigMap.Name},
+				Items:                keyPaths(v.ConfigMap.Items), Optional: optional(v.ConfigMap.Optional), DefaultMode: v.ConfigMap.DefaultMode,
+			}}})
+		default:
+			return nil, fmt.Errorf("volume %s: set one of size, empty_dir, secret or config_map", v.Name)
+		}
+		if v.MountPath != "" {
+			main.VolumeMounts = append(main.VolumeMounts, corev1.VolumeMount{
+				Name: v.Name, MountPath: v.MountPath, SubPath: v.SubPath,
+				ReadOnly: v.ReadOnly || v.Secret != nil || v.ConfigMap != nil,
+			})
+		}
+	}
+	annotations := map[string]string{}
+	if len(w.Files) > 0 {
+		cm, sum, mounts, items, err := files(a, c, lbls, w.Files)
+		if err != nil {
+			return nil, err
+		}
+		pt.extra = append(pt.extra, object{"ConfigMap", cm.Name, cm})
+		annotations[AnnoFilesSum] = sum
+		main.VolumeMounts = append(main.VolumeMounts, mounts...)
+		pod.Volumes = append(pod.Volumes, corev1.Volume{Name: filesVolume, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: cm.Name}, Items: items,
+		}}})
+	}
+
+	// Init containers run in order, then the sidecars start (native
+	// sidecars: init containers that keep running, Kubernetes ≥ 1.29) and
+	// run beside the workload's container for the pod's lifetime.
+	for _, x := range w.InitContainers {
+		ctr, err := r.extraContainer(a, c, x, vols, podSC, used, false)
+		if err != nil {
+			return nil, fmt.Errorf("init container %s: %w", x.Name, err)
+		}
+		pod.InitContainers = append(pod.InitContainers, ctr)
+	}
+	for _, x := range w.Sidecars {
+		ctr, err := r.extraContainer(a, c, x, vols, podSC, used, true)
+		if err != nil {
+			return nil, fmt.Errorf("sidecar %s: %w", x.Name, err)
+		}
+		always := corev1.ContainerRestartPolicyAlways
+		ctr.RestartPolicy = &always
+		ctr.Ports, pt.service = containerPorts(x.Ports, pt.service)
+		pod.InitContainers = append(pod.InitContainers, ctr)
+	}
+	pod.Containers = []corev1.Container{main}
+
+	for _, s := range w.ImagePullSecrets {
+		pod.ImagePullSecrets = append(pod.ImagePullSecrets, corev1.LocalObjectReference{Name: s})
+	}
+	if sa := w.ServiceAccount; sa != nil {
+		name := sa.Name
+		if name == "" {
+			name = objectName(a, c.Name)
+		}
+		pod.ServiceAccountName = name
+		if sa.Create {
+			pt.extra = append(pt.extra, object{"ServiceAccount", name, &corev1.ServiceAccount{
+				TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
+				ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: a.Project, Labels: lbls, Annotations: sa.Annotations},
+			}})
+		}
+	} else {
+		// A pod that names no identity gets no API token: it runs as the
+		// namespace's default account, which it has no reason to use.
+		pod.AutomountServiceAccountToken = new(false)
+	}
+
+	podLabels := lbls
+	if p := w.Pod; p != nil {
+		if len(p.Labels) > 0 {
+			podLabels = maps.Clone(p.Labels)
+			maps.Copy(podLabels, lbls) // fleetwright's own labels win
+		}
+		maps.Copy(annotations, p.Annotations)
+		pod.NodeSelector = p.NodeSelector
+		for _, t := range p.Tolerations {
+			pod.Tolerations = append(pod.Tolerations, corev1.Toleration{
+				Key: t.Key, Operator: corev1.TolerationOperator(t.Operator), Value: t.Value,
+				Effect: corev1.TaintEffect(t.Effect), TolerationSeconds: t.TolerationSeconds,
+			})
+		}
+		pod.PriorityClassName = p.PriorityClass
+		pod.TerminationGracePeriodSeconds = p.TerminationGracePeriodSeconds
+	}
+	if len(used) > 0 {
+		annotations[AnnoExportsSum] = exports.Checksum(used)
+	}
+	pt.spec = corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: annotations},
+		Spec:       pod,
+	}
+	return pt, nil
+}
+
+// extraContainer builds an init container or a sidecar.
+func (r *renderer) extraContainer(a *spec.LoadedApp, c *spec.Component, x spec.Container, vols map[string]bool, podSC *corev1.PodSecurityContext, used map[string]exports.Export, sidecar bool) (corev1.Container, error) {
+	env, err := r.env(a, c, x.Env, used)
+	if err != nil {
+		return corev1.Container{}, err
+	}
+	ctr := corev1.Container{
+		Name: x.Name, Image: x.Image, Command: x.Command, Args: x.Args,
+		Env: env, EnvFrom: envFrom(x.EnvFrom), Resources: r.resources(x.Resources),
+		SecurityContext: containerSecurity(r.securityContext(x.SecurityContext), podSC),
+	}
+	if !sidecar {
+		ctr.Ports, _ = containerPorts(x.Ports, nil)
+	}
+	if x.Probes != nil {
+		if !sidecar {
+			return corev1.Container{}, fmt.Errorf("probes: an init container runs to completion and takes none")
+		}
+		if err := probes(&ctr, x.Probes, x.Ports); err != nil {
+			return corev1.Container{}, err
+		}
+	}
+	for _, m := range x.VolumeMounts {
+		if !vols[m.Name] {
+			return corev1.Container{}, fmt.Errorf("volume_mounts: no volume %q in the component's volumes", m.Name)
+		}
+		ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{Name: m.Name, MountPath: m.MountPath, SubPath: m.SubPath, ReadOnly: m.ReadOnly})
+	}
+	return ctr, nil
+}
+
+// containerPorts returns a container's ports and appends its exposed ones
+// to the Service's.
+func containerPorts(ps []spec.Port, svc []corev1.ServicePort) ([]corev1.ContainerPort, []corev1.ServicePort) {
+	var out []corev1.ContainerPort
+	for _, p := range ps {
+		proto := corev1.Protocol(p.Protocol)
+		if proto == "" {
+			proto = corev1.ProtocolTCP
+		}
+		out = append(out, corev1.ContainerPort{Name: p.Name, ContainerPort: int32(p.Port), Protocol: proto})
+		if p.Expose != nil && !*p.Expose {
+			continue
+		}
+		sp := p.ServicePort
+		if sp == 0 {
+			sp = p.Port
+		}
+		svc = append(svc, corev1.ServicePort{Name: p.Name, Port: int32(sp), TargetPort: intstr.FromString(p.Name), Protocol: proto})
+	}
+	return out, svc
+}
+
+// healthCheck is the seed's one HTTP check, used for readiness and liveness.
+func healthCheck(hc *spec.HealthCheck) (readiness, liveness *corev1.Probe) {
+	port := intstr.FromString("http")
+	if hc.Port != 0 {
+		port = intstr.FromInt32(int32(hc.Port))
+	}
+	period := hc.PeriodSeconds
+	if period == 0 {
+		period = 10
+	}
+	delay := hc.InitialDelaySeconds
+	if delay == 0 {
+		delay = 10
+	}
+	get := &corev1.HTTPGetAction{Path: hc.Path, Port: port}
+	readiness = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: get}, PeriodSeconds: period, FailureThreshold: 3}
+	liveness = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: get.DeepCopy()}, InitialDelaySeconds: delay, PeriodSeconds: period, FailureThreshold: 3}
+	return readiness, liveness
+}
+
+func probes(ctr *corev1.Container, ps *spec.Probes, ports []spec.Port) error {
+	for _, x := range []struct {
+		name string
+		in   *spec.Probe
+		out  **corev1.Probe
+	}{{"readiness", ps.Readiness, &ctr.ReadinessProbe}, {"liveness", ps.Liveness, &ctr.LivenessProbe}, {"startup", ps.Startup, &ctr.StartupProbe}} {
+		if x.in == nil {
+			continue
+		}
+		p, err := probe(x.in, ports)
+		if err != nil {
+			return fmt.Errorf("probes.%s: %w", x.name, err)
+		}
+		*x.out = p
+	}
+	return nil
+}
+
+// probe converts one probe. Timings left out keep Kubernetes' defaults.
+func probe(in *spec.Probe, ports []spec.Port) (*corev1.Probe, error) {
+	out := &corev1.Probe{}
+	n := 0
+	if h := in.HTTP; h != nil {
+		n++
+		port := h.Port
+		if port == 0 {
+			port = defaultProbePort(ports)
+		}
+		if port == 0 {
+			return nil, fmt.Errorf("http: no port, and the container declares no TCP port")
+		}
+		get := &corev1.HTTPGetAction{Path: h.Path, Port: intstr.FromInt32(int32(port))}
+		if h.Scheme == "HTTPS" {
+			get.Scheme = corev1.URISchemeHTTPS
+		}
+		for _, k := range slices.Sorted(maps.Keys(h.Headers)) {
+			get.HTTPHeaders = append(get.HTTPHeaders, corev1.HTTPHeader{Name: k, Value: h.Headers[k]})
+		}
+		out.HTTPGet = get
+	}
+	if g := in.GRPC; g != nil {
+		n++
+		out.GRPC = &corev1.GRPCAction{Port: int32(g.Port)}
+		if g.Service != "" {
+			out.GRPC.Service = new(g.Service)
+		}
+	}
+	if t := in.TCP; t != nil {
+		n++
+		out.TCPSocket = &corev1.TCPSocketAction{Port: intstr.FromInt32(int32(t.Port))}
+	}
+	if e := in.Exec; e != nil {
+		n++
+		out.Exec = &corev1.ExecAction{Command: e.Command}
+	}
+	if n != 1 {
+		return nil, fmt.Errorf("set exactly one of http, grpc, tcp and exec (%d set)", n)
+	}
+	deref := func(p *int32) int32 {
+		if p == nil {
+			return 0
+		}
+		return *p
+	}
+	out.InitialDelaySeconds = deref(in.InitialDelaySeconds)
+	out.PeriodSeconds = deref(in.PeriodSeconds)
+	out.TimeoutSeconds = deref(in.TimeoutSeconds)
+	out.FailureThreshold = deref(in.FailureThreshold)
+	out.SuccessThreshold = deref(in.SuccessThreshold)
+	return out, nil
+}
+
+// defaultProbePort is the port of an http probe that names none: the first
+// exposed TCP port, else the first TCP port.
+func defaultProbePort(ports []spec.Port) int {
+	first := 0
+	for _, p := range ports {
+		if p.Protocol != "" && p.Protocol != spec.ProtocolTCP {
+			continue
+		}
+		if p.Expose == nil || *p.Expose {
+			return p.Port
+		}
+		if first == 0 {
+			first = p.Port
+		}
+	}
+	return first
+}
+
+func envFrom(in []spec.EnvFrom) []corev1.EnvFromSource {
+	var out []corev1.EnvFromSource
+	for _, e := range in {
+		s := corev1.EnvFromSource{Prefix: e.Prefix}
+		if e.ConfigMap != "" {
+			s.ConfigMapRef = &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: e.ConfigMap}, Optional: optional(e.Optional)}
+		}
+		if e.Secret != "" {
+			s.SecretRef = &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: e.Secret}, Optional: optional(e.Optional)}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func optional(b bool) *bool {
+	if !b {
+		return nil
+	}
+	return new(true)
+}
+
+func keyPaths(in []spec.KeyPath) []corev1.KeyToPath {
+	var out []corev1.KeyToPath
+	for _, k := range in {
+		out = append(out, corev1.KeyToPath{Key: k.Key, Path: k.Path})
+	}
+	return out
+}
+
+func claimTemplate(v spec.Volume) (corev1.PersistentVolumeClaim, error) {
+	q, err := resource.ParseQuantity(v.Size.String())
+	if err != nil {
+		return corev1.PersistentVolumeClaim{}, fmt.Errorf("volume %s: size: %w", v.Name, err)
+	}
+	modes := []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}
+	if len(v.AccessModes) > 0 {
+		modes = modes[:0]
+		for _, m := range v.AccessModes {
+			modes = append(modes, corev1.PersistentVolumeAccessMode(m))
+		}
+	}
+	claim := corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: v.Name},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: modes,
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: q}},
+		},
+	}
+	if v.StorageClass != "" {
+		claim.Spec.StorageClassName = new(v.StorageClass)
+	}
+	return claim, nil
+}
+
+// files builds the ConfigMap of a component's files, its checksum, the
+// mounts (each file on its own path, read-only, by subPath) and the items
+// of the volume (carrying each file's mode).
+func files(a *spec.LoadedApp, c *spec.Component, lbls map[string]string, fs []spec.File) (*corev1.ConfigMap, string, []corev1.VolumeMount, []corev1.KeyToPath, error) {
+	keys := fileKeys(fs)
+	cm := &corev1.ConfigMap{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Name: FilesConfigMapName(a.Spec.Name, c.Name), Namespace: a.Project, Labels: lbls},
+	}
+	h := sha256.New()
+	var mounts []corev1.VolumeMount
+	var items []corev1.KeyToPath
+	for i, f := range fs {
+		if f.Content == nil {
+			return nil, "", nil, nil, fmt.Errorf("files[%d] %s: no content (a from file must be read by the loader)", i, f.Path)
+		}
+		content := *f.Content
+		if utf8.ValidString(content) {
+			if cm.Data == nil {
+				cm.Data = map[string]string{}
+			}
+			cm.Data[keys[i]] = content
+		} else {
+			if cm.BinaryData == nil {
+				cm.BinaryData = map[string][]byte{}
+			}
+			cm.BinaryData[keys[i]] = []byte(content)
+		}
+		mode := "-"
+		if f.Mode != nil {
+			mode = strconv.Itoa(int(*f.Mode))
+		}
+		for _, s := range []string{f.Path, keys[i], mode, content} {
+			fmt.Fprintf(h, "%d:%s", len(s), s)
+		}
+		mounts = append(mounts, corev1.VolumeMount{Name: filesVolume, MountPath: f.Path, SubPath: keys[i], ReadOnly: true})
+		items = append(items, corev1.KeyToPath{Key: keys[i], Path: keys[i], Mode: f.Mode})
+	}
+	return cm, hex.EncodeToString(h.Sum(nil)), mounts, items, nil
+}
+
+// fileKeys derives a ConfigMap key from each file's path: the path without
+// its leading slash, '/' as '_' and any other character a key may not hold
+// as '-'. Paths that would share a key, or keys too long, get a hash of the
+// path appended, so each key stays unique and stable.
+func fileKeys(fs []spec.File) []string {
+	keys := make([]string, len(fs))
+	count := map[string]int{}
+	for i, f := range fs {
+		var b strings.Builder
+		for _, r := range strings.TrimLeft(f.Path, "/") {
+			switch {
+			case r == '/':
+				b.WriteByte('_')
+			case r == '-' || r == '_' || r == '.' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9':
+				b.WriteRune(r)
+			default:
+				b.WriteByte('-')
+			}
+		}
+		keys[i] = b.String()
+		count[keys[i]]++
+	}
+	for i, f := range fs {
+		k := keys[i]
+		if count[k] == 1 && len(k) <= 253 && k != "." && k != ".." && k != "" {
+			continue
+		}
+		sum := sha256.Sum256([]byte(f.Path))
+		if len(k) > 236 {
+			k = k[len(k)-236:]
+		}
+		keys[i] = k + "-" + hex.EncodeToString(sum[:8])
+	}
+	return keys
+}
+
+// securityContext merges a container's settings over the platform's
+// defaults, field by field (capabilities' drop and add each on their own).
+func (r *renderer) securityContext(sc *spec.SecurityContext) *spec.SecurityContext {
+	var def *spec.SecurityContext
+	if d := r.opts.Platform.Defaults; d != nil {
+		def = d.SecurityContext
+	}
+	if sc == nil {
+		return def
+	}
+	if def == nil {
+		return sc
+	}
+	out := *def
+	pick := func(dst **bool, src *bool) {
+		if src != nil {
+			*dst = src
+		}
+	}
+	pickInt := func(dst **int64, src *int64) {
+		if src != nil {
+			*dst = src
+		}
+	}
+	pick(&out.RunAsNonRoot, sc.RunAsNonRoot)
+	pick(&out.ReadOnlyRootFilesystem, sc.ReadOnlyRootFilesystem)
+	pick(&out.AllowPrivilegeEscalation, sc.AllowPrivilegeEscalation)
+	pickInt(&out.RunAsUser, sc.RunAsUser)
+	pickInt(&out.RunAsGroup, sc.RunAsGroup)
+	pickInt(&out.FSGroup, sc.FSGroup)
+	if sc.SeccompProfile != "" {
+		out.SeccompProfile = sc.SeccompProfile
+	}
+	if sc.Capabilities != nil {
+		caps := spec.Capabilities{}
+		if def.Capabilities != nil {
+			caps = *def.Capabilities
+		}
+		if sc.Capabilities.Drop != nil {
+			caps.Drop = sc.Capabilities.Drop
+		}
+		if sc.Capabilities.Add != nil {
+			caps.Add = sc.Capabilities.Add
+		}
+		out.Capabilities = &caps
+	}
+	return &out
+}
+
+// podSecurity holds the workload container's pod-wide settings.
+func podSecurity(sc *spec.SecurityContext) *corev1.PodSecurityContext {
+	if sc == nil || sc.RunAsNonRoot == nil && sc.RunAsUser == nil && sc.RunAsGroup == nil && sc.FSGroup == nil && sc.SeccompProfile == "" {
+		return nil
+	}
+	return &corev1.PodSecurityContext{
+		RunAsNonRoot:   sc.RunAsNonRoot,
+		RunAsUser:      sc.RunAsUser,
+		RunAsGroup:     sc.RunAsGroup,
+		FSGroup:        sc.FSGroup,
+		SeccompProfile: seccomp(sc.SeccompProfile),
+	}
+}
+
+// containerSecurity holds what only a container can say, and the pod-wide
+// settings where this container's differ from the pod's.
+func containerSecurity(sc *spec.SecurityContext, pod *corev1.PodSecurityContext) *corev1.SecurityContext {
+	if sc == nil {
+		return nil
+	}
+	if pod == nil {
+		pod = &corev1.PodSecurityContext{}
+	}
+	out := &corev1.SecurityContext{
+		ReadOnlyRootFilesystem:   sc.ReadOnlyRootFilesystem,
+		AllowPrivilegeEscalation: sc.AllowPrivilegeEscalation,
+	}
+	if !eqBool(sc.RunAsNonRoot, pod.RunAsNonRoot) {
+		out.RunAsNonRoot = sc.RunAsNonRoot
+	}
+	if !eqInt(sc.RunAsUser, pod.RunAsUser) {
+		out.RunAsUser = sc.RunAsUser
+	}
+	if !eqInt(sc.RunAsGroup, pod.RunAsGroup) {
+		out.RunAsGroup = sc.RunAsGroup
+	}
+	if p := seccomp(sc.SeccompProfile); p != nil && (pod.SeccompProfile == nil || pod.SeccompProfile.Type != p.Type || !eqStr(pod.SeccompProfile.LocalhostProfile, p.LocalhostProfile)) {
+		out.SeccompProfile = p
+	}
+	if caps := sc.Capabilities; caps != nil && (len(caps.Add) > 0 || len(caps.Drop) > 0) {
+		out.Capabilities = &corev1.Capabilities{}
+		for _, c := range caps.Add {
+			out.Capabilities.Add = append(out.Capabilities.Add, corev1.Capability(c))
+		}
+		for _, c := range caps.Drop {
+			out.Capabilities.Drop = append(out.Capabilities.Drop, corev1.Capability(c))
+		}
+	}
+	if *out == (corev1.SecurityContext{}) {
+		return nil
+	}
+	return out
+}
+
+func seccomp(s string) *corev1.SeccompProfile {
+	switch {
+	case s == "":
+		return nil
+	case strings.HasPrefix(s, "Localhost/"):
+		return &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeLocalhost, LocalhostProfile: new(strings.TrimPrefix(s, "Localhost/"))}
+	}
+	return &corev1.SeccompProfile{Type: corev1.SeccompProfileType(s)}
+}
+
+func eqBool(a, b *bool) bool  { return a == nil && b == nil || a != nil && b != nil && *a == *b }
+func eqInt(a, b *int64) bool  { return a == nil && b == nil || a != nil && b != nil && *a == *b }
+func eqStr(a, b *string) bool { return a == nil && b == nil || a != nil && b != nil && *a == *b }
+
+// PodSecurityLabels are the Pod Security Admission labels of a project
+// namespace for the platform's policy.pod_security level: enforced, and
+// warned and audited at the same level.
+func PodSecurityLabels(level string) map[string]string {
+	if level == "" {
+		return nil
+	}
+	const p = "pod-security.kubernetes.io/"
+	return map[string]string{p + "enforce": level, p + "warn": level, p + "audit": level}
+}
+
+// namespaceLabels adds the platform's Pod Security labels to a project
+// namespace's labels.
+func (r *renderer) namespaceLabels(lbls map[string]string) map[string]string {
+	pol := r.opts.Platform.Policy
+	if pol == nil || pol.PodSecurity == "" {
+		return lbls
+	}
+	out := PodSecurityLabels(pol.PodSecurity)
+	maps.Copy(out, lbls)
+	return out
+}

@@ -1,0 +1,63 @@
+package spec
+
+import (
+	"slices"
+)
+
+// Pod Security: platform.yaml's policy.pod_security labels the project
+// namespaces, and the API server then refuses pods that break the profile.
+// Validation says so at the field that breaks it: a container's own
+// security_context, or platform.yaml's defaults.security_context, which
+// every container takes. What neither sets is generate's to fill.
+
+// baselineCapabilities are the capabilities the baseline profile lets a
+// container add.
+var baselineCapabilities = []string{"AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD",
+	"NET_BIND_SERVICE", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT"}
+
+// podSecurityProfile is the platform's enforced profile, or "".
+func podSecurityProfile(plat *Platform) string {
+	if plat == nil || plat.Policy == nil {
+		return ""
+	}
+	if p := plat.Policy.PodSecurity; p == "baseline" || p == "restricted" {
+		return p
+	}
+	return ""
+}
+
+// checkPodSecurity checks the fields a security context sets against a
+// profile; at is the security context's path.
+func checkPodSecurity(doc *Document, s *SecurityContext, at Path, profile string, ps *Problems) {
+	if s == nil || profile == "" {
+		return
+	}
+	refuse := func(p Path, what string) {
+		ps.Add(doc, p, "policy.pod_security is %s, which refuses %s; the namespace would reject the pods", profile, what)
+	}
+	if s.SeccompProfile == "Unconfined" {
+		refuse(at.Child("seccomp_profile"), "seccomp_profile Unconfined")
+	}
+	if s.Capabilities != nil {
+		for i, c := range s.Capabilities.Add {
+			if profile == "restricted" && c != "NET_BIND_SERVICE" || !slices.Contains(baselineCapabilities, c) {
+				refuse(at.Child("capabilities").Child("add").Child(i), "adding the capability "+c)
+			}
+		}
+	}
+	if profile != "restricted" {
+		return
+	}
+	if s.AllowPrivilegeEscalation != nil && *s.AllowPrivilegeEscalation {
+		refuse(at.Child("allow_privilege_escalation"), "allow_privilege_escalation: true")
+	}
+	if s.RunAsNonRoot != nil && !*s.RunAsNonRoot {
+		refuse(at.Child("run_as_non_root"), "run_as_non_root: false")
+	}
+	if s.RunAsUser != nil && *s.RunAsUser == 0 {
+		refuse(at.Child("run_as_user"), "running as user 0 (root)")
+	}
+	if s.Capabilities != nil && len(s.Capabilities.Drop) > 0 && !slices.Contains(s.Capabilities.Drop, "ALL") {
+		refuse(at.Child("capabilities").Child("drop"), "a container that keeps capabilities (drop must list ALL)")
+	}
+}

@@ -1,0 +1,106 @@
+package webhook
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/fleetwright/fleetwright/internal/probe"
+	"github.com/fleetwright/fleetwright/internal/store"
+)
+
+// BenchmarkOverview10k renders the overview of 10,000 apps (20 projects of
+// 500) from SQLite on disk, through the handler: sign-in by bearer token,
+// reading every app, filtering, and reading the checks of the 50 apps of
+// the page. The target is under 200 ms per page.
+// go test -run '^$' -bench Overview10k ./internal/webhook/
+func BenchmarkOverview10k(b *testing.B) {
+	st, err := store.OpenSQLite(b.Context(), filepath.Join(b.TempDir(), "history.db"), store.SQLiteOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	const projects, perProject = 20, 500
+	checks := benchChecks(b)
+	phases := []store.Phase{store.PhaseRunning, store.PhaseRunning, store.PhaseRunning, store.PhaseDeploying, store.PhaseFailed, store.PhaseDegraded}
+	at := pageT0
+	for p := range projects {
+		evs := make([]store.Event, 0, perProject)
+		for i := range perProject {
+			project, app := fmt.Sprintf("team%02d", p), fmt.Sprintf("app%03d", i)
+			evs = append(evs, store.Event{DedupeKey: project + "/" + app, ReceivedAt: at, EventTime: at, Kind: "Kustomization",
+				Namespace: "flux-system", Name: project + "-" + app + "-web", Severity: "info", Reason: "Progressing", Message: "configured",
+				Revision: "main@sha1:2dc6a1f0c3e94b7d8a5f6e1b2c3d4e5f60718293", Project: project, App: app, Component: "web",
+				SpecRevision: "9f8e7d6c5b4a39281706f5e4d3c2b1a098765432", Health: store.HealthProgressing, Body: []byte(`{}`)})
+		}
+		recs, err := st.RecordEvents(b.Context(), evs, at)
+		if err != nil {
+			b.Fatal(err)
+		}
+		// The checks of every app of the first project (the first pages)
+		// and of every tenth app elsewhere; the rest stay pending.
+		for i, r := range recs {
+			if p != 0 && i%10 != 0 {
+				continue
+			}
+			ph := phases[i%len(phases)]
+			if _, err := st.UpdateDeployment(b.Context(), store.DeploymentUpdate{ID: r.DeploymentID, Phase: ph, Message: "sync passed, readiness passed, reachability passed",
+				Checks: checks, LiveURL: "https://" + evs[i].App + ".example.test/", Timeout: 5 * time.Minute, UpdatedAt: at}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	srv, err := New(Config{Store: st, APIToken: testToken, RecheckInterval: -1, PruneInterval: -1, Pages: PagesConfig{ClusterName: "prod",
+		FleetRepoURL: "https://git.example.test/acme/fleet", AppsRepoURL: "https://git.example.test/acme/apps"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Stop()
+	h := srv.Handler()
+	for _, bc := range []struct{ name, path string }{
+		{"all-page-1", "/"},
+		{"all-page-200", "/?page=200"},
+		{"phase-running-page-3", "/?phase=running&page=3"},
+		{"project-and-search", "/?project=team07&q=app04"},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			req := httptest.NewRequest(http.MethodGet, bc.path, nil)
+			req.Header.Set("Authorization", "Bearer "+testToken)
+			var worst time.Duration
+			for b.Loop() {
+				rec := httptest.NewRecorder()
+				t0 := time.Now()
+				h.ServeHTTP(rec, req)
+				worst = max(worst, time.Since(t0))
+				if rec.Code != 200 {
+					b.Fatalf("GET %s = %d", bc.path, rec.Code)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/page")
+			b.ReportMetric(float64(worst.Microseconds())/1000, "worst_ms")
+		})
+	}
+}
+
+// benchChecks is a running deployment's checks, as the tracker writes them.
+func benchChecks(b *testing.B) json.RawMessage {
+	at := pageT0
+	res := probe.Result{Checks: []probe.Check{
+		{Name: probe.CheckSync, State: probe.StatePassed, Message: "1 Kustomization ready", Attempts: 2, CheckedAt: at,
+			Components: []probe.ComponentStatus{{Component: "web", Kind: "Kustomization", Name: "x-web", State: probe.StatePassed}}},
+		{Name: probe.CheckReadiness, State: probe.StatePassed, Message: "1 Deployment ready", Attempts: 3, CheckedAt: at,
+			Components: []probe.ComponentStatus{{Component: "web", Kind: "Deployment", Name: "x-web", State: probe.StatePassed}}},
+		{Name: probe.CheckReachability, State: probe.StatePassed, Message: "1 host reachable", Attempts: 1, CheckedAt: at,
+			Endpoints: []probe.Endpoint{{Host: "x.example.test", URL: "https://x.example.test/", State: probe.StatePassed, StatusCode: 200,
+				TLS: &probe.TLSInfo{Subject: "x.example.test", Issuer: "CA", NotAfter: at.Add(60 * 24 * time.Hour), DaysToExpiry: 60, Verified: true}}}},
+	}}
+	raw, err := json.Marshal(res)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return raw
+}

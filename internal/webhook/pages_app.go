@@ -1,0 +1,272 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/fleetwright/fleetwright/internal/probe"
+	"github.com/fleetwright/fleetwright/internal/store"
+)
+
+// checkView is one of the three checks as the app page shows it.
+type checkView struct {
+	probe.Check
+	Step  int
+	Title string
+	// What the check looks at, in a few words.
+	About string
+}
+
+var checkTitles = map[string][2]string{
+	probe.CheckSync:         {"GitOps sync", "Flux applied the revision"},
+	probe.CheckReadiness:    {"Workload readiness", "every workload runs the new spec and is available"},
+	probe.CheckReachability: {"Reachability and certificate", "an HTTPS request to each host succeeds with a valid certificate"},
+}
+
+// historyView is one deployment of the app's history.
+type historyView struct {
+	ID         int64
+	Current    bool
+	Revision   revLink
+	Spec       revLink
+	Phase      store.Phase
+	Message    string
+	Started    string
+	Finished   string
+	Changes    []store.PhaseChange
+	Flux       []store.Event
+	Rollback   string
+	NoRollback string
+	// EarlierChanges counts the phase changes left out (the newest are shown).
+	EarlierChanges int
+}
+
+// logView is the recent log of one pod of a component.
+type logView struct {
+	Component, Pod, Container, Log, Error string
+}
+
+type appView struct {
+	pageBase
+	App        store.App
+	Phase      store.Phase
+	Message    string
+	Active     bool
+	Revision   revLink
+	Spec       revLink
+	LiveURL    string
+	Deployment store.Deployment
+	Started    string
+	Finished   string
+	Timeout    string
+	Checks     []checkView
+	TimedOut   bool
+	Paused     bool
+	Components []ComponentHealth
+	History    []historyView
+	OlderURL   string
+	NewestURL  string
+	Kube       bool
+	Pods       []PodView
+	PodsError  string
+	Events     []EventView
+	EventError string
+	Logs       []logView
+}
+
+const (
+	historyPageSize = 10
+	logTail         = 40
+	// maxPhaseChanges bounds the phase changes read for a history page,
+	// changesShown those shown per deployment.
+	maxPhaseChanges = 1000
+	changesShown    = 20
+)
+
+func (s *Server) handleAppPage(w http.ResponseWriter, r *http.Request) {
+	project, name := r.PathValue("project"), r.PathValue("name")
+	v, err := s.appPage(r, project, name)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		plainError(w, http.StatusNotFound, "No app "+project+"/"+name+".")
+		return
+	case err != nil:
+		s.log.Error("reading the history store", "err", err)
+		plainError(w, http.StatusInternalServerError, "Reading the history store failed.")
+		return
+	}
+	s.render(w, http.StatusOK, "app", v)
+}
+
+func (s *Server) appPage(r *http.Request, project, name string) (appView, error) {
+	ctx := r.Context()
+	seq, err := s.cfg.Store.LatestSeq(ctx)
+	if err != nil {
+		return appView{}, err
+	}
+	a, err := s.cfg.Store.App(ctx, project, name)
+	if err != nil {
+		return appView{}, err
+	}
+	d, err := s.cfg.Store.Deployment(ctx, a.DeploymentID)
+	if err != nil {
+		return appView{}, err
+	}
+	res := decodeResult(d)
+	pc := s.pages.cfg
+	v := appView{pageBase: s.base(r, project+"/"+name), App: a, Phase: d.Phase, Message: d.Message,
+		Active:   d.Phase == store.PhasePending || d.Phase == store.PhaseDeploying || d.Phase == store.PhaseDegraded,
+		Revision: linkRevision(pc.FleetRepoURL, d.Revision), Spec: linkRevision(pc.AppsRepoURL, d.SpecRevision),
+		LiveURL: liveURL(d, res), Deployment: d, Started: fmtTime(d.StartedAt), Finished: fmtTime(d.FinishedAt),
+		TimedOut: res.TimedOut, Paused: res.Paused, Components: componentHealth(d, res), Kube: s.cfg.Kube != nil}
+	v.Stream = "/ui/stream?project=" + url.QueryEscape(project) + "&app=" + url.QueryEscape(name)
+	v.Seq = seq
+	if d.Timeout > 0 {
+		v.Timeout = d.Timeout.String()
+	}
+	for i, c := range res.Checks {
+		t := checkTitles[c.Name]
+		v.Checks = append(v.Checks, checkView{Check: c, Step: i + 1, Title: t[0], About: t[1]})
+	}
+	if err := s.history(ctx, &v, r.URL.Query().Get("before")); err != nil {
+		return appView{}, err
+	}
+	if err := s.appEvents(ctx, &v); err != nil {
+		return appView{}, err
+	}
+	if s.cfg.Kube != nil {
+		s.podsAndLogs(ctx, &v)
+	}
+	return v, nil
+}
+
+// history fills a page of the app's deployments, newest first, with their
+// phase changes, Flux's messages and a rollback command for each past one.
+func (s *Server) history(ctx context.Context, v *appView, cursor string) error {
+	a := v.App
+	var before int64
+	if cursor != "" {
+		if n, err := decodeCursor(cursor); err == nil {
+			before = n
+			v.NewestURL = appPageURL(a.Project, a.Name) + "#history"
+		}
+	}
+	ds, err := s.cfg.Store.Deployments(ctx, a.Project, a.Name, historyPageSize+1, before)
+	if err != nil {
+		return err
+	}
+	if len(ds) > historyPageSize {
+		ds = ds[:historyPageSize]
+		v.OlderURL = appPageURL(a.Project, a.Name) + "?before=" + encodeCursor(ds[len(ds)-1].ID) + "#history"
+	}
+	if len(ds) == 0 {
+		return nil
+	}
+	// The phase changes of the page's deployments (bounded: an app that
+	// flaps between running and degraded for days has many), and Flux's
+	// newest messages.
+	changes, err := s.cfg.Store.AppPhaseChanges(ctx, a.Project, a.Name, ds[len(ds)-1].ID, ds[0].ID, maxPhaseChanges)
+	if err != nil {
+		return err
+	}
+	events, err := s.cfg.Store.Events(ctx, a.Project, a.Name, 200)
+	if err != nil {
+		return err
+	}
+	byDep := map[int64][]store.PhaseChange{}
+	for _, c := range changes {
+		byDep[c.DeploymentID] = append(byDep[c.DeploymentID], c)
+	}
+	evByDep := map[int64][]store.Event{}
+	for _, e := range events {
+		if len(evByDep[e.DeploymentID]) < 5 {
+			evByDep[e.DeploymentID] = append(evByDep[e.DeploymentID], e)
+		}
+	}
+	target := a.Project + "/" + a.Name
+	if c := s.pages.cfg.ClusterName; c != "" {
+		target = c + "/" + target
+	}
+	pc := s.pages.cfg
+	for _, d := range ds {
+		h := historyView{ID: d.ID, Current: d.ID == a.DeploymentID, Revision: linkRevision(pc.FleetRepoURL, d.Revision),
+			Spec: linkRevision(pc.AppsRepoURL, d.SpecRevision), Phase: d.Phase, Message: d.Message,
+			Started: fmtTime(d.StartedAt), Finished: fmtTime(d.FinishedAt), Flux: evByDep[d.ID]}
+		cs := byDep[d.ID] // newest first
+		if len(cs) > changesShown {
+			h.EarlierChanges = len(cs) - changesShown
+			cs = cs[:changesShown]
+		}
+		slices.Reverse(cs)
+		h.Changes = cs
+		switch {
+		case h.Current:
+		case d.SpecRevision == "":
+			h.NoRollback = "no spec revision recorded: nothing to roll back to"
+		default:
+			h.Rollback = "render rollback " + target + " --to " + d.SpecRevision
+		}
+		v.History = append(v.History, h)
+	}
+	return nil
+}
+
+// appEvents fills the app's newest events: Flux's, from the store, and,
+// with a cluster, the Kubernetes events of its workloads.
+func (s *Server) appEvents(ctx context.Context, v *appView) error {
+	stored, err := s.cfg.Store.Events(ctx, v.App.Project, v.App.Name, 30)
+	if err != nil {
+		return err
+	}
+	for _, e := range stored {
+		v.Events = append(v.Events, EventView{Source: "flux", Time: e.EventTime, Type: e.Severity, Reason: e.Reason,
+			Object: e.Kind + "/" + e.Namespace + "/" + e.Name, Message: e.Message})
+	}
+	if s.cfg.Kube != nil {
+		kev, err := s.kubeEvents(ctx, v.App.Project, v.App.Name)
+		if err != nil {
+			v.EventError = "Kubernetes events are not available from the cluster: " + err.Error()
+		}
+		v.Events = append(v.Events, kev...)
+	}
+	slices.SortStableFunc(v.Events, func(a, b EventView) int { return b.Time.Compare(a.Time) })
+	v.Events = v.Events[:min(len(v.Events), 30)]
+	return nil
+}
+
+// podsAndLogs fills the app's pods and the log tail of one running pod per
+// component; a cluster that cannot answer leaves a message, not an error.
+func (s *Server) podsAndLogs(ctx context.Context, v *appView) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	pods, err := s.listPods(ctx, v.App.Project, v.App.Name, "")
+	if err != nil {
+		v.PodsError = "Pods are not available from the cluster: " + err.Error()
+		return
+	}
+	v.Pods = podViews(pods)
+	seen := map[string]bool{}
+	for _, p := range pods {
+		comp := p.Labels["fleetwright.io/component"]
+		if seen[comp] || p.Spec.NodeName == "" || len(p.Spec.Containers) == 0 {
+			continue
+		}
+		seen[comp] = true
+		container := p.Spec.Containers[0].Name
+		tail := int64(logTail)
+		lv := logView{Component: comp, Pod: p.Name, Container: container}
+		raw, err := s.cfg.Kube.CoreV1().Pods(v.App.Project).GetLogs(p.Name, &corev1.PodLogOptions{Container: container, TailLines: &tail}).DoRaw(ctx)
+		if err != nil {
+			lv.Error = "the logs are not available from the cluster (is the node's kubelet reachable?): " + err.Error()
+		} else {
+			lv.Log = string(raw)
+		}
+		v.Logs = append(v.Logs, lv)
+	}
+}

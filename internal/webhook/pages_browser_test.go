@@ -1,0 +1,274 @@
+package webhook
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/fluxcd/pkg/apis/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/fleetwright/fleetwright/internal/probe"
+	"github.com/fleetwright/fleetwright/internal/store"
+)
+
+var updateScreenshots = flag.Bool("update-screenshots", false, "rewrite the screenshots of the status pages under docs/")
+
+// browserSkipEnv, set to 1, lets the browser test skip when chromium is
+// missing; never in CI.
+const browserSkipEnv = "FLEETWRIGHT_SKIP_BROWSER"
+
+// chromium returns the path of Debian's chromium, or skips or fails the test.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv(browserSkipEnv) == "1" && os.Getenv("CI") != "true" {
+		t.Skipf("chromium is not installed and %s=1: skipping the browser test (apt-get install -y chromium runs it)", browserSkipEnv)
+	}
+	t.Fatalf("chromium is not installed: apt-get install -y chromium (hack/test.sh does), or set %s=1 to skip this test outside CI", browserSkipEnv)
+	return ""
+}
+
+// newBrowser starts headless chromium for the test.
+func newBrowser(t *testing.T) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium(t)), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.WindowSize(1280, 900), chromedp.Flag("hide-scrollbars", true))
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelC := chromedp.NewContext(actx)
+	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
+	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("starting chromium: %v", err)
+	}
+	return ctx
+}
+
+// screenshotDir is where a failing browser test leaves its screenshots:
+// $FLEETWRIGHT_SCREENSHOTS, else the test's artifact directory (kept with
+// go test -artifacts).
+func screenshotDir(t *testing.T) string {
+	if d := os.Getenv("FLEETWRIGHT_SCREENSHOTS"); d != "" {
+		return d
+	}
+	return t.ArtifactDir()
+}
+
+// browse runs steps in the browser; on failure it saves a screenshot of
+// the page and fails the test with what it waited for and the page's text.
+func browse(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if err := chromedp.Do(sctx, steps...); err != nil {
+		failPage(t, ctx, what, err)
+	}
+}
+
+// read runs one action that returns a value, as browse does.
+func read[T any](t *testing.T, ctx context.Context, what string, a chromedp.Action[T]) T {
+	t.Helper()
+	sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(sctx, a)
+	if err != nil {
+		failPage(t, ctx, what, err)
+	}
+	return v
+}
+
+func failPage(t *testing.T, ctx context.Context, what string, err error) {
+	t.Helper()
+	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	png, _ := chromedp.Run(dctx, chromedp.FullScreenshot(90))
+	loc, _ := chromedp.Run(dctx, chromedp.Location())
+	text, _ := chromedp.Run(dctx, chromedp.Text(chromedp.CSS("body")))
+	dir := screenshotDir(t)
+	name := filepath.Join(dir, strings.NewReplacer(" ", "-", "/", "-").Replace(t.Name()+"-"+what)+".png")
+	if len(png) > 0 && os.MkdirAll(dir, 0o755) == nil && os.WriteFile(name, png, 0o644) == nil {
+		t.Logf("screenshot: %s", name)
+	}
+	t.Fatalf("%s: %v\nat %s the page reads:\n%s", what, err, loc, text)
+}
+
+// gatedChecker holds the first sync attempt of every deployment until open
+// is closed, so the test sees the pending phase.
+type gatedChecker struct {
+	probe.Checker
+	open chan struct{}
+}
+
+func (g gatedChecker) Sync(ctx context.Context, t probe.Target) (probe.Check, time.Duration) {
+	select {
+	case <-g.open:
+	case <-ctx.Done():
+	}
+	return g.Checker.Sync(ctx, t)
+}
+
+// recordPhases makes the page note every phase its #phase badge shows
+// (the badge is replaced on each update) in window.fwSeen, and marks the
+// document so that a reload would show.
+const recordPhases = `(() => {
+  window.fwMark = "same document";
+  window.fwSeen = [];
+  const note = () => {
+    const p = document.getElementById("phase");
+    const v = p ? p.textContent.trim() : "";
+    if (v && window.fwSeen[window.fwSeen.length - 1] !== v) window.fwSeen.push(v);
+  };
+  note();
+  new MutationObserver(note).observe(document.body, {subtree: true, childList: true, characterData: true});
+  return true;
+})()`
+
+// TestBrowserStatusPages drives the pages in headless Chromium: sign in,
+// watch an app go pending → deploying → running on its page without a
+// reload while real signed Flux events arrive and the test API server's
+// objects change, see the live URL link appear only once the app (a real
+// TLS listener) answers, and see a failed rollout show Flux's reason.
+func TestBrowserStatusPages(t *testing.T) {
+	t.Parallel()
+	ctx := newBrowser(t)
+	project, fluxNS := env.Namespace(t), env.Namespace(t)
+	a := newClusterApp(t, project, fluxNS, "api", 5*time.Minute, false)
+	broken := newClusterApp(t, project, fluxNS, "broken", 5*time.Minute, false)
+	pool, addr := tlsSite(t, a.host)
+	gate := make(chan struct{})
+	e := clusterEnv(t, fluxNS, pool, addr, func(c *Config) {
+		c.Prober = gatedChecker{Checker: c.Prober, open: gate}
+		c.Pages = PagesConfig{ViewerToken: testViewerToken, ClusterName: "prod", FleetRepoURL: "https://git.example.test/acme/fleet"}
+	})
+	base := e.ts.URL
+	appPath := "/apps/" + project + "/api"
+
+	// Signing in: the overview sends the browser to the form and back.
+	browse(t, ctx, "sign in",
+		chromedp.Navigate(base+"/"),
+		chromedp.WaitVisible(chromedp.ID("token")),
+		chromedp.SendKeys(chromedp.ID("token"), testViewerToken),
+		chromedp.Submit(chromedp.ID("token")),
+		chromedp.WaitVisible(chromedp.CSS("section#apps")),
+		chromedp.WaitVisible(chromedp.CSS("#live-status.on")),
+	)
+	if loc := read(t, ctx, "location", chromedp.Location()); loc != base+"/" {
+		t.Errorf("after signing in the browser is at %s, want %s/", loc, base)
+	}
+
+	// The first event: the app appears on the overview without a reload.
+	e.mustPost(fixture(t, "kustomization-progressing", withApp(project, "api")), 200)
+	row := chromedp.CSS(`a[href="` + appPath + `"]`)
+	browse(t, ctx, "the app appears on the overview",
+		chromedp.WaitVisible(row),
+		chromedp.Click(row),
+		chromedp.WaitVisible(chromedp.ID("check-sync")),
+		chromedp.Evaluate[chromedp.Void](recordPhases),
+		chromedp.WaitVisible(chromedp.CSS("#live-status.on")),
+	)
+	phaseIs := func(want string) chromedp.Action[chromedp.Void] {
+		return chromedp.Poll[chromedp.Void](fmt.Sprintf(`document.getElementById("phase") && document.getElementById("phase").textContent.trim() === %q`, want),
+			chromedp.WithPollingInterval(20*time.Millisecond))
+	}
+	noLive := func(when string) chromedp.Action[chromedp.Void] {
+		return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+			n, err := chromedp.Evaluate[int](`document.querySelectorAll("#live-url, a.live").length`)(ctx, tg)
+			if err != nil {
+				return chromedp.Void{}, err
+			}
+			if n != 0 {
+				return chromedp.Void{}, fmt.Errorf("a live URL link shows %s", when)
+			}
+			return chromedp.Void{}, nil
+		}
+	}
+	browse(t, ctx, "pending", phaseIs("pending"), noLive("while pending"))
+
+	// The checks start: Flux has not applied the revision yet.
+	close(gate)
+	browse(t, ctx, "deploying", phaseIs("deploying"),
+		chromedp.WaitVisible(chromedp.CSS(`#check-sync[data-state="progressing"]`)), noLive("while deploying"))
+	a.setSynced(t, rev1)
+	browse(t, ctx, "sync passed", chromedp.WaitVisible(chromedp.CSS(`#check-sync[data-state="passed"]`)),
+		phaseIs("deploying"), noLive("before the workloads are ready"))
+	a.setReplicas(t, 2, 2)
+	browse(t, ctx, "running",
+		phaseIs("running"),
+		chromedp.WaitVisible(chromedp.CSS(`#check-reachability[data-state="passed"]`)),
+		chromedp.WaitVisible(chromedp.ID("live-url")),
+	)
+	href := read(t, ctx, "live URL", chromedp.AttributeValue(chromedp.ID("live-url"), "href"))
+	if want := "https://" + a.host + "/"; href.Value != want {
+		t.Errorf("live URL link = %q, want %q", href.Value, want)
+	}
+	seen := read(t, ctx, "phases seen", chromedp.Evaluate[[]string](`window.fwSeen`))
+	if mark := read(t, ctx, "mark", chromedp.Evaluate[string](`window.fwMark || ""`)); mark != "same document" {
+		t.Errorf("the page was reloaded (mark %q)", mark)
+	}
+	if want := []string{"pending", "deploying", "running"}; strings.Join(seen, ",") != strings.Join(want, ",") {
+		t.Errorf("phases seen on the page = %v, want %v", seen, want)
+	}
+	if *updateScreenshots {
+		screenshot(t, ctx, base+appPath, "status-app.png")
+	}
+
+	// A failed rollout: the overview shows it live, and the app's page
+	// shows Flux's reason on the sync check.
+	const fluxReason = "health check failed after 20.012s: failed early due to stalled resources: [Deployment/shop/api-web status: 'Failed']"
+	browse(t, ctx, "back to the overview", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS("#live-status.on")))
+	setKustomizationStatus(t, broken.k, "", rev1, metav1.Condition{Type: meta.ReadyCondition, Status: metav1.ConditionFalse,
+		Reason: meta.HealthCheckFailedReason, Message: fluxReason})
+	e.mustPost(fixture(t, "kustomization-healthcheckfailed", withApp(project, "broken")), 200)
+	e.waitPhase(project, "broken", store.PhaseFailed)
+	brokenRow := chromedp.CSS(`a[href="/apps/` + project + `/broken"]`)
+	browse(t, ctx, "the failed app",
+		chromedp.WaitVisible(brokenRow),
+		chromedp.Poll[chromedp.Void](`document.querySelectorAll(".badge.phase-failed").length > 0`),
+		chromedp.Click(brokenRow),
+		chromedp.WaitVisible(chromedp.CSS(`#check-sync[data-state="failed"]`)),
+	)
+	if reason := read(t, ctx, "the sync check's reason", chromedp.Text(chromedp.CSS("#check-sync .reason"))); !strings.Contains(reason, fluxReason) {
+		t.Errorf("the failed sync check reads %q, want Flux's reason %q", reason, fluxReason)
+	}
+	if *updateScreenshots {
+		// More apps for the picture: one rolling out, one whose host
+		// answers with another host's certificate.
+		for _, n := range []string{"web", "billing"} {
+			c := newClusterApp(t, project, fluxNS, n, 5*time.Minute, false)
+			c.setSynced(t, rev1)
+			c.setReplicas(t, 2, map[string]int32{"web": 1, "billing": 2}[n])
+			e.mustPost(fixture(t, "kustomization-progressing", withApp(project, n)), 200)
+		}
+		e.waitPhase(project, "web", store.PhaseDeploying)
+		e.waitApp(project, "billing", func(a store.App) bool { return strings.HasPrefix(a.Message, "reachability: ") })
+		screenshot(t, ctx, base+"/", "status-overview.png")
+		browse(t, ctx, "a phone's screen", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile, chromedp.EmulateScale(2)))
+		screenshot(t, ctx, base+"/", "status-overview-phone.png")
+		browse(t, ctx, "back to a desktop screen", chromedp.EmulateReset())
+	}
+}
+
+// screenshot saves the page at url under docs/ (for -update-screenshots).
+func screenshot(t *testing.T, ctx context.Context, url, name string) {
+	t.Helper()
+	browse(t, ctx, "open "+name, chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS("#live-status.on")),
+		chromedp.Sleep(300*time.Millisecond))
+	png := read(t, ctx, "screenshot "+name, chromedp.FullScreenshot(100))
+	p := filepath.Join("..", "..", "docs", name)
+	if err := os.WriteFile(p, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("wrote %s", p)
+}
