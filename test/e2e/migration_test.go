@@ -41,7 +41,7 @@ const (
 // TestMigrationFromPreviousLayout applies the fleet the previous layout
 // wrote, then what render writes today from the same specs over it, on the
 // real controllers: Flux takes the change without deleting anything that
-// runs (every object keeps its UID, no Deployment rolls), the project
+// runs (every object keeps its UID, every ReplicaSet stays), the project
 // Kustomization goes and its Namespace stays, applied by the root
 // Kustomization, and nothing is left that no Kustomization owns.
 //
@@ -120,7 +120,8 @@ func TestMigrationFromPreviousLayout(t *testing.T) {
 		}
 		return fmt.Errorf("project-shop still there (%v)", err)
 	})
-	// Nothing was deleted or recreated, and no Deployment rolled out anew.
+	// Nothing was deleted or recreated: the Deployments, the ReplicaSets that
+	// ran before and the chart's objects keep their UIDs.
 	got := liveUIDs(t, c)
 	for k, was := range uids {
 		if now, ok := got[k]; !ok {
