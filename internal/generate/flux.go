@@ -1,7 +1,9 @@
 package generate
 
 import (
+	"hash/fnv"
 	"path"
+	"slices"
 	"time"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
@@ -9,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/fleetwright/fleetwright/internal/exports"
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
@@ -36,18 +39,19 @@ func (r *renderer) fleetPath(p string) string {
 
 func (r *renderer) fluxKustomization(a *spec.LoadedApp, c *spec.Component) *kustomizev1.Kustomization {
 	plat := r.opts.Platform
-	deps := []meta.DependencyReference{{Name: projectKustomizationName(a.Project)}}
-	for _, id := range r.repo.Graph.Deps(spec.NodeID(a, c.Name)) {
-		// id is cluster/project/app/component
-		parts := splitID(id)
-		deps = append(deps, meta.DependencyReference{Name: KustomizationName(parts[1], parts[2], parts[3])})
+	var deps []meta.DependencyReference
+	if r.projectKustomization(a.Cluster) {
+		deps = append(deps, meta.DependencyReference{Name: projectKustomizationName(a.Project)})
+	}
+	for _, name := range r.readinessDeps(a, c) {
+		deps = append(deps, meta.DependencyReference{Name: name})
 	}
 	k := &kustomizev1.Kustomization{
 		TypeMeta: metav1.TypeMeta{APIVersion: "kustomize.toolkit.fluxcd.io/v1", Kind: "Kustomization"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        KustomizationName(a.Project, a.Spec.Name, c.Name),
 			Namespace:   plat.Fleet.SourceNamespace,
-			Labels:      labels(a, c.Name),
+			Labels:      r.fluxLabels(a, c.Name),
 			Annotations: r.eventAnnotations(a, c.Name),
 		},
 		Spec: kustomizev1.KustomizationSpec{
@@ -64,6 +68,125 @@ func (r *renderer) fluxKustomization(a *spec.LoadedApp, c *spec.Component) *kust
 	}
 	r.tenancy(a.Cluster, &k.Spec, true)
 	return k
+}
+
+// readinessDeps names the Kustomizations that must be Ready before the
+// component is applied: those of the components it depends_on, those of
+// the components whose Secret it reads through an export (a chart creates
+// the Secret when it is installed), and, for a job, those of every
+// component it reads an export of. For any other component an export
+// known at render time (a workload's URL, an addon's host) is a literal in
+// its objects and orders nothing: every dependsOn costs Flux a retry
+// (--requeue-dependency, 30s by default) and makes the dependent wait for
+// its dependency to apply every new fleet commit. Sorted, without
+// duplicates.
+func (r *renderer) readinessDeps(a *spec.LoadedApp, c *spec.Component) []string {
+	var names []string
+	for _, d := range c.DependsOn {
+		if a.Component(d) != nil && d != c.Name {
+			names = append(names, KustomizationName(a.Project, a.Spec.Name, d))
+		}
+	}
+	if c.WorkloadSpec != nil {
+		for _, ref := range exportRefs(c.WorkloadSpec) {
+			if ref.Component == "" || ref.AddonInstanceID != "" {
+				continue
+			}
+			target := a
+			if ref.App != "" && ref.App != a.Spec.Name {
+				if target = r.apps[a.Cluster+"/"+a.Project+"/"+ref.App]; target == nil {
+					continue // validation reports it
+				}
+			}
+			if target.Component(ref.Component) == nil || (target == a && ref.Component == c.Name) {
+				continue
+			}
+			// A job runs once and fails after its retries: it waits for
+			// whatever it reads from, even an address known at render time.
+			if c.Type != spec.TypeJob {
+				if exp, _, err := r.resolve(a, c, ref); err == nil && !readsSecret(exp) {
+					continue
+				}
+			}
+			names = append(names, KustomizationName(target.Project, target.Spec.Name, ref.Component))
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
+// exportRefs returns the export_refs of a workload's containers: its own,
+// its init containers' and its sidecars'.
+func exportRefs(w *spec.WorkloadSpec) []*spec.ExportRef {
+	var out []*spec.ExportRef
+	add := func(env []spec.EnvVar) {
+		for i := range env {
+			if env[i].ExportRef != nil {
+				out = append(out, env[i].ExportRef)
+			}
+		}
+	}
+	add(w.Env)
+	for i := range w.InitContainers {
+		add(w.InitContainers[i].Env)
+	}
+	for i := range w.Sidecars {
+		add(w.Sidecars[i].Env)
+	}
+	return out
+}
+
+// readsSecret reports whether a consumer of the export reads a Secret.
+func readsSecret(e exports.Export) bool {
+	switch e.Kind {
+	case exports.Secret:
+		return true
+	case exports.Composed:
+		for _, p := range e.Parts {
+			if p.Secret != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// fluxLabels are the labels of an app's Flux Kustomizations: the app's,
+// and the shard of the cluster's kustomize-controllers that reconciles it
+// when the cluster lists shards.
+func (r *renderer) fluxLabels(a *spec.LoadedApp, component string) map[string]string {
+	l := labels(a, component)
+	if cl := r.opts.Platform.ClusterByName(a.Cluster); cl != nil && len(cl.Shards) > 0 {
+		l[LabelShard] = Shard(cl.Shards, a.Project, a.Spec.Name)
+	}
+	return l
+}
+
+// LabelShard is Flux's sharding label: a kustomize-controller started
+// with --watch-label-selector=sharding.fluxcd.io/key=<shard> reconciles
+// the Kustomizations that carry it.
+const LabelShard = "sharding.fluxcd.io/key"
+
+// Shard picks the shard of an app: a hash of its project and name, so that
+// apps spread evenly and an app's shard changes only when the list does.
+// Every Kustomization of an app goes to the same shard.
+func Shard(shards []string, project, app string) string {
+	h := fnv.New32a()
+	h.Write([]byte(project + "/" + app))
+	return shards[h.Sum32()%uint32(len(shards))]
+}
+
+// projectKustomization reports whether a project's Namespace is applied
+// by a Flux Kustomization of its own, which the project's components
+// depend on: for a cluster Flux reaches through a kubeconfig, where the
+// cluster's root Kustomization (which runs against the cluster Flux runs
+// in) cannot create it. Elsewhere the root Kustomization applies the
+// Namespace from the project's file in the cluster folder, before the
+// apps' Kustomizations (Flux applies Namespaces first), and the apps need
+// no dependsOn level for it.
+func (r *renderer) projectKustomization(cluster string) bool {
+	cl := r.opts.Platform.ClusterByName(cluster)
+	return cl != nil && cl.KubeconfigSecret != nil
 }
 
 // tenancy applies the cluster's isolation settings. Projects are applied
@@ -109,8 +232,10 @@ func kustomizeFile(resources []string) map[string]any {
 	}
 }
 
-// project renders a project's Namespace and the Flux Kustomization that
-// applies it; every component of the project's apps depends on it.
+// project renders a project's Namespace, in the project's file in the
+// cluster folder (applied by the cluster's root Kustomization), or, for a
+// cluster reached through a kubeconfig, in its own folder with the Flux
+// Kustomization that applies it (see projectKustomization).
 func (r *renderer) project(cluster, project string) ([]File, error) {
 	plat := r.opts.Platform
 	lbls := map[string]string{LabelProject: project, LabelManagedBy: ManagedBy}
@@ -118,11 +243,14 @@ func (r *renderer) project(cluster, project string) ([]File, error) {
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
 		ObjectMeta: metav1.ObjectMeta{Name: project, Labels: r.namespaceLabels(lbls)},
 	}
-	dir := layout.ProjectDir(cluster, project)
 	nsData, err := encode(ns)
 	if err != nil {
 		return nil, err
 	}
+	if !r.projectKustomization(cluster) {
+		return []File{{Path: layout.ProjectFile(plat, cluster, project), Data: nsData}}, nil
+	}
+	dir := layout.ProjectDir(cluster, project)
 	kz, err := encode(kustomizeFile([]string{layout.ObjectFile("Namespace", project)}))
 	if err != nil {
 		return nil, err

@@ -48,6 +48,8 @@ type Cluster struct {
 	ServiceAccount string `json:"service_account,omitempty"`
 	// Production marks the cluster's apps as production for policy checks.
 	Production bool `json:"production,omitempty"`
+	// Shards are the keys of the cluster's kustomize-controller shards (Flux's sharding.fluxcd.io/key): each app's Flux Kustomizations carry the label of one, picked by a hash of the app's project and name.
+	Shards []string `json:"shards,omitempty" jsonschema:"pattern=^[a-z0-9]([-a-z0-9]*[a-z0-9])?$,maxLength=63"`
 }
 
 // Fleet configures the fleet repository.

@@ -34,12 +34,19 @@ func builtJSON(objs []*object) []string {
 func TestAssembleMatchesKustomize(t *testing.T) {
 	t.Parallel()
 	_, files := exampleFleet(t)
-	edit(t, files, "clusters/prod-eu/projects/my-project.yaml", "  timeout: 2m0s\n", "  targetNamespace: elsewhere\n  timeout: 2m0s\n")
-	files["apps/prod-eu/my-project/_project/kustomization.yaml"] = []byte("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- extra.yaml\n")
-	files["apps/prod-eu/my-project/_project/extra.yaml"] = []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: other\ndata:\n  a: \"1\"\n" +
+	// Two hand-written Kustomizations under a target namespace: one of
+	// namespaced and cluster-scoped objects, one holding a Namespace.
+	ks := func(name string) string {
+		return "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: " + name + "\n  namespace: flux-system\n" +
+			"spec:\n  interval: 10m0s\n  path: ./fleet/apps/prod-eu/_extra/" + name + "\n  prune: true\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n  targetNamespace: elsewhere\n"
+	}
+	files["clusters/prod-eu/extra.yaml"] = []byte(ks("extra-plain") + "---\n" + ks("extra-ns"))
+	files["apps/prod-eu/_extra/extra-plain/kustomization.yaml"] = []byte("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- extra.yaml\n")
+	files["apps/prod-eu/_extra/extra-plain/extra.yaml"] = []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: other\ndata:\n  a: \"1\"\n" +
 		"---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: r\nrules: []\n" +
 		"---\napiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: sa\n")
-	edit(t, files, "clusters/prod-eu/projects/shop.yaml", "  timeout: 2m0s\n", "  targetNamespace: elsewhere\n  timeout: 2m0s\n")
+	files["apps/prod-eu/_extra/extra-ns/kustomization.yaml"] = []byte("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- namespace-shop.yaml\n")
+	files["apps/prod-eu/_extra/extra-ns/namespace-shop.yaml"] = []byte("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n")
 	root := writeTree(t, files)
 	repo, _ := exampleFleet(t)
 	r, err := newRun(Options{FleetDir: root, FleetPath: "fleet", Platform: &repo.Platform})
@@ -60,7 +67,7 @@ func TestAssembleMatchesKustomize(t *testing.T) {
 			t.Fatalf("%s: path %s outside the fleet", ks.key(), ks.path)
 		}
 		fast, ok := r.assemble(ks, rel)
-		if want := ks.name != "project-shop"; ok != want {
+		if want := ks.name != "extra-ns"; ok != want {
 			t.Errorf("%s: assembled directly = %v, want %v", ks.key(), ok, want)
 		}
 		if !ok {
@@ -73,7 +80,7 @@ func TestAssembleMatchesKustomize(t *testing.T) {
 		if diff := gocmp.Diff(builtJSON(full), builtJSON(fast)); diff != "" {
 			t.Errorf("%s: assembled objects differ from kustomize's (-kustomize +assembled):\n%s", ks.key(), diff)
 		}
-		if ks.name == "project-my-project" && !strings.Contains(strings.Join(builtJSON(fast), "\n"), `"name":"c","namespace":"elsewhere"`) {
+		if ks.name == "extra-plain" && !strings.Contains(strings.Join(builtJSON(fast), "\n"), `"name":"c","namespace":"elsewhere"`) {
 			t.Errorf("target namespace not applied: %s", builtJSON(fast))
 		}
 	}
@@ -123,7 +130,7 @@ func TestKustomizePaths(t *testing.T) {
 			mutate: func(t testing.TB, f map[string][]byte) {
 				f["apps/prod-eu/shop/orders/worker/kustomization.yaml"] = []byte("resources:\n- https://github.com/example/repo//deploy?ref=v1\n")
 			},
-			want: []string{"fleet/" + shopOrders + ":55: warning: Kustomization/shop-orders-worker: spec.path: not built: it refers to the remote base https://github.com/example/repo//deploy?ref=v1, and verify does not fetch remote bases"},
+			want: []string{"fleet/" + shopOrders + ":50: warning: Kustomization/shop-orders-worker: spec.path: not built: it refers to the remote base https://github.com/example/repo//deploy?ref=v1, and verify does not fetch remote bases"},
 		},
 	}
 	for _, tt := range tests {

@@ -119,7 +119,7 @@ func TestLiveDryRunExamples(t *testing.T) {
 	ensureNamespace(t, env, "flux-system")
 	_, files := exampleFleet(t)
 	// The project namespaces exist, as Flux creates them first.
-	applyFleet(t, env, files, "apps/prod-eu/shop/_project/", "apps/prod-eu/my-project/_project/")
+	applyFleet(t, env, files, "clusters/prod-eu/projects/")
 	rep := verifyFleet(t, files, Options{Live: &Live{Config: env.Config}})
 	var got []string
 	notYet := 0
@@ -220,7 +220,7 @@ func TestLiveDryRunRejects(t *testing.T) {
 	ensureNamespace(t, env, "flux-system")
 	ns := env.Namespace(t)
 	repo, files := liveFleet(t, ns)
-	applyFleet(t, env, files, "apps/live/"+ns+"/_project/")
+	applyFleet(t, env, files, "clusters/live/projects/")
 	svc := "apps/live/" + ns + "/web/api/service-web-api.yaml"
 	edit(t, files, svc, "  - name: http\n    port: 8080\n", "  - name: http\n    port: 70000\n")
 	want := []string{

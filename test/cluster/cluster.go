@@ -60,6 +60,9 @@ type Cluster struct {
 	ReceiverURL string
 	// Nodes are the names of the fake Nodes kwok manages.
 	Nodes []string
+	// Flux lists Flux's controller processes in start order, the
+	// kustomize-controller shards of WithKustomizeShards among them.
+	Flux []Controller
 
 	dir      string
 	keepLogs bool
@@ -70,6 +73,21 @@ type Cluster struct {
 
 	stopOnce sync.Once
 	stopErr  error
+}
+
+// ShardLabel is the label whose value picks the kustomize-controller shard
+// of a Kustomization (see WithKustomizeShards).
+const ShardLabel = "sharding.fluxcd.io/key"
+
+// Controller is one running Flux controller.
+type Controller struct {
+	// Name is its process name, as in LogDir/<name>.log.
+	Name string
+	// PID is its process id (its CPU time is in /proc/<pid>/stat).
+	PID int
+	// MetricsURL serves its Prometheus metrics
+	// ("http://127.0.0.1:<port>/metrics").
+	MetricsURL string
 }
 
 // Start runs the whole environment from binaries built beforehand (it builds
@@ -126,7 +144,7 @@ func Start(ctx context.Context, opts ...Option) (_ *Cluster, err error) {
 	began := time.Now()
 	cfg.logger.Info("starting cluster", "dir", dir, "testcluster-bin", tcBin, "cluster-bin", clBin)
 
-	ports, err := freePorts(17)
+	ports, err := freePorts(17 + 2*len(cfg.shards))
 	if err != nil {
 		return nil, err
 	}
@@ -252,6 +270,11 @@ func Start(ctx context.Context, opts ...Option) (_ *Cluster, err error) {
 		"--controllers=*",
 		"--leader-elect=false",
 		"--use-service-account-credentials=false",
+		// kwok renews the Nodes' leases from one process; on a loaded
+		// machine a renewal can come late, and past the default 50s the
+		// node lifecycle controller marks every pod not Ready, which kwok
+		// does not undo: health checks then wait forever.
+		"--node-monitor-grace-period=10m",
 	); err != nil {
 		return nil, err
 	}
@@ -285,9 +308,11 @@ func Start(ctx context.Context, opts ...Option) (_ *Cluster, err error) {
 	checks = append(checks, health{"kwok", "http://" + kwokAddr + "/healthz", "ok"})
 
 	flux := slices.Concat(kube, []string{"RUNTIME_NAMESPACE=" + FluxNamespace})
+	var metricsURLs []string
 	fluxArgs := func(name string, extra ...string) []string {
 		metrics, healthAddr := next(), next()
 		checks = append(checks, health{name, "http://" + healthAddr + "/readyz", ""})
+		metricsURLs = append(metricsURLs, "http://"+metrics+"/metrics")
 		return append([]string{
 			"--watch-all-namespaces=true",
 			"--enable-leader-election=false",
@@ -298,36 +323,46 @@ func Start(ctx context.Context, opts ...Option) (_ *Cluster, err error) {
 	if err := os.MkdirAll(filepath.Join(dir, "run", "source-controller", "storage"), 0o700); err != nil {
 		return nil, err
 	}
-	for _, f := range []struct {
+	type fluxProc struct {
+		name string
 		p    part
 		args []string
-	}{
-		{sourceControllerPart, fluxArgs("source-controller",
-			"--storage-path="+filepath.Join(dir, "run", "source-controller", "storage"),
-			"--storage-addr="+storageAddr,
-			"--storage-adv-addr="+storageAddr,
-			"--events-addr="+c.EventsURL,
-		)},
-		{kustomizeControllerPart, fluxArgs("kustomize-controller",
-			"--no-remote-bases=true",
-			"--events-addr="+c.EventsURL,
-			// Retry a Kustomization whose dependencies are not ready
-			// after 2s instead of the default 30s, so that a chain of
-			// components is applied at test speed.
-			"--requeue-dependency=2s",
-		)},
-		{notificationControllerPart, fluxArgs("notification-controller",
-			"--events-addr="+eventsAddr,
-			"--receiverAddr="+receiverAddr,
-		)},
-		{helmControllerPart, fluxArgs("helm-controller",
-			"--events-addr="+c.EventsURL,
-			"--requeue-dependency=2s",
-		)},
-	} {
-		if _, err := c.run(f.p.name, f.p.binary(clBin), flux, f.args...); err != nil {
+	}
+	kustomize := func(name string, selector ...string) fluxProc {
+		args := append([]string{"--no-remote-bases=true", "--events-addr=" + c.EventsURL}, selector...)
+		return fluxProc{name, kustomizeControllerPart, fluxArgs(name, append(args, cfg.fluxArgs[kustomizeControllerPart.name]...)...)}
+	}
+	procs := []fluxProc{
+		{sourceControllerPart.name, sourceControllerPart, fluxArgs(sourceControllerPart.name, append([]string{
+			"--storage-path=" + filepath.Join(dir, "run", "source-controller", "storage"),
+			"--storage-addr=" + storageAddr,
+			"--storage-adv-addr=" + storageAddr,
+			"--events-addr=" + c.EventsURL,
+		}, cfg.fluxArgs[sourceControllerPart.name]...)...)},
+	}
+	if len(cfg.shards) == 0 {
+		procs = append(procs, kustomize(kustomizeControllerPart.name))
+	} else {
+		procs = append(procs, kustomize(kustomizeControllerPart.name, "--watch-label-selector=!"+ShardLabel))
+		for _, key := range cfg.shards {
+			procs = append(procs, kustomize(kustomizeControllerPart.name+"-"+key, "--watch-label-selector="+ShardLabel+" in ("+key+")"))
+		}
+	}
+	procs = append(procs,
+		fluxProc{notificationControllerPart.name, notificationControllerPart, fluxArgs(notificationControllerPart.name, append([]string{
+			"--events-addr=" + eventsAddr,
+			"--receiverAddr=" + receiverAddr,
+		}, cfg.fluxArgs[notificationControllerPart.name]...)...)},
+		fluxProc{helmControllerPart.name, helmControllerPart, fluxArgs(helmControllerPart.name, append([]string{
+			"--events-addr=" + c.EventsURL,
+		}, cfg.fluxArgs[helmControllerPart.name]...)...)},
+	)
+	for i, f := range procs {
+		p, err := c.run(f.name, f.p.binary(clBin), flux, f.args...)
+		if err != nil {
 			return nil, err
 		}
+		c.Flux = append(c.Flux, Controller{Name: f.name, PID: p.cmd.Process.Pid, MetricsURL: metricsURLs[i]})
 	}
 
 	pool := x509.NewCertPool()

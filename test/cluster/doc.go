@@ -42,8 +42,10 @@
 //
 //   - No container runtime, network or storage: kwok fakes pod status and
 //     pod IPs; PersistentVolumeClaims stay Pending.
-//   - Leader election is off everywhere, and kustomize- and helm-controller
-//     retry a dependency that is not ready after 2s instead of 30s.
+//   - Leader election is off everywhere. Flux's controllers otherwise run
+//     with their default flags (a dependency that is not ready is retried
+//     after 30s); WithFluxArgs adds flags, WithKustomizeShards runs
+//     kustomize-controller shards.
 //   - The admin credential is a static bearer token (system:masters), in
 //     the kubeconfig file only; the control plane's serving certificate and
 //     service-account key are made fresh by each Start.

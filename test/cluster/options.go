@@ -17,6 +17,8 @@ type config struct {
 	startTimeout               time.Duration
 	nodes                      int
 	workDir                    string
+	fluxArgs                   map[string][]string
+	shards                     []string
 }
 
 func defaultConfig() config {
@@ -89,4 +91,28 @@ func WithNodes(n int) Option {
 // dir instead of the system's temporary folder.
 func WithWorkDir(dir string) Option {
 	return func(c *config) { c.workDir = dir }
+}
+
+// WithFluxArgs adds flags to one of Flux's controllers, by its process name
+// (source-controller, kustomize-controller, notification-controller,
+// helm-controller; for kustomize-controller they go to every shard too).
+// Without it the controllers run with Flux's default flags, as users run
+// them: a Kustomization whose dependencies are not ready is retried after
+// 30s. Tests that want a chain applied at test speed pass, for example,
+// WithFluxArgs("kustomize-controller", "--requeue-dependency=2s").
+func WithFluxArgs(controller string, args ...string) Option {
+	return func(c *config) {
+		if c.fluxArgs == nil {
+			c.fluxArgs = map[string][]string{}
+		}
+		c.fluxArgs[controller] = append(c.fluxArgs[controller], args...)
+	}
+}
+
+// WithKustomizeShards runs one more kustomize-controller per key, named
+// kustomize-controller-<key>, that reconciles only the Kustomizations
+// labelled sharding.fluxcd.io/key=<key> (Flux's sharding); the main
+// kustomize-controller then reconciles only those without the label.
+func WithKustomizeShards(keys ...string) Option {
+	return func(c *config) { c.shards = append(c.shards, keys...) }
 }

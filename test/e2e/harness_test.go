@@ -56,8 +56,10 @@ const (
 	hmacKey     = "journey-hmac-key"
 )
 
-// The app's Flux Kustomizations, in dependency order.
-var appKustomizations = []string{"project-" + project, project + "-" + appName + "-postgres", project + "-" + appName + "-api"}
+// The app's Flux Kustomizations, in dependency order: the api reads the
+// chart's Secret, so it waits for the addon; the project's Namespace is
+// applied by the cluster's root Kustomization, not by one of its own.
+var appKustomizations = []string{project + "-" + appName + "-postgres", project + "-" + appName + "-api"}
 
 // journey holds every part of the test's world.
 type journey struct {

@@ -172,7 +172,7 @@ func TestJourney(t *testing.T) {
 	pr, _, _ = j.openAppsPR("more-cpu", "More CPU")
 	spec3 := j.mergeApps(pr, "more-cpu")
 	rev3 := j.mergeFleet(j.renderFleetPR())
-	fluxReason := j.waitHealthCheckFailed(appKustomizations[2], rev3)
+	fluxReason := j.waitHealthCheckFailed(appKustomizations[1], rev3)
 	j.waitPhase(rev3, "failed", 2*time.Minute)
 	j.waitComponentFailed("api", fluxReason)
 	ds = j.waitFluxReason(rev3, fluxReason)

@@ -124,7 +124,7 @@ func TestRealAppJourney(t *testing.T) {
 		t.Fatal(err)
 	}
 	j.bootstrapFlux()
-	kss := []string{"project-" + project, project + "-" + realApp + "-migrate", project + "-" + realApp + "-db", project + "-" + realApp + "-api"}
+	kss := []string{project + "-" + realApp + "-migrate", project + "-" + realApp + "-db", project + "-" + realApp + "-api"}
 	j.eventually("Flux applies the app", 3*time.Minute, func() error {
 		for _, k := range append([]string{"fleet-" + clusterName}, kss...) {
 			if err := j.kustomizationReady(k, rev1); err != nil {

@@ -4,12 +4,15 @@
 // in one place:
 //
 //	<cluster path>/apps/<project>-<app>.yaml            the app's Flux Kustomizations
-//	<cluster path>/projects/<project>.yaml              the project's Flux Kustomization
-//	apps/<cluster>/<project>/_project/                  the project's Namespace
+//	<cluster path>/projects/<project>.yaml              the project's Namespace
 //	apps/<cluster>/<project>/<app>/<component>/         kustomization.yaml + <kind>-<name>.yaml
 //
 // The cluster path is the cluster's folder in the fleet (platform.yaml
-// clusters[].path, clusters/<name> by default).
+// clusters[].path, clusters/<name> by default); the cluster's root Flux
+// Kustomization (what `flux bootstrap` sets up) applies everything in it,
+// the Namespaces first. For a cluster Flux reaches through a kubeconfig,
+// the project's file holds instead the Flux Kustomization that applies the
+// Namespace from apps/<cluster>/<project>/_project/ (ProjectDir).
 package layout
 
 import (
@@ -34,7 +37,8 @@ func ComponentDir(cluster, project, app, component string) string {
 	return path.Join(AppsDir, cluster, project, app, component)
 }
 
-// ProjectDir is the folder of a project's Namespace.
+// ProjectDir is the folder of a project's Namespace on a cluster Flux
+// reaches through a kubeconfig.
 func ProjectDir(cluster, project string) string {
 	return path.Join(AppsDir, cluster, project, projectFolder)
 }
@@ -59,7 +63,9 @@ func AppFile(p *spec.Platform, cluster, project, app string) string {
 	return path.Join(ClusterDir(p, cluster), "apps", project+"-"+app+".yaml")
 }
 
-// ProjectFile is the file of a project's Flux Kustomization.
+// ProjectFile is the file of a project's Namespace in the cluster folder
+// (or of the Flux Kustomization that applies it; see the package
+// documentation).
 func ProjectFile(p *spec.Platform, cluster, project string) string {
 	return path.Join(ClusterDir(p, cluster), "projects", project+".yaml")
 }

@@ -73,10 +73,15 @@ func TestRenderedObjectsAreValid(t *testing.T) {
 	kinds := map[string]bool{}
 	for _, dir := range dirs {
 		f := renderDir(t, dir)
-		// Namespaces first, for real: a dry run stores nothing.
+		// Namespaces first, for real: a dry run stores nothing. A project's
+		// Namespace is its file in the cluster folder (projects/<name>.yaml),
+		// or namespace-<name>.yaml in its own folder.
 		for _, file := range f.Files {
-			if strings.Contains(file.Path, "/_project/namespace-") {
+			switch {
+			case strings.Contains(file.Path, "/_project/namespace-"):
 				ensureNamespace(t, strings.TrimSuffix(strings.TrimPrefix(filepath.Base(file.Path), "namespace-"), ".yaml"))
+			case strings.Contains(file.Path, "/projects/") && bytes.Contains(file.Data, []byte("\nkind: Namespace\n")):
+				ensureNamespace(t, strings.TrimSuffix(filepath.Base(file.Path), ".yaml"))
 			}
 		}
 		for _, file := range f.Files {

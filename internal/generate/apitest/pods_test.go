@@ -43,7 +43,7 @@ func TestPodsPassRestrictedPodSecurity(t *testing.T) {
 	for _, file := range f.Files {
 		base := path.Base(file.Path)
 		switch {
-		case strings.HasPrefix(base, "namespace-"):
+		case strings.HasPrefix(base, "namespace-"), strings.Contains(file.Path, "/projects/"):
 			must(t, yaml.Unmarshal(file.Data, &rendered))
 		case strings.HasPrefix(base, "deployment-"):
 			var o appsv1.Deployment

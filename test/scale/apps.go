@@ -1,0 +1,107 @@
+package scale
+
+import (
+	"fmt"
+	"strings"
+)
+
+// clusterName is the cluster of the synthetic fleet.
+const clusterName = "scale"
+
+// Shape is the kind of synthetic app a run deploys.
+type Shape string
+
+// The shapes.
+const (
+	// Chain is three workloads and no addon: api; worker, which reads the
+	// api's URL (an export known at render time); cron, which depends_on
+	// worker.
+	Chain Shape = "chain"
+	// Addon is a postgresql addon (the stand-in chart of test/cluster) and
+	// an api whose DATABASE_URL reads the chart's Secret.
+	Addon Shape = "addon"
+)
+
+// specFiles returns the apps repository of n apps of shape: platform.yaml
+// and apps/<project>/<app>/app.yaml, 50 apps per project. The app
+// changed is given version 2 of its api image, every other app version 1.
+// chartRepo is the Helm repository of the addon shape.
+func specFiles(shape Shape, n int, changed int, chartRepo string, shards int) map[string][]byte {
+	platform := "apps_domain: apps.scale.test\nclusters:\n  - name: " + clusterName + "\nbuild: {pin: false}\nfleet: {path: fleet}\n"
+	if shards > 1 {
+		var keys []string
+		for i := range shards {
+			keys = append(keys, fmt.Sprintf("shard%d", i+1))
+		}
+		platform = "apps_domain: apps.scale.test\nclusters:\n  - name: " + clusterName + "\n    shards: [" + strings.Join(keys, ", ") + "]\nbuild: {pin: false}\nfleet: {path: fleet}\n"
+	}
+	files := map[string][]byte{"platform.yaml": []byte(platform)}
+	for i := range n {
+		project, app := appName(i)
+		version := 1
+		if i == changed {
+			version = 2
+		}
+		var body string
+		switch shape {
+		case Chain:
+			body = fmt.Sprintf(`name: %[1]s
+timeout: 5m
+components:
+  - name: api
+    type: workload
+    workload_spec:
+      image: registry.scale.test/%[2]s/api:v%[3]d
+      port: 8080
+      resources: {requests: {cpu: 10m, memory: 16Mi}}
+  - name: worker
+    type: workload
+    workload_spec:
+      image: registry.scale.test/%[2]s/worker:v1
+      resources: {requests: {cpu: 10m, memory: 16Mi}}
+      env:
+        - {name: API_URL, export_ref: {component: api, export_key: url}}
+  - name: cron
+    type: workload
+    depends_on: [worker]
+    workload_spec:
+      image: registry.scale.test/%[2]s/cron:v1
+      resources: {requests: {cpu: 10m, memory: 16Mi}}
+`, app, project, version)
+		case Addon:
+			body = fmt.Sprintf(`name: %[1]s
+timeout: 5m
+components:
+  - name: db
+    type: addon
+    addon_spec:
+      type: postgresql
+      chart: {repo: %[4]q, name: postgresql, version: 13.4.4}
+      values: {auth: {database: %[1]s, username: %[1]s}}
+  - name: api
+    type: workload
+    workload_spec:
+      image: registry.scale.test/%[2]s/api:v%[3]d
+      port: 8080
+      resources: {requests: {cpu: 10m, memory: 16Mi}}
+      env:
+        - {name: DATABASE_URL, export_ref: {component: db, export_key: connection_string}}
+`, app, project, version, chartRepo)
+		}
+		files["apps/"+project+"/"+app+"/app.yaml"] = []byte(body)
+	}
+	return files
+}
+
+// appName is the project and name of app i.
+func appName(i int) (project, app string) {
+	return fmt.Sprintf("team%02d", i/50), fmt.Sprintf("app%04d", i)
+}
+
+// podsPerApp is how many pods an app of shape runs once deployed.
+func podsPerApp(shape Shape) int {
+	if shape == Chain {
+		return 3
+	}
+	return 2
+}

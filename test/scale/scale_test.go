@@ -1,0 +1,554 @@
+package scale
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	"github.com/fluxcd/pkg/apis/meta"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	"github.com/go-logr/logr"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/fleetwright/fleetwright/internal/generate"
+	"github.com/fleetwright/fleetwright/internal/gitrepo/gittest"
+	"github.com/fleetwright/fleetwright/internal/render"
+	"github.com/fleetwright/fleetwright/test/cluster"
+)
+
+const (
+	fluxNS    = cluster.FluxNamespace
+	rootName  = "fleet-" + clusterName
+	fleetRepo = "fleet.git"
+)
+
+// The environment that asks for the benchmark and shapes it.
+const (
+	envScale    = "FLEETWRIGHT_SCALE"           // 1 runs it
+	envApps     = "FLEETWRIGHT_SCALE_APPS"      // comma-separated N (default 1,50)
+	envShapes   = "FLEETWRIGHT_SCALE_SHAPES"    // comma-separated shapes (default chain,addon)
+	envFluxArgs = "FLEETWRIGHT_SCALE_FLUX_ARGS" // flags for kustomize- and helm-controller (default none: Flux's defaults)
+	envShards   = "FLEETWRIGHT_SCALE_SHARDS"    // kustomize-controller shards (default 0: one controller)
+	envKeep     = "FLEETWRIGHT_SCALE_KEEP"      // 1 keeps the cluster's folder and logs
+)
+
+// BenchmarkFleet deploys N synthetic apps on the real controllers and
+// changes one app's image (see the package documentation). Run it with
+//
+//	FLEETWRIGHT_SCALE=1 go test ./test/scale -run '^$' -bench . -benchtime 1x -timeout 90m -v
+func BenchmarkFleet(b *testing.B) {
+	if os.Getenv(envScale) != "1" {
+		b.Skip("the scale benchmark runs only with " + envScale + "=1 (minutes per case)")
+	}
+	ctrllog.SetLogger(logr.Discard())
+	ns, err := intList(envOr(envApps, "1,50"))
+	if err != nil {
+		b.Fatalf("%s: %v", envApps, err)
+	}
+	shards, err := strconv.Atoi(envOr(envShards, "0"))
+	if err != nil {
+		b.Fatalf("%s: %v", envShards, err)
+	}
+	for _, shape := range strings.Split(envOr(envShapes, "chain,addon"), ",") {
+		for _, n := range ns {
+			b.Run(fmt.Sprintf("shape=%s/apps=%d", shape, n), func(b *testing.B) {
+				r := runCase(b, Shape(shape), n, shards)
+				b.ReportMetric(r.ready.Seconds(), "ready-s")
+				b.ReportMetric(r.change.Seconds(), "change-s")
+				b.ReportMetric(r.settle.Seconds(), "settle-s")
+				b.ReportMetric(r.fetch.Seconds(), "fetch-s")
+				b.ReportMetric(float64(r.reconciles), "ks/commit")
+				b.ReportMetric(float64(r.objects), "objects/commit")
+				b.ReportMetric(r.cpu.Seconds(), "cpu-s")
+				b.ReportMetric(0, "ns/op")
+				b.Logf("RESULT shape=%s apps=%d shards=%d flux-args=%q kustomizations=%d ready=%s change=%s settle=%s fetch=%s ks/commit=%d (metrics %d) objects/commit=%d cpu deploy=%s change=%s per-controller=%s load=%s",
+					shape, n, shards, os.Getenv(envFluxArgs), r.kustomizations, r.ready.Round(100*time.Millisecond), r.change.Round(100*time.Millisecond),
+					r.settle.Round(100*time.Millisecond), r.fetch.Round(10*time.Millisecond), r.reconciles, r.metricReconciles, r.objects, r.cpuDeploy.Round(10*time.Millisecond),
+					r.cpuChange.Round(10*time.Millisecond), r.perController, loadAvg())
+			})
+		}
+	}
+}
+
+// result is what one case measured.
+type result struct {
+	kustomizations   int
+	ready            time.Duration // fetch of the first commit → all Ready
+	change           time.Duration // fetch of the change → the app Ready and rolled out
+	settle           time.Duration // fetch of the change → every Kustomization handled it
+	fetch            time.Duration // the push's notification → the GitRepository's artifact of it
+	reconciles       int           // Kustomizations whose status shows they handled the change commit
+	metricReconciles int           // kustomize-controller reconciles counted over the change
+	objects          int           // inventory entries of those Kustomizations
+	cpu              time.Duration
+	cpuDeploy        time.Duration
+	cpuChange        time.Duration
+	perController    string
+}
+
+func runCase(b *testing.B, shape Shape, n, shards int) result {
+	ctx := b.Context()
+	var opts []cluster.Option
+	pods := n*podsPerApp(shape) + 10
+	opts = append(opts, cluster.WithNodes(pods/400+1), cluster.WithStartTimeout(5*time.Minute), cluster.WithKeepLogs(os.Getenv(envKeep) == "1"))
+	if args := strings.Fields(os.Getenv(envFluxArgs)); len(args) > 0 {
+		opts = append(opts, cluster.WithFluxArgs("kustomize-controller", args...), cluster.WithFluxArgs("helm-controller", args...))
+	}
+	var shardKeys []string
+	for i := range shards {
+		shardKeys = append(shardKeys, fmt.Sprintf("shard%d", i+1))
+	}
+	if len(shardKeys) > 0 {
+		opts = append(opts, cluster.WithKustomizeShards(shardKeys...))
+	}
+	chartRepo := ""
+	if shape == Addon {
+		url, stop, err := cluster.StartChartRepo(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(stop)
+		chartRepo = url
+	}
+	c := cluster.StartT(b, opts...)
+	git := gittest.NewServer(b)
+	url := git.CreateRepo(b, fleetRepo, "main", map[string]string{"README.md": "scale fleet\n"})
+	bare := git.Path(fleetRepo)
+
+	changed := n / 2
+	before := fleetFiles(b, specFiles(shape, n, -1, chartRepo, shards))
+	after := fleetFiles(b, specFiles(shape, n, changed, chartRepo, shards))
+	commit1 := gittest.CommitFiles(b, bare, "main", "fleet of "+strconv.Itoa(n)+" apps", before)
+	b.Logf("rendered %d apps (%d files); committed %s", n, len(before), commit1[:12])
+
+	cpu0 := cpuTimes(b, c)
+	bootstrap(ctx, b, c, url)
+	hook := receiver(ctx, b, c)
+	rev1 := "main@sha1:" + commit1
+	fetched1 := waitFetched(ctx, b, c, rev1)
+	var r result
+	var kss kustomizev1.KustomizationList
+	poll(ctx, b, "every Kustomization Ready at "+rev1, 30*time.Minute, time.Second, func() error {
+		kss = kustomizev1.KustomizationList{}
+		if err := c.Client.List(ctx, &kss, client.InNamespace(fluxNS)); err != nil {
+			return err
+		}
+		return allReady(kss.Items, rev1)
+	})
+	r.ready = time.Since(fetched1)
+	r.kustomizations = len(kss.Items)
+	b.Logf("%d Kustomizations Ready at %s %s after the fetch", r.kustomizations, rev1, r.ready.Round(100*time.Millisecond))
+	cpu1 := cpuTimes(b, c)
+
+	// The change: one component's image of one app.
+	project, app := appName(changed)
+	diff := map[string]string{}
+	for p, data := range after {
+		if before[p] != data {
+			diff[p] = data
+		}
+	}
+	metrics0 := reconcileCounts(b, c)
+	commit2 := gittest.CommitFiles(b, bare, "main", "change "+app+"'s api image", diff)
+	rev2 := "main@sha1:" + commit2
+	pushed := time.Now()
+	notifyPush(ctx, b, hook)
+	fetched2 := waitFetched(ctx, b, c, rev2)
+	r.fetch = fetched2.Sub(pushed)
+	deploy := app + "-api"
+	poll(ctx, b, app+" Ready at "+rev2, 10*time.Minute, 200*time.Millisecond, func() error {
+		var own kustomizev1.KustomizationList
+		if err := c.Client.List(ctx, &own, client.InNamespace(fluxNS), client.MatchingLabels{generate.LabelApp: app, generate.LabelProject: project}); err != nil {
+			return err
+		}
+		if len(own.Items) == 0 {
+			return fmt.Errorf("no Kustomization of %s", app)
+		}
+		if err := allReady(own.Items, rev2); err != nil {
+			return err
+		}
+		var d appsv1.Deployment
+		if err := c.Client.Get(ctx, client.ObjectKey{Namespace: project, Name: deploy}, &d); err != nil {
+			return err
+		}
+		if !strings.HasSuffix(d.Spec.Template.Spec.Containers[0].Image, ":v2") {
+			return fmt.Errorf("Deployment %s runs %s", deploy, d.Spec.Template.Spec.Containers[0].Image)
+		}
+		if s := d.Status; s.ObservedGeneration < d.Generation || s.UpdatedReplicas != s.Replicas || s.AvailableReplicas != s.Replicas || s.Replicas == 0 {
+			return fmt.Errorf("Deployment %s rolling out: %+v", deploy, s)
+		}
+		return nil
+	})
+	r.change = time.Since(fetched2)
+	b.Logf("%s Ready at %s, Deployment %s rolled out, %s after the fetch", app, rev2, deploy, r.change.Round(100*time.Millisecond))
+
+	// The commit's whole cost: every Kustomization that will handle it has,
+	// and kustomize-controller has been quiet for a while.
+	settled := time.Now()
+	last := metrics0
+	poll(ctx, b, "the change commit settles", 20*time.Minute, time.Second, func() error {
+		kss = kustomizev1.KustomizationList{}
+		if err := c.Client.List(ctx, &kss, client.InNamespace(fluxNS)); err != nil {
+			return err
+		}
+		m := reconcileCounts(b, c)
+		if m != last {
+			last, settled = m, time.Now()
+			return fmt.Errorf("kustomize-controller reconciled %d times since the change", m-metrics0)
+		}
+		if pending := pendingOn(kss.Items, rev2); pending > 0 && time.Since(settled) < 70*time.Second {
+			return fmt.Errorf("%d Kustomizations still on the previous commit", pending)
+		}
+		if time.Since(settled) < 10*time.Second {
+			return fmt.Errorf("quiet for %s", time.Since(settled).Round(time.Second))
+		}
+		return nil
+	})
+	r.settle = settled.Sub(fetched2)
+	r.metricReconciles = last - metrics0
+	for _, k := range kss.Items {
+		if k.Status.LastAttemptedRevision == rev2 || k.Status.LastAppliedRevision == rev2 {
+			r.reconciles++
+			if k.Status.Inventory != nil {
+				r.objects += len(k.Status.Inventory.Entries)
+			}
+		}
+	}
+	cpu2 := cpuTimes(b, c)
+	var per []string
+	counts := reconcilesBy(b, c)
+	for _, ctl := range c.Flux {
+		d := cpu2[ctl.Name] - cpu0[ctl.Name]
+		r.cpu += d
+		r.cpuDeploy += cpu1[ctl.Name] - cpu0[ctl.Name]
+		r.cpuChange += cpu2[ctl.Name] - cpu1[ctl.Name]
+		if n, ok := counts[ctl.Name]; ok {
+			per = append(per, fmt.Sprintf("%s:%.1fs/%d-reconciles", ctl.Name, d.Seconds(), n))
+		} else {
+			per = append(per, fmt.Sprintf("%s:%.1fs", ctl.Name, d.Seconds()))
+		}
+	}
+	r.perController = strings.Join(per, ",")
+	return r
+}
+
+// fleetFiles renders the apps repository files into the fleet's files, by
+// path in the fleet repository.
+func fleetFiles(b *testing.B, specs map[string][]byte) map[string]string {
+	b.Helper()
+	loader, err := render.NewLoader(".")
+	if err != nil {
+		b.Fatal(err)
+	}
+	repo, ps := loader.LoadFiles(specs)
+	if ps.HasErrors() {
+		b.Fatalf("synthetic specs are invalid:\n%v", ps)
+	}
+	f, err := generate.Render(repo, generate.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := make(map[string]string, len(f.Files))
+	for _, x := range f.Files {
+		out["fleet/"+x.Path] = string(x.Data)
+	}
+	return out
+}
+
+// bootstrap applies what `flux bootstrap` would: the fleet's GitRepository
+// (interval 1m, as bootstrap writes it) and the root Kustomization of the
+// cluster's folder.
+func bootstrap(ctx context.Context, b *testing.B, c *cluster.Cluster, url string) {
+	b.Helper()
+	repo := &sourcev1.GitRepository{
+		ObjectMeta: metav1.ObjectMeta{Name: "flux-system", Namespace: fluxNS},
+		Spec: sourcev1.GitRepositorySpec{
+			URL: url, Interval: metav1.Duration{Duration: time.Minute}, Timeout: &metav1.Duration{Duration: time.Minute},
+			Reference: &sourcev1.GitRepositoryRef{Branch: "main"},
+		},
+	}
+	root := &kustomizev1.Kustomization{
+		ObjectMeta: metav1.ObjectMeta{Name: rootName, Namespace: fluxNS},
+		Spec: kustomizev1.KustomizationSpec{
+			Interval: metav1.Duration{Duration: 10 * time.Minute},
+			Path:     "./fleet/clusters/" + clusterName,
+			Prune:    true,
+			Timeout:  &metav1.Duration{Duration: 5 * time.Minute},
+			SourceRef: kustomizev1.CrossNamespaceSourceReference{
+				Kind: sourcev1.GitRepositoryKind, Name: "flux-system",
+			},
+		},
+	}
+	for _, o := range []client.Object{repo, root} {
+		if err := c.Client.Create(ctx, o); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// receiver sets up what a platform team adds so that a push is fetched at
+// once: a notification-controller Receiver of generic pushes for the
+// fleet's GitRepository. It returns the URL to notify.
+func receiver(ctx context.Context, b *testing.B, c *cluster.Cluster) string {
+	b.Helper()
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "fleet-receiver", Namespace: fluxNS},
+		StringData: map[string]string{"token": "scale-receiver-token"},
+	}
+	recv := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "notification.toolkit.fluxcd.io/v1",
+		"kind":       "Receiver",
+		"metadata":   map[string]any{"name": "fleet", "namespace": fluxNS},
+		"spec": map[string]any{
+			"type":      "generic",
+			"secretRef": map[string]any{"name": secret.Name},
+			"resources": []any{map[string]any{"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository", "name": "flux-system"}},
+		},
+	}}
+	for _, o := range []client.Object{secret, recv} {
+		if err := c.Client.Create(ctx, o); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var path string
+	poll(ctx, b, "the Receiver's webhook path", time.Minute, 200*time.Millisecond, func() error {
+		if err := c.Client.Get(ctx, client.ObjectKeyFromObject(recv), recv); err != nil {
+			return err
+		}
+		p, _, _ := unstructured.NestedString(recv.Object, "status", "webhookPath")
+		if p == "" {
+			return fmt.Errorf("Receiver status %v", recv.Object["status"])
+		}
+		path = p
+		return nil
+	})
+	return c.ReceiverURL + path
+}
+
+// notifyPush tells the Receiver that the fleet changed, as a Git host's
+// push webhook does.
+func notifyPush(ctx context.Context, b *testing.B, url string) {
+	b.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(`{"ref":"refs/heads/main"}`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b.Fatalf("POST %s: %s", url, resp.Status)
+	}
+}
+
+// waitFetched waits until the fleet's GitRepository has an artifact of rev
+// and returns when it saw it.
+func waitFetched(ctx context.Context, b *testing.B, c *cluster.Cluster, rev string) time.Time {
+	b.Helper()
+	poll(ctx, b, "Flux fetches "+rev, 5*time.Minute, 100*time.Millisecond, func() error {
+		var repo sourcev1.GitRepository
+		if err := c.Client.Get(ctx, client.ObjectKey{Namespace: fluxNS, Name: "flux-system"}, &repo); err != nil {
+			return err
+		}
+		if repo.Status.Artifact == nil || repo.Status.Artifact.Revision != rev {
+			return fmt.Errorf("GitRepository artifact %v", repo.Status.Artifact)
+		}
+		return nil
+	})
+	return time.Now()
+}
+
+// allReady reports whether every Kustomization applied rev and is Ready.
+func allReady(kss []kustomizev1.Kustomization, rev string) error {
+	notReady := 0
+	var first string
+	for _, k := range kss {
+		ready := apimeta.FindStatusCondition(k.Status.Conditions, meta.ReadyCondition)
+		if k.Status.LastAppliedRevision != rev || ready == nil || ready.Status != metav1.ConditionTrue || k.Status.ObservedGeneration != k.Generation {
+			notReady++
+			if first == "" {
+				msg := "no Ready condition"
+				if ready != nil {
+					msg = ready.Reason + ": " + ready.Message
+				}
+				first = fmt.Sprintf("%s applied %q (%s)", k.Name, k.Status.LastAppliedRevision, msg)
+			}
+		}
+	}
+	if notReady > 0 {
+		return fmt.Errorf("%d of %d Kustomizations not Ready at %s; first: %s", notReady, len(kss), rev, first)
+	}
+	return nil
+}
+
+// pendingOn counts the Kustomizations that neither applied nor attempted
+// rev.
+func pendingOn(kss []kustomizev1.Kustomization, rev string) int {
+	n := 0
+	for _, k := range kss {
+		if k.Status.LastAttemptedRevision != rev && k.Status.LastAppliedRevision != rev {
+			n++
+		}
+	}
+	return n
+}
+
+// reconcileCounts sums gotk_reconcile_duration_seconds_count of kind
+// Kustomization over every kustomize-controller.
+func reconcileCounts(b *testing.B, c *cluster.Cluster) int {
+	b.Helper()
+	total := 0
+	for _, n := range reconcilesBy(b, c) {
+		total += n
+	}
+	return total
+}
+
+// reconcilesBy returns each kustomize-controller's count of Kustomization
+// reconciles.
+func reconcilesBy(b *testing.B, c *cluster.Cluster) map[string]int {
+	b.Helper()
+	out := map[string]int{}
+	for _, ctl := range c.Flux {
+		if !strings.HasPrefix(ctl.Name, "kustomize-controller") {
+			continue
+		}
+		n, err := scrapeReconciles(ctl.MetricsURL)
+		if err != nil {
+			b.Fatalf("%s metrics: %v", ctl.Name, err)
+		}
+		out[ctl.Name] = n
+	}
+	return out
+}
+
+func scrapeReconciles(url string) (int, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	total := 0
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "gotk_reconcile_duration_seconds_count{") || !strings.Contains(line, `kind="Kustomization"`) {
+			continue
+		}
+		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+		if err != nil {
+			return 0, fmt.Errorf("%q: %w", line, err)
+		}
+		total += int(v)
+	}
+	return total, sc.Err()
+}
+
+// cpuTimes reads each Flux controller's user+system CPU time.
+func cpuTimes(b *testing.B, c *cluster.Cluster) map[string]time.Duration {
+	b.Helper()
+	out := map[string]time.Duration{}
+	for _, ctl := range c.Flux {
+		d, err := processCPU(ctl.PID)
+		if err != nil {
+			b.Fatalf("%s: %v", ctl.Name, err)
+		}
+		out[ctl.Name] = d
+	}
+	return out
+}
+
+// clockTicks is USER_HZ, the unit of /proc/<pid>/stat's times (100 on
+// every Linux architecture Go supports).
+const clockTicks = 100
+
+// processCPU returns utime+stime of a process (and its waited-for
+// children) from /proc/<pid>/stat.
+func processCPU(pid int) (time.Duration, error) {
+	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0, err
+	}
+	// The command name, field 2, is in parentheses and may hold spaces.
+	s := string(data)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	// fields[0] is field 3 (state); utime is field 14, stime field 15.
+	if len(fields) < 13 {
+		return 0, fmt.Errorf("short /proc/%d/stat: %q", pid, s)
+	}
+	var ticks int64
+	for _, f := range fields[11:13] {
+		v, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return 0, err
+		}
+		ticks += v
+	}
+	return time.Duration(ticks) * time.Second / clockTicks, nil
+}
+
+// loadAvg is the machine's 1-minute load average, to read the numbers by.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.Join(strings.Fields(string(b))[:3], "/")
+}
+
+// poll calls check every interval until it returns nil, or fails the
+// benchmark after timeout with check's last error.
+func poll(ctx context.Context, b *testing.B, what string, timeout, interval time.Duration, check func() error) {
+	b.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			b.Fatalf("%s: not within %s: %v", what, timeout, err)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(interval):
+		}
+	}
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func intList(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%q is not a positive number", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
