@@ -335,7 +335,7 @@ func FuzzAPIRules(f *testing.F) {
 // the platform's policy.pod_security.
 func TestPodSecurity(t *testing.T) {
 	t.Parallel()
-	const ns = "apps/prod-eu/shop/_project/namespace-shop.yaml"
+	const ns = "clusters/prod-eu/projects/shop.yaml"
 	// A container that meets the restricted standard.
 	const hardened = "        securityContext:\n          allowPrivilegeEscalation: false\n          capabilities:\n            drop: [ALL]\n          runAsNonRoot: true\n          seccompProfile:\n            type: RuntimeDefault\n"
 	tests := []struct {
