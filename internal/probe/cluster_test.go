@@ -369,6 +369,49 @@ func setDeploymentStatus(t *testing.T, c client.Client, d *appsv1.Deployment, re
 	}
 }
 
+// statefulSet creates a StatefulSet of the app with the given replicas.
+func statefulSet(t *testing.T, c client.Client, ns, project, app, component string, replicas int32) *appsv1.StatefulSet {
+	t.Helper()
+	name := app + "-" + component
+	sel := map[string]string{"app.kubernetes.io/instance": name}
+	d := &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: appLabels(project, app, component)},
+		Spec: appsv1.StatefulSetSpec{
+			Replicas:    ptr.To(replicas),
+			ServiceName: name + "-headless",
+			Selector:    &metav1.LabelSelector{MatchLabels: sel},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: sel},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: component, Image: "registry.example.test/" + name + ":v1"}}},
+			},
+		},
+	}
+	if err := c.Create(t.Context(), d); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// setStatefulSetStatus writes a StatefulSet's status as its controller
+// would: updated replicas run revision "v2", the others "v1".
+func setStatefulSetStatus(t *testing.T, c client.Client, d *appsv1.StatefulSet, replicas, updated, ready int32) {
+	t.Helper()
+	if err := c.Get(t.Context(), client.ObjectKeyFromObject(d), d); err != nil {
+		t.Fatal(err)
+	}
+	current := "v1"
+	if updated == replicas {
+		current = "v2"
+	}
+	d.Status = appsv1.StatefulSetStatus{
+		ObservedGeneration: d.Generation, Replicas: replicas, UpdatedReplicas: updated, CurrentReplicas: replicas,
+		ReadyReplicas: ready, AvailableReplicas: ready, CurrentRevision: current, UpdateRevision: "v2",
+	}
+	if err := c.Status().Update(t.Context(), d); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestReadinessAgainstAPIServer(t *testing.T) {
 	t.Parallel()
 	c := env.Client
@@ -402,6 +445,22 @@ func TestReadinessAgainstAPIServer(t *testing.T) {
 			setDeploymentStatus(t, c, deployment(t, c, ns, ns, "api", "worker", 0), 0, 0, 0)
 		}, StatePassed, "paused", true},
 		{"no Deployments", func(*testing.T, string) {}, StatePassed, "no Deployments", false},
+		{"StatefulSet current", func(t *testing.T, ns string) {
+			setDeploymentStatus(t, c, deployment(t, c, ns, ns, "api", "web", 1), 1, 1, 1)
+			setStatefulSetStatus(t, c, statefulSet(t, c, ns, ns, "api", "db", 2), 2, 2, 2)
+		}, StatePassed, "2 workloads ready", false},
+		{"StatefulSet without status", func(t *testing.T, ns string) {
+			statefulSet(t, c, ns, ns, "api", "db", 2)
+		}, StateProgressing, "api-db: waiting for the StatefulSet controller to observe the latest spec", false},
+		{"StatefulSet rolling", func(t *testing.T, ns string) {
+			setStatefulSetStatus(t, c, statefulSet(t, c, ns, ns, "api", "db", 2), 2, 1, 2)
+		}, StateProgressing, "api-db: 1/2 updated, 2/2 ready", false},
+		{"StatefulSet not ready", func(t *testing.T, ns string) {
+			setStatefulSetStatus(t, c, statefulSet(t, c, ns, ns, "api", "db", 3), 3, 3, 1)
+		}, StateProgressing, "3/3 updated, 1/3 ready", false},
+		{"StatefulSet paused", func(t *testing.T, ns string) {
+			setStatefulSetStatus(t, c, statefulSet(t, c, ns, ns, "api", "db", 0), 0, 0, 0)
+		}, StatePassed, "paused: every workload is scaled to 0 replicas", true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

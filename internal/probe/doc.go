@@ -4,8 +4,9 @@
 //     applied the deployment's revision, as has the Kustomization that
 //     applies them; their spec-revision annotation then names the apps-repo
 //     commit of the revision. No Kustomization left means the app is gone;
-//  2. workload readiness: every Deployment of the app is current by kstatus
-//     rules (observed generation, updated and available replicas);
+//  2. workload readiness: every Deployment and StatefulSet of the app is
+//     current by kstatus rules (observed generation, updated and available
+//     replicas, a StatefulSet's update revision);
 //  3. reachability and TLS: an HTTPS GET to every host of the app's Ingress
 //     objects answers below 500, over a chain that verifies for the host,
 //     with the certificate's days to expiry recorded.

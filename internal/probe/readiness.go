@@ -20,8 +20,9 @@ func AppSelector(project, app string) client.MatchingLabels {
 	return client.MatchingLabels{LabelApp: app, LabelProject: project}
 }
 
-// Readiness checks every Deployment of the app by kstatus rules. paused is
-// true when the app has Deployments and all of them ask for zero replicas.
+// Readiness checks every Deployment and StatefulSet of the app by kstatus
+// rules. paused is true when the app has such workloads and all of them ask
+// for zero replicas.
 func (p *Prober) Readiness(ctx context.Context, t Target) (Check, bool) {
 	c := Check{Name: CheckReadiness}
 	if p.Client == nil {
@@ -33,27 +34,72 @@ func (p *Prober) Readiness(ctx context.Context, t Target) (Check, bool) {
 		c.State, c.Message = StateProgressing, fmt.Sprintf("listing Deployments: %v", err)
 		return c, false
 	}
-	if len(list.Items) == 0 {
+	var sets appsv1.StatefulSetList
+	if err := p.Client.List(ctx, &sets, client.InNamespace(t.namespace()), AppSelector(t.Project, t.App)); err != nil {
+		c.State, c.Message = StateProgressing, fmt.Sprintf("listing StatefulSets: %v", err)
+		return c, false
+	}
+	if len(list.Items)+len(sets.Items) == 0 {
 		c.State, c.Message = StatePassed, "the app has no Deployments"
 		return c, false
 	}
-	zero := 0
 	for i := range list.Items {
-		s := DeploymentStatus(&list.Items[i])
+		c.Components = append(c.Components, DeploymentStatus(&list.Items[i]))
+	}
+	for i := range sets.Items {
+		c.Components = append(c.Components, StatefulSetStatus(&sets.Items[i]))
+	}
+	zero := 0
+	for _, s := range c.Components {
 		if *s.Desired == 0 {
 			zero++
 		}
-		c.Components = append(c.Components, s)
 	}
 	slices.SortFunc(c.Components, func(a, b ComponentStatus) int {
 		return cmp.Or(cmp.Compare(a.Component, b.Component), cmp.Compare(a.Name, b.Name))
 	})
-	if zero == len(list.Items) {
-		c.State, c.Message = StatePassed, "paused: every Deployment is scaled to 0 replicas"
+	what := "Deployments"
+	if len(sets.Items) > 0 {
+		what = "workloads"
+	}
+	if zero == len(c.Components) {
+		c.State, c.Message = StatePassed, "paused: every "+what[:len(what)-1]+" is scaled to 0 replicas"
 		return c, true
 	}
-	c.State, c.Message = rollup(c.Components, "Deployments")
+	c.State, c.Message = rollup(c.Components, what)
 	return c, false
+}
+
+// StatefulSetStatus judges one StatefulSet: current when the controller has
+// observed its generation, every replica runs the update revision and
+// desired = ready = available replicas.
+func StatefulSetStatus(d *appsv1.StatefulSet) ComponentStatus {
+	desired := int32(1)
+	if d.Spec.Replicas != nil {
+		desired = *d.Spec.Replicas
+	}
+	st := d.Status
+	s := ComponentStatus{
+		Component: d.Labels[LabelComponent], Kind: "StatefulSet", Name: d.Name,
+		Desired: &desired, Updated: &st.UpdatedReplicas, Available: &st.AvailableReplicas,
+	}
+	counts := fmt.Sprintf("%d/%d updated, %d/%d ready", st.UpdatedReplicas, desired, st.ReadyReplicas, desired)
+	partitioned := d.Spec.UpdateStrategy.RollingUpdate != nil && d.Spec.UpdateStrategy.RollingUpdate.Partition != nil && *d.Spec.UpdateStrategy.RollingUpdate.Partition > 0
+	switch {
+	case st.ObservedGeneration < d.Generation:
+		s.State, s.Message = StateProgressing, "waiting for the StatefulSet controller to observe the latest spec"
+	case desired == 0 && st.Replicas == 0:
+		s.State, s.Message = StatePassed, "scaled to 0 replicas"
+	case st.Replicas > desired:
+		s.State, s.Message = StateProgressing, fmt.Sprintf("%s, %d replicas pending termination", counts, st.Replicas-desired)
+	case !partitioned && d.Spec.UpdateStrategy.Type != appsv1.OnDeleteStatefulSetStrategyType && (st.UpdatedReplicas < desired || (st.UpdateRevision != "" && st.CurrentRevision != st.UpdateRevision)):
+		s.State, s.Message = StateProgressing, counts
+	case st.ReadyReplicas < desired || st.AvailableReplicas < desired:
+		s.State, s.Message = StateProgressing, counts
+	default:
+		s.State, s.Message = StatePassed, counts
+	}
+	return s
 }
 
 // DeploymentStatus judges one Deployment: current when the controller has
