@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -470,7 +471,12 @@ func httpOK(ctx context.Context, hc *http.Client, url, want string) error {
 
 // freePorts returns n distinct free TCP ports on 127.0.0.1. The listeners are
 // held until all are chosen, then closed; another process could still take
-// one before the cluster binds it, which Start then reports.
+// one before the cluster binds it, which Start then reports. The ports are
+// picked at random below the kernel's ephemeral range, where the outgoing
+// connections of every process on the machine (the cluster's own included)
+// take their local ports: a port the kernel hands out with 127.0.0.1:0 is in
+// that range, and a connection made while the cluster starts can take it
+// first.
 func freePorts(n int) ([]int, error) {
 	ports := make([]int, 0, n)
 	var ls []net.Listener
@@ -479,15 +485,45 @@ func freePorts(n int) ([]int, error) {
 			_ = l.Close()
 		}
 	}()
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+	low := ephemeralLow()
+	for tries := 0; len(ports) < n; tries++ {
+		addr := "127.0.0.1:0"
+		if low > minPort && tries < 50*n {
+			addr = "127.0.0.1:" + strconv.Itoa(minPort+rand.IntN(low-minPort))
+		}
+		l, err := net.Listen("tcp", addr)
 		if err != nil {
-			return nil, fmt.Errorf("finding a free port: %w", err)
+			if addr == "127.0.0.1:0" {
+				return nil, fmt.Errorf("finding a free port: %w", err)
+			}
+			continue
 		}
 		ls = append(ls, l)
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
 	return ports, nil
+}
+
+// minPort is the lowest port freePorts picks: above the well-known and the
+// commonly configured service ports.
+const minPort = 20000
+
+// ephemeralLow is the first port of the kernel's ephemeral range (0 where
+// it cannot be read: then freePorts asks the kernel for ports).
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0
+	}
+	low, err := strconv.Atoi(f[0])
+	if err != nil {
+		return 0
+	}
+	return low
 }
 
 func portOf(addr string) string {

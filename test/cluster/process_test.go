@@ -53,5 +53,9 @@ func TestFreePorts(t *testing.T) {
 			t.Fatalf("freePorts = %v: want 17 distinct ports", ports)
 		}
 		seen[p] = true
+		// Below the ephemeral range, where no outgoing connection takes them.
+		if low := ephemeralLow(); low > minPort && (p < minPort || p >= low) {
+			t.Errorf("port %d is outside [%d, %d)", p, minPort, low)
+		}
 	}
 }
