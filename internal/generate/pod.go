@@ -22,7 +22,7 @@ import (
 // AnnoFilesSum is the checksum of a component's files on its pod template:
 // a changed file changes the template, so the pods roll and read it (files
 // are mounted with subPath, which Kubernetes does not update in place).
-const AnnoFilesSum = "fleetwright.dev/files-checksum"
+const AnnoFilesSum = "fleetwright.io/files-checksum"
 
 // filesVolume is the name of the volume holding a component's files; a
 // user's volume of that name is refused.
