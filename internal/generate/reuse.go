@@ -174,13 +174,6 @@ func (d *digester) digest(r *renderer, a *spec.LoadedApp) (Digest, bool) {
 		if c.WorkloadSpec == nil {
 			continue
 		}
-		// Files read from beside app.yaml are not in its document.
-		for _, f := range c.WorkloadSpec.Files {
-			b = append(b, 'f')
-			if f.Content != nil {
-				b = appendField(b, []byte(*f.Content))
-			}
-		}
 		for _, e := range workloadEnv(c.WorkloadSpec) {
 			if e.ExportRef == nil || e.ExportRef.App == "" || e.ExportRef.App == a.Spec.Name {
 				continue

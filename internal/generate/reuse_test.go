@@ -212,8 +212,9 @@ func TestReuseLeavesKeptAppsOut(t *testing.T) {
 }
 
 // TestDigestCoversFileContent: a config file read from beside app.yaml
-// (the loader puts it in File.Content; the document only names it) and an
-// init container's cross-app export are inputs of the app's digest.
+// (the loader puts it in File.Content and the document's digest; the
+// document only names it) and an init container's cross-app export are
+// inputs of the app's digest.
 func TestDigestCoversFileContent(t *testing.T) {
 	t.Parallel()
 	files := reuseBase()
@@ -223,10 +224,11 @@ components:
     type: workload
     workload_spec:
       image: reg.test/conf:1
-      files: [{path: /etc/conf.yaml, content: "a: 1\n"}]
+      files: [{path: /etc/conf.yaml, from: conf.yaml}]
       init_containers:
         - {name: wait, image: busybox:1.36, env: [{name: API, export_ref: {app: api, component: api, export_key: address}}]}
 `)
+	files["apps/shop/conf/conf.yaml"] = []byte("a: 1\n")
 	digest := func(mutate func(*spec.Repo)) generate.Digest {
 		repo := load(t, files, "")
 		mutate(repo)
@@ -255,8 +257,11 @@ components:
 	if again := digest(func(*spec.Repo) {}); again != base {
 		t.Fatal("digest not stable")
 	}
-	changed := digest(func(repo *spec.Repo) { conf(repo).Files[0].Content = new("a: 2\n") })
-	if changed == base {
+	if got := *conf(load(t, files, "")).Files[0].Content; got != "a: 1\n" {
+		t.Fatalf("the loader read %q from conf.yaml", got)
+	}
+	files["apps/shop/conf/conf.yaml"] = []byte("a: 2\n")
+	if changed := digest(func(*spec.Repo) {}); changed == base {
 		t.Error("a changed file content kept the digest")
 	}
 	files["apps/shop/api/app.yaml"] = bytes.Replace(files["apps/shop/api/app.yaml"], []byte("port: 8080"), []byte("port: 8081"), 1)
