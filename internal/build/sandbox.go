@@ -72,3 +72,7 @@ type sandboxError struct {
 }
 
 func (e *sandboxError) Error() string { return e.msg }
+
+// SkipRunEnv, set to 1, lets the RUN tests skip on a machine without
+// Debian's busybox-static, the base of their test images.
+const SkipRunEnv = "FLEETWRIGHT_SKIP_RUN"
