@@ -52,6 +52,21 @@ func ensureNamespace(t *testing.T, name string) {
 	}
 }
 
+// ensureProjectNamespaces creates the project Namespaces a rendered fleet
+// holds: each is its file in the cluster folder (projects/<name>.yaml), or
+// namespace-<name>.yaml in a _project folder for remote clusters.
+func ensureProjectNamespaces(t *testing.T, f *generate.Fleet) {
+	t.Helper()
+	for _, file := range f.Files {
+		switch {
+		case strings.Contains(file.Path, "/_project/namespace-"):
+			ensureNamespace(t, strings.TrimSuffix(strings.TrimPrefix(filepath.Base(file.Path), "namespace-"), ".yaml"))
+		case strings.Contains(file.Path, "/projects/") && bytes.Contains(file.Data, []byte("\nkind: Namespace\n")):
+			ensureNamespace(t, strings.TrimSuffix(filepath.Base(file.Path), ".yaml"))
+		}
+	}
+}
+
 // TestRenderedObjectsAreValid renders the examples and every golden spec
 // case and sends each object to the API server.
 func TestRenderedObjectsAreValid(t *testing.T) {
@@ -73,17 +88,8 @@ func TestRenderedObjectsAreValid(t *testing.T) {
 	kinds := map[string]bool{}
 	for _, dir := range dirs {
 		f := renderDir(t, dir)
-		// Namespaces first, for real: a dry run stores nothing. A project's
-		// Namespace is its file in the cluster folder (projects/<name>.yaml),
-		// or namespace-<name>.yaml in its own folder.
-		for _, file := range f.Files {
-			switch {
-			case strings.Contains(file.Path, "/_project/namespace-"):
-				ensureNamespace(t, strings.TrimSuffix(strings.TrimPrefix(filepath.Base(file.Path), "namespace-"), ".yaml"))
-			case strings.Contains(file.Path, "/projects/") && bytes.Contains(file.Data, []byte("\nkind: Namespace\n")):
-				ensureNamespace(t, strings.TrimSuffix(filepath.Base(file.Path), ".yaml"))
-			}
-		}
+		// Namespaces first, for real: a dry run stores nothing.
+		ensureProjectNamespaces(t, f)
 		for _, file := range f.Files {
 			if filepath.Base(file.Path) == "kustomization.yaml" {
 				continue

@@ -129,16 +129,7 @@ func TestPatchedComponentsBuild(t *testing.T) {
 		if len(patched) != 1 {
 			t.Fatalf("%s: patched components %v, want one", dir, patched)
 		}
-		// A project's Namespace is its file in the cluster folder
-		// (projects/<name>.yaml), or a _project folder's for remote clusters.
-		for _, file := range f.Files {
-			switch {
-			case strings.Contains(file.Path, "/_project/namespace-"):
-				ensureNamespace(t, strings.TrimSuffix(strings.TrimPrefix(path.Base(file.Path), "namespace-"), ".yaml"))
-			case strings.Contains(file.Path, "/projects/") && strings.Contains(string(file.Data), "\nkind: Namespace\n"):
-				ensureNamespace(t, strings.TrimSuffix(path.Base(file.Path), ".yaml"))
-			}
-		}
+		ensureProjectNamespaces(t, f)
 		k := krusty.MakeKustomizer(&krusty.Options{LoadRestrictions: types.LoadRestrictionsNone, PluginConfig: types.DisabledPluginConfig()})
 		res, err := k.Run(fsys, patched[0])
 		if err != nil {
