@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/fleetwright/fleetwright/internal/fleet"
@@ -223,6 +225,7 @@ func (r *renderer) app(a *spec.LoadedApp) ([]File, error) {
 			return nil, fmt.Errorf("component %s: %w", c.Name, err)
 		}
 		dir := layout.ComponentDir(a.Cluster, a.Project, a.Spec.Name, c.Name)
+		first := len(files)
 		var names []string
 		for _, o := range objs {
 			data, err := encode(o.obj)
@@ -245,7 +248,17 @@ func (r *renderer) app(a *spec.LoadedApp) ([]File, error) {
 			return nil, err
 		}
 		files = append(files, File{Path: path.Join(dir, layout.Kustomization), Data: kz, App: key})
-		ks = append(ks, r.fluxKustomization(a, c))
+		k := r.fluxKustomization(a, c)
+		if r.opts.Platform.Fleet.Artifacts != nil {
+			art, err := ComponentArtifact(dir, files[first:])
+			if err != nil {
+				return nil, fmt.Errorf("component %s: %w", c.Name, err)
+			}
+			ks = append(ks, r.ociRepository(a, c, art.Digest.String()))
+			k.Spec.SourceRef = kustomizev1.CrossNamespaceSourceReference{Kind: sourcev1.OCIRepositoryKind, Name: k.Name}
+			k.Spec.Path = "./"
+		}
+		ks = append(ks, k)
 	}
 	data, err := manifest.Document(ks...)
 	if err != nil {

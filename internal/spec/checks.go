@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fleetwright/fleetwright/internal/graph"
+	"github.com/google/go-containerregistry/pkg/name"
 )
 
 func checkPlatform(p *Platform, doc *Document, ps *Problems) {
@@ -50,7 +51,9 @@ func checkPlatform(p *Platform, doc *Document, ps *Problems) {
 	}
 	if p.Fleet != nil && p.Fleet.Path != "" && (path.IsAbs(p.Fleet.Path) || escapes(p.Fleet.Path)) {
 		ps.Add(doc, Path{"fleet", "path"}, "must be a relative path")
-
+	}
+	if p.Fleet != nil && p.Fleet.Artifacts != nil {
+		checkFleetArtifacts(p.Fleet.Artifacts, doc, ps)
 	}
 	if p.Build != nil {
 		if p.Build.Timeout != "" {
@@ -836,4 +839,31 @@ func IngressHost(a *LoadedApp, c *Component, plat *Platform) string {
 		return a.Spec.Name + "-" + a.Project + "." + plat.AppsDomain
 	}
 	return c.Name + "-" + a.Spec.Name + "-" + a.Project + "." + plat.AppsDomain
+}
+
+// checkFleetArtifacts checks where the components' artifacts go.
+func checkFleetArtifacts(a *FleetArtifacts, doc *Document, ps *Problems) {
+	at := Path{"fleet", "artifacts"}
+	if r := a.Repository; r != "" {
+		switch {
+		case strings.Contains(r, "://"):
+			ps.Add(doc, append(at, "repository"), "%q: give the repository as host/path, without a scheme (the OCIRepositories get oci://)", r)
+		case strings.ContainsAny(r, "@") || strings.LastIndexByte(r, ':') > strings.IndexByte(r, '/'):
+			ps.Add(doc, append(at, "repository"), "%q: give the repository without a tag or digest; each artifact is pinned by its digest", r)
+		default:
+			if _, err := name.NewRepository(r, name.StrictValidation); err != nil || !strings.Contains(r, "/") {
+				ps.Add(doc, append(at, "repository"), "%q is not an OCI repository such as ghcr.io/myorg/fleet", r)
+			}
+		}
+	}
+	if a.Interval != "" {
+		if d, err := time.ParseDuration(a.Interval); err == nil && d <= 0 {
+			ps.Add(doc, append(at, "interval"), "must be longer than 0")
+		}
+	}
+	for _, f := range []struct{ field, v string }{{"secret_ref", a.SecretRef}, {"cert_secret_ref", a.CertSecretRef}, {"service_account", a.ServiceAccount}} {
+		if f.v != "" && !isSubdomain(f.v) {
+			ps.Add(doc, append(at, f.field), "%q is not a valid Kubernetes object name", f.v)
+		}
+	}
 }

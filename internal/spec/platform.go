@@ -66,6 +66,26 @@ type Fleet struct {
 	SourceName string `json:"source_name,omitempty"`
 	// SourceNamespace is the namespace of that GitRepository and of the Flux Kustomizations (default flux-system).
 	SourceNamespace string `json:"source_namespace,omitempty"`
+	// Artifacts, when set, gives each component its own Flux source: render pushes the component's folder as an OCI artifact to this registry, and the fleet pins it by digest in an OCIRepository, so that a fleet commit makes Flux reconcile only the components it changed.
+	Artifacts *FleetArtifacts `json:"artifacts,omitempty"`
+}
+
+// FleetArtifacts says where the components' OCI artifacts go and how Flux's source-controller pulls them.
+type FleetArtifacts struct {
+	// Repository is the OCI repository the artifacts are pushed to, as host/path without a scheme or tag; every artifact is tagged sha256-<digest>.
+	Repository string `json:"repository" jsonschema:"required,minLength=1,example=ghcr.io/myorg/fleet"`
+	// SecretRef is a docker-registry Secret in the Flux namespace that source-controller pulls with (spec.secretRef of the OCIRepositories).
+	SecretRef string `json:"secret_ref,omitempty"`
+	// Provider is the OCIRepository's cloud provider for credentials (generic, aws, azure or gcp; default generic).
+	Provider string `json:"provider,omitempty" jsonschema:"enum=generic,enum=aws,enum=azure,enum=gcp"`
+	// ServiceAccount is a service account in the Flux namespace whose image pull secrets source-controller pulls with.
+	ServiceAccount string `json:"service_account,omitempty"`
+	// CertSecretRef is a Secret in the Flux namespace with the registry's CA (ca.crt), for a registry with a private CA.
+	CertSecretRef string `json:"cert_secret_ref,omitempty"`
+	// Insecure lets source-controller pull over plain HTTP: for a registry on a trusted network only.
+	Insecure bool `json:"insecure,omitempty"`
+	// Interval is how often source-controller checks an OCIRepository (default 10m); a digest pin makes that check local.
+	Interval string `json:"interval,omitempty" jsonschema:"pattern=^([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$"`
 }
 
 // Defaults for apps.

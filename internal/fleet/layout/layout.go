@@ -127,3 +127,13 @@ func InComponentDir(p string) bool {
 	parts := strings.Split(p, "/")
 	return len(parts) >= 6 && parts[0] == AppsDir && parts[3] != projectFolder
 }
+
+// ComponentDirOf returns the component folder that holds the fleet file
+// p, or "" when p is in none (see InComponentDir).
+func ComponentDirOf(p string) string {
+	parts := strings.SplitN(p, "/", 6)
+	if len(parts) < 6 || parts[0] != AppsDir || parts[3] == projectFolder {
+		return ""
+	}
+	return path.Join(parts[:5]...)
+}

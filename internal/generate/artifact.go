@@ -1,0 +1,97 @@
+package generate
+
+import (
+	"cmp"
+	"strings"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/fleetwright/fleetwright/internal/fleet/artifact"
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
+	"github.com/fleetwright/fleetwright/internal/spec"
+)
+
+// ComponentArtifact packs the generated files of one component folder
+// (paths relative to the fleet root, all inside dir) as its OCI artifact.
+func ComponentArtifact(dir string, files []File) (*artifact.Artifact, error) {
+	in := make([]artifact.File, len(files))
+	for i, f := range files {
+		in[i] = artifact.File{Name: strings.TrimPrefix(f.Path, dir+"/"), Data: f.Data}
+	}
+	return artifact.Build(dir, in)
+}
+
+// DefaultArtifactInterval is how often source-controller looks at an
+// OCIRepository pinned by digest: the look is local (the digest is the
+// revision), so it only matters to recover an artifact lost from
+// source-controller's storage.
+const DefaultArtifactInterval = 10 * time.Minute
+
+// ociRepository is the Flux source of one component: its folder's
+// artifact, pinned by digest. It carries the Kustomization's name, labels
+// and annotations, and no shard label: source-controller is rarely
+// sharded, and when it is, its main instance takes unlabelled sources.
+func (r *renderer) ociRepository(a *spec.LoadedApp, c *spec.Component, digest string) *sourcev1.OCIRepository {
+	plat := r.opts.Platform
+	cfg := plat.Fleet.Artifacts
+	interval := DefaultArtifactInterval
+	if d, err := time.ParseDuration(cfg.Interval); err == nil && d > 0 {
+		interval = d
+	}
+	o := &sourcev1.OCIRepository{
+		TypeMeta: metav1.TypeMeta{APIVersion: sourcev1.GroupVersion.String(), Kind: sourcev1.OCIRepositoryKind},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        KustomizationName(a.Project, a.Spec.Name, c.Name),
+			Namespace:   plat.Fleet.SourceNamespace,
+			Labels:      labels(a, c.Name),
+			Annotations: r.eventAnnotations(a, c.Name),
+		},
+		Spec: sourcev1.OCIRepositorySpec{
+			URL:                "oci://" + cfg.Repository,
+			Reference:          &sourcev1.OCIRepositoryRef{Digest: digest},
+			Interval:           metav1.Duration{Duration: interval},
+			Provider:           cmp.Or(cfg.Provider, sourcev1.GenericOCIProvider),
+			ServiceAccountName: cfg.ServiceAccount,
+			Insecure:           cfg.Insecure,
+		},
+	}
+	if o.Spec.Provider == sourcev1.GenericOCIProvider {
+		o.Spec.Provider = "" // the default, left out
+	}
+	if cfg.SecretRef != "" {
+		o.Spec.SecretRef = &meta.LocalObjectReference{Name: cfg.SecretRef}
+	}
+	if cfg.CertSecretRef != "" {
+		o.Spec.CertSecretRef = &meta.LocalObjectReference{Name: cfg.CertSecretRef}
+	}
+	return o
+}
+
+// ComponentArtifacts packs every component folder among the fleet's files
+// (the apps generated, not those reused) as its artifact, sorted by
+// folder: what a render pushes.
+func (f *Fleet) ComponentArtifacts() ([]*artifact.Artifact, error) {
+	var out []*artifact.Artifact
+	files := f.Files // sorted by path: a folder's files are together
+	for i := 0; i < len(files); {
+		dir := layout.ComponentDirOf(files[i].Path)
+		if dir == "" {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(files) && strings.HasPrefix(files[j].Path, dir+"/") {
+			j++
+		}
+		a, err := ComponentArtifact(dir, files[i:j])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+		i = j
+	}
+	return out, nil
+}
