@@ -14,6 +14,11 @@ import (
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
 
+// AnnoArtifactPath on a component's OCIRepository names the fleet folder
+// its artifact is built from (the artifact's title): verify rebuilds the
+// artifact from that folder's files and compares digests.
+const AnnoArtifactPath = "fleetwright.io/artifact-path"
+
 // ComponentArtifact packs the generated files of one component folder
 // (paths relative to the fleet root, all inside dir) as its OCI artifact.
 func ComponentArtifact(dir string, files []File) (*artifact.Artifact, error) {
@@ -34,8 +39,10 @@ const DefaultArtifactInterval = 10 * time.Minute
 // artifact, pinned by digest. It carries the Kustomization's name, labels
 // and annotations, and no shard label: source-controller is rarely
 // sharded, and when it is, its main instance takes unlabelled sources.
-func (r *renderer) ociRepository(a *spec.LoadedApp, c *spec.Component, digest string) *sourcev1.OCIRepository {
+func (r *renderer) ociRepository(a *spec.LoadedApp, c *spec.Component, dir, digest string) *sourcev1.OCIRepository {
 	plat := r.opts.Platform
+	annos := r.eventAnnotations(a, c.Name)
+	annos[AnnoArtifactPath] = dir
 	cfg := plat.Fleet.Artifacts
 	interval := DefaultArtifactInterval
 	if d, err := time.ParseDuration(cfg.Interval); err == nil && d > 0 {
@@ -47,7 +54,7 @@ func (r *renderer) ociRepository(a *spec.LoadedApp, c *spec.Component, digest st
 			Name:        KustomizationName(a.Project, a.Spec.Name, c.Name),
 			Namespace:   plat.Fleet.SourceNamespace,
 			Labels:      labels(a, c.Name),
-			Annotations: r.eventAnnotations(a, c.Name),
+			Annotations: annos,
 		},
 		Spec: sourcev1.OCIRepositorySpec{
 			URL:                "oci://" + cfg.Repository,

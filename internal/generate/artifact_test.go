@@ -99,6 +99,9 @@ components:
 		if _, ok := o.Labels[generate.LabelShard]; ok {
 			t.Errorf("OCIRepository %s has a shard label", name)
 		}
+		if o.Annotations[generate.AnnoArtifactPath] != art.Title {
+			t.Errorf("OCIRepository %s: artifact path %q, want %q", name, o.Annotations[generate.AnnoArtifactPath], art.Title)
+		}
 		if o.Labels[generate.LabelApp] != "a" || o.Annotations[generate.EventPrefix+"component"] == "" {
 			t.Errorf("OCIRepository %s labels %v annotations %v", name, o.Labels, o.Annotations)
 		}

@@ -254,7 +254,7 @@ func (r *renderer) app(a *spec.LoadedApp) ([]File, error) {
 			if err != nil {
 				return nil, fmt.Errorf("component %s: %w", c.Name, err)
 			}
-			ks = append(ks, r.ociRepository(a, c, art.Digest.String()))
+			ks = append(ks, r.ociRepository(a, c, dir, art.Digest.String()))
 			k.Spec.SourceRef = kustomizev1.CrossNamespaceSourceReference{Kind: sourcev1.OCIRepositoryKind, Name: k.Name}
 			k.Spec.Path = "./"
 		}
