@@ -40,14 +40,15 @@ const (
 
 // The environment that asks for the benchmark and shapes it.
 const (
-	envScale    = "FLEETWRIGHT_SCALE"             // 1 runs it
-	envApps     = "FLEETWRIGHT_SCALE_APPS"        // comma-separated N (default 1,50)
-	envShapes   = "FLEETWRIGHT_SCALE_SHAPES"      // comma-separated shapes (default chain,addon)
-	envFluxArgs = "FLEETWRIGHT_SCALE_FLUX_ARGS"   // flags for kustomize- and helm-controller (default none: Flux's defaults)
-	envSrcArgs  = "FLEETWRIGHT_SCALE_SOURCE_ARGS" // flags for source-controller (default none)
-	envShards   = "FLEETWRIGHT_SCALE_SHARDS"      // kustomize-controller shards (default 0: one controller)
-	envKeep     = "FLEETWRIGHT_SCALE_KEEP"        // 1 keeps the cluster's folder and logs
-	envLayout   = "FLEETWRIGHT_SCALE_LAYOUT"      // artifacts (default: a source per component, platform.yaml fleet.artifacts) or git (every component reads the fleet's GitRepository)
+	envScale    = "FLEETWRIGHT_SCALE"                // 1 runs it
+	envApps     = "FLEETWRIGHT_SCALE_APPS"           // comma-separated N (default 1,50)
+	envShapes   = "FLEETWRIGHT_SCALE_SHAPES"         // comma-separated shapes (default chain,addon)
+	envFluxArgs = "FLEETWRIGHT_SCALE_FLUX_ARGS"      // flags for kustomize- and helm-controller (default none: Flux's defaults)
+	envSrcArgs  = "FLEETWRIGHT_SCALE_SOURCE_ARGS"    // flags for source-controller (default none)
+	envKsArgs   = "FLEETWRIGHT_SCALE_KUSTOMIZE_ARGS" // flags for kustomize-controller only, after FLUX_ARGS (default none)
+	envShards   = "FLEETWRIGHT_SCALE_SHARDS"         // kustomize-controller shards (default 0: one controller)
+	envKeep     = "FLEETWRIGHT_SCALE_KEEP"           // 1 keeps the cluster's folder and logs
+	envLayout   = "FLEETWRIGHT_SCALE_LAYOUT"         // artifacts (default: a source per component, platform.yaml fleet.artifacts) or git (every component reads the fleet's GitRepository)
 )
 
 // BenchmarkFleet deploys N synthetic apps on the real controllers and
@@ -84,8 +85,8 @@ func BenchmarkFleet(b *testing.B) {
 				b.ReportMetric(float64(r.sources), "sources/commit")
 				b.ReportMetric(r.cpu.Seconds(), "cpu-s")
 				b.ReportMetric(0, "ns/op")
-				b.Logf("RESULT layout=%s shape=%s apps=%d shards=%d flux-args=%q source-args=%q kustomizations=%d ready=%s change=%s settle=%s fetch=%s ks/commit=%d (metrics %d) objects/commit=%d sources/commit=%d cpu deploy=%s change=%s per-controller=%s load=%s",
-					layout, shape, n, shards, os.Getenv(envFluxArgs), os.Getenv(envSrcArgs), r.kustomizations, r.ready.Round(100*time.Millisecond), r.change.Round(100*time.Millisecond),
+				b.Logf("RESULT layout=%s shape=%s apps=%d shards=%d flux-args=%q kustomize-args=%q source-args=%q kustomizations=%d ready=%s change=%s settle=%s fetch=%s ks/commit=%d (metrics %d) objects/commit=%d sources/commit=%d cpu deploy=%s change=%s per-controller=%s load=%s",
+					layout, shape, n, shards, os.Getenv(envFluxArgs), os.Getenv(envKsArgs), os.Getenv(envSrcArgs), r.kustomizations, r.ready.Round(100*time.Millisecond), r.change.Round(100*time.Millisecond),
 					r.settle.Round(100*time.Millisecond), r.fetch.Round(10*time.Millisecond), r.reconciles, r.metricReconciles, r.objects, r.sources, r.cpuDeploy.Round(10*time.Millisecond),
 					r.cpuChange.Round(10*time.Millisecond), r.perController, loadAvg())
 			})
@@ -117,6 +118,9 @@ func runCase(b *testing.B, shape Shape, n, shards int, artifacts bool) result {
 	opts = append(opts, cluster.WithNodes(pods/400+1), cluster.WithStartTimeout(5*time.Minute), cluster.WithKeepLogs(os.Getenv(envKeep) == "1"))
 	if args := strings.Fields(os.Getenv(envFluxArgs)); len(args) > 0 {
 		opts = append(opts, cluster.WithFluxArgs("kustomize-controller", args...), cluster.WithFluxArgs("helm-controller", args...))
+	}
+	if args := strings.Fields(os.Getenv(envKsArgs)); len(args) > 0 {
+		opts = append(opts, cluster.WithFluxArgs("kustomize-controller", args...))
 	}
 	if args := strings.Fields(os.Getenv(envSrcArgs)); len(args) > 0 {
 		opts = append(opts, cluster.WithFluxArgs("source-controller", args...))
