@@ -130,13 +130,13 @@ func TestDigestMismatch(t *testing.T) {
 	}{
 		{"digest changes, folder does not", repin(base, old, other),
 			who + "now pins `" + short(other) + "` (was `" + short(old) + "`) but its folder `apps/default/my-project/my-api/api` does not change: " +
-				"the fleet commit would deploy something else than its Git files say (they build `" + short(old) + "`)"},
+				"the fleet commit would deploy something other than what its Git files say (they build `" + short(old) + "`)"},
 		{"folder changes, digest does not", repin(bumped, built, old),
 			who + "still pins `" + short(old) + "` but its folder `apps/default/my-project/my-api/api` changes: " +
 				"Flux would keep applying the old artifact, not what the fleet's Git files say (they build `" + short(built) + "`)"},
 		{"both change, to another digest", repin(bumped, built, other),
 			who + "pins `" + short(other) + "` but its folder `apps/default/my-project/my-api/api` builds `" + short(built) + "`: " +
-				"the fleet commit would deploy something else than its Git files say"},
+				"the fleet commit would deploy something other than what its Git files say"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -152,6 +152,20 @@ func TestDigestMismatch(t *testing.T) {
 				t.Errorf("a mismatched digest is shown as a new artifact:\n%s", c.Body)
 			}
 		})
+	}
+	// A Kustomization whose OCIRepository is gone.
+	var docs []string
+	for _, d := range strings.Split(string(bumped[seedAppFile]), "\n---\n") {
+		if !strings.Contains(d, "kind: OCIRepository") || !strings.Contains(d, "artifact-path: apps/default/my-project/my-api/api\n") {
+			docs = append(docs, d)
+		}
+	}
+	gone := maps.Clone(bumped)
+	gone[seedAppFile] = []byte(strings.Join(docs, "\n---\n"))
+	want := []string{"component `default/my-project/my-api/api`: its Kustomization `flux-system/my-project-my-api-api` reads OCIRepository `flux-system/my-project-my-api-api`, " +
+		"which the fleet does not hold: Flux cannot apply it"}
+	if diff := cmp.Diff(want, review.Build(review.Input{Base: base, Head: gone}).Danger); diff != "" {
+		t.Errorf("missing OCIRepository: danger (-want +got):\n%s", diff)
 	}
 	// The untouched fleet, and the render's own bump, are not dangers.
 	for _, head := range []map[string][]byte{base, bumped} {

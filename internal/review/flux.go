@@ -48,7 +48,10 @@ type fluxFile struct {
 // file outside the component folders that names kustomize-controller's
 // API group.
 func isFluxFile(p string, b []byte) bool {
-	return !layout.InComponentDir(p) && bytes.Contains(b, []byte("kustomize.toolkit.fluxcd.io/"))
+	if strings.HasPrefix(p, layout.AppsDir+"/") && strings.Count(p, "/") >= 5 && layout.InComponentDir(p) {
+		return false
+	}
+	return bytes.Contains(b, []byte("kustomize.toolkit.fluxcd.io/"))
 }
 
 func parseFluxFile(p string, b []byte) *fluxFile {
@@ -95,11 +98,14 @@ func (f *fluxFile) text(docs []string) string {
 
 // fluxSide is a component's Flux objects on one side of the change.
 type fluxSide struct {
-	ks  object
-	oci *object // nil: the Kustomization reads another kind of source
+	ks   object
+	kind string  // of the source it reads
+	oci  *object // nil: the Kustomization reads another kind of source
 }
 
-func (s *fluxSide) sourceKind() string { return str(get(s.ks.Obj, "spec", "sourceRef", "kind")) }
+func (s *fluxSide) sourceKind() string { return s.kind }
+
+func (s *fluxSide) readsOCI() bool { return s.sourceKind() == "OCIRepository" }
 
 func (s *fluxSide) digest() string {
 	if s.oci == nil {
@@ -128,7 +134,7 @@ func (c *component) reconciled() bool {
 	switch {
 	case c.head == nil:
 		return false
-	case c.head.oci == nil && c.head.sourceKind() == "GitRepository":
+	case c.head.sourceKind() == "GitRepository":
 		return true // every fleet commit moves the GitRepository
 	}
 	return c.base == nil || c.ksChanged || c.migrated || c.digestChanged
@@ -156,6 +162,7 @@ type fluxView struct {
 	// with its Kustomizations.
 	removedOCI map[string]int
 	sourceName string // the GitRepository the old layout reads
+	n          *counts
 }
 
 // fluxSources reads the Flux objects of both fleets: the head's whole (a
@@ -173,8 +180,12 @@ func fluxSources(changes []fleet.Change, base, head map[string][]byte, removedAp
 	}
 	headFiles := map[string]*fluxFile{}
 	for p, b := range head {
-		if isFluxFile(p, b) {
+		switch {
+		case !isFluxFile(p, b):
+		case changedFile[p]:
 			headFiles[p] = parseFluxFile(p, b)
+		default:
+			headFiles[p] = scanFluxFile(p, b)
 		}
 	}
 	baseFiles := map[string]*fluxFile{}
@@ -191,6 +202,8 @@ func fluxSources(changes []fleet.Change, base, head map[string][]byte, removedAp
 		return fx
 	}
 	byID := map[string]*component{}
+	// collect reads the components of a side's files; a file that does
+	// not change is read once, for both sides.
 	collect := func(files map[string]*fluxFile, side int) {
 		ocis := map[string]object{}
 		for _, f := range files {
@@ -200,22 +213,28 @@ func fluxSources(changes []fleet.Change, base, head map[string][]byte, removedAp
 				}
 			}
 		}
-		for _, f := range files {
+		for p, f := range files {
+			if side == 0 && !changedFile[p] {
+				continue
+			}
 			for _, d := range f.docs {
 				o := d.obj
 				if !d.ok || o.Kind != "Kustomization" || !strings.HasPrefix(str(o.Obj["apiVersion"]), "kustomize.toolkit.fluxcd.io/") ||
 					labelOf(o, "fleetwright.io/component") == "" {
 					continue
 				}
-				s := &fluxSide{ks: o}
 				ref := get(o.Obj, "spec", "sourceRef")
-				if str(get(ref, "kind")) == "OCIRepository" {
+				s := &fluxSide{ks: o, kind: str(get(ref, "kind"))}
+				switch s.kind {
+				case "OCIRepository":
 					ns := cmpOr(str(get(ref, "namespace")), o.Namespace)
 					if oci, ok := ocis["OCIRepository/"+ns+"/"+str(get(ref, "name"))]; ok {
 						s.oci = &oci
 					}
-				} else if fx.sourceName == "" && str(get(ref, "kind")) == "GitRepository" {
-					fx.sourceName = str(get(ref, "name"))
+				case "GitRepository":
+					if fx.sourceName == "" {
+						fx.sourceName = str(get(ref, "name"))
+					}
 				}
 				c := byID[o.id()]
 				if c == nil {
@@ -226,16 +245,20 @@ func fluxSources(changes []fleet.Change, base, head map[string][]byte, removedAp
 					c.base = s
 				} else {
 					c.head = s
+					if !changedFile[p] {
+						c.base = s
+					}
 				}
 			}
 		}
 	}
-	collect(baseFiles, 0)
 	collect(headFiles, 1)
+	collect(baseFiles, 0)
 
 	// What each side says of the component, and what is a consequence.
 	explain := map[string][][]string{} // object id → fields whose change is explained
 	addedOK, removedOK := map[string]bool{}, map[string]bool{}
+	var check []*component // components whose pinned digest is checked
 	for _, c := range byID {
 		c.dir = componentDir(c.head)
 		if c.dir == "" {
@@ -250,20 +273,32 @@ func fluxSources(changes []fleet.Change, base, head map[string][]byte, removedAp
 			c.key = s.ks.Namespace + "/" + s.ks.Name
 		}
 		c.folderChanged = c.dir != "" && changedDir[c.dir]
-		if c.head != nil && c.head.oci != nil && (c.base == nil || c.base.oci == nil || c.folderChanged || c.base.digest() != c.head.digest()) {
-			if d := checkDigest(c, head); d != "" {
-				c.mismatch = true
-				fx.danger = append(fx.danger, d)
+		h, b := c.head, c.base
+		switch {
+		case h == nil, h == b && !c.folderChanged:
+		case h.readsOCI() && h.oci == nil:
+			if changedFile[h.ks.File] {
+				ref := get(h.ks.Obj, "spec", "sourceRef")
+				fx.danger = append(fx.danger, fmt.Sprintf("component `%s`: its Kustomization %s reads OCIRepository `%s/%s`, which the fleet does not hold: Flux cannot apply it",
+					c.key, name(h.ks), cmpOr(str(get(ref, "namespace")), h.ks.Namespace), str(get(ref, "name"))))
 			}
+		case h.oci != nil && (b == nil || b.oci == nil || c.folderChanged || b.digest() != h.digest()):
+			check = append(check, c)
 		}
-		if c.base == nil || c.head == nil {
-			if c.base != nil && c.base.oci != nil && removedApps[c.app()] {
+	}
+	fx.checkDigests(check, head)
+	for _, c := range byID {
+		b, h := c.base, c.head
+		if b == nil || h == nil {
+			if b != nil && b.oci != nil && removedApps[c.app()] {
 				fx.removedOCI[c.app()]++
 			}
 			continue
 		}
-		b, h := c.base, c.head
-		c.migrated = (b.oci == nil) != (h.oci == nil)
+		if b == h {
+			continue // the same objects on both sides
+		}
+		c.migrated = b.sourceKind() != h.sourceKind() && (b.oci != nil && h.sourceKind() == "GitRepository" || h.oci != nil && b.sourceKind() == "GitRepository")
 		c.ksChanged = !reflect.DeepEqual(sourceless(b.ks), sourceless(h.ks))
 		if b.oci != nil && h.oci != nil {
 			c.digestChanged = b.digest() != h.digest()
@@ -273,10 +308,9 @@ func fluxSources(changes []fleet.Change, base, head map[string][]byte, removedAp
 		}
 		if c.migrated && !c.mismatch {
 			explain[h.ks.id()] = [][]string{{"spec", "path"}, {"spec", "sourceRef", "kind"}, {"spec", "sourceRef", "name"}, {"spec", "sourceRef", "namespace"}}
-			switch {
-			case h.oci != nil && (b.oci == nil || b.oci.id() != h.oci.id()):
+			if h.oci != nil {
 				addedOK[h.oci.id()] = true
-			case b.oci != nil:
+			} else {
 				removedOK[b.oci.id()] = true
 			}
 		}
@@ -336,22 +370,42 @@ func sourceless(ks object) map[string]any {
 	return without(spec, "sourceRef", "path")
 }
 
-// checkDigest rebuilds the artifact of a component's folder from the
-// head's files and says when the OCIRepository pins another digest: the
-// fleet commit would then make Flux deploy something else than its Git
-// files hold.
-func checkDigest(c *component, head map[string][]byte) string {
+// checkDigests rebuilds the artifact of each component's folder from the
+// head's files and flags the components whose OCIRepository pins another
+// digest: the fleet commit would then make Flux deploy something other
+// than what its Git files hold.
+func (fx *fluxView) checkDigests(comps []*component, head map[string][]byte) {
+	if len(comps) == 0 {
+		return
+	}
+	files := map[string][]artifact.File{}
+	for _, c := range comps {
+		if c.dir != "" {
+			files[c.dir] = nil
+		}
+	}
+	for p, b := range head {
+		d := layout.ComponentDirOf(p)
+		if l, ok := files[d]; ok && d != "" {
+			files[d] = append(l, artifact.File{Name: strings.TrimPrefix(p, d+"/"), Data: b})
+		}
+	}
+	for _, c := range comps {
+		if d := checkDigest(c, files[c.dir]); d != "" {
+			c.mismatch = true
+			fx.danger = append(fx.danger, d)
+		}
+	}
+}
+
+// checkDigest says when a component's OCIRepository pins another digest
+// than its folder's files build.
+func checkDigest(c *component, files []artifact.File) string {
 	oci := c.head.oci
 	pinned := c.head.digest()
 	where := fmt.Sprintf("component `%s`: its OCIRepository %s", c.key, name(*oci))
 	if c.dir == "" {
 		return fmt.Sprintf("%s does not name its folder (annotation `%s`): nobody can check that its digest `%s` is the folder's", where, artifactPathAnnotation, short(pinned))
-	}
-	var files []artifact.File
-	for p, b := range head {
-		if rest, ok := strings.CutPrefix(p, c.dir+"/"); ok {
-			files = append(files, artifact.File{Name: rest, Data: b})
-		}
 	}
 	if len(files) == 0 {
 		return fmt.Sprintf("%s reads the artifact of `%s`, a folder the fleet does not hold: Flux would deploy files that are not in Git", where, c.dir)
@@ -370,13 +424,13 @@ func checkDigest(c *component, head map[string][]byte) string {
 	}
 	switch {
 	case old != "" && old != pinned && !c.folderChanged:
-		return fmt.Sprintf("%s now pins `%s` (was `%s`) but its folder `%s` does not change: the fleet commit would deploy something else than its Git files say (they build `%s`)",
+		return fmt.Sprintf("%s now pins `%s` (was `%s`) but its folder `%s` does not change: the fleet commit would deploy something other than what its Git files say (they build `%s`)",
 			where, short(pinned), short(old), c.dir, short(want))
 	case old == pinned && c.folderChanged:
 		return fmt.Sprintf("%s still pins `%s` but its folder `%s` changes: Flux would keep applying the old artifact, not what the fleet's Git files say (they build `%s`)",
 			where, short(pinned), c.dir, short(want))
 	}
-	return fmt.Sprintf("%s pins `%s` but its folder `%s` builds `%s`: the fleet commit would deploy something else than its Git files say",
+	return fmt.Sprintf("%s pins `%s` but its folder `%s` builds `%s`: the fleet commit would deploy something other than what its Git files say",
 		where, short(pinned), c.dir, short(want))
 }
 
@@ -528,6 +582,9 @@ type counts struct {
 }
 
 func (fx *fluxView) counts() counts {
+	if fx.n != nil {
+		return *fx.n
+	}
 	var n counts
 	for _, c := range fx.comps {
 		if c.head == nil {
@@ -543,10 +600,10 @@ func (fx *fluxView) counts() counts {
 		if c.changes() {
 			n.changing++
 		}
-		if c.head.oci != nil {
-			n.onOCI++
-		} else {
+		if c.head.sourceKind() == "GitRepository" {
 			n.onGit++
+		} else {
+			n.onOCI++
 		}
 		if c.migrated {
 			if c.head.oci != nil {
@@ -560,6 +617,7 @@ func (fx *fluxView) counts() counts {
 		}
 	}
 	slices.Sort(n.clusters)
+	fx.n = &n
 	return n
 }
 
