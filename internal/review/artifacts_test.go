@@ -40,12 +40,13 @@ func TestArtifactComments(t *testing.T) {
 	t.Parallel()
 	seed := seedFiles(t)
 	art := withArtifacts(seed)
-	tests := []struct {
+	type comment struct {
 		name       string
 		base, head map[string][]byte
 		danger     []string
 		has, hasNo []string
-	}{
+	}
+	tests := []comment{
 		{name: "artifacts-image-bump", base: art, head: imageBump(art),
 			has:   []string{"Flux reconciles **1 of the 2 components** of cluster `default`", "| `default/my-project/my-api/api` | pulls its new artifact `sha256:"},
 			hasNo: []string{"OCIRepository |", "ref:", "digest:", "<code>" + seedAppFile + "</code>", "postgres` |"}},
@@ -71,6 +72,20 @@ func TestArtifactComments(t *testing.T) {
 			"namespace `my-project` is removed: everything in it is deleted",
 		}, has: []string{"| OCIRepository | 0 | 0 | 2 |"}},
 	}
+	// Two clusters, an app on each: without artifacts, a change to one
+	// reconciles the components of both.
+	two := maps.Clone(seed)
+	two["platform.yaml"] = []byte(seedPlatform + "clusters: [{name: eu}, {name: us}]\ndefault_cluster: eu\n")
+	two["apps/my-project/other/app.json"] = []byte(strings.Replace(string(seed[seedApp]), `"name": "my-api",`, `"name": "other", "cluster": "us",`, 1))
+	twoArt := withArtifacts(two)
+	twoArt["platform.yaml"] = []byte(artifactsPlatform + "clusters: [{name: eu}, {name: us}]\ndefault_cluster: eu\n")
+	tests = append(tests,
+		comment{name: "two-clusters", base: two, head: imageBump(two),
+			has: []string{"Flux reconciles **all 4 components** of the fleet's 2 clusters, changed or not", "1 of them changes"}},
+		comment{name: "artifacts-two-clusters", base: twoArt, head: imageBump(twoArt),
+			has:   []string{"Flux reconciles **1 of the 4 components** of the fleet's 2 clusters", "| `eu/my-project/my-api/api` | pulls its new artifact"},
+			hasNo: []string{"`us/"}},
+	)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -90,7 +105,7 @@ func TestArtifactComments(t *testing.T) {
 					t.Errorf("the comment holds %q", s)
 				}
 			}
-			if !strings.Contains(c.FullDiff, seedAppFile) {
+			if strings.HasPrefix(tt.name, "artifacts-") && !strings.Contains(c.FullDiff, "/apps/my-project-my-api.yaml") {
 				t.Errorf("the full diff lacks the app's file")
 			}
 			golden.File(t, filepath.Join("testdata", tt.name+".md"), c.Body)
