@@ -48,7 +48,7 @@ func TestArtifactComments(t *testing.T) {
 	}
 	tests := []comment{
 		{name: "artifacts-image-bump", base: art, head: imageBump(art),
-			has:   []string{"Flux reconciles **1 of the 2 components** of cluster `default`", "| `default/my-project/my-api/api` | pulls its new artifact `sha256:"},
+			has:   []string{"Flux reconciles **1 of the 2 components** of cluster `default` (listed under Flux sources)", "| `default/my-project/my-api/api` | pulls its new artifact `sha256:"},
 			hasNo: []string{"OCIRepository |", "ref:", "digest:", "<code>" + seedAppFile + "</code>", "postgres` |"}},
 		{name: "artifacts-new-component", base: art, head: with(art, seedApp, `"components": [`,
 			`"components": [{"name": "worker", "type": "workload", "workload_spec": {"image": "myorg/worker:1.0.0"}},`),

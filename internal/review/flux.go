@@ -48,8 +48,16 @@ type fluxFile struct {
 // file outside the component folders that names kustomize-controller's
 // API group.
 func isFluxFile(p string, b []byte) bool {
-	if strings.HasPrefix(p, layout.AppsDir+"/") && strings.Count(p, "/") >= 5 && layout.InComponentDir(p) {
-		return false
+	// layout.InComponentDir, without its allocations: this runs for every
+	// file of both fleets.
+	if strings.HasPrefix(p, layout.AppsDir+"/") && strings.Count(p, "/") >= 5 {
+		seg := p
+		for range 3 {
+			seg = seg[strings.IndexByte(seg, '/')+1:]
+		}
+		if !strings.HasPrefix(seg, "_project/") {
+			return false
+		}
 	}
 	return bytes.Contains(b, []byte("kustomize.toolkit.fluxcd.io/"))
 }
@@ -657,8 +665,12 @@ func (fx *fluxView) writeReconciled(b *strings.Builder) {
 		fmt.Fprintf(b, "Flux reconciles **%d of the %s** %s: the %d that move to their own OCI source (below), once%s. From then on, each component reads its own OCI artifact and a fleet commit reconciles only the components it changes.\n\n",
 			n.reconciled, plural(n.total, "component"), of, n.toOCI, others)
 	case n.onGit == 0:
-		fmt.Fprintf(b, "Flux reconciles **%d of the %s** %s: each reads its own OCI artifact, so Flux reconciles only the components a fleet commit changes (without `fleet.artifacts`, it would reconcile all %d).\n\n",
-			n.reconciled, plural(n.total, "component"), of, n.total)
+		see := ""
+		if n.reconciled > 0 {
+			see = " (listed under Flux sources)"
+		}
+		fmt.Fprintf(b, "Flux reconciles **%d of the %s** %s%s: each reads its own OCI artifact, so Flux reconciles only the components a fleet commit changes (without `fleet.artifacts`, it would reconcile all %d).\n\n",
+			n.reconciled, plural(n.total, "component"), of, see, n.total)
 	default:
 		fmt.Fprintf(b, "Flux reconciles **%d of the %s** %s: the %d that read the fleet's GitRepository (every fleet commit moves it) and, of the %d with their own OCI artifact, those this change touches.\n\n",
 			n.reconciled, plural(n.total, "component"), of, n.onGit, n.onOCI)

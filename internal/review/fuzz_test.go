@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fleetwright/fleetwright/internal/fleet"
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/golden"
 )
 
@@ -138,5 +139,15 @@ func TestScanReadsRenderedFiles(t *testing.T) {
 	}
 	if n < 6 {
 		t.Errorf("only %d documents read", n)
+	}
+}
+
+func TestIsFluxFileFollowsLayout(t *testing.T) {
+	t.Parallel()
+	flux := []byte("apiVersion: kustomize.toolkit.fluxcd.io/v1\n")
+	for _, p := range []string{"apps/c/p/a/web/k.yaml", "apps/c/p/_project/ns.yaml", "apps/c/p/_project/x/y.yaml", "clusters/c/apps/p-a.yaml", "apps/c/p/a.yaml", "apps/c/p/a/web/sub/k.yaml", "x/apps/c/p/a/b/c.yaml"} {
+		if got, want := isFluxFile(p, flux), !layout.InComponentDir(p); got != want {
+			t.Errorf("isFluxFile(%q) = %v, want %v", p, got, want)
+		}
 	}
 }
