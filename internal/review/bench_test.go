@@ -104,3 +104,28 @@ func benchRender(b *testing.B, files map[string][]byte) (*spec.Repo, map[string]
 	}
 	return repo, f.Map()
 }
+
+// BenchmarkReview10kArtifacts is BenchmarkReview10k with fleet.artifacts:
+// every api and worker folder changes, so the review rebuilds 20,000
+// artifacts to check their pinned digests.
+func BenchmarkReview10kArtifacts(b *testing.B) {
+	files := synth.Files(10_000)
+	files["platform.yaml"] = append(files["platform.yaml"], "fleet: {artifacts: {repository: registry.bench.test/fleet}}\n"...)
+	head := maps.Clone(files)
+	for p, data := range files {
+		head[p] = []byte(strings.ReplaceAll(string(data), "image: registry.bench.test/", "image: mirror.bench.test/"))
+	}
+	baseRepo, base := benchRender(b, files)
+	headRepo, headFleet := benchRender(b, head)
+	var cpu time.Duration
+	b.ResetTimer()
+	for b.Loop() {
+		before := synth.CPUTime()
+		c := review.Build(review.Input{Base: base, Head: headFleet, BaseRepo: baseRepo, HeadRepo: headRepo})
+		cpu += synth.CPUTime() - before
+		if len(c.Changed) != 10_000 || len(c.Danger) != 0 {
+			b.Fatalf("%d apps changed, %d dangers", len(c.Changed), len(c.Danger))
+		}
+	}
+	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
+}

@@ -158,16 +158,16 @@ func Build(in Input) *Comment {
 	full := false
 	ix := newIndex(baseObjs, headObjs)
 	for i, ch := range changes {
-		if full { // what does not fit is named, not built
-			c.Cut = append(c.Cut, ch.Path)
-			continue
-		}
 		if shown, ok := fx.shown[ch.Path]; ok {
 			if string(shown) == string(ch.New) {
 				hidden = append(hidden, "`"+ch.Path+"`")
 				continue
 			}
 			ch.Old = shown
+		}
+		if full { // what does not fit is named, not built
+			c.Cut = append(c.Cut, ch.Path)
+			continue
 		}
 		secs := []string{section(ch, ix)}
 		names := []string{ch.Path}
