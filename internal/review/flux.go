@@ -171,13 +171,33 @@ type fluxView struct {
 	removedOCI map[string]int
 	sourceName string // the GitRepository the old layout reads
 	n          *counts
+	// parsed are the changed Flux files of each side (base, head), read
+	// whole.
+	parsed [2]map[string]*fluxFile
+}
+
+// read says which files of a side the view has read whole.
+func (fx *fluxView) read(side int) func(string) bool {
+	return func(p string) bool { return fx.parsed[side][p] != nil }
+}
+
+// addObjects adds the objects of the files the view has read whole to a
+// side's objects, so that they are parsed once.
+func (fx *fluxView) addObjects(objs map[string]object, side int) {
+	for _, f := range fx.parsed[side] {
+		for _, d := range f.docs {
+			if d.ok {
+				objs[d.obj.id()] = d.obj
+			}
+		}
+	}
 }
 
 // fluxSources reads the Flux objects of both fleets: the head's whole (a
 // component whose file does not change is still reconciled when it reads
 // the GitRepository), the base's files that change.
 func fluxSources(changes []fleet.Change, base, head map[string][]byte, removedApps map[string]bool) *fluxView {
-	fx := &fluxView{quiet: map[string]bool{}, shown: map[string][]byte{}, removedOCI: map[string]int{}}
+	fx := &fluxView{quiet: map[string]bool{}, shown: map[string][]byte{}, removedOCI: map[string]int{}, parsed: [2]map[string]*fluxFile{{}, {}}}
 	changedFile := map[string]bool{}
 	changedDir := map[string]bool{}
 	for _, ch := range changes {
@@ -192,6 +212,7 @@ func fluxSources(changes []fleet.Change, base, head map[string][]byte, removedAp
 		case !isFluxFile(p, b):
 		case changedFile[p]:
 			headFiles[p] = parseFluxFile(p, b)
+			fx.parsed[1][p] = headFiles[p]
 		default:
 			headFiles[p] = scanFluxFile(p, b)
 		}
@@ -204,6 +225,7 @@ func fluxSources(changes []fleet.Change, base, head map[string][]byte, removedAp
 			baseFiles[p] = headFiles[p]
 		default:
 			baseFiles[p] = parseFluxFile(p, b)
+			fx.parsed[0][p] = baseFiles[p]
 		}
 	}
 	if len(headFiles) == 0 && len(baseFiles) == 0 {

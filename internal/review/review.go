@@ -81,7 +81,18 @@ func Build(in Input) *Comment {
 		return out
 	}
 	baseFiles, headFiles := pick(in.Base), pick(in.Head)
-	baseObjs, headObjs := parseFleet(baseFiles), parseFleet(headFiles)
+	// The components' Flux sources: what Flux reconciles, and which
+	// changes are consequences of others.
+	removedApps := map[string]bool{}
+	for _, a := range apps {
+		if a.status == "removed" {
+			removedApps[a.key] = true
+		}
+	}
+	fx := fluxSources(changes, in.Base, in.Head, removedApps)
+	baseObjs, headObjs := parseFleet(baseFiles, fx.read(0)), parseFleet(headFiles, fx.read(1))
+	fx.addObjects(baseObjs, 0)
+	fx.addObjects(headObjs, 1)
 	// Folders with patches: what Flux applies is kustomize's build.
 	changedDirs := map[string]bool{}
 	for _, ch := range changes {
@@ -98,15 +109,6 @@ func Build(in Input) *Comment {
 			c.Danger = append(c.Danger, fmt.Sprintf("`%s/kustomization.yaml` does not build, so Flux cannot apply it: %s", dir, e))
 		}
 	}
-	// The components' Flux sources: what Flux reconciles, and which
-	// changes are consequences of others.
-	removedApps := map[string]bool{}
-	for _, a := range apps {
-		if a.status == "removed" {
-			removedApps[a.key] = true
-		}
-	}
-	fx := fluxSources(changes, in.Base, in.Head, removedApps)
 	// Workloads by workloadKey, which pairs them across renames.
 	baseW, headW := workloads(baseObjs), workloads(headObjs)
 	c.Danger = append(c.Danger, dangers(apps, baseObjs, headObjs, baseW, headW, fx.removedOCI)...)
