@@ -171,6 +171,9 @@ type fluxView struct {
 	removedOCI map[string]int
 	sourceName string // the GitRepository the old layout reads
 	n          *counts
+	// steady counts the components whose Flux objects and folder the
+	// change leaves alone.
+	steady counts
 	// parsed are the changed Flux files of each side (base, head), read
 	// whole.
 	parsed [2]map[string]*fluxFile
@@ -232,19 +235,33 @@ func fluxSources(changes []fleet.Change, base, head map[string][]byte, removedAp
 		return fx
 	}
 	byID := map[string]*component{}
-	// collect reads the components of a side's files; a file that does
-	// not change is read once, for both sides.
+	// collect reads the components of a side's files. A file that does
+	// not change is read once, for both sides, and its components are
+	// only counted unless their folder changes.
 	collect := func(files map[string]*fluxFile, side int) {
-		ocis := map[string]object{}
-		for _, f := range files {
+		var all map[string]object // the side's OCIRepositories, made when one is not beside its Kustomization
+		findOCI := func(f *fluxFile, id string) (object, bool) {
 			for _, d := range f.docs {
-				if d.ok && d.obj.Kind == "OCIRepository" && strings.HasPrefix(str(d.obj.Obj["apiVersion"]), "source.toolkit.fluxcd.io/") {
-					ocis[d.obj.id()] = d.obj
+				if d.ok && d.obj.Kind == "OCIRepository" && d.obj.id() == id {
+					return d.obj, true
 				}
 			}
+			if all == nil {
+				all = map[string]object{}
+				for _, f := range files {
+					for _, d := range f.docs {
+						if d.ok && d.obj.Kind == "OCIRepository" {
+							all[d.obj.id()] = d.obj
+						}
+					}
+				}
+			}
+			o, ok := all[id]
+			return o, ok
 		}
 		for p, f := range files {
-			if side == 0 && !changedFile[p] {
+			steady := !changedFile[p]
+			if side == 0 && steady {
 				continue
 			}
 			for _, d := range f.docs {
@@ -257,13 +274,19 @@ func fluxSources(changes []fleet.Change, base, head map[string][]byte, removedAp
 				s := &fluxSide{ks: o, kind: str(get(ref, "kind"))}
 				switch s.kind {
 				case "OCIRepository":
-					ns := cmpOr(str(get(ref, "namespace")), o.Namespace)
-					if oci, ok := ocis["OCIRepository/"+ns+"/"+str(get(ref, "name"))]; ok {
+					id := "OCIRepository/" + cmpOr(str(get(ref, "namespace")), o.Namespace) + "/" + str(get(ref, "name"))
+					if oci, ok := findOCI(f, id); ok && strings.HasPrefix(str(oci.Obj["apiVersion"]), "source.toolkit.fluxcd.io/") {
 						s.oci = &oci
 					}
 				case "GitRepository":
 					if fx.sourceName == "" {
 						fx.sourceName = str(get(ref, "name"))
+					}
+				}
+				if steady {
+					if dir := componentDir(s); dir == "" || !changedDir[dir] {
+						fx.steady.add(s, dir)
+						continue
 					}
 				}
 				c := byID[o.id()]
@@ -275,7 +298,7 @@ func fluxSources(changes []fleet.Change, base, head map[string][]byte, removedAp
 					c.base = s
 				} else {
 					c.head = s
-					if !changedFile[p] {
+					if steady {
 						c.base = s
 					}
 				}
@@ -387,11 +410,18 @@ func componentDir(s *fluxSide) string {
 	if s.oci != nil {
 		return str(get(s.oci.Obj, "metadata", "annotations", artifactPathAnnotation))
 	}
-	parts := strings.Split(strings.Trim(str(get(s.ks.Obj, "spec", "path")), "/"), "/")
-	if n := len(parts); n >= 5 && parts[n-5] == layout.AppsDir {
-		return path.Join(parts[n-5:]...)
+	p := strings.Trim(str(get(s.ks.Obj, "spec", "path")), "/")
+	i := len(p)
+	for range 4 { // the start of the last four segments
+		if i = strings.LastIndexByte(p[:i], '/'); i < 0 {
+			return ""
+		}
 	}
-	return ""
+	dir := p[strings.LastIndexByte(p[:i], '/')+1:]
+	if !strings.HasPrefix(dir, layout.AppsDir+"/") || strings.Contains(dir, "//") || path.Clean(dir) != dir {
+		return ""
+	}
+	return dir
 }
 
 // sourceless is a Kustomization's spec without where it reads from.
@@ -611,11 +641,27 @@ type counts struct {
 	clusters                                  []string
 }
 
+// add counts a component the change leaves alone.
+func (n *counts) add(s *fluxSide, dir string) {
+	n.total++
+	if s.kind == "GitRepository" {
+		n.onGit++
+		n.reconciled++ // every fleet commit moves the GitRepository
+	} else {
+		n.onOCI++
+	}
+	cl := strings.TrimPrefix(dir, layout.AppsDir+"/")
+	if i := strings.IndexByte(cl, '/'); i >= 0 && !slices.Contains(n.clusters, cl[:i]) {
+		n.clusters = append(n.clusters, cl[:i])
+	}
+}
+
 func (fx *fluxView) counts() counts {
 	if fx.n != nil {
 		return *fx.n
 	}
-	var n counts
+	n := fx.steady
+	n.clusters = slices.Clone(n.clusters)
 	for _, c := range fx.comps {
 		if c.head == nil {
 			continue

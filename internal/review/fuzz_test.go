@@ -151,3 +151,22 @@ func TestIsFluxFileFollowsLayout(t *testing.T) {
 		}
 	}
 }
+
+func TestComponentDir(t *testing.T) {
+	t.Parallel()
+	for path, want := range map[string]string{
+		"./fleet/apps/c/p/a/web":  "apps/c/p/a/web",
+		"./apps/c/p/a/web":        "apps/c/p/a/web",
+		"apps/c/p/a/web/":         "apps/c/p/a/web",
+		"./x/apps/c/p/a/web":      "apps/c/p/a/web",
+		"./fleet/c/p/a/web":       "",
+		"./apps/p/a/web":          "",
+		"./":                      "",
+		"./fleet/apps/c/p/../web": "",
+	} {
+		ks := object{Obj: map[string]any{"spec": map[string]any{"path": path}}}
+		if got := componentDir(&fluxSide{ks: ks}); got != want {
+			t.Errorf("componentDir(%q) = %q, want %q", path, got, want)
+		}
+	}
+}
