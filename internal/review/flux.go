@@ -445,9 +445,21 @@ func (fx *fluxView) checkDigests(comps []*component, head map[string][]byte) {
 		}
 	}
 	for p, b := range head {
-		d := layout.ComponentDirOf(p)
-		if l, ok := files[d]; ok && d != "" {
-			files[d] = append(l, artifact.File{Name: strings.TrimPrefix(p, d+"/"), Data: b})
+		// The folder is the first five segments (layout.ComponentDirOf).
+		i := 0
+		for range 5 {
+			j := strings.IndexByte(p[i:], '/')
+			if j < 0 {
+				i = -1
+				break
+			}
+			i += j + 1
+		}
+		if i < 0 {
+			continue
+		}
+		if l, ok := files[p[:i-1]]; ok {
+			files[p[:i-1]] = append(l, artifact.File{Name: p[i:], Data: b})
 		}
 	}
 	for _, c := range comps {
