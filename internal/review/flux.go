@@ -742,8 +742,12 @@ func (fx *fluxView) writeReconciled(b *strings.Builder) {
 		if k := n.reconciled - n.toOCI; k > 0 {
 			others = fmt.Sprintf(", and the %d others this change touches", k)
 		}
-		fmt.Fprintf(b, "Flux reconciles **%d of the %s** %s: the %d that move to their own OCI source (below), once%s. From then on, each component reads its own OCI artifact and a fleet commit reconciles only the components it changes.\n\n",
-			n.reconciled, plural(n.total, "component"), of, n.toOCI, others)
+		howMany := fmt.Sprintf("%d of the %s", n.reconciled, plural(n.total, "component"))
+		if n.reconciled == n.total {
+			howMany = all
+		}
+		fmt.Fprintf(b, "Flux reconciles **%s** %s: the %d that move to their own OCI source (below) reconcile once from it%s. From then on, each component reads its own OCI artifact and a fleet commit reconciles only the components it changes.\n\n",
+			howMany, of, n.toOCI, others)
 	case n.onGit == 0:
 		see := ""
 		if n.reconciled > 0 {
