@@ -61,7 +61,7 @@ func TestArtifactComments(t *testing.T) {
 				"Not shown: `" + seedAppFile + "`, whose Flux objects change only as the Flux sources above say"},
 			hasNo: []string{"OCIRepository |", "Kustomization |", "GitRepository\n"}},
 		{name: "artifacts-migration-and-image-bump", base: seed, head: imageBump(art),
-			has: []string{"**Migration:** 2 components move to their own OCI source", "nothing is redeployed but the changes of the 1 whose files change too",
+			has: []string{"**Migration:** 2 components move to their own OCI source", "nothing is redeployed but the changes of the one whose files change too",
 				"| `default/my-project/my-api/api` | moves to its own OCI source, with a new artifact `sha256:"}},
 		{name: "artifacts-migration-back", base: art, head: seed,
 			has:   []string{"**Migration:** 2 components move back to the fleet's GitRepository `flux-system` and their OCIRepositories are removed", "Flux reconciles **all 2 components**"},

@@ -722,7 +722,7 @@ func (fx *fluxView) writeReconciled(b *strings.Builder) {
 	}
 	all := "all " + plural(n.total, "component")
 	if n.total == 1 {
-		all = "its one component"
+		all = "the one component"
 	}
 	switch {
 	case n.onOCI == 0 && n.toGit > 0:
@@ -746,15 +746,23 @@ func (fx *fluxView) writeReconciled(b *strings.Builder) {
 		if n.reconciled == n.total {
 			howMany = all
 		}
-		fmt.Fprintf(b, "Flux reconciles **%s** %s: the %d that move to their own OCI source (below) reconcile once from it%s. From then on, each component reads its own OCI artifact and a fleet commit reconciles only the components it changes.\n\n",
-			howMany, of, n.toOCI, others)
+		moving := fmt.Sprintf("the %d that move to their own OCI source (below) reconcile once from it", n.toOCI)
+		if n.toOCI == 1 {
+			moving = "the one that moves to its own OCI source (below) reconciles once from it"
+		}
+		fmt.Fprintf(b, "Flux reconciles **%s** %s: %s%s. From then on, each component reads its own OCI artifact and a fleet commit reconciles only the components it changes.\n\n",
+			howMany, of, moving, others)
 	case n.onGit == 0:
 		see := ""
 		if n.reconciled > 0 {
 			see = " (listed under Flux sources)"
 		}
-		fmt.Fprintf(b, "Flux reconciles **%d of the %s** %s%s: each reads its own OCI artifact, so Flux reconciles only the components a fleet commit changes (without `fleet.artifacts`, it would reconcile all %d).\n\n",
-			n.reconciled, plural(n.total, "component"), of, see, n.total)
+		howMany := fmt.Sprintf("%d of the %s", n.reconciled, plural(n.total, "component"))
+		if n.reconciled == n.total {
+			howMany = all
+		}
+		fmt.Fprintf(b, "Flux reconciles **%s** %s%s: each reads its own OCI artifact, so Flux reconciles only the components a fleet commit changes (without `fleet.artifacts`, it would reconcile %s).\n\n",
+			howMany, of, see, all)
 	default:
 		fmt.Fprintf(b, "Flux reconciles **%d of the %s** %s: the %d that read the fleet's GitRepository (every fleet commit moves it) and, of the %d with their own OCI artifact, those this change touches.\n\n",
 			n.reconciled, plural(n.total, "component"), of, n.onGit, n.onOCI)
@@ -772,14 +780,23 @@ func (fx *fluxView) writeSources(b *strings.Builder, removedApps map[string]bool
 	nothing := "nothing is redeployed"
 	if migratedChanging > 0 {
 		nothing = fmt.Sprintf("nothing is redeployed but the changes of the %d whose files change too", migratedChanging)
+		if migratedChanging == 1 {
+			nothing = "nothing is redeployed but the changes of the one whose files change too"
+		}
 	}
-	if toOCI > 0 {
-		fmt.Fprintf(&out, "**Migration:** %s move to their own OCI source (an OCIRepository pinned to the digest of the component's folder, in place of the GitRepository %s); their objects stay; %s.\n\n",
-			plural(toOCI, "component"), src, nothing)
+	switch {
+	case toOCI == 1:
+		fmt.Fprintf(&out, "**Migration:** 1 component moves to its own OCI source (an OCIRepository pinned to the digest of its folder, in place of the GitRepository %s); its objects stay; %s.\n\n", src, nothing)
+	case toOCI > 1:
+		fmt.Fprintf(&out, "**Migration:** %d components move to their own OCI source (an OCIRepository pinned to the digest of the component's folder, in place of the GitRepository %s); their objects stay; %s.\n\n",
+			toOCI, src, nothing)
 	}
-	if toGit > 0 {
-		fmt.Fprintf(&out, "**Migration:** %s move back to the fleet's GitRepository %s and their OCIRepositories are removed; their objects stay; %s.\n\n",
-			plural(toGit, "component"), src, nothing)
+	switch {
+	case toGit == 1:
+		fmt.Fprintf(&out, "**Migration:** 1 component moves back to the fleet's GitRepository %s and its OCIRepository is removed; its objects stay; %s.\n\n", src, nothing)
+	case toGit > 1:
+		fmt.Fprintf(&out, "**Migration:** %d components move back to the fleet's GitRepository %s and their OCIRepositories are removed; their objects stay; %s.\n\n",
+			toGit, src, nothing)
 	}
 	var rows []string
 	for _, c := range fx.comps {
