@@ -758,8 +758,11 @@ func (fx *fluxView) writeReconciled(b *strings.Builder) {
 			see = " (listed under Flux sources)"
 		}
 		howMany := fmt.Sprintf("%d of the %s", n.reconciled, plural(n.total, "component"))
-		if n.reconciled == n.total {
+		switch n.reconciled {
+		case n.total:
 			howMany = all
+		case 0:
+			howMany = "none of the " + plural(n.total, "component")
 		}
 		fmt.Fprintf(b, "Flux reconciles **%s** %s%s: each reads its own OCI artifact, so Flux reconciles only the components a fleet commit changes (without `fleet.artifacts`, it would reconcile %s).\n\n",
 			howMany, of, see, all)
