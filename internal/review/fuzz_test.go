@@ -170,3 +170,18 @@ func TestComponentDir(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDocsOf checks that docsOf splits a file as strings.Split does.
+func FuzzDocsOf(f *testing.F) {
+	f.Add("a: 1\n---\nb: 2\n---\n---\nc")
+	f.Add("---\n---\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		var got []string
+		for d := range docsOf(s) {
+			got = append(got, d)
+		}
+		if want := strings.Split(s, "\n---\n"); !reflect.DeepEqual(got, want) {
+			t.Errorf("docsOf(%q) = %q, want %q", s, got, want)
+		}
+	})
+}

@@ -227,7 +227,7 @@ func scanFluxFile(p string, b []byte) *fluxFile {
 		s = s[i+1:]
 	}
 	f := &fluxFile{}
-	for text := range strings.SplitSeq(strings.TrimSuffix(s, "\n"), "\n---\n") {
+	for text := range docsOf(strings.TrimSuffix(s, "\n")) {
 		d := fluxDoc{}
 		if m, ok := scanFields(text); ok {
 			d.obj = object{File: p, Obj: m, Kind: str(m["kind"]), Name: str(get(m, "metadata", "name")), Namespace: str(get(m, "metadata", "namespace"))}
@@ -238,4 +238,31 @@ func scanFluxFile(p string, b []byte) *fluxFile {
 		f.docs = append(f.docs, d)
 	}
 	return f
+}
+
+// docsOf splits a file's text at its "---" lines, as
+// strings.SplitSeq(s, "\n---\n") does, line by line.
+func docsOf(s string) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		start := 0
+		for i := 0; i < len(s); {
+			j := strings.IndexByte(s[i:], '\n')
+			if j < 0 {
+				break
+			}
+			next := i + j + 1
+			if strings.HasPrefix(s[next:], "---\n") && next > 0 {
+				if !yield(s[start : i+j]) {
+					return
+				}
+				start = next + 4
+				next = start
+				if start > len(s) {
+					start = len(s)
+				}
+			}
+			i = next
+		}
+		yield(s[start:])
+	}
 }
