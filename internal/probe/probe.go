@@ -64,6 +64,11 @@ type ComponentStatus struct {
 	// spec-revision annotation, set only once that annotation is known to be
 	// the target revision's (see Prober.Sync).
 	SpecRevision string `json:"spec_revision,omitempty"`
+	// Source is the OCIRepository a Kustomization reads ("" for any other
+	// source), and Artifact the artifact revision (sha256:<hex>) the target
+	// revision pins it to, set only once known to be the target revision's.
+	Source   string `json:"source,omitempty"`
+	Artifact string `json:"artifact,omitempty"`
 	// Replica counts of a Deployment.
 	Desired   *int32 `json:"desired,omitempty"`
 	Updated   *int32 `json:"updated,omitempty"`
@@ -101,6 +106,12 @@ type Target struct {
 	Namespace string
 	// FluxNamespace holds the app's Flux Kustomizations; default flux-system.
 	FluxNamespace string
+	// Artifacts holds, by Kustomization name, the artifact revision the
+	// target revision is known to pin the OCIRepository of that
+	// Kustomization to (what earlier checks and the events recorded). It
+	// lets the sync check judge a component once the Kustomization that
+	// applies it has moved on to a later revision that left it as it was.
+	Artifacts map[string]string
 }
 
 func (t Target) namespace() string {

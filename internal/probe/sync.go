@@ -10,6 +10,7 @@ import (
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/fluxcd/pkg/apis/meta"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -122,6 +123,10 @@ func (p *Prober) Sync(ctx context.Context, t Target) (Check, time.Duration) {
 			})
 			continue
 		}
+		if k.Spec.SourceRef.Kind == sourcev1.OCIRepositoryKind {
+			c.Components = append(c.Components, p.artifactStatus(ctx, k, listed, t))
+			continue
+		}
 		s := kustomizationStatus(k, t)
 		switch applier, err := p.applierOf(ctx, k, listed); {
 		case err == nil:
@@ -214,6 +219,18 @@ func appliedRevision(k *kustomizev1.Kustomization, rev string) bool {
 	ready := apimeta.FindStatusCondition(k.Status.Conditions, meta.ReadyCondition)
 	return k.Status.LastAttemptedRevision == rev && ready != nil && ready.Status == metav1.ConditionFalse &&
 		ready.Reason == meta.HealthCheckFailedReason
+}
+
+// AppliedRevision returns the revision whose objects a Kustomization last
+// applied: the one it finished with or, when it applied and pruned a newer
+// one and then only its health check failed, that one ("" when none).
+func AppliedRevision(k *kustomizev1.Kustomization) string {
+	ready := apimeta.FindStatusCondition(k.Status.Conditions, meta.ReadyCondition)
+	if k.Status.LastAttemptedRevision != "" && ready != nil && ready.Status == metav1.ConditionFalse &&
+		ready.Reason == meta.HealthCheckFailedReason {
+		return k.Status.LastAttemptedRevision
+	}
+	return k.Status.LastAppliedRevision
 }
 
 func kustomizationStatus(k *kustomizev1.Kustomization, t Target) ComponentStatus {
