@@ -99,10 +99,13 @@ func (p *Prober) artifactStatus(ctx context.Context, k *kustomizev1.Kustomizatio
 	}
 	pin := Pinned(&o)
 	known := t.Artifacts[k.Name]
+	annotated := true
 	switch {
 	case applier != nil && appliedRevision(applier, t.Revision):
 		// The OCIRepository and the Kustomization are the target revision's.
 	case known != "" && sameArtifact(pin, known):
+		// Their annotations may be a later revision's.
+		annotated = applier == nil
 		// The applier moved on, and left the component as the target revision pinned it.
 	case known != "":
 		return progressing("%s pins %s, not %s as %s does: a later fleet revision changed it", oci, orNone(pin), known, t.Revision)
@@ -112,7 +115,9 @@ func (p *Prober) artifactStatus(ctx context.Context, k *kustomizev1.Kustomizatio
 	}
 	// From here on the OCIRepository's spec is the target revision's.
 	s.Artifact = pin
-	s.SpecRevision = cmp.Or(k.GetAnnotations()[AnnotationSpecRevision], k.GetAnnotations()[AnnotationFleetSpecRevision])
+	if annotated {
+		s.SpecRevision = cmp.Or(k.GetAnnotations()[AnnotationSpecRevision], k.GetAnnotations()[AnnotationFleetSpecRevision])
+	}
 	if src := sourceWait(&o, oci, pin); src != nil {
 		s.State, s.Message = src.state, src.message
 		return s

@@ -153,9 +153,22 @@ var errNoFleetRevision = errors.New("no fleet revision known for the artifact re
 //     an event for a digest no longer pinned that no deployment knows
 //     belongs to none (errNoFleetRevision), rather than to the current
 //     revision.
+//
+// Without a cluster nothing tells which fleet revision pinned the artifact:
+// the event is the current deployment's, or none's.
 func (s *Server) fleetRevisionOf(ctx context.Context, kind, namespace, name, project, app, rev string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
+	if s.cfg.Cluster == nil {
+		latest, ok, err := s.currentDeployment(ctx, project, app)
+		switch {
+		case err != nil:
+			return "", err
+		case !ok:
+			return "", errNoFleetRevision
+		}
+		return latest.Revision, nil
+	}
 	namespace = cmp.Or(namespace, s.cfg.FluxNamespace)
 	appKey := project + "/" + app
 	digest := probe.ArtifactDigest(rev)

@@ -204,9 +204,17 @@ func TestClusterArtifactsJourney(t *testing.T) {
 	f.pin(t, "web", web2)
 	f.rootApplied(t, revB)
 	f.synced(t, "web", web2)
-	second := e.mustPost(f.event(t, "web", web2, "Deployment/"+project+"/api-web configured"), 200)
+	// source-controller's report of the new artifact, as
+	// notification-controller forwards it, comes first.
+	second := e.mustPost(fixture(t, "ocirepository-newartifact", func(ev *eventv1.Event) {
+		ev.InvolvedObject.Namespace, ev.InvolvedObject.Name = fluxNS, project+"-api-web"
+		ev.Metadata["project"] = project
+	}), 200)
 	if second.DeploymentID == first.DeploymentID {
 		t.Fatalf("revB's event joined revA's deployment")
+	}
+	if r := e.mustPost(f.event(t, "web", web2, "Deployment/"+project+"/api-web configured"), 200); r.DeploymentID != second.DeploymentID {
+		t.Errorf("web's event at revB went to deployment %d, want %d", r.DeploymentID, second.DeploymentID)
 	}
 	got = e.waitPhase(project, "api", store.PhaseRunning)
 	if got.Revision != revB || got.DeploymentID != second.DeploymentID {
@@ -412,5 +420,24 @@ func recordPinned(t *testing.T, st store.Store, project, rev string, i int, pins
 	if _, err := st.UpdateDeployment(t.Context(), store.DeploymentUpdate{ID: recs[0].DeploymentID, Phase: store.PhaseRunning, Checks: raw,
 		Timeout: time.Minute, FinishedAt: now, UpdatedAt: now}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestArtifactEventsWithoutCluster checks that without a cluster an event
+// of an artifact revision joins the app's current deployment, and starts
+// none: no deployment is keyed by an artifact revision.
+func TestArtifactEventsWithoutCluster(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, nil)
+	if r := e.mustPost(fixture(t, "kustomization-progressing", withRevision(web1)), 202); r.Status != "ignored" {
+		t.Errorf("artifact event before any deployment = %+v, want ignored", r)
+	}
+	first := e.mustPost(fixture(t, "kustomization-progressing"), 200)
+	if r := e.mustPost(fixture(t, "kustomization-succeeded", withRevision(web1)), 200); r.DeploymentID != first.DeploymentID {
+		t.Errorf("artifact event went to deployment %d, want the current one, %d", r.DeploymentID, first.DeploymentID)
+	}
+	ds, err := e.st.Deployments(t.Context(), "shop", "api", 10, 0)
+	if err != nil || len(ds) != 1 || ds[0].Revision != rev1 {
+		t.Errorf("deployments = %+v, %v; want one at %s", ds, err, rev1)
 	}
 }

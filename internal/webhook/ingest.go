@@ -287,11 +287,6 @@ func (s *Server) toRecord(ctx context.Context, ev *eventv1.Event, body []byte) (
 	// join the app's newest deployment. So does an event with no revision.
 	rec.JoinLatest = ev.InvolvedObject.Kind == "HelmRelease" || rev == ""
 	if kind := ev.InvolvedObject.Kind; probe.IsArtifactRevision(rev) && (kind == kustomizev1.KustomizationKind || kind == sourcev1.OCIRepositoryKind) {
-		if s.cfg.Cluster == nil {
-			// Nothing tells which fleet revision pinned the artifact.
-			rec.JoinLatest = true
-			return rec, nil
-		}
 		fleet, err := s.fleetRevisionOf(ctx, kind, ev.InvolvedObject.Namespace, ev.InvolvedObject.Name, rec.Project, rec.App, rev)
 		switch {
 		case errors.Is(err, errNoFleetRevision):
