@@ -9,8 +9,11 @@ import (
 	"time"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	"github.com/fluxcd/pkg/apis/meta"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetwright/fleetwright/internal/probe"
@@ -264,25 +267,48 @@ func (s *Server) currentDeployment(ctx context.Context, project, app string) (st
 	return d, true, nil
 }
 
+// settlePoll is how often appliedRevisionOf reads a root Kustomization
+// that is applying a revision again, until the ingest's deadline.
+const settlePoll = 200 * time.Millisecond
+
 // appliedRevisionOf returns the fleet revision whose objects the
 // Kustomization that applied o (kustomize-controller's owner labels) last
 // applied: the revision that pins o as it is now. "" when o names none in
 // the cluster.
+//
+// While that Kustomization is applying another revision (Ready Unknown,
+// lastAttemptedRevision ahead), o may already be the new revision's while
+// the status still names the old one: it is read again until it settles,
+// and the event is refused (Flux posts it again) if it does not in time.
 func (s *Server) appliedRevisionOf(ctx context.Context, o *sourcev1.OCIRepository) (string, error) {
 	l := o.GetLabels()
 	key := client.ObjectKey{Namespace: l[probe.LabelAppliedByNamespace], Name: l[probe.LabelAppliedByName]}
 	if key.Name == "" || key.Namespace == "" {
 		return "", nil
 	}
-	var root kustomizev1.Kustomization
-	switch err := s.cfg.Cluster.Get(ctx, key, &root); {
-	case apierrors.IsNotFound(err):
-		return "", nil
-	case err != nil:
-		return "", fmt.Errorf("reading Kustomization %s, which applies OCIRepository %s/%s: %w", key, o.Namespace, o.Name, err)
+	for {
+		var root kustomizev1.Kustomization
+		switch err := s.cfg.Cluster.Get(ctx, key, &root); {
+		case apierrors.IsNotFound(err):
+			return "", nil
+		case err != nil:
+			return "", fmt.Errorf("reading Kustomization %s, which applies OCIRepository %s/%s: %w", key, o.Namespace, o.Name, err)
+		}
+		rev := probe.AppliedRevision(&root)
+		ready := apimeta.FindStatusCondition(root.Status.Conditions, meta.ReadyCondition)
+		applying := root.Status.LastAttemptedRevision != "" && root.Status.LastAttemptedRevision != rev &&
+			ready != nil && ready.Status == metav1.ConditionUnknown
+		if !applying {
+			if probe.IsArtifactRevision(rev) {
+				return "", nil
+			}
+			return rev, nil
+		}
+		select {
+		case <-ctx.Done():
+			return "", fmt.Errorf("the Kustomization %s, which applies OCIRepository %s/%s, is still applying %s: which fleet revision pins %s is not known yet",
+				key, o.Namespace, o.Name, root.Status.LastAttemptedRevision, probe.Pinned(o))
+		case <-s.cfg.Clock.After(settlePoll):
+		}
 	}
-	if rev := probe.AppliedRevision(&root); !probe.IsArtifactRevision(rev) {
-		return rev, nil
-	}
-	return "", nil
 }

@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -440,4 +441,55 @@ func TestArtifactEventsWithoutCluster(t *testing.T) {
 	if err != nil || len(ds) != 1 || ds[0].Revision != rev1 {
 		t.Errorf("deployments = %+v, %v; want one at %s", ds, err, rev1)
 	}
+}
+
+// TestFleetRevisionOfWhileTheRootApplies checks that the first report of a
+// pin, while the root is applying a revision (its status still names the
+// previous one), waits for the root to finish, and is refused when it does
+// not in time.
+func TestFleetRevisionOfWhileTheRootApplies(t *testing.T) {
+	t.Parallel()
+	applying := func(t *testing.T, f *ociFleet) {
+		t.Helper()
+		setKustomizationStatus(t, f.root, revA, revB, metav1.Condition{Type: meta.ReadyCondition, Status: metav1.ConditionUnknown,
+			Reason: meta.ProgressingReason, Message: "Reconciliation in progress"})
+	}
+	t.Run("settles", func(t *testing.T) {
+		t.Parallel()
+		project, fluxNS := env.Namespace(t), env.Namespace(t)
+		f := newOCIFleet(t, fluxNS, project, map[string]string{"web": web2})
+		applying(t, f)
+		e := clusterEnv(t, fluxNS, nil, "127.0.0.1:1", func(c *Config) { c.RecheckInterval = -1 })
+		recordPinned(t, e.st, project, revA, 0, map[string]string{"web": web1})
+		done := make(chan error, 1)
+		go func() {
+			time.Sleep(3 * settlePoll)
+			// The root finishes: kustomize-controller's last status patch.
+			root := f.root.DeepCopy()
+			root.Status.LastAppliedRevision = revB
+			root.Status.Conditions = []metav1.Condition{{Type: meta.ReadyCondition, Status: metav1.ConditionTrue, Reason: meta.ReconciliationSucceededReason,
+				Message: "Applied revision: " + revB, ObservedGeneration: root.Generation, LastTransitionTime: metav1.Now()}}
+			done <- env.Client.Status().Update(context.Background(), root)
+		}()
+		got, err := e.srv.fleetRevisionOf(t.Context(), kustomizev1.KustomizationKind, fluxNS, project+"-api-web", project, "api", web2)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if got != revB || err != nil {
+			t.Errorf("fleetRevisionOf = %q, %v; want %s", got, err, revB)
+		}
+	})
+	t.Run("does not settle", func(t *testing.T) {
+		t.Parallel()
+		project, fluxNS := env.Namespace(t), env.Namespace(t)
+		f := newOCIFleet(t, fluxNS, project, map[string]string{"web": web2})
+		applying(t, f)
+		e := clusterEnv(t, fluxNS, nil, "127.0.0.1:1", func(c *Config) { c.RecheckInterval = -1 })
+		ctx, cancel := context.WithTimeout(t.Context(), 3*settlePoll)
+		defer cancel()
+		got, err := e.srv.fleetRevisionOf(ctx, kustomizev1.KustomizationKind, fluxNS, project+"-api-web", project, "api", web2)
+		if want := "is still applying " + revB; got != "" || err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("fleetRevisionOf = %q, %v; want an error containing %q", got, err, want)
+		}
+	})
 }
