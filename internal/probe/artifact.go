@@ -55,6 +55,19 @@ func Pinned(o *sourcev1.OCIRepository) string {
 	return ""
 }
 
+// Applying returns the revision a Kustomization is applying, when it is
+// applying one other than the one it last applied (Ready Unknown,
+// lastAttemptedRevision ahead): the objects it applies may then be either
+// revision's, while its status still names the older one.
+func Applying(k *kustomizev1.Kustomization) (string, bool) {
+	ready := apimeta.FindStatusCondition(k.Status.Conditions, meta.ReadyCondition)
+	rev := k.Status.LastAttemptedRevision
+	if rev == "" || rev == AppliedRevision(k) || ready == nil || ready.Status != metav1.ConditionUnknown {
+		return "", false
+	}
+	return rev, true
+}
+
 // sameArtifact reports whether two artifact revisions name the same digest.
 func sameArtifact(a, b string) bool {
 	return a != "" && b != "" && ArtifactDigest(a) == ArtifactDigest(b)
@@ -100,8 +113,12 @@ func (p *Prober) artifactStatus(ctx context.Context, k *kustomizev1.Kustomizatio
 	pin := Pinned(&o)
 	known := t.Artifacts[k.Name]
 	annotated := true
+	applying, busy := "", false
+	if applier != nil {
+		applying, busy = Applying(applier)
+	}
 	switch {
-	case applier != nil && appliedRevision(applier, t.Revision):
+	case applier != nil && appliedRevision(applier, t.Revision) && !busy:
 		// The OCIRepository and the Kustomization are the target revision's.
 	case known != "" && sameArtifact(pin, known):
 		// Their annotations may be a later revision's.
@@ -109,6 +126,9 @@ func (p *Prober) artifactStatus(ctx context.Context, k *kustomizev1.Kustomizatio
 		// The applier moved on, and left the component as the target revision pinned it.
 	case known != "":
 		return progressing("%s pins %s, not %s as %s does: a later fleet revision changed it", oci, orNone(pin), known, t.Revision)
+	case busy:
+		return progressing("waiting for Kustomization %s/%s, which applies it, to finish applying %s",
+			applier.Namespace, applier.Name, applying)
 	case applier != nil:
 		return progressing("waiting for Kustomization %s/%s, which applies it, to apply %s (it applied %s)",
 			applier.Namespace, applier.Name, t.Revision, orNone(applier.Status.LastAppliedRevision))

@@ -9,11 +9,8 @@ import (
 	"time"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
-	"github.com/fluxcd/pkg/apis/meta"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetwright/fleetwright/internal/probe"
@@ -294,20 +291,17 @@ func (s *Server) appliedRevisionOf(ctx context.Context, o *sourcev1.OCIRepositor
 		case err != nil:
 			return "", fmt.Errorf("reading Kustomization %s, which applies OCIRepository %s/%s: %w", key, o.Namespace, o.Name, err)
 		}
-		rev := probe.AppliedRevision(&root)
-		ready := apimeta.FindStatusCondition(root.Status.Conditions, meta.ReadyCondition)
-		applying := root.Status.LastAttemptedRevision != "" && root.Status.LastAttemptedRevision != rev &&
-			ready != nil && ready.Status == metav1.ConditionUnknown
-		if !applying {
-			if probe.IsArtifactRevision(rev) {
-				return "", nil
+		applying, busy := probe.Applying(&root)
+		if !busy {
+			if rev := probe.AppliedRevision(&root); !probe.IsArtifactRevision(rev) {
+				return rev, nil
 			}
-			return rev, nil
+			return "", nil
 		}
 		select {
 		case <-ctx.Done():
 			return "", fmt.Errorf("the Kustomization %s, which applies OCIRepository %s/%s, is still applying %s: which fleet revision pins %s is not known yet",
-				key, o.Namespace, o.Name, root.Status.LastAttemptedRevision, probe.Pinned(o))
+				key, o.Namespace, o.Name, applying, probe.Pinned(o))
 		case <-s.cfg.Clock.After(settlePoll):
 		}
 	}
