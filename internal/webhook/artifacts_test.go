@@ -230,6 +230,11 @@ func TestClusterArtifactsJourney(t *testing.T) {
 	if diff := cmp.Diff(want, recordedArtifacts(d)); diff != "" {
 		t.Errorf("revB's recorded artifacts (-want +got):\n%s", diff)
 	}
+	page := get(t, e.srv.Handler(), "/apps/"+project+"/api", testToken).Body.String()
+	if want := "<code>Kustomization/" + project + "-api-web</code><div class=\"msg\">reads <code>OCIRepository/" + project + "-api-web</code> at <code>" +
+		web2 + "</code></div>"; !strings.Contains(page, want) {
+		t.Errorf("the app page lacks %q", want)
+	}
 
 	// revC changes another app: the root moves on, api's objects stay
 	// revB's, and its rechecks keep it running.
