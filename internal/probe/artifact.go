@@ -82,7 +82,7 @@ func sameArtifact(a, b string) bool {
 // pinned), the OCIRepository's digest is the target revision's. The
 // component is then green when source-controller stored that artifact and
 // the Kustomization applied it.
-func (p *Prober) artifactStatus(ctx context.Context, k *kustomizev1.Kustomization, listed map[client.ObjectKey]*kustomizev1.Kustomization, t Target) ComponentStatus {
+func (p *Prober) artifactStatus(ctx context.Context, k *kustomizev1.Kustomization, t Target) ComponentStatus {
 	key, _ := SourceOf(k)
 	s := ComponentStatus{
 		Component: ComponentOf(k, t.Project, t.App), Kind: kustomizev1.KustomizationKind, Name: k.Name,
@@ -106,7 +106,10 @@ func (p *Prober) artifactStatus(ctx context.Context, k *kustomizev1.Kustomizatio
 	case err != nil:
 		return progressing("reading %s, which it reads: %v", oci, err)
 	}
-	applier, err := p.applierOf(ctx, k, listed)
+	// The applier is read after the OCIRepository, and afresh: had it
+	// started applying another revision before o was read, it would show
+	// now (see Applying).
+	applier, err := p.applierOf(ctx, k, nil)
 	if err != nil {
 		return progressing("%v", err)
 	}
@@ -125,6 +128,7 @@ func (p *Prober) artifactStatus(ctx context.Context, k *kustomizev1.Kustomizatio
 		annotated = applier == nil
 		// The applier moved on, and left the component as the target revision pinned it.
 	case known != "":
+		s.Moved = true
 		return progressing("%s pins %s, not %s as %s does: a later fleet revision changed it", oci, orNone(pin), known, t.Revision)
 	case busy:
 		return progressing("waiting for Kustomization %s/%s, which applies it, to finish applying %s",

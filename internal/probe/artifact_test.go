@@ -287,6 +287,9 @@ func TestSyncOCIRepository(t *testing.T) {
 				t.Fatalf("components = %+v", chk.Components)
 			}
 			cs := chk.Components[0]
+			if moved := strings.Contains(tc.msgPart, "a later fleet revision changed it"); cs.Moved != moved || chk.MovedOn() != moved {
+				t.Errorf("moved = %v, check moved on = %v, want %v", cs.Moved, chk.MovedOn(), moved)
+			}
 			if cs.Artifact != tc.artifact || cs.Source != "OCIRepository/shop-api-web" {
 				t.Errorf("artifact %q source %q, want %q from OCIRepository/shop-api-web", cs.Artifact, cs.Source, tc.artifact)
 			}

@@ -69,6 +69,10 @@ type ComponentStatus struct {
 	// revision pins it to, set only once known to be the target revision's.
 	Source   string `json:"source,omitempty"`
 	Artifact string `json:"artifact,omitempty"`
+	// Moved: a later fleet revision changed the component's OCIRepository,
+	// so the target revision's objects are no longer in the cluster (the
+	// later revision's deployment takes over).
+	Moved bool `json:"moved,omitempty"`
 	// Replica counts of a Deployment.
 	Desired   *int32 `json:"desired,omitempty"`
 	Updated   *int32 `json:"updated,omitempty"`
@@ -143,6 +147,21 @@ func (c Check) SpecRevision() string {
 		}
 	}
 	return rev
+}
+
+// MovedOn reports whether the check is held back only by components a
+// later fleet revision changed (ComponentStatus.Moved).
+func (c Check) MovedOn() bool {
+	moved := false
+	for _, cs := range c.Components {
+		switch {
+		case cs.Moved:
+			moved = true
+		case !cs.State.Green():
+			return false
+		}
+	}
+	return moved
 }
 
 // Result is the state of all three checks of a deployment.

@@ -124,7 +124,7 @@ func (p *Prober) Sync(ctx context.Context, t Target) (Check, time.Duration) {
 			continue
 		}
 		if k.Spec.SourceRef.Kind == sourcev1.OCIRepositoryKind {
-			c.Components = append(c.Components, p.artifactStatus(ctx, k, listed, t))
+			c.Components = append(c.Components, p.artifactStatus(ctx, k, t))
 			continue
 		}
 		s := kustomizationStatus(k, t)

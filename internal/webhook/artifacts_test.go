@@ -201,8 +201,15 @@ func TestClusterArtifactsJourney(t *testing.T) {
 		t.Errorf("db's event went to deployment %d, want %d (revA)", r.DeploymentID, first.DeploymentID)
 	}
 
-	// revB changes web only: the root pins web2; db gets no event.
+	// revB changes web only: the root pins web2; db gets no event. While
+	// it is at it, revA's rechecks see web moved on, and keep it running.
+	setKustomizationStatus(t, f.root, revA, revB, metav1.Condition{Type: meta.ReadyCondition, Status: metav1.ConditionUnknown,
+		Reason: meta.ProgressingReason, Message: "Reconciliation in progress"})
 	f.pin(t, "web", web2)
+	moved, ok := e.waitApp(project, "api", func(a store.App) bool { return strings.Contains(a.Message, "a later fleet revision changed the app") })
+	if !ok || moved.Phase != store.PhaseRunning || moved.Revision != revA {
+		t.Errorf("revA while the root pins web2: %+v, want running with a message that a later revision changed it", moved)
+	}
 	f.rootApplied(t, revB)
 	f.synced(t, "web", web2)
 	// source-controller's report of the new artifact, as
@@ -262,8 +269,7 @@ func TestClusterArtifactsJourney(t *testing.T) {
 	// revD removes the app: the root prunes its OCIRepositories and
 	// Kustomizations, whose finalizers report what they deleted.
 	f.rootApplied(t, revD)
-	for _, comp := range []string{"web", "db"} {
-		k := f.ks[comp]
+	for _, k := range f.ks {
 		if err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(k), k); err != nil {
 			t.Fatal(err)
 		}
@@ -271,10 +277,13 @@ func TestClusterArtifactsJourney(t *testing.T) {
 		if err := env.Client.Update(t.Context(), k); err != nil {
 			t.Fatal(err)
 		}
-		for _, o := range []client.Object{k, f.oci[comp]} {
-			if err := env.Client.Delete(t.Context(), o); err != nil {
-				t.Fatal(err)
-			}
+	}
+	// One request marks both deleted: a recheck between two would see the
+	// app half gone (degraded), as it would between the root's deletes.
+	appOf := client.MatchingLabels{probe.LabelApp: "api", probe.LabelProject: project}
+	for _, o := range []client.Object{&kustomizev1.Kustomization{}, &sourcev1.OCIRepository{}} {
+		if err := env.Client.DeleteAllOf(t.Context(), o, client.InNamespace(fluxNS), appOf); err != nil {
+			t.Fatal(err)
 		}
 	}
 	if r := e.mustPost(f.event(t, "web", web2, "Deployment/"+project+"/api-web deleted"), 200); r.DeploymentID != second.DeploymentID {
@@ -490,7 +499,7 @@ func TestFleetRevisionOfWhileTheRootApplies(t *testing.T) {
 		f := newOCIFleet(t, fluxNS, project, map[string]string{"web": web2})
 		applying(t, f)
 		e := clusterEnv(t, fluxNS, nil, "127.0.0.1:1", func(c *Config) { c.RecheckInterval = -1 })
-		ctx, cancel := context.WithTimeout(t.Context(), 3*settlePoll)
+		ctx, cancel := context.WithTimeout(t.Context(), 10*settlePoll)
 		defer cancel()
 		got, err := e.srv.fleetRevisionOf(ctx, kustomizev1.KustomizationKind, fluxNS, project+"-api-web", project, "api", web2)
 		if want := "is still applying " + revB; got != "" || err == nil || !strings.Contains(err.Error(), want) {
