@@ -73,16 +73,50 @@ func sameArtifact(a, b string) bool {
 	return a != "" && b != "" && ArtifactDigest(a) == ArtifactDigest(b)
 }
 
-// artifactStatus judges a Kustomization that reads an OCIRepository. Its
-// revisions are the artifact's (sha256:<hex>), never the fleet revision, so
-// the fleet revision is judged through the objects its applier (the root
-// Kustomization, reading the fleet's Git source) applied: once the applier
-// applied the target revision (or, after it moved on, while the
+// artifactStatuses judges the Kustomizations that read an OCIRepository
+// (see artifactStatus). Their OCIRepositories are read first, then, once
+// each, the Kustomizations that apply them: had one started applying
+// another revision before an OCIRepository was read, it shows it then (see
+// Applying).
+func (p *Prober) artifactStatuses(ctx context.Context, ks []*kustomizev1.Kustomization, t Target) []ComponentStatus {
+	type source struct {
+		o   *sourcev1.OCIRepository
+		err error
+	}
+	sources := make([]source, len(ks))
+	for i, k := range ks {
+		key, _ := SourceOf(k)
+		var o sourcev1.OCIRepository
+		if err := p.Client.Get(ctx, key, &o); err != nil {
+			sources[i].err = err
+			continue
+		}
+		sources[i].o = &o
+	}
+	appliers := map[client.ObjectKey]*kustomizev1.Kustomization{}
+	out := make([]ComponentStatus, 0, len(ks))
+	for i, k := range ks {
+		applier, err := p.applierOf(ctx, k, appliers)
+		if err == nil && applier != nil {
+			appliers[client.ObjectKeyFromObject(applier)] = applier
+		}
+		out = append(out, artifactStatus(k, sources[i].o, sources[i].err, applier, err, t))
+	}
+	return out
+}
+
+// artifactStatus judges a Kustomization that reads an OCIRepository, o (or
+// the error reading it), applied by applier (nil when none is in the
+// cluster; or the error reading it). Its revisions are the artifact's
+// (sha256:<hex>), never the fleet revision, so the fleet revision is
+// judged through the objects its applier (the root Kustomization, reading
+// the fleet's Git source) applied: once the applier applied the target
+// revision and is not applying another (or, after it moved on, while the
 // OCIRepository still pins what t.Artifacts says the target revision
 // pinned), the OCIRepository's digest is the target revision's. The
 // component is then green when source-controller stored that artifact and
 // the Kustomization applied it.
-func (p *Prober) artifactStatus(ctx context.Context, k *kustomizev1.Kustomization, t Target) ComponentStatus {
+func artifactStatus(k *kustomizev1.Kustomization, o *sourcev1.OCIRepository, oErr error, applier *kustomizev1.Kustomization, applierErr error, t Target) ComponentStatus {
 	key, _ := SourceOf(k)
 	s := ComponentStatus{
 		Component: ComponentOf(k, t.Project, t.App), Kind: kustomizev1.KustomizationKind, Name: k.Name,
@@ -99,21 +133,15 @@ func (p *Prober) artifactStatus(ctx context.Context, k *kustomizev1.Kustomizatio
 		s.Message = "stalled: " + apimeta.FindStatusCondition(conds, meta.StalledCondition).Message
 		return s
 	}
-	var o sourcev1.OCIRepository
-	switch err := p.Client.Get(ctx, key, &o); {
-	case apierrors.IsNotFound(err):
+	switch {
+	case apierrors.IsNotFound(oErr):
 		return progressing("waiting for %s, which it reads: not found", oci)
-	case err != nil:
-		return progressing("reading %s, which it reads: %v", oci, err)
+	case oErr != nil:
+		return progressing("reading %s, which it reads: %v", oci, oErr)
+	case applierErr != nil:
+		return progressing("%v", applierErr)
 	}
-	// The applier is read after the OCIRepository, and afresh: had it
-	// started applying another revision before o was read, it would show
-	// now (see Applying).
-	applier, err := p.applierOf(ctx, k, nil)
-	if err != nil {
-		return progressing("%v", err)
-	}
-	pin := Pinned(&o)
+	pin := Pinned(o)
 	known := t.Artifacts[k.Name]
 	annotated := true
 	applying, busy := "", false
@@ -142,7 +170,7 @@ func (p *Prober) artifactStatus(ctx context.Context, k *kustomizev1.Kustomizatio
 	if annotated {
 		s.SpecRevision = cmp.Or(k.GetAnnotations()[AnnotationSpecRevision], k.GetAnnotations()[AnnotationFleetSpecRevision])
 	}
-	if src := sourceWait(&o, oci, pin); src != nil {
+	if src := sourceWait(o, oci, pin); src != nil {
 		s.State, s.Message = src.state, src.message
 		return s
 	}

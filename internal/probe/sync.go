@@ -104,6 +104,8 @@ func (p *Prober) Sync(ctx context.Context, t Target) (Check, time.Duration) {
 	var (
 		timeout  time.Duration
 		deleting []string
+		// fromArtifacts: the Kustomizations that read an OCIRepository.
+		fromArtifacts []*kustomizev1.Kustomization
 	)
 	for i := range list.Items {
 		k := &list.Items[i]
@@ -124,7 +126,7 @@ func (p *Prober) Sync(ctx context.Context, t Target) (Check, time.Duration) {
 			continue
 		}
 		if k.Spec.SourceRef.Kind == sourcev1.OCIRepositoryKind {
-			c.Components = append(c.Components, p.artifactStatus(ctx, k, t))
+			fromArtifacts = append(fromArtifacts, k)
 			continue
 		}
 		s := kustomizationStatus(k, t)
@@ -137,6 +139,7 @@ func (p *Prober) Sync(ctx context.Context, t Target) (Check, time.Duration) {
 		}
 		c.Components = append(c.Components, s)
 	}
+	c.Components = append(c.Components, p.artifactStatuses(ctx, fromArtifacts, t)...)
 	slices.SortFunc(c.Components, func(a, b ComponentStatus) int {
 		return cmp.Or(cmp.Compare(a.Component, b.Component), cmp.Compare(a.Name, b.Name))
 	})

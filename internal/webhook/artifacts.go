@@ -173,6 +173,19 @@ func (s *Server) fleetRevisionOf(ctx context.Context, kind, namespace, name, pro
 	appKey := project + "/" + app
 	digest := probe.ArtifactDigest(rev)
 	key := pinKey{app: appKey, name: name, digest: digest}
+	// The current deployment known to pin the digest needs no cluster
+	// read: most reports are a component's periodic ones.
+	latest, hasLatest, err := s.currentDeployment(ctx, project, app)
+	if err != nil {
+		return "", err
+	}
+	var latestPin string
+	if hasLatest {
+		latestPin = s.artifactsOf(ctx, latest)[name]
+		if probe.ArtifactDigest(latestPin) == digest {
+			return latest.Revision, nil
+		}
+	}
 	c := s.cfg.Cluster
 	source := client.ObjectKey{Namespace: namespace, Name: name}
 	going := false
@@ -201,17 +214,6 @@ func (s *Server) fleetRevisionOf(ctx context.Context, kind, namespace, name, pro
 	}
 	current := !going && probe.ArtifactDigest(probe.Pinned(&o)) == digest
 
-	latest, hasLatest, err := s.currentDeployment(ctx, project, app)
-	if err != nil {
-		return "", err
-	}
-	var latestPin string
-	if hasLatest {
-		latestPin = s.artifactsOf(ctx, latest)[name]
-		if probe.ArtifactDigest(latestPin) == digest {
-			return latest.Revision, nil
-		}
-	}
 	remembered, seen := s.pins.get(key)
 	switch {
 	case current && hasLatest && latestPin == "" && seen:

@@ -47,7 +47,7 @@ type ociFleet struct {
 	ks              map[string]*kustomizev1.Kustomization
 }
 
-func newOCIFleet(t *testing.T, fluxNS, project string, pins map[string]string) *ociFleet {
+func newOCIFleet(t testing.TB, fluxNS, project string, pins map[string]string) *ociFleet {
 	t.Helper()
 	f := &ociFleet{fluxNS: fluxNS, project: project, oci: map[string]*sourcev1.OCIRepository{}, ks: map[string]*kustomizev1.Kustomization{}}
 	f.root = &kustomizev1.Kustomization{
@@ -87,11 +87,11 @@ func newOCIFleet(t *testing.T, fluxNS, project string, pins map[string]string) *
 
 // rootApplied writes the root's status as kustomize-controller does once it
 // applied rev.
-func (f *ociFleet) rootApplied(t *testing.T, rev string) { t.Helper(); setApplied(t, f.root, rev) }
+func (f *ociFleet) rootApplied(t testing.TB, rev string) { t.Helper(); setApplied(t, f.root, rev) }
 
 // pin changes a component's OCIRepository's digest, as the root does when
 // it applies a fleet revision that changed the component.
-func (f *ociFleet) pin(t *testing.T, comp, digest string) {
+func (f *ociFleet) pin(t testing.TB, comp, digest string) {
 	t.Helper()
 	o := f.oci[comp]
 	if err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(o), o); err != nil {
@@ -105,7 +105,7 @@ func (f *ociFleet) pin(t *testing.T, comp, digest string) {
 
 // synced writes a component as Flux leaves it once it rolled digest out:
 // source-controller stored the artifact, kustomize-controller applied it.
-func (f *ociFleet) synced(t *testing.T, comp, digest string) {
+func (f *ociFleet) synced(t testing.TB, comp, digest string) {
 	t.Helper()
 	o := f.oci[comp]
 	if err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(o), o); err != nil {
@@ -126,7 +126,7 @@ func (f *ociFleet) synced(t *testing.T, comp, digest string) {
 
 // event is what notification-controller forwards of a component's
 // Kustomization's report at digest.
-func (f *ociFleet) event(t *testing.T, comp, digest, msg string) []byte {
+func (f *ociFleet) event(t testing.TB, comp, digest, msg string) []byte {
 	t.Helper()
 	return fixture(t, "kustomization-succeeded", withApp(f.project, "api"), withRevision(digest), withMessage(msg), func(ev *eventv1.Event) {
 		ev.InvolvedObject.Namespace, ev.InvolvedObject.Name = f.fluxNS, f.project+"-api-"+comp
@@ -410,7 +410,7 @@ func TestFleetRevisionOf(t *testing.T) {
 
 // recordPinned stores a deployment of project/api at rev whose sync
 // check recorded pins (by component) as rev's, as the tracker writes it.
-func recordPinned(t *testing.T, st store.Store, project, rev string, i int, pins map[string]string) {
+func recordPinned(t testing.TB, st store.Store, project, rev string, i int, pins map[string]string) {
 	t.Helper()
 	// Recent: the server's prune at start keeps it.
 	now := time.Now().UTC().Add(time.Duration(i) * time.Millisecond)
