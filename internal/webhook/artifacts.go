@@ -140,7 +140,8 @@ var errNoFleetRevision = errors.New("no fleet revision known for the artifact re
 // fleetRevisionOf returns the fleet revision an event of the app's
 // Kustomization or OCIRepository about artifact revision rev belongs to:
 //
-//  1. the app's current deployment's, when it is known to pin rev;
+//  1. the app's current deployment's, when it is known to pin rev (unless
+//     the app was deleted: re-added, it starts a new deployment);
 //  2. when the OCIRepository still pins rev: the current deployment's if
 //     rev was credited before (it is still pinned, so no later revision
 //     changed it); otherwise this is the first word of a new pin, and the
@@ -179,8 +180,11 @@ func (s *Server) fleetRevisionOf(ctx context.Context, kind, namespace, name, pro
 	if err != nil {
 		return "", err
 	}
+	// A deleted app's last deployment is no app's current one: re-added,
+	// the app's artifacts may well be the same digests.
+	live := hasLatest && latest.Phase != store.PhaseDeleted
 	var latestPin string
-	if hasLatest {
+	if live {
 		latestPin = s.artifactsOf(ctx, latest)[name]
 		if probe.ArtifactDigest(latestPin) == digest {
 			return latest.Revision, nil
@@ -216,7 +220,7 @@ func (s *Server) fleetRevisionOf(ctx context.Context, kind, namespace, name, pro
 
 	remembered, seen := s.pins.get(key)
 	switch {
-	case current && hasLatest && latestPin == "" && seen:
+	case current && live && latestPin == "" && seen:
 		return latest.Revision, nil
 	case current:
 		applied, err := s.appliedRevisionOf(ctx, &o)
@@ -224,7 +228,7 @@ func (s *Server) fleetRevisionOf(ctx context.Context, kind, namespace, name, pro
 			return "", err
 		}
 		if applied == "" {
-			if hasLatest && latestPin == "" {
+			if live && latestPin == "" {
 				return latest.Revision, nil
 			}
 			return "", errNoFleetRevision

@@ -317,8 +317,9 @@ func (f *fakeGitHub) waitFor(t *testing.T, deps, statuses int) {
 func TestFleetRevisionOf(t *testing.T) {
 	t.Parallel()
 	type deployment struct {
-		rev  string
-		pins map[string]string // by component: what its checks recorded
+		rev     string
+		pins    map[string]string // by component: what its checks recorded
+		deleted bool
 	}
 	tests := []struct {
 		name        string
@@ -335,32 +336,35 @@ func TestFleetRevisionOf(t *testing.T) {
 	}{
 		{name: "first word of a pin", pinned: web1, root: revA, event: web1, want: revA},
 		{name: "source-controller's first word of a pin", pinned: web2, root: revB, ociEvent: true,
-			deployments: []deployment{{revA, map[string]string{"web": web1}}}, event: web2, want: revB},
+			deployments: []deployment{{rev: revA, pins: map[string]string{"web": web1}}}, event: web2, want: revB},
 		{name: "source-controller's word of the current pin", pinned: web2, root: revC, ociEvent: true,
-			deployments: []deployment{{revB, map[string]string{"web": web2}}}, event: web2, want: revB},
+			deployments: []deployment{{rev: revB, pins: map[string]string{"web": web2}}}, event: web2, want: revB},
 		{name: "first word of a pin after the root applied another revision", pinned: web2, root: revC,
-			deployments: []deployment{{revA, map[string]string{"web": web1}}}, event: web2, want: revC},
+			deployments: []deployment{{rev: revA, pins: map[string]string{"web": web1}}}, event: web2, want: revC},
 		{name: "the current deployment pins it", pinned: web2, root: revC,
-			deployments: []deployment{{revA, map[string]string{"web": web1}}, {revB, map[string]string{"web": web2}}}, event: web2, want: revB},
+			deployments: []deployment{{rev: revA, pins: map[string]string{"web": web1}}, {rev: revB, pins: map[string]string{"web": web2}}}, event: web2, want: revB},
 		{name: "inherited from the deployment before", pinned: web2, root: revC,
-			deployments: []deployment{{revA, map[string]string{"web": web2, "db": db1}}, {revB, map[string]string{"db": db1}}}, event: web2, want: revB},
+			deployments: []deployment{{rev: revA, pins: map[string]string{"web": web2, "db": db1}}, {rev: revB, pins: map[string]string{"db": db1}}}, event: web2, want: revB},
 		{name: "credited before and still pinned", pinned: web2, root: revC,
-			deployments: []deployment{{revA, map[string]string{"db": db1}}, {revB, nil}}, remembered: map[string]string{web2: revA}, event: web2, want: revB},
+			deployments: []deployment{{rev: revA, pins: map[string]string{"db": db1}}, {rev: revB}}, remembered: map[string]string{web2: revA}, event: web2, want: revB},
 		{name: "pinned again after a revert", pinned: web1, root: revC,
-			deployments: []deployment{{revA, map[string]string{"web": web1}}, {revB, map[string]string{"web": web2}}}, remembered: map[string]string{web1: revA},
+			deployments: []deployment{{rev: revA, pins: map[string]string{"web": web1}}, {rev: revB, pins: map[string]string{"web": web2}}}, remembered: map[string]string{web1: revA},
 			event: web1, want: revC},
 		{name: "late event of an older pin", pinned: web3, root: revC,
-			deployments: []deployment{{revA, map[string]string{"web": web1}}, {revB, map[string]string{"web": web2}}, {revC, map[string]string{"web": web3}}},
+			deployments: []deployment{{rev: revA, pins: map[string]string{"web": web1}}, {rev: revB, pins: map[string]string{"web": web2}}, {rev: revC, pins: map[string]string{"web": web3}}},
 			event:       web1, want: revA},
 		{name: "late event of an older pin, remembered", pinned: web3, root: revC,
-			deployments: []deployment{{revB, map[string]string{"web": web2}}, {revC, map[string]string{"web": web3}}}, remembered: map[string]string{web1: revA},
+			deployments: []deployment{{rev: revB, pins: map[string]string{"web": web2}}, {rev: revC, pins: map[string]string{"web": web3}}}, remembered: map[string]string{web1: revA},
 			event: web1, want: revA},
 		{name: "a digest no deployment pinned", pinned: web3, root: revC,
-			deployments: []deployment{{revB, map[string]string{"web": web2}}}, event: web1, wantErr: errNoFleetRevision},
+			deployments: []deployment{{rev: revB, pins: map[string]string{"web": web2}}}, event: web1, wantErr: errNoFleetRevision},
 		{name: "the app is being deleted", pinned: web2, root: revD, deleting: true,
-			deployments: []deployment{{revB, nil}}, event: web2, want: revB},
+			deployments: []deployment{{rev: revB}}, event: web2, want: revB},
+		{name: "re-added with the same artifacts", pinned: web1, root: revC,
+			deployments: []deployment{{rev: revA, pins: map[string]string{"web": web1}}, {rev: revB, deleted: true}}, remembered: map[string]string{web1: revA},
+			event: web1, want: revC},
 		{name: "no applier, no deployment", pinned: web1, noOwner: true, event: web1, wantErr: errNoFleetRevision},
-		{name: "no applier, a deployment", pinned: web1, noOwner: true, deployments: []deployment{{revA, nil}}, event: web1, want: revA},
+		{name: "no applier, a deployment", pinned: web1, noOwner: true, deployments: []deployment{{rev: revA}}, event: web1, want: revA},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -391,7 +395,13 @@ func TestFleetRevisionOf(t *testing.T) {
 			}
 			e := clusterEnv(t, fluxNS, nil, "127.0.0.1:1", func(c *Config) { c.RecheckInterval = -1 })
 			for i, d := range tc.deployments {
-				recordPinned(t, e.st, project, d.rev, i, d.pins)
+				id := recordPinned(t, e.st, project, d.rev, i, d.pins)
+				if d.deleted {
+					if _, err := e.st.UpdateDeployment(t.Context(), store.DeploymentUpdate{ID: id, Phase: store.PhaseDeleted,
+						Message: "Flux pruned the app", Checks: json.RawMessage(`{"checks":[]}`), UpdatedAt: time.Now()}); err != nil {
+						t.Fatal(err)
+					}
+				}
 			}
 			for digest, rev := range tc.remembered {
 				e.srv.pins.put(pinKey{app: project + "/api", name: project + "-api-web", digest: digest}, rev)
@@ -410,7 +420,7 @@ func TestFleetRevisionOf(t *testing.T) {
 
 // recordPinned stores a deployment of project/api at rev whose sync
 // check recorded pins (by component) as rev's, as the tracker writes it.
-func recordPinned(t testing.TB, st store.Store, project, rev string, i int, pins map[string]string) {
+func recordPinned(t testing.TB, st store.Store, project, rev string, i int, pins map[string]string) int64 {
 	t.Helper()
 	// Recent: the server's prune at start keeps it.
 	now := time.Now().UTC().Add(time.Duration(i) * time.Millisecond)
@@ -436,6 +446,7 @@ func recordPinned(t testing.TB, st store.Store, project, rev string, i int, pins
 		Timeout: time.Minute, FinishedAt: now, UpdatedAt: now}); err != nil {
 		t.Fatal(err)
 	}
+	return recs[0].DeploymentID
 }
 
 // TestArtifactEventsWithoutCluster checks that without a cluster an event
