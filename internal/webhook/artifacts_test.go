@@ -510,7 +510,7 @@ func TestFleetRevisionOfWhileTheRootApplies(t *testing.T) {
 		f := newOCIFleet(t, fluxNS, project, map[string]string{"web": web2})
 		applying(t, f)
 		e := clusterEnv(t, fluxNS, nil, "127.0.0.1:1", func(c *Config) { c.RecheckInterval = -1 })
-		ctx, cancel := context.WithTimeout(t.Context(), 10*settlePoll)
+		ctx, cancel := context.WithTimeout(t.Context(), 20*settlePoll)
 		defer cancel()
 		got, err := e.srv.fleetRevisionOf(ctx, kustomizev1.KustomizationKind, fluxNS, project+"-api-web", project, "api", web2)
 		if want := "is still applying " + revB; got != "" || err == nil || !strings.Contains(err.Error(), want) {
