@@ -133,21 +133,24 @@ func artifactStatus(k *kustomizev1.Kustomization, o *sourcev1.OCIRepository, oEr
 		s.Message = "stalled: " + apimeta.FindStatusCondition(conds, meta.StalledCondition).Message
 		return s
 	}
-	switch {
-	case apierrors.IsNotFound(oErr):
-		return progressing("waiting for %s, which it reads: not found", oci)
-	case oErr != nil:
-		return progressing("reading %s, which it reads: %v", oci, oErr)
-	case applierErr != nil:
-		return progressing("%v", applierErr)
-	}
-	pin := Pinned(o)
 	known := t.Artifacts[k.Name]
-	annotated := true
 	applying, busy := "", false
 	if applier != nil {
 		applying, busy = Applying(applier)
 	}
+	switch {
+	case applierErr != nil:
+		return progressing("%v", applierErr)
+	case apierrors.IsNotFound(oErr) && known != "" && applier != nil && (busy || !appliedRevision(applier, t.Revision)):
+		s.Moved = true
+		return progressing("%s is gone: a later fleet revision removed it", oci)
+	case apierrors.IsNotFound(oErr):
+		return progressing("waiting for %s, which it reads: not found", oci)
+	case oErr != nil:
+		return progressing("reading %s, which it reads: %v", oci, oErr)
+	}
+	pin := Pinned(o)
+	annotated := true
 	switch {
 	case applier != nil && appliedRevision(applier, t.Revision) && !busy:
 		// The OCIRepository and the Kustomization are the target revision's.

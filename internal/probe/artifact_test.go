@@ -107,6 +107,7 @@ func TestSyncOCIRepository(t *testing.T) {
 		// rootApplying: the revision the root is applying (Ready Unknown).
 		rootApplying string
 		noSpec       bool // no spec revision though the artifact is known
+		moved        bool // a later revision changed the component
 		artifacts    map[string]string
 		noSource     bool
 		source       func(t *testing.T, o *sourcev1.OCIRepository)
@@ -247,6 +248,13 @@ func TestSyncOCIRepository(t *testing.T) {
 			state: StateProgressing, msgPart: "HealthCheckFailed: health check failed after 1m0s", artifact: digestNew,
 		},
 		{
+			name: "a later revision removed the OCIRepository", root: rev2, noSource: true, artifacts: map[string]string{"shop-api-web": digestNew},
+			app: func(t *testing.T, k *kustomizev1.Kustomization) {
+				setKustomizationStatus(t, c, k, digestNew, digestNew, applied(digestNew))
+			},
+			state: StateProgressing, msgPart: "OCIRepository %s/shop-api-web is gone: a later fleet revision removed it", moved: true,
+		},
+		{
 			name: "the OCIRepository is not there", root: rev, noSource: true,
 			app: func(t *testing.T, k *kustomizev1.Kustomization) {
 				setKustomizationStatus(t, c, k, digestOld, digestOld, applied(digestOld))
@@ -287,7 +295,7 @@ func TestSyncOCIRepository(t *testing.T) {
 				t.Fatalf("components = %+v", chk.Components)
 			}
 			cs := chk.Components[0]
-			if moved := strings.Contains(tc.msgPart, "a later fleet revision changed it"); cs.Moved != moved || chk.MovedOn() != moved {
+			if moved := tc.moved || strings.Contains(tc.msgPart, "a later fleet revision changed it"); cs.Moved != moved || chk.MovedOn() != moved {
 				t.Errorf("moved = %v, check moved on = %v, want %v", cs.Moved, chk.MovedOn(), moved)
 			}
 			if cs.Artifact != tc.artifact || cs.Source != "OCIRepository/shop-api-web" {

@@ -27,7 +27,7 @@ import (
 
 // maxPins bounds the artifact revisions pinMemory holds: a few per component
 // of a fleet of thousands of apps.
-const maxPins = 1 << 16
+const maxPins = 1 << 14
 
 // pinKey names one artifact revision of one component of an app.
 type pinKey struct {
@@ -289,16 +289,23 @@ func (s *Server) appliedRevisionOf(ctx context.Context, o *sourcev1.OCIRepositor
 	if key.Name == "" || key.Namespace == "" {
 		return "", nil
 	}
+	applying := ""
+	stillApplying := func() error {
+		return fmt.Errorf("the Kustomization %s, which applies OCIRepository %s/%s, is still applying %s: which fleet revision pins %s is not known yet",
+			key, o.Namespace, o.Name, applying, probe.Pinned(o))
+	}
 	for {
 		var root kustomizev1.Kustomization
 		switch err := s.cfg.Cluster.Get(ctx, key, &root); {
 		case apierrors.IsNotFound(err):
 			return "", nil
+		case err != nil && applying != "" && ctx.Err() != nil:
+			return "", stillApplying()
 		case err != nil:
 			return "", fmt.Errorf("reading Kustomization %s, which applies OCIRepository %s/%s: %w", key, o.Namespace, o.Name, err)
 		}
-		applying, busy := probe.Applying(&root)
-		if !busy {
+		var busy bool
+		if applying, busy = probe.Applying(&root); !busy {
 			if rev := probe.AppliedRevision(&root); !probe.IsArtifactRevision(rev) {
 				return rev, nil
 			}
@@ -306,8 +313,7 @@ func (s *Server) appliedRevisionOf(ctx context.Context, o *sourcev1.OCIRepositor
 		}
 		select {
 		case <-ctx.Done():
-			return "", fmt.Errorf("the Kustomization %s, which applies OCIRepository %s/%s, is still applying %s: which fleet revision pins %s is not known yet",
-				key, o.Namespace, o.Name, applying, probe.Pinned(o))
+			return "", stillApplying()
 		case <-s.cfg.Clock.After(settlePoll):
 		}
 	}
