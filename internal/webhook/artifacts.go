@@ -124,9 +124,16 @@ func (s *Server) artifactsOf(ctx context.Context, d store.Deployment) map[string
 			out[k] = v
 		}
 	}
-	for k, v := range s.pins.of(d.Project+"/"+d.App, d.Revision) {
+	for k, v := range s.ownArtifacts(d) {
 		out[k] = v
 	}
+	return out
+}
+
+// ownArtifacts is artifactsOf without what is inherited: what d's checks
+// recorded, over what its events were credited with.
+func (s *Server) ownArtifacts(d store.Deployment) map[string]string {
+	out := s.pins.of(d.Project+"/"+d.App, d.Revision)
 	for k, v := range recordedArtifacts(d) {
 		out[k] = v
 	}
@@ -141,7 +148,9 @@ var errNoFleetRevision = errors.New("no fleet revision known for the artifact re
 // Kustomization or OCIRepository about artifact revision rev belongs to:
 //
 //  1. the app's current deployment's, when it is known to pin rev (unless
-//     the app was deleted: re-added, it starts a new deployment);
+//     the app was deleted: re-added, it starts a new deployment), or
+//     inherited the pin from the deployment before it and the
+//     OCIRepository still pins rev;
 //  2. when the OCIRepository still pins rev: the current deployment's if
 //     rev was credited before (it is still pinned, so no later revision
 //     changed it); otherwise this is the first word of a new pin, and the
@@ -185,10 +194,13 @@ func (s *Server) fleetRevisionOf(ctx context.Context, kind, namespace, name, pro
 	live := hasLatest && latest.Phase != store.PhaseDeleted
 	var latestPin string
 	if live {
-		latestPin = s.artifactsOf(ctx, latest)[name]
-		if probe.ArtifactDigest(latestPin) == digest {
+		if own := s.ownArtifacts(latest)[name]; probe.ArtifactDigest(own) == digest {
 			return latest.Revision, nil
 		}
+		// What the deployment inherited counts once the cluster says the
+		// digest is still pinned: a late report of the digest the
+		// deployment's revision replaced is not its.
+		latestPin = s.artifactsOf(ctx, latest)[name]
 	}
 	c := s.cfg.Cluster
 	source := client.ObjectKey{Namespace: namespace, Name: name}
@@ -220,6 +232,8 @@ func (s *Server) fleetRevisionOf(ctx context.Context, kind, namespace, name, pro
 
 	remembered, seen := s.pins.get(key)
 	switch {
+	case current && live && probe.ArtifactDigest(latestPin) == digest:
+		return latest.Revision, nil
 	case current && live && latestPin == "" && seen:
 		return latest.Revision, nil
 	case current:

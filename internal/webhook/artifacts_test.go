@@ -345,6 +345,8 @@ func TestFleetRevisionOf(t *testing.T) {
 			deployments: []deployment{{rev: revA, pins: map[string]string{"web": web1}}, {rev: revB, pins: map[string]string{"web": web2}}}, event: web2, want: revB},
 		{name: "inherited from the deployment before", pinned: web2, root: revC,
 			deployments: []deployment{{rev: revA, pins: map[string]string{"web": web2, "db": db1}}, {rev: revB, pins: map[string]string{"db": db1}}}, event: web2, want: revB},
+		{name: "inherited, but a later pin replaced it", pinned: web2, root: revB,
+			deployments: []deployment{{rev: revA, pins: map[string]string{"web": web1}}, {rev: revB, pins: map[string]string{"db": db1}}}, event: web1, want: revA},
 		{name: "credited before and still pinned", pinned: web2, root: revC,
 			deployments: []deployment{{rev: revA, pins: map[string]string{"db": db1}}, {rev: revB}}, remembered: map[string]string{web2: revA}, event: web2, want: revB},
 		{name: "pinned again after a revert", pinned: web1, root: revC,
