@@ -520,3 +520,34 @@ func TestFleetRevisionOfWhileTheRootApplies(t *testing.T) {
 		}
 	})
 }
+
+// TestPinMemory checks that the memory of credited pins forgets the oldest
+// first and answers by fleet revision what it still holds.
+func TestPinMemory(t *testing.T) {
+	t.Parallel()
+	m := newPinMemory(3)
+	k := func(name, digest string) pinKey { return pinKey{app: "shop/api", name: name, digest: digest} }
+	m.put(k("web", web1), revA)
+	m.put(k("db", db1), revA)
+	m.put(k("web", web2), revB)
+	m.put(k("web", web1), revC) // credited again: not a new entry
+	if diff := cmp.Diff(map[string]string{"db": db1}, m.of("shop/api", revA)); diff != "" {
+		t.Errorf("of(revA) (-want +got):\n%s", diff)
+	}
+	m.put(k("web", web3), revC) // the fourth entry: the oldest, web1, goes
+	if _, ok := m.get(k("web", web1)); ok {
+		t.Error("the oldest entry is still held")
+	}
+	if diff := cmp.Diff(map[string]string{"web": web3}, m.of("shop/api", revC)); diff != "" {
+		t.Errorf("of(revC) (-want +got):\n%s", diff)
+	}
+	if r, ok := m.get(k("web", web2)); !ok || r != revB {
+		t.Errorf("web2 = %q, %v; want %s", r, ok, revB)
+	}
+	if got := m.of("shop/cart", revB); len(got) != 0 {
+		t.Errorf("another app's pins: %v", got)
+	}
+	if len(m.revs) != 3 || len(m.order) != 3 {
+		t.Errorf("holds %d entries in order of %d, want 3", len(m.revs), len(m.order))
+	}
+}
