@@ -341,6 +341,8 @@ func TestFleetRevisionOf(t *testing.T) {
 			deployments: []deployment{{rev: revB, pins: map[string]string{"web": web2}}}, event: web2, want: revB},
 		{name: "first word of a pin after the root applied another revision", pinned: web2, root: revC,
 			deployments: []deployment{{rev: revA, pins: map[string]string{"web": web1}}}, event: web2, want: revC},
+		{name: "the first report after the fleet switched to artifacts", pinned: web1, root: revB,
+			deployments: []deployment{{rev: revA}}, event: web1, want: revB},
 		{name: "the current deployment pins it", pinned: web2, root: revC,
 			deployments: []deployment{{rev: revA, pins: map[string]string{"web": web1}}, {rev: revB, pins: map[string]string{"web": web2}}}, event: web2, want: revB},
 		{name: "inherited from the deployment before", pinned: web2, root: revC,
