@@ -23,6 +23,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -112,10 +113,9 @@ func Build(title string, files []File) (*Artifact, error) {
 	diffID := sha(tarBuf.Bytes())
 
 	var gzBuf bytes.Buffer
-	gz, err := gzip.NewWriterLevel(&gzBuf, gzip.NoCompression)
-	if err != nil {
-		return nil, err
-	}
+	gz := gzipWriters.Get().(*gzip.Writer)
+	defer gzipWriters.Put(gz)
+	gz.Reset(&gzBuf)
 	// The header carries no name, no time and "unknown" as the OS: the
 	// defaults, set here so that they are a decision.
 	gz.Name, gz.ModTime, gz.OS = "", time.Time{}, 255
@@ -145,6 +145,14 @@ func Build(title string, files []File) (*Artifact, error) {
 	}
 	return &Artifact{Title: title, Digest: sha(manifest), Manifest: manifest, Config: config, Layer: layer}, nil
 }
+
+// gzipWriters keeps gzip writers for Build: a new one allocates its
+// compressor's tables (over half a megabyte) even to store, and a fleet
+// packs a folder per component.
+var gzipWriters = sync.Pool{New: func() any {
+	gz, _ := gzip.NewWriterLevel(nil, gzip.NoCompression)
+	return gz
+}}
 
 func sha(b []byte) v1.Hash {
 	s := sha256.Sum256(b)
