@@ -553,3 +553,30 @@ func TestPinMemory(t *testing.T) {
 		t.Errorf("holds %d entries in order of %d, want 3", len(m.revs), len(m.order))
 	}
 }
+
+// TestArtifactEventResolvedFromCluster checks that source-controller's
+// report of an OCIRepository without the app's metadata finds the app by
+// the OCIRepository's labels, and its fleet revision by its pin.
+func TestArtifactEventResolvedFromCluster(t *testing.T) {
+	t.Parallel()
+	project, fluxNS := env.Namespace(t), env.Namespace(t)
+	f := newOCIFleet(t, fluxNS, project, map[string]string{"web": web2})
+	f.rootApplied(t, revB)
+	e := clusterEnv(t, fluxNS, nil, "127.0.0.1:1", func(c *Config) { c.RecheckInterval = -1 })
+	body := fixture(t, "ocirepository-newartifact", func(ev *eventv1.Event) {
+		ev.InvolvedObject.Namespace, ev.InvolvedObject.Name = fluxNS, project+"-api-web"
+		ev.Metadata = map[string]string{"revision": web2}
+	})
+	r := e.mustPost(body, 200)
+	if r.Project != project || r.App != "api" {
+		t.Fatalf("answer = %+v, want %s/api", r, project)
+	}
+	d, err := e.st.Deployment(t.Context(), r.DeploymentID)
+	if err != nil || d.Revision != revB {
+		t.Errorf("deployment = %+v, %v; want one at %s", d, err, revB)
+	}
+	evs, err := e.st.Events(t.Context(), project, "api", 1)
+	if err != nil || len(evs) != 1 || evs[0].Component != "web" || evs[0].Kind != sourcev1.OCIRepositoryKind || evs[0].Revision != revB {
+		t.Errorf("stored = %+v, %v", evs, err)
+	}
+}
