@@ -17,6 +17,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/kustomize/api/krusty"
@@ -180,6 +181,42 @@ func TestDocsShowTheBase(t *testing.T) {
 		}
 		if !bytes.Contains(doc, append(append([]byte("```yaml\n"), b...), "```\n"...)) {
 			t.Errorf("docs/webhook.md does not show deploy/webhook/%s as it is; copy it there", f)
+		}
+	}
+}
+
+// TestRoleGrantsTheReads checks that the ClusterRole lets the webhook make
+// the reads its checks and event mapping make (internal/probe,
+// internal/webhook), and no write.
+func TestRoleGrantsTheReads(t *testing.T) {
+	t.Parallel()
+	var role rbacv1.ClusterRole
+	if err := yaml.UnmarshalStrict(build(t)["ClusterRole/fleetwright-webhook"], &role); err != nil {
+		t.Fatal(err)
+	}
+	allows := func(group, resource, verb string) bool {
+		return slices.ContainsFunc(role.Rules, func(r rbacv1.PolicyRule) bool {
+			return slices.Contains(r.APIGroups, group) && slices.Contains(r.Resources, resource) && slices.Contains(r.Verbs, verb)
+		})
+	}
+	for _, want := range []struct{ group, resource, verb string }{
+		{"kustomize.toolkit.fluxcd.io", "kustomizations", "list"},
+		{"kustomize.toolkit.fluxcd.io", "kustomizations", "get"},
+		{"source.toolkit.fluxcd.io", "ocirepositories", "get"},
+		{"helm.toolkit.fluxcd.io", "helmreleases", "get"},
+		{"apps", "deployments", "list"},
+		{"apps", "statefulsets", "list"},
+		{"networking.k8s.io", "ingresses", "list"},
+	} {
+		if !allows(want.group, want.resource, want.verb) {
+			t.Errorf("the ClusterRole does not allow %s on %s.%s", want.verb, want.resource, want.group)
+		}
+	}
+	for _, r := range role.Rules {
+		for _, v := range r.Verbs {
+			if v != "get" && v != "list" {
+				t.Errorf("rule %+v allows %s: the webhook only reads", r, v)
+			}
 		}
 	}
 }

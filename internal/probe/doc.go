@@ -3,7 +3,11 @@
 //  1. GitOps sync: every Flux Kustomization of the app is Ready and has
 //     applied the deployment's revision, as has the Kustomization that
 //     applies them; their spec-revision annotation then names the apps-repo
-//     commit of the revision. No Kustomization left means the app is gone;
+//     commit of the revision. A Kustomization that reads its own
+//     OCIRepository (fleet.artifacts) reports the artifact's revision
+//     (sha256:<hex>) instead: it is judged against the digest the revision
+//     pins, once source-controller stored that artifact (artifact.go).
+//     No Kustomization left means the app is gone;
 //  2. workload readiness: every Deployment and StatefulSet of the app is
 //     current by kstatus rules (observed generation, updated and available
 //     replicas, a StatefulSet's update revision);

@@ -64,6 +64,15 @@ type ComponentStatus struct {
 	// spec-revision annotation, set only once that annotation is known to be
 	// the target revision's (see Prober.Sync).
 	SpecRevision string `json:"spec_revision,omitempty"`
+	// Source is the OCIRepository a Kustomization reads ("" for any other
+	// source), and Artifact the artifact revision (sha256:<hex>) the target
+	// revision pins it to, set only once known to be the target revision's.
+	Source   string `json:"source,omitempty"`
+	Artifact string `json:"artifact,omitempty"`
+	// Moved: a later fleet revision changed the component's OCIRepository,
+	// so the target revision's objects are no longer in the cluster (the
+	// later revision's deployment takes over).
+	Moved bool `json:"moved,omitempty"`
 	// Replica counts of a Deployment.
 	Desired   *int32 `json:"desired,omitempty"`
 	Updated   *int32 `json:"updated,omitempty"`
@@ -101,6 +110,12 @@ type Target struct {
 	Namespace string
 	// FluxNamespace holds the app's Flux Kustomizations; default flux-system.
 	FluxNamespace string
+	// Artifacts holds, by Kustomization name, the artifact revision the
+	// target revision is known to pin the OCIRepository of that
+	// Kustomization to (what earlier checks and the events recorded). It
+	// lets the sync check judge a component once the Kustomization that
+	// applies it has moved on to a later revision that left it as it was.
+	Artifacts map[string]string
 }
 
 func (t Target) namespace() string {
@@ -132,6 +147,21 @@ func (c Check) SpecRevision() string {
 		}
 	}
 	return rev
+}
+
+// MovedOn reports whether the check is held back only by components a
+// later fleet revision changed (ComponentStatus.Moved).
+func (c Check) MovedOn() bool {
+	moved := false
+	for _, cs := range c.Components {
+		switch {
+		case cs.Moved:
+			moved = true
+		case !cs.State.Green():
+			return false
+		}
+	}
+	return moved
 }
 
 // Result is the state of all three checks of a deployment.

@@ -10,6 +10,7 @@ import (
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/fluxcd/pkg/apis/meta"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -103,6 +104,8 @@ func (p *Prober) Sync(ctx context.Context, t Target) (Check, time.Duration) {
 	var (
 		timeout  time.Duration
 		deleting []string
+		// fromArtifacts: the Kustomizations that read an OCIRepository.
+		fromArtifacts []*kustomizev1.Kustomization
 	)
 	for i := range list.Items {
 		k := &list.Items[i]
@@ -122,6 +125,10 @@ func (p *Prober) Sync(ctx context.Context, t Target) (Check, time.Duration) {
 			})
 			continue
 		}
+		if k.Spec.SourceRef.Kind == sourcev1.OCIRepositoryKind {
+			fromArtifacts = append(fromArtifacts, k)
+			continue
+		}
 		s := kustomizationStatus(k, t)
 		switch applier, err := p.applierOf(ctx, k, listed); {
 		case err == nil:
@@ -132,6 +139,7 @@ func (p *Prober) Sync(ctx context.Context, t Target) (Check, time.Duration) {
 		}
 		c.Components = append(c.Components, s)
 	}
+	c.Components = append(c.Components, p.artifactStatuses(ctx, fromArtifacts, t)...)
 	slices.SortFunc(c.Components, func(a, b ComponentStatus) int {
 		return cmp.Or(cmp.Compare(a.Component, b.Component), cmp.Compare(a.Name, b.Name))
 	})
@@ -214,6 +222,18 @@ func appliedRevision(k *kustomizev1.Kustomization, rev string) bool {
 	ready := apimeta.FindStatusCondition(k.Status.Conditions, meta.ReadyCondition)
 	return k.Status.LastAttemptedRevision == rev && ready != nil && ready.Status == metav1.ConditionFalse &&
 		ready.Reason == meta.HealthCheckFailedReason
+}
+
+// AppliedRevision returns the revision whose objects a Kustomization last
+// applied: the one it finished with or, when it applied and pruned a newer
+// one and then only its health check failed, that one ("" when none).
+func AppliedRevision(k *kustomizev1.Kustomization) string {
+	ready := apimeta.FindStatusCondition(k.Status.Conditions, meta.ReadyCondition)
+	if k.Status.LastAttemptedRevision != "" && ready != nil && ready.Status == metav1.ConditionFalse &&
+		ready.Reason == meta.HealthCheckFailedReason {
+		return k.Status.LastAttemptedRevision
+	}
+	return k.Status.LastAppliedRevision
 }
 
 func kustomizationStatus(k *kustomizev1.Kustomization, t Target) ComponentStatus {

@@ -129,7 +129,11 @@ func componentHealth(d store.Deployment, res probe.Result) []ComponentHealth {
 	}
 	for i := range d.Components {
 		c := d.Components[i]
-		get(c.Name).Flux = &c
+		// A component has an event state per kind of Flux object
+		// (Kustomization, OCIRepository): show its latest.
+		if h := get(c.Name); h.Flux == nil || !c.UpdatedAt.Before(h.Flux.UpdatedAt) {
+			h.Flux = &c
+		}
 	}
 	for _, cs := range res.Check(probe.CheckSync).Components {
 		if cs.Kind == "Kustomization" {

@@ -106,3 +106,41 @@ func cpuTime(b *testing.B) time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkIngestArtifactEvents posts, from 32 concurrent clients,
+// periodic reports of an app's component that reads its own OCIRepository
+// (revision sha256:…), each mapped to its fleet revision by reading the
+// Kustomization and OCIRepository from the test kube-apiserver and the
+// app's deployments from SQLite: go test -run '^$' -bench ArtifactEvents.
+func BenchmarkIngestArtifactEvents(b *testing.B) {
+	project, fluxNS := env.Namespace(b), env.Namespace(b)
+	f := newOCIFleet(b, fluxNS, project, map[string]string{"web": web1})
+	f.rootApplied(b, revA)
+	e := clusterEnv(b, fluxNS, nil, "127.0.0.1:1", func(c *Config) {
+		c.RecheckInterval, c.DefaultTimeout, c.Backoff = -1, time.Hour, probe.DefaultBackoff()
+	})
+	recordPinned(b, e.st, project, revA, 0, map[string]string{"web": web1})
+	const clients = 32
+	bodies := make([][]byte, b.N)
+	for i := range bodies {
+		bodies[i] = f.event(b, "web", web1, fmt.Sprintf("Reconciliation finished in %dms, next run in 10m0s", i))
+	}
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients}}
+	defer hc.CloseIdleConnections()
+	b.ResetTimer()
+	cpu0 := cpuTime(b)
+	start := time.Now()
+	lat, fails := postSigned(hc, e.ts.URL+"/hooks/flux", bodies, clients)
+	elapsed := time.Since(start)
+	cpu := cpuTime(b) - cpu0
+	b.StopTimer()
+	if fails > 0 {
+		b.Fatalf("%d of %d events were not stored", fails, b.N)
+	}
+	p99 := lat[min(len(lat)-1, len(lat)*99/100)]
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "events/s")
+	b.ReportMetric(float64(p99.Microseconds())/1000, "p99_ms")
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50_ms")
+	// This process's CPU per event; the kube-apiserver's is not counted.
+	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu_us/event")
+}

@@ -39,7 +39,8 @@ func recordDeployments(t *testing.T, st *store.SQL, n int) []int64 {
 
 func TestClientDeployments(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t, nil)
+	// The history is older than the retention keeps: no prune at start.
+	e := newTestEnv(t, func(c *Config) { c.PruneInterval = -1 })
 	ids := recordDeployments(t, e.st, 5)
 	c, err := NewClient(e.ts.URL+"/", testToken, e.ts.Client())
 	if err != nil {

@@ -93,7 +93,7 @@ func (a *clusterApp) setSynced(t *testing.T, revision string) {
 
 // setApplied writes a Kustomization's status as kustomize-controller does
 // once it applied revision and its health checks passed.
-func setApplied(t *testing.T, k *kustomizev1.Kustomization, revision string) {
+func setApplied(t testing.TB, k *kustomizev1.Kustomization, revision string) {
 	t.Helper()
 	setKustomizationStatus(t, k, revision, revision, metav1.Condition{Type: meta.ReadyCondition, Status: metav1.ConditionTrue,
 		Reason: meta.ReconciliationSucceededReason, Message: "Applied revision: " + revision})
@@ -101,7 +101,7 @@ func setApplied(t *testing.T, k *kustomizev1.Kustomization, revision string) {
 
 // setKustomizationStatus writes a Kustomization's status: its applied and
 // attempted revisions and its Ready condition.
-func setKustomizationStatus(t *testing.T, k *kustomizev1.Kustomization, applied, attempted string, ready metav1.Condition) {
+func setKustomizationStatus(t testing.TB, k *kustomizev1.Kustomization, applied, attempted string, ready metav1.Condition) {
 	t.Helper()
 	if err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(k), k); err != nil {
 		t.Fatal(err)
@@ -139,7 +139,7 @@ func tlsSite(t *testing.T, host string) (*x509.CertPool, string) {
 	return ca.Pool(), ts.Listener.Addr().String()
 }
 
-func clusterEnv(t *testing.T, fluxNS string, pool *x509.CertPool, addr string, mods ...func(*Config)) *testEnv {
+func clusterEnv(t testing.TB, fluxNS string, pool *x509.CertPool, addr string, mods ...func(*Config)) *testEnv {
 	t.Helper()
 	kube, err := kubernetes.NewForConfig(env.Config)
 	if err != nil {

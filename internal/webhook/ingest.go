@@ -16,8 +16,11 @@ import (
 	"sync"
 	"time"
 
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	eventv1 "github.com/fluxcd/pkg/apis/event/v1beta1"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 
+	"github.com/fleetwright/fleetwright/internal/probe"
 	"github.com/fleetwright/fleetwright/internal/store"
 )
 
@@ -283,6 +286,23 @@ func (s *Server) toRecord(ctx context.Context, ev *eventv1.Event, body []byte) (
 	// A HelmRelease reports its chart version, not a fleet revision: its events
 	// join the app's newest deployment. So does an event with no revision.
 	rec.JoinLatest = ev.InvolvedObject.Kind == "HelmRelease" || rev == ""
+	if kind := ev.InvolvedObject.Kind; probe.IsArtifactRevision(rev) && (kind == kustomizev1.KustomizationKind || kind == sourcev1.OCIRepositoryKind) {
+		fleet, err := s.fleetRevisionOf(ctx, kind, ev.InvolvedObject.Namespace, ev.InvolvedObject.Name, rec.Project, rec.App, rev)
+		switch {
+		case errors.Is(err, errNoFleetRevision):
+			s.log.Info("event of an artifact revision no deployment pins", "object", kind+"/"+ev.InvolvedObject.Namespace+"/"+ev.InvolvedObject.Name,
+				"revision", rev, "app", rec.Project+"/"+rec.App)
+			rec.Project, rec.App, rec.Component, rec.SpecRevision, rec.Body = "", "", "", "", nil
+			rec.Health, rec.Terminal = "", false
+			return rec, nil
+		case err != nil:
+			return rec, err
+		}
+		// The deployment is the fleet revision's; the artifact revision
+		// stays in the key, so that the same report of two pins is two events.
+		rec.Revision = fleet
+		rec.DedupeKey = dedupeKey(ev, fleet+" "+rev)
+	}
 	return rec, nil
 }
 

@@ -56,6 +56,12 @@ func evaluate(in evalInput) verdict {
 		if res.AllGreen() {
 			return greenVerdict(res)
 		}
+		if s := res.Check(probe.CheckSync); s.MovedOn() {
+			// A later fleet revision is rolling the app out: its deployment
+			// takes over once its first event comes, and until then this
+			// one is not what the checks see.
+			return verdict{in.Previous, "a later fleet revision changed the app: " + s.Message}
+		}
 		msg := notGreenMessage(res)
 		if in.Previous == store.PhaseDegraded && !in.DegradedSince.IsZero() && in.Timeout > 0 &&
 			in.Now.Sub(in.DegradedSince) >= in.Timeout {

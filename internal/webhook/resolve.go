@@ -8,6 +8,7 @@ import (
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -29,8 +30,8 @@ type Resolver interface {
 }
 
 // ClusterResolver reads the fleetwright.io/* labels (or the
-// event.toolkit.fluxcd.io/* annotations) of a Kustomization or HelmRelease
-// from the cluster, caching answers for a while.
+// event.toolkit.fluxcd.io/* annotations) of a Kustomization, HelmRelease or
+// OCIRepository from the cluster, caching answers for a while.
 type ClusterResolver struct {
 	c     client.Reader
 	clock probe.Clock
@@ -62,6 +63,8 @@ func (r *ClusterResolver) Resolve(ctx context.Context, kind, namespace, name str
 		obj = &kustomizev1.Kustomization{}
 	case helmv2.HelmReleaseKind:
 		obj = &helmv2.HelmRelease{}
+	case sourcev1.OCIRepositoryKind:
+		obj = &sourcev1.OCIRepository{}
 	default:
 		return AppRef{}, false, nil
 	}

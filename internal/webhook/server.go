@@ -172,6 +172,8 @@ type Server struct {
 	tokenSum [32]byte
 	budget   *bodyBudget
 	pages    *pages
+	// pins remembers which fleet revision artifact revisions were credited to.
+	pins *pinMemory
 
 	// streamMu guards streams and streamsClosed: the write deadlines of
 	// the open event streams, set to now when the shutdown begins.
@@ -197,6 +199,7 @@ func New(cfg Config) (*Server, error) {
 		stopping: make(chan struct{}),
 		tokenSum: sha256.Sum256([]byte(cfg.APIToken)),
 		budget:   &bodyBudget{max: cfg.MaxPendingBodyBytes},
+		pins:     newPinMemory(maxPins),
 		streams:  map[*http.ResponseController]struct{}{},
 	}
 	var err error

@@ -349,7 +349,7 @@ func (t *tracker) target(d store.Deployment) probe.Target {
 }
 
 func (t *tracker) execute(ctx context.Context, d store.Deployment, mode runMode, started time.Time, wake <-chan struct{}) {
-	chk := &deploymentChecker{base: t.s.cfg.Prober, st: t.s.cfg.Store, id: d.ID}
+	chk := &deploymentChecker{base: t.s.cfg.Prober, st: t.s.cfg.Store, id: d.ID, artifacts: t.s.artifactsOf}
 	timeout := d.Timeout
 	if timeout <= 0 {
 		timeout = t.s.cfg.DefaultTimeout
@@ -540,6 +540,9 @@ type deploymentChecker struct {
 	base probe.Checker
 	st   store.Store
 	id   int64
+	// artifacts returns what is known of the artifact revisions the
+	// deployment's fleet revision pins (Server.artifactsOf).
+	artifacts func(context.Context, store.Deployment) map[string]string
 }
 
 func (c *deploymentChecker) Sync(ctx context.Context, t probe.Target) (probe.Check, time.Duration) {
@@ -550,6 +553,9 @@ func (c *deploymentChecker) Sync(ctx context.Context, t probe.Target) (probe.Che
 	ev := eventSync(d.Components)
 	if c.base == nil {
 		return ev, 0
+	}
+	if c.artifacts != nil {
+		t.Artifacts = c.artifacts(ctx, d)
 	}
 	chk, timeout := c.base.Sync(ctx, t)
 	if chk.State == probe.StateGone {
