@@ -15,7 +15,7 @@ const notificationAPIVersion = "notification.toolkit.fluxcd.io/v1beta3"
 
 // forwardedKinds are the kinds whose events ForwardEvents forwards.
 func forwardedKinds() []string {
-	return []string{"GitRepository", "HelmChart", "HelmRelease", "HelmRepository", "Kustomization"}
+	return []string{"GitRepository", "HelmChart", "HelmRelease", "HelmRepository", "Kustomization", "OCIRepository"}
 }
 
 // ForwardEvents makes notification-controller post the events of Flux's
@@ -23,9 +23,10 @@ func forwardedKinds() []string {
 // with the header X-Signature: sha256=<hex HMAC-SHA256 of the body with
 // hmacKey>. It creates in namespace a Secret, a Provider and an Alert, all
 // named name; the Alert selects every GitRepository, HelmChart,
-// HelmRelease, HelmRepository and Kustomization, of any severity, in each of
-// sourceNamespaces (by default namespace alone). The objects take effect at
-// once: Provider and Alert have no status to wait for.
+// HelmRelease, HelmRepository, Kustomization and OCIRepository, of any
+// severity, in each of sourceNamespaces (by default namespace alone). The
+// objects take effect at once: Provider and Alert have no status to wait
+// for.
 func (c *Cluster) ForwardEvents(ctx context.Context, namespace, name, url string, hmacKey []byte, sourceNamespaces ...string) error {
 	if len(sourceNamespaces) == 0 {
 		sourceNamespaces = []string{namespace}

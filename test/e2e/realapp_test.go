@@ -88,6 +88,10 @@ func TestRealAppJourney(t *testing.T) {
 	if err := remote.Write(ref, img); err != nil {
 		t.Fatal(err)
 	}
+	// This journey's fleet gives each component its own source: render
+	// pushes each component's folder as an OCI artifact to the journey's
+	// registry (plain HTTP on loopback), and Flux pulls it by digest.
+	j.edit("platform.yaml", "  path: fleet\n", "  path: fleet\n  artifacts: {repository: "+j.reg.Host()+"/fleet-artifacts, insecure: true}\n")
 	appFile := filepath.Join(j.apps, "apps", project, realApp, "app.yaml")
 	if err := os.MkdirAll(filepath.Dir(appFile), 0o755); err != nil {
 		t.Fatal(err)
