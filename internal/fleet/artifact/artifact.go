@@ -23,6 +23,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -70,6 +71,11 @@ type Artifact struct {
 // manifests keeps every artifact a fleet commit may name.
 func (a *Artifact) Tag() string { return a.Digest.Algorithm + "-" + a.Digest.Hex }
 
+var gzWriters = sync.Pool{New: func() any {
+	gz, _ := gzip.NewWriterLevel(nil, gzip.NoCompression) // a valid level: no error
+	return gz
+}}
+
 // epoch is every entry's modification time.
 var epoch = time.Unix(0, 0).UTC()
 
@@ -112,10 +118,11 @@ func Build(title string, files []File) (*Artifact, error) {
 	diffID := sha(tarBuf.Bytes())
 
 	var gzBuf bytes.Buffer
-	gz, err := gzip.NewWriterLevel(&gzBuf, gzip.NoCompression)
-	if err != nil {
-		return nil, err
-	}
+	// A gzip writer's compressor state is large even when it only stores:
+	// writers are reused, which changes none of the bytes.
+	gz := gzWriters.Get().(*gzip.Writer)
+	defer gzWriters.Put(gz)
+	gz.Reset(&gzBuf)
 	// The header carries no name, no time and "unknown" as the OS: the
 	// defaults, set here so that they are a decision.
 	gz.Name, gz.ModTime, gz.OS = "", time.Time{}, 255
