@@ -18,13 +18,19 @@ import (
 
 // Verifying the synthetic fleet: drift against the specs, every path built,
 // every object validated, the secret and policy gates; no cluster.
-func BenchmarkVerify1k(b *testing.B)  { benchVerify(b, 1_000, true) }
-func BenchmarkVerify10k(b *testing.B) { benchVerify(b, 10_000, true) }
+func BenchmarkVerify1k(b *testing.B)  { benchVerify(b, 1_000, true, false) }
+func BenchmarkVerify10k(b *testing.B) { benchVerify(b, 10_000, true, false) }
 
 // The same without the drift check (no apps repository: no render).
-func BenchmarkVerifyFleetOnly10k(b *testing.B) { benchVerify(b, 10_000, false) }
+func BenchmarkVerifyFleetOnly10k(b *testing.B) { benchVerify(b, 10_000, false, false) }
 
-func benchVerify(b *testing.B, n int, drift bool) {
+// The fleet of component artifacts (platform.yaml fleet.artifacts): every
+// component's OCIRepository, and its artifact rebuilt from the folder and
+// compared with the digest the fleet pins, besides all of the above.
+func BenchmarkVerifyArtifacts10k(b *testing.B)          { benchVerify(b, 10_000, true, true) }
+func BenchmarkVerifyArtifactsFleetOnly10k(b *testing.B) { benchVerify(b, 10_000, false, true) }
+
+func benchVerify(b *testing.B, n int, drift, artifacts bool) {
 	src := b.TempDir()
 	if err := synth.Write(src, n); err != nil {
 		b.Fatal(err)
@@ -37,7 +43,10 @@ func benchVerify(b *testing.B, n int, drift bool) {
 	if ps.HasErrors() {
 		b.Fatal(ps)
 	}
-	f, err := generate.Render(repo, generate.Options{})
+	if artifacts {
+		repo.Platform.Fleet.Artifacts = &spec.FleetArtifacts{Repository: "registry.bench.test/fleet"}
+	}
+	f, err := generate.Render(repo, generate.Options{Platform: &repo.Platform})
 	if err != nil {
 		b.Fatal(err)
 	}
