@@ -2,16 +2,24 @@ package verify
 
 import (
 	"maps"
+	"net/http"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/fleetwright/fleetwright/internal/exports"
+	"github.com/fleetwright/fleetwright/internal/fleet/artifact"
 	"github.com/fleetwright/fleetwright/internal/generate"
+	"github.com/fleetwright/fleetwright/internal/registry"
+	"github.com/fleetwright/fleetwright/internal/registry/registrytest"
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
 
@@ -195,10 +203,12 @@ func TestArtifactChecks(t *testing.T) {
 				", or delete this OCIRepository and its Kustomization"},
 		},
 		{
-			name:   "the annotation names no folder",
-			mutate: func(t testing.TB, f map[string][]byte) { edit(t, f, shopOrders, "artifact-path: apps/prod-eu/shop/orders/api\n", "artifact-path: ../api\n") },
+			name: "the annotation names no folder",
+			mutate: func(t testing.TB, f map[string][]byte) {
+				edit(t, f, shopOrders, "artifact-path: apps/prod-eu/shop/orders/api\n", "artifact-path: ../api\n")
+			},
 			checks: []Check{CheckArtifact},
-			want: []string{"fleet/" + shopOrders + `:9: OCIRepository/shop-orders-api: metadata.annotations.fleetwright.io/artifact-path: "../api" is not a folder path inside the fleet, such as apps/<cluster>/<project>/<app>/<component>`},
+			want:   []string{"fleet/" + shopOrders + `:9: OCIRepository/shop-orders-api: metadata.annotations.fleetwright.io/artifact-path: "../api" is not a folder path inside the fleet, such as apps/<cluster>/<project>/<app>/<component>`},
 		},
 		{
 			name:   "a tag instead of the digest",
@@ -229,15 +239,19 @@ func TestArtifactChecks(t *testing.T) {
 			},
 		},
 		{
-			name:   "another repository",
-			mutate: func(t testing.TB, f map[string][]byte) { edit(t, f, shopOrders, "url: oci://ghcr.io/myorg/fleet\n", "url: oci://ghcr.io/other/fleet\n") },
+			name: "another repository",
+			mutate: func(t testing.TB, f map[string][]byte) {
+				edit(t, f, shopOrders, "url: oci://ghcr.io/myorg/fleet\n", "url: oci://ghcr.io/other/fleet\n")
+			},
 			checks: []Check{CheckArtifact, CheckAPI},
 			want: []string{"fleet/" + shopOrders + ":26: OCIRepository/shop-orders-api: spec.url: url oci://ghcr.io/other/fleet is not the fleet's artifact repository " +
 				"oci://ghcr.io/myorg/fleet (platform.yaml fleet.artifacts.repository); " + fixArtifact},
 		},
 		{
-			name:   "another repository, without the platform's",
-			mutate: func(t testing.TB, f map[string][]byte) { edit(t, f, shopOrders, "url: oci://ghcr.io/myorg/fleet\n", "url: oci://ghcr.io/other/fleet\n") },
+			name: "another repository, without the platform's",
+			mutate: func(t testing.TB, f map[string][]byte) {
+				edit(t, f, shopOrders, "url: oci://ghcr.io/myorg/fleet\n", "url: oci://ghcr.io/other/fleet\n")
+			},
 			opts:   func(o *Options) { o.Platform = nil },
 			checks: []Check{CheckArtifact, CheckAPI},
 			want:   []string{},
@@ -254,8 +268,10 @@ func TestArtifactChecks(t *testing.T) {
 			},
 		},
 		{
-			name:   "an OCIRepository without the annotation",
-			mutate: func(t testing.TB, f map[string][]byte) { edit(t, f, shopOrders, "    fleetwright.io/artifact-path: apps/prod-eu/shop/orders/api\n", "") },
+			name: "an OCIRepository without the annotation",
+			mutate: func(t testing.TB, f map[string][]byte) {
+				edit(t, f, shopOrders, "    fleetwright.io/artifact-path: apps/prod-eu/shop/orders/api\n", "")
+			},
 			checks: []Check{CheckArtifact, CheckBuild},
 			want: []string{
 				"fleet/" + ordersKust + ":1: warning: no Flux Kustomization builds this folder",
@@ -318,5 +334,141 @@ func TestArtifactChecks(t *testing.T) {
 				t.Errorf("findings (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// basicKeychain answers every registry with one user and password.
+type basicKeychain struct{ user, pass string }
+
+func (k basicKeychain) Resolve(authn.Resource) (authn.Authenticator, error) {
+	return &authn.Basic{Username: k.user, Password: k.pass}, nil
+}
+
+// registryFleet renders the examples with their artifacts in a registry on
+// loopback that wants a password, pushes all but the artifacts of the
+// folders in skip, and returns the fleet and the registry.
+func registryFleet(t *testing.T, skip ...string) (*spec.Repo, map[string][]byte, *registrytest.Server) {
+	t.Helper()
+	srv := registrytest.New(t, registrytest.Options{Username: "ci", Password: "s3cret-pass", Delay: 2 * time.Millisecond})
+	repo := artifactsRepo(t, srv.Host()+"/fleet")
+	f, err := generate.Render(repo, generate.Options{Platform: &repo.Platform})
+	if err != nil {
+		t.Fatal(err)
+	}
+	arts, err := f.ComponentArtifacts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	arts = slices.DeleteFunc(arts, func(a *artifact.Artifact) bool { return slices.Contains(skip, a.Title) })
+	auth := remote.WithAuth(&authn.Basic{Username: "ci", Password: "s3cret-pass"})
+	if _, err := artifact.Push(t.Context(), srv.Host()+"/fleet", arts, artifact.PushOptions{Remote: []remote.Option{auth}}); err != nil {
+		t.Fatal(err)
+	}
+	srv.Reset()
+	return repo, f.Map(), srv
+}
+
+func withRegistry(kc authn.Keychain, concurrency int) func(*Options) {
+	return func(o *Options) {
+		o.Registry = &RegistryCheck{Client: registry.New(registry.Options{Keychain: kc}), Concurrency: concurrency}
+	}
+}
+
+func TestArtifactsInRegistry(t *testing.T) {
+	t.Parallel()
+	good := basicKeychain{"ci", "s3cret-pass"}
+	tests := []struct {
+		name   string
+		skip   []string
+		mutate func(t testing.TB, files map[string][]byte)
+		want   []string
+	}{
+		{name: "all there", want: []string{}},
+		{
+			name: "one not pushed",
+			skip: []string{"apps/prod-eu/shop/orders/api"},
+			want: []string{"fleet/" + shopOrders + ":23: OCIRepository/shop-orders-api: spec.ref.digest: the registry has no artifact HOST/fleet@sha256:PINNED: " +
+				"source-controller cannot fetch it, and nothing of fleet/apps/prod-eu/shop/orders/api is applied; render pushes the artifact it pins (re-render)"},
+		},
+		{
+			name: "Git differs from the registry's artifact",
+			mutate: func(t testing.TB, f map[string][]byte) {
+				edit(t, f, ordersAPIFile, "replicas: 1", "replicas: 3")
+				f[ordersFolder+"extra.yaml"] = []byte(handAdded)
+				delete(f, ordersFolder+"service-orders-api.yaml")
+			},
+			want: []string{
+				"fleet/" + shopOrders + ":23: OCIRepository/shop-orders-api: spec.ref.digest: pins sha256:PINNED, but the files of fleet/apps/prod-eu/shop/orders/api pack to sha256:OTHER: " +
+					"Flux applies content that the fleet's files do not show; " + fixArtifact,
+				"fleet/" + shopOrders + ":23: OCIRepository/shop-orders-api: spec.ref.digest: the registry's artifact sha256:PINNED, which Flux applies, differs from the files of " +
+					"fleet/apps/prod-eu/shop/orders/api (changed: deployment-orders-api.yaml; only in the artifact: service-orders-api.yaml; only in Git: extra.yaml); " + fixArtifact,
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			repo, files, srv := registryFleet(t, tt.skip...)
+			pinned := pinnedDigests(files)
+			if tt.mutate != nil {
+				tt.mutate(t, files)
+			}
+			opts := Options{Platform: &repo.Platform}
+			withRegistry(good, 2)(&opts)
+			rep := verifyFleet(t, files, opts)
+			got := normalize(lines(rep, CheckArtifact), pinned)
+			for i := range got {
+				got[i] = strings.ReplaceAll(got[i], srv.Host(), "HOST")
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("findings (-want +got):\n%s", diff)
+			}
+			if want := 10 - len(tt.skip); rep.Stats.InRegistry != want {
+				t.Errorf("%d artifacts found in the registry, want %d", rep.Stats.InRegistry, want)
+			}
+			if w := srv.Writes(); len(w) > 0 {
+				t.Errorf("verify wrote to the registry: %v", w)
+			}
+			var heads, pulls int
+			for _, r := range srv.Requests() {
+				switch {
+				case r.Method == http.MethodHead && strings.Contains(r.Path, "/manifests/sha256:"):
+					heads++
+				case r.Method == http.MethodGet && strings.Contains(r.Path, "/manifests/"), strings.Contains(r.Path, "/blobs/"):
+					pulls++
+				}
+			}
+			if heads != 10 {
+				t.Errorf("%d manifest HEAD requests, want one per artifact (10)", heads)
+			}
+			if wantPull := tt.mutate != nil; (pulls > 0) != wantPull {
+				t.Errorf("%d pull requests; want some only where Git differs", pulls)
+			}
+			if n := srv.MaxInFlight(); n > 2 {
+				t.Errorf("%d requests in flight at once, more than the concurrency of 2", n)
+			}
+		})
+	}
+}
+
+// A registry that refuses the credentials stops the run: verify cannot say
+// whether the artifacts are there. The error never shows a password.
+func TestArtifactsRegistryRefuses(t *testing.T) {
+	t.Parallel()
+	repo, files, srv := registryFleet(t)
+	for _, kc := range []authn.Keychain{basicKeychain{"ci", "wrong-pass"}, authn.NewMultiKeychain()} {
+		opts := Options{Platform: &repo.Platform, FleetDir: writeTree(t, files), FleetPath: "fleet"}
+		withRegistry(kc, 0)(&opts)
+		_, err := Run(t.Context(), opts)
+		if err == nil || !strings.Contains(err.Error(), "looking up the artifact "+srv.Host()+"/fleet@sha256:") ||
+			!strings.Contains(err.Error(), "401 Unauthorized") || strings.Contains(err.Error(), "pass") {
+			t.Errorf("keychain %v: error %v, want an authentication error without the password", kc, err)
+		}
+	}
+	srv.Close()
+	opts := Options{Platform: &repo.Platform, FleetDir: writeTree(t, files), FleetPath: "fleet"}
+	withRegistry(basicKeychain{"ci", "s3cret-pass"}, 0)(&opts)
+	if _, err := Run(t.Context(), opts); err == nil || !strings.Contains(err.Error(), "connection refused") {
+		t.Errorf("closed registry: error %v, want connection refused", err)
 	}
 }

@@ -9,12 +9,15 @@ import (
 // What source.toolkit.fluxcd.io/v1's CustomResourceDefinition refuses in
 // an OCIRepository beyond its Go type: its patterns and enums
 // (TestOCIRepositoryRulesMatchCRD keeps them in step with the CRD).
-var (
+const (
 	ociURLPattern      = `^oci://.*$`
 	ociIntervalPattern = `^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$`
 	ociTimeoutPattern  = `^([0-9]+(\.[0-9]+)?(ms|s|m))+$`
-	ociProviders       = []string{"generic", "aws", "azure", "gcp"}
-	ociOperations      = []string{"extract", "copy"}
+)
+
+var (
+	ociProviders  = []string{"generic", "aws", "azure", "gcp"}
+	ociOperations = []string{"extract", "copy"}
 
 	ociURL      = regexp.MustCompile(ociURLPattern)
 	ociInterval = regexp.MustCompile(ociIntervalPattern)
