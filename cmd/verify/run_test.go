@@ -308,6 +308,9 @@ func TestVerifyArtifacts(t *testing.T) {
 	if r.code != 0 || !rep.OK || rep.Stats.Artifacts != 10 || rep.Stats.InRegistry != 10 {
 		t.Errorf("pushed: exit %d, %+v; want 0 with 10 artifacts rebuilt and found\n%s%s", r.code, rep, r.out, r.stderr)
 	}
+	if r := runVerify(t, nil, "--apps", dir, "--artifacts"); r.code != 0 || !strings.Contains(r.out, ", 10 artifacts rebuilt, 10 in the registry (") {
+		t.Errorf("pushed, text: exit %d, want 0 and the artifacts counted in the summary\n%s%s", r.code, r.out, r.stderr)
+	}
 	// Without the flag, verify asks no registry.
 	srv.Reset()
 	if r := runVerify(t, nil, "--apps", dir); r.code != 0 || len(srv.Requests()) != 0 {
