@@ -67,19 +67,22 @@ func artifactsFleet(t testing.TB) (*spec.Repo, map[string][]byte) {
 // renders the same digests.
 func TestArtifactsLikeGit(t *testing.T) {
 	t.Parallel()
-	repo, files := artifactsFleet(t)
-	rep := verifyFleet(t, files, Options{Platform: &repo.Platform, Apps: &Apps{Repo: repo}})
-	gitRepo, gitFiles := exampleFleet(t)
-	gitRep := verifyFleet(t, gitFiles, Options{Apps: &Apps{Repo: gitRepo}})
-	if diff := cmp.Diff(lines(gitRep), lines(rep)); diff != "" {
-		t.Errorf("findings differ from the Git layout's (-git +artifacts):\n%s", diff)
-	}
-	s, g := rep.Stats, gitRep.Stats
-	if s.Built != g.Built || s.Kustomizations != g.Kustomizations || s.Built != s.Kustomizations {
-		t.Errorf("built %d of %d Kustomizations, the Git layout %d of %d", s.Built, s.Kustomizations, g.Built, g.Kustomizations)
-	}
-	if s.Artifacts != s.Kustomizations || s.Objects != g.Objects+s.Artifacts {
-		t.Errorf("%d artifacts, %d objects; want %d artifacts, %d objects", s.Artifacts, s.Objects, s.Kustomizations, g.Objects+s.Kustomizations)
+	for _, full := range []bool{false, true} {
+		repo, files := artifactsFleet(t)
+		rep := verifyFleet(t, files, Options{Platform: &repo.Platform, Apps: &Apps{Repo: repo}, FullBuild: full})
+		gitRepo, gitFiles := exampleFleet(t)
+		gitRep := verifyFleet(t, gitFiles, Options{Apps: &Apps{Repo: gitRepo}, FullBuild: full})
+		if diff := cmp.Diff(lines(gitRep), lines(rep)); diff != "" {
+			t.Errorf("full build %v: findings differ from the Git layout's (-git +artifacts):\n%s", full, diff)
+		}
+		s, g := rep.Stats, gitRep.Stats
+		if s.Built != g.Built || s.Kustomized != g.Kustomized || s.Kustomizations != g.Kustomizations || s.Built != s.Kustomizations {
+			t.Errorf("full build %v: built %d of %d Kustomizations (%d by kustomize), the Git layout %d of %d (%d)",
+				full, s.Built, s.Kustomizations, s.Kustomized, g.Built, g.Kustomizations, g.Kustomized)
+		}
+		if s.Artifacts != s.Kustomizations || s.Objects != g.Objects+s.Artifacts {
+			t.Errorf("full build %v: %d artifacts, %d objects; want %d artifacts, %d objects", full, s.Artifacts, s.Objects, s.Kustomizations, g.Objects+s.Kustomizations)
+		}
 	}
 }
 
