@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -67,13 +68,6 @@ func (r *run) checkRegistry(ctx context.Context, repos []*ociRepo) error {
 		return nil
 	}
 	r.log.Info("looking up component artifacts in their registry", "artifacts", len(refs))
-	ropts := rc.Client.RemoteOptions(ctx)
-	// One puller shares the connections and tokens of every request.
-	puller, err := remote.NewPuller(ropts...)
-	if err != nil {
-		return err
-	}
-	ropts = append(ropts, remote.Reuse(puller))
 	limit := rc.Concurrency
 	if limit <= 0 {
 		limit = registry.DefaultConcurrency
@@ -81,6 +75,14 @@ func (r *run) checkRegistry(ctx context.Context, repos []*ociRepo) error {
 	var found atomic.Int64
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(limit)
+	ropts := rc.Client.RemoteOptions(gctx)
+	// One puller shares the connections and tokens of every request.
+	puller, err := remote.NewPuller(ropts...)
+	if err != nil {
+		return err
+	}
+	// Clipped: the goroutines share it, and an append must copy it.
+	ropts = slices.Clip(append(ropts, remote.Reuse(puller)))
 	for _, a := range refs {
 		g.Go(func() error {
 			o := a.repos[0]
@@ -95,7 +97,7 @@ func (r *run) checkRegistry(ctx context.Context, repos []*ociRepo) error {
 				}
 				return nil
 			}
-			if _, err := remote.Head(d, append(ropts, remote.WithContext(gctx))...); err != nil {
+			if _, err := remote.Head(d, ropts...); err != nil {
 				if !notFound(err) {
 					return fmt.Errorf("looking up the artifact %s: %w (verify uses the Docker configuration's credentials, and GITHUB_TOKEN for ghcr.io)", a.ref, err)
 				}
@@ -130,7 +132,7 @@ func (r *run) checkRegistry(ctx context.Context, repos []*ociRepo) error {
 // registryDiff pulls the artifact an OCIRepository pins and says how its
 // files differ from the folder's in Git: what Flux applies instead.
 func (r *run) registryDiff(ctx context.Context, o *ociRepo, ref string, nameOpts []name.Option, ropts []remote.Option) (string, error) {
-	pulled, err := artifact.Pull(ctx, ref, nameOpts, append(ropts, remote.WithContext(ctx))...)
+	pulled, err := artifact.Pull(ctx, ref, nameOpts, ropts...)
 	if err != nil {
 		var te *transport.Error
 		if errors.As(err, &te) || ctx.Err() != nil {
