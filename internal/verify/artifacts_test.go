@@ -13,6 +13,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/fleetwright/fleetwright/internal/exports"
@@ -473,5 +475,35 @@ func TestArtifactsRegistryRefuses(t *testing.T) {
 	withRegistry(basicKeychain{"ci", "s3cret-pass"}, 0)(&opts)
 	if _, err := Run(t.Context(), opts); err == nil || !strings.Contains(err.Error(), "connection refused") {
 		t.Errorf("closed registry: error %v, want connection refused", err)
+	}
+}
+
+// An OCIRepository pinning an image that is not a Flux artifact is a
+// finding that says so.
+func TestArtifactsRegistryNotFlux(t *testing.T) {
+	t.Parallel()
+	repo, files, srv := registryFleet(t)
+	img, err := random.Image(64, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := img.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := name.ParseReference(srv.Host() + "/fleet:not-flux")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.Write(ref, img, remote.WithAuth(&authn.Basic{Username: "ci", Password: "s3cret-pass"})); err != nil {
+		t.Fatal(err)
+	}
+	editLine(t, files, shopOrders, apiDigestLine, "    digest: "+d.String()+"\n")
+	opts := Options{Platform: &repo.Platform}
+	withRegistry(basicKeychain{"ci", "s3cret-pass"}, 0)(&opts)
+	rep := verifyFleet(t, files, opts)
+	want := "fleet/" + shopOrders + ":23: OCIRepository/shop-orders-api: spec.ref.digest: what the registry holds at this digest is not an artifact render writes: " + srv.Host() + "/fleet@" + d.String() + `: config media type "application/vnd.docker.container.image.v1+json", not Flux's "application/vnd.cncf.flux.config.v1+json"`
+	if got := lines(rep, CheckArtifact); !slices.Contains(got, want) {
+		t.Errorf("findings %q\nwant among them %q", got, want)
 	}
 }

@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -134,11 +136,15 @@ func (r *run) checkRegistry(ctx context.Context, repos []*ociRepo) error {
 func (r *run) registryDiff(ctx context.Context, o *ociRepo, ref string, nameOpts []name.Option, ropts []remote.Option) (string, error) {
 	pulled, err := artifact.Pull(ctx, ref, nameOpts, ropts...)
 	if err != nil {
+		// The registry failing is the run's error; an artifact that is not
+		// in Flux's format is the fleet's finding.
 		var te *transport.Error
-		if errors.As(err, &te) || ctx.Err() != nil {
+		var ue *url.Error
+		var ne net.Error
+		if errors.As(err, &te) || errors.As(err, &ue) || errors.As(err, &ne) || ctx.Err() != nil {
 			return "", fmt.Errorf("pulling the artifact %s: %w", ref, err)
 		}
-		return fmt.Sprintf("the registry's artifact %s, which Flux applies, is not one render writes: %v", ref, err), nil
+		return fmt.Sprintf("what the registry holds at this digest is not an artifact render writes: %v", err), nil
 	}
 	git := map[string][]byte{}
 	for _, f := range r.folderFiles(o.dir) {
