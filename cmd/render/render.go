@@ -14,6 +14,7 @@ import (
 	"github.com/fleetwright/fleetwright/internal/build"
 	"github.com/fleetwright/fleetwright/internal/cli"
 	"github.com/fleetwright/fleetwright/internal/fleet/sink"
+	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/registry"
 	"github.com/fleetwright/fleetwright/internal/render"
 	"github.com/fleetwright/fleetwright/internal/spec"
@@ -121,7 +122,52 @@ func runRender(ctx context.Context, args []string, io stdio) error {
 	for _, w := range res.Warnings {
 		fmt.Fprintf(io.err, "warning: %s\n", w)
 	}
+	if err := pushArtifacts(ctx, f, repo, res.Fleet, progress, io); err != nil {
+		return err
+	}
 	return landFleet(ctx, l, f, res.Fleet, res.Summary.Apps, start, io)
+}
+
+// pushArtifacts pushes the components' OCI artifacts (platform.yaml
+// fleet.artifacts) before the fleet that pins them lands. --check and
+// --diff push nothing. --offline pushes nothing either, and keeps the apps
+// it generated out of the fleet index, so that the next render generates
+// them again and pushes their artifacts.
+func pushArtifacts(ctx context.Context, f *renderFlags, repo *spec.Repo, fl *generate.Fleet, progress *cli.Progress, io stdio) error {
+	if repo.Platform.Fleet.Artifacts == nil || fl == nil || f.check || f.diff {
+		return nil
+	}
+	if f.offline {
+		apps := map[string]bool{}
+		for _, x := range fl.Files {
+			if x.App != "" {
+				apps[x.App] = true
+			}
+		}
+		if len(apps) > 0 {
+			fmt.Fprintf(io.err, "warning: --offline: the artifacts of %d app(s) are not pushed to %s; Flux cannot pull them until a render without --offline pushes them\n",
+				len(apps), repo.Platform.Fleet.Artifacts.Repository)
+		}
+		fl.Digests = nil
+		return nil
+	}
+	res, err := render.PushArtifacts(ctx, &repo.Platform, fl, registryClient(io), progress)
+	progress.Done()
+	if err != nil {
+		return err
+	}
+	if res.Pushed+res.Present > 0 {
+		fmt.Fprintf(io.err, "artifacts: %d pushed to %s, %d already there\n", res.Pushed, res.Repository, res.Present)
+	}
+	return nil
+}
+
+// registryClient talks to registries with the machine's credentials
+// (docker's config, credential helpers) and GITHUB_TOKEN for ghcr.io.
+func registryClient(io stdio) *registry.Client {
+	return registry.New(registry.Options{
+		Keychain: registry.Keychain(authn.DefaultKeychain, registry.GitHubCredentials{Token: io.getenv("GITHUB_TOKEN")}),
+	})
 }
 
 // reportSpecs prints the problems; with an error among them nothing is
@@ -157,9 +203,7 @@ func imageSource(f *renderFlags, root string, io stdio) render.ImageSource {
 		return render.ContentTags{Unpinned: "--offline"}
 	}
 	return render.BuildAndPin{
-		Registry: registry.New(registry.Options{
-			Keychain: registry.Keychain(authn.DefaultKeychain, registry.GitHubCredentials{Token: io.getenv("GITHUB_TOKEN")}),
-		}),
+		Registry:        registryClient(io),
 		LookPath:        exec.LookPath,
 		SourceDateEpoch: io.getenv("SOURCE_DATE_EPOCH"),
 		Secrets:         f.secrets,

@@ -19,15 +19,35 @@ import (
 func BenchmarkRender1k(b *testing.B)  { benchRender(b, 1_000) }
 func BenchmarkRender10k(b *testing.B) { benchRender(b, 10_000) }
 
+// The same with a source per component (fleet.artifacts): every component
+// folder is also packed and digested (what render then pushes).
+func BenchmarkRender10kArtifacts(b *testing.B) { benchRender(b, 10_000, withArtifacts) }
+
 // A re-render over an unchanged fleet: everything but the writes, which
 // must be none.
 func BenchmarkRerenderNoop10k(b *testing.B) { benchNoop(b, 10_000) }
 func BenchmarkRerenderNoop1k(b *testing.B)  { benchNoop(b, 1_000) }
 
-func benchRender(b *testing.B, n int) {
+// withArtifacts turns fleet.artifacts on in a synthetic repository.
+func withArtifacts(b *testing.B, src string) {
+	p := filepath.Join(src, "platform.yaml")
+	data, err := os.ReadFile(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	data = append(data, "fleet: {artifacts: {repository: registry.bench.test/fleet}}\n"...)
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func benchRender(b *testing.B, n int, setup ...func(*testing.B, string)) {
 	src := b.TempDir()
 	if err := synth.Write(src, n); err != nil {
 		b.Fatal(err)
+	}
+	for _, f := range setup {
+		f(b, src)
 	}
 	var files int
 	var cpu time.Duration

@@ -1,6 +1,7 @@
 package review_test
 
 import (
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -50,6 +51,80 @@ func BenchmarkReview10k(b *testing.B) {
 		cpu += synth.CPUTime() - before
 		if len(c.Changed) != 10_000 {
 			b.Fatalf("%d apps changed, want 10000", len(c.Changed))
+		}
+	}
+	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
+}
+
+// BenchmarkReviewOneApp10k builds the review of a change to one app of a
+// fleet of 10,000, in both layouts: what a pull request usually is. The
+// Flux files of every app are read (the count of components Flux
+// reconciles needs them), the objects of the changed app only.
+func BenchmarkReviewOneApp10k(b *testing.B) {
+	for _, layout := range []struct{ name, platform string }{
+		{"git", ""},
+		{"artifacts", "fleet: {artifacts: {repository: registry.bench.test/fleet}}\n"},
+	} {
+		b.Run(layout.name, func(b *testing.B) {
+			files := synth.Files(10_000)
+			files["platform.yaml"] = append(files["platform.yaml"], layout.platform...)
+			const app = "apps/team000/app00000/app.yaml"
+			head := maps.Clone(files)
+			head[app] = []byte(strings.Replace(string(files[app]), "/api:v", "/api:v9", 1))
+			baseRepo, base := benchRender(b, files)
+			headRepo, headFleet := benchRender(b, head)
+			var cpu time.Duration
+			b.ResetTimer()
+			for b.Loop() {
+				before := synth.CPUTime()
+				c := review.Build(review.Input{Base: base, Head: headFleet, BaseRepo: baseRepo, HeadRepo: headRepo})
+				cpu += synth.CPUTime() - before
+				if len(c.Changed) != 1 || !strings.Contains(c.Body, "Flux reconciles **") {
+					b.Fatalf("%d apps changed:\n%s", len(c.Changed), c.Body[:min(len(c.Body), 2000)])
+				}
+			}
+			b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
+		})
+	}
+}
+
+func benchRender(b *testing.B, files map[string][]byte) (*spec.Repo, map[string][]byte) {
+	b.Helper()
+	l, err := spec.NewLoader(exports.Catalog{}, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	repo, ps := l.LoadFiles(files)
+	if ps.HasErrors() {
+		b.Fatal(ps)
+	}
+	f, err := generate.Render(repo, generate.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return repo, f.Map()
+}
+
+// BenchmarkReview10kArtifacts is BenchmarkReview10k with fleet.artifacts:
+// every api and worker folder changes, so the review rebuilds 20,000
+// artifacts to check their pinned digests.
+func BenchmarkReview10kArtifacts(b *testing.B) {
+	files := synth.Files(10_000)
+	files["platform.yaml"] = append(files["platform.yaml"], "fleet: {artifacts: {repository: registry.bench.test/fleet}}\n"...)
+	head := maps.Clone(files)
+	for p, data := range files {
+		head[p] = []byte(strings.ReplaceAll(string(data), "image: registry.bench.test/", "image: mirror.bench.test/"))
+	}
+	baseRepo, base := benchRender(b, files)
+	headRepo, headFleet := benchRender(b, head)
+	var cpu time.Duration
+	b.ResetTimer()
+	for b.Loop() {
+		before := synth.CPUTime()
+		c := review.Build(review.Input{Base: base, Head: headFleet, BaseRepo: baseRepo, HeadRepo: headRepo})
+		cpu += synth.CPUTime() - before
+		if len(c.Changed) != 10_000 || len(c.Danger) != 0 {
+			b.Fatalf("%d apps changed, %d dangers", len(c.Changed), len(c.Danger))
 		}
 	}
 	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")

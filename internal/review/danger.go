@@ -13,13 +13,20 @@ import (
 // dangers lists changes Kubernetes will reject, that destroy data or that
 // run something again, and, marked informational, changes whose effect is
 // easy to miss (a cron schedule).
-func dangers(apps []*appChange, base, head map[string]object, bw, hw map[string]object) []string {
+//
+// removedOCI counts, per removed app, the OCIRepositories that go with its
+// Kustomizations.
+func dangers(apps []*appChange, base, head map[string]object, bw, hw map[string]object, removedOCI map[string]int) []string {
 	var out []string
 	removedApps := map[string]bool{}
 	for _, a := range apps {
 		if a.status == "removed" {
 			removedApps[a.key] = true
-			out = append(out, fmt.Sprintf("app `%s` is removed: Flux prunes every object it created", a.key))
+			d := fmt.Sprintf("app `%s` is removed: Flux prunes every object it created", a.key)
+			if n := removedOCI[a.key]; n > 0 {
+				d += fmt.Sprintf("; its %s go with its Kustomizations", plural(n, "OCIRepository"))
+			}
+			out = append(out, d)
 		}
 	}
 	// The head's workloads by the ServiceAccount they run as and by each

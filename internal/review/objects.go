@@ -28,11 +28,12 @@ func (o object) label() string {
 	return o.Kind + " " + o.Namespace + "/" + o.Name
 }
 
-// parseFleet reads every object of a fleet, skipping kustomization.yaml files.
-func parseFleet(files map[string][]byte) map[string]object {
+// parseFleet reads every object of a fleet, skipping kustomization.yaml files
+// and the Flux files that skip says are read already.
+func parseFleet(files map[string][]byte, skip ...func(string) bool) map[string]object {
 	out := map[string]object{}
 	for p, b := range files {
-		if strings.HasSuffix(p, "/kustomization.yaml") {
+		if strings.HasSuffix(p, "/kustomization.yaml") || len(skip) > 0 && skip[0](p) {
 			continue
 		}
 		for _, doc := range bytes.Split(b, []byte("\n---\n")) {

@@ -81,7 +81,18 @@ func Build(in Input) *Comment {
 		return out
 	}
 	baseFiles, headFiles := pick(in.Base), pick(in.Head)
-	baseObjs, headObjs := parseFleet(baseFiles), parseFleet(headFiles)
+	// The components' Flux sources: what Flux reconciles, and which
+	// changes are consequences of others.
+	removedApps := map[string]bool{}
+	for _, a := range apps {
+		if a.status == "removed" {
+			removedApps[a.key] = true
+		}
+	}
+	fx := fluxSources(changes, in.Base, in.Head, removedApps)
+	baseObjs, headObjs := parseFleet(baseFiles, fx.read(0)), parseFleet(headFiles, fx.read(1))
+	fx.addObjects(baseObjs, 0)
+	fx.addObjects(headObjs, 1)
 	// Folders with patches: what Flux applies is kustomize's build.
 	changedDirs := map[string]bool{}
 	for _, ch := range changes {
@@ -100,7 +111,8 @@ func Build(in Input) *Comment {
 	}
 	// Workloads by workloadKey, which pairs them across renames.
 	baseW, headW := workloads(baseObjs), workloads(headObjs)
-	c.Danger = append(c.Danger, dangers(apps, baseObjs, headObjs, baseW, headW)...)
+	c.Danger = append(c.Danger, dangers(apps, baseObjs, headObjs, baseW, headW, fx.removedOCI)...)
+	c.Danger = append(c.Danger, fx.danger...)
 	c.FullDiff = fleet.Diff(changes, "")
 
 	var b strings.Builder
@@ -118,7 +130,8 @@ func Build(in Input) *Comment {
 		}
 		b.WriteString("\n")
 	}
-	writeSummary(&b, apps, baseObjs, headObjs)
+	writeSummary(&b, apps, baseObjs, headObjs, fx)
+	fx.writeSources(&b, removedApps)
 	writeImages(&b, baseW, headW)
 	writeResources(&b, baseObjs, headObjs)
 	writeGraphs(&b, apps, in.HeadRepo)
@@ -128,6 +141,7 @@ func Build(in Input) *Comment {
 	b.WriteString(head)
 	b.WriteString("### Changes\n\n")
 	budget := limit - len(head) - 600 // room for the cut note
+	var hidden []string               // files whose change is only a consequence shown above
 	used := 0
 	// After the last change of a folder with patches come its patched
 	// objects as Flux applies them.
@@ -146,6 +160,13 @@ func Build(in Input) *Comment {
 	full := false
 	ix := newIndex(baseObjs, headObjs)
 	for i, ch := range changes {
+		if shown, ok := fx.shown[ch.Path]; ok {
+			if string(shown) == string(ch.New) {
+				hidden = append(hidden, "`"+ch.Path+"`")
+				continue
+			}
+			ch.Old = shown
+		}
 		if full { // what does not fit is named, not built
 			c.Cut = append(c.Cut, ch.Path)
 			continue
@@ -171,6 +192,16 @@ func Build(in Input) *Comment {
 			used += len(sec)
 			b.WriteString(sec)
 		}
+	}
+	if len(hidden) > 0 {
+		if len(hidden) > 5 {
+			hidden = append(hidden[:5], fmt.Sprintf("%d more", len(hidden)-5))
+		}
+		fmt.Fprintf(&b, "Not shown: %s, whose Flux objects change only as the Flux sources above say", strings.Join(hidden, ", "))
+		if in.FullDiffHint != "" {
+			b.WriteString(" (" + in.FullDiffHint + ")")
+		}
+		b.WriteString(".\n")
 	}
 	if len(c.Cut) > 0 {
 		fmt.Fprintf(&b, "\n> ✂️ %d more file(s) did not fit in this comment", len(c.Cut))
@@ -246,18 +277,24 @@ func groupByApp(changes []fleet.Change, base, head map[string][]byte) []*appChan
 	return out
 }
 
-func writeSummary(b *strings.Builder, apps []*appChange, base, head map[string]object) {
+func writeSummary(b *strings.Builder, apps []*appChange, base, head map[string]object, fx *fluxView) {
 	count := map[string]int{}
 	for _, a := range apps {
 		count[a.status]++
 	}
 	fmt.Fprintf(b, "**%d app(s) added, %d changed, %d removed.**\n\n", count["added"], count["changed"], count["removed"])
-	b.WriteString("| app | status | files |\n|---|---|---|\n")
-	for _, a := range apps {
-		fmt.Fprintf(b, "| `%s` | %s | %d |\n", a.key, a.status, len(a.changes))
+	fx.writeReconciled(b)
+	if len(apps) > 0 {
+		b.WriteString("| app | status | files |\n|---|---|---|\n")
+		for _, a := range apps {
+			fmt.Fprintf(b, "| `%s` | %s | %d |\n", a.key, a.status, len(a.changes))
+		}
 	}
 	kinds := map[string][3]int{} // added, changed, removed
 	for id, o := range head {
+		if fx.quiet[id] {
+			continue
+		}
 		bo, ok := base[id]
 		k := kinds[o.Kind]
 		switch {
@@ -269,7 +306,7 @@ func writeSummary(b *strings.Builder, apps []*appChange, base, head map[string]o
 		kinds[o.Kind] = k
 	}
 	for id, o := range base {
-		if _, ok := head[id]; !ok {
+		if _, ok := head[id]; !ok && !fx.quiet[id] {
 			k := kinds[o.Kind]
 			k[2]++
 			kinds[o.Kind] = k
@@ -283,13 +320,18 @@ func writeSummary(b *strings.Builder, apps []*appChange, base, head map[string]o
 	}
 	slices.Sort(names)
 	if len(names) > 0 {
-		b.WriteString("\n| kind | added | changed | removed |\n|---|---|---|---|\n")
+		if len(apps) > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString("| kind | added | changed | removed |\n|---|---|---|---|\n")
 		for _, k := range names {
 			v := kinds[k]
 			fmt.Fprintf(b, "| %s | %d | %d | %d |\n", k, v[0], v[1], v[2])
 		}
 	}
-	b.WriteString("\n")
+	if len(apps) > 0 || len(names) > 0 {
+		b.WriteString("\n")
+	}
 }
 
 func containerImages(o object) map[string]string {

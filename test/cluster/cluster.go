@@ -192,7 +192,8 @@ func Start(ctx context.Context, opts ...Option) (_ *Cluster, err error) {
 		"--cert-dir="+filepath.Join(dir, "run", "kube-apiserver"),
 		"--tls-cert-file="+pk.servingCert,
 		"--tls-private-key-file="+pk.servingKey,
-		"--service-cluster-ip-range=10.0.0.0/24",
+		// Room for a Service per app of the scale benchmark's largest fleets.
+		"--service-cluster-ip-range=10.0.0.0/16",
 		"--service-account-issuer=https://kubernetes.default.svc",
 		"--service-account-key-file="+pk.saPub,
 		"--service-account-signing-key-file="+pk.saKey,
@@ -272,10 +273,20 @@ func Start(ctx context.Context, opts ...Option) (_ *Cluster, err error) {
 		"--leader-elect=false",
 		"--use-service-account-credentials=false",
 		// kwok renews the Nodes' leases from one process; on a loaded
-		// machine a renewal can come late, and past the default 50s the
-		// node lifecycle controller marks every pod not Ready, which kwok
-		// does not undo: health checks then wait forever.
-		"--node-monitor-grace-period=10m",
+		// machine a renewal can come late (with 1,500 pods at load 15, more
+		// than 10 minutes late), and past the grace period the node
+		// lifecycle controller marks every pod not Ready, which kwok does
+		// not undo: health checks then wait forever. No test runs an hour.
+		"--node-monitor-grace-period=1h",
+		// The defaults (20 requests per second, 5 Deployments and
+		// ReplicaSets synced at once) make a fleet of hundreds of apps wait
+		// on the controller-manager's status updates rather than on Flux,
+		// which is what the scale benchmark measures: a pod is Ready, its
+		// Deployment says so minutes later.
+		"--kube-api-qps=200",
+		"--kube-api-burst=400",
+		"--concurrent-deployment-syncs=20",
+		"--concurrent-replicaset-syncs=20",
 	); err != nil {
 		return nil, err
 	}

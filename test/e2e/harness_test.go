@@ -493,11 +493,17 @@ func (j *journey) eventually(what string, timeout time.Duration, check func() er
 	}
 }
 
-// kustomizationReady reports whether the Kustomization applied rev and is
-// Ready.
+// kustomizationReady reports whether the Kustomization applied the fleet
+// commit rev and is Ready: rev itself for one that reads the fleet's
+// GitRepository; for one that reads its own OCIRepository, the artifact
+// that OCIRepository pins once the root Kustomization applied rev.
 func (j *journey) kustomizationReady(name, rev string) error {
 	var k kustomizev1.Kustomization
 	if err := j.c.Client.Get(j.ctx, client.ObjectKey{Namespace: fluxNS, Name: name}, &k); err != nil {
+		return err
+	}
+	rev, err := j.sourceRevision(&k, rev)
+	if err != nil {
 		return err
 	}
 	ready := apimeta.FindStatusCondition(k.Status.Conditions, meta.ReadyCondition)
@@ -510,6 +516,26 @@ func (j *journey) kustomizationReady(name, rev string) error {
 		return fmt.Errorf("Kustomization %s: not Ready (%s)", name, conditionText(ready))
 	}
 	return nil
+}
+
+// sourceRevision returns the revision k applies at the fleet commit rev:
+// rev, or the digest its OCIRepository pins at rev (an error until the
+// root Kustomization applied rev, and with it the OCIRepository).
+func (j *journey) sourceRevision(k *kustomizev1.Kustomization, rev string) (string, error) {
+	if k.Spec.SourceRef.Kind != sourcev1.OCIRepositoryKind {
+		return rev, nil
+	}
+	if err := j.kustomizationReady("fleet-"+clusterName, rev); err != nil {
+		return "", err
+	}
+	var o sourcev1.OCIRepository
+	if err := j.c.Client.Get(j.ctx, client.ObjectKey{Namespace: fluxNS, Name: k.Spec.SourceRef.Name}, &o); err != nil {
+		return "", err
+	}
+	if o.Spec.Reference == nil || o.Spec.Reference.Digest == "" {
+		return "", fmt.Errorf("OCIRepository %s pins no digest", o.Name)
+	}
+	return o.Spec.Reference.Digest, nil
 }
 
 // waitApplied waits until Flux applied rev to every Kustomization of the
@@ -569,6 +595,20 @@ func (j *journey) fluxState() string {
 				rev = r.Status.Artifact.Revision
 			}
 			fmt.Fprintf(&b, "GitRepository %s/%s: artifact %s; %s\n", r.Namespace, r.Name, rev,
+				conditionText(apimeta.FindStatusCondition(r.Status.Conditions, meta.ReadyCondition)))
+		}
+	}
+	var ocis sourcev1.OCIRepositoryList
+	if err := j.c.Client.List(ctx, &ocis); err == nil {
+		for _, r := range ocis.Items {
+			rev, pin := "", ""
+			if r.Status.Artifact != nil {
+				rev = r.Status.Artifact.Revision
+			}
+			if r.Spec.Reference != nil {
+				pin = r.Spec.Reference.Digest
+			}
+			fmt.Fprintf(&b, "OCIRepository %s/%s: pins %s, artifact %s; %s\n", r.Namespace, r.Name, pin, rev,
 				conditionText(apimeta.FindStatusCondition(r.Status.Conditions, meta.ReadyCondition)))
 		}
 	}

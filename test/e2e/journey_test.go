@@ -492,6 +492,10 @@ func (j *journey) waitHealthCheckFailed(name, rev string) string {
 		if err := j.c.Client.Get(j.ctx, client.ObjectKey{Namespace: fluxNS, Name: name}, &k); err != nil {
 			return err
 		}
+		rev, err := j.sourceRevision(&k, rev)
+		if err != nil {
+			return err
+		}
 		ready := apimeta.FindStatusCondition(k.Status.Conditions, meta.ReadyCondition)
 		if k.Status.LastAttemptedRevision != rev || ready == nil || ready.Status != metav1.ConditionFalse || ready.Reason != meta.HealthCheckFailedReason {
 			return fmt.Errorf("Kustomization %s attempted %s: %s", name, k.Status.LastAttemptedRevision, conditionText(ready))

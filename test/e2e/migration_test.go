@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetwright/fleetwright/internal/gitrepo/gittest"
+	"github.com/fleetwright/fleetwright/internal/registry/registrytest"
 	"github.com/fleetwright/fleetwright/test/cluster"
 )
 
@@ -88,7 +89,91 @@ func TestMigrationFromPreviousLayout(t *testing.T) {
 	t.Logf("the previous layout is applied at %s: %d objects", rev1, len(uids))
 
 	// render over it, as a platform team upgrading fleetwright would.
-	cmd := exec.CommandContext(ctx, filepath.Join(binDir, "render"), ".")
+	rev2, _ := renderAndCommit(t, apps, bare, before, "re-rendered")
+	requestFetch(t, c)
+	newKS := []string{"fleet-migration", "shop-orders-api", "shop-orders-db", "shop-web-api", "shop-web-cron", "shop-web-worker"}
+	waitKustomizations(t, c, rev2, newKS)
+
+	// The project Kustomization is gone, once its finalizer ran.
+	poll(t, "the project Kustomization is deleted", time.Minute, func() error {
+		err := c.Client.Get(ctx, client.ObjectKey{Namespace: fluxNS, Name: "project-shop"}, &kustomizev1.Kustomization{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("project-shop still there (%v)", err)
+	})
+	checkUntouched(t, c, uids)
+}
+
+// TestMigrationToComponentSources switches a running fleet to a source
+// per component (platform.yaml fleet.artifacts) and back, on the real
+// controllers: each Kustomization keeps its name and moves from the
+// fleet's GitRepository to its own OCIRepository (pinned to the artifact
+// render pushed to a registry on loopback) and back; nothing that runs is
+// deleted or recreated, the chart is not upgraded, nothing is orphaned,
+// and the OCIRepositories go with the switch back.
+func TestMigrationToComponentSources(t *testing.T) {
+	ctx := t.Context()
+	chartURL, stopCharts, err := cluster.StartChartRepo(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stopCharts)
+	reg := registrytest.New(t, registrytest.Options{})
+	c := cluster.StartT(t)
+
+	apps := t.TempDir()
+	copyTree(t, "testdata/migration/specs", apps, chartURL)
+	git := gittest.NewServer(t)
+	git.CreateRepo(t, "fleet.git", "main", nil)
+	bare := git.Path("fleet.git")
+	rev1, fleet1 := renderAndCommit(t, apps, bare, nil, "one GitRepository")
+	bootstrapFleet(t, c, git.RepoURL("fleet.git"))
+	names := []string{"fleet-migration", "shop-orders-api", "shop-orders-db", "shop-web-api", "shop-web-cron", "shop-web-worker"}
+	waitKustomizations(t, c, rev1, names)
+	uids := liveUIDs(t, c)
+
+	// The switch: one line of platform.yaml.
+	platform := filepath.Join(apps, "platform.yaml")
+	plain, err := os.ReadFile(platform)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withArtifacts := strings.Replace(string(plain), "fleet: {path: fleet}", "fleet: {path: fleet, artifacts: {repository: "+reg.Host()+"/fleet, insecure: true}}", 1)
+	if err := os.WriteFile(platform, []byte(withArtifacts), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rev2, fleet2 := renderAndCommit(t, apps, bare, fleet1, "a source per component")
+	requestFetch(t, c)
+	waitSources(t, c, rev2, names, len(names)-1)
+	checkUntouched(t, c, uids)
+
+	// And back.
+	if err := os.WriteFile(platform, plain, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rev3, _ := renderAndCommit(t, apps, bare, fleet2, "back to one GitRepository")
+	requestFetch(t, c)
+	waitKustomizations(t, c, rev3, names)
+	poll(t, "the OCIRepositories are deleted", time.Minute, func() error {
+		var repos sourcev1.OCIRepositoryList
+		if err := c.Client.List(ctx, &repos, client.InNamespace(fluxNS)); err != nil {
+			return err
+		}
+		if len(repos.Items) > 0 {
+			return fmt.Errorf("%d OCIRepositories left", len(repos.Items))
+		}
+		return nil
+	})
+	checkUntouched(t, c, uids)
+}
+
+// renderAndCommit runs render in the apps repository and commits what it
+// changed in the fleet folder (from the files of before) to the fleet
+// repository's main; it returns the commit's revision and the new files.
+func renderAndCommit(t *testing.T, apps, bare string, before map[string]string, message string) (string, map[string]string) {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), filepath.Join(binDir, "render"), ".")
 	cmd.Dir = apps
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + t.TempDir()}
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -107,19 +192,82 @@ func TestMigrationFromPreviousLayout(t *testing.T) {
 		}
 	}
 	t.Logf("render changed %q", slices.Sorted(maps.Keys(change)))
-	rev2 := "main@sha1:" + gittest.CommitFiles(t, bare, "main", "re-rendered", change)
-	requestFetch(t, c)
-	newKS := []string{"fleet-migration", "shop-orders-api", "shop-orders-db", "shop-web-api", "shop-web-cron", "shop-web-worker"}
-	waitKustomizations(t, c, rev2, newKS)
+	return "main@sha1:" + gittest.CommitFiles(t, bare, "main", message, change), after
+}
 
-	// The project Kustomization is gone, once its finalizer ran.
-	poll(t, "the project Kustomization is deleted", time.Minute, func() error {
-		err := c.Client.Get(ctx, client.ObjectKey{Namespace: fluxNS, Name: "project-shop"}, &kustomizev1.Kustomization{})
-		if apierrors.IsNotFound(err) {
-			return nil
+// bootstrapFleet applies what `flux bootstrap` would: the fleet's
+// GitRepository and the root Kustomization of the migration cluster.
+func bootstrapFleet(t *testing.T, c *cluster.Cluster, url string) {
+	t.Helper()
+	for _, o := range []client.Object{
+		&sourcev1.GitRepository{
+			ObjectMeta: metav1.ObjectMeta{Name: "flux-system", Namespace: fluxNS},
+			Spec: sourcev1.GitRepositorySpec{URL: url, Interval: metav1.Duration{Duration: time.Minute},
+				Reference: &sourcev1.GitRepositoryRef{Branch: "main"}},
+		},
+		&kustomizev1.Kustomization{
+			ObjectMeta: metav1.ObjectMeta{Name: "fleet-" + migrationCluster, Namespace: fluxNS},
+			Spec: kustomizev1.KustomizationSpec{Interval: metav1.Duration{Duration: 10 * time.Minute}, Path: "./fleet/clusters/" + migrationCluster, Prune: true,
+				SourceRef: kustomizev1.CrossNamespaceSourceReference{Kind: sourcev1.GitRepositoryKind, Name: "flux-system"}},
+		},
+	} {
+		if err := c.Client.Create(t.Context(), o); err != nil {
+			t.Fatal(err)
 		}
-		return fmt.Errorf("project-shop still there (%v)", err)
+	}
+}
+
+// waitSources waits until the root Kustomization applied rev, and each
+// of the other named Kustomizations reads its own OCIRepository, Ready at
+// the artifact that OCIRepository pins; wantRepos OCIRepositories exist.
+func waitSources(t *testing.T, c *cluster.Cluster, rev string, names []string, wantRepos int) {
+	t.Helper()
+	poll(t, "Kustomizations "+strings.Join(names, ", ")+" Ready at their artifacts", 4*time.Minute, func() error {
+		var repos sourcev1.OCIRepositoryList
+		if err := c.Client.List(t.Context(), &repos, client.InNamespace(fluxNS)); err != nil {
+			return err
+		}
+		if len(repos.Items) != wantRepos {
+			return fmt.Errorf("%d OCIRepositories, want %d", len(repos.Items), wantRepos)
+		}
+		pins := map[string]string{}
+		for _, o := range repos.Items {
+			if o.Spec.Reference != nil {
+				pins[o.Name] = o.Spec.Reference.Digest
+			}
+		}
+		var kss kustomizev1.KustomizationList
+		if err := c.Client.List(t.Context(), &kss, client.InNamespace(fluxNS)); err != nil {
+			return err
+		}
+		var got []string
+		for _, k := range kss.Items {
+			got = append(got, k.Name)
+			want := rev
+			if k.Name != "fleet-"+migrationCluster {
+				if k.Spec.SourceRef.Kind != sourcev1.OCIRepositoryKind || pins[k.Spec.SourceRef.Name] == "" {
+					return fmt.Errorf("%s reads %s %s", k.Name, k.Spec.SourceRef.Kind, k.Spec.SourceRef.Name)
+				}
+				want = pins[k.Spec.SourceRef.Name]
+			}
+			ready := apimeta.FindStatusCondition(k.Status.Conditions, meta.ReadyCondition)
+			if k.Status.LastAppliedRevision != want || ready == nil || ready.Status != metav1.ConditionTrue {
+				return fmt.Errorf("%s applied %q, want %q: %s", k.Name, k.Status.LastAppliedRevision, want, conditionText(ready))
+			}
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, names) {
+			return fmt.Errorf("Kustomizations %q, want %q", got, names)
+		}
+		return nil
 	})
+}
+
+// checkUntouched checks that a change of layout redeployed nothing and left
+// nothing behind.
+func checkUntouched(t *testing.T, c *cluster.Cluster, uids map[string]types.UID) {
+	t.Helper()
+	ctx := t.Context()
 	// Nothing was deleted or recreated: the Deployments, the ReplicaSets that
 	// ran before and the chart's objects keep their UIDs.
 	got := liveUIDs(t, c)

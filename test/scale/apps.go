@@ -25,15 +25,21 @@ const (
 // specFiles returns the apps repository of n apps of shape: platform.yaml
 // and apps/<project>/<app>/app.yaml, 50 apps per project. The app
 // changed is given version 2 of its api image, every other app version 1.
-// chartRepo is the Helm repository of the addon shape.
-func specFiles(shape Shape, n int, changed int, chartRepo string, shards int) map[string][]byte {
-	platform := "apps_domain: apps.scale.test\nclusters:\n  - name: " + clusterName + "\nbuild: {pin: false}\nfleet: {path: fleet}\n"
+// chartRepo is the Helm repository of the addon shape; artifacts, when
+// set, is the OCI repository of the components' artifacts
+// (platform.yaml fleet.artifacts).
+func specFiles(shape Shape, n int, changed int, chartRepo string, shards int, artifacts string) map[string][]byte {
+	fleet := "fleet: {path: fleet}\n"
+	if artifacts != "" {
+		fleet = "fleet: {path: fleet, artifacts: {repository: " + artifacts + ", insecure: true}}\n"
+	}
+	platform := "apps_domain: apps.scale.test\nclusters:\n  - name: " + clusterName + "\nbuild: {pin: false}\n" + fleet
 	if shards > 1 {
 		var keys []string
 		for i := range shards {
 			keys = append(keys, fmt.Sprintf("shard%d", i+1))
 		}
-		platform = "apps_domain: apps.scale.test\nclusters:\n  - name: " + clusterName + "\n    shards: [" + strings.Join(keys, ", ") + "]\nbuild: {pin: false}\nfleet: {path: fleet}\n"
+		platform = "apps_domain: apps.scale.test\nclusters:\n  - name: " + clusterName + "\n    shards: [" + strings.Join(keys, ", ") + "]\nbuild: {pin: false}\n" + fleet
 	}
 	files := map[string][]byte{"platform.yaml": []byte(platform)}
 	for i := range n {

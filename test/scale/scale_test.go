@@ -24,8 +24,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/artifact"
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/gitrepo/gittest"
+	"github.com/fleetwright/fleetwright/internal/registry/registrytest"
 	"github.com/fleetwright/fleetwright/internal/render"
 	"github.com/fleetwright/fleetwright/test/cluster"
 )
@@ -38,12 +40,15 @@ const (
 
 // The environment that asks for the benchmark and shapes it.
 const (
-	envScale    = "FLEETWRIGHT_SCALE"           // 1 runs it
-	envApps     = "FLEETWRIGHT_SCALE_APPS"      // comma-separated N (default 1,50)
-	envShapes   = "FLEETWRIGHT_SCALE_SHAPES"    // comma-separated shapes (default chain,addon)
-	envFluxArgs = "FLEETWRIGHT_SCALE_FLUX_ARGS" // flags for kustomize- and helm-controller (default none: Flux's defaults)
-	envShards   = "FLEETWRIGHT_SCALE_SHARDS"    // kustomize-controller shards (default 0: one controller)
-	envKeep     = "FLEETWRIGHT_SCALE_KEEP"      // 1 keeps the cluster's folder and logs
+	envScale    = "FLEETWRIGHT_SCALE"                // 1 runs it
+	envApps     = "FLEETWRIGHT_SCALE_APPS"           // comma-separated N (default 1,50)
+	envShapes   = "FLEETWRIGHT_SCALE_SHAPES"         // comma-separated shapes (default chain,addon)
+	envFluxArgs = "FLEETWRIGHT_SCALE_FLUX_ARGS"      // flags for kustomize- and helm-controller (default none: Flux's defaults)
+	envSrcArgs  = "FLEETWRIGHT_SCALE_SOURCE_ARGS"    // flags for source-controller (default none)
+	envKsArgs   = "FLEETWRIGHT_SCALE_KUSTOMIZE_ARGS" // flags for kustomize-controller only, after FLUX_ARGS (default none)
+	envShards   = "FLEETWRIGHT_SCALE_SHARDS"         // kustomize-controller shards (default 0: one controller)
+	envKeep     = "FLEETWRIGHT_SCALE_KEEP"           // 1 keeps the cluster's folder and logs
+	envLayout   = "FLEETWRIGHT_SCALE_LAYOUT"         // artifacts (default: a source per component, platform.yaml fleet.artifacts) or git (every component reads the fleet's GitRepository)
 )
 
 // BenchmarkFleet deploys N synthetic apps on the real controllers and
@@ -63,21 +68,26 @@ func BenchmarkFleet(b *testing.B) {
 	if err != nil {
 		b.Fatalf("%s: %v", envShards, err)
 	}
+	layout := envOr(envLayout, "artifacts")
+	if layout != "artifacts" && layout != "git" {
+		b.Fatalf("%s: %q is not artifacts or git", envLayout, layout)
+	}
 	for _, shape := range strings.Split(envOr(envShapes, "chain,addon"), ",") {
 		for _, n := range ns {
 			b.Run(fmt.Sprintf("shape=%s/apps=%d", shape, n), func(b *testing.B) {
-				r := runCase(b, Shape(shape), n, shards)
+				r := runCase(b, Shape(shape), n, shards, layout == "artifacts")
 				b.ReportMetric(r.ready.Seconds(), "ready-s")
 				b.ReportMetric(r.change.Seconds(), "change-s")
 				b.ReportMetric(r.settle.Seconds(), "settle-s")
 				b.ReportMetric(r.fetch.Seconds(), "fetch-s")
 				b.ReportMetric(float64(r.reconciles), "ks/commit")
 				b.ReportMetric(float64(r.objects), "objects/commit")
+				b.ReportMetric(float64(r.sources), "sources/commit")
 				b.ReportMetric(r.cpu.Seconds(), "cpu-s")
 				b.ReportMetric(0, "ns/op")
-				b.Logf("RESULT shape=%s apps=%d shards=%d flux-args=%q kustomizations=%d ready=%s change=%s settle=%s fetch=%s ks/commit=%d (metrics %d) objects/commit=%d cpu deploy=%s change=%s per-controller=%s load=%s",
-					shape, n, shards, os.Getenv(envFluxArgs), r.kustomizations, r.ready.Round(100*time.Millisecond), r.change.Round(100*time.Millisecond),
-					r.settle.Round(100*time.Millisecond), r.fetch.Round(10*time.Millisecond), r.reconciles, r.metricReconciles, r.objects, r.cpuDeploy.Round(10*time.Millisecond),
+				b.Logf("RESULT layout=%s shape=%s apps=%d shards=%d flux-args=%q kustomize-args=%q source-args=%q kustomizations=%d ready=%s change=%s settle=%s fetch=%s ks/commit=%d (metrics %d) objects/commit=%d sources/commit=%d cpu deploy=%s change=%s per-controller=%s load=%s",
+					layout, shape, n, shards, os.Getenv(envFluxArgs), os.Getenv(envKsArgs), os.Getenv(envSrcArgs), r.kustomizations, r.ready.Round(100*time.Millisecond), r.change.Round(100*time.Millisecond),
+					r.settle.Round(100*time.Millisecond), r.fetch.Round(10*time.Millisecond), r.reconciles, r.metricReconciles, r.objects, r.sources, r.cpuDeploy.Round(10*time.Millisecond),
 					r.cpuChange.Round(10*time.Millisecond), r.perController, loadAvg())
 			})
 		}
@@ -94,19 +104,26 @@ type result struct {
 	reconciles       int           // Kustomizations whose status shows they handled the change commit
 	metricReconciles int           // kustomize-controller reconciles counted over the change
 	objects          int           // inventory entries of those Kustomizations
+	sources          int           // OCIRepositories that pulled a new artifact for the change
 	cpu              time.Duration
 	cpuDeploy        time.Duration
 	cpuChange        time.Duration
 	perController    string
 }
 
-func runCase(b *testing.B, shape Shape, n, shards int) result {
+func runCase(b *testing.B, shape Shape, n, shards int, artifacts bool) result {
 	ctx := b.Context()
 	var opts []cluster.Option
 	pods := n*podsPerApp(shape) + 10
 	opts = append(opts, cluster.WithNodes(pods/400+1), cluster.WithStartTimeout(5*time.Minute), cluster.WithKeepLogs(os.Getenv(envKeep) == "1"))
 	if args := strings.Fields(os.Getenv(envFluxArgs)); len(args) > 0 {
 		opts = append(opts, cluster.WithFluxArgs("kustomize-controller", args...), cluster.WithFluxArgs("helm-controller", args...))
+	}
+	if args := strings.Fields(os.Getenv(envKsArgs)); len(args) > 0 {
+		opts = append(opts, cluster.WithFluxArgs("kustomize-controller", args...))
+	}
+	if args := strings.Fields(os.Getenv(envSrcArgs)); len(args) > 0 {
+		opts = append(opts, cluster.WithFluxArgs("source-controller", args...))
 	}
 	var shardKeys []string
 	for i := range shards {
@@ -124,14 +141,18 @@ func runCase(b *testing.B, shape Shape, n, shards int) result {
 		b.Cleanup(stop)
 		chartRepo = url
 	}
+	artRepo := ""
+	if artifacts {
+		artRepo = registrytest.New(b, registrytest.Options{}).Host() + "/fleet"
+	}
 	c := cluster.StartT(b, opts...)
 	git := gittest.NewServer(b)
 	url := git.CreateRepo(b, fleetRepo, "main", map[string]string{"README.md": "scale fleet\n"})
 	bare := git.Path(fleetRepo)
 
 	changed := n / 2
-	before := fleetFiles(b, specFiles(shape, n, -1, chartRepo, shards))
-	after := fleetFiles(b, specFiles(shape, n, changed, chartRepo, shards))
+	before := fleetFiles(ctx, b, specFiles(shape, n, -1, chartRepo, shards, artRepo), artRepo)
+	after := fleetFiles(ctx, b, specFiles(shape, n, changed, chartRepo, shards, artRepo), artRepo)
 	commit1 := gittest.CommitFiles(b, bare, "main", "fleet of "+strconv.Itoa(n)+" apps", before)
 	b.Logf("rendered %d apps (%d files); committed %s", n, len(before), commit1[:12])
 
@@ -147,12 +168,35 @@ func runCase(b *testing.B, shape Shape, n, shards int) result {
 		if err := c.Client.List(ctx, &kss, client.InNamespace(fluxNS)); err != nil {
 			return err
 		}
-		return allReady(kss.Items, rev1)
+		want, err := wanted(ctx, c, rev1)
+		if err != nil {
+			return err
+		}
+		return allReady(kss.Items, want)
 	})
 	r.ready = time.Since(fetched1)
 	r.kustomizations = len(kss.Items)
 	b.Logf("%d Kustomizations Ready at %s %s after the fetch", r.kustomizations, rev1, r.ready.Round(100*time.Millisecond))
 	cpu1 := cpuTimes(b, c)
+
+	// The change lands on a fleet at rest, as a merge usually does: the
+	// retries the first deploy scheduled (--requeue-dependency, 30s by
+	// default) have run, and kustomize-controller has been quiet longer
+	// than one of them. A retry that fires while the change is applied
+	// makes the dependency reconcile again, Ready=Unknown meanwhile, and
+	// its dependents wait one more interval: that is the first deploy's
+	// cost, not the change's.
+	quiet := time.Now()
+	lastCount := reconcileCounts(b, c)
+	poll(ctx, b, "kustomize-controller quiet after the first deploy", 10*time.Minute, time.Second, func() error {
+		if m := reconcileCounts(b, c); m != lastCount {
+			lastCount, quiet = m, time.Now()
+		}
+		if time.Since(quiet) < 35*time.Second {
+			return fmt.Errorf("quiet for %s", time.Since(quiet).Round(time.Second))
+		}
+		return nil
+	})
 
 	// The change: one component's image of one app.
 	project, app := appName(changed)
@@ -163,6 +207,14 @@ func runCase(b *testing.B, shape Shape, n, shards int) result {
 		}
 	}
 	metrics0 := reconcileCounts(b, c)
+	attempted := map[string]string{}
+	for _, k := range kss.Items {
+		attempted[k.Name] = k.Status.LastAttemptedRevision
+	}
+	pulled, err := artifactRevisions(ctx, c)
+	if err != nil {
+		b.Fatal(err)
+	}
 	commit2 := gittest.CommitFiles(b, bare, "main", "change "+app+"'s api image", diff)
 	rev2 := "main@sha1:" + commit2
 	pushed := time.Now()
@@ -178,7 +230,11 @@ func runCase(b *testing.B, shape Shape, n, shards int) result {
 		if len(own.Items) == 0 {
 			return fmt.Errorf("no Kustomization of %s", app)
 		}
-		if err := allReady(own.Items, rev2); err != nil {
+		want, err := wanted(ctx, c, rev2)
+		if err != nil {
+			return err
+		}
+		if err := allReady(own.Items, want); err != nil {
 			return err
 		}
 		var d appsv1.Deployment
@@ -210,7 +266,11 @@ func runCase(b *testing.B, shape Shape, n, shards int) result {
 			last, settled = m, time.Now()
 			return fmt.Errorf("kustomize-controller reconciled %d times since the change", m-metrics0)
 		}
-		if pending := pendingOn(kss.Items, rev2); pending > 0 && time.Since(settled) < 70*time.Second {
+		want, err := wanted(ctx, c, rev2)
+		if err != nil {
+			return err
+		}
+		if pending := pendingOn(kss.Items, want); pending > 0 && time.Since(settled) < 70*time.Second {
 			return fmt.Errorf("%d Kustomizations still on the previous commit", pending)
 		}
 		if time.Since(settled) < 10*time.Second {
@@ -221,11 +281,20 @@ func runCase(b *testing.B, shape Shape, n, shards int) result {
 	r.settle = settled.Sub(fetched2)
 	r.metricReconciles = last - metrics0
 	for _, k := range kss.Items {
-		if k.Status.LastAttemptedRevision == rev2 || k.Status.LastAppliedRevision == rev2 {
+		if k.Status.LastAttemptedRevision != attempted[k.Name] {
 			r.reconciles++
 			if k.Status.Inventory != nil {
 				r.objects += len(k.Status.Inventory.Entries)
 			}
+		}
+	}
+	pulled2, err := artifactRevisions(ctx, c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for name, rev := range pulled2 {
+		if pulled[name] != rev {
+			r.sources++
 		}
 	}
 	cpu2 := cpuTimes(b, c)
@@ -247,8 +316,9 @@ func runCase(b *testing.B, shape Shape, n, shards int) result {
 }
 
 // fleetFiles renders the apps repository files into the fleet's files, by
-// path in the fleet repository.
-func fleetFiles(b *testing.B, specs map[string][]byte) map[string]string {
+// path in the fleet repository, and pushes the components' artifacts to
+// artRepo when it is set, as render does.
+func fleetFiles(ctx context.Context, b *testing.B, specs map[string][]byte, artRepo string) map[string]string {
 	b.Helper()
 	loader, err := render.NewLoader(".")
 	if err != nil {
@@ -261,6 +331,15 @@ func fleetFiles(b *testing.B, specs map[string][]byte) map[string]string {
 	f, err := generate.Render(repo, generate.Options{})
 	if err != nil {
 		b.Fatal(err)
+	}
+	if artRepo != "" {
+		arts, err := f.ComponentArtifacts()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := artifact.Push(ctx, artRepo, arts, artifact.PushOptions{}); err != nil {
+			b.Fatal(err)
+		}
 	}
 	out := make(map[string]string, len(f.Files))
 	for _, x := range f.Files {
@@ -375,13 +454,54 @@ func waitFetched(ctx context.Context, b *testing.B, c *cluster.Cluster, rev stri
 	return time.Now()
 }
 
-// allReady reports whether every Kustomization applied rev and is Ready.
-func allReady(kss []kustomizev1.Kustomization, rev string) error {
+// wanted returns, for a Kustomization, the revision it must have applied
+// once the fleet commit rev is deployed: rev for those that read the
+// fleet's GitRepository; for one that reads an OCIRepository, the digest
+// that OCIRepository pins ("" while it is not in the cluster).
+func wanted(ctx context.Context, c *cluster.Cluster, rev string) (func(k *kustomizev1.Kustomization) string, error) {
+	var repos sourcev1.OCIRepositoryList
+	if err := c.Client.List(ctx, &repos, client.InNamespace(fluxNS)); err != nil {
+		return nil, err
+	}
+	pins := make(map[string]string, len(repos.Items))
+	for _, o := range repos.Items {
+		if o.Spec.Reference != nil {
+			pins[o.Name] = o.Spec.Reference.Digest
+		}
+	}
+	return func(k *kustomizev1.Kustomization) string {
+		if k.Spec.SourceRef.Kind == sourcev1.OCIRepositoryKind {
+			return pins[k.Spec.SourceRef.Name]
+		}
+		return rev
+	}, nil
+}
+
+// artifactRevisions returns the revision of each OCIRepository's artifact.
+func artifactRevisions(ctx context.Context, c *cluster.Cluster) (map[string]string, error) {
+	var repos sourcev1.OCIRepositoryList
+	if err := c.Client.List(ctx, &repos, client.InNamespace(fluxNS)); err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(repos.Items))
+	for _, o := range repos.Items {
+		if o.Status.Artifact != nil {
+			out[o.Name] = o.Status.Artifact.Revision
+		}
+	}
+	return out, nil
+}
+
+// allReady reports whether every Kustomization applied the revision want
+// gives it and is Ready.
+func allReady(kss []kustomizev1.Kustomization, want func(*kustomizev1.Kustomization) string) error {
 	notReady := 0
 	var first string
-	for _, k := range kss {
+	for i := range kss {
+		k := &kss[i]
+		rev := want(k)
 		ready := apimeta.FindStatusCondition(k.Status.Conditions, meta.ReadyCondition)
-		if k.Status.LastAppliedRevision != rev || ready == nil || ready.Status != metav1.ConditionTrue || k.Status.ObservedGeneration != k.Generation {
+		if rev == "" || k.Status.LastAppliedRevision != rev || ready == nil || ready.Status != metav1.ConditionTrue || k.Status.ObservedGeneration != k.Generation {
 			notReady++
 			if first == "" {
 				msg := "no Ready condition"
@@ -393,17 +513,18 @@ func allReady(kss []kustomizev1.Kustomization, rev string) error {
 		}
 	}
 	if notReady > 0 {
-		return fmt.Errorf("%d of %d Kustomizations not Ready at %s; first: %s", notReady, len(kss), rev, first)
+		return fmt.Errorf("%d of %d Kustomizations not Ready; first: %s", notReady, len(kss), first)
 	}
 	return nil
 }
 
 // pendingOn counts the Kustomizations that neither applied nor attempted
-// rev.
-func pendingOn(kss []kustomizev1.Kustomization, rev string) int {
+// the revision want gives them.
+func pendingOn(kss []kustomizev1.Kustomization, want func(*kustomizev1.Kustomization) string) int {
 	n := 0
-	for _, k := range kss {
-		if k.Status.LastAttemptedRevision != rev && k.Status.LastAppliedRevision != rev {
+	for i := range kss {
+		k := &kss[i]
+		if rev := want(k); rev == "" || (k.Status.LastAttemptedRevision != rev && k.Status.LastAppliedRevision != rev) {
 			n++
 		}
 	}

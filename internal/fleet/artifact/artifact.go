@@ -71,11 +71,6 @@ type Artifact struct {
 // manifests keeps every artifact a fleet commit may name.
 func (a *Artifact) Tag() string { return a.Digest.Algorithm + "-" + a.Digest.Hex }
 
-var gzWriters = sync.Pool{New: func() any {
-	gz, _ := gzip.NewWriterLevel(nil, gzip.NoCompression) // a valid level: no error
-	return gz
-}}
-
 // epoch is every entry's modification time.
 var epoch = time.Unix(0, 0).UTC()
 
@@ -118,10 +113,8 @@ func Build(title string, files []File) (*Artifact, error) {
 	diffID := sha(tarBuf.Bytes())
 
 	var gzBuf bytes.Buffer
-	// A gzip writer's compressor state is large even when it only stores:
-	// writers are reused, which changes none of the bytes.
-	gz := gzWriters.Get().(*gzip.Writer)
-	defer gzWriters.Put(gz)
+	gz := gzipWriters.Get().(*gzip.Writer)
+	defer gzipWriters.Put(gz)
 	gz.Reset(&gzBuf)
 	// The header carries no name, no time and "unknown" as the OS: the
 	// defaults, set here so that they are a decision.
@@ -152,6 +145,14 @@ func Build(title string, files []File) (*Artifact, error) {
 	}
 	return &Artifact{Title: title, Digest: sha(manifest), Manifest: manifest, Config: config, Layer: layer}, nil
 }
+
+// gzipWriters keeps gzip writers for Build: a new one allocates its
+// compressor's tables (over half a megabyte) even to store, and a fleet
+// packs a folder per component.
+var gzipWriters = sync.Pool{New: func() any {
+	gz, _ := gzip.NewWriterLevel(nil, gzip.NoCompression)
+	return gz
+}}
 
 func sha(b []byte) v1.Hash {
 	s := sha256.Sum256(b)

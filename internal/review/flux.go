@@ -1,0 +1,854 @@
+package review
+
+import (
+	"bytes"
+	"fmt"
+	"maps"
+	"path"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/fleetwright/fleetwright/internal/fleet"
+	"github.com/fleetwright/fleetwright/internal/fleet/artifact"
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
+	"github.com/fleetwright/fleetwright/internal/yamlx"
+)
+
+// What Flux does with a fleet commit depends on where each component's
+// Kustomization reads its files from. In the fleet's one GitRepository
+// (the layout without fleet.artifacts), every commit moves the source of
+// every component, so Flux reconciles them all. With fleet.artifacts, each
+// Kustomization reads an OCIRepository of its own, pinned to the digest of
+// its folder's artifact in the app's file: a component is reconciled when
+// that digest or its Kustomization's spec changes, and a digest that
+// changes with its folder is a consequence of the folder's change, not a
+// change to show on its own.
+
+// artifactPathAnnotation names the folder an OCIRepository's artifact is
+// built from (generate.AnnoArtifactPath).
+const artifactPathAnnotation = "fleetwright.io/artifact-path"
+
+// fluxDoc is one document of a file holding Flux objects.
+type fluxDoc struct {
+	text string // without the file's leading comment
+	obj  object
+	ok   bool // text is a Kubernetes object
+}
+
+// fluxFile is a file holding Flux objects: an app's file in the cluster
+// folder (its Kustomizations and OCIRepositories), a project's file.
+type fluxFile struct {
+	header string // the comment lines the file starts with
+	docs   []fluxDoc
+	nl     bool // the file ends with a newline
+}
+
+// isFluxFile says whether a fleet file may hold Flux Kustomizations: a
+// file outside the component folders that names kustomize-controller's
+// API group.
+func isFluxFile(p string, b []byte) bool {
+	// layout.InComponentDir, without its allocations: this runs for every
+	// file of both fleets.
+	if strings.HasPrefix(p, layout.AppsDir+"/") && strings.Count(p, "/") >= 5 {
+		seg := p
+		for range 3 {
+			seg = seg[strings.IndexByte(seg, '/')+1:]
+		}
+		if !strings.HasPrefix(seg, "_project/") {
+			return false
+		}
+	}
+	return bytes.Contains(b, []byte("kustomize.toolkit.fluxcd.io/"))
+}
+
+func parseFluxFile(p string, b []byte) *fluxFile {
+	s := string(b)
+	f := &fluxFile{nl: strings.HasSuffix(s, "\n")}
+	for strings.HasPrefix(s, "#") {
+		i := strings.IndexByte(s, '\n')
+		if i < 0 {
+			i = len(s) - 1
+		}
+		f.header += s[:i+1]
+		s = s[i+1:]
+	}
+	for _, text := range strings.Split(strings.TrimSuffix(s, "\n"), "\n---\n") {
+		d := fluxDoc{text: text}
+		d.obj, d.ok = parseObject(p, text)
+		f.docs = append(f.docs, d)
+	}
+	return f
+}
+
+// parseObject reads one YAML document as an object.
+func parseObject(p, text string) (object, bool) {
+	docs, err := yamlx.Parse([]byte(text))
+	if err != nil || len(docs) != 1 || docs[0].Root == nil || docs[0].Root.Kind != yamlx.MapNode {
+		return object{}, false
+	}
+	m := value(docs[0].Root).(map[string]any)
+	o := object{File: p, Obj: m}
+	o.Kind, _ = m["kind"].(string)
+	o.Name = str(get(m, "metadata", "name"))
+	o.Namespace = str(get(m, "metadata", "namespace"))
+	return o, o.Kind != ""
+}
+
+// text writes the file again from its documents.
+func (f *fluxFile) text(docs []string) string {
+	s := f.header + strings.Join(docs, "\n---\n")
+	if f.nl && len(docs) > 0 {
+		s += "\n"
+	}
+	return s
+}
+
+// fluxSide is a component's Flux objects on one side of the change.
+type fluxSide struct {
+	ks   object
+	kind string  // of the source it reads
+	oci  *object // nil: the Kustomization reads another kind of source
+}
+
+func (s *fluxSide) sourceKind() string { return s.kind }
+
+func (s *fluxSide) readsOCI() bool { return s.sourceKind() == "OCIRepository" }
+
+func (s *fluxSide) digest() string {
+	if s.oci == nil {
+		return ""
+	}
+	return str(get(s.oci.Obj, "spec", "ref", "digest"))
+}
+
+// component is one component's Flux Kustomization on both sides.
+type component struct {
+	key        string // cluster/project/app/component, else the Kustomization's namespace/name
+	dir        string // its folder in the fleet, "" when neither side says
+	base, head *fluxSide
+
+	folderChanged bool // a file of dir changes
+	ksChanged     bool // the Kustomization's spec changes other than its source
+	migrated      bool // the Kustomization moves between the GitRepository and an OCIRepository
+	digestChanged bool // both sides read an OCIRepository, pinned to different digests
+	mismatch      bool // the pinned digest is not the folder's (a danger)
+}
+
+func (c *component) app() string { return layout.AppOf(c.dir + "/x") }
+
+// reconciled says whether Flux reconciles the component for this change.
+func (c *component) reconciled() bool {
+	switch {
+	case c.head == nil:
+		return false
+	case c.head.sourceKind() == "GitRepository":
+		return true // every fleet commit moves the GitRepository
+	}
+	return c.base == nil || c.ksChanged || c.migrated || c.digestChanged
+}
+
+// changes says whether the change touches the component: what Flux
+// reconciles when each component has its own source.
+func (c *component) changes() bool {
+	return c.head != nil && (c.base == nil || c.folderChanged || c.ksChanged || c.digestChanged)
+}
+
+// fluxView is what the change does to the fleet's Flux sources.
+type fluxView struct {
+	comps  []*component // sorted by key
+	danger []string
+	// quiet are the ids of objects whose change is only a consequence of
+	// another (a digest that follows its folder, a source switch): left
+	// out of the counts per kind.
+	quiet map[string]bool
+	// shown holds, for each changed Flux file, its base with those
+	// consequences applied: its diff against the head is what is left to
+	// show.
+	shown map[string][]byte
+	// removedOCI counts, per removed app, the OCIRepositories that go
+	// with its Kustomizations.
+	removedOCI map[string]int
+	sourceName string // the GitRepository the old layout reads
+	n          *counts
+	// steady counts the components whose Flux objects and folder the
+	// change leaves alone.
+	steady counts
+	// parsed are the changed Flux files of each side (base, head), read
+	// whole.
+	parsed [2]map[string]*fluxFile
+}
+
+// read says which files of a side the view has read whole.
+func (fx *fluxView) read(side int) func(string) bool {
+	return func(p string) bool { return fx.parsed[side][p] != nil }
+}
+
+// addObjects adds the objects of the files the view has read whole to a
+// side's objects, so that they are parsed once.
+func (fx *fluxView) addObjects(objs map[string]object, side int) {
+	for _, f := range fx.parsed[side] {
+		for _, d := range f.docs {
+			if d.ok {
+				objs[d.obj.id()] = d.obj
+			}
+		}
+	}
+}
+
+// fluxSources reads the Flux objects of both fleets: the head's whole (a
+// component whose file does not change is still reconciled when it reads
+// the GitRepository), the base's files that change.
+func fluxSources(changes []fleet.Change, base, head map[string][]byte, removedApps map[string]bool) *fluxView {
+	fx := &fluxView{quiet: map[string]bool{}, shown: map[string][]byte{}, removedOCI: map[string]int{}, parsed: [2]map[string]*fluxFile{{}, {}}}
+	changedFile := map[string]bool{}
+	changedDir := map[string]bool{}
+	for _, ch := range changes {
+		changedFile[ch.Path] = true
+		if d := layout.ComponentDirOf(ch.Path); d != "" {
+			changedDir[d] = true
+		}
+	}
+	headFiles := map[string]*fluxFile{}
+	for p, b := range head {
+		switch {
+		case !isFluxFile(p, b):
+		case changedFile[p]:
+			headFiles[p] = parseFluxFile(p, b)
+			fx.parsed[1][p] = headFiles[p]
+		default:
+			headFiles[p] = scanFluxFile(p, b)
+		}
+	}
+	baseFiles := map[string]*fluxFile{}
+	for p, b := range base {
+		switch {
+		case !isFluxFile(p, b):
+		case !changedFile[p]:
+			baseFiles[p] = headFiles[p]
+		default:
+			baseFiles[p] = parseFluxFile(p, b)
+			fx.parsed[0][p] = baseFiles[p]
+		}
+	}
+	if len(headFiles) == 0 && len(baseFiles) == 0 {
+		return fx
+	}
+	byID := map[string]*component{}
+	// collect reads the components of a side's files. A file that does
+	// not change is read once, for both sides, and its components are
+	// only counted unless their folder changes.
+	collect := func(files map[string]*fluxFile, side int) {
+		var all map[string]object // the side's OCIRepositories, made when one is not beside its Kustomization
+		findOCI := func(f *fluxFile, id string) (object, bool) {
+			for _, d := range f.docs {
+				if d.ok && d.obj.Kind == "OCIRepository" && d.obj.id() == id {
+					return d.obj, true
+				}
+			}
+			if all == nil {
+				all = map[string]object{}
+				for _, f := range files {
+					for _, d := range f.docs {
+						if d.ok && d.obj.Kind == "OCIRepository" {
+							all[d.obj.id()] = d.obj
+						}
+					}
+				}
+			}
+			o, ok := all[id]
+			return o, ok
+		}
+		for p, f := range files {
+			steady := !changedFile[p]
+			if side == 0 && steady {
+				continue
+			}
+			for _, d := range f.docs {
+				o := d.obj
+				if !d.ok || o.Kind != "Kustomization" || !strings.HasPrefix(str(o.Obj["apiVersion"]), "kustomize.toolkit.fluxcd.io/") ||
+					labelOf(o, "fleetwright.io/component") == "" {
+					continue
+				}
+				ref := get(o.Obj, "spec", "sourceRef")
+				s := &fluxSide{ks: o, kind: str(get(ref, "kind"))}
+				switch s.kind {
+				case "OCIRepository":
+					id := "OCIRepository/" + cmpOr(str(get(ref, "namespace")), o.Namespace) + "/" + str(get(ref, "name"))
+					if oci, ok := findOCI(f, id); ok && strings.HasPrefix(str(oci.Obj["apiVersion"]), "source.toolkit.fluxcd.io/") {
+						s.oci = &oci
+					}
+				case "GitRepository":
+					if fx.sourceName == "" {
+						fx.sourceName = str(get(ref, "name"))
+					}
+				}
+				if steady {
+					if dir := componentDir(s); dir == "" || !changedDir[dir] {
+						fx.steady.add(s, dir)
+						continue
+					}
+				}
+				c := byID[o.id()]
+				if c == nil {
+					c = &component{}
+					byID[o.id()] = c
+				}
+				if side == 0 {
+					c.base = s
+				} else {
+					c.head = s
+					if steady {
+						c.base = s
+					}
+				}
+			}
+		}
+	}
+	collect(headFiles, 1)
+	collect(baseFiles, 0)
+
+	// What each side says of the component, and what is a consequence.
+	explain := map[string][][]string{} // object id → fields whose change is explained
+	addedOK, removedOK := map[string]bool{}, map[string]bool{}
+	var check []*component // components whose pinned digest is checked
+	for _, c := range byID {
+		c.dir = componentDir(c.head)
+		if c.dir == "" {
+			c.dir = componentDir(c.base)
+		}
+		c.key = strings.TrimPrefix(c.dir, layout.AppsDir+"/")
+		if c.dir == "" {
+			s := c.head
+			if s == nil {
+				s = c.base
+			}
+			c.key = s.ks.Namespace + "/" + s.ks.Name
+		}
+		c.folderChanged = c.dir != "" && changedDir[c.dir]
+		h, b := c.head, c.base
+		switch {
+		case h == nil, h == b && !c.folderChanged:
+		case h.readsOCI() && h.oci == nil:
+			if changedFile[h.ks.File] {
+				ref := get(h.ks.Obj, "spec", "sourceRef")
+				fx.danger = append(fx.danger, fmt.Sprintf("component `%s`: its Kustomization %s reads OCIRepository `%s/%s`, which the fleet does not hold: Flux cannot apply it",
+					c.key, name(h.ks), cmpOr(str(get(ref, "namespace")), h.ks.Namespace), str(get(ref, "name"))))
+			}
+		case h.oci != nil && (b == nil || b.oci == nil || c.folderChanged || b.digest() != h.digest()):
+			check = append(check, c)
+		}
+	}
+	fx.checkDigests(check, head)
+	for _, c := range byID {
+		b, h := c.base, c.head
+		if b == nil || h == nil {
+			if b != nil && b.oci != nil && removedApps[c.app()] {
+				fx.removedOCI[c.app()]++
+			}
+			continue
+		}
+		if b == h {
+			continue // the same objects on both sides
+		}
+		c.migrated = b.sourceKind() != h.sourceKind() && (b.oci != nil && h.sourceKind() == "GitRepository" || h.oci != nil && b.sourceKind() == "GitRepository")
+		c.ksChanged = !reflect.DeepEqual(sourceless(b.ks), sourceless(h.ks))
+		if b.oci != nil && h.oci != nil {
+			c.digestChanged = b.digest() != h.digest()
+			if c.digestChanged && !c.mismatch {
+				explain[h.oci.id()] = [][]string{{"spec", "ref", "digest"}}
+			}
+		}
+		if c.migrated && !c.mismatch {
+			explain[h.ks.id()] = [][]string{{"spec", "path"}, {"spec", "sourceRef", "kind"}, {"spec", "sourceRef", "name"}, {"spec", "sourceRef", "namespace"}}
+			if h.oci != nil {
+				addedOK[h.oci.id()] = true
+			} else {
+				removedOK[b.oci.id()] = true
+			}
+		}
+	}
+	// An OCIRepository that another Kustomization still reads stays.
+	for _, c := range byID {
+		if c.head != nil && c.head.oci != nil {
+			delete(removedOK, c.head.oci.id())
+		}
+	}
+	for id := range addedOK {
+		fx.quiet[id] = true
+	}
+	for id := range removedOK {
+		fx.quiet[id] = true
+	}
+	for _, ch := range changes {
+		bf, hf := baseFiles[ch.Path], headFiles[ch.Path]
+		if bf == nil || hf == nil {
+			continue
+		}
+		shown := fx.consequencesApplied(bf, hf, explain, addedOK, removedOK)
+		fx.shown[ch.Path] = []byte(shown)
+	}
+	fx.comps = slices.SortedFunc(maps.Values(byID), func(a, b *component) int { return strings.Compare(a.key, b.key) })
+	slices.Sort(fx.danger)
+	return fx
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// componentDir is the folder a side's Kustomization applies: its
+// OCIRepository's artifact path, or the component folder its path ends
+// with.
+func componentDir(s *fluxSide) string {
+	if s == nil {
+		return ""
+	}
+	if s.oci != nil {
+		return str(get(s.oci.Obj, "metadata", "annotations", artifactPathAnnotation))
+	}
+	p := strings.Trim(str(get(s.ks.Obj, "spec", "path")), "/")
+	i := len(p)
+	for range 4 { // the start of the last four segments
+		if i = strings.LastIndexByte(p[:i], '/'); i < 0 {
+			return ""
+		}
+	}
+	dir := p[strings.LastIndexByte(p[:i], '/')+1:]
+	if !strings.HasPrefix(dir, layout.AppsDir+"/") || strings.Contains(dir, "//") || path.Clean(dir) != dir {
+		return ""
+	}
+	return dir
+}
+
+// sourceless is a Kustomization's spec without where it reads from.
+func sourceless(ks object) map[string]any {
+	spec, _ := ks.Obj["spec"].(map[string]any)
+	return without(spec, "sourceRef", "path")
+}
+
+// checkDigests rebuilds the artifact of each component's folder from the
+// head's files and flags the components whose OCIRepository pins another
+// digest: the fleet commit would then make Flux deploy something other
+// than what its Git files hold.
+func (fx *fluxView) checkDigests(comps []*component, head map[string][]byte) {
+	if len(comps) == 0 {
+		return
+	}
+	files := map[string][]artifact.File{}
+	for _, c := range comps {
+		if c.dir != "" {
+			files[c.dir] = nil
+		}
+	}
+	for p, b := range head {
+		// The folder is the first five segments (layout.ComponentDirOf).
+		i := 0
+		for range 5 {
+			j := strings.IndexByte(p[i:], '/')
+			if j < 0 {
+				i = -1
+				break
+			}
+			i += j + 1
+		}
+		if i < 0 {
+			continue
+		}
+		if l, ok := files[p[:i-1]]; ok {
+			files[p[:i-1]] = append(l, artifact.File{Name: p[i:], Data: b})
+		}
+	}
+	for _, c := range comps {
+		if d := checkDigest(c, files[c.dir]); d != "" {
+			c.mismatch = true
+			fx.danger = append(fx.danger, d)
+		}
+	}
+}
+
+// checkDigest says when a component's OCIRepository pins another digest
+// than its folder's files build.
+func checkDigest(c *component, files []artifact.File) string {
+	oci := c.head.oci
+	pinned := c.head.digest()
+	where := fmt.Sprintf("component `%s`: its OCIRepository %s", c.key, name(*oci))
+	if c.dir == "" {
+		return fmt.Sprintf("%s does not name its folder (annotation `%s`): nobody can check that its digest `%s` is the folder's", where, artifactPathAnnotation, short(pinned))
+	}
+	if len(files) == 0 {
+		return fmt.Sprintf("%s reads the artifact of `%s`, a folder the fleet does not hold: Flux would deploy files that are not in Git", where, c.dir)
+	}
+	a, err := artifact.Build(c.dir, files)
+	if err != nil {
+		return fmt.Sprintf("%s: the artifact of `%s` cannot be built: %v", where, c.dir, err)
+	}
+	want := a.Digest.String()
+	if want == pinned {
+		return ""
+	}
+	var old string
+	if c.base != nil {
+		old = c.base.digest()
+	}
+	switch {
+	case old != "" && old != pinned && !c.folderChanged:
+		return fmt.Sprintf("%s now pins `%s` (was `%s`) but its folder `%s` does not change: the fleet commit would deploy something other than what its Git files say (they build `%s`)",
+			where, short(pinned), short(old), c.dir, short(want))
+	case old == pinned && c.folderChanged:
+		return fmt.Sprintf("%s still pins `%s` but its folder `%s` changes: Flux would keep applying the old artifact, not what the fleet's Git files say (they build `%s`)",
+			where, short(pinned), c.dir, short(want))
+	}
+	return fmt.Sprintf("%s pins `%s` but its folder `%s` builds `%s`: the fleet commit would deploy something other than what its Git files say",
+		where, short(pinned), c.dir, short(want))
+}
+
+// short is a digest cut to 12 hex digits, as a reviewer reads it.
+func short(digest string) string {
+	alg, hex, ok := strings.Cut(digest, ":")
+	if !ok || len(hex) <= 12 {
+		return digest
+	}
+	return alg + ":" + hex[:12]
+}
+
+// consequencesApplied writes the base of a changed Flux file with the
+// head's values of the fields whose change is a consequence, the
+// OCIRepositories a migration adds and without those it removes, in the
+// head's order of objects: the diff of that against the head shows only
+// what the reviewer needs to read. An object whose fields cannot be
+// rewritten in its text (a format render does not write) is left as it
+// is, and so shown whole.
+func (fx *fluxView) consequencesApplied(bf, hf *fluxFile, explain map[string][][]string, addedOK, removedOK map[string]bool) string {
+	baseDoc := map[string]fluxDoc{}
+	for _, d := range bf.docs {
+		if d.ok {
+			baseDoc[d.obj.id()] = d
+		}
+	}
+	inHead := map[string]bool{}
+	var docs []string
+	for i, hd := range hf.docs {
+		if !hd.ok {
+			if i < len(bf.docs) && !bf.docs[i].ok {
+				docs = append(docs, bf.docs[i].text)
+			}
+			continue
+		}
+		id := hd.obj.id()
+		inHead[id] = true
+		bd, ok := baseDoc[id]
+		switch {
+		case ok && explain[id] != nil:
+			text, quiet := rewrite(bd, hd, explain[id])
+			docs = append(docs, text)
+			if quiet {
+				fx.quiet[id] = true
+			}
+		case ok:
+			docs = append(docs, bd.text)
+		case addedOK[id]:
+			docs = append(docs, hd.text)
+		}
+	}
+	for _, bd := range bf.docs {
+		if bd.ok && !inHead[bd.obj.id()] && !removedOK[bd.obj.id()] {
+			docs = append(docs, bd.text)
+		}
+	}
+	return bf.text(docs)
+}
+
+// rewrite gives a base document the head's values of some fields: the
+// head's text when nothing else differs (quiet), else the base's text
+// with those fields' lines rewritten, when that reads back as the object
+// expected; else the base's text.
+func rewrite(bd, hd fluxDoc, fields [][]string) (text string, quiet bool) {
+	want := deepCopy(bd.obj.Obj).(map[string]any)
+	for _, f := range fields {
+		set(want, f, get(hd.obj.Obj, anyPath(f)...))
+	}
+	if reflect.DeepEqual(want, hd.obj.Obj) {
+		return hd.text, true
+	}
+	text = "\n" + bd.text + "\n"
+	for _, f := range fields {
+		ov, nv := get(bd.obj.Obj, anyPath(f)...), get(hd.obj.Obj, anyPath(f)...)
+		os, ook := ov.(string)
+		ns, nok := nv.(string)
+		if reflect.DeepEqual(ov, nv) {
+			continue
+		}
+		if !ook || !nok {
+			return bd.text, false
+		}
+		indent := strings.Repeat("  ", len(f)-1)
+		line := func(v string) string { return "\n" + indent + f[len(f)-1] + ": " + v + "\n" }
+		if strings.Count(text, line(os)) != 1 {
+			return bd.text, false
+		}
+		text = strings.Replace(text, line(os), line(ns), 1)
+	}
+	text = text[1 : len(text)-1]
+	if o, ok := parseObject(bd.obj.File, text); !ok || !reflect.DeepEqual(o.Obj, want) {
+		return bd.text, false
+	}
+	return text, false
+}
+
+func anyPath(f []string) []any {
+	out := make([]any, len(f))
+	for i, s := range f {
+		out[i] = s
+	}
+	return out
+}
+
+// set puts v at a path of map keys, making the maps on the way; nil
+// removes the key.
+func set(m map[string]any, f []string, v any) {
+	for _, k := range f[:len(f)-1] {
+		next, ok := m[k].(map[string]any)
+		if !ok {
+			if v == nil {
+				return
+			}
+			next = map[string]any{}
+			m[k] = next
+		}
+		m = next
+	}
+	if v == nil {
+		delete(m, f[len(f)-1])
+		return
+	}
+	m[f[len(f)-1]] = v
+}
+
+func deepCopy(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[k] = deepCopy(e)
+		}
+		return m
+	case []any:
+		l := make([]any, len(x))
+		for i, e := range x {
+			l[i] = deepCopy(e)
+		}
+		return l
+	}
+	return v
+}
+
+// counts are the head's components by what Flux does with them.
+type counts struct {
+	total, reconciled, changing, onGit, onOCI int
+	toOCI, toGit, migratedChanging            int
+	clusters                                  []string
+}
+
+// add counts a component the change leaves alone.
+func (n *counts) add(s *fluxSide, dir string) {
+	n.total++
+	if s.kind == "GitRepository" {
+		n.onGit++
+		n.reconciled++ // every fleet commit moves the GitRepository
+	} else {
+		n.onOCI++
+	}
+	cl := strings.TrimPrefix(dir, layout.AppsDir+"/")
+	if i := strings.IndexByte(cl, '/'); i >= 0 && !slices.Contains(n.clusters, cl[:i]) {
+		n.clusters = append(n.clusters, cl[:i])
+	}
+}
+
+func (fx *fluxView) counts() counts {
+	if fx.n != nil {
+		return *fx.n
+	}
+	n := fx.steady
+	n.clusters = slices.Clone(n.clusters)
+	for _, c := range fx.comps {
+		if c.head == nil {
+			continue
+		}
+		n.total++
+		if cl, _, _ := strings.Cut(c.key, "/"); !slices.Contains(n.clusters, cl) {
+			n.clusters = append(n.clusters, cl)
+		}
+		if c.reconciled() {
+			n.reconciled++
+		}
+		if c.changes() {
+			n.changing++
+		}
+		if c.head.sourceKind() == "GitRepository" {
+			n.onGit++
+		} else {
+			n.onOCI++
+		}
+		if c.migrated {
+			if c.head.oci != nil {
+				n.toOCI++
+			} else {
+				n.toGit++
+			}
+			if c.folderChanged || c.ksChanged {
+				n.migratedChanging++
+			}
+		}
+	}
+	slices.Sort(n.clusters)
+	fx.n = &n
+	return n
+}
+
+// writeReconciled says in the summary how many components Flux reconciles
+// for the change, and why.
+func (fx *fluxView) writeReconciled(b *strings.Builder) {
+	n := fx.counts()
+	if n.total == 0 {
+		return
+	}
+	of := fmt.Sprintf("of the fleet's %d clusters", len(n.clusters))
+	if len(n.clusters) == 1 {
+		of = "of cluster `" + n.clusters[0] + "`"
+	}
+	all := "all " + plural(n.total, "component")
+	if n.total == 1 {
+		all = "the one component"
+	}
+	switch {
+	case n.onOCI == 0 && n.toGit > 0:
+		fmt.Fprintf(b, "Flux reconciles **%s** %s: they move back to the fleet's one GitRepository (below), and from now on every fleet commit moves it and reconciles them all, changed or not.\n\n", all, of)
+	case n.onOCI == 0:
+		changing := "none of them changes: with `fleet.artifacts` in platform.yaml, each component would read its own OCI artifact and Flux would reconcile none"
+		switch n.changing {
+		case 1:
+			changing = "1 of them changes: with `fleet.artifacts` in platform.yaml, each component would read its own OCI artifact and Flux would reconcile only that one"
+		case 0:
+		default:
+			changing = fmt.Sprintf("%d of them change: with `fleet.artifacts` in platform.yaml, each component would read its own OCI artifact and Flux would reconcile only those %d", n.changing, n.changing)
+		}
+		fmt.Fprintf(b, "Flux reconciles **%s** %s, changed or not: they read the fleet's one GitRepository, which every fleet commit moves. %s.\n\n", all, of, strings.ToUpper(changing[:1])+changing[1:])
+	case n.onGit == 0 && n.toOCI > 0:
+		others := ""
+		if k := n.reconciled - n.toOCI; k > 0 {
+			others = fmt.Sprintf(", and the %d others this change touches", k)
+		}
+		howMany := fmt.Sprintf("%d of the %s", n.reconciled, plural(n.total, "component"))
+		if n.reconciled == n.total {
+			howMany = all
+		}
+		moving := fmt.Sprintf("the %d that move to their own OCI source (below) reconcile once from it", n.toOCI)
+		if n.toOCI == 1 {
+			moving = "the one that moves to its own OCI source (below) reconciles once from it"
+		}
+		fmt.Fprintf(b, "Flux reconciles **%s** %s: %s%s. From then on, each component reads its own OCI artifact and a fleet commit reconciles only the components it changes.\n\n",
+			howMany, of, moving, others)
+	case n.onGit == 0:
+		see := ""
+		if n.reconciled > 0 {
+			see = " (listed under Flux sources)"
+		}
+		howMany := fmt.Sprintf("%d of the %s", n.reconciled, plural(n.total, "component"))
+		switch n.reconciled {
+		case n.total:
+			howMany = all
+		case 0:
+			howMany = "none of the " + plural(n.total, "component")
+		}
+		fmt.Fprintf(b, "Flux reconciles **%s** %s%s: each reads its own OCI artifact, so Flux reconciles only the components a fleet commit changes (without `fleet.artifacts`, it would reconcile %s).\n\n",
+			howMany, of, see, all)
+	default:
+		fmt.Fprintf(b, "Flux reconciles **%d of the %s** %s: the %d that read the fleet's GitRepository (every fleet commit moves it) and, of the %d with their own OCI artifact, those this change touches.\n\n",
+			n.reconciled, plural(n.total, "component"), of, n.onGit, n.onOCI)
+	}
+}
+
+// writeSources writes the components' sources: the migration between the
+// layouts and, for components with their own source, why Flux reconciles
+// each.
+func (fx *fluxView) writeSources(b *strings.Builder, removedApps map[string]bool) {
+	n := fx.counts()
+	toOCI, toGit, migratedChanging := n.toOCI, n.toGit, n.migratedChanging
+	var out strings.Builder
+	src := "`" + cmpOr(fx.sourceName, "flux-system") + "`"
+	nothing := "nothing is redeployed"
+	if migratedChanging > 0 {
+		nothing = fmt.Sprintf("nothing is redeployed but the changes of the %d whose files change too", migratedChanging)
+		if migratedChanging == 1 {
+			nothing = "nothing is redeployed but the changes of the one whose files change too"
+		}
+	}
+	switch {
+	case toOCI == 1:
+		fmt.Fprintf(&out, "**Migration:** 1 component moves to its own OCI source (an OCIRepository pinned to the digest of its folder, in place of the GitRepository %s); its objects stay; %s.\n\n", src, nothing)
+	case toOCI > 1:
+		fmt.Fprintf(&out, "**Migration:** %d components move to their own OCI source (an OCIRepository pinned to the digest of the component's folder, in place of the GitRepository %s); their objects stay; %s.\n\n",
+			toOCI, src, nothing)
+	}
+	switch {
+	case toGit == 1:
+		fmt.Fprintf(&out, "**Migration:** 1 component moves back to the fleet's GitRepository %s and its OCIRepository is removed; its objects stay; %s.\n\n", src, nothing)
+	case toGit > 1:
+		fmt.Fprintf(&out, "**Migration:** %d components move back to the fleet's GitRepository %s and their OCIRepositories are removed; their objects stay; %s.\n\n",
+			toGit, src, nothing)
+	}
+	var rows []string
+	for _, c := range fx.comps {
+		var why string
+		switch {
+		case c.head == nil:
+			if c.base.oci != nil && !removedApps[c.app()] {
+				why = "removed: its OCIRepository goes with its Kustomization, which prunes its objects"
+			}
+		case c.head.oci == nil || c.mismatch:
+		case c.base == nil:
+			why = fmt.Sprintf("new: pulls its artifact `%s`", short(c.head.digest()))
+		case c.migrated && c.folderChanged:
+			why = fmt.Sprintf("moves to its own OCI source, with a new artifact `%s`", short(c.head.digest()))
+		case c.migrated:
+			if c.ksChanged {
+				why = "moves to its own OCI source, and its Kustomization changes"
+			}
+		case c.digestChanged:
+			why = fmt.Sprintf("pulls its new artifact `%s`", short(c.head.digest()))
+			if c.ksChanged {
+				why += "; its Kustomization changes too"
+			}
+		case c.ksChanged:
+			why = "its Kustomization changes: reconciled with the same artifact"
+		}
+		if why != "" {
+			rows = append(rows, fmt.Sprintf("| `%s` | %s |\n", c.key, why))
+		}
+	}
+	if len(rows) > 0 {
+		out.WriteString("| component | what Flux does |\n|---|---|\n")
+		for _, r := range rows {
+			out.WriteString(r)
+		}
+		out.WriteString("\n")
+	}
+	if out.Len() > 0 {
+		b.WriteString("### Flux sources\n\n")
+		b.WriteString(out.String())
+	}
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	if w, ok := strings.CutSuffix(what, "y"); ok {
+		return fmt.Sprintf("%d %sies", n, w)
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
