@@ -10,12 +10,14 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/google/go-containerregistry/pkg/authn"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/fleetwright/fleetwright/internal/cli"
 	"github.com/fleetwright/fleetwright/internal/diag"
 	"github.com/fleetwright/fleetwright/internal/exports"
 	"github.com/fleetwright/fleetwright/internal/gitrepo"
+	"github.com/fleetwright/fleetwright/internal/registry"
 	"github.com/fleetwright/fleetwright/internal/render"
 	"github.com/fleetwright/fleetwright/internal/spec"
 	"github.com/fleetwright/fleetwright/internal/verify"
@@ -45,6 +47,8 @@ type flags struct {
 	fleetPath               string
 	fleetPathSet            bool
 	strictKinds, fullBuild  bool
+	artifacts               bool
+	artifactsConcurrency    int
 	kubeconfig, kubeContext string
 	fieldManager, format    string
 	positional              []string
@@ -64,6 +68,8 @@ func parseFlags(args []string, io stdio) (*flags, error) {
 	fs.StringVar(&f.fleetPath, "fleet-path", "", "the fleet folder's path inside the Git repository Flux reads (default: platform.yaml's fleet.path, else the folder's path in its Git work tree)")
 	fs.BoolVar(&f.strictKinds, "strict-kinds", false, "objects of kinds without a known API type are errors, not warnings")
 	fs.BoolVar(&f.fullBuild, "full-build", false, "build every Flux path with kustomize, even the plain ones render writes")
+	fs.BoolVar(&f.artifacts, "artifacts", false, "also look up every component artifact the fleet pins in its registry (HEAD by digest), and pull those whose digest is not their folder's to name the files that differ; credentials from the Docker configuration, and GITHUB_TOKEN for ghcr.io")
+	fs.IntVar(&f.artifactsConcurrency, "artifacts-concurrency", registry.DefaultConcurrency, "registry requests in flight at once for --artifacts")
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig of a cluster: dry-run every object there and report live drift")
 	fs.StringVar(&f.kubeContext, "context", "", "kubeconfig context (default: its current context)")
 	fs.StringVar(&f.fieldManager, "field-manager", verify.DefaultFieldManager, "field manager Flux applies with, for live drift")
@@ -91,6 +97,8 @@ func (f *flags) Validate() error {
 		return cli.Usagef("--apps-ref needs --apps")
 	case f.kubeContext != "" && f.kubeconfig == "":
 		return cli.Usagef("--context needs --kubeconfig")
+	case f.artifactsConcurrency < 1:
+		return cli.Usagef("--artifacts-concurrency must be at least 1")
 	}
 	return nil
 }
@@ -113,6 +121,14 @@ func run(ctx context.Context, args []string, io stdio) error {
 		return err
 	}
 	opts.Logger = newLogger(io.err)
+	if f.artifacts {
+		opts.Registry = &verify.RegistryCheck{
+			Client: registry.New(registry.Options{
+				Keychain: registry.Keychain(authn.DefaultKeychain, registry.GitHubCredentials{Token: io.getenv("GITHUB_TOKEN")}),
+			}),
+			Concurrency: f.artifactsConcurrency,
+		}
+	}
 
 	rep, err := verify.Run(ctx, opts)
 	if err != nil {

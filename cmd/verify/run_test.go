@@ -13,8 +13,10 @@ import (
 	"github.com/fleetwright/fleetwright/internal/cli"
 	"github.com/fleetwright/fleetwright/internal/exports"
 	"github.com/fleetwright/fleetwright/internal/fleet"
+	"github.com/fleetwright/fleetwright/internal/fleet/artifact"
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/generate"
+	"github.com/fleetwright/fleetwright/internal/registry/registrytest"
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
 
@@ -24,10 +26,27 @@ import (
 // the spec revisions render writes.
 func appsRepo(t *testing.T, commit bool) string {
 	t.Helper()
+	return appsRepoWith(t, commit, "")
+}
+
+// appsRepoWith is appsRepo with platform.yaml's fleet section extended by
+// fleet (indented lines).
+func appsRepoWith(t *testing.T, commit bool, fleetLines string) string {
+	t.Helper()
 	dir := t.TempDir()
 	err := os.CopyFS(dir, os.DirFS("../../examples"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if fleetLines != "" {
+		p := filepath.Join(dir, "platform.yaml")
+		data, err := os.ReadFile(p)
+		if err != nil || !bytes.Contains(data, []byte("\nfleet:\n")) {
+			t.Fatalf("platform.yaml without a fleet section (%v)", err)
+		}
+		if err := os.WriteFile(p, bytes.Replace(data, []byte("\nfleet:\n"), []byte("\nfleet:\n"+fleetLines), 1), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if commit {
 		git(t, dir, "init", "-q", "-b", "main")
@@ -243,5 +262,61 @@ func TestVerifyPatch(t *testing.T) {
 	want := at + ": Deployment/orders-api: spec.replicas: must be an integer, not a string (after this patch)"
 	if r.code != 1 || !strings.Contains(r.out, want) || !strings.Contains(r.out, "file="+filepath.ToSlash(kfile)+",line="+strconv.Itoa(line)+",title=verify api::Deployment/orders-api: spec.replicas") {
 		t.Errorf("exit %d, want 1 and %q with its annotation:\n%s%s", r.code, want, r.out, r.stderr)
+	}
+}
+
+// --artifacts looks the component artifacts up in their registry: all
+// there passes; a fleet whose artifacts were never pushed fails, naming
+// each one.
+func TestVerifyArtifacts(t *testing.T) {
+	t.Parallel()
+	srv := registrytest.New(t, registrytest.Options{})
+	dir := appsRepoWith(t, false, "  artifacts:\n    repository: "+srv.Host()+"/fleet\n")
+	if r := runVerify(t, nil, "--apps", dir, "--artifacts"); r.code != 1 || strings.Count(r.out, "spec.ref.digest: the registry has no artifact "+srv.Host()+"/fleet@sha256:") != 10 {
+		t.Errorf("nothing pushed: exit %d, want 1 and a finding for each of the 10 artifacts:\n%s%s", r.code, r.out, r.stderr)
+	}
+	l, err := spec.NewLoader(exports.Catalog{}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo, ps := l.Load(os.DirFS(dir))
+	if ps.HasErrors() {
+		t.Fatal(ps)
+	}
+	f, err := generate.Render(repo, generate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	arts, err := f.ComponentArtifacts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := artifact.Push(t.Context(), srv.Host()+"/fleet", arts, artifact.PushOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r := runVerify(t, nil, "--apps", dir, "--artifacts", "--artifacts-concurrency", "3", "--format", "json")
+	var rep struct {
+		OK    bool `json:"ok"`
+		Stats struct {
+			Artifacts  int `json:"artifacts"`
+			InRegistry int `json:"in_registry"`
+		} `json:"stats"`
+	}
+	if err := json.Unmarshal([]byte(r.out), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, r.out)
+	}
+	if r.code != 0 || !rep.OK || rep.Stats.Artifacts != 10 || rep.Stats.InRegistry != 10 {
+		t.Errorf("pushed: exit %d, %+v; want 0 with 10 artifacts rebuilt and found\n%s%s", r.code, rep, r.out, r.stderr)
+	}
+	if r := runVerify(t, nil, "--apps", dir, "--artifacts"); r.code != 0 || !strings.Contains(r.out, ", 10 artifacts rebuilt, 10 in the registry (") {
+		t.Errorf("pushed, text: exit %d, want 0 and the artifacts counted in the summary\n%s%s", r.code, r.out, r.stderr)
+	}
+	// Without the flag, verify asks no registry.
+	srv.Reset()
+	if r := runVerify(t, nil, "--apps", dir); r.code != 0 || len(srv.Requests()) != 0 {
+		t.Errorf("without --artifacts: exit %d, %d registry requests\n%s%s", r.code, len(srv.Requests()), r.out, r.stderr)
+	}
+	if r := runVerify(t, nil, "--apps", dir, "--artifacts-concurrency", "0"); r.code != 2 {
+		t.Errorf("--artifacts-concurrency 0: exit %d, want 2", r.code)
 	}
 }

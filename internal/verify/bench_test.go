@@ -10,21 +10,43 @@ import (
 
 	"github.com/fleetwright/fleetwright/internal/exports"
 	"github.com/fleetwright/fleetwright/internal/fleet"
+	"github.com/fleetwright/fleetwright/internal/fleet/artifact"
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/generate"
+	"github.com/fleetwright/fleetwright/internal/registry"
+	"github.com/fleetwright/fleetwright/internal/registry/registrytest"
 	"github.com/fleetwright/fleetwright/internal/spec"
 	"github.com/fleetwright/fleetwright/internal/synth"
 )
 
 // Verifying the synthetic fleet: drift against the specs, every path built,
 // every object validated, the secret and policy gates; no cluster.
-func BenchmarkVerify1k(b *testing.B)  { benchVerify(b, 1_000, true) }
-func BenchmarkVerify10k(b *testing.B) { benchVerify(b, 10_000, true) }
+func BenchmarkVerify1k(b *testing.B)  { benchVerify(b, 1_000, true, noArtifacts) }
+func BenchmarkVerify10k(b *testing.B) { benchVerify(b, 10_000, true, noArtifacts) }
 
 // The same without the drift check (no apps repository: no render).
-func BenchmarkVerifyFleetOnly10k(b *testing.B) { benchVerify(b, 10_000, false) }
+func BenchmarkVerifyFleetOnly10k(b *testing.B) { benchVerify(b, 10_000, false, noArtifacts) }
 
-func benchVerify(b *testing.B, n int, drift bool) {
+// The fleet of component artifacts (platform.yaml fleet.artifacts): every
+// component's OCIRepository, and its artifact rebuilt from the folder and
+// compared with the digest the fleet pins, besides all of the above.
+func BenchmarkVerifyArtifacts10k(b *testing.B)          { benchVerify(b, 10_000, true, offline) }
+func BenchmarkVerifyArtifactsFleetOnly10k(b *testing.B) { benchVerify(b, 10_000, false, offline) }
+
+// The same with every artifact looked up in a registry on loopback
+// (--artifacts), each request held 1 ms as a nearby registry would.
+func BenchmarkVerifyArtifactsRegistry10k(b *testing.B) { benchVerify(b, 10_000, false, inRegistry) }
+
+type artifactMode int
+
+const (
+	noArtifacts artifactMode = iota
+	offline
+	inRegistry
+)
+
+func benchVerify(b *testing.B, n int, drift bool, mode artifactMode) {
+	artifacts := mode != noArtifacts
 	src := b.TempDir()
 	if err := synth.Write(src, n); err != nil {
 		b.Fatal(err)
@@ -37,9 +59,29 @@ func benchVerify(b *testing.B, n int, drift bool) {
 	if ps.HasErrors() {
 		b.Fatal(ps)
 	}
-	f, err := generate.Render(repo, generate.Options{})
+	var srv *registrytest.Server
+	if mode == inRegistry {
+		srv = registrytest.New(b, registrytest.Options{Delay: time.Millisecond})
+	}
+	if artifacts {
+		repository := "registry.bench.test/fleet"
+		if srv != nil {
+			repository = srv.Host() + "/fleet"
+		}
+		repo.Platform.Fleet.Artifacts = &spec.FleetArtifacts{Repository: repository}
+	}
+	f, err := generate.Render(repo, generate.Options{Platform: &repo.Platform})
 	if err != nil {
 		b.Fatal(err)
+	}
+	if srv != nil {
+		arts, err := f.ComponentArtifacts()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := artifact.Push(b.Context(), repo.Platform.Fleet.Artifacts.Repository, arts, artifact.PushOptions{Concurrency: 16}); err != nil {
+			b.Fatal(err)
+		}
 	}
 	out := filepath.Join(src, "fleet")
 	plan, err := fleet.Compute(out, f.Map(), layout.ManagedDirs(&repo.Platform))
@@ -55,6 +97,9 @@ func benchVerify(b *testing.B, n int, drift bool) {
 	if drift {
 		opts.Apps = &Apps{Repo: repo}
 	}
+	if srv != nil {
+		opts.Registry = &RegistryCheck{Client: registry.New(registry.Options{}), Concurrency: 16}
+	}
 	var cpu time.Duration
 	var rep *Report
 	b.ResetTimer()
@@ -67,6 +112,9 @@ func benchVerify(b *testing.B, n int, drift bool) {
 		cpu += synth.CPUTime() - before
 	}
 	b.StopTimer()
+	if srv != nil && rep.Stats.InRegistry != 3*n {
+		b.Fatalf("%d artifacts found in the registry, want %d", rep.Stats.InRegistry, 3*n)
+	}
 	if rep.Failed() || rep.Stats.Objects < 9*n {
 		b.Fatalf("unexpected report: %d errors, %d objects: %v", rep.Count(SeverityError), rep.Stats.Objects, rep.Findings[:min(5, len(rep.Findings))])
 	}

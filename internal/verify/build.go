@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
+	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/yamlx"
 )
 
@@ -71,30 +72,48 @@ func (r *run) build(ks *fluxKS) {
 		}
 		r.findings.add(f)
 	}
-	if ks.sourceKind != "GitRepository" || ks.sourceName != r.plat.Fleet.SourceName || ks.sourceNamespace != r.plat.Fleet.SourceNamespace {
+	var rel, shown, root string
+	switch {
+	case ks.oci != nil && ks.oci.annotated:
+		// The artifact is the folder's files: build the folder, confined
+		// to it as Flux confines a build to the artifact.
+		if !ks.oci.dirOK {
+			return // the OCIRepository's finding says why
+		}
+		rel, root = ks.ociDir(), filepath.Join(r.t.root, filepath.FromSlash(ks.oci.dir))
+		shown = r.display(rel) + " (the artifact of OCIRepository " + ks.oci.name + ")"
+	case ks.unresolved:
+		return // reported: no fleet file defines its OCIRepository
+	case ks.oci != nil:
+		fail(SeverityInfo, "not built: its source is OCIRepository %s/%s, which names no fleet folder to build from (annotation %s)",
+			ks.sourceNamespace, ks.sourceName, generate.AnnoArtifactPath)
+		return
+	case ks.sourceKind != "GitRepository" || ks.sourceName != r.plat.Fleet.SourceName || ks.sourceNamespace != r.plat.Fleet.SourceNamespace:
 		fail(SeverityInfo, "not built: its source is %s %s/%s, not the fleet's GitRepository %s/%s",
 			ks.sourceKind, ks.sourceNamespace, ks.sourceName, r.plat.Fleet.SourceNamespace, r.plat.Fleet.SourceName)
 		return
+	default:
+		var ok bool
+		if rel, ok = r.fleetRel(ks.path); !ok {
+			fail(SeverityError, "path %q is outside the fleet folder %s/ that Flux reads", ks.path, r.prefix)
+			return
+		}
+		shown, root = "./"+path.Join(r.prefix, rel), r.gitRoot
 	}
-	rel, ok := r.fleetRel(ks.path)
-	if !ok {
-		fail(SeverityError, "path %q is outside the fleet folder %s/ that Flux reads", ks.path, r.prefix)
-		return
-	}
-	shown := "./" + path.Join(r.prefix, rel)
 	if !r.t.dirs[rel] {
 		fail(SeverityError, "kustomize build %s: no such folder in the fleet", shown)
 		return
 	}
 	var objs []*object
 	kustomized := false
+	ok := false
 	if !r.opts.FullBuild {
 		objs, ok = r.assemble(ks, rel)
 	}
 	if r.opts.FullBuild || !ok {
 		var remote string
 		var err error
-		objs, remote, err = r.kustomize(ks, rel)
+		objs, remote, err = r.kustomize(ks, rel, root)
 		kustomized = true
 		switch {
 		case remote != "":
@@ -317,8 +336,8 @@ func (r *run) cover(files ...string) {
 // does: no load restrictions inside the source, no plugins, and the Flux
 // Kustomization's own settings (targetNamespace, patches, images, ...)
 // merged into the root kustomization.
-func (r *run) kustomize(ks *fluxKS, dir string) (objs []*object, remote string, err error) {
-	fsys := &buildFS{FileSystem: filesys.MakeFsOnDisk(), r: r, overlay: map[string][]byte{}}
+func (r *run) kustomize(ks *fluxKS, dir, root string) (objs []*object, remote string, err error) {
+	fsys := &buildFS{FileSystem: filesys.MakeFsOnDisk(), r: r, root: root, overlay: map[string][]byte{}}
 	abs := filepath.Join(r.t.root, filepath.FromSlash(dir))
 	if err := r.overlayKustomization(fsys, ks, dir, abs); err != nil {
 		return nil, "", err
@@ -551,12 +570,14 @@ func (r *run) hasKustomization(dir string) bool {
 }
 
 // buildFS is the file system kustomize builds over: the disk, with the
-// fleet's files served from memory, reads outside the Git root refused (as
-// Flux confines builds to the source), remote bases refused, and the
-// prepared root kustomization in place of the file.
+// fleet's files served from memory, reads outside the source's root (the
+// Git root, or an artifact's folder) refused as Flux confines builds to
+// the source, remote bases refused, and the prepared root kustomization in
+// place of the file.
 type buildFS struct {
 	filesys.FileSystem
 	r       *run
+	root    string // absolute: the source's root
 	overlay map[string][]byte
 	read    []string // fleet files read
 	remote  string   // the first remote base met
@@ -586,7 +607,7 @@ func (f *buildFS) read1(p string) ([]byte, error) {
 		}
 		return b, nil
 	}
-	root := f.r.gitRoot
+	root := f.root
 	if p != root && !strings.HasPrefix(p, root+string(filepath.Separator)) {
 		return nil, fmt.Errorf("security; file '%s' is not in or below '%s'", p, root)
 	}

@@ -57,7 +57,7 @@ func TestAssembleMatchesKustomize(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.gitRoot = gitRootOf(r.t.root, r.prefix)
-	kss := r.discover(t.Context())
+	kss, _ := r.discover(t.Context())
 	if len(kss) != 12 {
 		t.Fatalf("found %d Flux Kustomizations, want 12", len(kss))
 	}
@@ -73,7 +73,7 @@ func TestAssembleMatchesKustomize(t *testing.T) {
 		if !ok {
 			continue
 		}
-		full, remote, err := r.kustomize(ks, rel)
+		full, remote, err := r.kustomize(ks, rel, r.gitRoot)
 		if err != nil || remote != "" {
 			t.Fatalf("%s: kustomize: %v %s", ks.key(), err, remote)
 		}

@@ -31,6 +31,7 @@ const (
 	CheckAPI         Check = "api"          // an object is not valid for its API type
 	CheckKind        Check = "kind"         // an object's kind is unknown
 	CheckDuplicate   Check = "duplicate"    // two Kustomizations apply the same object
+	CheckArtifact    Check = "artifact"     // a component's artifact is not its folder's files
 	CheckSecret      Check = "secret"       // a secret in plain text
 	CheckEnvRef      Check = "env-ref"      // a $(NAME) in an env value that Kubernetes does not expand
 	CheckPodSecurity Check = "pod-security" // pods the namespace's Pod Security Admission would refuse

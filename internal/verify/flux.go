@@ -26,8 +26,13 @@ type fluxKS struct {
 	sourceKind      string
 	sourceName      string
 	sourceNamespace string
+	sourceAt        pos // of spec.sourceRef.name
 	targetNamespace string
 	deps            []dependency
+	// oci is the OCIRepository the Kustomization reads, when its source is
+	// one the fleet defines; unresolved when it names one no file defines.
+	oci        *ociRepo
+	unresolved bool
 	// spec is kept when it changes the build (patches, images, ...).
 	spec *node
 }
@@ -41,15 +46,17 @@ type dependency struct {
 func (k *fluxKS) key() string    { return k.namespace + "/" + k.name }
 func (k *fluxKS) object() string { return "Kustomization/" + k.name }
 
-// discover finds every Flux Kustomization in the fleet's YAML files.
-func (r *run) discover(ctx context.Context) []*fluxKS {
+// discover finds every Flux Kustomization and OCIRepository in the fleet's
+// YAML files.
+func (r *run) discover(ctx context.Context) ([]*fluxKS, []*ociRepo) {
 	var candidates []string
 	for _, p := range r.t.paths {
-		if isYAML(p) && mightHoldFlux(r.t.files[p]) {
+		if data := r.t.files[p]; isYAML(p) && (mightHoldFlux(data) || mightHoldOCIRepository(data)) {
 			candidates = append(candidates, p)
 		}
 	}
 	found := make([][]*fluxKS, len(candidates))
+	foundRepos := make([][]*ociRepo, len(candidates))
 	parallel(ctx, len(candidates), r.workers, func(i int) {
 		p := candidates[i]
 		docs, ok := r.parse(p)
@@ -57,15 +64,22 @@ func (r *run) discover(ctx context.Context) []*fluxKS {
 			return
 		}
 		for _, d := range docs {
-			if d.Root == nil || !isFluxKustomization(d.Root) {
-				continue
+			switch {
+			case d.Root == nil:
+			case isFluxKustomization(d.Root):
+				found[i] = append(found[i], r.fluxKS(p, d.Root))
+			case isOCIRepository(d.Root):
+				foundRepos[i] = append(foundRepos[i], r.ociRepo(p, d.Root))
 			}
-			found[i] = append(found[i], r.fluxKS(p, d.Root))
 		}
 	})
 	var all []*fluxKS
 	for _, f := range found {
 		all = append(all, f...)
+	}
+	var repos []*ociRepo
+	for _, f := range foundRepos {
+		repos = append(repos, f...)
 	}
 	slices.SortStableFunc(all, func(a, b *fluxKS) int {
 		return cmp.Or(strings.Compare(a.key(), b.key()), strings.Compare(a.file, b.file), cmp.Compare(a.line, b.line))
@@ -78,7 +92,7 @@ func (r *run) discover(ctx context.Context) []*fluxKS {
 			out = append(out, k)
 		}
 	}
-	return out
+	return out, sortRepos(repos)
 }
 
 func isFluxKustomization(n *node) bool {
@@ -121,6 +135,7 @@ func (r *run) fluxKS(file string, n *node) *fluxKS {
 	if k.sourceNamespace == "" {
 		k.sourceNamespace = k.namespace
 	}
+	k.sourceAt = at(n, "spec.sourceRef.name")
 	k.targetNamespace = sp.Get("targetNamespace").Text()
 	return k
 }
@@ -181,4 +196,16 @@ func (r *run) fleetRel(p string) (string, bool) {
 		return strings.TrimPrefix(clean, r.prefix+"/"), true
 	}
 	return "", false
+}
+
+// ksDir returns the fleet folder a Kustomization builds ("" when unknown).
+func (r *run) ksDir(k *fluxKS) string {
+	if k.oci != nil {
+		if !k.oci.dirOK {
+			return ""
+		}
+		return k.ociDir()
+	}
+	dir, _ := r.fleetRel(k.path)
+	return dir
 }

@@ -53,7 +53,7 @@ func (r *run) locateInList(o *object) {
 			}
 		}
 	})
-	dir, _ := r.fleetRel(o.ks.path)
+	dir := r.ksDir(o.ks)
 	best, score := -1, 0
 	for i, it := range r.lists.items {
 		md := it.n.Get("metadata")

@@ -115,12 +115,24 @@ func ensureNamespace(t *testing.T, env *testenv.Env, name string) {
 // The examples dry-run cleanly against a real API server with Flux's CRDs.
 func TestLiveDryRunExamples(t *testing.T) {
 	t.Parallel()
+	_, files := exampleFleet(t)
+	liveDryRunClean(t, files, nil)
+}
+
+// So do they in the layout of component artifacts: the OCIRepositories,
+// and the objects of the folders their Kustomizations build.
+func TestLiveDryRunArtifacts(t *testing.T) {
+	t.Parallel()
+	repo, files := artifactsFleet(t)
+	liveDryRunClean(t, files, &repo.Platform)
+}
+
+func liveDryRunClean(t *testing.T, files map[string][]byte, plat *spec.Platform) {
 	env := testCluster(t)
 	ensureNamespace(t, env, "flux-system")
-	_, files := exampleFleet(t)
 	// The project namespaces exist, as Flux creates them first.
 	applyFleet(t, env, files, "clusters/prod-eu/projects/")
-	rep := verifyFleet(t, files, Options{Live: &Live{Config: env.Config}})
+	rep := verifyFleet(t, files, Options{Platform: plat, Live: &Live{Config: env.Config}})
 	var got []string
 	notYet := 0
 	for _, f := range rep.Findings {

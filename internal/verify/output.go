@@ -28,6 +28,12 @@ func (r *Report) Output() diag.Output {
 	s := r.Stats
 	fmt.Fprintf(&b, "%d error(s), %d warning(s): %d files, %d Flux Kustomizations, %d paths built, %d objects",
 		r.Count(SeverityError), r.Count(SeverityWarning), s.Files, s.Kustomizations, s.Built, s.Objects)
+	if s.Artifacts > 0 {
+		fmt.Fprintf(&b, ", %d artifacts rebuilt", s.Artifacts)
+	}
+	if s.InRegistry > 0 {
+		fmt.Fprintf(&b, ", %d in the registry", s.InRegistry)
+	}
 	if s.LiveObjects > 0 {
 		fmt.Fprintf(&b, ", %d checked in the cluster", s.LiveObjects)
 	}

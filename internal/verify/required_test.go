@@ -3,6 +3,7 @@ package verify
 import (
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -66,5 +67,48 @@ func collectRequired(s *apiextensionsv1.JSONSchemaProps, path string, out map[st
 	}
 	if s.Items != nil && s.Items.Schema != nil {
 		collectRequired(s.Items.Schema, path+"[]", out)
+	}
+}
+
+// The OCIRepository rules use the CRD's own patterns and enums.
+func TestOCIRepositoryRulesMatchCRD(t *testing.T) {
+	t.Parallel()
+	crds, err := testenv.FluxCRDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var spec *apiextensionsv1.JSONSchemaProps
+	for _, crd := range crds {
+		if crd.Spec.Group != "source.toolkit.fluxcd.io" || crd.Spec.Names.Kind != "OCIRepository" {
+			continue
+		}
+		for _, v := range crd.Spec.Versions {
+			if v.Name == "v1" {
+				s := v.Schema.OpenAPIV3Schema.Properties["spec"]
+				spec = &s
+			}
+		}
+	}
+	if spec == nil {
+		t.Fatal("no OCIRepository v1 in the CRDs")
+	}
+	enum := func(p apiextensionsv1.JSONSchemaProps) []string {
+		var out []string
+		for _, v := range p.Enum {
+			out = append(out, strings.Trim(string(v.Raw), `"`))
+		}
+		return out
+	}
+	got := map[string]any{
+		"url": spec.Properties["url"].Pattern, "interval": spec.Properties["interval"].Pattern,
+		"timeout": spec.Properties["timeout"].Pattern, "provider": enum(spec.Properties["provider"]),
+		"operation": enum(spec.Properties["layerSelector"].Properties["operation"]),
+	}
+	want := map[string]any{
+		"url": ociURLPattern, "interval": ociIntervalPattern, "timeout": ociTimeoutPattern,
+		"provider": ociProviders, "operation": ociOperations,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("OCIRepository rules differ from the CRD (-rules +crd):\n%s", diff)
 	}
 }

@@ -20,17 +20,18 @@ import (
 
 // kindRules are the checks of each group/kind beyond required fields.
 var kindRules = map[string]func(root *node, add func(field, format string, args ...any)){
-	"apps/Deployment":            podTemplateRules("spec.template.spec", "Always"),
-	"apps/DaemonSet":             podTemplateRules("spec.template.spec", "Always"),
-	"apps/ReplicaSet":            podTemplateRules("spec.template.spec", "Always"),
-	"apps/StatefulSet":           statefulSetRules,
-	"batch/Job":                  podTemplateRules("spec.template.spec", "OnFailure", "Never"),
-	"batch/CronJob":              cronJobRules,
-	"/Pod":                       podTemplateRules("spec", "Always", "OnFailure", "Never"),
-	"/Service":                   serviceRules,
-	"/PersistentVolumeClaim":     func(root *node, add func(string, string, ...any)) { claimSpecRules(root.Get("spec"), "spec", add) },
-	"policy/PodDisruptionBudget": pdbRules,
-	"/ConfigMap":                 configMapRules,
+	"apps/Deployment":                        podTemplateRules("spec.template.spec", "Always"),
+	"apps/DaemonSet":                         podTemplateRules("spec.template.spec", "Always"),
+	"apps/ReplicaSet":                        podTemplateRules("spec.template.spec", "Always"),
+	"apps/StatefulSet":                       statefulSetRules,
+	"batch/Job":                              podTemplateRules("spec.template.spec", "OnFailure", "Never"),
+	"batch/CronJob":                          cronJobRules,
+	"/Pod":                                   podTemplateRules("spec", "Always", "OnFailure", "Never"),
+	"/Service":                               serviceRules,
+	"/PersistentVolumeClaim":                 func(root *node, add func(string, string, ...any)) { claimSpecRules(root.Get("spec"), "spec", add) },
+	"policy/PodDisruptionBudget":             pdbRules,
+	"/ConfigMap":                             configMapRules,
+	"source.toolkit.fluxcd.io/OCIRepository": ociRepositoryRules,
 }
 
 // apiRules returns what an object breaks of its kind's rules.

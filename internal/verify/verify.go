@@ -47,6 +47,9 @@ type Options struct {
 	FullBuild bool
 	// Live, when set, also checks every object against a cluster.
 	Live *Live
+	// Registry, when set, also checks the component artifacts the fleet
+	// pins against their registry.
+	Registry *RegistryCheck
 	// Logger receives progress (default: discard).
 	Logger *slog.Logger
 	// Workers bounds parallel work (default GOMAXPROCS).
@@ -82,6 +85,11 @@ type Stats struct {
 	Built      int `json:"built"`
 	Kustomized int `json:"kustomized"`
 	Objects    int `json:"objects"`
+	// Artifacts counts the component artifacts rebuilt from their folders
+	// and compared with the digests the fleet pins; InRegistry those found
+	// in their registry (with Options.Registry).
+	Artifacts  int `json:"artifacts,omitempty"`
+	InRegistry int `json:"in_registry,omitempty"`
 	// LiveObjects counts the objects checked against the cluster.
 	LiveObjects int           `json:"live_objects,omitempty"`
 	Duration    time.Duration `json:"duration_ns"`
@@ -168,9 +176,19 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		r.findings.add(scanSecrets(r.display(p), r.t.files[p])...)
 	})
 
-	kss := r.discover(ctx)
+	kss, repos := r.discover(ctx)
 	r.stats.Kustomizations = len(kss)
 	r.findings.add(checkDependsOn(kss, r.display)...)
+	if len(repos) > 0 {
+		r.log.Info("rebuilding component artifacts", "ocirepositories", len(repos))
+	}
+	r.checkArtifacts(ctx, repos)
+	r.resolveSources(kss, repos)
+	var inRegistry chan error
+	if opts.Registry != nil {
+		inRegistry = make(chan error, 1)
+		go func() { inRegistry <- r.checkRegistry(ctx, repos) }()
+	}
 
 	r.log.Info("building Flux paths", "kustomizations", len(kss))
 	parallel(ctx, len(kss), r.workers, func(i int) { r.build(kss[i]) })
@@ -186,6 +204,12 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 			return nil, fmt.Errorf("rendering the specs: %w", d.err)
 		}
 		r.findings.add(driftFindings(r.t, d.files, layout.ManagedDirs(&opts.Apps.Repo.Platform), r.opts.Display)...)
+	}
+
+	if inRegistry != nil {
+		if err := <-inRegistry; err != nil {
+			return nil, err
+		}
 	}
 
 	if opts.Live != nil && ctx.Err() == nil {
