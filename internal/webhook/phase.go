@@ -62,6 +62,13 @@ func evaluate(in evalInput) verdict {
 			// one is not what the checks see.
 			return verdict{in.Previous, "a later fleet revision changed the app: " + s.Message}
 		}
+		if s := res.Check(probe.CheckSync); slices.ContainsFunc(s.Components, func(c probe.ComponentStatus) bool { return c.State == probe.StateGone }) {
+			// Flux is pruning some of the app's Kustomizations (a removed
+			// component, or the whole app, deleted one object after the
+			// other): not a degradation; the app is green again, or gone,
+			// once it is done.
+			return verdict{in.Previous, "Flux is deleting part of the app: " + s.Message}
+		}
 		msg := notGreenMessage(res)
 		if in.Previous == store.PhaseDegraded && !in.DegradedSince.IsZero() && in.Timeout > 0 &&
 			in.Now.Sub(in.DegradedSince) >= in.Timeout {
