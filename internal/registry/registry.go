@@ -231,20 +231,33 @@ func isHeadUnsupported(err error) bool {
 	return strings.Contains(err.Error(), "Docker-Content-Digest")
 }
 
+// IsNotFound reports whether a go-containerregistry error is a registry's
+// answer that it has no such manifest, blob or repository: a 404, or one
+// of the distribution spec's MANIFEST_UNKNOWN and NAME_UNKNOWN codes.
+func IsNotFound(err error) bool {
+	var te *transport.Error
+	if !errors.As(err, &te) {
+		return false
+	}
+	if te.StatusCode == http.StatusNotFound {
+		return true
+	}
+	for _, d := range te.Errors {
+		if d.Code == transport.ManifestUnknownErrorCode || d.Code == transport.NameUnknownErrorCode {
+			return true
+		}
+	}
+	return false
+}
+
 // classify turns a go-containerregistry error into one that names the image
 // and matches ErrNotFound or *UnreachableError where it applies.
 func classify(ref string, r name.Reference, err error) error {
+	if IsNotFound(err) {
+		return fmt.Errorf("%s: %w", ref, ErrNotFound)
+	}
 	var te *transport.Error
 	if errors.As(err, &te) {
-		if te.StatusCode == http.StatusNotFound {
-			return fmt.Errorf("%s: %w", ref, ErrNotFound)
-		}
-		for _, d := range te.Errors {
-			switch d.Code {
-			case transport.ManifestUnknownErrorCode, transport.NameUnknownErrorCode:
-				return fmt.Errorf("%s: %w", ref, ErrNotFound)
-			}
-		}
 		return fmt.Errorf("%s: %w", ref, err)
 	}
 	var netErr net.Error

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -100,7 +99,7 @@ func (r *run) checkRegistry(ctx context.Context, repos []*ociRepo) error {
 				return nil
 			}
 			if _, err := remote.Head(d, ropts...); err != nil {
-				if !notFound(err) {
+				if !registry.IsNotFound(err) {
 					return fmt.Errorf("looking up the artifact %s: %w (verify uses the Docker configuration's credentials, and GITHUB_TOKEN for ghcr.io)", a.ref, err)
 				}
 				for _, o := range a.repos {
@@ -181,22 +180,4 @@ func (r *run) registryDiff(ctx context.Context, o *ociRepo, ref string, nameOpts
 	}
 	return fmt.Sprintf("the registry's artifact %s, which Flux applies, differs from the files of %s (%s); %s",
 		o.digest, r.display(o.dir), strings.Join(parts, "; "), reRender), nil
-}
-
-// notFound reports whether a registry answered that it has no such
-// manifest (or repository).
-func notFound(err error) bool {
-	var te *transport.Error
-	if !errors.As(err, &te) {
-		return false
-	}
-	if te.StatusCode == http.StatusNotFound {
-		return true
-	}
-	for _, d := range te.Errors {
-		if d.Code == transport.ManifestUnknownErrorCode || d.Code == transport.NameUnknownErrorCode {
-			return true
-		}
-	}
-	return false
 }

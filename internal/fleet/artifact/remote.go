@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"path"
 	"strings"
 	"sync/atomic"
@@ -17,10 +16,11 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/fleetwright/fleetwright/internal/registry"
 )
 
 // PushOptions configure Push.
@@ -72,7 +72,7 @@ func Push(ctx context.Context, repository string, arts []*Artifact, opts PushOpt
 			if _, err := remote.Head(ref, ropts...); err == nil {
 				present.Add(1)
 				return nil
-			} else if !isNotFound(err) {
+			} else if !registry.IsNotFound(err) {
 				return fmt.Errorf("artifact of %s: checking %s: %w", a.Title, ref, err)
 			}
 			for _, blob := range []struct {
@@ -102,11 +102,6 @@ func (m rawManifest) MediaType() (types.MediaType, error) {
 	return types.OCIManifestSchema1, nil
 }
 
-func isNotFound(err error) bool {
-	var te *transport.Error
-	return errors.As(err, &te) && te.StatusCode == http.StatusNotFound
-}
-
 // ErrNotFound is matched by Pull's error when the registry has no such
 // artifact.
 var ErrNotFound = errors.New("artifact not found")
@@ -121,7 +116,7 @@ func Pull(ctx context.Context, ref string, nameOpts []name.Option, opts ...remot
 	opts = append([]remote.Option{remote.WithContext(ctx)}, opts...)
 	desc, err := remote.Get(r, opts...)
 	if err != nil {
-		if isNotFound(err) {
+		if registry.IsNotFound(err) {
 			return nil, fmt.Errorf("%s: %w", ref, ErrNotFound)
 		}
 		return nil, fmt.Errorf("%s: %w", ref, err)
