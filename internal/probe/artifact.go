@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
@@ -177,22 +176,7 @@ func artifactStatus(k *kustomizev1.Kustomization, o *sourcev1.OCIRepository, oEr
 		s.State, s.Message = src.state, src.message
 		return s
 	}
-	want := o.Status.Artifact.Revision
-	ready := apimeta.FindStatusCondition(conds, meta.ReadyCondition)
-	switch {
-	case k.Status.ObservedGeneration < k.Generation:
-		return progressing("waiting for kustomize-controller to observe the latest spec")
-	case ready == nil:
-		return progressing("not reconciled yet")
-	case ready.Status == metav1.ConditionTrue && k.Status.LastAppliedRevision == want:
-		s.State, s.Message = StatePassed, ready.Message
-	case ready.Status == metav1.ConditionTrue:
-		return progressing("applied %s, waiting for kustomize-controller to apply %s from %s", orNone(k.Status.LastAppliedRevision), want, oci)
-	case ready.Status == metav1.ConditionFalse && slices.Contains(terminalReasons, ready.Reason) && k.Status.LastAttemptedRevision == want:
-		s.State, s.Message = StateFailed, ready.Reason+": "+ready.Message
-	default:
-		return progressing("%s: %s", ready.Reason, ready.Message)
-	}
+	s.State, s.Message = judgeKustomization(k, o.Status.Artifact.Revision, oci)
 	return s
 }
 

@@ -241,28 +241,34 @@ func kustomizationStatus(k *kustomizev1.Kustomization, t Target) ComponentStatus
 		Component: ComponentOf(k, t.Project, t.App), Kind: kustomizev1.KustomizationKind, Name: k.Name,
 		Revision: k.Status.LastAppliedRevision,
 	}
+	s.State, s.Message = judgeKustomization(k, t.Revision, "")
+	return s
+}
+
+// judgeKustomization judges a Kustomization against the revision it must
+// have applied, rev: the fleet commit, or the artifact revision of the
+// OCIRepository it reads (named by source, for the message).
+func judgeKustomization(k *kustomizev1.Kustomization, rev, source string) (State, string) {
 	conds := k.Status.Conditions
 	ready := apimeta.FindStatusCondition(conds, meta.ReadyCondition)
 	isReady := apimeta.IsStatusConditionTrue(conds, meta.ReadyCondition)
 	switch {
 	case apimeta.IsStatusConditionTrue(conds, meta.StalledCondition):
-		s.State = StateFailed
-		s.Message = "stalled: " + apimeta.FindStatusCondition(conds, meta.StalledCondition).Message
+		return StateFailed, "stalled: " + apimeta.FindStatusCondition(conds, meta.StalledCondition).Message
 	case k.Status.ObservedGeneration < k.Generation:
-		s.State, s.Message = StateProgressing, "waiting for kustomize-controller to observe the latest spec"
+		return StateProgressing, "waiting for kustomize-controller to observe the latest spec"
 	case ready == nil:
-		s.State, s.Message = StateProgressing, "not reconciled yet"
-	case isReady && k.Status.LastAppliedRevision == t.Revision:
-		s.State, s.Message = StatePassed, ready.Message
+		return StateProgressing, "not reconciled yet"
+	case isReady && k.Status.LastAppliedRevision == rev:
+		return StatePassed, ready.Message
+	case isReady && source != "":
+		return StateProgressing, fmt.Sprintf("applied %s, waiting for kustomize-controller to apply %s from %s", orNone(k.Status.LastAppliedRevision), rev, source)
 	case isReady:
-		s.State = StateProgressing
-		s.Message = fmt.Sprintf("applied %s, waiting for %s", orNone(k.Status.LastAppliedRevision), t.Revision)
-	case ready.Status == metav1.ConditionFalse && slices.Contains(terminalReasons, ready.Reason) && k.Status.LastAttemptedRevision == t.Revision:
-		s.State, s.Message = StateFailed, ready.Reason+": "+ready.Message
-	default:
-		s.State, s.Message = StateProgressing, ready.Reason+": "+ready.Message
+		return StateProgressing, fmt.Sprintf("applied %s, waiting for %s", orNone(k.Status.LastAppliedRevision), rev)
+	case ready.Status == metav1.ConditionFalse && slices.Contains(terminalReasons, ready.Reason) && k.Status.LastAttemptedRevision == rev:
+		return StateFailed, ready.Reason + ": " + ready.Message
 	}
-	return s
+	return StateProgressing, ready.Reason + ": " + ready.Message
 }
 
 func orNone(s string) string {
