@@ -88,7 +88,7 @@ func TestKustomizeShards(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	deadline := time.Now().Add(2 * time.Minute)
+	deadline := time.Now().Add(4 * time.Minute) // the test shares the machine with other clusters
 	for _, name := range []string{"sharded", "unsharded"} {
 		for {
 			var k kustomizev1.Kustomization
@@ -99,7 +99,11 @@ func TestKustomizeShards(t *testing.T) {
 				break
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("Kustomization %s not Ready: %+v", name, k.Status.Conditions)
+				// The source's state says whose turn it was.
+				var src sourcev1.GitRepository
+				srcErr := c.Client.Get(ctx, client.ObjectKeyFromObject(repo), &src)
+				t.Fatalf("Kustomization %s not Ready: %+v\nGitRepository %s (err %v): artifact %+v, conditions %+v",
+					name, k.Status.Conditions, repo.Name, srcErr, src.Status.Artifact, src.Status.Conditions)
 			}
 			time.Sleep(200 * time.Millisecond)
 		}
