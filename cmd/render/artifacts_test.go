@@ -21,7 +21,11 @@ var pinned = regexp.MustCompile(`(?s)kind: OCIRepository\n.*?fleetwright.io/arti
 func pins(t *testing.T, out string) map[string]string {
 	t.Helper()
 	m := map[string]string{}
-	files, _ := filepath.Glob(filepath.Join(out, "clusters", "*", "apps", "*.yaml"))
+	var files []string
+	for _, pattern := range []string{"clusters/*/apps/*.yaml", "clusters/*/projects/*.yaml", "apps/*/*/_flux/*.yaml"} {
+		fs, _ := filepath.Glob(filepath.Join(out, filepath.FromSlash(pattern)))
+		files = append(files, fs...)
+	}
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
@@ -38,8 +42,9 @@ func pins(t *testing.T, out string) map[string]string {
 
 // With fleet.artifacts, render pushes each generated component folder as
 // an OCI artifact before the fleet lands; what the registry serves under
-// each pinned digest is the folder's files, byte for byte. A render that
-// changes one component pushes that component's artifact only.
+// each pinned digest is the folder's files, byte for byte, the project's
+// Flux files included. A render that changes one component pushes that
+// component's artifact and its project's only.
 func TestRenderPushesArtifacts(t *testing.T) {
 	t.Parallel()
 	reg := registrytest.New(t, registrytest.Options{})
@@ -57,12 +62,12 @@ func TestRenderPushesArtifacts(t *testing.T) {
 	out := filepath.Join(root, "fleet")
 	env := map[string]string{"FLEETWRIGHT_CACHE": t.TempDir()} // the fleet index: unchanged apps are reused
 	r := runCmd(t, env, root)
-	if r.code != 0 || !strings.Contains(r.stderr, "artifacts: 2 pushed to "+repo+", 0 already there\n") {
+	if r.code != 0 || !strings.Contains(r.stderr, "artifacts: 3 pushed to "+repo+", 0 already there\n") {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
 	first := pins(t, out)
-	if len(first) != 2 {
-		t.Fatalf("pins %v, want one per component", first)
+	if len(first) != 3 {
+		t.Fatalf("pins %v, want one per component and the project's", first)
 	}
 	checkPulled := func(pins map[string]string) {
 		t.Helper()
@@ -87,22 +92,22 @@ func TestRenderPushesArtifacts(t *testing.T) {
 
 	// Nothing changed: nothing pushed.
 	reg.Reset()
-	if r := runCmd(t, env, root); r.code != 0 || !strings.Contains(r.stderr, "artifacts: 0 pushed to "+repo+", 2 already there\n") {
+	if r := runCmd(t, env, root); r.code != 0 || !strings.Contains(r.stderr, "artifacts: 0 pushed to "+repo+", 3 already there\n") {
 		t.Fatalf("second render: exit %d: %s", r.code, r.stderr)
 	}
 	if w := reg.Writes(); len(w) != 0 {
 		t.Errorf("an unchanged render wrote to the registry: %v", w)
 	}
 
-	// One image: the api's artifact only; the worker's is already there
-	// (the app is generated again as a whole).
+	// One image: the api's artifact and the project's; the worker's is
+	// already there (the app is generated again as a whole).
 	golden.WriteFiles(t, root, map[string]string{"apps/shop/web/app.yaml": app("2")})
-	if r := runCmd(t, env, root); r.code != 0 || !strings.Contains(r.stderr, "artifacts: 1 pushed to "+repo+", 1 already there\n") {
+	if r := runCmd(t, env, root); r.code != 0 || !strings.Contains(r.stderr, "artifacts: 2 pushed to "+repo+", 1 already there\n") {
 		t.Fatalf("third render: exit %d: %s", r.code, r.stderr)
 	}
 	second := pins(t, out)
-	api, worker := "apps/c1/shop/web/api", "apps/c1/shop/web/worker"
-	if second[api] == first[api] || second[worker] != first[worker] {
+	api, worker, project := "apps/c1/shop/web/api", "apps/c1/shop/web/worker", "apps/c1/shop/_flux"
+	if second[api] == first[api] || second[worker] != first[worker] || second[project] == first[project] {
 		t.Errorf("pins moved: before %v, after %v", first, second)
 	}
 	checkPulled(second)
@@ -136,7 +141,7 @@ func TestOfflineArtifactsArePushedLater(t *testing.T) {
 	}
 	time.Sleep(150 * time.Millisecond)
 	r = runCmd(t, env, root)
-	if r.code != 0 || !strings.Contains(r.stderr, "artifacts: 1 pushed") || !strings.Contains(r.stderr, "0 added, 0 updated") {
+	if r.code != 0 || !strings.Contains(r.stderr, "artifacts: 2 pushed") || !strings.Contains(r.stderr, "0 added, 0 updated") {
 		t.Fatalf("render after --offline: exit %d: %s", r.code, r.stderr)
 	}
 }
@@ -152,7 +157,7 @@ func TestArtifactPushFailureWritesNothing(t *testing.T) {
 		"apps/shop/web/app.yaml": "name: web\ncomponents: [{name: api, type: workload, workload_spec: {image: reg.example.test/api:1}}]\n",
 	})
 	r := runCmd(t, nil, root)
-	if r.code == 0 || !strings.Contains(r.stderr, "fleet.artifacts.repository") || !strings.Contains(r.stderr, "apps/c1/shop/web/api") {
+	if r.code == 0 || !strings.Contains(r.stderr, "fleet.artifacts.repository") || !strings.Contains(r.stderr, "artifact of apps/c1/shop/") {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
 	if _, err := os.Stat(filepath.Join(root, "fleet")); !os.IsNotExist(err) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fleetwright/fleetwright/internal/build"
 	"github.com/fleetwright/fleetwright/internal/cli"
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/fleet/sink"
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/registry"
@@ -113,6 +114,13 @@ func runRender(ctx context.Context, args []string, io stdio) error {
 	opts := render.Options{Source: src, Images: imageSource(f, root, io), SpecRevisions: true, Progress: progress}
 	if r, ok := l.sink.(sink.Reuser); ok {
 		opts.Reuse = r.Reuse
+	}
+	if pv, ok := l.sink.(sink.Previewer); ok && repo.Platform.Fleet.Artifacts != nil {
+		// Where the apps' Flux objects are decides how they move to their
+		// projects' sources (generate.Options.Previous).
+		if opts.Previous, err = pv.Previous(ctx, layout.FluxDirs(&repo.Platform, repo.Apps)); err != nil {
+			return err
+		}
 	}
 	res, err := render.Render(ctx, repo, opts)
 	progress.Done()

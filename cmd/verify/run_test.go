@@ -287,7 +287,7 @@ func TestVerifyArtifacts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	arts, err := f.ComponentArtifacts()
+	arts, err := f.Artifacts()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/fleetwright/fleetwright/internal/fleet/artifact"
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
-	"github.com/fleetwright/fleetwright/internal/spec"
 )
 
 // AnnoArtifactPath on a component's OCIRepository names the fleet folder
@@ -35,13 +34,13 @@ func ComponentArtifact(dir string, files []File) (*artifact.Artifact, error) {
 // source-controller's storage.
 const DefaultArtifactInterval = 10 * time.Minute
 
-// ociRepository is the Flux source of one component: its folder's
-// artifact, pinned by digest. It carries the Kustomization's name, labels
-// and annotations, and no shard label: source-controller is rarely
-// sharded, and when it is, its main instance takes unlabelled sources.
-func (r *renderer) ociRepository(a *spec.LoadedApp, c *spec.Component, dir, digest string) *sourcev1.OCIRepository {
+// ociRepository is a Flux source pinned to the artifact of the fleet
+// folder dir: a component's (named and labelled like its Kustomization)
+// or a project's Flux files'. It carries no shard label: source-controller
+// is rarely sharded, and when it is, its main instance takes unlabelled
+// sources.
+func (r *renderer) ociRepository(name string, lbls, annos map[string]string, dir, digest string) *sourcev1.OCIRepository {
 	plat := r.opts.Platform
-	annos := r.eventAnnotations(a, c.Name)
 	annos[AnnoArtifactPath] = dir
 	cfg := plat.Fleet.Artifacts
 	interval := DefaultArtifactInterval
@@ -51,9 +50,9 @@ func (r *renderer) ociRepository(a *spec.LoadedApp, c *spec.Component, dir, dige
 	o := &sourcev1.OCIRepository{
 		TypeMeta: metav1.TypeMeta{APIVersion: sourcev1.GroupVersion.String(), Kind: sourcev1.OCIRepositoryKind},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:        KustomizationName(a.Project, a.Spec.Name, c.Name),
+			Name:        name,
 			Namespace:   plat.Fleet.SourceNamespace,
-			Labels:      labels(a, c.Name),
+			Labels:      lbls,
 			Annotations: annos,
 		},
 		Spec: sourcev1.OCIRepositorySpec{
@@ -77,10 +76,11 @@ func (r *renderer) ociRepository(a *spec.LoadedApp, c *spec.Component, dir, dige
 	return o
 }
 
-// ComponentArtifacts packs every component folder among the fleet's files
-// (the apps generated, not those reused) as its artifact, sorted by
-// folder: what a render pushes.
-func (f *Fleet) ComponentArtifacts() ([]*artifact.Artifact, error) {
+// Artifacts packs every component folder among the fleet's files (the apps
+// generated, not those reused) as its artifact, sorted by folder, followed
+// by the projects' artifacts (Fleet.ProjectArtifacts): what a render
+// pushes.
+func (f *Fleet) Artifacts() ([]*artifact.Artifact, error) {
 	var out []*artifact.Artifact
 	files := f.Files // sorted by path: a folder's files are together
 	for i := 0; i < len(files); {
@@ -100,5 +100,5 @@ func (f *Fleet) ComponentArtifacts() ([]*artifact.Artifact, error) {
 		out = append(out, a)
 		i = j
 	}
-	return out, nil
+	return append(out, f.ProjectArtifacts...), nil
 }

@@ -12,7 +12,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/fleetwright/fleetwright/internal/exports"
+	"github.com/fleetwright/fleetwright/internal/fleet/artifact"
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
+	"github.com/fleetwright/fleetwright/internal/manifest"
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
 
@@ -235,8 +237,10 @@ func kustomizeFile(resources []string) map[string]any {
 // project renders a project's Namespace, in the project's file in the
 // cluster folder (applied by the cluster's root Kustomization), or, for a
 // cluster reached through a kubeconfig, in its own folder with the Flux
-// Kustomization that applies it (see projectKustomization).
-func (r *renderer) project(cluster, project string) ([]File, error) {
+// Kustomization that applies it (see projectKustomization). With art, the
+// artifact of the project's Flux files, the project's file also holds the
+// source and the Kustomization that apply them (see projectSource).
+func (r *renderer) project(cluster, project string, art *artifact.Artifact) ([]File, error) {
 	plat := r.opts.Platform
 	lbls := map[string]string{LabelProject: project, LabelManagedBy: ManagedBy}
 	ns := &corev1.Namespace{
@@ -248,6 +252,13 @@ func (r *renderer) project(cluster, project string) ([]File, error) {
 		return nil, err
 	}
 	if !r.projectKustomization(cluster) {
+		if art != nil {
+			src, err := manifest.Document(r.projectSource(cluster, project, art)...)
+			if err != nil {
+				return nil, err
+			}
+			nsData = append(append(nsData, "---\n"...), src...)
+		}
 		return []File{{Path: layout.ProjectFile(plat, cluster, project), Data: nsData}}, nil
 	}
 	dir := layout.ProjectDir(cluster, project)

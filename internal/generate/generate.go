@@ -2,7 +2,9 @@ package generate
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
+	"maps"
 	"path"
 	"runtime"
 	"slices"
@@ -15,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/fleetwright/fleetwright/internal/fleet"
+	"github.com/fleetwright/fleetwright/internal/fleet/artifact"
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/manifest"
 	"github.com/fleetwright/fleetwright/internal/spec"
@@ -56,6 +59,14 @@ type Options struct {
 	// generated from that digest before are still in place; when it answers
 	// true, the app is not generated and is listed in Fleet.Reused instead.
 	Reuse func(app string, d Digest) bool
+	// Previous reads a file of the fleet as it is before this render (false
+	// when it has none): with a source per project (see projectSources),
+	// the Flux files of reused apps, which go into their project's
+	// artifact, and whether the root Kustomization still applies an app's
+	// Flux objects from the cluster folder, which decides how they move to
+	// the project's (see placement). Without it, a fleet is written as if
+	// new.
+	Previous func(path string) ([]byte, bool)
 }
 
 // File is one generated file.
@@ -76,6 +87,13 @@ type Fleet struct {
 	// Reused lists the apps that Options.Reuse kept, sorted; their files
 	// are not in Files.
 	Reused []string
+	// ProjectArtifacts are the artifacts of the projects' Flux files (a
+	// source per project), sorted by folder.
+	ProjectArtifacts []*artifact.Artifact
+	// Preparing lists the apps whose Flux objects stay in the cluster folder
+	// this time, marked so that the root Kustomization does not prune them,
+	// before the next render moves them to their project's source; sorted.
+	Preparing []string
 }
 
 // Map returns the files by path.
@@ -118,13 +136,15 @@ func Render(repo *spec.Repo, opts Options) (*Fleet, error) {
 	errs := make([]error, len(repo.Apps))
 	digests := make([]*Digest, len(repo.Apps))
 	reused := make([]bool, len(repo.Apps))
+	places := make([]placement, len(repo.Apps))
 	var wg sync.WaitGroup
 	next := make(chan int, 256)
 	for range workers {
 		wg.Go(func() {
 			for i := range next {
 				a := repo.Apps[i]
-				if dg != nil {
+				places[i] = r.placement(a)
+				if dg != nil && (places[i] == placeCluster || places[i] == placeProject) {
 					if d, ok := dg.digest(r, a); ok {
 						if opts.Reuse(a.Key(), d) {
 							reused[i] = true
@@ -133,7 +153,7 @@ func Render(repo *spec.Repo, opts Options) (*Fleet, error) {
 						digests[i] = &d
 					}
 				}
-				results[i], errs[i] = r.app(a)
+				results[i], errs[i] = r.app(a, places[i])
 			}
 		})
 	}
@@ -156,6 +176,9 @@ func Render(repo *spec.Repo, opts Options) (*Fleet, error) {
 		}
 		files = append(files, results[i]...)
 		projects[[2]string{a.Cluster, a.Project}] = true
+		if places[i] == placePrepare {
+			fl.Preparing = append(fl.Preparing, a.Key())
+		}
 		switch {
 		case reused[i]:
 			fl.Reused = append(fl.Reused, a.Key())
@@ -166,12 +189,31 @@ func Render(repo *spec.Repo, opts Options) (*Fleet, error) {
 			fl.Digests[a.Key()] = *digests[i]
 		}
 	}
-	for k := range projects {
-		pf, err := r.project(k[0], k[1])
+	slices.Sort(fl.Reused)
+	slices.Sort(fl.Preparing)
+	keys := slices.SortedFunc(maps.Keys(projects), func(a, b [2]string) int {
+		return cmp.Or(strings.Compare(a[0], b[0]), strings.Compare(a[1], b[1]))
+	})
+	var generated map[string][]artifact.File
+	for _, k := range keys {
+		var art *artifact.Artifact
+		if r.projectSources(k[0]) {
+			if generated == nil {
+				generated = fluxFiles(files)
+			}
+			var err error
+			if art, err = r.projectArtifact(k[0], k[1], generated, fl.Reused); err != nil {
+				return nil, err
+			}
+		}
+		pf, err := r.project(k[0], k[1], art)
 		if err != nil {
 			return nil, err
 		}
 		files = append(files, pf...)
+		if art != nil {
+			fl.ProjectArtifacts = append(fl.ProjectArtifacts, art)
+		}
 	}
 	slices.SortFunc(files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
 	fl.Files = files
@@ -215,7 +257,7 @@ func KustomizationName(project, app, component string) string {
 
 func projectKustomizationName(project string) string { return "project-" + project }
 
-func (r *renderer) app(a *spec.LoadedApp) ([]File, error) {
+func (r *renderer) app(a *spec.LoadedApp, place placement) ([]File, error) {
 	key := a.Key()
 	var files []File
 	var ks []any
@@ -254,17 +296,20 @@ func (r *renderer) app(a *spec.LoadedApp) ([]File, error) {
 			if err != nil {
 				return nil, fmt.Errorf("component %s: %w", c.Name, err)
 			}
-			ks = append(ks, r.ociRepository(a, c, dir, art.Digest.String()))
+			ks = append(ks, r.ociRepository(k.Name, labels(a, c.Name), r.eventAnnotations(a, c.Name), dir, art.Digest.String()))
 			k.Spec.SourceRef = kustomizev1.CrossNamespaceSourceReference{Kind: sourcev1.OCIRepositoryKind, Name: k.Name}
 			k.Spec.Path = "./"
 		}
 		ks = append(ks, k)
 	}
+	if place == placePrepare {
+		keepFromPrune(ks)
+	}
 	data, err := manifest.Document(ks...)
 	if err != nil {
 		return nil, err
 	}
-	files = append(files, File{Path: layout.AppFile(r.opts.Platform, a.Cluster, a.Project, a.Spec.Name), Data: append([]byte(manifest.Header), data...), App: key})
+	files = append(files, File{Path: r.appFluxFile(a, place), Data: append([]byte(manifest.Header), data...), App: key})
 	return files, nil
 }
 

@@ -31,7 +31,7 @@ func PushArtifacts(ctx context.Context, plat *spec.Platform, f *generate.Fleet, 
 		return ArtifactsResult{}, nil
 	}
 	res := ArtifactsResult{Repository: cfg.Repository}
-	arts, err := f.ComponentArtifacts()
+	arts, err := f.Artifacts()
 	if err != nil {
 		return res, err
 	}

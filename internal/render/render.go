@@ -40,6 +40,8 @@ type Options struct {
 	// Reuse is generate.Options.Reuse: an app whose files are in place is
 	// not generated again.
 	Reuse func(app string, d generate.Digest) bool
+	// Previous is generate.Options.Previous: the fleet as it is.
+	Previous func(path string) ([]byte, bool)
 	// Logger receives what the pipeline does (default: discard).
 	Logger *slog.Logger
 	// Progress hears about long work (default: nothing).
@@ -111,7 +113,7 @@ func Render(ctx context.Context, repo *spec.Repo, opts Options) (*Result, error)
 		res.Warnings = images.Warnings
 		log.Debug("images resolved", "images", len(images.ByNode))
 	}
-	gen := generate.Options{Platform: &repo.Platform, Images: images.ByNode, Reuse: opts.Reuse}
+	gen := generate.Options{Platform: &repo.Platform, Images: images.ByNode, Reuse: opts.Reuse, Previous: opts.Previous}
 	if opts.SpecRevisions {
 		p.Stage("reading the spec history")
 		revs, err := opts.Source.Revisions(ctx, repo)
@@ -126,6 +128,10 @@ func Render(ctx context.Context, repo *spec.Repo, opts Options) (*Result, error)
 		return nil, err
 	}
 	res.Fleet = f
+	if n := len(f.Preparing); n > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("fleet.artifacts: the Flux objects of %d app(s) stay in the cluster folder this time, marked so that Flux does not prune them while they move; "+
+			"once Flux has applied this fleet commit, render again to move them to their project's source (see docs/fleet.md)", n))
+	}
 	res.Summary.Images = len(images.ByNode)
 	res.Summary.Reused = len(f.Reused)
 	res.Summary.Files = len(f.Files)

@@ -360,7 +360,7 @@ func registryFleet(t *testing.T, skip ...string) (*spec.Repo, map[string][]byte,
 	if err != nil {
 		t.Fatal(err)
 	}
-	arts, err := f.ComponentArtifacts()
+	arts, err := f.Artifacts()
 	if err != nil {
 		t.Fatal(err)
 	}

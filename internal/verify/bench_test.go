@@ -75,7 +75,7 @@ func benchVerify(b *testing.B, n int, drift bool, mode artifactMode) {
 		b.Fatal(err)
 	}
 	if srv != nil {
-		arts, err := f.ComponentArtifacts()
+		arts, err := f.Artifacts()
 		if err != nil {
 			b.Fatal(err)
 		}

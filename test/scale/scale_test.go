@@ -333,7 +333,7 @@ func fleetFiles(ctx context.Context, b *testing.B, specs map[string][]byte, artR
 		b.Fatal(err)
 	}
 	if artRepo != "" {
-		arts, err := f.ComponentArtifacts()
+		arts, err := f.Artifacts()
 		if err != nil {
 			b.Fatal(err)
 		}

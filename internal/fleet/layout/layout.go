@@ -13,9 +13,18 @@
 // the Namespaces first. For a cluster Flux reaches through a kubeconfig,
 // the project's file holds instead the Flux Kustomization that applies the
 // Namespace from apps/<cluster>/<project>/_project/ (ProjectDir).
+//
+// With a source per project (platform.yaml fleet.artifacts, on a cluster
+// Flux runs in), an app's Flux objects move out of the cluster folder into
+// the project's folder of Flux files, which the project's own
+// Kustomization applies from the project's artifact; the project's file
+// holds its Namespace and that source:
+//
+//	apps/<cluster>/<project>/_flux/<app>.yaml           the app's OCIRepositories and Kustomizations
 package layout
 
 import (
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -30,7 +39,50 @@ const (
 	Kustomization = "kustomization.yaml"
 	// projectFolder sits among a project's apps and holds its Namespace.
 	projectFolder = "_project"
+	// fluxFolder sits among a project's apps and holds their Flux objects
+	// when the project has a source of its own.
+	fluxFolder = "_flux"
 )
+
+// FluxDir is the folder of a project's apps' Flux objects when the project
+// has a source of its own: the folder its artifact is built from.
+func FluxDir(cluster, project string) string {
+	return path.Join(AppsDir, cluster, project, fluxFolder)
+}
+
+// AppFluxFile is the file of an app's Flux objects in its project's
+// FluxDir.
+func AppFluxFile(cluster, project, app string) string {
+	return path.Join(FluxDir(cluster, project), app+".yaml")
+}
+
+// FluxDirs are the folders that hold apps' Flux objects: each cluster's
+// apps folder and the Flux folder of each project of apps.
+func FluxDirs(p *spec.Platform, apps []*spec.LoadedApp) []string {
+	set := map[string]bool{}
+	for _, c := range p.Clusters {
+		set[path.Join(c.Path, "apps")] = true
+	}
+	for _, a := range apps {
+		set[path.Dir(AppFile(p, a.Cluster, a.Project, a.Spec.Name))] = true
+		set[FluxDir(a.Cluster, a.Project)] = true
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
+// FluxDirOf is the project Flux folder (FluxDir) that holds the file p, or
+// "" when p is elsewhere.
+func FluxDirOf(p string) string {
+	parts := strings.Split(p, "/")
+	if len(parts) != 5 || parts[0] != AppsDir || parts[3] != fluxFolder {
+		return ""
+	}
+	return path.Join(parts[:4]...)
+}
+
+// projectLevel reports whether a folder name among a project's apps is one
+// of the project's own (_project, _flux): app names cannot start with "_".
+func projectLevel(name string) bool { return strings.HasPrefix(name, "_") }
 
 // ComponentDir is the folder of a component's objects.
 func ComponentDir(cluster, project, app, component string) string {
@@ -97,7 +149,7 @@ func ClusterOf(p *spec.Platform, file string) string {
 // files.
 func AppOf(file string) string {
 	parts := strings.SplitN(file, "/", 6)
-	if len(parts) >= 5 && parts[0] == AppsDir && parts[3] != projectFolder {
+	if len(parts) >= 5 && parts[0] == AppsDir && !projectLevel(parts[3]) {
 		return parts[1] + "/" + parts[2] + "/" + parts[3]
 	}
 	return ""
@@ -125,14 +177,14 @@ func AppsOf(files []string) []string {
 // the generated kustomization.yaml lists.
 func InComponentDir(p string) bool {
 	parts := strings.Split(p, "/")
-	return len(parts) >= 6 && parts[0] == AppsDir && parts[3] != projectFolder
+	return len(parts) >= 6 && parts[0] == AppsDir && !projectLevel(parts[3])
 }
 
 // ComponentDirOf returns the component folder that holds the fleet file
 // p, or "" when p is in none (see InComponentDir).
 func ComponentDirOf(p string) string {
 	parts := strings.SplitN(p, "/", 6)
-	if len(parts) < 6 || parts[0] != AppsDir || parts[3] == projectFolder {
+	if len(parts) < 6 || parts[0] != AppsDir || projectLevel(parts[3]) {
 		return ""
 	}
 	return path.Join(parts[:5]...)

@@ -44,6 +44,8 @@ type Push struct {
 	// a line when it starts, then the remote's messages (see
 	// gitrepo.WithProgress).
 	Progress io.Writer
+
+	tempWorkdir bool // Workdir was made by Previous: Land removes it
 }
 
 var _ Sink = (*Push)(nil)
@@ -52,6 +54,9 @@ var _ Sink = (*Push)(nil)
 // pushes the difference.
 func (p *Push) Land(ctx context.Context, f *generate.Fleet) (Result, error) {
 	dir := p.Workdir
+	if p.tempWorkdir {
+		defer os.RemoveAll(dir)
+	}
 	if dir == "" {
 		d, err := os.MkdirTemp("", "fleetwright-fleet-")
 		if err != nil {
