@@ -66,6 +66,12 @@ func (r *run) previous(p string) ([]byte, bool) {
 	if !ok || !bytes.Contains(data, pruneDisabledLine) {
 		return data, ok
 	}
+	return withoutPruneDisabled(data), true
+}
+
+// withoutPruneDisabled returns data without its lines that are, but for
+// spaces, the annotation kustomize.toolkit.fluxcd.io/prune: disabled.
+func withoutPruneDisabled(data []byte) []byte {
 	out := make([]byte, 0, len(data))
 	for rest := data; len(rest) > 0; {
 		line := rest
@@ -77,7 +83,7 @@ func (r *run) previous(p string) ([]byte, bool) {
 			out = append(out, line...)
 		}
 	}
-	return out, true
+	return out
 }
 
 // fleetImages returns, for each workload, the image its Deployment in the

@@ -47,8 +47,8 @@ type Options struct {
 	FullBuild bool
 	// Live, when set, also checks every object against a cluster.
 	Live *Live
-	// Registry, when set, also checks the component artifacts the fleet
-	// pins against their registry.
+	// Registry, when set, also checks the artifacts the fleet pins
+	// (components' and projects') against their registry.
 	Registry *RegistryCheck
 	// Logger receives progress (default: discard).
 	Logger *slog.Logger
