@@ -390,6 +390,7 @@ func (r *run) kustomize(ks *fluxKS, dir, root string, only map[string]bool) (obj
 		return nil, "", err
 	}
 	var c yamlx.Converter
+	var idx sources
 	refs := r.kustomizationPatches(dir)
 	used := make([]bool, len(refs)) // applied to an object
 	for _, res := range resMap.Resources() {
@@ -398,7 +399,10 @@ func (r *run) kustomize(ks *fluxKS, dir, root string, only map[string]bool) (obj
 			return nil, "", err
 		}
 		org := res.OrgId()
-		file, src := r.sourceOf(fsys.read, org.Kind, org.Name, org.Namespace)
+		if idx == nil {
+			idx = r.sources(fsys.read)
+		}
+		file, src := idx.sourceOf(org.Kind, org.Name, org.Namespace)
 		o := newObject(root, src, file, ks, ks.cluster)
 		for i, p := range refs {
 			if p.applies(o) {
@@ -416,33 +420,54 @@ func (r *run) kustomize(ks *fluxKS, dir, root string, only map[string]bool) (obj
 	return objs, "", nil
 }
 
-// sourceOf finds the document an object came from among the files a build
-// read, by its kind, name and original namespace.
-func (r *run) sourceOf(files []string, kind, name, namespace string) (string, *node) {
-	var fallback string
-	var fallbackNode *node
+// sources indexes the documents of the files a build read by kind and
+// name, each file parsed once: a build of many files and objects (a
+// project's Flux files) looks each object up in it.
+type sources map[[2]string][]sourceDoc
+
+type sourceDoc struct {
+	file string
+	n    *node
+}
+
+func (r *run) sources(files []string) sources {
+	idx := sources{}
+	seen := map[string]bool{}
 	for _, f := range files {
-		if !isYAML(f) {
+		if !isYAML(f) || seen[f] {
 			continue
 		}
+		seen[f] = true
 		docs, err := yamlx.Parse(r.t.files[f])
 		if err != nil {
 			continue
 		}
 		for _, d := range docs {
-			if d.Root == nil || d.Root.Get("kind").Text() != kind || d.Root.Get("metadata").Get("name").Text() != name {
+			if d.Root == nil {
 				continue
 			}
-			ns := d.Root.Get("metadata").Get("namespace").Text()
-			if ns == namespace || namespace == "" || namespace == "default" && ns == "" {
-				return f, d.Root
-			}
-			if fallbackNode == nil {
-				fallback, fallbackNode = f, d.Root
-			}
+			k := [2]string{d.Root.Get("kind").Text(), d.Root.Get("metadata").Get("name").Text()}
+			idx[k] = append(idx[k], sourceDoc{f, d.Root})
 		}
 	}
-	return fallback, fallbackNode
+	return idx
+}
+
+// sourceOf finds the document an object came from among the files a build
+// read, by its kind, name and original namespace: the first in the order
+// the build read them of that namespace, else the first of another.
+func (idx sources) sourceOf(kind, name, namespace string) (string, *node) {
+	var fallback sourceDoc
+	for _, d := range idx[[2]string{kind, name}] {
+		ns := d.n.Get("metadata").Get("namespace").Text()
+		if ns == namespace || namespace == "" || namespace == "default" && ns == "" {
+			return d.file, d.n
+		}
+		if fallback.n == nil {
+			fallback = d
+		}
+	}
+	return fallback.file, fallback.n
 }
 
 // overlayKustomization prepares the root kustomization the way
