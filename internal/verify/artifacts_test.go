@@ -416,6 +416,17 @@ func TestArtifactChecks(t *testing.T) {
 			},
 		},
 		{
+			name: "a project's build reads nothing outside its artifact", project: true,
+			mutate: func(t testing.TB, f map[string][]byte) {
+				f[shopFlux+"/kustomization.yaml"] = []byte("resources:\n- orders.yaml\n- old/extra.yaml\n")
+				f[shopFlux+"/old/extra.yaml"] = []byte(handAdded)
+			},
+			checks: []Check{CheckBuild},
+			want: []string{"fleet/" + shopProject + ":45: Kustomization/project-shop: spec.path: kustomize build fleet/" + shopFlux + " (the artifact of OCIRepository project-shop): " +
+				"accumulating resources: accumulation err='accumulating resources from 'old/extra.yaml': security; file 'fleet/" + shopFlux + "/old/extra.yaml' is not in the artifact, " +
+				"which holds only the *.yaml files of 'fleet/" + shopFlux + "'': must build at directory: 'fleet/" + shopFlux + "/old/extra.yaml': file is not directory"},
+		},
+		{
 			name:   "an app's Flux objects in both places",
 			mutate: func(t testing.TB, f map[string][]byte) { f[shopOrders] = f[shopOrdersFlux] },
 			checks: []Check{CheckProjects},
