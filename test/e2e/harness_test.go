@@ -91,9 +91,10 @@ func (r result) String() string {
 	return fmt.Sprintf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 }
 
-// newJourney starts the cluster, the servers around it and the developer's
-// apps repository. On failure the cleanup prints what every process said.
-func newJourney(t *testing.T) *journey {
+// newJourney starts the cluster (with opts), the servers around it and the
+// developer's apps repository. On failure the cleanup prints what every
+// process said.
+func newJourney(t *testing.T, opts ...cluster.Option) *journey {
 	t.Helper()
 	ctx := t.Context()
 	j := &journey{t: t, ctx: ctx, home: t.TempDir()}
@@ -113,7 +114,7 @@ func newJourney(t *testing.T) *journey {
 	started := make(chan struct{})
 	go func() {
 		defer close(started)
-		j.c, startErr = cluster.Start(ctx)
+		j.c, startErr = cluster.Start(ctx, opts...)
 	}()
 	j.clusterUp = func() {
 		t.Helper()
