@@ -26,9 +26,11 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetwright/fleetwright/internal/generate"
@@ -331,8 +333,9 @@ func bootstrapFleet(t *testing.T, c *cluster.Cluster, url string) {
 }
 
 // waitSources waits until the root Kustomization applied rev, and each
-// of the other named Kustomizations reads its own OCIRepository, Ready at
-// the artifact that OCIRepository pins; wantRepos OCIRepositories exist.
+// of the other named Kustomizations reads an OCIRepository (its own, or its
+// project's), Ready at the artifact that OCIRepository pins; wantRepos
+// OCIRepositories exist.
 func waitSources(t *testing.T, c *cluster.Cluster, rev string, names []string, wantRepos int) {
 	t.Helper()
 	poll(t, "Kustomizations "+strings.Join(names, ", ")+" Ready at their artifacts", 4*time.Minute, func() error {
@@ -391,8 +394,8 @@ func checkUntouched(t *testing.T, c *cluster.Cluster, uids map[string]types.UID)
 			t.Errorf("%s was recreated by the migration: %s, was %s", k, now, was)
 		}
 	}
-	// No orphan: every object of the apps and the Namespace belong to a
-	// Kustomization that exists and lists it in its inventory.
+	// No orphan: every object of the apps (of any kind) and the Namespace
+	// belong to a Kustomization that exists and lists it in its inventory.
 	inventories := map[string]map[string]bool{}
 	var kss kustomizev1.KustomizationList
 	if err := c.Client.List(ctx, &kss, client.InNamespace(fluxNS)); err != nil {
@@ -407,14 +410,22 @@ func checkUntouched(t *testing.T, c *cluster.Cluster, uids map[string]types.UID)
 		}
 		inventories[k.Name] = inv
 	}
+	applied := appliedObjects(t, c, migrationNS)
 	for key, o := range ownedObjects(t, c) {
-		owner := o.GetLabels()["kustomize.toolkit.fluxcd.io/name"]
+		id := inventoryID(t, c, o)
+		if _, ok := applied[id]; !ok && o.GetNamespace() != "" {
+			t.Errorf("%s is not among the objects listed as applied in %s", key, migrationNS)
+		}
+		applied[id] = o // and the Namespace
+	}
+	for id, o := range applied {
+		owner := o.GetLabels()[kustomizeName]
 		inv, ok := inventories[owner]
 		switch {
 		case !ok:
-			t.Errorf("%s is labelled as applied by Kustomization %q, which does not exist", key, owner)
-		case !inv[inventoryID(t, c, o)]:
-			t.Errorf("%s is not in the inventory of its Kustomization %s", key, owner)
+			t.Errorf("%s is labelled as applied by Kustomization %q, which does not exist", id, owner)
+		case !inv[id]:
+			t.Errorf("%s is not in the inventory of its Kustomization %s", id, owner)
 		}
 	}
 	var ns corev1.Namespace
@@ -546,6 +557,49 @@ func liveUIDs(t *testing.T, c *cluster.Cluster) map[string]types.UID {
 	for _, want := range []string{"Deployment/web-api", "Deployment/web-worker", "Deployment/web-cron", "Deployment/orders-api", "StatefulSet/orders-db", "Secret/orders-db", "HelmRelease/orders-db"} {
 		if _, ok := out[want]; !ok {
 			t.Fatalf("no %s in namespace %s: %v", want, migrationNS, slices.Sorted(maps.Keys(out)))
+		}
+	}
+	return out
+}
+
+// appliedObjects returns every object of namespace ns, of each kind the
+// API server lists, that is labelled as applied by a Kustomization and
+// not made by a controller, by its inventory ID.
+func appliedObjects(t *testing.T, c *cluster.Cluster, ns string) map[string]client.Object {
+	t.Helper()
+	dc, err := discovery.NewDiscoveryClientForConfig(c.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lists, err := dc.ServerPreferredNamespacedResources()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]client.Object{}
+	for _, l := range lists {
+		gv, err := schema.ParseGroupVersion(l.GroupVersion)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range l.APIResources {
+			if strings.Contains(r.Name, "/") || !slices.Contains(r.Verbs, "list") {
+				continue
+			}
+			var items metav1.PartialObjectMetadataList
+			items.SetGroupVersionKind(gv.WithKind(r.Kind + "List"))
+			if err := c.Client.List(t.Context(), &items, client.InNamespace(ns), client.HasLabels{kustomizeName}); err != nil {
+				t.Fatalf("listing %s %s: %v", l.GroupVersion, r.Name, err)
+			}
+			for i := range items.Items {
+				o := &items.Items[i]
+				// What a controller made from an applied object carries its
+				// labels: EndpointSlices (owned by their Service) and
+				// Endpoints (named as it).
+				if metav1.GetControllerOf(o) != nil || gv.Group == "" && r.Kind == "Endpoints" {
+					continue
+				}
+				out[ns+"_"+o.Name+"_"+gv.Group+"_"+r.Kind] = o
+			}
 		}
 	}
 	return out
