@@ -21,7 +21,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetwright/fleetwright/internal/generate"
-	"github.com/fleetwright/fleetwright/test/cluster"
 )
 
 // The real-application journey: an app whose migration job runs before its
@@ -76,10 +75,9 @@ components:
 `
 
 func TestRealAppJourney(t *testing.T) {
-	// The api depends on the migration job: its Kustomization retries
-	// after 2s rather than 30s until the job's is Ready (the order is
-	// what the test checks, not the wait).
-	j := newJourney(t, cluster.WithFluxArgs("kustomize-controller", "--requeue-dependency=2s"))
+	// Flux's default flags, as users run it: the api's Kustomization,
+	// which depends on the migration job's, retries after 30s.
+	j := newJourney(t)
 	// The image the app runs, in the journey's registry, so render pins
 	// it by digest as it does for any image it does not build.
 	img, err := random.Image(256, 1)
