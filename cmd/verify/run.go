@@ -68,7 +68,7 @@ func parseFlags(args []string, io stdio) (*flags, error) {
 	fs.StringVar(&f.fleetPath, "fleet-path", "", "the fleet folder's path inside the Git repository Flux reads (default: platform.yaml's fleet.path, else the folder's path in its Git work tree)")
 	fs.BoolVar(&f.strictKinds, "strict-kinds", false, "objects of kinds without a known API type are errors, not warnings")
 	fs.BoolVar(&f.fullBuild, "full-build", false, "build every Flux path with kustomize, even the plain ones render writes")
-	fs.BoolVar(&f.artifacts, "artifacts", false, "also look up every component artifact the fleet pins in its registry (HEAD by digest), and pull those whose digest is not their folder's to name the files that differ; credentials from the Docker configuration, and GITHUB_TOKEN for ghcr.io")
+	fs.BoolVar(&f.artifacts, "artifacts", false, "also look up every artifact the fleet pins (components' and projects') in its registry (HEAD by digest), and pull those whose digest is not their folder's to name the files that differ; credentials from the Docker configuration, and GITHUB_TOKEN for ghcr.io")
 	fs.IntVar(&f.artifactsConcurrency, "artifacts-concurrency", registry.DefaultConcurrency, "registry requests in flight at once for --artifacts")
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig of a cluster: dry-run every object there and report live drift")
 	fs.StringVar(&f.kubeContext, "context", "", "kubeconfig context (default: its current context)")

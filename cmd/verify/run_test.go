@@ -265,15 +265,15 @@ func TestVerifyPatch(t *testing.T) {
 	}
 }
 
-// --artifacts looks the component artifacts up in their registry: all
-// there passes; a fleet whose artifacts were never pushed fails, naming
-// each one.
+// --artifacts looks the artifacts up in their registry, the components'
+// and the projects': all there passes; a fleet whose artifacts were never
+// pushed fails, naming each one.
 func TestVerifyArtifacts(t *testing.T) {
 	t.Parallel()
 	srv := registrytest.New(t, registrytest.Options{})
 	dir := appsRepoWith(t, false, "  artifacts:\n    repository: "+srv.Host()+"/fleet\n")
-	if r := runVerify(t, nil, "--apps", dir, "--artifacts"); r.code != 1 || strings.Count(r.out, "spec.ref.digest: the registry has no artifact "+srv.Host()+"/fleet@sha256:") != 10 {
-		t.Errorf("nothing pushed: exit %d, want 1 and a finding for each of the 10 artifacts:\n%s%s", r.code, r.out, r.stderr)
+	if r := runVerify(t, nil, "--apps", dir, "--artifacts"); r.code != 1 || strings.Count(r.out, "spec.ref.digest: the registry has no artifact "+srv.Host()+"/fleet@sha256:") != 12 {
+		t.Errorf("nothing pushed: exit %d, want 1 and a finding for each of the 12 artifacts (10 components', 2 projects'):\n%s%s", r.code, r.out, r.stderr)
 	}
 	l, err := spec.NewLoader(exports.Catalog{}, "")
 	if err != nil {
@@ -305,10 +305,10 @@ func TestVerifyArtifacts(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.out), &rep); err != nil {
 		t.Fatalf("%v\n%s", err, r.out)
 	}
-	if r.code != 0 || !rep.OK || rep.Stats.Artifacts != 10 || rep.Stats.InRegistry != 10 {
-		t.Errorf("pushed: exit %d, %+v; want 0 with 10 artifacts rebuilt and found\n%s%s", r.code, rep, r.out, r.stderr)
+	if r.code != 0 || !rep.OK || rep.Stats.Artifacts != 12 || rep.Stats.InRegistry != 12 {
+		t.Errorf("pushed: exit %d, %+v; want 0 with 12 artifacts rebuilt and found\n%s%s", r.code, rep, r.out, r.stderr)
 	}
-	if r := runVerify(t, nil, "--apps", dir, "--artifacts"); r.code != 0 || !strings.Contains(r.out, ", 10 artifacts rebuilt, 10 in the registry (") {
+	if r := runVerify(t, nil, "--apps", dir, "--artifacts"); r.code != 0 || !strings.Contains(r.out, ", 12 artifacts rebuilt, 12 in the registry (") {
 		t.Errorf("pushed, text: exit %d, want 0 and the artifacts counted in the summary\n%s%s", r.code, r.out, r.stderr)
 	}
 	// Without the flag, verify asks no registry.
@@ -318,5 +318,71 @@ func TestVerifyArtifacts(t *testing.T) {
 	}
 	if r := runVerify(t, nil, "--apps", dir, "--artifacts-concurrency", "0"); r.code != 2 {
 		t.Errorf("--artifacts-concurrency 0: exit %d, want 2", r.code)
+	}
+}
+
+// A fleet moving to a source per project passes at each of render's two
+// steps (the first says to render again); an app whose Flux objects are in
+// both places fails.
+func TestVerifyProjectMove(t *testing.T) {
+	t.Parallel()
+	dir := appsRepo(t, false) // the root Kustomization applies the app files
+	p := filepath.Join(dir, "platform.yaml")
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, bytes.Replace(data, []byte("\nfleet:\n"), []byte("\nfleet:\n  artifacts:\n    repository: ghcr.io/myorg/fleet\n"), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err := spec.NewLoader(exports.Catalog{}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo, ps := l.Load(os.DirFS(dir))
+	if ps.HasErrors() {
+		t.Fatal(ps)
+	}
+	out := filepath.Join(dir, "fleet")
+	renderAgain := func() {
+		t.Helper()
+		f, err := generate.Render(repo, generate.Options{Previous: func(q string) ([]byte, bool) {
+			b, err := os.ReadFile(filepath.Join(out, filepath.FromSlash(q)))
+			return b, err == nil
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := fleet.Compute(out, f.Map(), layout.ManagedDirs(&repo.Platform))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := fleet.Apply(out, plan); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const again = "render again once Flux applied it to finish the move"
+	renderAgain()
+	if r := runVerify(t, nil, "--apps", dir); r.code != 0 || strings.Count(r.out, again) != 6 || strings.Contains(r.out, ": drift") {
+		t.Errorf("first step: exit %d, want 0 and an info on each of the 6 apps:\n%s%s", r.code, r.out, r.stderr)
+	}
+	renderAgain()
+	if r := runVerify(t, nil, "--apps", dir); r.code != 0 || strings.Contains(r.out, again) {
+		t.Errorf("second step: exit %d, want 0 and no info on the move:\n%s%s", r.code, r.out, r.stderr)
+	}
+	moved, err := os.ReadFile(filepath.Join(out, "apps/prod-eu/shop/_flux/orders.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(out, "clusters/prod-eu/apps"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(out, "clusters/prod-eu/apps/shop-orders.yaml"), moved, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runVerify(t, nil, "--platform", p, out)
+	want := filepath.ToSlash(out) + "/clusters/prod-eu/apps/shop-orders.yaml:2: app prod-eu/shop/orders has its Flux objects both here"
+	if r.code != 1 || !strings.Contains(r.out, want) {
+		t.Errorf("both places: exit %d, want 1 and %q:\n%s%s", r.code, want, r.out, r.stderr)
 	}
 }

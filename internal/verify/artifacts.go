@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/fleetwright/fleetwright/internal/fleet/artifact"
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/manifest"
 )
@@ -33,12 +34,20 @@ type ociRepo struct {
 	annotated bool
 	dir       string
 	dirAt     pos
+	// project: dir is a project's folder of Flux files
+	// (apps/<cluster>/<project>/_flux), whose artifact holds only the
+	// *.yaml files directly in it (see artifactFiles).
+	project bool
 	// dirOK: dir is a folder of the fleet, which builds read in place of
 	// the artifact. Set by checkArtifacts.
 	dirOK bool
 	// built is the digest of the artifact rebuilt from dir's files, when
 	// the OCIRepository pins a digest and dir is a folder.
 	built string
+	// mismatch is the finding's message of a project's artifact whose
+	// files do not pack to the pinned digest, while the drift check's
+	// render runs: it then names the files that differ.
+	mismatch string
 }
 
 type pos struct{ line, col int }
@@ -98,8 +107,22 @@ func (r *run) ociRepo(file string, n *node) *ociRepo {
 	if a := md.Get("annotations").Get(generate.AnnoArtifactPath); a != nil {
 		o.annotated, o.dir = true, a.Text()
 		o.dirAt = at(n, "metadata.annotations."+generate.AnnoArtifactPath)
+		o.project = isFluxDir(o.dir)
 	}
 	return o
+}
+
+// isFluxDir reports whether a fleet folder is a project's folder of Flux
+// files, apps/<cluster>/<project>/_flux (layout.FluxDir).
+func isFluxDir(dir string) bool { return layout.FluxDirOf(dir+"/x.yaml") == dir }
+
+// pruneDisabledAt returns the position of an object's annotation
+// kustomize.toolkit.fluxcd.io/prune: disabled (the zero pos without it).
+func pruneDisabledAt(n *node) pos {
+	if a := n.Get("metadata").Get("annotations").Get(generate.AnnoPrune); a != nil && a.Text() == "disabled" {
+		return at(n, "metadata.annotations."+generate.AnnoPrune)
+	}
+	return pos{}
 }
 
 func (r *run) ociFinding(o *ociRepo, field string, p pos, format string, args ...any) Finding {
@@ -118,8 +141,10 @@ const reRender = "re-render: render rebuilds the artifact from the folder, pushe
 // checkArtifacts checks every OCIRepository that names the fleet folder
 // its artifact is built from (fleetwright.io/artifact-path): the folder is
 // there, the OCIRepository is pinned by digest, that digest is the one the
-// folder's files pack to (artifact.Build over every regular file of the
-// folder), and its url is the platform's artifact repository.
+// folder's files pack to (artifact.Build over the files artifactFiles
+// returns), and its url is the platform's artifact repository. A project's
+// mismatch is kept in mismatch, to be completed by the drift check's
+// render (see projectMismatches).
 func (r *run) checkArtifacts(ctx context.Context, repos []*ociRepo) {
 	var want string
 	if a := r.plat.Fleet.Artifacts; a != nil && a.Repository != "" {
@@ -137,7 +162,7 @@ func (r *run) checkArtifacts(ctx context.Context, repos []*ociRepo) {
 		annotation := "metadata.annotations." + generate.AnnoArtifactPath
 		if o.dir == "" || o.dir != path.Clean(o.dir) || o.dir == "." || path.IsAbs(o.dir) || o.dir == ".." || strings.HasPrefix(o.dir, "../") {
 			r.findings.add(r.ociFinding(o, annotation, o.dirAt,
-				"%q is not a folder path inside the fleet, such as apps/<cluster>/<project>/<app>/<component>", o.dir))
+				"%q is not a folder path inside the fleet, such as apps/<cluster>/<project>/<app>/<component> or apps/<cluster>/<project>/_flux", o.dir))
 			return
 		}
 		if !r.t.dirs[o.dir] {
@@ -157,7 +182,7 @@ func (r *run) checkArtifacts(ctx context.Context, repos []*ociRepo) {
 				why, r.display(o.dir), reRender))
 			return
 		}
-		a, err := artifact.Build(o.dir, r.folderFiles(o.dir))
+		a, err := artifact.Build(o.dir, r.artifactFiles(o))
 		if err != nil {
 			r.findings.add(r.ociFinding(o, annotation, o.dirAt, "rebuilding the artifact: %v", err))
 			return
@@ -166,9 +191,12 @@ func (r *run) checkArtifacts(ctx context.Context, repos []*ociRepo) {
 		if o.built == o.digest {
 			return
 		}
-		msg := fmt.Sprintf("pins %s, but the files of %s pack to %s: Flux applies content that the fleet's files do not show", o.digest, r.display(o.dir), o.built)
+		msg := fmt.Sprintf("pins %s, but %s pack to %s: Flux applies content that the fleet's files do not show", o.digest, r.filesOf(o), o.built)
 		if extra := r.notGenerated(o); len(extra) > 0 {
 			msg += fmt.Sprintf("; without %s, which render did not write, they pack to the pinned digest: render leaves such files out of the artifact, move them out of the folder", strings.Join(extra, ", "))
+		} else if o.project && r.opts.Apps != nil {
+			o.mismatch = msg // completed with the files the specs render otherwise
+			return
 		} else {
 			msg += "; " + reRender
 		}
@@ -193,13 +221,84 @@ func (r *run) folderFiles(dir string) []artifact.File {
 	return files
 }
 
+// artifactFiles returns the files an OCIRepository's artifact is built
+// from, by their path inside its folder, as render packs them: every file
+// of a component's folder; for a project's folder of Flux files
+// (layout.FluxDir), exactly the *.yaml files directly in it, the apps'
+// Flux files.
+func (r *run) artifactFiles(o *ociRepo) []artifact.File {
+	if !o.project {
+		return r.folderFiles(o.dir)
+	}
+	var files []artifact.File
+	for _, p := range r.t.under(o.dir) {
+		if name := p[len(o.dir)+1:]; !strings.Contains(name, "/") && path.Ext(name) == ".yaml" {
+			files = append(files, artifact.File{Name: name, Data: r.t.files[p]})
+		}
+	}
+	return files
+}
+
+// projectMismatches reports the projects' artifacts whose files do not
+// pack to the digest pinned (see checkArtifacts), naming the files that
+// differ from what the specs render (desired, the drift check's render).
+func (r *run) projectMismatches(repos []*ociRepo, desired map[string][]byte) {
+	for _, o := range repos {
+		if o.mismatch == "" {
+			continue
+		}
+		var changed, notRendered, missing []string
+		inGit := map[string]bool{}
+		for _, f := range r.artifactFiles(o) {
+			p := path.Join(o.dir, f.Name)
+			inGit[p] = true
+			switch want, ok := desired[p]; {
+			case !ok:
+				notRendered = append(notRendered, f.Name)
+			case !bytes.Equal(want, f.Data):
+				changed = append(changed, f.Name)
+			}
+		}
+		for p := range desired {
+			if path.Dir(p) == o.dir && path.Ext(p) == ".yaml" && !inGit[p] {
+				missing = append(missing, path.Base(p))
+			}
+		}
+		slices.Sort(missing)
+		var parts []string
+		for _, p := range []struct {
+			what  string
+			names []string
+		}{{"changed", changed}, {"not rendered", notRendered}, {"missing", missing}} {
+			if len(p.names) > 0 {
+				parts = append(parts, p.what+": "+strings.Join(p.names, ", "))
+			}
+		}
+		msg := o.mismatch
+		if len(parts) == 0 {
+			msg += "; the specs render these files as they are: the pinned digest is what differs"
+		} else {
+			msg += fmt.Sprintf("; the specs render these files otherwise (%s)", strings.Join(parts, "; "))
+		}
+		r.findings.add(r.ociFinding(o, "spec.ref.digest", o.digestAt, "%s; %s", msg, reRender))
+	}
+}
+
+// filesOf names the files an OCIRepository's artifact is built from.
+func (r *run) filesOf(o *ociRepo) string {
+	if o.project {
+		return "the *.yaml files of " + r.display(o.dir)
+	}
+	return "the files of " + r.display(o.dir)
+}
+
 // notGenerated returns the files of an artifact's folder without render's
 // header when the folder's other files pack to the pinned digest: files
 // added by hand, which render leaves out of the artifact it pushes.
 func (r *run) notGenerated(o *ociRepo) []string {
 	var keep []artifact.File
 	var extra []string
-	for _, f := range r.folderFiles(o.dir) {
+	for _, f := range r.artifactFiles(o) {
 		if bytes.HasPrefix(f.Data, []byte(manifest.Header)) {
 			keep = append(keep, f)
 		} else {
@@ -248,11 +347,15 @@ func (r *run) resolveSources(kss []*fluxKS, repos []*ociRepo) {
 			if line == 0 {
 				line = k.line
 			}
+			whose := "a component's"
+			if o.project {
+				whose = "a project's"
+			}
 			r.findings.add(Finding{
 				Check: CheckArtifact, Severity: SeverityError, File: r.display(k.file), Line: line, Column: col,
 				Object: k.object(), Field: "spec.path",
-				Message: fmt.Sprintf("path %s: the artifact of OCIRepository %s holds folder %s at its root, and a component's Kustomization builds that root: the path must be ./ (so Flux would build %s)",
-					k.path, o.name, r.display(o.dir), r.display(path.Join(o.dir, clean))),
+				Message: fmt.Sprintf("path %s: the artifact of OCIRepository %s holds folder %s at its root, and %s Kustomization builds that root: the path must be ./ (so Flux would build %s)",
+					k.path, o.name, r.display(o.dir), whose, r.display(path.Join(o.dir, clean))),
 			})
 		}
 	}

@@ -73,6 +73,7 @@ func (r *run) build(ks *fluxKS) {
 		r.findings.add(f)
 	}
 	var rel, shown, root string
+	var only map[string]bool // the files a project's artifact holds
 	switch {
 	case ks.oci != nil && ks.oci.annotated:
 		// The artifact is the folder's files: build the folder, confined
@@ -82,6 +83,17 @@ func (r *run) build(ks *fluxKS) {
 		}
 		rel, root = ks.ociDir(), filepath.Join(r.t.root, filepath.FromSlash(ks.oci.dir))
 		shown = r.display(rel) + " (the artifact of OCIRepository " + ks.oci.name + ")"
+		if ks.oci.project {
+			// The artifact holds the folder's *.yaml files and no
+			// sub-folder: the build reads nothing else.
+			if rel != ks.oci.dir {
+				return // reported: the path must be ./
+			}
+			only = map[string]bool{}
+			for _, f := range r.artifactFiles(ks.oci) {
+				only[path.Join(rel, f.Name)] = true
+			}
+		}
 	case ks.unresolved:
 		return // reported: no fleet file defines its OCIRepository
 	case ks.oci != nil:
@@ -108,12 +120,12 @@ func (r *run) build(ks *fluxKS) {
 	kustomized := false
 	ok := false
 	if !r.opts.FullBuild {
-		objs, ok = r.assemble(ks, rel)
+		objs, ok = r.assemble(ks, rel, only)
 	}
 	if r.opts.FullBuild || !ok {
 		var remote string
 		var err error
-		objs, remote, err = r.kustomize(ks, rel, root)
+		objs, remote, err = r.kustomize(ks, rel, root, only)
 		kustomized = true
 		switch {
 		case remote != "":
@@ -175,9 +187,12 @@ var fastKinds = map[string]bool{
 // assemble builds a path whose kustomization.yaml only lists plain files of
 // its own folder, which is what render writes: kustomize's result is then
 // those files' objects in order, with the target namespace set on
-// namespaced ones. It reports false for anything else, and for anything
-// kustomize might reject, so that kustomize itself builds (and judges) it.
-func (r *run) assemble(ks *fluxKS, dir string) ([]*object, bool) {
+// namespaced ones. So it builds a project's artifact (only: its files)
+// without a kustomization.yaml: kustomize-controller generates one that
+// lists its manifests, the plain files render writes there. It reports
+// false for anything else, and for anything kustomize might reject, so
+// that kustomize itself builds (and judges) it.
+func (r *run) assemble(ks *fluxKS, dir string, only map[string]bool) ([]*object, bool) {
 	if ks.spec != nil {
 		return nil, false
 	}
@@ -191,7 +206,16 @@ func (r *run) assemble(ks *fluxKS, dir string) ([]*object, bool) {
 		}
 	}
 	if kfile == "" {
-		return nil, false
+		if only == nil {
+			return nil, false
+		}
+		var files []string
+		for _, p := range r.t.under(dir) {
+			if only[p] {
+				files = append(files, p)
+			}
+		}
+		return r.assembleFiles(ks, files, nil)
 	}
 	docs, err := yamlx.Parse(r.t.files[kfile])
 	if err != nil || len(docs) != 1 || docs[0].Root == nil || docs[0].Root.Kind != yamlx.MapNode {
@@ -218,10 +242,8 @@ func (r *run) assemble(ks *fluxKS, dir string) ([]*object, bool) {
 	if resources == nil || resources.Kind != yamlx.SeqNode {
 		return nil, false
 	}
-	files := []string{kfile}
+	var files []string
 	seenFile := map[string]bool{}
-	seenObj := map[objectKey]bool{}
-	var objs []*object
 	for _, res := range resources.Kids {
 		name := res.Text()
 		if res.Kind != yamlx.ScalarNode || res.Tag != yamlx.StrTag || name == "" || strings.ContainsAny(name, `/\`) ||
@@ -230,10 +252,20 @@ func (r *run) assemble(ks *fluxKS, dir string) ([]*object, bool) {
 		}
 		seenFile[name] = true
 		file := path.Join(dir, name)
-		if _, ok := r.t.files[file]; !ok {
+		if _, ok := r.t.files[file]; !ok || only != nil && !only[file] {
 			return nil, false
 		}
 		files = append(files, file)
+	}
+	return r.assembleFiles(ks, files, []string{kfile})
+}
+
+// assembleFiles returns the objects of plain resource files in order (see
+// assemble), and records that the build read them and also read.
+func (r *run) assembleFiles(ks *fluxKS, files, also []string) ([]*object, bool) {
+	seenObj := map[objectKey]bool{}
+	var objs []*object
+	for _, file := range files {
 		docs, ok := r.parse(file)
 		if !ok {
 			return nil, false
@@ -255,6 +287,7 @@ func (r *run) assemble(ks *fluxKS, dir string) ([]*object, bool) {
 			objs = append(objs, o)
 		}
 	}
+	r.cover(also...)
 	r.cover(files...)
 	return objs, true
 }
@@ -336,8 +369,8 @@ func (r *run) cover(files ...string) {
 // does: no load restrictions inside the source, no plugins, and the Flux
 // Kustomization's own settings (targetNamespace, patches, images, ...)
 // merged into the root kustomization.
-func (r *run) kustomize(ks *fluxKS, dir, root string) (objs []*object, remote string, err error) {
-	fsys := &buildFS{FileSystem: filesys.MakeFsOnDisk(), r: r, root: root, overlay: map[string][]byte{}}
+func (r *run) kustomize(ks *fluxKS, dir, root string, only map[string]bool) (objs []*object, remote string, err error) {
+	fsys := &buildFS{FileSystem: filesys.MakeFsOnDisk(), r: r, root: root, only: only, overlay: map[string][]byte{}}
 	abs := filepath.Join(r.t.root, filepath.FromSlash(dir))
 	if err := r.overlayKustomization(fsys, ks, dir, abs); err != nil {
 		return nil, "", err
@@ -357,6 +390,7 @@ func (r *run) kustomize(ks *fluxKS, dir, root string) (objs []*object, remote st
 		return nil, "", err
 	}
 	var c yamlx.Converter
+	var idx sources
 	refs := r.kustomizationPatches(dir)
 	used := make([]bool, len(refs)) // applied to an object
 	for _, res := range resMap.Resources() {
@@ -365,7 +399,10 @@ func (r *run) kustomize(ks *fluxKS, dir, root string) (objs []*object, remote st
 			return nil, "", err
 		}
 		org := res.OrgId()
-		file, src := r.sourceOf(fsys.read, org.Kind, org.Name, org.Namespace)
+		if idx == nil {
+			idx = r.sources(fsys.read)
+		}
+		file, src := idx.sourceOf(org.Kind, org.Name, org.Namespace)
 		o := newObject(root, src, file, ks, ks.cluster)
 		for i, p := range refs {
 			if p.applies(o) {
@@ -383,33 +420,54 @@ func (r *run) kustomize(ks *fluxKS, dir, root string) (objs []*object, remote st
 	return objs, "", nil
 }
 
-// sourceOf finds the document an object came from among the files a build
-// read, by its kind, name and original namespace.
-func (r *run) sourceOf(files []string, kind, name, namespace string) (string, *node) {
-	var fallback string
-	var fallbackNode *node
+// sources indexes the documents of the files a build read by kind and
+// name, each file parsed once: a build of many files and objects (a
+// project's Flux files) looks each object up in it.
+type sources map[[2]string][]sourceDoc
+
+type sourceDoc struct {
+	file string
+	n    *node
+}
+
+func (r *run) sources(files []string) sources {
+	idx := sources{}
+	seen := map[string]bool{}
 	for _, f := range files {
-		if !isYAML(f) {
+		if !isYAML(f) || seen[f] {
 			continue
 		}
+		seen[f] = true
 		docs, err := yamlx.Parse(r.t.files[f])
 		if err != nil {
 			continue
 		}
 		for _, d := range docs {
-			if d.Root == nil || d.Root.Get("kind").Text() != kind || d.Root.Get("metadata").Get("name").Text() != name {
+			if d.Root == nil {
 				continue
 			}
-			ns := d.Root.Get("metadata").Get("namespace").Text()
-			if ns == namespace || namespace == "" || namespace == "default" && ns == "" {
-				return f, d.Root
-			}
-			if fallbackNode == nil {
-				fallback, fallbackNode = f, d.Root
-			}
+			k := [2]string{d.Root.Get("kind").Text(), d.Root.Get("metadata").Get("name").Text()}
+			idx[k] = append(idx[k], sourceDoc{f, d.Root})
 		}
 	}
-	return fallback, fallbackNode
+	return idx
+}
+
+// sourceOf finds the document an object came from among the files a build
+// read, by its kind, name and original namespace: the first in the order
+// the build read them of that namespace, else the first of another.
+func (idx sources) sourceOf(kind, name, namespace string) (string, *node) {
+	var fallback sourceDoc
+	for _, d := range idx[[2]string{kind, name}] {
+		ns := d.n.Get("metadata").Get("namespace").Text()
+		if ns == namespace || namespace == "" || namespace == "default" && ns == "" {
+			return d.file, d.n
+		}
+		if fallback.n == nil {
+			fallback = d
+		}
+	}
+	return fallback.file, fallback.n
 }
 
 // overlayKustomization prepares the root kustomization the way
@@ -426,7 +484,7 @@ func (r *run) overlayKustomization(fsys *buildFS, ks *fluxKS, dir, abs string) e
 	var k map[string]any
 	if kfile == "" {
 		kfile = konfig.DefaultKustomizationFileName()
-		k = map[string]any{"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization", "resources": r.manifestsIn(dir)}
+		k = map[string]any{"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization", "resources": r.manifestsIn(dir, fsys.only)}
 	} else if ks.spec != nil || ks.targetNamespace != "" {
 		docs, err := yamlx.Parse(r.t.files[path.Join(dir, kfile)])
 		if err == nil && len(docs) > 0 && docs[0].Root != nil {
@@ -520,11 +578,15 @@ func stringMap(n *node) (map[string]string, error) {
 
 // manifestsIn lists what kustomize-controller's generated kustomization
 // holds for a folder without one: every YAML file of Kubernetes objects,
-// and every sub-folder that has its own kustomization, as a whole.
-func (r *run) manifestsIn(dir string) []any {
+// and every sub-folder that has its own kustomization, as a whole; of an
+// artifact holding only some of the folder's files, those (only).
+func (r *run) manifestsIn(dir string, only map[string]bool) []any {
 	var out []any
 	added := map[string]bool{}
 	for _, p := range r.t.under(dir) {
+		if only != nil && !only[p] {
+			continue
+		}
 		rel := strings.TrimPrefix(strings.TrimPrefix(p, dir), "/")
 		// The shallowest sub-folder with a kustomization stands for all below it.
 		parts := strings.Split(rel, "/")
@@ -577,7 +639,8 @@ func (r *run) hasKustomization(dir string) bool {
 type buildFS struct {
 	filesys.FileSystem
 	r       *run
-	root    string // absolute: the source's root
+	root    string          // absolute: the source's root
+	only    map[string]bool // when set, the fleet files the source holds
 	overlay map[string][]byte
 	read    []string // fleet files read
 	remote  string   // the first remote base met
@@ -615,6 +678,9 @@ func (f *buildFS) read1(p string) ([]byte, error) {
 		b, ok := f.r.t.files[rel]
 		if !ok {
 			return nil, &os.PathError{Op: "open", Path: p, Err: os.ErrNotExist}
+		}
+		if f.only != nil && !f.only[rel] {
+			return nil, fmt.Errorf("security; file '%s' is not in the artifact, which holds only the *.yaml files of '%s'", p, root)
 		}
 		f.read = append(f.read, rel)
 		return b, nil

@@ -66,14 +66,14 @@ func TestAssembleMatchesKustomize(t *testing.T) {
 		if !ok {
 			t.Fatalf("%s: path %s outside the fleet", ks.key(), ks.path)
 		}
-		fast, ok := r.assemble(ks, rel)
+		fast, ok := r.assemble(ks, rel, nil)
 		if want := ks.name != "extra-ns"; ok != want {
 			t.Errorf("%s: assembled directly = %v, want %v", ks.key(), ok, want)
 		}
 		if !ok {
 			continue
 		}
-		full, remote, err := r.kustomize(ks, rel, r.gitRoot)
+		full, remote, err := r.kustomize(ks, rel, r.gitRoot, nil)
 		if err != nil || remote != "" {
 			t.Fatalf("%s: kustomize: %v %s", ks.key(), err, remote)
 		}
@@ -83,6 +83,64 @@ func TestAssembleMatchesKustomize(t *testing.T) {
 		if ks.name == "extra-plain" && !strings.Contains(strings.Join(builtJSON(fast), "\n"), `"name":"c","namespace":"elsewhere"`) {
 			t.Errorf("target namespace not applied: %s", builtJSON(fast))
 		}
+	}
+}
+
+// A project's artifact of Flux files (no kustomization.yaml) is assembled
+// directly with the objects kustomize builds from it, reading only the
+// *.yaml files directly in its folder.
+func TestAssembleProjectMatchesKustomize(t *testing.T) {
+	t.Parallel()
+	repo, files := artifactsFleet(t)
+	// Neither is in the artifact: a sub-folder's file and a file of
+	// another kind.
+	files["apps/prod-eu/shop/_flux/old/orders.yaml"] = files["apps/prod-eu/shop/_flux/orders.yaml"]
+	files["apps/prod-eu/shop/_flux/notes.yml"] = []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: notes\n")
+	root := writeTree(t, files)
+	r, err := newRun(Options{FleetDir: root, FleetPath: "fleet", Platform: &repo.Platform})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.t, err = readTree(t.Context(), root, 2); err != nil {
+		t.Fatal(err)
+	}
+	r.gitRoot = gitRootOf(r.t.root, r.prefix)
+	kss, repos := r.discover(t.Context())
+	r.checkArtifacts(t.Context(), repos)
+	r.resolveSources(kss, repos)
+	projects := 0
+	for _, ks := range kss {
+		if ks.oci == nil || !ks.oci.project {
+			continue
+		}
+		projects++
+		only := map[string]bool{}
+		for _, f := range r.artifactFiles(ks.oci) {
+			only[ks.oci.dir+"/"+f.Name] = true
+		}
+		fast, ok := r.assemble(ks, ks.oci.dir, only)
+		if !ok {
+			t.Errorf("%s: not assembled directly", ks.key())
+			continue
+		}
+		full, remote, err := r.kustomize(ks, ks.oci.dir, r.t.root+"/"+ks.oci.dir, only)
+		if err != nil || remote != "" {
+			t.Fatalf("%s: kustomize: %v %s", ks.key(), err, remote)
+		}
+		if diff := gocmp.Diff(builtJSON(full), builtJSON(fast)); diff != "" {
+			t.Errorf("%s: assembled objects differ from kustomize's (-kustomize +assembled):\n%s", ks.key(), diff)
+		}
+		for _, o := range fast {
+			if o.name == "notes" || strings.Contains(o.file, "/old/") {
+				t.Errorf("%s: built %s from %s, which the artifact does not hold", ks.key(), o.label(), o.file)
+			}
+		}
+		if len(fast) == 0 {
+			t.Errorf("%s: built no objects", ks.key())
+		}
+	}
+	if projects != 2 {
+		t.Errorf("%d project Kustomizations, want 2", projects)
 	}
 }
 

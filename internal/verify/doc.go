@@ -5,7 +5,10 @@
 // server's rules for workloads, Services, claims, disruption budgets and
 // ConfigMaps, gates plain-text secrets (config files and patches included),
 // evaluates pods against the Pod Security Standard their namespace
-// enforces, applies the platform's policy, and, with a cluster,
+// enforces, applies the platform's policy, rebuilds the artifacts the fleet
+// pins (components' and, with a source per project, projects') and checks
+// the move of the apps' Flux objects to their project's source, and, with
+// a cluster,
 // server-side dry-runs every object and reports live drift field by field.
 //
 // Run does the work and returns a Report of Findings, each pointing into the

@@ -29,18 +29,61 @@ type Apps struct {
 
 // desiredFleet renders the specs the way render does. Images that render
 // resolved (pinned by digest, or built) are taken from the fleet when they
-// are what the spec asks for: verify never asks a registry.
+// are what the spec asks for: verify never asks a registry. Like render,
+// it reads the fleet as it is (generate.Options.Previous), which decides
+// where the Flux objects of each app go while they move to their
+// project's source (see previous).
 func (r *run) desiredFleet(apps *Apps, images map[string]string) (map[string][]byte, error) {
 	repo := apps.Repo
 	f, err := generate.Render(repo, generate.Options{
 		Platform:     &repo.Platform,
 		SpecRevision: apps.SpecRevision,
 		Images:       images,
+		Previous:     r.previous,
 	})
 	if err != nil {
 		return nil, err
 	}
 	return f.Map(), nil
+}
+
+// pruneDisabledLine is the line of the annotation that the first render
+// of the move to a project's source puts on an app's Flux objects.
+var pruneDisabledLine = []byte(generate.AnnoPrune + ": disabled")
+
+// previous reads a file of the fleet being verified as the render that
+// wrote it read it. That is the file itself, except for the Flux objects
+// of an app that this fleet keeps in the cluster folder marked with
+// kustomize.toolkit.fluxcd.io/prune: disabled: render marks them when it
+// finds them unmarked (the first step of the move to the project's
+// source), and moves them when it finds them marked (the second). The
+// fleet is what the first step wrote, so the render it is compared with
+// reads the file without the marks; reading it with them would compare
+// the fleet with the next step, which render takes only once Flux has
+// applied this one (an info finding says so).
+func (r *run) previous(p string) ([]byte, bool) {
+	data, ok := r.t.files[p]
+	if !ok || !bytes.Contains(data, pruneDisabledLine) {
+		return data, ok
+	}
+	return withoutPruneDisabled(data), true
+}
+
+// withoutPruneDisabled returns data without its lines that are, but for
+// spaces, the annotation kustomize.toolkit.fluxcd.io/prune: disabled.
+func withoutPruneDisabled(data []byte) []byte {
+	out := make([]byte, 0, len(data))
+	for rest := data; len(rest) > 0; {
+		line := rest
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			line = rest[:i+1]
+		}
+		rest = rest[len(line):]
+		if !bytes.Equal(bytes.TrimSpace(line), pruneDisabledLine) {
+			out = append(out, line...)
+		}
+	}
+	return out
 }
 
 // fleetImages returns, for each workload, the image its Deployment in the

@@ -57,6 +57,7 @@ func (r *run) discover(ctx context.Context) ([]*fluxKS, []*ociRepo) {
 	}
 	found := make([][]*fluxKS, len(candidates))
 	foundRepos := make([][]*ociRepo, len(candidates))
+	foundKept := make([]keptFromPrune, len(candidates))
 	parallel(ctx, len(candidates), r.workers, func(i int) {
 		p := candidates[i]
 		docs, ok := r.parse(p)
@@ -66,13 +67,24 @@ func (r *run) discover(ctx context.Context) ([]*fluxKS, []*ociRepo) {
 		for _, d := range docs {
 			switch {
 			case d.Root == nil:
+				continue
 			case isFluxKustomization(d.Root):
 				found[i] = append(found[i], r.fluxKS(p, d.Root))
 			case isOCIRepository(d.Root):
 				foundRepos[i] = append(foundRepos[i], r.ociRepo(p, d.Root))
+			default:
+				continue
+			}
+			if at := pruneDisabledAt(d.Root); at.line > 0 && foundKept[i].file == "" {
+				foundKept[i] = keptFromPrune{file: p, object: d.Root.Get("kind").Text() + "/" + d.Root.Get("metadata").Get("name").Text(), at: at}
 			}
 		}
 	})
+	for _, k := range foundKept {
+		if k.file != "" {
+			r.kept = append(r.kept, k)
+		}
+	}
 	var all []*fluxKS
 	for _, f := range found {
 		all = append(all, f...)

@@ -20,8 +20,8 @@ import (
 	"github.com/fleetwright/fleetwright/internal/registry"
 )
 
-// RegistryCheck configures the checks of the component artifacts against
-// their registry: each pinned artifact must be there, and where a digest
+// RegistryCheck configures the checks of the artifacts (components' and
+// projects') against their registry: each pinned artifact must be there, and where a digest
 // does not match its folder, the registry's artifact is pulled to name the
 // files that differ.
 type RegistryCheck struct {
@@ -68,7 +68,7 @@ func (r *run) checkRegistry(ctx context.Context, repos []*ociRepo) error {
 	if len(refs) == 0 {
 		return nil
 	}
-	r.log.Info("looking up component artifacts in their registry", "artifacts", len(refs))
+	r.log.Info("looking up artifacts in their registry", "artifacts", len(refs))
 	limit := rc.Concurrency
 	if limit <= 0 {
 		limit = registry.DefaultConcurrency
@@ -146,7 +146,8 @@ func (r *run) registryDiff(ctx context.Context, o *ociRepo, ref string, nameOpts
 		return fmt.Sprintf("what the registry holds at this digest is not an artifact render writes: %v", err), nil
 	}
 	git := map[string][]byte{}
-	for _, f := range r.folderFiles(o.dir) {
+	files := r.artifactFiles(o)
+	for _, f := range files {
 		git[f.Name] = f.Data
 	}
 	var changed, onlyArtifact, onlyGit []string
@@ -160,7 +161,7 @@ func (r *run) registryDiff(ctx context.Context, o *ociRepo, ref string, nameOpts
 		}
 		delete(git, f.Name)
 	}
-	for _, f := range r.folderFiles(o.dir) {
+	for _, f := range files {
 		if _, ok := git[f.Name]; ok {
 			onlyGit = append(onlyGit, f.Name)
 		}
@@ -176,8 +177,8 @@ func (r *run) registryDiff(ctx context.Context, o *ociRepo, ref string, nameOpts
 	}
 	if len(parts) == 0 {
 		return fmt.Sprintf("the registry's artifact %s holds the same files as %s but is packed differently (another title or archive format); %s",
-			o.digest, r.display(o.dir), reRender), nil
+			o.digest, strings.TrimPrefix(r.filesOf(o), "the files of "), reRender), nil
 	}
-	return fmt.Sprintf("the registry's artifact %s, which Flux applies, differs from the files of %s (%s); %s",
-		o.digest, r.display(o.dir), strings.Join(parts, "; "), reRender), nil
+	return fmt.Sprintf("the registry's artifact %s, which Flux applies, differs from %s (%s); %s",
+		o.digest, r.filesOf(o), strings.Join(parts, "; "), reRender), nil
 }

@@ -47,8 +47,8 @@ type Options struct {
 	FullBuild bool
 	// Live, when set, also checks every object against a cluster.
 	Live *Live
-	// Registry, when set, also checks the component artifacts the fleet
-	// pins against their registry.
+	// Registry, when set, also checks the artifacts the fleet pins
+	// (components' and projects') against their registry.
 	Registry *RegistryCheck
 	// Logger receives progress (default: discard).
 	Logger *slog.Logger
@@ -85,8 +85,8 @@ type Stats struct {
 	Built      int `json:"built"`
 	Kustomized int `json:"kustomized"`
 	Objects    int `json:"objects"`
-	// Artifacts counts the component artifacts rebuilt from their folders
-	// and compared with the digests the fleet pins; InRegistry those found
+	// Artifacts counts the artifacts (components' and projects') rebuilt
+	// from their folders and compared with the digests the fleet pins; InRegistry those found
 	// in their registry (with Options.Registry).
 	Artifacts  int `json:"artifacts,omitempty"`
 	InRegistry int `json:"in_registry,omitempty"`
@@ -132,6 +132,7 @@ type run struct {
 	pods       []podCandidate            // pod templates for the Pod Security check
 	liveObjs   []*object                 // objects for the live checks
 	lists      listItems                 // the items of Lists, for positions
+	kept       []keptFromPrune           // the first Flux object of each file kept from pruning
 	stats      Stats
 }
 
@@ -180,10 +181,11 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	r.stats.Kustomizations = len(kss)
 	r.findings.add(checkDependsOn(kss, r.display)...)
 	if len(repos) > 0 {
-		r.log.Info("rebuilding component artifacts", "ocirepositories", len(repos))
+		r.log.Info("rebuilding artifacts", "ocirepositories", len(repos))
 	}
 	r.checkArtifacts(ctx, repos)
 	r.resolveSources(kss, repos)
+	r.checkProjectSources(kss, repos)
 	var inRegistry chan error
 	if opts.Registry != nil {
 		inRegistry = make(chan error, 1)
@@ -204,6 +206,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 			return nil, fmt.Errorf("rendering the specs: %w", d.err)
 		}
 		r.findings.add(driftFindings(r.t, d.files, layout.ManagedDirs(&opts.Apps.Repo.Platform), r.opts.Display)...)
+		r.projectMismatches(repos, d.files)
 	}
 
 	if inRegistry != nil {
