@@ -73,7 +73,7 @@ func (s *scene) sync(t *testing.T, artifacts map[string]string) Check {
 // check back with its own message, and one that fails fails it.
 func TestSyncProjectSource(t *testing.T) {
 	t.Parallel()
-	f := fleettest.Render(t, projectSpecs, nil)
+	f := fleettest.Render(t, projectSpecs, nil, "")
 	const revNext = "main@sha1:4444444444444444444444444444444444444444"
 	notReady := func(reason, msg string) metav1.Condition {
 		return fleettest.Condition(meta.ReadyCondition, metav1.ConditionFalse, reason, msg)
@@ -281,9 +281,9 @@ func TestSyncWhileMovingToProjectSources(t *testing.T) {
 	t.Parallel()
 	gitLayout := maps.Clone(projectSpecs)
 	gitLayout["platform.yaml"] = []byte("apps_domain: apps.test\nclusters: [{name: prod}]\nbuild: {pin: false}\n")
-	before := fleettest.Render(t, gitLayout, nil)
-	step1 := fleettest.Render(t, projectSpecs, before.Files)
-	step2 := fleettest.Render(t, projectSpecs, step1.Files)
+	before := fleettest.Render(t, gitLayout, nil, "")
+	step1 := fleettest.Render(t, projectSpecs, before.Files, "")
+	step2 := fleettest.Render(t, projectSpecs, step1.Files, "")
 
 	// Step one: the app's file stays in the cluster folder.
 	s := newScene(t, step1)

@@ -39,8 +39,9 @@ type Fleet struct {
 
 // Render loads the spec files (platform.yaml and apps/…/app.yaml) and
 // renders them; previous is the fleet as it was before (nil: none), as
-// cmd/render passes it.
-func Render(t testing.TB, files, previous map[string][]byte) *Fleet {
+// cmd/render passes it, and specRevision the apps-repo commit every app's Flux
+// objects name (none when "").
+func Render(t testing.TB, files, previous map[string][]byte, specRevision string) *Fleet {
 	t.Helper()
 	l, err := spec.NewLoader(exports.Catalog{}, "")
 	if err != nil {
@@ -51,6 +52,9 @@ func Render(t testing.TB, files, previous map[string][]byte) *Fleet {
 		t.Fatalf("invalid specs:\n%v", ps)
 	}
 	opts := generate.Options{Workers: 1}
+	if specRevision != "" {
+		opts.SpecRevision = func(*spec.LoadedApp) string { return specRevision }
+	}
 	if previous != nil {
 		opts.Previous = func(p string) ([]byte, bool) {
 			b, ok := previous[p]
