@@ -219,6 +219,11 @@ func TestProjectSourceJourney(t *testing.T) {
 	if len(sync.Components) != 1 || sync.Components[0].Artifact != webB || sync.Components[0].ProjectArtifact != projectB {
 		t.Errorf("revB's sync check recorded %+v, want %s through the project's %s", sync.Components, webB, projectB)
 	}
+	page := get(t, e.srv.Handler(), "/apps/"+project+"/api", testToken).Body.String()
+	if want := "reads <code>OCIRepository/" + project + "-api-web</code> at <code>" + webB + "</code>, applied from <code>OCIRepository/project-" +
+		project + "</code> at <code>" + projectB + "</code>"; !strings.Contains(page, want) {
+		t.Errorf("the app page lacks %q", want)
+	}
 
 	// revC's project artifact does not build: the project's Kustomization
 	// fails it, its event is no app's, and the app keeps running revB.
