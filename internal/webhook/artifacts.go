@@ -309,8 +309,26 @@ const settlePoll = 200 * time.Millisecond
 // fleet revision that pins the project's OCIRepository to the artifact
 // that Kustomization applied, once it applied the one the OCIRepository
 // pins (read again while it has not; "" when it failed to).
+//
+// o is read again at the end: had the revision found changed it meanwhile,
+// o's pin is that revision's no more, and the event is refused (Flux posts
+// it again, and the digest is then judged as no longer pinned).
 func (s *Server) appliedRevisionOf(ctx context.Context, o *sourcev1.OCIRepository) (string, error) {
-	return s.appliedRevisionThrough(ctx, o, true)
+	rev, err := s.appliedRevisionThrough(ctx, o, true)
+	if err != nil || rev == "" {
+		return rev, err
+	}
+	var now sourcev1.OCIRepository
+	switch err := s.cfg.Cluster.Get(ctx, client.ObjectKeyFromObject(o), &now); {
+	case apierrors.IsNotFound(err):
+		return "", fmt.Errorf("OCIRepository %s/%s went while the fleet revision that pins it was read", o.Namespace, o.Name)
+	case err != nil:
+		return "", fmt.Errorf("reading OCIRepository %s/%s again: %w", o.Namespace, o.Name, err)
+	case probe.ArtifactDigest(probe.Pinned(&now)) != probe.ArtifactDigest(probe.Pinned(o)):
+		return "", fmt.Errorf("OCIRepository %s/%s changed from %s to %s while the fleet revision that pins it was read",
+			o.Namespace, o.Name, probe.Pinned(o), probe.Pinned(&now))
+	}
+	return rev, nil
 }
 
 func (s *Server) appliedRevisionThrough(ctx context.Context, o *sourcev1.OCIRepository, throughProject bool) (string, error) {

@@ -342,6 +342,25 @@ func TestFleetRevisionOfThroughProject(t *testing.T) {
 				Message: "Applied revision: " + p, ObservedGeneration: k.Generation, LastTransitionTime: metav1.Now()}}
 			return env.Client.Status().Update(context.Background(), k)
 		}, want: revB},
+		{name: "the project's Kustomization changes the pin while it applies", project: func(t *testing.T, s *projectScene) {
+			p := s.objs.ProjectSource.Spec.Reference.Digest
+			fleettest.SetSource(t, env.Client, s.objs.ProjectSource, p, true, fleettest.Stored(p))
+			fleettest.SetKustomization(t, env.Client, s.objs.Project, web1, p,
+				fleettest.Condition(meta.ReadyCondition, metav1.ConditionUnknown, meta.ProgressingReason, "Reconciliation in progress"))
+		}, later: func(s *projectScene) error {
+			o, _ := s.web()
+			o = o.DeepCopy()
+			o.Spec.Reference.Digest = web2
+			if err := env.Client.Update(context.Background(), o); err != nil {
+				return err
+			}
+			k := s.objs.Project.DeepCopy()
+			p := s.objs.ProjectSource.Spec.Reference.Digest
+			k.Status.LastAppliedRevision = p
+			k.Status.Conditions = []metav1.Condition{{Type: meta.ReadyCondition, Status: metav1.ConditionTrue, Reason: meta.ReconciliationSucceededReason,
+				Message: "Applied revision: " + p, ObservedGeneration: k.Generation, LastTransitionTime: metav1.Now()}}
+			return env.Client.Status().Update(context.Background(), k)
+		}, wantErr: "to " + web2 + " while the fleet revision that pins it was read"},
 		{name: "the project's Kustomization has not applied the pin", project: func(t *testing.T, s *projectScene) {
 			fleettest.SetSource(t, env.Client, s.objs.ProjectSource, web1, true, fleettest.Stored(web1))
 			fleettest.SetKustomization(t, env.Client, s.objs.Project, web1, web1, fleettest.Applied(web1))
