@@ -343,8 +343,8 @@ func (s *Server) appliedRevisionThrough(ctx context.Context, o *sourcev1.OCIRepo
 			key, o.Namespace, o.Name, applying, probe.Pinned(o))
 	}
 	for {
-		var root kustomizev1.Kustomization
-		switch err := s.cfg.Cluster.Get(ctx, key, &root); {
+		var applier kustomizev1.Kustomization
+		switch err := s.cfg.Cluster.Get(ctx, key, &applier); {
 		case apierrors.IsNotFound(err):
 			return "", nil
 		case err != nil && applying != "" && ctx.Err() != nil:
@@ -353,8 +353,8 @@ func (s *Server) appliedRevisionThrough(ctx context.Context, o *sourcev1.OCIRepo
 			return "", fmt.Errorf("reading Kustomization %s, which applies OCIRepository %s/%s: %w", key, o.Namespace, o.Name, err)
 		}
 		var busy bool
-		applying, busy = probe.Applying(&root)
-		src, fromArtifact := probe.SourceOf(&root)
+		applying, busy = probe.Applying(&applier)
+		src, fromArtifact := probe.SourceOf(&applier)
 		switch {
 		case busy:
 		case fromArtifact && !throughProject:
@@ -368,17 +368,17 @@ func (s *Server) appliedRevisionThrough(ctx context.Context, o *sourcev1.OCIRepo
 				return "", fmt.Errorf("reading OCIRepository %s, which Kustomization %s reads: %w", src, key, err)
 			}
 			pin := probe.Pinned(&po)
-			if pin != "" && probe.ArtifactDigest(probe.AppliedRevision(&root)) == probe.ArtifactDigest(pin) {
+			if pin != "" && probe.ArtifactDigest(probe.AppliedRevision(&applier)) == probe.ArtifactDigest(pin) {
 				return s.appliedRevisionThrough(ctx, &po, false)
 			}
-			if failing(root.Status.Conditions, root.Generation) || failing(po.Status.Conditions, po.Generation) {
+			if failing(applier.Status.Conditions, applier.Generation) || failing(po.Status.Conditions, po.Generation) {
 				// It stays at an artifact an earlier fleet revision pinned.
 				return "", nil
 			}
 			// Not yet applied what its source pins.
 			applying = cmpOr(pin, "its source's artifact")
-		case !probe.IsArtifactRevision(probe.AppliedRevision(&root)):
-			return probe.AppliedRevision(&root), nil
+		case !probe.IsArtifactRevision(probe.AppliedRevision(&applier)):
+			return probe.AppliedRevision(&applier), nil
 		default:
 			return "", nil
 		}
