@@ -174,12 +174,19 @@ func (l *projectLink) wait() *verdict {
 		return &verdict{StateProgressing, fmt.Sprintf("reading %s, which %s reads: %v", oci, kz, l.oErr)}
 	}
 	pin := Pinned(l.o)
+	applying, busy := Applying(l.k)
+	if a := l.o.Status.Artifact; a != nil && !busy && l.o.DeletionTimestamp == nil && sameArtifact(a.Revision, pin) && sameArtifact(AppliedRevision(l.k), pin) {
+		// It applied what the revision pins: what befalls it since (a
+		// pull or an apply that fails, retried) leaves those objects as
+		// they are.
+		return nil
+	}
 	if v := sourceWait(l.o, oci, pin); v != nil {
 		return v
 	}
 	stored := l.o.Status.Artifact.Revision
-	if rev, busy := Applying(l.k); busy {
-		return &verdict{StateProgressing, fmt.Sprintf("waiting for %s, which applies it, to finish applying %s", kz, rev)}
+	if busy {
+		return &verdict{StateProgressing, fmt.Sprintf("waiting for %s, which applies it, to finish applying %s", kz, applying)}
 	}
 	if sameArtifact(AppliedRevision(l.k), stored) {
 		return nil

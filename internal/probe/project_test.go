@@ -197,6 +197,15 @@ func TestSyncProjectSource(t *testing.T) {
 			msgPart: "Kustomization %s/project-shop, which applies it, is being deleted",
 		},
 		{
+			// The project's objects are in place: a later failure to pull
+			// the project's artifact again does not hold the app back.
+			name: "the project's artifact cannot be pulled again after it was applied",
+			setup: func(t *testing.T, s *scene) {
+				fleettest.SetSource(t, s.c, s.objs.ProjectSource, s.project, true, notReady(sourcev1.AuthenticationFailedReason, "failed to get credential"))
+			},
+			state: StatePassed, msgPart: "1 Kustomizations ready", linked: true,
+		},
+		{
 			name: "source-controller has not pulled the component's artifact",
 			setup: func(t *testing.T, s *scene) {
 				fleettest.SetSource(t, s.c, s.objs.Sources["shop-api-web"], digestOld, true, progressing)
