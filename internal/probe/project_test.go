@@ -4,6 +4,7 @@ import (
 	"maps"
 	"strings"
 	"testing"
+	"time"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/fluxcd/pkg/apis/meta"
@@ -355,5 +356,55 @@ func TestSyncWhileMovingToProjectSources(t *testing.T) {
 	chk, _ = p.Sync(t.Context(), target)
 	if cs := chk.Components[0]; chk.State != StatePassed || cs.ProjectSource != "OCIRepository/project-shop" || cs.ProjectArtifact != moved.ProjectSource.Spec.Reference.Digest {
 		t.Errorf("step two, applied by the project: sync = %s %q %+v, want passed through project-shop", chk.State, chk.Message, cs)
+	}
+}
+
+// BenchmarkSyncProjectSource measures one sync check of shop/api through
+// its project's source against the test API server, next to the same app
+// with its Flux objects applied by the root (the layout before a source
+// per project): the project's link costs two more reads.
+func BenchmarkSyncProjectSource(b *testing.B) {
+	for _, tc := range []struct {
+		name  string
+		specs map[string][]byte
+		prev  bool
+	}{
+		{"project source", projectSpecs, false},
+		{"applied by the root", projectSpecs, true},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			var f *fleettest.Fleet
+			if tc.prev {
+				gitLayout := maps.Clone(tc.specs)
+				gitLayout["platform.yaml"] = []byte("apps_domain: apps.test\nclusters: [{name: prod}]\nbuild: {pin: false}\n")
+				f = fleettest.Render(b, tc.specs, fleettest.Render(b, gitLayout, nil, "").Files, "")
+			} else {
+				f = fleettest.Render(b, tc.specs, nil, "")
+			}
+			ns := env.Namespace(b)
+			c := env.Client
+			root := &kustomizev1.Kustomization{
+				ObjectMeta: metav1.ObjectMeta{Name: "fleet", Namespace: ns},
+				Spec: kustomizev1.KustomizationSpec{Interval: metav1.Duration{Duration: time.Hour}, Path: "./clusters/prod", Prune: true,
+					SourceRef: kustomizev1.CrossNamespaceSourceReference{Kind: "GitRepository", Name: "fleet", Namespace: ns}},
+			}
+			if err := c.Create(b.Context(), root); err != nil {
+				b.Fatal(err)
+			}
+			objs := f.App(b, "prod", "shop", "api")
+			objs.Create(b, c, ns, root.Name)
+			fleettest.SetKustomization(b, c, root, rev, rev, fleettest.Applied(rev))
+			if objs.InProject {
+				fleettest.Synced(b, c, objs.ProjectSource, objs.Project)
+			}
+			fleettest.Synced(b, c, objs.Sources["shop-api-web"], objs.Kustomizations["shop-api-web"])
+			p := &Prober{Client: c}
+			target := Target{Project: "shop", App: "api", Revision: rev, FluxNamespace: ns}
+			for b.Loop() {
+				if chk, _ := p.Sync(b.Context(), target); chk.State != StatePassed {
+					b.Fatalf("sync = %s %q", chk.State, chk.Message)
+				}
+			}
+		})
 	}
 }
