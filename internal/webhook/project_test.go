@@ -12,6 +12,7 @@ import (
 	"github.com/fluxcd/pkg/apis/meta"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -405,5 +406,33 @@ func TestFleetRevisionOfThroughProject(t *testing.T) {
 				t.Errorf("fleetRevisionOf error %v, want errNoFleetRevision", err)
 			}
 		})
+	}
+}
+
+// TestProjectEventOf checks which events are of a project's own Flux
+// objects: project-<p>'s Kustomization or OCIRepository, annotated with
+// the project alone.
+func TestProjectEventOf(t *testing.T) {
+	t.Parallel()
+	ev := func(kind, name string, meta map[string]string) *eventv1.Event {
+		return &eventv1.Event{InvolvedObject: corev1.ObjectReference{Kind: kind, Name: name}, Metadata: meta}
+	}
+	tests := []struct {
+		ev   *eventv1.Event
+		want string
+	}{
+		{ev(kustomizev1.KustomizationKind, "project-shop", map[string]string{metaPrefix + "project": "shop"}), "shop"},
+		{ev(sourcev1.OCIRepositoryKind, "project-shop", map[string]string{"project": "shop"}), "shop"},
+		// An app's component, and objects of no project.
+		{ev(kustomizev1.KustomizationKind, "project-shop", map[string]string{metaPrefix + "project": "shop", metaPrefix + "app": "api"}), ""},
+		{ev(kustomizev1.KustomizationKind, "shop-api-web", map[string]string{metaPrefix + "project": "shop"}), ""},
+		{ev(kustomizev1.KustomizationKind, "project-cart", map[string]string{metaPrefix + "project": "shop"}), ""},
+		{ev(kustomizev1.KustomizationKind, "flux-system", nil), ""},
+		{ev("HelmRelease", "project-shop", map[string]string{metaPrefix + "project": "shop"}), ""},
+	}
+	for _, tc := range tests {
+		if got := projectEventOf(tc.ev); got != tc.want {
+			t.Errorf("projectEventOf(%s/%s %v) = %q, want %q", tc.ev.InvolvedObject.Kind, tc.ev.InvolvedObject.Name, tc.ev.Metadata, got, tc.want)
+		}
 	}
 }
