@@ -74,9 +74,11 @@ func sameArtifact(a, b string) bool {
 
 // artifactStatuses judges the Kustomizations that read an OCIRepository
 // (see artifactStatus). Their OCIRepositories are read first, then, once
-// each, the Kustomizations that apply them: had one started applying
-// another revision before an OCIRepository was read, it shows it then (see
-// Applying).
+// each, the Kustomizations that apply them and, for a Kustomization that
+// applies them from an artifact of its own (a source per project), its
+// OCIRepository and the Kustomization that applies those two: had one
+// started applying another revision before what it applies was read, it
+// shows it then (see Applying).
 func (p *Prober) artifactStatuses(ctx context.Context, ks []*kustomizev1.Kustomization, t Target) []ComponentStatus {
 	type source struct {
 		o   *sourcev1.OCIRepository
@@ -93,29 +95,132 @@ func (p *Prober) artifactStatuses(ctx context.Context, ks []*kustomizev1.Kustomi
 		sources[i].o = &o
 	}
 	appliers := map[client.ObjectKey]*kustomizev1.Kustomization{}
+	links := map[client.ObjectKey]*projectLink{}
 	out := make([]ComponentStatus, 0, len(ks))
 	for i, k := range ks {
 		applier, err := p.applierOf(ctx, k, appliers)
 		if err == nil && applier != nil {
 			appliers[client.ObjectKeyFromObject(applier)] = applier
 		}
-		out = append(out, artifactStatus(k, sources[i].o, sources[i].err, applier, err, t))
+		var link *projectLink
+		if err == nil && applier != nil {
+			link = p.linkOf(ctx, applier, appliers, links)
+		}
+		out = append(out, artifactStatus(k, sources[i].o, sources[i].err, applier, err, link, t))
 	}
 	return out
 }
 
+// projectLink is a Kustomization that applies components' Flux objects
+// from an artifact (project-<p>, with a source per project): the
+// OCIRepository it reads (or the error reading it) and the Kustomization
+// that applies those two, the root (nil when none is in the cluster; or
+// the error reading it).
+type projectLink struct {
+	k       *kustomizev1.Kustomization
+	o       *sourcev1.OCIRepository
+	oErr    error
+	root    *kustomizev1.Kustomization
+	rootErr error
+}
+
+// linkOf returns the projectLink of applier, or nil when applier reads
+// another kind of source than an OCIRepository (the root, reading the
+// fleet's Git source). links and appliers hold what was read already.
+func (p *Prober) linkOf(ctx context.Context, applier *kustomizev1.Kustomization, appliers map[client.ObjectKey]*kustomizev1.Kustomization, links map[client.ObjectKey]*projectLink) *projectLink {
+	src, ok := SourceOf(applier)
+	if !ok {
+		return nil
+	}
+	key := client.ObjectKeyFromObject(applier)
+	if l, ok := links[key]; ok {
+		return l
+	}
+	l := &projectLink{k: applier}
+	var o sourcev1.OCIRepository
+	if l.oErr = p.Client.Get(ctx, src, &o); l.oErr == nil {
+		l.o = &o
+	}
+	l.root, l.rootErr = p.applierOf(ctx, applier, appliers)
+	if l.rootErr == nil && l.root != nil {
+		appliers[client.ObjectKeyFromObject(l.root)] = l.root
+	}
+	links[key] = l
+	return l
+}
+
+// source names the link's OCIRepository as ComponentStatus.ProjectSource does.
+func (l *projectLink) source() string {
+	key, _ := SourceOf(l.k)
+	return sourcev1.OCIRepositoryKind + "/" + key.Name
+}
+
+// wait tells what holds the components the link applies back at the link
+// itself: nil once source-controller stored the artifact its OCIRepository
+// pins and its Kustomization applied that artifact and is not applying
+// another. A failure names the link and carries its own message: the
+// project Kustomization's Ready message when it cannot apply the project's
+// artifact, source-controller's when it cannot pull it.
+func (l *projectLink) wait() *verdict {
+	key, _ := SourceOf(l.k)
+	oci := "OCIRepository " + key.String()
+	kz := fmt.Sprintf("Kustomization %s/%s", l.k.Namespace, l.k.Name)
+	switch {
+	case l.k.DeletionTimestamp != nil:
+		return &verdict{StateProgressing, kz + ", which applies it, is being deleted"}
+	case apierrors.IsNotFound(l.oErr):
+		return &verdict{StateProgressing, fmt.Sprintf("waiting for %s, which %s reads: not found", oci, kz)}
+	case l.oErr != nil:
+		return &verdict{StateProgressing, fmt.Sprintf("reading %s, which %s reads: %v", oci, kz, l.oErr)}
+	}
+	pin := Pinned(l.o)
+	applying, busy := Applying(l.k)
+	if a := l.o.Status.Artifact; a != nil && !busy && l.o.DeletionTimestamp == nil && sameArtifact(a.Revision, pin) && sameArtifact(AppliedRevision(l.k), pin) {
+		// It applied what the revision pins: what befalls it since (a
+		// pull or an apply that fails, retried) leaves those objects as
+		// they are.
+		return nil
+	}
+	if v := sourceWait(l.o, oci, pin); v != nil {
+		return v
+	}
+	stored := l.o.Status.Artifact.Revision
+	if busy {
+		return &verdict{StateProgressing, fmt.Sprintf("waiting for %s, which applies it, to finish applying %s", kz, applying)}
+	}
+	if sameArtifact(AppliedRevision(l.k), stored) {
+		return nil
+	}
+	ready := apimeta.FindStatusCondition(l.k.Status.Conditions, meta.ReadyCondition)
+	switch state, msg := judgeKustomization(l.k, stored, oci); {
+	case state == StatePassed:
+		return nil
+	case state == StateFailed:
+		return &verdict{StateFailed, fmt.Sprintf("%s, which applies it, failed to apply %s: %s", kz, stored, msg)}
+	case ready != nil && ready.Status == metav1.ConditionTrue && l.k.Status.ObservedGeneration >= l.k.Generation:
+		return &verdict{StateProgressing, fmt.Sprintf("waiting for %s, which applies it, to apply %s from %s (it applied %s)",
+			kz, stored, oci, orNone(l.k.Status.LastAppliedRevision))}
+	case ready != nil && ready.Status == metav1.ConditionFalse:
+		return &verdict{StateProgressing, fmt.Sprintf("%s, which applies it, cannot apply %s: %s", kz, stored, msg)}
+	default:
+		return &verdict{StateProgressing, fmt.Sprintf("%s, which applies it: %s", kz, msg)}
+	}
+}
+
 // artifactStatus judges a Kustomization that reads an OCIRepository, o (or
 // the error reading it), applied by applier (nil when none is in the
-// cluster; or the error reading it). Its revisions are the artifact's
+// cluster; or the error reading it), itself, when it applies k from an
+// artifact, a link (see projectLink). Its revisions are the artifact's
 // (sha256:<hex>), never the fleet revision, so the fleet revision is
-// judged through the objects its applier (the root Kustomization, reading
-// the fleet's Git source) applied: once the applier applied the target
-// revision and is not applying another (or, after it moved on, while the
-// OCIRepository still pins what t.Artifacts says the target revision
-// pinned), the OCIRepository's digest is the target revision's. The
+// judged through the objects the root Kustomization (reading the fleet's
+// Git source: applier, or the link's root) applied: once the root applied
+// the target revision and is not applying another (or, after it moved on,
+// while the OCIRepository still pins what t.Artifacts says the target
+// revision pinned), the OCIRepository's digest is the target revision's,
+// once the link, if any, applied the artifact its OCIRepository pins. The
 // component is then green when source-controller stored that artifact and
 // the Kustomization applied it.
-func artifactStatus(k *kustomizev1.Kustomization, o *sourcev1.OCIRepository, oErr error, applier *kustomizev1.Kustomization, applierErr error, t Target) ComponentStatus {
+func artifactStatus(k *kustomizev1.Kustomization, o *sourcev1.OCIRepository, oErr error, applier *kustomizev1.Kustomization, applierErr error, link *projectLink, t Target) ComponentStatus {
 	key, _ := SourceOf(k)
 	s := ComponentStatus{
 		Component: ComponentOf(k, t.Project, t.App), Kind: kustomizev1.KustomizationKind, Name: k.Name,
@@ -132,15 +237,23 @@ func artifactStatus(k *kustomizev1.Kustomization, o *sourcev1.OCIRepository, oEr
 		s.Message = "stalled: " + apimeta.FindStatusCondition(conds, meta.StalledCondition).Message
 		return s
 	}
+	// root applies the fleet's Git source: the applier, or the link's.
+	root, rootErr := applier, applierErr
+	rootApplies := "which applies it"
+	if link != nil {
+		s.ProjectSource = link.source()
+		root, rootErr = link.root, link.rootErr
+		rootApplies = fmt.Sprintf("which applies Kustomization %s/%s", link.k.Namespace, link.k.Name)
+	}
 	known := t.Artifacts[k.Name]
 	applying, busy := "", false
-	if applier != nil {
-		applying, busy = Applying(applier)
+	if root != nil {
+		applying, busy = Applying(root)
 	}
 	switch {
-	case applierErr != nil:
-		return progressing("%v", applierErr)
-	case apierrors.IsNotFound(oErr) && known != "" && applier != nil && (busy || !appliedRevision(applier, t.Revision)):
+	case rootErr != nil:
+		return progressing("%v", rootErr)
+	case apierrors.IsNotFound(oErr) && known != "" && root != nil && (busy || !appliedRevision(root, t.Revision)):
 		s.Moved = true
 		return progressing("%s is gone: a later fleet revision removed it", oci)
 	case apierrors.IsNotFound(oErr):
@@ -150,22 +263,36 @@ func artifactStatus(k *kustomizev1.Kustomization, o *sourcev1.OCIRepository, oEr
 	}
 	pin := Pinned(o)
 	annotated := true
+	// throughLink: k and o are the target revision's once the link applied
+	// what its OCIRepository pins.
+	throughLink := true
 	switch {
-	case applier != nil && appliedRevision(applier, t.Revision) && !busy:
-		// The OCIRepository and the Kustomization are the target revision's.
+	case root != nil && appliedRevision(root, t.Revision) && !busy:
+		// The root's objects are the target revision's: the OCIRepository
+		// and the Kustomization, or the link's.
 	case known != "" && sameArtifact(pin, known):
 		// Their annotations may be a later revision's.
-		annotated = applier == nil
-		// The applier moved on, and left the component as the target revision pinned it.
+		annotated = root == nil
+		throughLink = false
+		// The root moved on, and left the component as the target revision pinned it.
 	case known != "":
 		s.Moved = true
 		return progressing("%s pins %s, not %s as %s does: a later fleet revision changed it", oci, orNone(pin), known, t.Revision)
 	case busy:
-		return progressing("waiting for Kustomization %s/%s, which applies it, to finish applying %s",
-			applier.Namespace, applier.Name, applying)
-	case applier != nil:
-		return progressing("waiting for Kustomization %s/%s, which applies it, to apply %s (it applied %s)",
-			applier.Namespace, applier.Name, t.Revision, orNone(applier.Status.LastAppliedRevision))
+		return progressing("waiting for Kustomization %s/%s, %s, to finish applying %s",
+			root.Namespace, root.Name, rootApplies, applying)
+	case root != nil:
+		return progressing("waiting for Kustomization %s/%s, %s, to apply %s (it applied %s)",
+			root.Namespace, root.Name, rootApplies, t.Revision, orNone(root.Status.LastAppliedRevision))
+	}
+	if link != nil && throughLink {
+		if v := link.wait(); v != nil {
+			s.State, s.Message = v.state, v.message
+			return s
+		}
+		if root != nil {
+			s.ProjectArtifact = Pinned(link.o)
+		}
 	}
 	// From here on the OCIRepository's spec is the target revision's.
 	s.Artifact = pin

@@ -69,6 +69,13 @@ type ComponentStatus struct {
 	// revision pins it to, set only once known to be the target revision's.
 	Source   string `json:"source,omitempty"`
 	Artifact string `json:"artifact,omitempty"`
+	// ProjectSource is the OCIRepository of the artifact the component's
+	// Flux objects are applied from, when a Kustomization reading it
+	// applies them (a source per project: "OCIRepository/project-<p>"),
+	// and ProjectArtifact the artifact revision the target revision pins
+	// it to, set only once known to be the target revision's.
+	ProjectSource   string `json:"project_source,omitempty"`
+	ProjectArtifact string `json:"project_artifact,omitempty"`
 	// Moved: a later fleet revision changed the component's OCIRepository,
 	// so the target revision's objects are no longer in the cluster (the
 	// later revision's deployment takes over).

@@ -71,10 +71,12 @@ func ComponentOf(o client.Object, project, app string) string {
 }
 
 // Sync checks that every Flux Kustomization of the app is Ready and has
-// applied the target revision, and that the Kustomization that applies those
-// objects (the root one, found by kustomize-controller's owner labels) has
-// applied it too: until then the app's Flux objects themselves, their
-// annotations included, may still be the previous revision's. It also
+// applied the target revision, and that the Kustomization that applies
+// those objects (the root one, found by kustomize-controller's owner
+// labels; with a source per project, the project's, and the root that
+// applies it: see artifactStatus) has applied it too: until then the app's
+// Flux objects themselves, their annotations included, may still be the
+// previous revision's. It also
 // returns the app's timeout: the longest spec.timeout (or, unset,
 // spec.interval) of those Kustomizations.
 //

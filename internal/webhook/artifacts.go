@@ -9,8 +9,11 @@ import (
 	"time"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	"github.com/fluxcd/pkg/apis/meta"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetwright/fleetwright/internal/probe"
@@ -18,7 +21,9 @@ import (
 )
 
 // With fleet.artifacts each component's Kustomization reads its own
-// OCIRepository, pinned by digest in the app's file of the fleet. Its
+// OCIRepository, pinned by digest in the app's file of the fleet (in the
+// cluster folder, or in its project's Flux folder, packed as the project's
+// artifact, with a source per project). Its
 // events then carry the artifact's revision (sha256:<hex>), not the fleet
 // commit a deployment is keyed by, and a fleet commit only makes the
 // components it changed reconcile. artifacts.go maps such an event to the
@@ -155,7 +160,8 @@ var errNoFleetRevision = errors.New("no fleet revision known for the artifact re
 //     rev was credited before (it is still pinned, so no later revision
 //     changed it); otherwise this is the first word of a new pin, and the
 //     revision is the one the root Kustomization (which applies the app's
-//     OCIRepositories) has applied;
+//     OCIRepositories, or, with a source per project, the project's
+//     OCIRepository their Kustomization applies them from) has applied;
 //  3. when the OCIRepository pins something else, or is gone: the
 //     revision rev was credited to before, or the newest recent deployment
 //     whose checks recorded rev. An app being deleted (its Kustomization
@@ -291,13 +297,41 @@ const settlePoll = 200 * time.Millisecond
 // appliedRevisionOf returns the fleet revision whose objects the
 // Kustomization that applied o (kustomize-controller's owner labels) last
 // applied: the revision that pins o as it is now. "" when o names none in
-// the cluster.
+// the cluster, or when that is not known.
 //
 // While that Kustomization is applying another revision (Ready Unknown,
 // lastAttemptedRevision ahead), o may already be the new revision's while
 // the status still names the old one: it is read again until it settles,
 // and the event is refused (Flux posts it again) if it does not in time.
+//
+// With a source per project, o is applied by its project's Kustomization
+// (project-<p>) from the project's artifact: its revision is then the
+// fleet revision that pins the project's OCIRepository to the artifact
+// that Kustomization applied, once it applied the one the OCIRepository
+// pins (read again while it has not; "" when it failed to).
+//
+// o is read again at the end: had the revision found changed it meanwhile,
+// o's pin is that revision's no more, and the event is refused (Flux posts
+// it again, and the digest is then judged as no longer pinned).
 func (s *Server) appliedRevisionOf(ctx context.Context, o *sourcev1.OCIRepository) (string, error) {
+	rev, err := s.appliedRevisionThrough(ctx, o, true)
+	if err != nil || rev == "" {
+		return rev, err
+	}
+	var now sourcev1.OCIRepository
+	switch err := s.cfg.Cluster.Get(ctx, client.ObjectKeyFromObject(o), &now); {
+	case apierrors.IsNotFound(err):
+		return "", fmt.Errorf("OCIRepository %s/%s went while the fleet revision that pins it was read", o.Namespace, o.Name)
+	case err != nil:
+		return "", fmt.Errorf("reading OCIRepository %s/%s again: %w", o.Namespace, o.Name, err)
+	case probe.ArtifactDigest(probe.Pinned(&now)) != probe.ArtifactDigest(probe.Pinned(o)):
+		return "", fmt.Errorf("OCIRepository %s/%s changed from %s to %s while the fleet revision that pins it was read",
+			o.Namespace, o.Name, probe.Pinned(o), probe.Pinned(&now))
+	}
+	return rev, nil
+}
+
+func (s *Server) appliedRevisionThrough(ctx context.Context, o *sourcev1.OCIRepository, throughProject bool) (string, error) {
 	l := o.GetLabels()
 	key := client.ObjectKey{Namespace: l[probe.LabelAppliedByNamespace], Name: l[probe.LabelAppliedByName]}
 	if key.Name == "" || key.Namespace == "" {
@@ -309,8 +343,8 @@ func (s *Server) appliedRevisionOf(ctx context.Context, o *sourcev1.OCIRepositor
 			key, o.Namespace, o.Name, applying, probe.Pinned(o))
 	}
 	for {
-		var root kustomizev1.Kustomization
-		switch err := s.cfg.Cluster.Get(ctx, key, &root); {
+		var applier kustomizev1.Kustomization
+		switch err := s.cfg.Cluster.Get(ctx, key, &applier); {
 		case apierrors.IsNotFound(err):
 			return "", nil
 		case err != nil && applying != "" && ctx.Err() != nil:
@@ -319,10 +353,33 @@ func (s *Server) appliedRevisionOf(ctx context.Context, o *sourcev1.OCIRepositor
 			return "", fmt.Errorf("reading Kustomization %s, which applies OCIRepository %s/%s: %w", key, o.Namespace, o.Name, err)
 		}
 		var busy bool
-		if applying, busy = probe.Applying(&root); !busy {
-			if rev := probe.AppliedRevision(&root); !probe.IsArtifactRevision(rev) {
-				return rev, nil
+		applying, busy = probe.Applying(&applier)
+		src, fromArtifact := probe.SourceOf(&applier)
+		switch {
+		case busy:
+		case fromArtifact && !throughProject:
+			return "", nil
+		case fromArtifact:
+			var po sourcev1.OCIRepository
+			switch err := s.cfg.Cluster.Get(ctx, src, &po); {
+			case apierrors.IsNotFound(err):
+				return "", nil
+			case err != nil:
+				return "", fmt.Errorf("reading OCIRepository %s, which Kustomization %s reads: %w", src, key, err)
 			}
+			pin := probe.Pinned(&po)
+			if pin != "" && probe.ArtifactDigest(probe.AppliedRevision(&applier)) == probe.ArtifactDigest(pin) {
+				return s.appliedRevisionThrough(ctx, &po, false)
+			}
+			if failing(applier.Status.Conditions, applier.Generation) || failing(po.Status.Conditions, po.Generation) {
+				// It stays at an artifact an earlier fleet revision pinned.
+				return "", nil
+			}
+			// Not yet applied what its source pins.
+			applying = cmpOr(pin, "its source's artifact")
+		case !probe.IsArtifactRevision(probe.AppliedRevision(&applier)):
+			return probe.AppliedRevision(&applier), nil
+		default:
 			return "", nil
 		}
 		select {
@@ -331,4 +388,14 @@ func (s *Server) appliedRevisionOf(ctx context.Context, o *sourcev1.OCIRepositor
 		case <-s.cfg.Clock.After(settlePoll):
 		}
 	}
+}
+
+// failing reports whether a Flux object's Ready condition is False for
+// its current generation, or it is Stalled.
+func failing(conds []metav1.Condition, generation int64) bool {
+	if apimeta.IsStatusConditionTrue(conds, meta.StalledCondition) {
+		return true
+	}
+	ready := apimeta.FindStatusCondition(conds, meta.ReadyCondition)
+	return ready != nil && ready.Status == metav1.ConditionFalse && ready.ObservedGeneration >= generation
 }

@@ -241,6 +241,10 @@ func (s *Server) handleFlux(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, resp)
 	case rec.App == "":
 		result, resp.Status = resultIgnored, "ignored"
+		if project := projectEventOf(&ev); project != "" {
+			h, _ := health(&ev)
+			s.tracker.notify(notice{project: project, projectWide: true, health: h})
+		}
 		writeJSON(w, http.StatusAccepted, resp)
 	default:
 		result, resp.Status = resultApplied, "applied"
@@ -304,6 +308,25 @@ func (s *Server) toRecord(ctx context.Context, ev *eventv1.Event, body []byte) (
 		rec.DedupeKey = dedupeKey(ev, fleet+" "+rev)
 	}
 	return rec, nil
+}
+
+// projectEventOf returns the project whose own Flux objects an event is
+// about (the OCIRepository and Kustomization project-<p> that apply the
+// apps' Flux objects from the project's artifact, annotated with the
+// project alone), or "". Such an event belongs to no app: it is stored as
+// ignored, and wakes the checks of the project's apps, whose sync checks
+// read the project's objects (see probe's project links).
+func projectEventOf(ev *eventv1.Event) string {
+	project := metaValue(ev, metaProject)
+	switch {
+	case project == "" || metaValue(ev, metaApp) != "":
+		return ""
+	case ev.InvolvedObject.Kind != kustomizev1.KustomizationKind && ev.InvolvedObject.Kind != sourcev1.OCIRepositoryKind:
+		return ""
+	case ev.InvolvedObject.Name != "project-"+project:
+		return ""
+	}
+	return project
 }
 
 func cmpOr(a, b string) string {

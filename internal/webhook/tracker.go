@@ -22,6 +22,9 @@ type notice struct {
 	// terminal: the event is a Flux failure that ends the revision's rollout.
 	terminal bool
 	recheck  bool
+	// projectWide: an event of the project's own Flux objects (see
+	// projectEventOf), with its health; it names no deployment.
+	projectWide bool
 }
 
 // tracker runs the checks of deployments and turns their results into phases.
@@ -46,6 +49,9 @@ type tracker struct {
 	latest map[string]int64
 	queue  []notice
 	signal chan struct{}
+	// projectHealth holds the health of each project's latest event of
+	// its own Flux objects.
+	projectHealth map[string]string
 
 	// persistMu orders phase writes, so the phase log's order is the order
 	// in which the decisions were made.
@@ -130,6 +136,7 @@ func newTracker(s *Server) *tracker {
 		healths:       map[int64]map[string]string{},
 		appOf:         map[int64]string{},
 		latest:        map[string]int64{},
+		projectHealth: map[string]string{},
 		signal:        make(chan struct{}, 1),
 		ctx:           ctx,
 		cancel:        cancel,
@@ -215,6 +222,10 @@ func (t *tracker) handle(n notice) {
 	if t.ctx.Err() != nil {
 		return
 	}
+	if n.projectWide {
+		t.handleProject(n)
+		return
+	}
 	t.mu.Lock()
 	key := n.project + "/" + n.app
 	if n.deploymentID > t.latest[key] {
@@ -296,6 +307,45 @@ func (t *tracker) handle(n notice) {
 			t.mu.Unlock()
 		}
 		t.startRun(d, modeRecheck, d.StartedAt)
+	}
+}
+
+// handleProject wakes the checks of a project's apps on an event of the
+// project's own Flux objects: the runs going at once and, when the event
+// reports a failure the project's previous one did not, the apps whose
+// deployment is not rolled out without a run (a failed one's final check
+// then takes the project's failure as Flux's verdict). The sync checks
+// judge the project's objects themselves; the event names no app.
+func (t *tracker) handleProject(n notice) {
+	t.mu.Lock()
+	last, seen := t.projectHealth[n.project]
+	t.projectHealth[n.project] = n.health
+	busy := map[string]bool{}
+	for _, r := range t.runs {
+		if r.project != n.project {
+			continue
+		}
+		busy[r.app] = true
+		select {
+		case r.wake <- struct{}{}:
+		default:
+		}
+	}
+	t.mu.Unlock()
+	if n.health != store.HealthFailed || (seen && last == store.HealthFailed) {
+		return
+	}
+	apps, err := t.s.cfg.Store.Apps(t.ctx)
+	if err != nil {
+		t.s.log.Error("listing apps for a project's event", "project", n.project, "err", err)
+		return
+	}
+	for _, a := range apps {
+		switch {
+		case a.Project != n.project || busy[a.Name]:
+		case a.Phase == store.PhasePending || a.Phase == store.PhaseDeploying || a.Phase == store.PhaseFailed:
+			t.handle(notice{deploymentID: a.DeploymentID, project: a.Project, app: a.Name, recheck: true})
+		}
 	}
 }
 
