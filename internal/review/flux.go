@@ -437,14 +437,18 @@ func fluxSources(changes []fleet.Change, base, head map[string][]byte, removedAp
 	}
 	for _, ch := range changes {
 		bf, hf := baseFiles[ch.Path], headFiles[ch.Path]
-		if from, ok := fx.movedFrom[ch.Path]; ok {
+		from, moved := fx.movedFrom[ch.Path]
+		if moved {
 			// The file's objects were in another file: what is left to
 			// show is their change since, there.
 			bf = baseFiles[from]
-			fx.shown[from] = nil
 		}
 		if bf == nil || hf == nil {
+			delete(fx.movedFrom, ch.Path)
 			continue
+		}
+		if moved {
+			fx.shown[from] = nil
 		}
 		shown := fx.consequencesApplied(bf, hf, explain, addedOK, removedOK)
 		fx.shown[ch.Path] = []byte(shown)
@@ -698,15 +702,16 @@ func rewrite(bd, hd fluxDoc, fields [][]string) (text string, quiet bool) {
 		if reflect.DeepEqual(ov, nv) {
 			continue
 		}
-		if !ook || !nok {
-			return bd.text, false
-		}
 		indent := strings.Repeat("  ", len(f)-1)
 		line := func(v string) string { return "\n" + indent + f[len(f)-1] + ": " + v + "\n" }
-		if strings.Count(text, line(os)) != 1 {
+		switch {
+		case ook && nv == nil && strings.Count(text, line(os)) == 1: // the field goes
+			text = strings.Replace(text, line(os), "\n", 1)
+		case !ook || !nok || strings.Count(text, line(os)) != 1:
 			return bd.text, false
+		default:
+			text = strings.Replace(text, line(os), line(ns), 1)
 		}
-		text = strings.Replace(text, line(os), line(ns), 1)
 	}
 	text = text[1 : len(text)-1]
 	if o, ok := parseObject(bd.obj.File, text); !ok || !reflect.DeepEqual(o.Obj, want) {
@@ -767,9 +772,9 @@ type counts struct {
 	total, reconciled, changing, onGit, onOCI int
 	toOCI, toGit, migratedChanging            int
 	clusters                                  []string
-	// projects and projectsReconciled count the head's project
-	// Kustomizations.
-	projects, projectsReconciled int
+	// projects, projectsReconciled and projectsOnOCI count the head's
+	// project Kustomizations.
+	projects, projectsReconciled, projectsOnOCI int
 }
 
 // addProject counts a project's Kustomization the change leaves alone.
@@ -777,6 +782,8 @@ func (n *counts) addProject(s *fluxSide) {
 	n.projects++
 	if s.kind == "GitRepository" {
 		n.projectsReconciled++
+	} else {
+		n.projectsOnOCI++
 	}
 }
 
@@ -809,6 +816,9 @@ func (fx *fluxView) counts() counts {
 			n.projects++
 			if c.reconciled() {
 				n.projectsReconciled++
+			}
+			if c.head.sourceKind() != "GitRepository" {
+				n.projectsOnOCI++
 			}
 			continue
 		}
@@ -899,7 +909,7 @@ func (fx *fluxView) writeReconciled(b *strings.Builder) {
 			see = " (listed under Flux sources)"
 		}
 		how := "each reads its own OCI artifact, so Flux reconciles only the components a fleet commit changes"
-		if n.projects > 0 {
+		if n.projectsOnOCI > 0 {
 			how = "each component reads its own OCI artifact, and each project's Kustomization its apps' Flux objects from the project's, " +
 				"so besides the cluster's root Kustomization, Flux reconciles only what a fleet commit changes"
 		}

@@ -92,6 +92,9 @@ func TestProjectSourceComments(t *testing.T) {
 				"**Migration:** 4 components move back to the fleet's GitRepository", "Flux reconciles **all 4 components**",
 				"| `default/shop` | removed, with its OCIRepository: the root Kustomization now applies its apps' Flux objects |"},
 			hasNo: []string{"Kustomization |", "OCIRepository |", "<details>"}},
+		{name: "projects-back-from-first-step", base: step1, head: apps,
+			has:   []string{"**Migration:** 3 apps' Flux objects in the cluster folder are no longer kept from pruning", "**Migration:** 4 components move back to the fleet's GitRepository"},
+			hasNo: []string{"prune: disabled\n", "Kustomization |", "OCIRepository |", "<details>", "project Kustomization", "| project |"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -184,5 +187,35 @@ func TestMoveDangers(t *testing.T) {
 		"the project's file in the cluster folder must hold the OCIRepository of its artifact and the Kustomization that reads it"}
 	if diff := cmp.Diff(want, c.Danger); diff != "" {
 		t.Errorf("unapplied Flux folder: danger (-want +got):\n%s", diff)
+	}
+}
+
+// TestSecondStepBesideOtherChanges: a Flux file that moves to its
+// project's Flux folder while its objects change too shows one diff, from
+// the file it leaves, with only the change that is not the move's.
+func TestSecondStepBesideOtherChanges(t *testing.T) {
+	t.Parallel()
+	apps := projectApps(t)
+	art := withArtifacts(apps)
+	_, gitFleet := renderFiles(t, apps)
+	_, step1 := renderOver(t, art, gitFleet)
+	_, head := renderOver(t, with(art, seedApp, `"timeout": "15m"`, `"timeout": "20m"`), step1)
+	c := review.Build(review.Input{Base: step1, Head: head})
+	if len(c.Danger) != 0 {
+		t.Errorf("danger = %q", c.Danger)
+	}
+	for _, want := range []string{
+		"<details><summary>moved from <code>" + seedClusterFile + "</code>, changed — " + seedAppFile + " <code>" + seedAppFile + "</code></summary>",
+		"\n-  timeout: 15m0s\n+  timeout: 20m0s\n", "**Migration, second step:** 3 apps' Flux objects move",
+		"| `default/my-project/my-api/api` | its Kustomization changes: reconciled with the same artifact |",
+	} {
+		if !strings.Contains(c.Body, want) {
+			t.Errorf("the comment lacks %q:\n%s", want, c.Body)
+		}
+	}
+	for _, not := range []string{"prune: disabled", "<code>" + seedClusterFile + "</code></summary>", "+apiVersion:"} {
+		if strings.Contains(c.Body, not) {
+			t.Errorf("the comment holds %q:\n%s", not, c.Body)
+		}
 	}
 }
