@@ -145,7 +145,7 @@ func TestScanReadsRenderedFiles(t *testing.T) {
 func TestIsFluxFileFollowsLayout(t *testing.T) {
 	t.Parallel()
 	flux := []byte("apiVersion: kustomize.toolkit.fluxcd.io/v1\n")
-	for _, p := range []string{"apps/c/p/a/web/k.yaml", "apps/c/p/_project/ns.yaml", "apps/c/p/_project/x/y.yaml", "clusters/c/apps/p-a.yaml", "apps/c/p/a.yaml", "apps/c/p/a/web/sub/k.yaml", "x/apps/c/p/a/b/c.yaml"} {
+	for _, p := range []string{"apps/c/p/a/web/k.yaml", "apps/c/p/_project/ns.yaml", "apps/c/p/_project/x/y.yaml", "apps/c/p/_flux/a.yaml", "apps/c/p/_flux/x/y.yaml", "clusters/c/apps/p-a.yaml", "apps/c/p/a.yaml", "apps/c/p/a/web/sub/k.yaml", "x/apps/c/p/a/b/c.yaml"} {
 		if got, want := isFluxFile(p, flux), !layout.InComponentDir(p); got != want {
 			t.Errorf("isFluxFile(%q) = %v, want %v", p, got, want)
 		}
@@ -167,6 +167,43 @@ func TestComponentDir(t *testing.T) {
 		ks := object{Obj: map[string]any{"spec": map[string]any{"path": path}}}
 		if got := componentDir(&fluxSide{ks: ks}); got != want {
 			t.Errorf("componentDir(%q) = %q, want %q", path, got, want)
+		}
+	}
+}
+
+func TestProjectDir(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		path, artifactPath, want string
+	}{
+		{path: "./fleet/apps/c/p/_project", want: "apps/c/p/_project"},
+		{path: "apps/c/p/_project/", want: "apps/c/p/_project"},
+		{path: "./apps/c/p/web", want: ""},
+		{path: "./fleet/apps/c/p/a/web", want: ""},
+		{path: "./", want: ""},
+		{path: "./", artifactPath: "apps/c/p/_flux", want: "apps/c/p/_flux"},
+	} {
+		s := &fluxSide{ks: object{Obj: map[string]any{"spec": map[string]any{"path": tc.path}}}}
+		if tc.artifactPath != "" {
+			s.oci = &object{Obj: map[string]any{"metadata": map[string]any{"annotations": map[string]any{artifactPathAnnotation: tc.artifactPath}}}}
+		}
+		if got := projectDir(s); got != tc.want {
+			t.Errorf("projectDir(%q, %q) = %q, want %q", tc.path, tc.artifactPath, got, tc.want)
+		}
+	}
+	for p, want := range map[string]string{
+		"apps/c/p/_flux/a.yaml":    "apps/c/p/_flux",
+		"apps/c/p/_flux/x/y.yaml":  "apps/c/p/_flux",
+		"apps/c/p/_project/n.yaml": "",
+		"apps/c/p/a/web/k.yaml":    "",
+		"apps/c/p/_flux":           "",
+		"x/c/p/_flux/a.yaml":       "",
+	} {
+		if got := fluxDirOf(p); got != want {
+			t.Errorf("fluxDirOf(%q) = %q, want %q", p, got, want)
+		}
+		if layout.FluxDirOf(p) != "" && layout.FluxDirOf(p) != want {
+			t.Errorf("fluxDirOf(%q) = %q, layout.FluxDirOf %q", p, want, layout.FluxDirOf(p))
 		}
 	}
 }

@@ -219,3 +219,30 @@ func TestSecondStepBesideOtherChanges(t *testing.T) {
 		}
 	}
 }
+
+// TestKubeconfigProjects: on a cluster reached through a kubeconfig, the
+// project's Kustomization applies its Namespace from the GitRepository:
+// every fleet commit reconciles it, and the components keep their sources.
+func TestKubeconfigProjects(t *testing.T) {
+	t.Parallel()
+	files := projectApps(t)
+	files["platform.yaml"] = []byte(artifactsPlatform + "clusters: [{name: default, kubeconfig_secret: {name: kc, key: value}}]\n")
+	_, base := renderFiles(t, files)
+	_, head := renderOver(t, with(files, "apps/shop/web/app.yaml", "nginx:1.27", "nginx:1.28"), base)
+	if _, ok := head[webCluster]; !ok {
+		t.Fatalf("the app's Flux file is not in the cluster folder: %v", head)
+	}
+	c := review.Build(review.Input{Base: base, Head: head})
+	if len(c.Danger) != 0 {
+		t.Errorf("danger = %q", c.Danger)
+	}
+	for _, want := range []string{"Flux reconciles **1 of the 4 components** of cluster `default` (and all 2 project Kustomizations), listed under Flux sources: each reads its own OCI artifact, so",
+		"| `default/shop/web/site` | pulls its new artifact `sha256:"} {
+		if !strings.Contains(c.Body, want) {
+			t.Errorf("the comment lacks %q:\n%s", want, c.Body)
+		}
+	}
+	if strings.Contains(c.Body, "| project |") || strings.Contains(c.Body, "Migration") {
+		t.Errorf("the comment:\n%s", c.Body)
+	}
+}
