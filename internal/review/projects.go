@@ -165,10 +165,28 @@ func (fx *fluxView) place(byID map[string]*component, headFiles map[string]*flux
 			}
 		}
 	}
-	for _, app := range slices.Sorted(maps.Keys(st.unsafe)) {
-		fx.danger = append(fx.danger, unsafeMove(app, st.unsafe[app], byID))
+	if apps := slices.Sorted(maps.Keys(st.unsafe)); len(apps) > maxUnsafeLines {
+		fx.danger = append(fx.danger, unsafeMoves(apps))
+	} else {
+		for _, app := range apps {
+			fx.danger = append(fx.danger, unsafeMove(app, st.unsafe[app], byID))
+		}
 	}
 	fx.steps = st
+}
+
+// maxUnsafeLines is the most apps moved without the first step that get
+// a danger line each; more get one line together.
+const maxUnsafeLines = 3
+
+// unsafeMoves is the danger of many apps whose Flux objects move to their
+// projects' Flux folders without the first step.
+func unsafeMoves(apps []string) string {
+	names := "`" + strings.Join(apps[:maxUnsafeLines], "`, `") + "`"
+	return fmt.Sprintf("%d apps (%s and %d more) move to their projects' sources in one step: their Kustomizations leave the cluster folder, which the root Kustomization applies, without `%s: disabled`, "+
+		"so the root prunes them, and they every object they applied, before the projects' Kustomizations create them again. "+
+		"Render with the fleet as it is first (that marks them), let Flux apply it, then render again to move them",
+		len(apps), names, len(apps)-maxUnsafeLines, pruneAnnotation)
 }
 
 // unsafeMove is the danger of an app whose Flux objects move to their

@@ -150,6 +150,22 @@ func TestMoveDangers(t *testing.T) {
 			t.Errorf("%s:\n%s", name, c.Body)
 		}
 	}
+	// Many apps in one step: one line.
+	many := maps.Clone(apps)
+	for _, n := range []string{"a1", "a2", "a3"} {
+		many["apps/shop/"+n+"/app.yaml"] = []byte("name: " + n + "\ncomponents:\n  - {name: run, type: workload, workload_spec: {image: busybox:1.36}}\n")
+	}
+	_, manyGit := renderFiles(t, many)
+	_, manyOneStep := renderFiles(t, withArtifacts(many))
+	c := review.Build(review.Input{Base: manyGit, Head: manyOneStep})
+	want := []string{"6 apps (`default/my-project/my-api`, `default/shop/a1`, `default/shop/a2` and 3 more) move to their projects' sources in one step: " +
+		"their Kustomizations leave the cluster folder, which the root Kustomization applies, without `kustomize.toolkit.fluxcd.io/prune: disabled`, " +
+		"so the root prunes them, and they every object they applied, before the projects' Kustomizations create them again. " +
+		"Render with the fleet as it is first (that marks them), let Flux apply it, then render again to move them"}
+	if diff := cmp.Diff(want, c.Danger); diff != "" {
+		t.Errorf("many apps in one step: danger (-want +got):\n%s", diff)
+	}
+
 	// The second step after the first is no danger, nor the first.
 	for name, tc := range map[string][2]map[string][]byte{"first step": {unmarked(step1), unmarkedFleet}, "second step": {step1, oneStep}} {
 		if c := review.Build(review.Input{Base: tc[0], Head: tc[1]}); len(c.Danger) != 0 {
@@ -159,8 +175,8 @@ func TestMoveDangers(t *testing.T) {
 
 	// Removed while kept from pruning: Flux keeps the app.
 	_, removed := renderOver(t, withoutCart, step1)
-	c := review.Build(review.Input{Base: step1, Head: removed})
-	want := []string{"app `default/shop/cart` is removed from the fleet, but its Kustomizations are marked `kustomize.toolkit.fluxcd.io/prune: disabled` " +
+	c = review.Build(review.Input{Base: step1, Head: removed})
+	want = []string{"app `default/shop/cart` is removed from the fleet, but its Kustomizations are marked `kustomize.toolkit.fluxcd.io/prune: disabled` " +
 		"(the first step of its move to its project's source): Flux does not prune them, so they and every object they applied stay on the cluster; delete them by hand"}
 	if diff := cmp.Diff(want, c.Danger); diff != "" {
 		t.Errorf("removed while kept: danger (-want +got):\n%s", diff)
