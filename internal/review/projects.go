@@ -281,7 +281,7 @@ func (st placements) writeSteps(b *strings.Builder) {
 	if n := len(st.moving); n > 0 {
 		fmt.Fprintf(b, "**Migration, second step:** %s Flux objects move from the cluster folder to %s (%s, applied from the artifact of each project): "+
 			"the root Kustomization leaves them in place, as they are kept from pruning, and the project's Kustomization takes them over; their objects stay. "+
-			"That holds once Flux has applied the first step, which marked them: merge this after the root Kustomization's revision has reached it.\n\n",
+			"This is safe once Flux has applied the first step, which marked them: the root Kustomization's last applied revision must be that commit or a later one.\n\n",
 			appsOf(n), sources(n, st.into), folders(st.into))
 	}
 	if n := len(st.back); n > 0 {
