@@ -888,6 +888,9 @@ func (fx *fluxView) writeReconciled(b *strings.Builder) {
 		others := ""
 		if k := n.reconciled - n.toOCI; k > 0 {
 			others = fmt.Sprintf(", and the %d others this change touches", k)
+			if k == 1 {
+				others = ", and the other one this change touches"
+			}
 		}
 		howMany := fmt.Sprintf("%d of the %s", n.reconciled, plural(n.total, "component"))
 		if n.reconciled == n.total {

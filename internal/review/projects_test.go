@@ -173,6 +173,17 @@ func TestMoveDangers(t *testing.T) {
 		}
 	}
 
+	// A new app during the first step goes straight to its project's
+	// source, which appears for it: nothing moves.
+	jobs := maps.Clone(art)
+	jobs["apps/shop/jobs/app.yaml"] = []byte("name: jobs\ncomponents:\n  - {name: run, type: workload, workload_spec: {image: busybox:1.36}}\n")
+	_, withJobs := renderOver(t, jobs, gitFleet)
+	c = review.Build(review.Input{Base: gitFleet, Head: withJobs})
+	if len(c.Danger) != 0 || !strings.Contains(c.Body, "| `default/shop` | new: pulls its artifact `sha256:") || strings.Contains(c.Body, "moved here") ||
+		!strings.Contains(c.Body, "**Migration, first step:** prepares 3 apps' move") || !strings.Contains(c.Body, "| Kustomization | 2 | 0 | 0 |") {
+		t.Errorf("new app during the first step: danger %q:\n%s", c.Danger, c.Body)
+	}
+
 	// Removed while kept from pruning: Flux keeps the app.
 	_, removed := renderOver(t, withoutCart, step1)
 	c = review.Build(review.Input{Base: step1, Head: removed})
