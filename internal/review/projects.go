@@ -93,6 +93,9 @@ func (fx *fluxView) place(byID map[string]*component, headFiles map[string]*flux
 			continue
 		}
 		app := c.app()
+		if app == "" { // a component whose folder neither side names
+			app = c.key
+		}
 		if h == nil {
 			if keptFromPrune(b.ks) {
 				fx.keptDirs[c.dir] = true
