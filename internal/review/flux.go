@@ -310,25 +310,26 @@ func fluxSources(changes []fleet.Change, base, head map[string][]byte, removedAp
 				if !d.ok || o.Kind != "Kustomization" || !strings.HasPrefix(str(o.Obj["apiVersion"]), "kustomize.toolkit.fluxcd.io/") {
 					continue
 				}
-				project := false
-				if labelOf(o, "fleetwright.io/component") == "" {
-					if labelOf(o, "fleetwright.io/project") == "" {
-						continue
-					}
-					project = true
-				}
 				ref := get(o.Obj, "spec", "sourceRef")
 				s := &fluxSide{ks: o, kind: str(get(ref, "kind"))}
-				switch s.kind {
-				case "OCIRepository":
+				if s.kind == "OCIRepository" {
 					id := "OCIRepository/" + cmpOr(str(get(ref, "namespace")), o.Namespace) + "/" + str(get(ref, "name"))
 					if oci, ok := findOCI(f, id); ok && strings.HasPrefix(str(oci.Obj["apiVersion"]), "source.toolkit.fluxcd.io/") {
 						s.oci = &oci
 					}
-				case "GitRepository":
-					if fx.sourceName == "" {
-						fx.sourceName = str(get(ref, "name"))
+				}
+				// A Kustomization without a component is a project's when
+				// it says so or applies a project's folder (the scan of an
+				// unchanged file does not read the project label).
+				project := false
+				if labelOf(o, "fleetwright.io/component") == "" {
+					if labelOf(o, "fleetwright.io/project") == "" && projectDir(s) == "" {
+						continue
 					}
+					project = true
+				}
+				if s.kind == "GitRepository" && fx.sourceName == "" {
+					fx.sourceName = str(get(ref, "name"))
 				}
 				if steady {
 					if dir := sideDir(s, project); dir == "" || !changedDir[dir] {

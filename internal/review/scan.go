@@ -21,7 +21,6 @@ var scanned = [][]string{
 	{"metadata", "name"},
 	{"metadata", "namespace"},
 	{"metadata", "labels", "fleetwright.io/component"},
-	{"metadata", "labels", "fleetwright.io/project"},
 	{"metadata", "annotations", artifactPathAnnotation},
 	{"spec", "path"},
 	{"spec", "sourceRef", "kind"},
