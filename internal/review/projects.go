@@ -278,7 +278,7 @@ func sources(apps int, dirs map[string]bool) string {
 func (st placements) writeSteps(b *strings.Builder) {
 	if n := len(st.preparing); n > 0 {
 		fmt.Fprintf(b, "**Migration, first step:** prepares %s move to %s: %s Flux objects in the cluster folder are marked `%s: disabled`, "+
-			"so Flux keeps their objects if they are no longer applied from here. Once Flux has applied this, the next render moves them.\n\n",
+			"so Flux keeps them if they are no longer applied from here. Once Flux has applied this, the next render moves them.\n\n",
 			appsOf(n), sources(n, st.bound), itsOrTheir(n), pruneAnnotation)
 	}
 	if n := len(st.moving); n > 0 {
