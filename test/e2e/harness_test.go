@@ -91,9 +91,10 @@ func (r result) String() string {
 	return fmt.Sprintf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 }
 
-// newJourney starts the cluster, the servers around it and the developer's
-// apps repository. On failure the cleanup prints what every process said.
-func newJourney(t *testing.T) *journey {
+// newJourney starts the cluster (with opts), the servers around it and the
+// developer's apps repository. On failure the cleanup prints what every
+// process said.
+func newJourney(t *testing.T, opts ...cluster.Option) *journey {
 	t.Helper()
 	ctx := t.Context()
 	j := &journey{t: t, ctx: ctx, home: t.TempDir()}
@@ -113,7 +114,7 @@ func newJourney(t *testing.T) *journey {
 	started := make(chan struct{})
 	go func() {
 		defer close(started)
-		j.c, startErr = cluster.Start(ctx)
+		j.c, startErr = cluster.Start(ctx, opts...)
 	}()
 	j.clusterUp = func() {
 		t.Helper()
@@ -495,8 +496,9 @@ func (j *journey) eventually(what string, timeout time.Duration, check func() er
 
 // kustomizationReady reports whether the Kustomization applied the fleet
 // commit rev and is Ready: rev itself for one that reads the fleet's
-// GitRepository; for one that reads its own OCIRepository, the artifact
-// that OCIRepository pins once the root Kustomization applied rev.
+// GitRepository; for one that reads an OCIRepository (a component's, or a
+// project's project-<p>), the artifact that OCIRepository pins once the
+// Kustomization that applies it is Ready at rev in turn.
 func (j *journey) kustomizationReady(name, rev string) error {
 	var k kustomizev1.Kustomization
 	if err := j.c.Client.Get(j.ctx, client.ObjectKey{Namespace: fluxNS, Name: name}, &k); err != nil {
@@ -519,17 +521,35 @@ func (j *journey) kustomizationReady(name, rev string) error {
 }
 
 // sourceRevision returns the revision k applies at the fleet commit rev:
-// rev, or the digest its OCIRepository pins at rev (an error until the
-// root Kustomization applied rev, and with it the OCIRepository).
+// rev, or the digest its OCIRepository pins at rev. That pin is the one of
+// rev only once the Kustomization that applied the OCIRepository (its
+// kustomize.toolkit.fluxcd.io/name label: the root Kustomization, or the
+// project's, which reads an OCIRepository of its own applied by the root)
+// is Ready at rev; until then it is an error.
 func (j *journey) sourceRevision(k *kustomizev1.Kustomization, rev string) (string, error) {
 	if k.Spec.SourceRef.Kind != sourcev1.OCIRepositoryKind {
 		return rev, nil
 	}
-	if err := j.kustomizationReady("fleet-"+clusterName, rev); err != nil {
-		return "", err
+	ns := k.Spec.SourceRef.Namespace
+	if ns == "" {
+		ns = k.Namespace
 	}
 	var o sourcev1.OCIRepository
-	if err := j.c.Client.Get(j.ctx, client.ObjectKey{Namespace: fluxNS, Name: k.Spec.SourceRef.Name}, &o); err != nil {
+	if err := j.c.Client.Get(j.ctx, client.ObjectKey{Namespace: ns, Name: k.Spec.SourceRef.Name}, &o); err != nil {
+		return "", err
+	}
+	owner, ownerNS := o.Labels[kustomizeName], o.Labels[kustomizeNamespace]
+	switch {
+	case owner == "" || ownerNS != fluxNS:
+		return "", fmt.Errorf("OCIRepository %s/%s is applied by no Kustomization of %s (labels %v)", o.Namespace, o.Name, fluxNS, o.Labels)
+	case owner == k.Name:
+		return "", fmt.Errorf("OCIRepository %s/%s is applied by the Kustomization that reads it", o.Namespace, o.Name)
+	}
+	if err := j.kustomizationReady(owner, rev); err != nil {
+		return "", fmt.Errorf("the source of %s: %w", k.Name, err)
+	}
+	// Read again: the pin seen above may predate the owner's apply.
+	if err := j.c.Client.Get(j.ctx, client.ObjectKeyFromObject(&o), &o); err != nil {
 		return "", err
 	}
 	if o.Spec.Reference == nil || o.Spec.Reference.Digest == "" {
@@ -537,6 +557,12 @@ func (j *journey) sourceRevision(k *kustomizev1.Kustomization, rev string) (stri
 	}
 	return o.Spec.Reference.Digest, nil
 }
+
+// The labels kustomize-controller puts on what a Kustomization applies.
+const (
+	kustomizeName      = "kustomize.toolkit.fluxcd.io/name"
+	kustomizeNamespace = "kustomize.toolkit.fluxcd.io/namespace"
+)
 
 // waitApplied waits until Flux applied rev to every Kustomization of the
 // app and the api Deployment finished rolling out with want ready

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -73,6 +75,8 @@ components:
 `
 
 func TestRealAppJourney(t *testing.T) {
+	// Flux's default flags, as users run it: the api's Kustomization,
+	// which depends on the migration job's, retries after 30s.
 	j := newJourney(t)
 	// The image the app runs, in the journey's registry, so render pins
 	// it by digest as it does for any image it does not build.
@@ -88,9 +92,13 @@ func TestRealAppJourney(t *testing.T) {
 	if err := remote.Write(ref, img); err != nil {
 		t.Fatal(err)
 	}
-	// This journey's fleet gives each component its own source: render
-	// pushes each component's folder as an OCI artifact to the journey's
-	// registry (plain HTTP on loopback), and Flux pulls it by digest.
+	// This journey's fleet gives each component its own source, and the
+	// project one for its apps' Flux objects: render pushes each
+	// component's folder and the project's folder of Flux files as OCI
+	// artifacts to the journey's registry (plain HTTP on loopback), and
+	// Flux pulls them by digest. The fleet has them from its first commit,
+	// as a fleet started with fleet.artifacts does: nothing moves
+	// (TestMigrationToComponentSources moves a running fleet).
 	j.edit("platform.yaml", "  path: fleet\n", "  path: fleet\n  artifacts: {repository: "+j.reg.Host()+"/fleet-artifacts, insecure: true}\n")
 	appFile := filepath.Join(j.apps, "apps", project, realApp, "app.yaml")
 	if err := os.MkdirAll(filepath.Dir(appFile), 0o755); err != nil {
@@ -112,7 +120,20 @@ func TestRealAppJourney(t *testing.T) {
 		t.Errorf("verify: %s", vr)
 	}
 	rev1 := j.mergeFleet(fleetPR)
-	j.pass(1, "render validated and rendered the app; verify passed with live checks")
+	fleet := j.fleetTree("main")
+	for p, want := range map[string]bool{
+		"fleet/apps/" + clusterName + "/" + project + "/_flux/" + realApp + ".yaml":    true,
+		"fleet/clusters/" + clusterName + "/apps/" + project + "-" + realApp + ".yaml": false,
+		"fleet/clusters/" + clusterName + "/projects/" + project + ".yaml":             true,
+	} {
+		if _, ok := fleet[p]; ok != want {
+			t.Errorf("the fleet has %s: %v, want %v", p, ok, want)
+		}
+	}
+	if !strings.Contains(fleet["fleet/clusters/"+clusterName+"/projects/"+project+".yaml"], "name: project-"+project+"\n") {
+		t.Errorf("the project's file holds no source of its own:\n%s", fleet["fleet/clusters/"+clusterName+"/projects/"+project+".yaml"])
+	}
+	j.pass(1, "render validated and rendered the app, its Flux objects in the project's source; verify passed with live checks")
 
 	// What a storage provisioner would offer: a volume the claim binds to.
 	pv := &corev1.PersistentVolume{
@@ -130,13 +151,25 @@ func TestRealAppJourney(t *testing.T) {
 	j.bootstrapFlux()
 	kss := []string{project + "-" + realApp + "-migrate", project + "-" + realApp + "-db", project + "-" + realApp + "-api"}
 	j.eventually("Flux applies the app", 3*time.Minute, func() error {
-		for _, k := range append([]string{"fleet-" + clusterName}, kss...) {
+		for _, k := range append([]string{"fleet-" + clusterName, "project-" + project}, kss...) {
 			if err := j.kustomizationReady(k, rev1); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+	// The project's Kustomization applied the app's Flux objects, not the
+	// root.
+	for _, k := range kss {
+		for _, o := range []client.Object{&kustomizev1.Kustomization{}, &sourcev1.OCIRepository{}} {
+			if err := j.c.Client.Get(j.ctx, client.ObjectKey{Namespace: fluxNS, Name: k}, o); err != nil {
+				t.Fatal(err)
+			}
+			if owner := o.GetLabels()[kustomizeName]; owner != "project-"+project {
+				t.Errorf("%T %s is applied by Kustomization %q, want project-%s", o, k, owner, project)
+			}
+		}
+	}
 	job1 := j.completedJob()
 	var api appsv1.Deployment
 	if err := j.c.Client.Get(j.ctx, client.ObjectKey{Namespace: project, Name: realApp + "-api"}, &api); err != nil {

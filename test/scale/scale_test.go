@@ -48,7 +48,8 @@ const (
 	envKsArgs   = "FLEETWRIGHT_SCALE_KUSTOMIZE_ARGS" // flags for kustomize-controller only, after FLUX_ARGS (default none)
 	envShards   = "FLEETWRIGHT_SCALE_SHARDS"         // kustomize-controller shards (default 0: one controller)
 	envKeep     = "FLEETWRIGHT_SCALE_KEEP"           // 1 keeps the cluster's folder and logs
-	envLayout   = "FLEETWRIGHT_SCALE_LAYOUT"         // artifacts (default: a source per component, platform.yaml fleet.artifacts) or git (every component reads the fleet's GitRepository)
+	envDeploy   = "FLEETWRIGHT_SCALE_DEPLOY_TIMEOUT" // how long the first deploy may take (default 30m)
+	envLayout   = "FLEETWRIGHT_SCALE_LAYOUT"         // artifacts (default: platform.yaml fleet.artifacts, a source per project and per component) or git (every component reads the fleet's GitRepository)
 )
 
 // BenchmarkFleet deploys N synthetic apps on the real controllers and
@@ -163,7 +164,15 @@ func runCase(b *testing.B, shape Shape, n, shards int, artifacts bool) result {
 	fetched1 := waitFetched(ctx, b, c, rev1)
 	var r result
 	var kss kustomizev1.KustomizationList
-	poll(ctx, b, "every Kustomization Ready at "+rev1, 30*time.Minute, time.Second, func() error {
+	deployTimeout := 30 * time.Minute
+	if v := os.Getenv(envDeploy); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			b.Fatalf("%s: %v", envDeploy, err)
+		}
+		deployTimeout = d
+	}
+	poll(ctx, b, "every Kustomization Ready at "+rev1, deployTimeout, time.Second, func() error {
 		kss = kustomizev1.KustomizationList{}
 		if err := c.Client.List(ctx, &kss, client.InNamespace(fluxNS)); err != nil {
 			return err
@@ -186,17 +195,25 @@ func runCase(b *testing.B, shape Shape, n, shards int, artifacts bool) result {
 	// makes the dependency reconcile again, Ready=Unknown meanwhile, and
 	// its dependents wait one more interval: that is the first deploy's
 	// cost, not the change's.
+	// A fleet whose first deploy took longer than the Kustomizations'
+	// interval (10m) is never quiet: their periodic reconciles run all the
+	// time, as they do for a user. Then the change goes in once no retry
+	// of the first deploy can be pending (all Ready for 35 s), with that
+	// background load.
 	quiet := time.Now()
 	lastCount := reconcileCounts(b, c)
-	poll(ctx, b, "kustomize-controller quiet after the first deploy", 10*time.Minute, time.Second, func() error {
+	for start := time.Now(); time.Since(quiet) < 35*time.Second; time.Sleep(time.Second) {
 		if m := reconcileCounts(b, c); m != lastCount {
 			lastCount, quiet = m, time.Now()
 		}
-		if time.Since(quiet) < 35*time.Second {
-			return fmt.Errorf("quiet for %s", time.Since(quiet).Round(time.Second))
+		if time.Since(start) > 2*time.Minute {
+			b.Logf("kustomize-controller never quiet for 35 s in %s after the first deploy (periodic reconciles): the change goes in with them", time.Since(start).Round(time.Second))
+			break
 		}
-		return nil
-	})
+		if ctx.Err() != nil {
+			b.Fatal(ctx.Err())
+		}
+	}
 
 	// The change: one component's image of one app.
 	project, app := appName(changed)
