@@ -773,6 +773,9 @@ type counts struct {
 	total, reconciled, changing, onGit, onOCI int
 	toOCI, toGit, migratedChanging            int
 	clusters                                  []string
+	// keptOCI counts the OCIRepositories of the components moving back to
+	// the GitRepository that Flux does not prune (prune: disabled).
+	keptOCI int
 	// projects, projectsReconciled and projectsOnOCI count the head's
 	// project Kustomizations.
 	projects, projectsReconciled, projectsOnOCI int
@@ -843,6 +846,9 @@ func (fx *fluxView) counts() counts {
 				n.toOCI++
 			} else {
 				n.toGit++
+				if keptFromPrune(*c.base.oci) {
+					n.keptOCI++
+				}
 			}
 			if c.folderChanged || c.ksChanged {
 				n.migratedChanging++
@@ -960,6 +966,17 @@ func (fx *fluxView) writeSources(b *strings.Builder, removedApps map[string]bool
 	case toGit > 1:
 		fmt.Fprintf(&out, "**Migration:** %d components move back to the fleet's GitRepository %s and their OCIRepositories are removed; their objects stay; %s.\n\n",
 			toGit, src, nothing)
+	}
+	if n.keptOCI > 0 {
+		// Going back between the two steps of the move to the projects'
+		// sources: the first step marked the OCIRepositories too.
+		stay := fmt.Sprintf("%d stay", n.keptOCI)
+		if n.keptOCI == 1 {
+			stay = "1 stays"
+		}
+		fmt.Fprintf(&out, "Of those OCIRepositories, %s in the cluster although the fleet no longer holds them: they are marked `%s: disabled` (the first step of the move to the projects' sources), so Flux does not prune them. "+
+			"Nothing reads them; delete them by hand (`kubectl delete ocirepositories -n flux-system -l fleetwright.io/project=<project>`).\n\n",
+			stay, pruneAnnotation)
 	}
 	fx.steps.writeSteps(&out)
 	var rows, projects []string

@@ -93,7 +93,8 @@ func TestProjectSourceComments(t *testing.T) {
 				"| `default/shop` | removed, with its OCIRepository: the root Kustomization now applies its apps' Flux objects |"},
 			hasNo: []string{"Kustomization |", "OCIRepository |", "<details>"}},
 		{name: "projects-back-from-first-step", base: step1, head: apps,
-			has:   []string{"**Migration:** 3 apps' Flux objects in the cluster folder are no longer kept from pruning", "**Migration:** 4 components move back to the fleet's GitRepository"},
+			has: []string{"**Migration:** 3 apps' Flux objects in the cluster folder are no longer kept from pruning", "**Migration:** 4 components move back to the fleet's GitRepository",
+				"Of those OCIRepositories, 4 stay in the cluster although the fleet no longer holds them: they are marked `kustomize.toolkit.fluxcd.io/prune: disabled`"},
 			hasNo: []string{"prune: disabled\n", "Kustomization |", "OCIRepository |", "<details>", "project Kustomization", "| project |"}},
 	}
 	for _, tt := range tests {
