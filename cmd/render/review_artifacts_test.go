@@ -8,9 +8,12 @@ import (
 	"github.com/fleetwright/fleetwright/internal/golden"
 )
 
-// TestReviewArtifacts reviews a switch to fleet.artifacts and an image
-// bump after it, from Git: the switch is one migration, the bump one new
-// artifact, and nothing is pushed (the registry named does not answer).
+// TestReviewArtifacts reviews a switch to fleet.artifacts, an image bump
+// after it and the way back, from Git: the head renders over the base's
+// fleet, so the switch is the first step of the move to the project's
+// source (with the components' move to their own sources), the bump one
+// new artifact of the component and one of its project, and nothing is
+// pushed (the registry named does not answer).
 func TestReviewArtifacts(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -30,11 +33,15 @@ func TestReviewArtifacts(t *testing.T) {
 		name, base, head string
 		want, not        []string
 	}{
-		{"migration", git, oci, []string{"**Migration:** 2 components move to their own OCI source", "their objects stay; nothing is redeployed.", "Not shown: `clusters/"},
-			[]string{"digest:", "| OCIRepository |"}},
-		{"bump", oci, bump, []string{"Flux reconciles **1 of the 2 components** of cluster `default`", "| `default/shop/web/site` | pulls its new artifact `sha256:", "`nginx:1.27` | `nginx:1.28`"},
+		{"migration", git, oci, []string{"**Migration:** 2 components move to their own OCI source", "their objects stay; nothing is redeployed.",
+			"**Migration, first step:** prepares 1 app's move to its project's source", "Not shown: `clusters/default/apps/shop-web.yaml`"},
+			[]string{"digest:", "| OCIRepository |", "prune: disabled\n", "Danger"}},
+		{"bump", oci, bump, []string{"Flux reconciles **1 of the 2 components** of cluster `default` (and its one project Kustomization)",
+			"| `default/shop/web/site` | pulls its new artifact `sha256:", "| `default/shop` | pulls its new artifact `sha256:", "`nginx:1.27` | `nginx:1.28`"},
 			[]string{"digest:", "Danger", "`default/shop/web/jobs`"}},
-		{"back", bump, git, []string{"**Migration:** 2 components move back to the fleet's GitRepository"}, []string{"| OCIRepository |"}},
+		{"back", bump, git, []string{"**Migration:** 2 components move back to the fleet's GitRepository",
+			"**Migration:** 1 app's Flux objects move back from its project's source (`apps/default/shop/_flux`) to the cluster folder"},
+			[]string{"| OCIRepository |", "Danger"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

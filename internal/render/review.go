@@ -37,25 +37,32 @@ func Review(ctx context.Context, opts ReviewOptions) (*ReviewResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	side := func(src Source) (*spec.Repo, spec.Problems, map[string][]byte, error) {
+	// The head renders over the base's fleet, as render does over the
+	// fleet as it is (generate.Options.Previous): where the apps' Flux
+	// objects go depends on it.
+	side := func(src Source, prev map[string][]byte) (*spec.Repo, spec.Problems, map[string][]byte, error) {
 		repo, ps, err := src.Load(ctx, loader)
 		if err != nil || ps.HasErrors() {
 			return repo, ps, nil, err
 		}
-		res, err := Render(ctx, repo, Options{Source: src, Images: ContentTags{}, Logger: opts.Logger, Progress: opts.Progress})
+		ro := Options{Source: src, Images: ContentTags{}, Logger: opts.Logger, Progress: opts.Progress}
+		if prev != nil {
+			ro.Previous = func(p string) ([]byte, bool) { b, ok := prev[p]; return b, ok }
+		}
+		res, err := Render(ctx, repo, ro)
 		if err != nil {
 			return nil, nil, nil, err
 		}
 		return repo, ps, res.Fleet.Map(), nil
 	}
-	baseRepo, _, base, err := side(opts.Base)
+	baseRepo, _, base, err := side(opts.Base, nil)
 	if err != nil {
 		return nil, err
 	}
 	if base == nil {
 		base = map[string][]byte{}
 	}
-	headRepo, headProblems, head, err := side(opts.Head)
+	headRepo, headProblems, head, err := side(opts.Head, base)
 	if err != nil {
 		return nil, err
 	}

@@ -15,16 +15,27 @@ import (
 // easy to miss (a cron schedule).
 //
 // removedOCI counts, per removed app, the OCIRepositories that go with its
-// Kustomizations.
-func dangers(apps []*appChange, base, head map[string]object, bw, hw map[string]object, removedOCI map[string]int) []string {
+// Kustomizations; kept are the removed apps whose Kustomizations Flux does
+// not prune, keptDirs the folders of the removed components it does not
+// prune.
+func dangers(apps []*appChange, base, head map[string]object, bw, hw map[string]object, removedOCI map[string]int, kept, keptDirs map[string]bool) []string {
 	var out []string
 	removedApps := map[string]bool{}
 	for _, a := range apps {
 		if a.status == "removed" {
 			removedApps[a.key] = true
+			if kept[a.key] {
+				out = append(out, fmt.Sprintf("app `%s` is removed from the fleet, but its Kustomizations are marked `%s: disabled` (the first step of its move to its project's source): "+
+					"Flux does not prune them, so they and every object they applied stay on the cluster; delete them by hand", a.key, pruneAnnotation))
+				continue
+			}
 			d := fmt.Sprintf("app `%s` is removed: Flux prunes every object it created", a.key)
 			if n := removedOCI[a.key]; n > 0 {
-				d += fmt.Sprintf("; its %s go with its Kustomizations", plural(n, "OCIRepository"))
+				verb := "go"
+				if n == 1 {
+					verb = "goes"
+				}
+				d += fmt.Sprintf("; its %s %s with its Kustomizations", plural(n, "OCIRepository"), verb)
 			}
 			out = append(out, d)
 		}
@@ -66,6 +77,9 @@ func dangers(apps []*appChange, base, head map[string]object, bw, hw map[string]
 		switch {
 		case bok && !hok && !paired[id]:
 			app := layout.AppOf(bo.File)
+			if kept[app] || keptDirs[layout.ComponentDirOf(bo.File)] {
+				break // Flux keeps it
+			}
 			out = append(out, removed(bo, app == "" || removedApps[app])...)
 			if bo.Kind == "ServiceAccount" {
 				index()

@@ -45,8 +45,8 @@ type fluxFile struct {
 }
 
 // isFluxFile says whether a fleet file may hold Flux Kustomizations: a
-// file outside the component folders that names kustomize-controller's
-// API group.
+// file outside the component folders (the cluster folder, a project's
+// _project or _flux folder) that names kustomize-controller's API group.
 func isFluxFile(p string, b []byte) bool {
 	// layout.InComponentDir, without its allocations: this runs for every
 	// file of both fleets.
@@ -55,7 +55,7 @@ func isFluxFile(p string, b []byte) bool {
 		for range 3 {
 			seg = seg[strings.IndexByte(seg, '/')+1:]
 		}
-		if !strings.HasPrefix(seg, "_project/") {
+		if !strings.HasPrefix(seg, "_") {
 			return false
 		}
 	}
@@ -122,17 +122,33 @@ func (s *fluxSide) digest() string {
 	return str(get(s.oci.Obj, "spec", "ref", "digest"))
 }
 
-// component is one component's Flux Kustomization on both sides.
+// component is one component's Flux Kustomization on both sides, or a
+// project's (project): the Kustomization that applies the Flux files of
+// the project's apps from the project's artifact.
 type component struct {
-	key        string // cluster/project/app/component, else the Kustomization's namespace/name
+	key        string // cluster/project/app/component (cluster/project), else the Kustomization's namespace/name
 	dir        string // its folder in the fleet, "" when neither side says
 	base, head *fluxSide
+	project    bool
 
 	folderChanged bool // a file of dir changes
 	ksChanged     bool // the Kustomization's spec changes other than its source
 	migrated      bool // the Kustomization moves between the GitRepository and an OCIRepository
 	digestChanged bool // both sides read an OCIRepository, pinned to different digests
 	mismatch      bool // the pinned digest is not the folder's (a danger)
+	// unsafeMove: the Kustomization leaves the files the root Kustomization
+	// applies for a project's Flux folder without being kept from pruning:
+	// the root prunes it, and it its objects, before the project's
+	// Kustomization creates it again.
+	unsafeMove bool
+}
+
+// what names the component in a sentence.
+func (c *component) what() string {
+	if c.project {
+		return "project `" + c.key + "`"
+	}
+	return "component `" + c.key + "`"
 }
 
 func (c *component) app() string { return layout.AppOf(c.dir + "/x") }
@@ -145,7 +161,7 @@ func (c *component) reconciled() bool {
 	case c.head.sourceKind() == "GitRepository":
 		return true // every fleet commit moves the GitRepository
 	}
-	return c.base == nil || c.ksChanged || c.migrated || c.digestChanged
+	return c.base == nil || c.ksChanged || c.migrated || c.digestChanged || c.unsafeMove
 }
 
 // changes says whether the change touches the component: what Flux
@@ -177,6 +193,20 @@ type fluxView struct {
 	// parsed are the changed Flux files of each side (base, head), read
 	// whole.
 	parsed [2]map[string]*fluxFile
+	// movedFrom names, for a Flux file the change adds, the file it
+	// deletes whose Flux objects moved there (to or from a project's Flux
+	// folder).
+	movedFrom map[string]string
+	// steps are the apps whose Flux objects change place, by step.
+	steps placements
+	// keptApps are the removed apps whose Kustomizations Flux does not
+	// prune (prune: disabled): their objects stay.
+	keptApps map[string]bool
+	// keptDirs are the folders of the removed components whose
+	// Kustomizations Flux does not prune.
+	keptDirs map[string]bool
+	// dirChanges names the changed files of each project's Flux folder.
+	dirChanges map[string][]string
 }
 
 // read says which files of a side the view has read whole.
@@ -200,13 +230,17 @@ func (fx *fluxView) addObjects(objs map[string]object, side int) {
 // component whose file does not change is still reconciled when it reads
 // the GitRepository), the base's files that change.
 func fluxSources(changes []fleet.Change, base, head map[string][]byte, removedApps map[string]bool) *fluxView {
-	fx := &fluxView{quiet: map[string]bool{}, shown: map[string][]byte{}, removedOCI: map[string]int{}, parsed: [2]map[string]*fluxFile{{}, {}}}
+	fx := &fluxView{quiet: map[string]bool{}, shown: map[string][]byte{}, removedOCI: map[string]int{}, parsed: [2]map[string]*fluxFile{{}, {}},
+		movedFrom: map[string]string{}, keptApps: map[string]bool{}, keptDirs: map[string]bool{}, dirChanges: map[string][]string{}}
 	changedFile := map[string]bool{}
 	changedDir := map[string]bool{}
 	for _, ch := range changes {
 		changedFile[ch.Path] = true
 		if d := layout.ComponentDirOf(ch.Path); d != "" {
 			changedDir[d] = true
+		} else if d := fluxDirOf(ch.Path); d != "" {
+			changedDir[d] = true
+			fx.dirChanges[d] = append(fx.dirChanges[d], folderChange(ch, d))
 		}
 	}
 	headFiles := map[string]*fluxFile{}
@@ -223,12 +257,19 @@ func fluxSources(changes []fleet.Change, base, head map[string][]byte, removedAp
 	baseFiles := map[string]*fluxFile{}
 	for p, b := range base {
 		switch {
-		case !isFluxFile(p, b):
 		case !changedFile[p]:
-			baseFiles[p] = headFiles[p]
-		default:
+			if f := headFiles[p]; f != nil {
+				baseFiles[p] = f
+			}
+		case isFluxFile(p, b) || headFiles[p] != nil:
+			// A changed file that holds Flux objects on one side (a
+			// project's file that gains its source) is read on both.
 			baseFiles[p] = parseFluxFile(p, b)
 			fx.parsed[0][p] = baseFiles[p]
+			if hb, ok := head[p]; ok && headFiles[p] == nil {
+				headFiles[p] = parseFluxFile(p, hb)
+				fx.parsed[1][p] = headFiles[p]
+			}
 		}
 	}
 	if len(headFiles) == 0 && len(baseFiles) == 0 {
@@ -266,32 +307,43 @@ func fluxSources(changes []fleet.Change, base, head map[string][]byte, removedAp
 			}
 			for _, d := range f.docs {
 				o := d.obj
-				if !d.ok || o.Kind != "Kustomization" || !strings.HasPrefix(str(o.Obj["apiVersion"]), "kustomize.toolkit.fluxcd.io/") ||
-					labelOf(o, "fleetwright.io/component") == "" {
+				if !d.ok || o.Kind != "Kustomization" || !strings.HasPrefix(str(o.Obj["apiVersion"]), "kustomize.toolkit.fluxcd.io/") {
 					continue
 				}
 				ref := get(o.Obj, "spec", "sourceRef")
 				s := &fluxSide{ks: o, kind: str(get(ref, "kind"))}
-				switch s.kind {
-				case "OCIRepository":
+				if s.kind == "OCIRepository" {
 					id := "OCIRepository/" + cmpOr(str(get(ref, "namespace")), o.Namespace) + "/" + str(get(ref, "name"))
 					if oci, ok := findOCI(f, id); ok && strings.HasPrefix(str(oci.Obj["apiVersion"]), "source.toolkit.fluxcd.io/") {
 						s.oci = &oci
 					}
-				case "GitRepository":
-					if fx.sourceName == "" {
-						fx.sourceName = str(get(ref, "name"))
+				}
+				// A Kustomization without a component is a project's when
+				// it says so or applies a project's folder (the scan of an
+				// unchanged file does not read the project label).
+				project := false
+				if labelOf(o, "fleetwright.io/component") == "" {
+					if labelOf(o, "fleetwright.io/project") == "" && projectDir(s) == "" {
+						continue
 					}
+					project = true
+				}
+				if s.kind == "GitRepository" && fx.sourceName == "" {
+					fx.sourceName = str(get(ref, "name"))
 				}
 				if steady {
-					if dir := componentDir(s); dir == "" || !changedDir[dir] {
-						fx.steady.add(s, dir)
+					if dir := sideDir(s, project); dir == "" || !changedDir[dir] {
+						if project {
+							fx.steady.addProject(s)
+						} else {
+							fx.steady.add(s, dir)
+						}
 						continue
 					}
 				}
 				c := byID[o.id()]
 				if c == nil {
-					c = &component{}
+					c = &component{project: project}
 					byID[o.id()] = c
 				}
 				if side == 0 {
@@ -313,11 +365,14 @@ func fluxSources(changes []fleet.Change, base, head map[string][]byte, removedAp
 	addedOK, removedOK := map[string]bool{}, map[string]bool{}
 	var check []*component // components whose pinned digest is checked
 	for _, c := range byID {
-		c.dir = componentDir(c.head)
+		c.dir = sideDir(c.head, c.project)
 		if c.dir == "" {
-			c.dir = componentDir(c.base)
+			c.dir = sideDir(c.base, c.project)
 		}
 		c.key = strings.TrimPrefix(c.dir, layout.AppsDir+"/")
+		if c.project {
+			c.key = path.Dir(c.key)
+		}
 		if c.dir == "" {
 			s := c.head
 			if s == nil {
@@ -332,8 +387,8 @@ func fluxSources(changes []fleet.Change, base, head map[string][]byte, removedAp
 		case h.readsOCI() && h.oci == nil:
 			if changedFile[h.ks.File] {
 				ref := get(h.ks.Obj, "spec", "sourceRef")
-				fx.danger = append(fx.danger, fmt.Sprintf("component `%s`: its Kustomization %s reads OCIRepository `%s/%s`, which the fleet does not hold: Flux cannot apply it",
-					c.key, name(h.ks), cmpOr(str(get(ref, "namespace")), h.ks.Namespace), str(get(ref, "name"))))
+				fx.danger = append(fx.danger, fmt.Sprintf("%s: its Kustomization %s reads OCIRepository `%s/%s`, which the fleet does not hold: Flux cannot apply it",
+					c.what(), name(h.ks), cmpOr(str(get(ref, "namespace")), h.ks.Namespace), str(get(ref, "name"))))
 			}
 		case h.oci != nil && (b == nil || b.oci == nil || c.folderChanged || b.digest() != h.digest()):
 			check = append(check, c)
@@ -356,11 +411,11 @@ func fluxSources(changes []fleet.Change, base, head map[string][]byte, removedAp
 		if b.oci != nil && h.oci != nil {
 			c.digestChanged = b.digest() != h.digest()
 			if c.digestChanged && !c.mismatch {
-				explain[h.oci.id()] = [][]string{{"spec", "ref", "digest"}}
+				explain[h.oci.id()] = append(explain[h.oci.id()], []string{"spec", "ref", "digest"})
 			}
 		}
 		if c.migrated && !c.mismatch {
-			explain[h.ks.id()] = [][]string{{"spec", "path"}, {"spec", "sourceRef", "kind"}, {"spec", "sourceRef", "name"}, {"spec", "sourceRef", "namespace"}}
+			explain[h.ks.id()] = append(explain[h.ks.id()], []string{"spec", "path"}, []string{"spec", "sourceRef", "kind"}, []string{"spec", "sourceRef", "name"}, []string{"spec", "sourceRef", "namespace"})
 			if h.oci != nil {
 				addedOK[h.oci.id()] = true
 			} else {
@@ -374,6 +429,7 @@ func fluxSources(changes []fleet.Change, base, head map[string][]byte, removedAp
 			delete(removedOK, c.head.oci.id())
 		}
 	}
+	fx.place(byID, headFiles, changes, removedApps, explain, addedOK, removedOK)
 	for id := range addedOK {
 		fx.quiet[id] = true
 	}
@@ -382,12 +438,23 @@ func fluxSources(changes []fleet.Change, base, head map[string][]byte, removedAp
 	}
 	for _, ch := range changes {
 		bf, hf := baseFiles[ch.Path], headFiles[ch.Path]
+		from, moved := fx.movedFrom[ch.Path]
+		if moved {
+			// The file's objects were in another file: what is left to
+			// show is their change since, there.
+			bf = baseFiles[from]
+		}
 		if bf == nil || hf == nil {
+			delete(fx.movedFrom, ch.Path)
 			continue
+		}
+		if moved {
+			fx.shown[from] = nil
 		}
 		shown := fx.consequencesApplied(bf, hf, explain, addedOK, removedOK)
 		fx.shown[ch.Path] = []byte(shown)
 	}
+	fx.danger = append(fx.danger, unapplied(changes, byID)...)
 	fx.comps = slices.SortedFunc(maps.Values(byID), func(a, b *component) int { return strings.Compare(a.key, b.key) })
 	slices.Sort(fx.danger)
 	return fx
@@ -399,6 +466,59 @@ func cmpOr(a, b string) string {
 	}
 	return b
 }
+
+// sideDir is the folder a side's Kustomization applies: a component's
+// (componentDir) or a project's (projectDir).
+func sideDir(s *fluxSide, project bool) string {
+	if project {
+		return projectDir(s)
+	}
+	return componentDir(s)
+}
+
+// projectDir is the folder a project's Kustomization applies: its
+// OCIRepository's artifact path (the project's Flux folder), or the
+// project folder its path ends with (apps/<cluster>/<project>/_project).
+func projectDir(s *fluxSide) string {
+	if s == nil {
+		return ""
+	}
+	if s.oci != nil {
+		return str(get(s.oci.Obj, "metadata", "annotations", artifactPathAnnotation))
+	}
+	p := strings.Trim(str(get(s.ks.Obj, "spec", "path")), "/")
+	i := len(p)
+	for range 3 { // the start of the last three segments
+		if i = strings.LastIndexByte(p[:i], '/'); i < 0 {
+			return ""
+		}
+	}
+	dir := p[strings.LastIndexByte(p[:i], '/')+1:]
+	if !strings.HasPrefix(dir, layout.AppsDir+"/") || strings.Contains(dir, "//") || path.Clean(dir) != dir || !strings.HasPrefix(path.Base(dir), "_") {
+		return ""
+	}
+	return dir
+}
+
+// fluxDirOf is the project's Flux folder (layout.FluxDir) that holds the
+// fleet file p, at any depth, or "".
+func fluxDirOf(p string) string {
+	i := 0
+	for range 3 {
+		j := strings.IndexByte(p[i:], '/')
+		if j < 0 {
+			return ""
+		}
+		i += j + 1
+	}
+	if !strings.HasPrefix(p, layout.AppsDir+"/") || !strings.HasPrefix(p[i:], fluxFolder+"/") {
+		return ""
+	}
+	return p[:i+len(fluxFolder)]
+}
+
+// fluxFolder is the name of a project's Flux folder (layout.FluxDir).
+const fluxFolder = "_flux"
 
 // componentDir is the folder a side's Kustomization applies: its
 // OCIRepository's artifact path, or the component folder its path ends
@@ -445,21 +565,22 @@ func (fx *fluxView) checkDigests(comps []*component, head map[string][]byte) {
 		}
 	}
 	for p, b := range head {
-		// The folder is the first five segments (layout.ComponentDirOf).
+		// A component's folder is the first five segments
+		// (layout.ComponentDirOf), a project's Flux folder the first four.
 		i := 0
-		for range 5 {
+		for n := range 5 {
 			j := strings.IndexByte(p[i:], '/')
 			if j < 0 {
-				i = -1
 				break
 			}
 			i += j + 1
-		}
-		if i < 0 {
-			continue
-		}
-		if l, ok := files[p[:i-1]]; ok {
-			files[p[:i-1]] = append(l, artifact.File{Name: p[i:], Data: b})
+			if n < 3 {
+				continue
+			}
+			if l, ok := files[p[:i-1]]; ok {
+				files[p[:i-1]] = append(l, artifact.File{Name: p[i:], Data: b})
+				break
+			}
 		}
 	}
 	for _, c := range comps {
@@ -475,7 +596,7 @@ func (fx *fluxView) checkDigests(comps []*component, head map[string][]byte) {
 func checkDigest(c *component, files []artifact.File) string {
 	oci := c.head.oci
 	pinned := c.head.digest()
-	where := fmt.Sprintf("component `%s`: its OCIRepository %s", c.key, name(*oci))
+	where := fmt.Sprintf("%s: its OCIRepository %s", c.what(), name(*oci))
 	if c.dir == "" {
 		return fmt.Sprintf("%s does not name its folder (annotation `%s`): nobody can check that its digest `%s` is the folder's", where, artifactPathAnnotation, short(pinned))
 	}
@@ -582,15 +703,16 @@ func rewrite(bd, hd fluxDoc, fields [][]string) (text string, quiet bool) {
 		if reflect.DeepEqual(ov, nv) {
 			continue
 		}
-		if !ook || !nok {
-			return bd.text, false
-		}
 		indent := strings.Repeat("  ", len(f)-1)
 		line := func(v string) string { return "\n" + indent + f[len(f)-1] + ": " + v + "\n" }
-		if strings.Count(text, line(os)) != 1 {
+		switch {
+		case ook && nv == nil && strings.Count(text, line(os)) == 1: // the field goes
+			text = strings.Replace(text, line(os), "\n", 1)
+		case !ook || !nok || strings.Count(text, line(os)) != 1:
 			return bd.text, false
+		default:
+			text = strings.Replace(text, line(os), line(ns), 1)
 		}
-		text = strings.Replace(text, line(os), line(ns), 1)
 	}
 	text = text[1 : len(text)-1]
 	if o, ok := parseObject(bd.obj.File, text); !ok || !reflect.DeepEqual(o.Obj, want) {
@@ -651,6 +773,22 @@ type counts struct {
 	total, reconciled, changing, onGit, onOCI int
 	toOCI, toGit, migratedChanging            int
 	clusters                                  []string
+	// keptOCI counts the OCIRepositories of the components moving back to
+	// the GitRepository that Flux does not prune (prune: disabled).
+	keptOCI int
+	// projects, projectsReconciled and projectsOnOCI count the head's
+	// project Kustomizations.
+	projects, projectsReconciled, projectsOnOCI int
+}
+
+// addProject counts a project's Kustomization the change leaves alone.
+func (n *counts) addProject(s *fluxSide) {
+	n.projects++
+	if s.kind == "GitRepository" {
+		n.projectsReconciled++
+	} else {
+		n.projectsOnOCI++
+	}
 }
 
 // add counts a component the change leaves alone.
@@ -678,6 +816,16 @@ func (fx *fluxView) counts() counts {
 		if c.head == nil {
 			continue
 		}
+		if c.project {
+			n.projects++
+			if c.reconciled() {
+				n.projectsReconciled++
+			}
+			if c.head.sourceKind() != "GitRepository" {
+				n.projectsOnOCI++
+			}
+			continue
+		}
 		n.total++
 		if cl, _, _ := strings.Cut(c.key, "/"); !slices.Contains(n.clusters, cl) {
 			n.clusters = append(n.clusters, cl)
@@ -698,6 +846,9 @@ func (fx *fluxView) counts() counts {
 				n.toOCI++
 			} else {
 				n.toGit++
+				if keptFromPrune(*c.base.oci) {
+					n.keptOCI++
+				}
 			}
 			if c.folderChanged || c.ksChanged {
 				n.migratedChanging++
@@ -720,6 +871,9 @@ func (fx *fluxView) writeReconciled(b *strings.Builder) {
 	if len(n.clusters) == 1 {
 		of = "of cluster `" + n.clusters[0] + "`"
 	}
+	// With a source per project, the project Kustomizations that apply
+	// the apps' Flux objects are counted too.
+	of += n.projectsPart()
 	all := "all " + plural(n.total, "component")
 	if n.total == 1 {
 		all = "the one component"
@@ -741,6 +895,9 @@ func (fx *fluxView) writeReconciled(b *strings.Builder) {
 		others := ""
 		if k := n.reconciled - n.toOCI; k > 0 {
 			others = fmt.Sprintf(", and the %d others this change touches", k)
+			if k == 1 {
+				others = ", and the other one this change touches"
+			}
 		}
 		howMany := fmt.Sprintf("%d of the %s", n.reconciled, plural(n.total, "component"))
 		if n.reconciled == n.total {
@@ -754,8 +911,17 @@ func (fx *fluxView) writeReconciled(b *strings.Builder) {
 			howMany, of, moving, others)
 	case n.onGit == 0:
 		see := ""
-		if n.reconciled > 0 {
+		switch {
+		case n.reconciled+n.projectsReconciled == 0:
+		case n.projects > 0:
+			see = ", listed under Flux sources"
+		default:
 			see = " (listed under Flux sources)"
+		}
+		how := "each reads its own OCI artifact, so Flux reconciles only the components a fleet commit changes"
+		if n.projectsOnOCI > 0 {
+			how = "each component reads its own OCI artifact, and each project's Kustomization its apps' Flux objects from the project's, " +
+				"so besides the cluster's root Kustomization, Flux reconciles only what a fleet commit changes"
 		}
 		howMany := fmt.Sprintf("%d of the %s", n.reconciled, plural(n.total, "component"))
 		switch n.reconciled {
@@ -764,8 +930,8 @@ func (fx *fluxView) writeReconciled(b *strings.Builder) {
 		case 0:
 			howMany = "none of the " + plural(n.total, "component")
 		}
-		fmt.Fprintf(b, "Flux reconciles **%s** %s%s: each reads its own OCI artifact, so Flux reconciles only the components a fleet commit changes (without `fleet.artifacts`, it would reconcile %s).\n\n",
-			howMany, of, see, all)
+		fmt.Fprintf(b, "Flux reconciles **%s** %s%s: %s (without `fleet.artifacts`, it would reconcile %s).\n\n",
+			howMany, of, see, how, all)
 	default:
 		fmt.Fprintf(b, "Flux reconciles **%d of the %s** %s: the %d that read the fleet's GitRepository (every fleet commit moves it) and, of the %d with their own OCI artifact, those this change touches.\n\n",
 			n.reconciled, plural(n.total, "component"), of, n.onGit, n.onOCI)
@@ -801,14 +967,37 @@ func (fx *fluxView) writeSources(b *strings.Builder, removedApps map[string]bool
 		fmt.Fprintf(&out, "**Migration:** %d components move back to the fleet's GitRepository %s and their OCIRepositories are removed; their objects stay; %s.\n\n",
 			toGit, src, nothing)
 	}
-	var rows []string
+	if n.keptOCI > 0 {
+		// Going back between the two steps of the move to the projects'
+		// sources: the first step marked the OCIRepositories too.
+		stay := fmt.Sprintf("%d stay", n.keptOCI)
+		if n.keptOCI == 1 {
+			stay = "1 stays"
+		}
+		fmt.Fprintf(&out, "Of those OCIRepositories, %s in the cluster although the fleet no longer holds them: they are marked `%s: disabled` (the first step of the move to the projects' sources), so Flux does not prune them. "+
+			"Nothing reads them; delete them by hand (`kubectl delete ocirepositories -n flux-system -l fleetwright.io/project=<project>`).\n\n",
+			stay, pruneAnnotation)
+	}
+	fx.steps.writeSteps(&out)
+	var rows, projects []string
 	for _, c := range fx.comps {
+		if c.project {
+			if why := fx.projectRow(c); why != "" {
+				projects = append(projects, fmt.Sprintf("| `%s` | %s |\n", c.key, why))
+			}
+			continue
+		}
 		var why string
 		switch {
 		case c.head == nil:
-			if c.base.oci != nil && !removedApps[c.app()] {
+			switch {
+			case keptFromPrune(c.base.ks):
+				why = "removed from the fleet, but kept from pruning: Flux leaves it and its objects (see Danger)"
+			case c.base.oci != nil && !removedApps[c.app()]:
 				why = "removed: its OCIRepository goes with its Kustomization, which prunes its objects"
 			}
+		case c.unsafeMove:
+			why = "pruned by the root Kustomization with its objects, then created again from its project's source (see Danger)"
 		case c.head.oci == nil || c.mismatch:
 		case c.base == nil:
 			why = fmt.Sprintf("new: pulls its artifact `%s`", short(c.head.digest()))
@@ -829,6 +1018,13 @@ func (fx *fluxView) writeSources(b *strings.Builder, removedApps map[string]bool
 		if why != "" {
 			rows = append(rows, fmt.Sprintf("| `%s` | %s |\n", c.key, why))
 		}
+	}
+	if len(projects) > 0 {
+		out.WriteString("| project | what Flux does |\n|---|---|\n")
+		for _, r := range projects {
+			out.WriteString(r)
+		}
+		out.WriteString("\n")
 	}
 	if len(rows) > 0 {
 		out.WriteString("| component | what Flux does |\n|---|---|\n")

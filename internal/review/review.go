@@ -111,7 +111,7 @@ func Build(in Input) *Comment {
 	}
 	// Workloads by workloadKey, which pairs them across renames.
 	baseW, headW := workloads(baseObjs), workloads(headObjs)
-	c.Danger = append(c.Danger, dangers(apps, baseObjs, headObjs, baseW, headW, fx.removedOCI)...)
+	c.Danger = append(c.Danger, dangers(apps, baseObjs, headObjs, baseW, headW, fx.removedOCI, fx.keptApps, fx.keptDirs)...)
 	c.Danger = append(c.Danger, fx.danger...)
 	c.FullDiff = fleet.Diff(changes, "")
 
@@ -159,19 +159,32 @@ func Build(in Input) *Comment {
 	}
 	full := false
 	ix := newIndex(baseObjs, headObjs)
+	// A file whose Flux objects moved to another is shown there, if
+	// anything is left to show.
+	movedTo := map[string]bool{}
+	for to, from := range fx.movedFrom {
+		movedTo[from] = string(fx.shown[to]) != string(in.Head[to])
+	}
 	for i, ch := range changes {
+		verb := ""
 		if shown, ok := fx.shown[ch.Path]; ok {
 			if string(shown) == string(ch.New) {
-				hidden = append(hidden, "`"+ch.Path+"`")
+				if !movedTo[ch.Path] {
+					hidden = append(hidden, "`"+ch.Path+"`")
+				}
 				continue
 			}
 			ch.Old = shown
+			if from, ok := fx.movedFrom[ch.Path]; ok {
+				ch.Op = fleet.Update
+				verb = "moved from <code>" + from + "</code>, changed"
+			}
 		}
 		if full { // what does not fit is named, not built
 			c.Cut = append(c.Cut, ch.Path)
 			continue
 		}
-		secs := []string{section(ch, ix)}
+		secs := []string{section(ch, ix, verb)}
 		names := []string{ch.Path}
 		if dir := path.Dir(ch.Path); last[dir] == i {
 			ids := patchedIDs[dir]
@@ -511,8 +524,9 @@ func unionKeys[V any](a, b map[string]V) []string {
 
 // section is the collapsible diff of one file: a ConfigMap's files and a
 // kustomization's patches as the text they hold, anything else as the
-// file's unified diff.
-func section(ch fleet.Change, ix *index) string {
+// file's unified diff. verb says what happens to the file ("" for what
+// its change says).
+func section(ch fleet.Change, ix *index, verb string) string {
 	title := ch.Path
 	bo, bok := ix.fileObject(ch.Path, 0)
 	ho, hok := ix.fileObject(ch.Path, 1)
@@ -523,7 +537,9 @@ func section(ch fleet.Change, ix *index) string {
 	case single && bok:
 		title = bo.label()
 	}
-	verb := map[fleet.Op]string{fleet.Add: "added", fleet.Update: "changed", fleet.Delete: "removed"}[ch.Op]
+	if verb == "" {
+		verb = map[fleet.Op]string{fleet.Add: "added", fleet.Update: "changed", fleet.Delete: "removed"}[ch.Op]
+	}
 	d := ""
 	switch {
 	case !single:

@@ -26,6 +26,13 @@ func seedFiles(t *testing.T) map[string][]byte {
 
 func renderFiles(t *testing.T, files map[string][]byte) (*spec.Repo, map[string][]byte) {
 	t.Helper()
+	return renderOver(t, files, nil)
+}
+
+// renderOver renders the apps as render does over the fleet as it is
+// (generate.Options.Previous), prev; nil renders a new fleet.
+func renderOver(t *testing.T, files, prev map[string][]byte) (*spec.Repo, map[string][]byte) {
+	t.Helper()
 	l, err := spec.NewLoader(exports.Catalog{}, "")
 	if err != nil {
 		t.Fatal(err)
@@ -34,7 +41,14 @@ func renderFiles(t *testing.T, files map[string][]byte) (*spec.Repo, map[string]
 	if ps.HasErrors() {
 		t.Fatal(ps)
 	}
-	f, err := generate.Render(repo, generate.Options{})
+	opts := generate.Options{}
+	if prev != nil {
+		opts.Previous = func(p string) ([]byte, bool) {
+			b, ok := prev[p]
+			return b, ok
+		}
+	}
+	f, err := generate.Render(repo, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,10 @@ import (
 // parse: the scan is what a review pays for each app a change leaves alone.
 func BenchmarkScanVsParse(b *testing.B) {
 	files := golden.ReadFiles(b, "../generate/testdata/fleets/artifacts")
-	data := []byte(files["clusters/prod/apps/shop-orders.yaml"])
+	data := []byte(files["apps/prod/shop/_flux/orders.yaml"])
+	if len(data) == 0 {
+		b.Fatal("the golden fleet has no Flux file of app shop/orders")
+	}
 	b.Run("scan", func(b *testing.B) {
 		for b.Loop() {
 			scanFluxFile("x", data)
