@@ -518,7 +518,12 @@ func allReady(kss []kustomizev1.Kustomization, want func(*kustomizev1.Kustomizat
 		k := &kss[i]
 		rev := want(k)
 		ready := apimeta.FindStatusCondition(k.Status.Conditions, meta.ReadyCondition)
-		if rev == "" || k.Status.LastAppliedRevision != rev || ready == nil || ready.Status != metav1.ConditionTrue || k.Status.ObservedGeneration != k.Generation {
+		// A Kustomization that applied rev and passed its health check may
+		// be in its periodic reconcile (every 10m): Ready is Unknown while
+		// it runs. A first deploy longer than the interval always has some.
+		rerun := ready != nil && ready.Status == metav1.ConditionUnknown && ready.Reason == meta.ProgressingReason &&
+			apimeta.IsStatusConditionTrue(k.Status.Conditions, meta.HealthyCondition)
+		if rev == "" || k.Status.LastAppliedRevision != rev || ready == nil || (ready.Status != metav1.ConditionTrue && !rerun) || k.Status.ObservedGeneration != k.Generation {
 			notReady++
 			if first == "" {
 				msg := "no Ready condition"
