@@ -480,6 +480,17 @@ func sideDir(s *fluxSide, project bool) string {
 // OCIRepository's artifact path (the project's Flux folder), or the
 // project folder its path ends with (apps/<cluster>/<project>/_project).
 func projectDir(s *fluxSide) string {
+	dir := appliedDir(s, 3)
+	if dir == "" || (s.oci == nil && !strings.HasPrefix(path.Base(dir), "_")) {
+		return ""
+	}
+	return dir
+}
+
+// appliedDir is the folder a side's Kustomization applies: its
+// OCIRepository's artifact path, or the last depth+1 segments of its path
+// when they are a folder under apps/.
+func appliedDir(s *fluxSide, depth int) string {
 	if s == nil {
 		return ""
 	}
@@ -488,13 +499,13 @@ func projectDir(s *fluxSide) string {
 	}
 	p := strings.Trim(str(get(s.ks.Obj, "spec", "path")), "/")
 	i := len(p)
-	for range 3 { // the start of the last three segments
+	for range depth {
 		if i = strings.LastIndexByte(p[:i], '/'); i < 0 {
 			return ""
 		}
 	}
 	dir := p[strings.LastIndexByte(p[:i], '/')+1:]
-	if !strings.HasPrefix(dir, layout.AppsDir+"/") || strings.Contains(dir, "//") || path.Clean(dir) != dir || !strings.HasPrefix(path.Base(dir), "_") {
+	if !strings.HasPrefix(dir, layout.AppsDir+"/") || strings.Contains(dir, "//") || path.Clean(dir) != dir {
 		return ""
 	}
 	return dir
@@ -523,26 +534,7 @@ const fluxFolder = "_flux"
 // componentDir is the folder a side's Kustomization applies: its
 // OCIRepository's artifact path, or the component folder its path ends
 // with.
-func componentDir(s *fluxSide) string {
-	if s == nil {
-		return ""
-	}
-	if s.oci != nil {
-		return str(get(s.oci.Obj, "metadata", "annotations", artifactPathAnnotation))
-	}
-	p := strings.Trim(str(get(s.ks.Obj, "spec", "path")), "/")
-	i := len(p)
-	for range 4 { // the start of the last four segments
-		if i = strings.LastIndexByte(p[:i], '/'); i < 0 {
-			return ""
-		}
-	}
-	dir := p[strings.LastIndexByte(p[:i], '/')+1:]
-	if !strings.HasPrefix(dir, layout.AppsDir+"/") || strings.Contains(dir, "//") || path.Clean(dir) != dir {
-		return ""
-	}
-	return dir
-}
+func componentDir(s *fluxSide) string { return appliedDir(s, 4) }
 
 // sourceless is a Kustomization's spec without where it reads from.
 func sourceless(ks object) map[string]any {
