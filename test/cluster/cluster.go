@@ -424,6 +424,17 @@ func (c *Cluster) run(name, bin string, env []string, args ...string) (*process,
 	return p, nil
 }
 
+// PIDs returns the process id of every process of the cluster by name
+// (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok and
+// each Flux controller), for measurements such as their CPU time.
+func (c *Cluster) PIDs() map[string]int {
+	out := map[string]int{}
+	for _, p := range c.processes() {
+		out[p.name] = p.cmd.Process.Pid
+	}
+	return out
+}
+
 func (c *Cluster) processes() []*process {
 	c.mu.Lock()
 	defer c.mu.Unlock()
