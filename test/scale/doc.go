@@ -19,7 +19,9 @@
 //     gotk_reconcile_duration_seconds_count, and their status), and the
 //     objects of their inventories;
 //   - cpu-s: the CPU time of Flux's controllers over both phases (from
-//     /proc/<pid>/stat).
+//     /proc/<pid>/stat); the RESULT line also lists every process of the
+//     cluster (the API server, etcd, the controller manager, the
+//     scheduler, kwok and Flux) by its CPU time over the first deploy.
 //
 // It is skipped unless FLEETWRIGHT_SCALE=1; docs/fleet.md has the command
 // and what it measured. Wall-clock numbers are reported, never asserted.

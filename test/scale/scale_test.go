@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -23,6 +24,7 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
@@ -89,10 +91,10 @@ func BenchmarkFleet(b *testing.B) {
 				b.ReportMetric(float64(r.sources), "sources/commit")
 				b.ReportMetric(r.cpu.Seconds(), "cpu-s")
 				b.ReportMetric(0, "ns/op")
-				b.Logf("RESULT layout=%s shape=%s apps=%d shards=%d flux-args=%q kustomize-args=%q source-args=%q kustomizations=%d ready=%s change=%s settle=%s fetch=%s ks/commit=%d (metrics %d) objects/commit=%d sources/commit=%d cpu deploy=%s change=%s per-controller=%s cluster-cpu-deploy=%s load=%s",
+				b.Logf("RESULT layout=%s shape=%s apps=%d shards=%d flux-args=%q kustomize-args=%q source-args=%q kustomizations=%d ready=%s change=%s settle=%s fetch=%s ks/commit=%d (metrics %d) objects/commit=%d sources/commit=%d cpu deploy=%s change=%s per-controller=%s cluster-cpu-deploy=%s api-requests-deploy=%s load=%s",
 					layout, shape, n, shards, os.Getenv(envFluxArgs), os.Getenv(envKsArgs), os.Getenv(envSrcArgs), r.kustomizations, r.ready.Round(100*time.Millisecond), r.change.Round(100*time.Millisecond),
 					r.settle.Round(100*time.Millisecond), r.fetch.Round(10*time.Millisecond), r.reconciles, r.metricReconciles, r.objects, r.sources, r.cpuDeploy.Round(10*time.Millisecond),
-					r.cpuChange.Round(10*time.Millisecond), r.perController, r.clusterDeploy, loadAvg())
+					r.cpuChange.Round(10*time.Millisecond), r.perController, r.clusterDeploy, r.requestsDeploy, loadAvg())
 			})
 		}
 	}
@@ -114,6 +116,7 @@ type result struct {
 	cpuChange        time.Duration
 	perController    string
 	clusterDeploy    string // every process's CPU over the first deploy
+	requestsDeploy   string // the API server's busiest requests over the first deploy
 }
 
 func runCase(b *testing.B, shape Shape, n, shards int, artifacts bool) result {
@@ -166,6 +169,7 @@ func runCase(b *testing.B, shape Shape, n, shards int, artifacts bool) result {
 	// API server a tenth of a core of the two it shares with Flux.
 	flux := watchFlux(ctx, b, c)
 	cpu0 := cpuTimes(b, c)
+	req0 := apiRequests(ctx, b, c)
 	bootstrap(ctx, b, c, url)
 	hook := receiver(ctx, b, c)
 	rev1 := "main@sha1:" + commit1
@@ -195,6 +199,7 @@ func runCase(b *testing.B, shape Shape, n, shards int, artifacts bool) result {
 	r.kustomizations = len(kss.Items)
 	b.Logf("%d Kustomizations Ready at %s %s after the fetch", r.kustomizations, rev1, r.ready.Round(100*time.Millisecond))
 	cpu1 := cpuTimes(b, c)
+	r.requestsDeploy = requestUse(req0, apiRequests(ctx, b, c), 12)
 
 	// The change lands on a fleet at rest, as a merge usually does: the
 	// retries the first deploy scheduled (--requeue-dependency, 30s by
@@ -664,24 +669,110 @@ func cpuTimes(b *testing.B, c *cluster.Cluster) map[string]time.Duration {
 }
 
 // cpuUse lists, busiest first, the CPU time each process of the cluster
-// used between two readings of cpuTimes, and their sum.
+// used between two readings of cpuTimes, after their sum.
 func cpuUse(before, after map[string]time.Duration) string {
-	type use struct {
-		name string
-		d    time.Duration
+	return growth(before, after, 0, func(d time.Duration) string { return fmt.Sprintf("%.1fs", d.Seconds()) })
+}
+
+// growth lists the keys whose value grew from before to after, the
+// largest growth first (ties by key), at most n of them (every one when n
+// is 0), after the total growth: "all:<total>,<key>:<growth>,...".
+func growth[V int | time.Duration](before, after map[string]V, n int, format func(V) string) string {
+	type grown struct {
+		key string
+		by  V
 	}
-	var all []use
-	var total time.Duration
-	for name, d := range after {
-		all = append(all, use{name, d - before[name]})
-		total += d - before[name]
+	var all []grown
+	var total V
+	for k, v := range after {
+		if d := v - before[k]; d > 0 {
+			all = append(all, grown{k, d})
+			total += d
+		}
 	}
-	slices.SortFunc(all, func(a, b use) int { return cmp.Or(cmp.Compare(b.d, a.d), strings.Compare(a.name, b.name)) })
-	parts := []string{fmt.Sprintf("all:%.1fs", total.Seconds())}
-	for _, u := range all {
-		parts = append(parts, fmt.Sprintf("%s:%.1fs", u.name, u.d.Seconds()))
+	slices.SortFunc(all, func(a, b grown) int { return cmp.Or(cmp.Compare(b.by, a.by), strings.Compare(a.key, b.key)) })
+	if n > 0 && n < len(all) {
+		all = all[:n]
+	}
+	parts := []string{"all:" + format(total)}
+	for _, g := range all {
+		parts = append(parts, g.key+":"+format(g.by))
 	}
 	return strings.Join(parts, ",")
+}
+
+// apiRequests reads the API server's count of the requests it served, by
+// resource[/subresource] and verb ("kustomizations/status PATCH"), from
+// apiserver_request_total; a dry run counts apart ("deployments APPLY
+// dry-run").
+func apiRequests(ctx context.Context, b *testing.B, c *cluster.Cluster) map[string]int {
+	b.Helper()
+	hc, err := rest.HTTPClientFor(c.Config)
+	if err != nil {
+		b.Fatal(err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(c.Config.Host, "/")+"/metrics", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		b.Fatalf("the API server's metrics: %v", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b.Fatalf("the API server's metrics: %s", resp.Status)
+	}
+	out, err := parseRequestCounts(resp.Body)
+	if err != nil {
+		b.Fatalf("the API server's metrics: %v", err)
+	}
+	return out
+}
+
+// parseRequestCounts sums apiserver_request_total by resource, subresource,
+// verb and dry run.
+func parseRequestCounts(r io.Reader) (map[string]int, error) {
+	out := map[string]int{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "apiserver_request_total{") {
+			continue
+		}
+		end := strings.LastIndexByte(line, '}')
+		if end < 0 {
+			return nil, fmt.Errorf("%q: no end of labels", line)
+		}
+		labels := map[string]string{}
+		for _, kv := range strings.Split(line[len("apiserver_request_total{"):end], ",") {
+			k, v, ok := strings.Cut(kv, "=")
+			if ok {
+				labels[k] = strings.Trim(v, `"`)
+			}
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(line[end+1:]), 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q: %w", line, err)
+		}
+		key := labels["resource"]
+		if sub := labels["subresource"]; sub != "" {
+			key += "/" + sub
+		}
+		key += " " + labels["verb"]
+		if labels["dry_run"] != "" {
+			key += " dry-run"
+		}
+		out[key] += int(v)
+	}
+	return out, sc.Err()
+}
+
+// requestUse lists the n request kinds the API server served most between
+// two readings of apiRequests, busiest first, after their total.
+func requestUse(before, after map[string]int, n int) string {
+	return growth(before, after, n, strconv.Itoa)
 }
 
 // clockTicks is USER_HZ, the unit of /proc/<pid>/stat's times (100 on
