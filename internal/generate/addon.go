@@ -37,7 +37,7 @@ func (r *renderer) addon(a *spec.LoadedApp, c *spec.Component) ([]object, error)
 		TypeMeta: metav1.TypeMeta{APIVersion: "helm.toolkit.fluxcd.io/v2", Kind: "HelmRelease"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name: name, Namespace: a.Project, Labels: lbls,
-			Annotations: r.eventAnnotations(a, c.Name),
+			Annotations: componentEventAnnotations(a, c.Name),
 		},
 		Spec: helmv2.HelmReleaseSpec{
 			ReleaseName: name,

@@ -277,3 +277,48 @@ func TestProjectSourcesMoveInTwoSteps(t *testing.T) {
 		t.Errorf("render with a kept app's Flux file missing: %v", err)
 	}
 }
+
+// A commit to an app's spec moves its spec revision, which every Flux
+// object of the app names; a component whose folder did not change keeps
+// its artifact (its HelmRelease does not name the spec revision), so Flux
+// reconciles only the component that changed.
+func TestSpecRevisionMovesNoUnchangedArtifact(t *testing.T) {
+	t.Parallel()
+	const platform = "apps_domain: apps.test\nclusters: [{name: c}]\nbuild: {pin: false}\nfleet:\n  artifacts: {repository: registry.example.com/fleet}\n"
+	app := func(image string) []byte {
+		return []byte(`name: a
+components:
+  - name: db
+    type: addon
+    addon_spec: {type: postgresql, chart: {repo: https://charts.example.com, name: postgresql, version: 13.4.4}}
+  - name: api
+    type: workload
+    workload_spec:
+      image: ` + image + `
+      env: [{name: DATABASE_URL, export_ref: {component: db, export_key: connection_string}}]
+`)
+	}
+	renderAt := func(image, rev string) map[string]sourcev1.OCIRepository {
+		repo := load(t, map[string][]byte{"platform.yaml": []byte(platform), "apps/p/a/app.yaml": app(image)}, "")
+		f, err := generate.Render(repo, generate.Options{SpecRevision: func(*spec.LoadedApp) string { return rev }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		repos, _ := fluxSources(t, f.Map()["apps/c/p/_flux/a.yaml"])
+		return repos
+	}
+	before := renderAt("x/api:1", strings.Repeat("a", 40))
+	after := renderAt("x/api:2", strings.Repeat("b", 40))
+	if len(before) != 2 {
+		t.Fatalf("%d OCIRepositories, want the db's and the api's", len(before))
+	}
+	for name, o := range before {
+		moved := after[name].Spec.Reference.Digest != o.Spec.Reference.Digest
+		if moved != (name == "p-a-api") {
+			t.Errorf("%s: artifact moved = %v with a commit that changed the api's image", name, moved)
+		}
+		if got := after[name].Annotations[generate.AnnoSpecRevision]; got != strings.Repeat("b", 40) {
+			t.Errorf("%s names spec revision %q, want the new commit", name, got)
+		}
+	}
+}

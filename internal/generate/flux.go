@@ -19,13 +19,11 @@ import (
 )
 
 // eventAnnotations let Flux events name the app they are about: Flux copies
-// event.toolkit.fluxcd.io/* annotations into each event's metadata.
+// event.toolkit.fluxcd.io/* annotations into each event's metadata. The
+// Flux objects of the app's file (its Kustomizations and OCIRepositories)
+// also name the spec commit rendered (see componentEventAnnotations).
 func (r *renderer) eventAnnotations(a *spec.LoadedApp, component string) map[string]string {
-	m := map[string]string{
-		EventPrefix + "app":       a.Spec.Name,
-		EventPrefix + "project":   a.Project,
-		EventPrefix + "component": component,
-	}
+	m := componentEventAnnotations(a, component)
 	if r.opts.SpecRevision != nil {
 		if rev := r.opts.SpecRevision(a); rev != "" {
 			m[EventPrefix+"spec-revision"] = rev
@@ -33,6 +31,21 @@ func (r *renderer) eventAnnotations(a *spec.LoadedApp, component string) map[str
 		}
 	}
 	return m
+}
+
+// componentEventAnnotations name the app and component of an object in a
+// component's folder (a HelmRelease). They leave out the spec revision:
+// that changes with every commit to the app's spec, and on an object of the
+// folder it would change the component's files, and with fleet.artifacts
+// its artifact, so that Flux would reconcile the component on commits that
+// change another. The webhook takes the spec revision from the component's
+// Kustomization instead.
+func componentEventAnnotations(a *spec.LoadedApp, component string) map[string]string {
+	return map[string]string{
+		EventPrefix + "app":       a.Spec.Name,
+		EventPrefix + "project":   a.Project,
+		EventPrefix + "component": component,
+	}
 }
 
 func (r *renderer) fleetPath(p string) string {

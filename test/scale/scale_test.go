@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"cmp"
 	"context"
+	"crypto/sha1"
 	"fmt"
 	"io"
 	"net/http"
@@ -34,6 +35,7 @@ import (
 	"github.com/fleetwright/fleetwright/internal/gitrepo/gittest"
 	"github.com/fleetwright/fleetwright/internal/registry/registrytest"
 	"github.com/fleetwright/fleetwright/internal/render"
+	"github.com/fleetwright/fleetwright/internal/spec"
 	"github.com/fleetwright/fleetwright/test/cluster"
 )
 
@@ -392,7 +394,13 @@ func fleetFiles(ctx context.Context, b *testing.B, specs map[string][]byte, artR
 	if ps.HasErrors() {
 		b.Fatalf("synthetic specs are invalid:\n%v", ps)
 	}
-	f, err := generate.Render(repo, generate.Options{})
+	// As render does from the apps repository's history, every Flux object
+	// of an app names the last commit of its spec: here a hash of the spec,
+	// which moves with the app that changes and no other.
+	specRev := func(a *spec.LoadedApp) string {
+		return fmt.Sprintf("%x", sha1.Sum(specs["apps/"+a.Project+"/"+a.Spec.Name+"/app.yaml"]))
+	}
+	f, err := generate.Render(repo, generate.Options{SpecRevision: specRev})
 	if err != nil {
 		b.Fatal(err)
 	}
