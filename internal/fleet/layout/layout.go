@@ -21,6 +21,11 @@
 // holds its Namespace and that source:
 //
 //	apps/<cluster>/<project>/_flux/<app>.yaml           the app's OCIRepositories and Kustomizations
+//
+// A fleet whose root Kustomization applied an app's Flux objects from the
+// cluster folder moves them in two renders: the first keeps them there,
+// each marked PruneAnnotation: PruneDisabled, so that the root leaves them
+// on the cluster once it no longer applies them; the second moves them.
 package layout
 
 import (
@@ -42,6 +47,20 @@ const (
 	// fluxFolder sits among a project's apps and holds their Flux objects
 	// when the project has a source of its own.
 	fluxFolder = "_flux"
+)
+
+// The mark that keeps an app's Flux objects on the cluster while they move
+// to their project's source.
+const (
+	// PruneAnnotation is kustomize-controller's annotation that keeps an
+	// object from being pruned when the Kustomization that applied it no
+	// longer applies it.
+	PruneAnnotation = "kustomize.toolkit.fluxcd.io/prune"
+	// PruneDisabled is PruneAnnotation's value that keeps the object.
+	PruneDisabled = "disabled"
+	// PruneDisabledLine is the mark as it reads: a line of a file render
+	// writes, without its indentation.
+	PruneDisabledLine = PruneAnnotation + ": " + PruneDisabled
 )
 
 // FluxDir is the folder of a project's apps' Flux objects when the project
