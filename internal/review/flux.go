@@ -966,9 +966,9 @@ func (fx *fluxView) writeSources(b *strings.Builder, removedApps map[string]bool
 		if n.keptOCI == 1 {
 			stay = "1 stays"
 		}
-		fmt.Fprintf(&out, "Of those OCIRepositories, %s in the cluster although the fleet no longer holds them: they are marked `%s: disabled` (the first step of the move to the projects' sources), so Flux does not prune them. "+
+		fmt.Fprintf(&out, "Of those OCIRepositories, %s in the cluster although the fleet no longer holds them: they are marked `%s` (the first step of the move to the projects' sources), so Flux does not prune them. "+
 			"Nothing reads them; delete them by hand (`kubectl delete ocirepositories -n flux-system -l fleetwright.io/project=<project>`).\n\n",
-			stay, pruneAnnotation)
+			stay, layout.PruneDisabledLine)
 	}
 	fx.steps.writeSteps(&out)
 	var rows, projects []string
