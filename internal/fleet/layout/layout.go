@@ -99,6 +99,20 @@ func FluxDirOf(p string) string {
 	return path.Join(parts[:4]...)
 }
 
+// FluxDirAbove is the project Flux folder (FluxDir) that holds the fleet
+// file p at any depth, or "" when p is elsewhere. FluxDirOf takes only the
+// files render writes there, <app>.yaml; FluxDirAbove takes as well a file
+// in a folder below, which a change made by hand may add and which the
+// folder's artifact packs with the rest. The folder is p's own leading
+// segments, as they are.
+func FluxDirAbove(p string) string {
+	parts := strings.SplitN(p, "/", 5)
+	if len(parts) != 5 || parts[0] != AppsDir || parts[3] != fluxFolder {
+		return ""
+	}
+	return strings.Join(parts[:4], "/")
+}
+
 // projectLevel reports whether a folder name among a project's apps is one
 // of the project's own (_project, _flux): app names cannot start with "_".
 func projectLevel(name string) bool { return strings.HasPrefix(name, "_") }

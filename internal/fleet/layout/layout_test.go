@@ -78,6 +78,33 @@ func TestInComponentDir(t *testing.T) {
 	}
 }
 
+func TestFluxDirOfAndAbove(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ file, of, above string }{
+		{"apps/c/p/_flux/a.yaml", "apps/c/p/_flux", "apps/c/p/_flux"},
+		{"apps/c/p/_flux/x/y.yaml", "", "apps/c/p/_flux"},
+		{"apps/c/p/_flux/x/y/z.yaml", "", "apps/c/p/_flux"},
+		{"apps/c/p/_flux/", "apps/c/p/_flux", "apps/c/p/_flux"},
+		{"apps/c/p/_flux", "", ""},
+		{"apps/c/p/_fluxes/a.yaml", "", ""},
+		{"apps/c/p/_project/n.yaml", "", ""},
+		{"apps/c/p/a/web/k.yaml", "", ""},
+		{"apps/c/p/a/_flux/k.yaml", "", ""},
+		{"apps/c/_flux/a.yaml", "", ""},
+		{"x/c/p/_flux/a.yaml", "", ""},
+		{"x/apps/c/p/_flux/a.yaml", "", ""},
+		{"clusters/c/apps/p-a.yaml", "", ""},
+		{"", "", ""},
+	} {
+		if got := layout.FluxDirOf(tc.file); got != tc.of {
+			t.Errorf("FluxDirOf(%q) = %q, want %q", tc.file, got, tc.of)
+		}
+		if got := layout.FluxDirAbove(tc.file); got != tc.above {
+			t.Errorf("FluxDirAbove(%q) = %q, want %q", tc.file, got, tc.above)
+		}
+	}
+}
+
 func TestPruneDisabledLineIsTheWrittenMark(t *testing.T) {
 	t.Parallel()
 	obj := map[string]any{"kind": "Kustomization", "metadata": map[string]any{
