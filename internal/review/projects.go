@@ -65,8 +65,8 @@ type placements struct {
 	// the first step, by app.
 	unsafe map[string][]*component
 	// into and outOf are the projects' Flux folders that Flux objects move
-	// into from the cluster folder, and out of to it; bound those of the
-	// apps preparing.
+	// into from the cluster folder, and out of to it; bound the projects'
+	// folders (apps/<cluster>/<project>) of the apps preparing.
 	into, outOf, bound map[string]bool
 }
 
@@ -116,10 +116,10 @@ func (fx *fluxView) place(byID map[string]*component, headFiles map[string]*flux
 		switch {
 		case bRoot && hRoot && !bKept && hKept && allKept(headFiles[h.ks.File]):
 			st.preparing[app] = true
-			st.bound[path.Join(path.Dir(path.Dir(c.dir)), fluxFolder)] = true
+			st.bound[path.Dir(path.Dir(c.dir))] = true
 			explainPrune(h)
-		case bRoot && !hRoot && fluxDirOf(h.ks.File) != "":
-			st.into[fluxDirOf(h.ks.File)] = true
+		case bRoot && !hRoot && layout.FluxDirAbove(h.ks.File) != "":
+			st.into[layout.FluxDirAbove(h.ks.File)] = true
 			if bKept {
 				st.moving[app] = true
 				explainPrune(h)
@@ -127,8 +127,8 @@ func (fx *fluxView) place(byID map[string]*component, headFiles map[string]*flux
 				c.unsafeMove = true
 				st.unsafe[app] = append(st.unsafe[app], c)
 			}
-		case !bRoot && hRoot && fluxDirOf(b.ks.File) != "":
-			st.outOf[fluxDirOf(b.ks.File)] = true
+		case !bRoot && hRoot && layout.FluxDirAbove(b.ks.File) != "":
+			st.outOf[layout.FluxDirAbove(b.ks.File)] = true
 			st.back[app] = true
 			if bKept && !hKept {
 				explainPrune(h)
@@ -196,7 +196,7 @@ func unsafeMove(app string, comps []*component, byID map[string]*component) stri
 	for _, c := range comps {
 		names = append(names, name(c.base.ks))
 	}
-	dir := fluxDirOf(comps[0].head.ks.File)
+	dir := layout.FluxDirAbove(comps[0].head.ks.File)
 	by := "the project's Kustomization"
 	for _, p := range byID {
 		if p.project && p.head != nil && p.dir == dir {
@@ -220,7 +220,7 @@ func unapplied(changes []fleet.Change, byID map[string]*component) []string {
 	}
 	files := map[string][]string{}
 	for _, ch := range changes {
-		if dir := fluxDirOf(ch.Path); dir != "" && ch.Op != fleet.Delete && !applied[dir] {
+		if dir := layout.FluxDirAbove(ch.Path); dir != "" && ch.Op != fleet.Delete && !applied[dir] {
 			files[dir] = append(files[dir], "`"+strings.TrimPrefix(ch.Path, dir+"/")+"`")
 		}
 	}
