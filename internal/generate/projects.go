@@ -31,13 +31,6 @@ import (
 // root the project's few objects, the project's Kustomization its apps'
 // Flux objects, and the component its own.
 
-// AnnoPrune is kustomize-controller's annotation that keeps an object from
-// being pruned when the Kustomization that applied it no longer does.
-const AnnoPrune = "kustomize.toolkit.fluxcd.io/prune"
-
-// pruneDisabled is AnnoPrune's value that keeps the object.
-const pruneDisabled = "disabled"
-
 // placement is where an app's Flux objects go.
 type placement int
 
@@ -48,7 +41,7 @@ const (
 	// placeProject: the app's file in its project's Flux folder.
 	placeProject
 	// placePrepare: the app's file stays in the cluster folder, its
-	// objects marked with AnnoPrune=disabled, because the root
+	// objects marked layout.PruneAnnotation: disabled, because the root
 	// Kustomization applied them from there: moving them at once would
 	// make the root prune them (and their workloads with them) before the
 	// project's Kustomization takes them over. Once Flux has applied this,
@@ -89,7 +82,7 @@ func (r *renderer) placement(a *spec.LoadedApp) placement {
 }
 
 // pruneDisabledOnAll reports whether every object of a generated Flux file
-// carries AnnoPrune=disabled.
+// carries the mark, its text holding layout.PruneDisabledLine.
 func pruneDisabledOnAll(data []byte) bool {
 	objects := 0
 	for doc := range strings.SplitSeq(string(data), "\n---\n") {
@@ -97,7 +90,7 @@ func pruneDisabledOnAll(data []byte) bool {
 			continue
 		}
 		objects++
-		if !strings.Contains(doc, AnnoPrune+": "+pruneDisabled) {
+		if !strings.Contains(doc, layout.PruneDisabledLine) {
 			return false
 		}
 	}
@@ -112,7 +105,7 @@ func (r *renderer) appFluxFile(a *spec.LoadedApp, p placement) string {
 	return layout.AppFile(r.opts.Platform, a.Cluster, a.Project, a.Spec.Name)
 }
 
-// keepFromPrune marks Flux objects with AnnoPrune=disabled.
+// keepFromPrune marks Flux objects layout.PruneAnnotation: disabled.
 func keepFromPrune(objs []any) {
 	for _, o := range objs {
 		if m, ok := o.(metav1.Object); ok {
@@ -120,7 +113,7 @@ func keepFromPrune(objs []any) {
 			if annos == nil {
 				annos = map[string]string{}
 			}
-			annos[AnnoPrune] = pruneDisabled
+			annos[layout.PruneAnnotation] = layout.PruneDisabled
 			m.SetAnnotations(annos)
 		}
 	}

@@ -25,8 +25,8 @@ func dangers(apps []*appChange, base, head map[string]object, bw, hw map[string]
 		if a.status == "removed" {
 			removedApps[a.key] = true
 			if kept[a.key] {
-				out = append(out, fmt.Sprintf("app `%s` is removed from the fleet, but its Kustomizations are marked `%s: disabled` (the first step of its move to its project's source): "+
-					"Flux does not prune them, so they and every object they applied stay on the cluster; delete them by hand", a.key, pruneAnnotation))
+				out = append(out, fmt.Sprintf("app `%s` is removed from the fleet, but its Kustomizations are marked `%s` (the first step of its move to its project's source): "+
+					"Flux does not prune them, so they and every object they applied stay on the cluster; delete them by hand", a.key, layout.PruneDisabledLine))
 				continue
 			}
 			d := fmt.Sprintf("app `%s` is removed: Flux prunes every object it created", a.key)

@@ -238,7 +238,7 @@ func fluxSources(changes []fleet.Change, base, head map[string][]byte, removedAp
 		changedFile[ch.Path] = true
 		if d := layout.ComponentDirOf(ch.Path); d != "" {
 			changedDir[d] = true
-		} else if d := fluxDirOf(ch.Path); d != "" {
+		} else if d := layout.FluxDirAbove(ch.Path); d != "" {
 			changedDir[d] = true
 			fx.dirChanges[d] = append(fx.dirChanges[d], folderChange(ch, d))
 		}
@@ -510,26 +510,6 @@ func appliedDir(s *fluxSide, depth int) string {
 	}
 	return dir
 }
-
-// fluxDirOf is the project's Flux folder (layout.FluxDir) that holds the
-// fleet file p, at any depth, or "".
-func fluxDirOf(p string) string {
-	i := 0
-	for range 3 {
-		j := strings.IndexByte(p[i:], '/')
-		if j < 0 {
-			return ""
-		}
-		i += j + 1
-	}
-	if !strings.HasPrefix(p, layout.AppsDir+"/") || !strings.HasPrefix(p[i:], fluxFolder+"/") {
-		return ""
-	}
-	return p[:i+len(fluxFolder)]
-}
-
-// fluxFolder is the name of a project's Flux folder (layout.FluxDir).
-const fluxFolder = "_flux"
 
 // componentDir is the folder a side's Kustomization applies: its
 // OCIRepository's artifact path, or the component folder its path ends
@@ -966,9 +946,9 @@ func (fx *fluxView) writeSources(b *strings.Builder, removedApps map[string]bool
 		if n.keptOCI == 1 {
 			stay = "1 stays"
 		}
-		fmt.Fprintf(&out, "Of those OCIRepositories, %s in the cluster although the fleet no longer holds them: they are marked `%s: disabled` (the first step of the move to the projects' sources), so Flux does not prune them. "+
+		fmt.Fprintf(&out, "Of those OCIRepositories, %s in the cluster although the fleet no longer holds them: they are marked `%s` (the first step of the move to the projects' sources), so Flux does not prune them. "+
 			"Nothing reads them; delete them by hand (`kubectl delete ocirepositories -n flux-system -l fleetwright.io/project=<project>`).\n\n",
-			stay, pruneAnnotation)
+			stay, layout.PruneDisabledLine)
 	}
 	fx.steps.writeSteps(&out)
 	var rows, projects []string

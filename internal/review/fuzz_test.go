@@ -241,11 +241,11 @@ func TestProjectDir(t *testing.T) {
 		"apps/c/p/_flux":           "",
 		"x/c/p/_flux/a.yaml":       "",
 	} {
-		if got := fluxDirOf(p); got != want {
-			t.Errorf("fluxDirOf(%q) = %q, want %q", p, got, want)
+		if got := layout.FluxDirAbove(p); got != want {
+			t.Errorf("layout.FluxDirAbove(%q) = %q, want %q", p, got, want)
 		}
 		if layout.FluxDirOf(p) != "" && layout.FluxDirOf(p) != want {
-			t.Errorf("fluxDirOf(%q) = %q, layout.FluxDirOf %q", p, want, layout.FluxDirOf(p))
+			t.Errorf("layout.FluxDirAbove(%q) = %q, layout.FluxDirOf %q", p, want, layout.FluxDirOf(p))
 		}
 	}
 }

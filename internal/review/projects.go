@@ -29,16 +29,12 @@ import (
 // back is one step: the root takes the objects over before it prunes the
 // project's Kustomization.
 
-// pruneAnnotation is kustomize-controller's annotation that keeps an
-// object from being pruned (generate.AnnoPrune).
-const pruneAnnotation = "kustomize.toolkit.fluxcd.io/prune"
-
-var pruneField = []string{"metadata", "annotations", pruneAnnotation}
+var pruneField = []string{"metadata", "annotations", layout.PruneAnnotation}
 
 // keptFromPrune says whether Flux keeps an object that the Kustomization
 // which applied it no longer applies.
 func keptFromPrune(o object) bool {
-	return str(get(o.Obj, "metadata", "annotations", pruneAnnotation)) == "disabled"
+	return str(get(o.Obj, "metadata", "annotations", layout.PruneAnnotation)) == layout.PruneDisabled
 }
 
 // rootApplied says whether the root Kustomization applies a fleet file: a
@@ -69,8 +65,8 @@ type placements struct {
 	// the first step, by app.
 	unsafe map[string][]*component
 	// into and outOf are the projects' Flux folders that Flux objects move
-	// into from the cluster folder, and out of to it; bound those of the
-	// apps preparing.
+	// into from the cluster folder, and out of to it; bound the projects'
+	// folders (apps/<cluster>/<project>) of the apps preparing.
 	into, outOf, bound map[string]bool
 }
 
@@ -102,8 +98,8 @@ func (fx *fluxView) place(byID map[string]*component, headFiles map[string]*flux
 				if removedApps[app] {
 					fx.keptApps[app] = true
 				} else {
-					fx.danger = append(fx.danger, fmt.Sprintf("%s is removed, but its Kustomization %s is marked `%s: disabled`: Flux does not prune it, so it and the objects it applied stay on the cluster; delete them by hand",
-						c.what(), name(b.ks), pruneAnnotation))
+					fx.danger = append(fx.danger, fmt.Sprintf("%s is removed, but its Kustomization %s is marked `%s`: Flux does not prune it, so it and the objects it applied stay on the cluster; delete them by hand",
+						c.what(), name(b.ks), layout.PruneDisabledLine))
 				}
 			}
 			continue
@@ -120,10 +116,10 @@ func (fx *fluxView) place(byID map[string]*component, headFiles map[string]*flux
 		switch {
 		case bRoot && hRoot && !bKept && hKept && allKept(headFiles[h.ks.File]):
 			st.preparing[app] = true
-			st.bound[path.Join(path.Dir(path.Dir(c.dir)), fluxFolder)] = true
+			st.bound[path.Dir(path.Dir(c.dir))] = true
 			explainPrune(h)
-		case bRoot && !hRoot && fluxDirOf(h.ks.File) != "":
-			st.into[fluxDirOf(h.ks.File)] = true
+		case bRoot && !hRoot && layout.FluxDirAbove(h.ks.File) != "":
+			st.into[layout.FluxDirAbove(h.ks.File)] = true
 			if bKept {
 				st.moving[app] = true
 				explainPrune(h)
@@ -131,8 +127,8 @@ func (fx *fluxView) place(byID map[string]*component, headFiles map[string]*flux
 				c.unsafeMove = true
 				st.unsafe[app] = append(st.unsafe[app], c)
 			}
-		case !bRoot && hRoot && fluxDirOf(b.ks.File) != "":
-			st.outOf[fluxDirOf(b.ks.File)] = true
+		case !bRoot && hRoot && layout.FluxDirAbove(b.ks.File) != "":
+			st.outOf[layout.FluxDirAbove(b.ks.File)] = true
 			st.back[app] = true
 			if bKept && !hKept {
 				explainPrune(h)
@@ -186,10 +182,10 @@ const maxUnsafeLines = 3
 // projects' Flux folders without the first step.
 func unsafeMoves(apps []string) string {
 	names := "`" + strings.Join(apps[:maxUnsafeLines], "`, `") + "`"
-	return fmt.Sprintf("%d apps (%s and %d more) move to their projects' sources in one step: their Kustomizations leave the cluster folder, which the root Kustomization applies, without `%s: disabled`, "+
+	return fmt.Sprintf("%d apps (%s and %d more) move to their projects' sources in one step: their Kustomizations leave the cluster folder, which the root Kustomization applies, without `%s`, "+
 		"so the root prunes them, and they every object they applied, before the projects' Kustomizations create them again. "+
 		"Render with the fleet as it is first (that marks them), let Flux apply it, then render again to move them",
-		len(apps), names, len(apps)-maxUnsafeLines, pruneAnnotation)
+		len(apps), names, len(apps)-maxUnsafeLines, layout.PruneDisabledLine)
 }
 
 // unsafeMove is the danger of an app whose Flux objects move to their
@@ -200,17 +196,17 @@ func unsafeMove(app string, comps []*component, byID map[string]*component) stri
 	for _, c := range comps {
 		names = append(names, name(c.base.ks))
 	}
-	dir := fluxDirOf(comps[0].head.ks.File)
+	dir := layout.FluxDirAbove(comps[0].head.ks.File)
 	by := "the project's Kustomization"
 	for _, p := range byID {
 		if p.project && p.head != nil && p.dir == dir {
 			by += " " + name(p.head.ks)
 		}
 	}
-	return fmt.Sprintf("app `%s` moves to its project's source in one step: its %s (%s) leave `%s`, which the root Kustomization applies, without `%s: disabled`, "+
+	return fmt.Sprintf("app `%s` moves to its project's source in one step: its %s (%s) leave `%s`, which the root Kustomization applies, without `%s`, "+
 		"so the root prunes them, and they every object they applied, before %s creates them again from `%s`. "+
 		"Render with the fleet as it is first (that marks them), let Flux apply it, then render again to move them",
-		app, plural(len(comps), "Kustomization"), strings.Join(names, ", "), comps[0].base.ks.File, pruneAnnotation, by, dir)
+		app, plural(len(comps), "Kustomization"), strings.Join(names, ", "), comps[0].base.ks.File, layout.PruneDisabledLine, by, dir)
 }
 
 // unapplied lists the projects' Flux folders that change while no
@@ -224,7 +220,7 @@ func unapplied(changes []fleet.Change, byID map[string]*component) []string {
 	}
 	files := map[string][]string{}
 	for _, ch := range changes {
-		if dir := fluxDirOf(ch.Path); dir != "" && ch.Op != fleet.Delete && !applied[dir] {
+		if dir := layout.FluxDirAbove(ch.Path); dir != "" && ch.Op != fleet.Delete && !applied[dir] {
 			files[dir] = append(files[dir], "`"+strings.TrimPrefix(ch.Path, dir+"/")+"`")
 		}
 	}
@@ -277,9 +273,9 @@ func sources(apps int, dirs map[string]bool) string {
 // projects' Flux folders.
 func (st placements) writeSteps(b *strings.Builder) {
 	if n := len(st.preparing); n > 0 {
-		fmt.Fprintf(b, "**Migration, first step:** prepares %s move to %s: %s Flux objects in the cluster folder are marked `%s: disabled`, "+
+		fmt.Fprintf(b, "**Migration, first step:** prepares %s move to %s: %s Flux objects in the cluster folder are marked `%s`, "+
 			"so Flux keeps them if they are no longer applied from here. Once Flux has applied this, the next render moves them.\n\n",
-			appsOf(n), sources(n, st.bound), itsOrTheir(n), pruneAnnotation)
+			appsOf(n), sources(n, st.bound), itsOrTheir(n), layout.PruneDisabledLine)
 	}
 	if n := len(st.moving); n > 0 {
 		fmt.Fprintf(b, "**Migration, second step:** %s Flux objects move from the cluster folder to %s (%s, applied from the artifact of each project): "+
@@ -293,8 +289,8 @@ func (st placements) writeSteps(b *strings.Builder) {
 			appsOf(n), sources(n, st.outOf), folders(st.outOf))
 	}
 	if n := len(st.unmarked); n > 0 {
-		fmt.Fprintf(b, "**Migration:** %s Flux objects in the cluster folder are no longer kept from pruning (`%s: disabled` goes): the root Kustomization applies them as before.\n\n",
-			appsOf(n), pruneAnnotation)
+		fmt.Fprintf(b, "**Migration:** %s Flux objects in the cluster folder are no longer kept from pruning (`%s` goes): the root Kustomization applies them as before.\n\n",
+			appsOf(n), layout.PruneDisabledLine)
 	}
 }
 

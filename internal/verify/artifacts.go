@@ -119,8 +119,8 @@ func isFluxDir(dir string) bool { return layout.FluxDirOf(dir+"/x.yaml") == dir 
 // pruneDisabledAt returns the position of an object's annotation
 // kustomize.toolkit.fluxcd.io/prune: disabled (the zero pos without it).
 func pruneDisabledAt(n *node) pos {
-	if a := n.Get("metadata").Get("annotations").Get(generate.AnnoPrune); a != nil && a.Text() == "disabled" {
-		return at(n, "metadata.annotations."+generate.AnnoPrune)
+	if a := n.Get("metadata").Get("annotations").Get(layout.PruneAnnotation); a != nil && a.Text() == layout.PruneDisabled {
+		return at(n, "metadata.annotations."+layout.PruneAnnotation)
 	}
 	return pos{}
 }

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/kustomize/api/konfig"
 
 	"github.com/fleetwright/fleetwright/internal/fleet"
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/manifest"
 	"github.com/fleetwright/fleetwright/internal/render"
@@ -49,7 +50,7 @@ func (r *run) desiredFleet(apps *Apps, images map[string]string) (map[string][]b
 
 // pruneDisabledLine is the line of the annotation that the first render
 // of the move to a project's source puts on an app's Flux objects.
-var pruneDisabledLine = []byte(generate.AnnoPrune + ": disabled")
+var pruneDisabledLine = []byte(layout.PruneDisabledLine)
 
 // previous reads a file of the fleet being verified as the render that
 // wrote it read it. That is the file itself, except for the Flux objects

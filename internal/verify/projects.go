@@ -64,8 +64,8 @@ func (r *run) checkProjectSources(kss []*fluxKS, repos []*ociRepo) {
 				Check: CheckProjects, Severity: SeverityError, File: r.display(old), Line: firstObjectLine(r.t.files[old]),
 				Message: fmt.Sprintf("app %s/%s/%s has its Flux objects both here, applied by the cluster's root Kustomization, and in %s, applied by %s: "+
 					"two Kustomizations would apply the same objects and fight over them, each pruning them when its file goes; keep one: "+
-					"render moves them in two steps, this file first marked %s: disabled, then deleted (see docs/fleet.md)",
-					cluster, project, app, r.display(p), by, generate.AnnoPrune),
+					"render moves them in two steps, this file first marked %s, then deleted (see docs/fleet.md)",
+					cluster, project, app, r.display(p), by, layout.PruneDisabledLine),
 			})
 		}
 		if applied[dir] != nil {
@@ -117,7 +117,7 @@ func (r *run) checkProjectSources(kss []*fluxKS, repos []*ociRepo) {
 		}
 		out = append(out, Finding{
 			Check: CheckProjects, Severity: SeverityInfo, File: r.display(k.file), Line: k.at.line, Column: k.at.col,
-			Object: k.object, Field: "metadata.annotations." + generate.AnnoPrune,
+			Object: k.object, Field: "metadata.annotations." + layout.PruneAnnotation,
 			Message: "this app's Flux objects are kept from pruning while they move to their project's source (the first of render's two steps); " +
 				"render again once Flux applied it to finish the move",
 		})

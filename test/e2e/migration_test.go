@@ -33,7 +33,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/fleetwright/fleetwright/internal/generate"
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/gitrepo/gittest"
 	"github.com/fleetwright/fleetwright/internal/registry/registrytest"
 	"github.com/fleetwright/fleetwright/test/cluster"
@@ -710,7 +710,7 @@ func checkFleetLayout(t *testing.T, files map[string]string, moved, marked bool)
 			continue
 		}
 		for _, o := range documents(t, p, data) {
-			if got := o.GetAnnotations()[generate.AnnoPrune] == "disabled"; got != marked {
+			if got := o.GetAnnotations()[layout.PruneAnnotation] == layout.PruneDisabled; got != marked {
 				t.Errorf("%s: %s %s kept from pruning: %v, want %v", p, o.GetKind(), o.GetName(), got, marked)
 			}
 		}
@@ -805,7 +805,7 @@ func checkFluxObjects(t *testing.T, c *cluster.Cluster, want map[string]string, 
 		if o.GetDeletionTimestamp() != nil {
 			t.Errorf("%s is being deleted", key)
 		}
-		if got := o.GetAnnotations()[generate.AnnoPrune] == "disabled"; got != marked {
+		if got := o.GetAnnotations()[layout.PruneAnnotation] == layout.PruneDisabled; got != marked {
 			t.Errorf("%s kept from pruning: %v, want %v", key, got, marked)
 		}
 	}

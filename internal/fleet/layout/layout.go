@@ -21,6 +21,11 @@
 // holds its Namespace and that source:
 //
 //	apps/<cluster>/<project>/_flux/<app>.yaml           the app's OCIRepositories and Kustomizations
+//
+// A fleet whose root Kustomization applied an app's Flux objects from the
+// cluster folder moves them in two renders: the first keeps them there,
+// each marked PruneAnnotation: PruneDisabled, so that the root leaves them
+// on the cluster once it no longer applies them; the second moves them.
 package layout
 
 import (
@@ -42,6 +47,20 @@ const (
 	// fluxFolder sits among a project's apps and holds their Flux objects
 	// when the project has a source of its own.
 	fluxFolder = "_flux"
+)
+
+// The mark that keeps an app's Flux objects on the cluster while they move
+// to their project's source.
+const (
+	// PruneAnnotation is kustomize-controller's annotation that keeps an
+	// object from being pruned when the Kustomization that applied it no
+	// longer applies it.
+	PruneAnnotation = "kustomize.toolkit.fluxcd.io/prune"
+	// PruneDisabled is PruneAnnotation's value that keeps the object.
+	PruneDisabled = "disabled"
+	// PruneDisabledLine is the mark as it reads: a line of a file render
+	// writes, without its indentation.
+	PruneDisabledLine = PruneAnnotation + ": " + PruneDisabled
 )
 
 // FluxDir is the folder of a project's apps' Flux objects when the project
@@ -78,6 +97,20 @@ func FluxDirOf(p string) string {
 		return ""
 	}
 	return path.Join(parts[:4]...)
+}
+
+// FluxDirAbove is the project Flux folder (FluxDir) that holds the fleet
+// file p at any depth, or "" when p is elsewhere. FluxDirOf takes only the
+// files render writes there, <app>.yaml; FluxDirAbove takes as well a file
+// in a folder below, which a change made by hand may add and which the
+// folder's artifact packs with the rest. The folder is p's own leading
+// segments, as they are.
+func FluxDirAbove(p string) string {
+	parts := strings.SplitN(p, "/", 5)
+	if len(parts) != 5 || parts[0] != AppsDir || parts[3] != fluxFolder {
+		return ""
+	}
+	return strings.Join(parts[:4], "/")
 }
 
 // projectLevel reports whether a folder name among a project's apps is one

@@ -2,11 +2,13 @@ package layout_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
+	"github.com/fleetwright/fleetwright/internal/manifest"
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
 
@@ -73,5 +75,53 @@ func TestInComponentDir(t *testing.T) {
 		if got := layout.InComponentDir(p); got != want {
 			t.Errorf("InComponentDir(%q) = %v, want %v", p, got, want)
 		}
+	}
+}
+
+func TestFluxDirOfAndAbove(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ file, of, above string }{
+		{"apps/c/p/_flux/a.yaml", "apps/c/p/_flux", "apps/c/p/_flux"},
+		{"apps/c/p/_flux/x/y.yaml", "", "apps/c/p/_flux"},
+		{"apps/c/p/_flux/x/y/z.yaml", "", "apps/c/p/_flux"},
+		{"apps/c/p/_flux/", "apps/c/p/_flux", "apps/c/p/_flux"},
+		{"apps/c/p/_flux", "", ""},
+		{"apps/c/p/_fluxes/a.yaml", "", ""},
+		{"apps/c/p/_project/n.yaml", "", ""},
+		{"apps/c/p/a/web/k.yaml", "", ""},
+		{"apps/c/p/a/_flux/k.yaml", "", ""},
+		{"apps/c/_flux/a.yaml", "", ""},
+		{"x/c/p/_flux/a.yaml", "", ""},
+		{"x/apps/c/p/_flux/a.yaml", "", ""},
+		{"clusters/c/apps/p-a.yaml", "", ""},
+		{"", "", ""},
+	} {
+		if got := layout.FluxDirOf(tc.file); got != tc.of {
+			t.Errorf("FluxDirOf(%q) = %q, want %q", tc.file, got, tc.of)
+		}
+		if got := layout.FluxDirAbove(tc.file); got != tc.above {
+			t.Errorf("FluxDirAbove(%q) = %q, want %q", tc.file, got, tc.above)
+		}
+	}
+}
+
+func TestPruneDisabledLineIsTheWrittenMark(t *testing.T) {
+	t.Parallel()
+	obj := map[string]any{"kind": "Kustomization", "metadata": map[string]any{
+		"name":        "web",
+		"annotations": map[string]any{layout.PruneAnnotation: layout.PruneDisabled, "fleetwright.io/project": "shop"},
+	}}
+	data, err := manifest.Marshal(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := 0
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if strings.TrimSpace(line) == layout.PruneDisabledLine {
+			lines++
+		}
+	}
+	if lines != 1 {
+		t.Errorf("%d lines are %q in\n%s", lines, layout.PruneDisabledLine, data)
 	}
 }
