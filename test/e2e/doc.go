@@ -16,7 +16,9 @@
 // migration job must complete before its api is applied, whose store is a
 // StatefulSet on a bound claim, and whose api reads a config file and has a
 // gRPC probe; then a changed job runs again and a changed file rolls the
-// api (see realapp_test.go for what kwok stands in for).
+// api (see realapp_test.go for what kwok stands in for). Its fleet has a
+// source per project and per component, and the webhook follows both
+// deployments to running.
 //
 // The cluster's binaries are built once per machine by
 //

@@ -799,10 +799,17 @@ const appPath = "/api/v1/apps/" + project + "/" + appName
 // in phase, and returns its status.
 func (j *journey) waitPhase(rev, phase string, timeout time.Duration) webhook.DeployStatus {
 	j.t.Helper()
+	return j.waitAppPhase(appPath, rev, phase, timeout)
+}
+
+// waitAppPhase waits until the current deployment of the app at path (in
+// the webhook's API) is of rev and in phase, and returns its status.
+func (j *journey) waitAppPhase(path, rev, phase string, timeout time.Duration) webhook.DeployStatus {
+	j.t.Helper()
 	var ds webhook.DeployStatus
-	j.eventually(fmt.Sprintf("the webhook shows %s %s", rev, phase), timeout, func() error {
+	j.eventually(fmt.Sprintf("the webhook shows %s %s of %s", rev, phase, path), timeout, func() error {
 		ds = webhook.DeployStatus{}
-		if err := j.get(appPath+"/deploy-status", &ds); err != nil {
+		if err := j.get(path+"/deploy-status", &ds); err != nil {
 			return err
 		}
 		if ds.Revision != rev || string(ds.Phase) != phase {
@@ -826,10 +833,17 @@ type deploymentRecord struct {
 // history returns the app's deployments, newest first.
 func (j *journey) history() []deploymentRecord {
 	j.t.Helper()
+	return j.appHistory(appPath)
+}
+
+// appHistory returns the deployments of the app at path (in the webhook's
+// API), newest first.
+func (j *journey) appHistory(path string) []deploymentRecord {
+	j.t.Helper()
 	var page struct {
 		Deployments []deploymentRecord `json:"deployments"`
 	}
-	if err := j.get(appPath+"/deployments?limit=100", &page); err != nil {
+	if err := j.get(path+"/deployments?limit=100", &page); err != nil {
 		j.t.Fatal(err)
 	}
 	return page.Deployments

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetwright/fleetwright/internal/generate"
+	"github.com/fleetwright/fleetwright/internal/probe"
 )
 
 // The real-application journey: an app whose migration job runs before its
@@ -148,6 +149,15 @@ func TestRealAppJourney(t *testing.T) {
 	if err := j.c.Client.Create(j.ctx, pv); err != nil {
 		t.Fatal(err)
 	}
+	// The webhook, fed by notification-controller, follows the app through
+	// its project's source: events of the component Kustomizations, which
+	// read artifacts, map to the fleet commit that pinned them.
+	j.ing = startIngress(t, j.c.Client, host)
+	j.gh.Expect("POST", "/repos/"+fleetRepo+"/deployments").Between(1, 40).
+		JSONField("task", "deploy").JSONField("environment", project+"/"+realApp).JSONField("auto_merge", false)
+	j.gh.Expect("POST", "/repos/"+fleetRepo+"/deployments/*/statuses").Between(1, 200)
+	j.startWebhook()
+	j.forwardEvents()
 	j.bootstrapFlux()
 	kss := []string{project + "-" + realApp + "-migrate", project + "-" + realApp + "-db", project + "-" + realApp + "-api"}
 	j.eventually("Flux applies the app", 3*time.Minute, func() error {
@@ -231,6 +241,8 @@ func TestRealAppJourney(t *testing.T) {
 	}
 	sum1 := d.Spec.Template.Annotations[generate.AnnoFilesSum]
 	j.pass(4, "the api rolled out with its config file mounted read-only from "+cm.Name+" and a gRPC readiness probe")
+	j.checkWebhookRunning(realAppPath, rev1, 1)
+	j.pass(5, "the webhook shows the deployment of "+rev1+" running, its sync and readiness checks passed; GitHub's deployment status is success")
 
 	// A new migration and a changed config file: a new Job runs (the old
 	// one is pruned) and the api's pods roll.
@@ -254,7 +266,36 @@ func TestRealAppJourney(t *testing.T) {
 	if sum2 := d.Spec.Template.Annotations[generate.AnnoFilesSum]; sum2 == sum1 || sum2 == "" {
 		t.Errorf("the files checksum did not change with the file: %q → %q", sum1, sum2)
 	}
-	j.pass(5, fmt.Sprintf("the changed job ran as %s and %s was pruned; the config change rolled the api", job2.Name, job1.Name))
+	j.checkWebhookRunning(realAppPath, rev2, 2)
+	j.pass(6, fmt.Sprintf("the changed job ran as %s and %s was pruned; the config change rolled the api; the webhook shows the new deployment running", job2.Name, job1.Name))
+}
+
+// realAppPath is the real application's resource in the webhook's API.
+const realAppPath = "/api/v1/apps/" + project + "/" + realApp
+
+// checkWebhookRunning waits until the webhook shows the deployment of the
+// fleet commit rev of the app at path running, checks that its sync and
+// readiness checks passed (the app has no Ingress: reachability is
+// skipped), that its history holds n deployments, newest rev, and that
+// GitHub's deployment status of rev is success.
+func (j *journey) checkWebhookRunning(path, rev string, n int) {
+	j.t.Helper()
+	ds := j.waitAppPhase(path, rev, "running", 3*time.Minute)
+	want := map[string]probe.State{probe.CheckSync: probe.StatePassed, probe.CheckReadiness: probe.StatePassed, probe.CheckReachability: probe.StateSkipped}
+	got := map[string]probe.State{}
+	for _, c := range ds.Checks {
+		got[c.Name] = c.State
+		if c.State != want[c.Name] {
+			j.t.Errorf("check %s of %s = %s (%s), want %s", c.Name, rev, c.State, c.Message, want[c.Name])
+		}
+	}
+	if len(got) != len(want) {
+		j.t.Errorf("the deployment of %s ran checks %v, want %v", rev, got, want)
+	}
+	if h := j.appHistory(path); len(h) != n || h[0].Revision != rev {
+		j.t.Errorf("history = %+v, want %d deployments, the newest of %s", h, n, rev)
+	}
+	j.githubDeployment(rev, "success")
 }
 
 // completedJob returns the app's one migration Job once it is Complete.
