@@ -233,21 +233,6 @@ func TestProjectDir(t *testing.T) {
 			t.Errorf("projectDir(%q, %q) = %q, want %q", tc.path, tc.artifactPath, got, tc.want)
 		}
 	}
-	for p, want := range map[string]string{
-		"apps/c/p/_flux/a.yaml":    "apps/c/p/_flux",
-		"apps/c/p/_flux/x/y.yaml":  "apps/c/p/_flux",
-		"apps/c/p/_project/n.yaml": "",
-		"apps/c/p/a/web/k.yaml":    "",
-		"apps/c/p/_flux":           "",
-		"x/c/p/_flux/a.yaml":       "",
-	} {
-		if got := layout.FluxDirAbove(p); got != want {
-			t.Errorf("layout.FluxDirAbove(%q) = %q, want %q", p, got, want)
-		}
-		if layout.FluxDirOf(p) != "" && layout.FluxDirOf(p) != want {
-			t.Errorf("layout.FluxDirAbove(%q) = %q, layout.FluxDirOf %q", p, want, layout.FluxDirOf(p))
-		}
-	}
 }
 
 // FuzzDocsOf checks that docsOf splits a file as strings.Split does.

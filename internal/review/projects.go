@@ -113,13 +113,14 @@ func (fx *fluxView) place(byID map[string]*component, headFiles map[string]*flux
 		}
 		bRoot, hRoot := rootApplied(b.ks.File), rootApplied(h.ks.File)
 		bKept, hKept := keptFromPrune(b.ks), keptFromPrune(h.ks)
+		bFlux, hFlux := layout.FluxDirAbove(b.ks.File), layout.FluxDirAbove(h.ks.File)
 		switch {
 		case bRoot && hRoot && !bKept && hKept && allKept(headFiles[h.ks.File]):
 			st.preparing[app] = true
 			st.bound[path.Dir(path.Dir(c.dir))] = true
 			explainPrune(h)
-		case bRoot && !hRoot && layout.FluxDirAbove(h.ks.File) != "":
-			st.into[layout.FluxDirAbove(h.ks.File)] = true
+		case bRoot && !hRoot && hFlux != "":
+			st.into[hFlux] = true
 			if bKept {
 				st.moving[app] = true
 				explainPrune(h)
@@ -127,8 +128,8 @@ func (fx *fluxView) place(byID map[string]*component, headFiles map[string]*flux
 				c.unsafeMove = true
 				st.unsafe[app] = append(st.unsafe[app], c)
 			}
-		case !bRoot && hRoot && layout.FluxDirAbove(b.ks.File) != "":
-			st.outOf[layout.FluxDirAbove(b.ks.File)] = true
+		case !bRoot && hRoot && bFlux != "":
+			st.outOf[bFlux] = true
 			st.back[app] = true
 			if bKept && !hKept {
 				explainPrune(h)
