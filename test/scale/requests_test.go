@@ -37,3 +37,23 @@ apiserver_request_duration_seconds_count{verb="GET"} 9
 		t.Errorf("requestUse = %q, want %q", use, want)
 	}
 }
+
+func TestEachSampleKustomizationReconciles(t *testing.T) {
+	t.Parallel()
+	const metrics = `gotk_reconcile_duration_seconds_count{kind="Kustomization",name="a",namespace="flux-system"} 3
+gotk_reconcile_duration_seconds_count{kind="OCIRepository",name="a",namespace="flux-system"} 5
+gotk_reconcile_duration_seconds_sum{kind="Kustomization",name="a",namespace="flux-system"} 7.5
+gotk_reconcile_duration_seconds_count{kind="Kustomization",name="b",namespace="flux-system"} 2
+`
+	total := 0
+	if err := eachSample(strings.NewReader(metrics), "gotk_reconcile_duration_seconds_count", func(labels map[string]string, v float64) {
+		if labels["kind"] == "Kustomization" {
+			total += int(v)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if total != 5 {
+		t.Errorf("Kustomization reconciles = %d, want 5", total)
+	}
+}

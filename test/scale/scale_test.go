@@ -644,20 +644,41 @@ func scrapeReconciles(url string) (int, error) {
 	}
 	defer resp.Body.Close()
 	total := 0
-	sc := bufio.NewScanner(resp.Body)
+	err = eachSample(resp.Body, "gotk_reconcile_duration_seconds_count", func(labels map[string]string, v float64) {
+		if labels["kind"] == "Kustomization" {
+			total += int(v)
+		}
+	})
+	return total, err
+}
+
+// eachSample calls fn with the labels and value of every sample of the
+// metric name in Prometheus's text format.
+func eachSample(r io.Reader, name string, fn func(labels map[string]string, value float64)) error {
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		if !strings.HasPrefix(line, "gotk_reconcile_duration_seconds_count{") || !strings.Contains(line, `kind="Kustomization"`) {
+		if !strings.HasPrefix(line, name+"{") {
 			continue
 		}
-		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
-		if err != nil {
-			return 0, fmt.Errorf("%q: %w", line, err)
+		end := strings.LastIndexByte(line, '}')
+		if end < 0 {
+			return fmt.Errorf("%q: no end of labels", line)
 		}
-		total += int(v)
+		labels := map[string]string{}
+		for _, kv := range strings.Split(line[len(name)+1:end], ",") {
+			if k, v, ok := strings.Cut(kv, "="); ok {
+				labels[k] = strings.Trim(v, `"`)
+			}
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(line[end+1:]), 64)
+		if err != nil {
+			return fmt.Errorf("%q: %w", line, err)
+		}
+		fn(labels, v)
 	}
-	return total, sc.Err()
+	return sc.Err()
 }
 
 // cpuTimes reads the user+system CPU time of every process of the
@@ -742,28 +763,7 @@ func apiRequests(ctx context.Context, b *testing.B, c *cluster.Cluster) map[stri
 // verb and dry run.
 func parseRequestCounts(r io.Reader) (map[string]int, error) {
 	out := map[string]int{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, "apiserver_request_total{") {
-			continue
-		}
-		end := strings.LastIndexByte(line, '}')
-		if end < 0 {
-			return nil, fmt.Errorf("%q: no end of labels", line)
-		}
-		labels := map[string]string{}
-		for _, kv := range strings.Split(line[len("apiserver_request_total{"):end], ",") {
-			k, v, ok := strings.Cut(kv, "=")
-			if ok {
-				labels[k] = strings.Trim(v, `"`)
-			}
-		}
-		v, err := strconv.ParseFloat(strings.TrimSpace(line[end+1:]), 64)
-		if err != nil {
-			return nil, fmt.Errorf("%q: %w", line, err)
-		}
+	err := eachSample(r, "apiserver_request_total", func(labels map[string]string, v float64) {
 		key := labels["resource"]
 		if sub := labels["subresource"]; sub != "" {
 			key += "/" + sub
@@ -773,8 +773,8 @@ func parseRequestCounts(r io.Reader) (map[string]int, error) {
 			key += " dry-run"
 		}
 		out[key] += int(v)
-	}
-	return out, sc.Err()
+	})
+	return out, err
 }
 
 // requestUse lists the n request kinds the API server served most between
