@@ -370,7 +370,7 @@ func Start(ctx context.Context, opts ...Option) (_ *Cluster, err error) {
 		}, cfg.fluxArgs[helmControllerPart.name]...)...)},
 	)
 	for i, f := range procs {
-		p, err := c.run(f.name, f.p.binary(clBin), flux, f.args...)
+		p, err := c.run(f.name, f.p.binary(clBin), slices.Concat(flux, cfg.fluxEnv[f.p.name]), f.args...)
 		if err != nil {
 			return nil, err
 		}

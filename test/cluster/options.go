@@ -18,6 +18,7 @@ type config struct {
 	nodes                      int
 	workDir                    string
 	fluxArgs                   map[string][]string
+	fluxEnv                    map[string][]string
 	shards                     []string
 }
 
@@ -106,6 +107,20 @@ func WithFluxArgs(controller string, args ...string) Option {
 			c.fluxArgs = map[string][]string{}
 		}
 		c.fluxArgs[controller] = append(c.fluxArgs[controller], args...)
+	}
+}
+
+// WithFluxEnv adds environment variables (NAME=value) to one of Flux's
+// controllers, by its process name as for WithFluxArgs (for
+// kustomize-controller they go to every shard too): the Go runtime's
+// settings a platform team patches into Flux's Deployments, such as GOGC
+// and GOMEMLIMIT.
+func WithFluxEnv(controller string, env ...string) Option {
+	return func(c *config) {
+		if c.fluxEnv == nil {
+			c.fluxEnv = map[string][]string{}
+		}
+		c.fluxEnv[controller] = append(c.fluxEnv[controller], env...)
 	}
 }
 

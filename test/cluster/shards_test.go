@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -23,11 +24,12 @@ import (
 
 // A kustomize-controller shard reconciles the Kustomizations labelled with
 // its key and the main controller the others; flags given with
-// WithFluxArgs reach every kustomize-controller; Flux lists each
-// controller's pid and metrics.
+// WithFluxArgs and WithFluxEnv reach every kustomize-controller and no
+// other controller; Flux lists each controller's pid and metrics.
 func TestKustomizeShards(t *testing.T) {
 	t.Parallel()
-	c := cluster.StartT(t, cluster.WithKustomizeShards("a"), cluster.WithFluxArgs("kustomize-controller", "--requeue-dependency=3s"))
+	c := cluster.StartT(t, cluster.WithKustomizeShards("a"), cluster.WithFluxArgs("kustomize-controller", "--requeue-dependency=3s"),
+		cluster.WithFluxEnv("kustomize-controller", "GOGC=300"))
 	ctx := t.Context()
 
 	var names []string
@@ -45,6 +47,14 @@ func TestKustomizeShards(t *testing.T) {
 				}
 			}
 			return false
+		}
+		environ, err := os.ReadFile("/proc/" + strconv.Itoa(ctl.PID) + "/environ")
+		if err != nil {
+			t.Fatalf("%s: %v", ctl.Name, err)
+		}
+		gogc := slices.Contains(strings.Split(string(environ), "\x00"), "GOGC=300")
+		if want := strings.HasPrefix(ctl.Name, "kustomize-controller"); gogc != want {
+			t.Errorf("%s: GOGC=300 in its environment is %v, want %v", ctl.Name, gogc, want)
 		}
 		switch ctl.Name {
 		case "kustomize-controller":

@@ -53,6 +53,7 @@ const (
 	envFluxArgs = "FLEETWRIGHT_SCALE_FLUX_ARGS"      // flags for kustomize- and helm-controller (default none: Flux's defaults)
 	envSrcArgs  = "FLEETWRIGHT_SCALE_SOURCE_ARGS"    // flags for source-controller (default none)
 	envKsArgs   = "FLEETWRIGHT_SCALE_KUSTOMIZE_ARGS" // flags for kustomize-controller only, after FLUX_ARGS (default none)
+	envFluxEnv  = "FLEETWRIGHT_SCALE_FLUX_ENV"       // NAME=value settings for kustomize- and source-controller's Go runtime, such as GOGC (default none)
 	envShards   = "FLEETWRIGHT_SCALE_SHARDS"         // kustomize-controller shards (default 0: one controller)
 	envKeep     = "FLEETWRIGHT_SCALE_KEEP"           // 1 keeps the cluster's folder and logs
 	envDeploy   = "FLEETWRIGHT_SCALE_DEPLOY_TIMEOUT" // how long the first deploy may take (default 30m)
@@ -93,8 +94,8 @@ func BenchmarkFleet(b *testing.B) {
 				b.ReportMetric(float64(r.sources), "sources/commit")
 				b.ReportMetric(r.cpu.Seconds(), "cpu-s")
 				b.ReportMetric(0, "ns/op")
-				b.Logf("RESULT layout=%s shape=%s apps=%d shards=%d flux-args=%q kustomize-args=%q source-args=%q kustomizations=%d ready=%s change=%s settle=%s fetch=%s ks/commit=%d (metrics %d) objects/commit=%d sources/commit=%d cpu deploy=%s change=%s per-controller=%s cluster-cpu-deploy=%s api-requests-deploy=%s load=%s",
-					layout, shape, n, shards, os.Getenv(envFluxArgs), os.Getenv(envKsArgs), os.Getenv(envSrcArgs), r.kustomizations, r.ready.Round(100*time.Millisecond), r.change.Round(100*time.Millisecond),
+				b.Logf("RESULT layout=%s shape=%s apps=%d shards=%d flux-args=%q kustomize-args=%q source-args=%q flux-env=%q kustomizations=%d ready=%s change=%s settle=%s fetch=%s ks/commit=%d (metrics %d) objects/commit=%d sources/commit=%d cpu deploy=%s change=%s per-controller=%s cluster-cpu-deploy=%s api-requests-deploy=%s load=%s",
+					layout, shape, n, shards, os.Getenv(envFluxArgs), os.Getenv(envKsArgs), os.Getenv(envSrcArgs), os.Getenv(envFluxEnv), r.kustomizations, r.ready.Round(100*time.Millisecond), r.change.Round(100*time.Millisecond),
 					r.settle.Round(100*time.Millisecond), r.fetch.Round(10*time.Millisecond), r.reconciles, r.metricReconciles, r.objects, r.sources, r.cpuDeploy.Round(10*time.Millisecond),
 					r.cpuChange.Round(10*time.Millisecond), r.perController, r.clusterDeploy, r.requestsDeploy, loadAvg())
 			})
@@ -134,6 +135,9 @@ func runCase(b *testing.B, shape Shape, n, shards int, artifacts bool) result {
 	}
 	if args := strings.Fields(os.Getenv(envSrcArgs)); len(args) > 0 {
 		opts = append(opts, cluster.WithFluxArgs("source-controller", args...))
+	}
+	if env := strings.Fields(os.Getenv(envFluxEnv)); len(env) > 0 {
+		opts = append(opts, cluster.WithFluxEnv("kustomize-controller", env...), cluster.WithFluxEnv("source-controller", env...))
 	}
 	var shardKeys []string
 	for i := range shards {
