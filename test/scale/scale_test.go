@@ -346,11 +346,16 @@ func runCase(b *testing.B, shape Shape, n, shards int, artifacts bool) result {
 		r.cpu += d
 		r.cpuDeploy += cpu1[ctl.Name] - cpu0[ctl.Name]
 		r.cpuChange += cpu2[ctl.Name] - cpu1[ctl.Name]
+		entry := fmt.Sprintf("%s:%.1fs", ctl.Name, d.Seconds())
 		if n, ok := counts[ctl.Name]; ok {
-			per = append(per, fmt.Sprintf("%s:%.1fs/%d-reconciles", ctl.Name, d.Seconds(), n))
-		} else {
-			per = append(per, fmt.Sprintf("%s:%.1fs", ctl.Name, d.Seconds()))
+			entry += fmt.Sprintf("/%d-reconciles", n)
 		}
+		if peak, err := peakRSS(ctl.PID); err == nil {
+			entry += fmt.Sprintf("/peak-%dMiB", peak>>20)
+		} else {
+			b.Errorf("%s: %v", ctl.Name, err)
+		}
+		per = append(per, entry)
 	}
 	r.perController = strings.Join(per, ",")
 	r.clusterDeploy = cpuUse(cpu0, cpu1)
@@ -814,6 +819,35 @@ func processCPU(pid int) (time.Duration, error) {
 		ticks += v
 	}
 	return time.Duration(ticks) * time.Second / clockTicks, nil
+}
+
+// peakRSS returns the most memory a process has had resident (VmHWM of
+// /proc/<pid>/status), in bytes.
+func peakRSS(pid int) (int64, error) {
+	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
+	if err != nil {
+		return 0, err
+	}
+	return parsePeakRSS(string(data))
+}
+
+func parsePeakRSS(status string) (int64, error) {
+	for line := range strings.Lines(status) {
+		rest, ok := strings.CutPrefix(line, "VmHWM:")
+		if !ok {
+			continue
+		}
+		f := strings.Fields(rest)
+		if len(f) != 2 || f[1] != "kB" {
+			return 0, fmt.Errorf("unexpected VmHWM line %q", strings.TrimSpace(line))
+		}
+		kb, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("VmHWM: %w", err)
+		}
+		return kb << 10, nil
+	}
+	return 0, fmt.Errorf("no VmHWM line in /proc/<pid>/status")
 }
 
 // loadAvg is the machine's 1-minute load average, to read the numbers by.
