@@ -20,6 +20,11 @@
 // source per project and per component, and the webhook follows both
 // deployments to running.
 //
+// The migration tests switch a running fleet between layouts on the real
+// controllers, and TestFixCancelsHealthCheck shows the kustomize-controller
+// feature gate docs/fleet.md recommends at work: a fix committed while Flux
+// health-checks a broken revision is applied when its artifact arrives.
+//
 // The cluster's binaries are built once per machine by
 //
 //	bash hack/testcluster/build.sh
