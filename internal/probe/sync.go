@@ -15,6 +15,8 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 )
 
 // Labels and annotations that tie an object to an app.
@@ -37,12 +39,10 @@ const (
 	AnnotationFleetSpecRevision = "fleetwright.io/spec-revision"
 )
 
-// kustomize-controller labels every object it applies with the name and
-// namespace of the Kustomization that applied it (its "owner labels", which
-// pruning relies on).
+// kustomize-controller's owner labels (see layout.AppliedByNameLabel).
 const (
-	LabelAppliedByName      = "kustomize.toolkit.fluxcd.io/name"
-	LabelAppliedByNamespace = "kustomize.toolkit.fluxcd.io/namespace"
+	LabelAppliedByName      = layout.AppliedByNameLabel
+	LabelAppliedByNamespace = layout.AppliedByNamespaceLabel
 )
 
 // terminalReasons are Ready=False reasons of a Kustomization that no retry of

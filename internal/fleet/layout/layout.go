@@ -63,6 +63,15 @@ const (
 	PruneDisabledLine = PruneAnnotation + ": " + PruneDisabled
 )
 
+// kustomize-controller labels every object it applies with the name and
+// namespace of the Kustomization that applied it (its owner labels): it
+// prunes, and deletes with that Kustomization, only objects that carry its
+// own.
+const (
+	AppliedByNameLabel      = "kustomize.toolkit.fluxcd.io/name"
+	AppliedByNamespaceLabel = "kustomize.toolkit.fluxcd.io/namespace"
+)
+
 // FluxDir is the folder of a project's apps' Flux objects when the project
 // has a source of its own: the folder its artifact is built from.
 func FluxDir(cluster, project string) string {
