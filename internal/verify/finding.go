@@ -23,21 +23,22 @@ type Check string
 
 // The checks verify runs.
 const (
-	CheckSpec        Check = "spec"           // the apps repository's specs are invalid
-	CheckDrift       Check = "drift"          // the fleet differs from what the specs render to
-	CheckYAML        Check = "yaml"           // a fleet file is not valid YAML
-	CheckBuild       Check = "build"          // a Flux Kustomization's path does not build
-	CheckDeps        Check = "depends-on"     // dependsOn names nothing, or the graph has a cycle
-	CheckAPI         Check = "api"            // an object is not valid for its API type
-	CheckKind        Check = "kind"           // an object's kind is unknown
-	CheckDuplicate   Check = "duplicate"      // two Kustomizations apply the same object
-	CheckArtifact    Check = "artifact"       // a component's or project's artifact is not its folder's files
-	CheckProjects    Check = "project-source" // an app's Flux objects and its project's source disagree
-	CheckSecret      Check = "secret"         // a secret in plain text
-	CheckEnvRef      Check = "env-ref"        // a $(NAME) in an env value that Kubernetes does not expand
-	CheckPodSecurity Check = "pod-security"   // pods the namespace's Pod Security Admission would refuse
-	CheckDryRun      Check = "dry-run"        // the cluster rejects an object
-	CheckLiveDrift   Check = "live-drift"     // the cluster's object differs from the fleet's
+	CheckSpec         Check = "spec"           // the apps repository's specs are invalid
+	CheckDrift        Check = "drift"          // the fleet differs from what the specs render to
+	CheckYAML         Check = "yaml"           // a fleet file is not valid YAML
+	CheckBuild        Check = "build"          // a Flux Kustomization's path does not build
+	CheckDeps         Check = "depends-on"     // dependsOn names nothing, or the graph has a cycle
+	CheckAPI          Check = "api"            // an object is not valid for its API type
+	CheckKind         Check = "kind"           // an object's kind is unknown
+	CheckDuplicate    Check = "duplicate"      // two Kustomizations apply the same object
+	CheckArtifact     Check = "artifact"       // a component's or project's artifact is not its folder's files
+	CheckProjects     Check = "project-source" // an app's Flux objects and its project's source disagree
+	CheckSecret       Check = "secret"         // a secret in plain text
+	CheckEnvRef       Check = "env-ref"        // a $(NAME) in an env value that Kubernetes does not expand
+	CheckPodSecurity  Check = "pod-security"   // pods the namespace's Pod Security Admission would refuse
+	CheckDryRun       Check = "dry-run"        // the cluster rejects an object
+	CheckLiveDrift    Check = "live-drift"     // the cluster's object differs from the fleet's
+	CheckLiveHandover Check = "live-handover"  // Flux would delete an object on its way to another Kustomization
 )
 
 // Policy checks, named as in platform.yaml's policy section.

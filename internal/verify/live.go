@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
@@ -23,6 +24,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/secretscan"
 	"github.com/fleetwright/fleetwright/internal/yamlx"
 )
@@ -36,7 +38,8 @@ type liveChecker struct {
 	fleetNS map[string]bool // namespaces the fleet itself creates
 
 	mu         sync.Mutex
-	namespaces map[string]bool // namespace → exists
+	namespaces map[string]bool                                     // namespace → exists
+	appliers   map[types.NamespacedName]*unstructured.Unstructured // Kustomizations read by handover; nil: none
 }
 
 // maxDriftFields bounds the fields reported per object.
@@ -145,7 +148,7 @@ func (lc *liveChecker) check(ctx context.Context, o *object) []Finding {
 	}
 	desired, observed := result.Object, current.Object
 	blockedAt := resolveManaged(blocked, desired, observed)
-	var out []Finding
+	out := lc.handover(ctx, o, current)
 	diffs := diffValues(desired, observed, "")
 	for i, d := range diffs {
 		if i == maxDriftFields {
@@ -164,6 +167,80 @@ func (lc *liveChecker) check(ctx context.Context, o *object) []Finding {
 		out = append(out, ff)
 	}
 	return out
+}
+
+// kustomizationGVR is the resource of Flux's Kustomizations.
+var kustomizationGVR = schema.GroupVersionResource{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"}
+
+// handover reports an object that the fleet gives to another Kustomization
+// than the one that applied it in the cluster (kustomize-controller's owner
+// labels) when Flux would delete it on the way: the Kustomization that
+// applied it stays, applies the new commit without it and prunes it as no
+// longer its own, whether or not the new one has applied it yet; and a
+// Kustomization object deleted that way takes, through its finalizer, every
+// workload it applied. Safe are an object marked
+// kustomize.toolkit.fluxcd.io/prune: disabled (the first step of a move,
+// docs/fleet.md), one whose previous Kustomization is gone or does not
+// prune, and one whose previous Kustomization the new one applies (it
+// applies the object before it prunes the old Kustomization).
+func (lc *liveChecker) handover(ctx context.Context, o *object, current *unstructured.Unstructured) []Finding {
+	if o.ks == nil || o.ks.name == "" {
+		return nil
+	}
+	l := current.GetLabels()
+	from := types.NamespacedName{Namespace: l[layout.AppliedByNamespaceLabel], Name: l[layout.AppliedByNameLabel]}
+	to := types.NamespacedName{Namespace: cmp.Or(o.ks.namespace, metav1.NamespaceDefault), Name: o.ks.name}
+	if from.Name == "" || from == to || current.GetAnnotations()[layout.PruneAnnotation] == layout.PruneDisabled {
+		return nil
+	}
+	prev, err := lc.kustomization(ctx, from)
+	if err != nil {
+		return []Finding{lc.r.finding(o, CheckLiveHandover, SeverityWarning, "",
+			fmt.Sprintf("applied by Kustomization %s, which could not be read to tell whether it prunes the object when this fleet gives it to %s: %v", from, to, err))}
+	}
+	if prev == nil || !pruning(prev) { // its garbage collection, on deletion too, obeys spec.prune
+		return nil
+	}
+	pl := prev.GetLabels()
+	if (types.NamespacedName{Namespace: pl[layout.AppliedByNamespaceLabel], Name: pl[layout.AppliedByNameLabel]}) == to {
+		return nil
+	}
+	msg := fmt.Sprintf("applied in the cluster by Kustomization %s, in this fleet by %s: once Flux has this commit, %s prunes it as no longer its own, "+
+		"before or after %s applies it", from, to, from.Name, to.Name)
+	if o.kind == "Kustomization" {
+		msg += ", and deletes with it every object it applied"
+	}
+	msg += fmt.Sprintf("; have Flux apply it marked %s first (render writes that step when it moves an app's Flux objects), and merge this once %s is Ready at that commit",
+		layout.PruneDisabledLine, from.Name)
+	return []Finding{lc.r.finding(o, CheckLiveHandover, SeverityError, "metadata.labels", msg)}
+}
+
+// pruning reports whether a Kustomization prunes what it no longer applies.
+func pruning(k *unstructured.Unstructured) bool {
+	prune, _, _ := unstructured.NestedBool(k.Object, "spec", "prune")
+	return prune
+}
+
+// kustomization reads a Kustomization once per run; nil when the cluster
+// has none of that name.
+func (lc *liveChecker) kustomization(ctx context.Context, key types.NamespacedName) (*unstructured.Unstructured, error) {
+	lc.mu.Lock()
+	defer lc.mu.Unlock()
+	if k, ok := lc.appliers[key]; ok {
+		return k, nil
+	}
+	k, err := lc.dyn.Resource(kustomizationGVR).Namespace(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		k = nil
+	case err != nil:
+		return nil, err
+	}
+	if lc.appliers == nil {
+		lc.appliers = map[types.NamespacedName]*unstructured.Unstructured{}
+	}
+	lc.appliers[key] = k
+	return k, nil
 }
 
 func (lc *liveChecker) namespaceExists(ctx context.Context, ns string) (bool, error) {
