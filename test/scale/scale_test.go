@@ -118,7 +118,7 @@ type result struct {
 	cpuDeploy        time.Duration
 	cpuChange        time.Duration
 	perController    string
-	clusterDeploy    string // every process's CPU over the first deploy
+	clusterDeploy    string // every process's CPU over the first deploy, this one's too
 	requestsDeploy   string // the API server's busiest requests over the first deploy
 }
 
@@ -690,13 +690,20 @@ func eachSample(r io.Reader, name string, fn func(labels map[string]string, valu
 	return sc.Err()
 }
 
+// benchmarkProcess names this process among the cluster's in cpuTimes:
+// it serves the fleet's Git repository and artifacts registry and watches
+// Flux's objects, on the same cores.
+const benchmarkProcess = "benchmark"
+
 // cpuTimes reads the user+system CPU time of every process of the
-// cluster: Flux's controllers and the control plane they share the
-// machine with.
+// cluster (Flux's controllers and the control plane they share the
+// machine with) and of this one.
 func cpuTimes(b *testing.B, c *cluster.Cluster) map[string]time.Duration {
 	b.Helper()
 	out := map[string]time.Duration{}
-	for name, pid := range c.PIDs() {
+	pids := c.PIDs()
+	pids[benchmarkProcess] = os.Getpid()
+	for name, pid := range pids {
 		d, err := processCPU(pid)
 		if err != nil {
 			b.Fatalf("%s: %v", name, err)
