@@ -17,6 +17,10 @@ const (
 	// api's URL (an export known at render time); cron, which depends_on
 	// worker.
 	Chain Shape = "chain"
+	// Pair is two workloads: api, and cron, which depends_on api: the Flux
+	// objects of a chain app whose api and worker shared a Kustomization
+	// and a source (two of each), with one Deployment fewer.
+	Pair Shape = "pair"
 	// Addon is a postgresql addon (the stand-in chart of test/cluster) and
 	// an api whose DATABASE_URL reads the chart's Secret.
 	Addon Shape = "addon"
@@ -70,6 +74,23 @@ components:
   - name: cron
     type: workload
     depends_on: [worker]
+    workload_spec:
+      image: registry.scale.test/%[2]s/cron:v1
+      resources: {requests: {cpu: 10m, memory: 16Mi}}
+`, app, project, version)
+		case Pair:
+			body = fmt.Sprintf(`name: %[1]s
+timeout: 5m
+components:
+  - name: api
+    type: workload
+    workload_spec:
+      image: registry.scale.test/%[2]s/api:v%[3]d
+      port: 8080
+      resources: {requests: {cpu: 10m, memory: 16Mi}}
+  - name: cron
+    type: workload
+    depends_on: [api]
     workload_spec:
       image: registry.scale.test/%[2]s/cron:v1
       resources: {requests: {cpu: 10m, memory: 16Mi}}
