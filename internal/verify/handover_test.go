@@ -11,9 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/fleetwright/fleetwright/internal/exports"
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
-	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/spec"
 	"github.com/fleetwright/fleetwright/internal/testenv"
 	"github.com/fleetwright/fleetwright/internal/yamlx"
@@ -131,11 +129,7 @@ func TestLiveHandover(t *testing.T) {
 // project is ns, Flux's objects go to fluxNS.
 func handoverFleet(t *testing.T, ns, fluxNS string) (*spec.Repo, map[string][]byte) {
 	t.Helper()
-	l, err := spec.NewLoader(exports.Catalog{}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo, ps := l.LoadFiles(map[string][]byte{
+	return renderSpecs(t, map[string][]byte{
 		"platform.yaml": []byte("clusters: [{name: live}]\nbuild: {pin: false}\nfleet: {source_namespace: " + fluxNS + ", artifacts: {repository: ghcr.io/myorg/fleet}}\n"),
 		"apps/" + ns + "/web/app.yaml": []byte(`name: web
 components:
@@ -147,14 +141,6 @@ components:
       resources: {requests: {cpu: 10m, memory: 16Mi}}
 `),
 	})
-	if ps.HasErrors() {
-		t.Fatal(ps)
-	}
-	f, err := generate.Render(repo, generate.Options{Platform: &repo.Platform})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return repo, f.Map()
 }
 
 // applyMap server-side applies an object as kustomize-controller.

@@ -162,11 +162,7 @@ func liveDryRunClean(t *testing.T, files map[string][]byte, plat *spec.Platform)
 // liveFleet renders a one-app fleet whose project is the test's namespace.
 func liveFleet(t *testing.T, ns string) (*spec.Repo, map[string][]byte) {
 	t.Helper()
-	l, err := spec.NewLoader(exports.Catalog{}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo, ps := l.LoadFiles(map[string][]byte{
+	return renderSpecs(t, map[string][]byte{
 		"platform.yaml": []byte("clusters: [{name: live, production: true}]\nbuild: {pin: false}\n"),
 		"apps/" + ns + "/web/app.yaml": []byte(`name: web
 components:
@@ -180,6 +176,17 @@ components:
       resources: {requests: {cpu: 10m, memory: 16Mi}}
 `),
 	})
+}
+
+// renderSpecs loads an apps repository's files and renders them as render
+// does offline.
+func renderSpecs(t *testing.T, files map[string][]byte) (*spec.Repo, map[string][]byte) {
+	t.Helper()
+	l, err := spec.NewLoader(exports.Catalog{}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo, ps := l.LoadFiles(files)
 	if ps.HasErrors() {
 		t.Fatal(ps)
 	}

@@ -52,68 +52,45 @@ func specFiles(shape Shape, n int, changed int, chartRepo string, shards int, ar
 		if i == changed {
 			version = 2
 		}
-		var body string
-		switch shape {
-		case Chain:
-			body = fmt.Sprintf(`name: %[1]s
-timeout: 5m
-components:
-  - name: api
+		api := fmt.Sprintf(`  - name: api
     type: workload
     workload_spec:
-      image: registry.scale.test/%[2]s/api:v%[3]d
+      image: registry.scale.test/%s/api:v%d
       port: 8080
       resources: {requests: {cpu: 10m, memory: 16Mi}}
-  - name: worker
+`, project, version)
+		cron := func(after string) string {
+			return fmt.Sprintf(`  - name: cron
+    type: workload
+    depends_on: [%s]
+    workload_spec:
+      image: registry.scale.test/%s/cron:v1
+      resources: {requests: {cpu: 10m, memory: 16Mi}}
+`, after, project)
+		}
+		body := "name: " + app + "\ntimeout: 5m\ncomponents:\n"
+		switch shape {
+		case Chain:
+			body += api + fmt.Sprintf(`  - name: worker
     type: workload
     workload_spec:
-      image: registry.scale.test/%[2]s/worker:v1
+      image: registry.scale.test/%s/worker:v1
       resources: {requests: {cpu: 10m, memory: 16Mi}}
       env:
         - {name: API_URL, export_ref: {component: api, export_key: url}}
-  - name: cron
-    type: workload
-    depends_on: [worker]
-    workload_spec:
-      image: registry.scale.test/%[2]s/cron:v1
-      resources: {requests: {cpu: 10m, memory: 16Mi}}
-`, app, project, version)
+`, project) + cron("worker")
 		case Pair:
-			body = fmt.Sprintf(`name: %[1]s
-timeout: 5m
-components:
-  - name: api
-    type: workload
-    workload_spec:
-      image: registry.scale.test/%[2]s/api:v%[3]d
-      port: 8080
-      resources: {requests: {cpu: 10m, memory: 16Mi}}
-  - name: cron
-    type: workload
-    depends_on: [api]
-    workload_spec:
-      image: registry.scale.test/%[2]s/cron:v1
-      resources: {requests: {cpu: 10m, memory: 16Mi}}
-`, app, project, version)
+			body += api + cron("api")
 		case Addon:
-			body = fmt.Sprintf(`name: %[1]s
-timeout: 5m
-components:
-  - name: db
+			body += fmt.Sprintf(`  - name: db
     type: addon
     addon_spec:
       type: postgresql
-      chart: {repo: %[4]q, name: postgresql, version: 13.4.4}
+      chart: {repo: %[2]q, name: postgresql, version: 13.4.4}
       values: {auth: {database: %[1]s, username: %[1]s}}
-  - name: api
-    type: workload
-    workload_spec:
-      image: registry.scale.test/%[2]s/api:v%[3]d
-      port: 8080
-      resources: {requests: {cpu: 10m, memory: 16Mi}}
-      env:
+`, app, chartRepo) + api + `      env:
         - {name: DATABASE_URL, export_ref: {component: db, export_key: connection_string}}
-`, app, project, version, chartRepo)
+`
 		}
 		files["apps/"+project+"/"+app+"/app.yaml"] = []byte(body)
 	}
