@@ -14,6 +14,7 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -183,6 +184,14 @@ func (p *Prober) Request(ctx context.Context, it IngressTarget) Endpoint {
 	defer cancel()
 	dial := p.dialer(timeout)
 	now := p.clock().Now
+	// The handshake runs on a goroutine of the transport's, which may still
+	// be running when Do returns (a timeout, a canceled context): what it
+	// found is handed over under served.mu, and nothing once Do returned.
+	var served struct {
+		sync.Mutex
+		info *TLSInfo
+		done bool
+	}
 	tr := &http.Transport{
 		DialContext:         dial,
 		DisableKeepAlives:   true,
@@ -197,7 +206,11 @@ func (p *Prober) Request(ctx context.Context, it IngressTarget) Endpoint {
 			InsecureSkipVerify: true, //nolint:gosec // verified in VerifyConnection
 			VerifyConnection: func(cs tls.ConnectionState) error {
 				info, err := verifyChain(cs, it.Host, p.RootCAs, now(), p.expiryWarning())
-				ep.TLS = info
+				served.Lock()
+				if !served.done {
+					served.info = info
+				}
+				served.Unlock()
 				return err
 			},
 		},
@@ -217,6 +230,9 @@ func (p *Prober) Request(ctx context.Context, it IngressTarget) Endpoint {
 	start := time.Now()
 	resp, err := hc.Do(req)
 	ep.Latency = time.Since(start)
+	served.Lock()
+	ep.TLS, served.done = served.info, true
+	served.Unlock()
 	if err != nil {
 		ep.Error = describeRequestError(err)
 		return ep
