@@ -186,11 +186,10 @@ func (p *Prober) Request(ctx context.Context, it IngressTarget) Endpoint {
 	now := p.clock().Now
 	// The handshake runs on a goroutine of the transport's, which may still
 	// be running when Do returns (a timeout, a canceled context): what it
-	// found is handed over under served.mu, and nothing once Do returned.
+	// found is handed over under the lock, and read once Do returned.
 	var served struct {
 		sync.Mutex
 		info *TLSInfo
-		done bool
 	}
 	tr := &http.Transport{
 		DialContext:         dial,
@@ -207,9 +206,7 @@ func (p *Prober) Request(ctx context.Context, it IngressTarget) Endpoint {
 			VerifyConnection: func(cs tls.ConnectionState) error {
 				info, err := verifyChain(cs, it.Host, p.RootCAs, now(), p.expiryWarning())
 				served.Lock()
-				if !served.done {
-					served.info = info
-				}
+				served.info = info
 				served.Unlock()
 				return err
 			},
@@ -231,7 +228,7 @@ func (p *Prober) Request(ctx context.Context, it IngressTarget) Endpoint {
 	resp, err := hc.Do(req)
 	ep.Latency = time.Since(start)
 	served.Lock()
-	ep.TLS, served.done = served.info, true
+	ep.TLS = served.info
 	served.Unlock()
 	if err != nil {
 		ep.Error = describeRequestError(err)
