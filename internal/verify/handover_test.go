@@ -1,19 +1,15 @@
 package verify
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/spec"
-	"github.com/fleetwright/fleetwright/internal/testenv"
 	"github.com/fleetwright/fleetwright/internal/yamlx"
 )
 
@@ -48,7 +44,7 @@ func TestLiveHandover(t *testing.T) {
 		return k
 	}
 	for _, k := range []map[string]any{kustomization("root", true, ""), kustomization("keeper", false, ""), kustomization("old", true, project)} {
-		applyMap(t, env, k)
+		applyObject(t, env, k)
 	}
 
 	// applyApp applies the app's Flux objects as the Kustomization owner
@@ -60,11 +56,7 @@ func TestLiveHandover(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, d := range docs {
-			var obj map[string]any
-			if err := json.Unmarshal(yamlx.AppendJSON(nil, d.Root), &obj); err != nil {
-				t.Fatal(err)
-			}
-			u := unstructured.Unstructured{Object: obj}
+			u := unstructured.Unstructured{Object: objectOf(t, d.Root)}
 			l := u.GetLabels()
 			if l == nil {
 				l = map[string]string{}
@@ -81,7 +73,7 @@ func TestLiveHandover(t *testing.T) {
 				delete(a, layout.PruneAnnotation)
 			}
 			u.SetAnnotations(a)
-			applyMap(t, env, u.Object)
+			applyObject(t, env, u.Object)
 		}
 	}
 	handovers := func() []string {
@@ -141,24 +133,4 @@ components:
       resources: {requests: {cpu: 10m, memory: 16Mi}}
 `),
 	})
-}
-
-// applyMap server-side applies an object as kustomize-controller.
-func applyMap(t *testing.T, env *testenv.Env, obj map[string]any) {
-	t.Helper()
-	u := unstructured.Unstructured{Object: obj}
-	gvk := u.GroupVersionKind()
-	mapping, err := env.Client.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, err := json.Marshal(obj)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = env.Dynamic.Resource(mapping.Resource).Namespace(u.GetNamespace()).Patch(t.Context(), u.GetName(), types.ApplyPatchType, body,
-		metav1.PatchOptions{FieldManager: DefaultFieldManager, Force: new(true)})
-	if err != nil {
-		t.Fatalf("applying %s %s: %v", gvk.Kind, u.GetName(), err)
-	}
 }

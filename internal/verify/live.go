@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -170,7 +171,13 @@ func (lc *liveChecker) check(ctx context.Context, o *object) []Finding {
 }
 
 // kustomizationGVR is the resource of Flux's Kustomizations.
-var kustomizationGVR = schema.GroupVersionResource{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"}
+var kustomizationGVR = kustomizev1.GroupVersion.WithResource("kustomizations")
+
+// appliedBy is the Kustomization that applied an object, by
+// kustomize-controller's owner labels ("" names when it has none).
+func appliedBy(labels map[string]string) types.NamespacedName {
+	return types.NamespacedName{Namespace: labels[layout.AppliedByNamespaceLabel], Name: labels[layout.AppliedByNameLabel]}
+}
 
 // handover reports an object that the fleet gives to another Kustomization
 // than the one that applied it in the cluster (kustomize-controller's owner
@@ -187,9 +194,8 @@ func (lc *liveChecker) handover(ctx context.Context, o *object, current *unstruc
 	if o.ks == nil || o.ks.name == "" {
 		return nil
 	}
-	l := current.GetLabels()
-	from := types.NamespacedName{Namespace: l[layout.AppliedByNamespaceLabel], Name: l[layout.AppliedByNameLabel]}
-	to := types.NamespacedName{Namespace: cmp.Or(o.ks.namespace, metav1.NamespaceDefault), Name: o.ks.name}
+	from := appliedBy(current.GetLabels())
+	to := types.NamespacedName{Namespace: o.ks.namespace, Name: o.ks.name} // defaulted to the fleet's source namespace
 	if from.Name == "" || from == to || current.GetAnnotations()[layout.PruneAnnotation] == layout.PruneDisabled {
 		return nil
 	}
@@ -201,8 +207,7 @@ func (lc *liveChecker) handover(ctx context.Context, o *object, current *unstruc
 	if prev == nil || !pruning(prev) { // its garbage collection, on deletion too, obeys spec.prune
 		return nil
 	}
-	pl := prev.GetLabels()
-	if (types.NamespacedName{Namespace: pl[layout.AppliedByNamespaceLabel], Name: pl[layout.AppliedByNameLabel]}) == to {
+	if appliedBy(prev.GetLabels()) == to {
 		return nil
 	}
 	msg := fmt.Sprintf("applied in the cluster by Kustomization %s, in this fleet by %s: once Flux has this commit, %s prunes it as no longer its own, "+

@@ -2,6 +2,7 @@ package verify
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path"
@@ -13,8 +14,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -81,31 +82,41 @@ func applyFleet(t *testing.T, env *testenv.Env, files map[string][]byte, prefixe
 			if d.Root == nil {
 				continue
 			}
-			applyObject(t, env, d.Root, DefaultFieldManager)
+			applyObject(t, env, objectOf(t, d.Root))
 			applied++
 		}
 	}
 	return applied
 }
 
-func applyObject(t *testing.T, env *testenv.Env, n *node, manager string) {
+// objectOf decodes a fleet document into an object.
+func objectOf(t *testing.T, n *node) map[string]any {
 	t.Helper()
-	gvk := gvkOf(n)
+	var obj map[string]any
+	if err := json.Unmarshal(yamlx.AppendJSON(nil, n), &obj); err != nil {
+		t.Fatal(err)
+	}
+	return obj
+}
+
+// applyObject server-side applies an object, forced, as kustomize-controller.
+func applyObject(t *testing.T, env *testenv.Env, obj map[string]any) {
+	t.Helper()
+	u := unstructured.Unstructured{Object: obj}
+	gvk := u.GroupVersionKind()
 	mapping, err := env.Client.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err != nil {
 		t.Fatal(err)
 	}
-	name := n.Get("metadata").Get("name").Text()
-	res := env.Dynamic.Resource(mapping.Resource)
-	opts := metav1.PatchOptions{FieldManager: manager, Force: new(true)}
-	body := yamlx.AppendJSON(nil, n)
-	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
-		_, err = res.Namespace(n.Get("metadata").Get("namespace").Text()).Patch(t.Context(), name, types.ApplyPatchType, body, opts)
-	} else {
-		_, err = res.Patch(t.Context(), name, types.ApplyPatchType, body, opts)
-	}
+	body, err := json.Marshal(obj)
 	if err != nil {
-		t.Fatalf("applying %s %s: %v", gvk.Kind, name, err)
+		t.Fatal(err)
+	}
+	// Namespace("") addresses a cluster-scoped object.
+	_, err = env.Dynamic.Resource(mapping.Resource).Namespace(u.GetNamespace()).Patch(t.Context(), u.GetName(), types.ApplyPatchType, body,
+		metav1.PatchOptions{FieldManager: DefaultFieldManager, Force: new(true)})
+	if err != nil {
+		t.Fatalf("applying %s %s: %v", gvk.Kind, u.GetName(), err)
 	}
 }
 
