@@ -13,6 +13,7 @@ import (
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetwright/fleetwright/internal/gitrepo/gittest"
@@ -80,7 +81,7 @@ components:
 	spec("200", "30m")
 	_, fleet2 := renderAndCommit(t, apps, bare, fleet1, "200 CPUs")
 	requestFetch(t, c)
-	broken := pinOf(t, c, ks, fleet2)
+	broken := pinOf(t, fleet2, "fleet/apps/"+migrationCluster+"/"+migrationNS+"/_flux/web.yaml", ks)
 	poll(t, ks+" health-checking the broken artifact", 4*time.Minute, func() error {
 		var k kustomizev1.Kustomization
 		if err := c.Client.Get(ctx, client.ObjectKey{Namespace: fluxNS, Name: ks}, &k); err != nil {
@@ -110,28 +111,17 @@ components:
 		time.Since(fetched).Round(100*time.Millisecond))
 }
 
-// pinOf returns the artifact revision (sha256:<hex>) that the fleet files
-// pin for the OCIRepository name, once the cluster has it: the root and
-// the project's Kustomization apply a new pin a few seconds after the
-// fetch.
-func pinOf(t *testing.T, c *cluster.Cluster, name string, fleet map[string]string) string {
+// pinOf returns the artifact revision (sha256:<hex>) that the fleet file
+// pins for the OCIRepository name.
+func pinOf(t *testing.T, fleet map[string]string, file, name string) string {
 	t.Helper()
-	var pin string
-	poll(t, "OCIRepository "+name+" pinned as in the fleet", 2*time.Minute, func() error {
-		var o sourcev1.OCIRepository
-		if err := c.Client.Get(t.Context(), client.ObjectKey{Namespace: fluxNS, Name: name}, &o); err != nil {
-			return err
-		}
-		if o.Spec.Reference == nil || o.Spec.Reference.Digest == "" {
-			return fmt.Errorf("no digest in spec.ref")
-		}
-		for _, body := range fleet {
-			if strings.Contains(body, "name: "+name+"\n") && strings.Contains(body, "digest: "+o.Spec.Reference.Digest) {
-				pin = o.Spec.Reference.Digest
-				return nil
+	for _, o := range documents(t, file, fleet[file]) {
+		if o.GetKind() == sourcev1.OCIRepositoryKind && o.GetName() == name {
+			if digest, _, _ := unstructured.NestedString(o.Object, "spec", "ref", "digest"); digest != "" {
+				return digest
 			}
 		}
-		return fmt.Errorf("pinned at %s, which no fleet file of the commit names", o.Spec.Reference.Digest)
-	})
-	return pin
+	}
+	t.Fatalf("%s pins no digest for OCIRepository %s", file, name)
+	return ""
 }
