@@ -102,12 +102,7 @@ func WithWorkDir(dir string) Option {
 // 30s. Tests that want a chain applied at test speed pass, for example,
 // WithFluxArgs("kustomize-controller", "--requeue-dependency=2s").
 func WithFluxArgs(controller string, args ...string) Option {
-	return func(c *config) {
-		if c.fluxArgs == nil {
-			c.fluxArgs = map[string][]string{}
-		}
-		c.fluxArgs[controller] = append(c.fluxArgs[controller], args...)
-	}
+	return func(c *config) { c.fluxArgs = appendTo(c.fluxArgs, controller, args) }
 }
 
 // WithFluxEnv adds environment variables (NAME=value) to one of Flux's
@@ -116,12 +111,16 @@ func WithFluxArgs(controller string, args ...string) Option {
 // settings a platform team patches into Flux's Deployments, such as GOGC
 // and GOMEMLIMIT.
 func WithFluxEnv(controller string, env ...string) Option {
-	return func(c *config) {
-		if c.fluxEnv == nil {
-			c.fluxEnv = map[string][]string{}
-		}
-		c.fluxEnv[controller] = append(c.fluxEnv[controller], env...)
+	return func(c *config) { c.fluxEnv = appendTo(c.fluxEnv, controller, env) }
+}
+
+// appendTo appends values to m's list under key, making m when it is nil.
+func appendTo(m map[string][]string, key string, values []string) map[string][]string {
+	if m == nil {
+		m = map[string][]string{}
 	}
+	m[key] = append(m[key], values...)
+	return m
 }
 
 // WithKustomizeShards runs one more kustomize-controller per key, named
