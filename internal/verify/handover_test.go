@@ -121,16 +121,5 @@ func TestLiveHandover(t *testing.T) {
 // project is ns, Flux's objects go to fluxNS.
 func handoverFleet(t *testing.T, ns, fluxNS string) (*spec.Repo, map[string][]byte) {
 	t.Helper()
-	return renderSpecs(t, map[string][]byte{
-		"platform.yaml": []byte("clusters: [{name: live}]\nbuild: {pin: false}\nfleet: {source_namespace: " + fluxNS + ", artifacts: {repository: ghcr.io/myorg/fleet}}\n"),
-		"apps/" + ns + "/web/app.yaml": []byte(`name: web
-components:
-  - name: api
-    type: workload
-    workload_spec:
-      image: registry.test/web/api:1.0.0@sha256:` + fmt.Sprintf("%064x", 1) + `
-      port: 8080
-      resources: {requests: {cpu: 10m, memory: 16Mi}}
-`),
-	})
+	return webFleet(t, "clusters: [{name: live}]\nbuild: {pin: false}\nfleet: {source_namespace: "+fluxNS+", artifacts: {repository: ghcr.io/myorg/fleet}}\n", ns)
 }

@@ -173,8 +173,14 @@ func liveDryRunClean(t *testing.T, files map[string][]byte, plat *spec.Platform)
 // liveFleet renders a one-app fleet whose project is the test's namespace.
 func liveFleet(t *testing.T, ns string) (*spec.Repo, map[string][]byte) {
 	t.Helper()
+	return webFleet(t, "clusters: [{name: live, production: true}]\nbuild: {pin: false}\n", ns)
+}
+
+// webFleet renders the app web (one api) in project ns on the platform.
+func webFleet(t *testing.T, platform, ns string) (*spec.Repo, map[string][]byte) {
+	t.Helper()
 	return renderSpecs(t, map[string][]byte{
-		"platform.yaml": []byte("clusters: [{name: live, production: true}]\nbuild: {pin: false}\n"),
+		"platform.yaml": []byte(platform),
 		"apps/" + ns + "/web/app.yaml": []byte(`name: web
 components:
   - name: api
