@@ -53,6 +53,7 @@ func (r *run) live(ctx context.Context) error {
 	if cfg.QPS == 0 {
 		cfg.QPS, cfg.Burst = 50, 100
 	}
+	cfg.WarningHandler, cfg.WarningHandlerWithContext = nil, warningRouter{log: r.log}
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("connecting to the cluster: %w", err)
@@ -123,7 +124,8 @@ func (lc *liveChecker) check(ctx context.Context, o *object) []Finding {
 	}
 	body := yamlx.AppendJSON(nil, o.root)
 	opts := metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: lc.manager, Force: new(false)}
-	result, err := res.Patch(ctx, o.name, types.ApplyPatchType, body, opts)
+	dryCtx, warned := collectWarnings(ctx)
+	result, err := res.Patch(dryCtx, o.name, types.ApplyPatchType, body, opts)
 	blocked := map[string]string{} // field path → manager
 	if err != nil && apierrors.IsConflict(err) {
 		var status apierrors.APIStatus
@@ -135,21 +137,22 @@ func (lc *liveChecker) check(ctx context.Context, o *object) []Finding {
 			}
 		}
 		opts.Force = new(true)
-		result, err = res.Patch(ctx, o.name, types.ApplyPatchType, body, opts)
+		result, err = res.Patch(dryCtx, o.name, types.ApplyPatchType, body, opts)
 	}
+	warnings := lc.warningFindings(o, warned)
 	if err != nil {
-		return []Finding{f(CheckDryRun, SeverityError, causeField(err), "the cluster rejects it: %s", serverMessage(err))}
+		return append(warnings, f(CheckDryRun, SeverityError, causeField(err), "the cluster rejects it: %s", serverMessage(err)))
 	}
 	current, err := res.Get(ctx, o.name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return []Finding{f(CheckLiveDrift, SeverityInfo, "", "not in the cluster yet; Flux creates it")}
+		return append(warnings, f(CheckLiveDrift, SeverityInfo, "", "not in the cluster yet; Flux creates it"))
 	}
 	if err != nil {
-		return []Finding{f(CheckLiveDrift, SeverityError, "", "reading it from the cluster: %v", err)}
+		return append(warnings, f(CheckLiveDrift, SeverityError, "", "reading it from the cluster: %v", err))
 	}
 	desired, observed := result.Object, current.Object
 	blockedAt := resolveManaged(blocked, desired, observed)
-	out := lc.handover(ctx, o, current)
+	out := append(warnings, lc.handover(ctx, o, current)...)
 	diffs := diffValues(desired, observed, "")
 	for i, d := range diffs {
 		if i == maxDriftFields {

@@ -279,4 +279,31 @@ func TestLiveDryRunRejects(t *testing.T) {
 	}
 }
 
+// The API server's warnings on an object's dry-run are findings at the
+// field they name; its warning on Flux's finalizer, which every Flux object
+// of the fleet carries, is not.
+func TestLiveDryRunWarns(t *testing.T) {
+	t.Parallel()
+	env := testCluster(t)
+	ensureNamespace(t, env, "flux-system")
+	ns := env.Namespace(t)
+	repo, files := liveFleet(t, ns)
+	applyFleet(t, env, files, "clusters/live/projects/")
+	deploy := "apps/live/" + ns + "/web/api/deployment-web-api.yaml"
+	edit(t, files, deploy, "  template:\n    metadata:\n", "  template:\n    metadata:\n      annotations:\n        scheduler.alpha.kubernetes.io/critical-pod: \"\"\n")
+	want := []string{
+		"fleet/" + deploy + ":25: warning: Deployment/web-api: spec.template.metadata.annotations.scheduler.alpha.kubernetes.io/critical-pod: the cluster warns: " +
+			`spec.template.metadata.annotations[scheduler.alpha.kubernetes.io/critical-pod]: non-functional in v1.16+; use the "priorityClassName" field instead`,
+	}
+	var got []string
+	for _, l := range verifyLive(t, env, repo, files) {
+		if strings.Contains(l, "the cluster warns") || strings.Contains(l, "finalizers") {
+			got = append(got, l)
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("dry-run warnings (-want +got):\n%s", diff)
+	}
+}
+
 var appsV1Deployments = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
