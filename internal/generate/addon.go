@@ -38,6 +38,7 @@ func (r *renderer) addon(a *spec.LoadedApp, c *spec.Component) ([]object, error)
 		ObjectMeta: metav1.ObjectMeta{
 			Name: name, Namespace: a.Project, Labels: lbls,
 			Annotations: componentEventAnnotations(a, c.Name),
+			Finalizers:  fluxFinalizers(),
 		},
 		Spec: helmv2.HelmReleaseSpec{
 			ReleaseName: name,

@@ -54,6 +54,7 @@ func (r *renderer) ociRepository(name string, lbls, annos map[string]string, dir
 			Namespace:   plat.Fleet.SourceNamespace,
 			Labels:      lbls,
 			Annotations: annos,
+			Finalizers:  fluxFinalizers(),
 		},
 		Spec: sourcev1.OCIRepositorySpec{
 			URL:                "oci://" + cfg.Repository,

@@ -48,6 +48,18 @@ func componentEventAnnotations(a *spec.LoadedApp, component string) map[string]s
 	}
 }
 
+// fluxFinalizers is the finalizer Flux's controllers add to each of their
+// objects (Kustomization, OCIRepository, HelmRelease: one name for all
+// three) before they reconcile it. Written into the objects render
+// generates, a new object starts with it: its controller's first reconcile
+// does the work instead of patching the finalizer in and queueing the
+// object again, one request and one reconcile fewer per Flux object (2.4 %
+// of a first deploy's API requests, docs/fleet.md). The controllers remove
+// it only when the object is deleted, after their cleanup, as they do the
+// one they add; a HelmRepository is left without it, because
+// source-controller removes it from one of type oci.
+func fluxFinalizers() []string { return []string{kustomizev1.KustomizationFinalizer} }
+
 func (r *renderer) fleetPath(p string) string {
 	return "./" + path.Join(r.opts.FleetPath, p)
 }
@@ -68,6 +80,7 @@ func (r *renderer) fluxKustomization(a *spec.LoadedApp, c *spec.Component) *kust
 			Namespace:   plat.Fleet.SourceNamespace,
 			Labels:      r.fluxLabels(a, c.Name),
 			Annotations: r.eventAnnotations(a, c.Name),
+			Finalizers:  fluxFinalizers(),
 		},
 		Spec: kustomizev1.KustomizationSpec{
 			DependsOn:       deps,
@@ -284,6 +297,7 @@ func (r *renderer) project(cluster, project string, art *artifact.Artifact) ([]F
 		ObjectMeta: metav1.ObjectMeta{
 			Name: projectKustomizationName(project), Namespace: plat.Fleet.SourceNamespace, Labels: lbls,
 			Annotations: map[string]string{EventPrefix + "project": project},
+			Finalizers:  fluxFinalizers(),
 		},
 		Spec: kustomizev1.KustomizationSpec{
 			Interval:      metav1.Duration{Duration: 10 * time.Minute},

@@ -176,6 +176,7 @@ func (r *renderer) projectSource(cluster, project string, art *artifact.Artifact
 		ObjectMeta: metav1.ObjectMeta{
 			Name: name, Namespace: plat.Fleet.SourceNamespace, Labels: lbls,
 			Annotations: map[string]string{EventPrefix + "project": project},
+			Finalizers:  fluxFinalizers(),
 		},
 		Spec: kustomizev1.KustomizationSpec{
 			Interval:      metav1.Duration{Duration: 10 * time.Minute},

@@ -203,7 +203,7 @@ func TestArtifactChecks(t *testing.T) {
 			name:   "a file of the folder edited",
 			mutate: func(t testing.TB, f map[string][]byte) { edit(t, f, ordersAPIFile, "replicas: 1", "replicas: 3") },
 			checks: []Check{CheckArtifact},
-			want: []string{"fleet/" + shopOrdersFlux + ":23: OCIRepository/shop-orders-api: spec.ref.digest: pins sha256:PINNED, but the files of " +
+			want: []string{"fleet/" + shopOrdersFlux + ":25: OCIRepository/shop-orders-api: spec.ref.digest: pins sha256:PINNED, but the files of " +
 				"fleet/apps/prod-eu/shop/orders/api pack to sha256:OTHER: Flux applies content that the fleet's files do not show; " + fixArtifact},
 		},
 		{
@@ -213,7 +213,7 @@ func TestArtifactChecks(t *testing.T) {
 				f[ordersFolder+"notes/README.md"] = []byte("notes\n")
 			},
 			checks: []Check{CheckArtifact},
-			want: []string{"fleet/" + shopOrdersFlux + ":23: OCIRepository/shop-orders-api: spec.ref.digest: pins sha256:PINNED, but the files of " +
+			want: []string{"fleet/" + shopOrdersFlux + ":25: OCIRepository/shop-orders-api: spec.ref.digest: pins sha256:PINNED, but the files of " +
 				"fleet/apps/prod-eu/shop/orders/api pack to sha256:OTHER: Flux applies content that the fleet's files do not show; without extra.yaml, notes/README.md, " +
 				"which render did not write, they pack to the pinned digest: render leaves such files out of the artifact, move them out of the folder"},
 		},
@@ -245,7 +245,7 @@ func TestArtifactChecks(t *testing.T) {
 				editLine(t, f, shopOrdersFlux, apiDigestLine, "    tag: 2.4.1\n")
 			},
 			checks: []Check{CheckArtifact},
-			want: []string{"fleet/" + shopOrdersFlux + ":22: OCIRepository/shop-orders-api: spec.ref: not pinned by digest (it follows spec.ref.tag 2.4.1): the fleet would not say which artifact runs, " +
+			want: []string{"fleet/" + shopOrdersFlux + ":24: OCIRepository/shop-orders-api: spec.ref: not pinned by digest (it follows spec.ref.tag 2.4.1): the fleet would not say which artifact runs, " +
 				"and a push would change it without a fleet commit; pin spec.ref.digest to the artifact of fleet/apps/prod-eu/shop/orders/api (" + fixArtifact + ")"},
 		},
 		{
@@ -255,7 +255,7 @@ func TestArtifactChecks(t *testing.T) {
 				edit(t, f, shopOrdersFlux, "  ref:\n  secretRef:", "  secretRef:")
 			},
 			checks: []Check{CheckArtifact},
-			want: []string{"fleet/" + shopOrdersFlux + ":20: OCIRepository/shop-orders-api: spec.ref: not pinned by digest (it has no spec.ref): the fleet would not say which artifact runs, " +
+			want: []string{"fleet/" + shopOrdersFlux + ":22: OCIRepository/shop-orders-api: spec.ref: not pinned by digest (it has no spec.ref): the fleet would not say which artifact runs, " +
 				"and a push would change it without a fleet commit; pin spec.ref.digest to the artifact of fleet/apps/prod-eu/shop/orders/api (" + fixArtifact + ")"},
 		},
 		{
@@ -263,9 +263,9 @@ func TestArtifactChecks(t *testing.T) {
 			mutate: func(t testing.TB, f map[string][]byte) { edit(t, f, shopOrdersFlux, "  path: ./\n", "  path: ./sub\n") },
 			checks: []Check{CheckArtifact, CheckBuild},
 			want: []string{
-				"fleet/" + shopOrdersFlux + ":47: Kustomization/shop-orders-api: spec.path: path ./sub: the artifact of OCIRepository shop-orders-api holds folder fleet/apps/prod-eu/shop/orders/api at its root, " +
+				"fleet/" + shopOrdersFlux + ":51: Kustomization/shop-orders-api: spec.path: path ./sub: the artifact of OCIRepository shop-orders-api holds folder fleet/apps/prod-eu/shop/orders/api at its root, " +
 					"and a component's Kustomization builds that root: the path must be ./ (so Flux would build fleet/apps/prod-eu/shop/orders/api/sub)",
-				"fleet/" + shopOrdersFlux + ":47: Kustomization/shop-orders-api: spec.path: kustomize build fleet/apps/prod-eu/shop/orders/api/sub (the artifact of OCIRepository shop-orders-api): no such folder in the fleet",
+				"fleet/" + shopOrdersFlux + ":51: Kustomization/shop-orders-api: spec.path: kustomize build fleet/apps/prod-eu/shop/orders/api/sub (the artifact of OCIRepository shop-orders-api): no such folder in the fleet",
 				"fleet/" + ordersKust + ":1: warning: no Flux Kustomization builds this folder",
 			},
 		},
@@ -275,7 +275,7 @@ func TestArtifactChecks(t *testing.T) {
 				edit(t, f, shopOrdersFlux, "url: oci://ghcr.io/myorg/fleet\n", "url: oci://ghcr.io/other/fleet\n")
 			},
 			checks: []Check{CheckArtifact, CheckAPI},
-			want: []string{"fleet/" + shopOrdersFlux + ":26: OCIRepository/shop-orders-api: spec.url: url oci://ghcr.io/other/fleet is not the fleet's artifact repository " +
+			want: []string{"fleet/" + shopOrdersFlux + ":28: OCIRepository/shop-orders-api: spec.url: url oci://ghcr.io/other/fleet is not the fleet's artifact repository " +
 				"oci://ghcr.io/myorg/fleet (platform.yaml fleet.artifacts.repository); " + fixArtifact},
 		},
 		{
@@ -294,7 +294,7 @@ func TestArtifactChecks(t *testing.T) {
 			},
 			checks: []Check{CheckArtifact, CheckBuild},
 			want: []string{
-				"fleet/" + shopOrdersFlux + ":52: Kustomization/shop-orders-api: spec.sourceRef.name: reads OCIRepository flux-system/shop-orders-apii, which no fleet file defines: Flux would not apply it",
+				"fleet/" + shopOrdersFlux + ":56: Kustomization/shop-orders-api: spec.sourceRef.name: reads OCIRepository flux-system/shop-orders-apii, which no fleet file defines: Flux would not apply it",
 				"fleet/" + ordersKust + ":1: warning: no Flux Kustomization builds this folder",
 			},
 		},
@@ -305,7 +305,7 @@ func TestArtifactChecks(t *testing.T) {
 			},
 			checks: []Check{CheckArtifact, CheckBuild},
 			want: []string{
-				"fleet/" + shopOrdersFlux + ":46: info: Kustomization/shop-orders-api: spec.path: not built: its source is OCIRepository flux-system/shop-orders-api, which names no fleet folder to build from (annotation fleetwright.io/artifact-path)",
+				"fleet/" + shopOrdersFlux + ":50: info: Kustomization/shop-orders-api: spec.path: not built: its source is OCIRepository flux-system/shop-orders-api, which names no fleet folder to build from (annotation fleetwright.io/artifact-path)",
 				"fleet/" + ordersKust + ":1: warning: no Flux Kustomization builds this folder",
 			},
 		},
@@ -327,7 +327,7 @@ func TestArtifactChecks(t *testing.T) {
 				edit(t, f, ordersKust, "resources:\n", "resources:\n- ../worker/deployment-orders-worker.yaml\n")
 			},
 			checks: []Check{CheckBuild},
-			want: []string{"fleet/" + shopOrdersFlux + ":47: Kustomization/shop-orders-api: spec.path: kustomize build fleet/apps/prod-eu/shop/orders/api (the artifact of OCIRepository shop-orders-api): " +
+			want: []string{"fleet/" + shopOrdersFlux + ":51: Kustomization/shop-orders-api: spec.path: kustomize build fleet/apps/prod-eu/shop/orders/api (the artifact of OCIRepository shop-orders-api): " +
 				"accumulating resources: accumulation err='accumulating resources from '../worker/deployment-orders-worker.yaml': security; file 'fleet/apps/prod-eu/shop/orders/worker/deployment-orders-worker.yaml' " +
 				"is not in or below 'fleet/apps/prod-eu/shop/orders/api'': must build at directory: 'fleet/apps/prod-eu/shop/orders/worker/deployment-orders-worker.yaml': file is not directory"},
 		},
@@ -340,11 +340,11 @@ func TestArtifactChecks(t *testing.T) {
 			},
 			checks: []Check{CheckAPI},
 			want: []string{
-				"fleet/" + shopOrdersFlux + `:21: OCIRepository/shop-orders-api: spec.interval: "10us" is not a duration in ms, s, m or h (the CRD's pattern ^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$)`,
-				"fleet/" + shopOrdersFlux + `:23: OCIRepository/shop-orders-api: spec.ref.digest: "sha256:abc" is not a digest sha256:<64 hex digits>: source-controller cannot pull it`,
-				"fleet/" + shopOrdersFlux + `:26: OCIRepository/shop-orders-api: spec.url: "ghcr.io/myorg/fleet" must start with oci:// (the CRD's pattern ^oci://.*$)`,
-				"fleet/" + shopOrdersFlux + `:27: OCIRepository/shop-orders-api: spec.provider: unsupported value "github": must be "generic", "aws", "azure" or "gcp"`,
-				"fleet/" + shopOrdersFlux + `:28: OCIRepository/shop-orders-api: spec.timeout: "1h" is not a duration in ms, s or m (the CRD's pattern ^([0-9]+(\.[0-9]+)?(ms|s|m))+$)`,
+				"fleet/" + shopOrdersFlux + `:23: OCIRepository/shop-orders-api: spec.interval: "10us" is not a duration in ms, s, m or h (the CRD's pattern ^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$)`,
+				"fleet/" + shopOrdersFlux + `:25: OCIRepository/shop-orders-api: spec.ref.digest: "sha256:abc" is not a digest sha256:<64 hex digits>: source-controller cannot pull it`,
+				"fleet/" + shopOrdersFlux + `:28: OCIRepository/shop-orders-api: spec.url: "ghcr.io/myorg/fleet" must start with oci:// (the CRD's pattern ^oci://.*$)`,
+				"fleet/" + shopOrdersFlux + `:29: OCIRepository/shop-orders-api: spec.provider: unsupported value "github": must be "generic", "aws", "azure" or "gcp"`,
+				"fleet/" + shopOrdersFlux + `:30: OCIRepository/shop-orders-api: spec.timeout: "1h" is not a duration in ms, s or m (the CRD's pattern ^([0-9]+(\.[0-9]+)?(ms|s|m))+$)`,
 			},
 		},
 		{
@@ -353,7 +353,7 @@ func TestArtifactChecks(t *testing.T) {
 				edit(t, f, shopOrdersFlux, "  timeout: 10m0s\n", "  timeout: 15m0s\n")
 			},
 			checks: []Check{CheckArtifact, CheckProjects},
-			want: []string{"fleet/" + shopProject + ":28: OCIRepository/project-shop: spec.ref.digest: pins sha256:PINNED, but the *.yaml files of " +
+			want: []string{"fleet/" + shopProject + ":30: OCIRepository/project-shop: spec.ref.digest: pins sha256:PINNED, but the *.yaml files of " +
 				"fleet/" + shopFlux + " pack to sha256:OTHER: Flux applies content that the fleet's files do not show; " + fixArtifact},
 		},
 		{
@@ -363,7 +363,7 @@ func TestArtifactChecks(t *testing.T) {
 			},
 			opts:   func(o *Options) { o.Apps = &Apps{} },
 			checks: []Check{CheckArtifact, CheckProjects},
-			want: []string{"fleet/" + shopProject + ":28: OCIRepository/project-shop: spec.ref.digest: pins sha256:PINNED, but the *.yaml files of " +
+			want: []string{"fleet/" + shopProject + ":30: OCIRepository/project-shop: spec.ref.digest: pins sha256:PINNED, but the *.yaml files of " +
 				"fleet/" + shopFlux + " pack to sha256:OTHER: Flux applies content that the fleet's files do not show; " +
 				"the specs render these files otherwise (changed: orders.yaml); " + fixArtifact},
 		},
@@ -375,7 +375,7 @@ func TestArtifactChecks(t *testing.T) {
 			},
 			opts:   func(o *Options) { o.Apps = &Apps{} },
 			checks: []Check{CheckArtifact},
-			want: []string{"fleet/" + shopProject + ":28: OCIRepository/project-shop: spec.ref.digest: pins sha256:PINNED, but the *.yaml files of " +
+			want: []string{"fleet/" + shopProject + ":30: OCIRepository/project-shop: spec.ref.digest: pins sha256:PINNED, but the *.yaml files of " +
 				"fleet/" + shopFlux + " pack to sha256:OTHER: Flux applies content that the fleet's files do not show; " +
 				"the specs render these files otherwise (not rendered: orders2.yaml; missing: orders.yaml); " + fixArtifact},
 		},
@@ -386,7 +386,7 @@ func TestArtifactChecks(t *testing.T) {
 			},
 			opts:   func(o *Options) { o.Apps = &Apps{} },
 			checks: []Check{CheckArtifact},
-			want: []string{"fleet/" + shopProject + ":28: OCIRepository/project-shop: spec.ref.digest: pins sha256:OTHER, but the *.yaml files of " +
+			want: []string{"fleet/" + shopProject + ":30: OCIRepository/project-shop: spec.ref.digest: pins sha256:OTHER, but the *.yaml files of " +
 				"fleet/" + shopFlux + " pack to sha256:PINNED: Flux applies content that the fleet's files do not show; " +
 				"the specs render these files as they are: the pinned digest is what differs; " + fixArtifact},
 		},
@@ -399,7 +399,7 @@ func TestArtifactChecks(t *testing.T) {
 				f[shopFlux+"/notes/extra.yaml"] = []byte(handAdded)
 			},
 			checks: []Check{CheckArtifact, CheckProjects},
-			want: []string{"fleet/" + shopProject + ":28: OCIRepository/project-shop: spec.ref.digest: pins sha256:PINNED, but the *.yaml files of " +
+			want: []string{"fleet/" + shopProject + ":30: OCIRepository/project-shop: spec.ref.digest: pins sha256:PINNED, but the *.yaml files of " +
 				"fleet/" + shopFlux + " pack to sha256:OTHER: Flux applies content that the fleet's files do not show; without extra.yaml, " +
 				"which render did not write, they pack to the pinned digest: render leaves such files out of the artifact, move them out of the folder"},
 		},
@@ -411,8 +411,8 @@ func TestArtifactChecks(t *testing.T) {
 			},
 			checks: []Check{CheckAPI, CheckBuild},
 			want: []string{
-				"fleet/" + shopOrdersFlux + `:21: OCIRepository/shop-orders-api: spec.interval: "10us" is not a duration in ms, s, m or h (the CRD's pattern ^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$)`,
-				"fleet/" + shopOrdersFlux + ":55: Kustomization/shop-orders-api: spec.waitt: unknown field",
+				"fleet/" + shopOrdersFlux + `:23: OCIRepository/shop-orders-api: spec.interval: "10us" is not a duration in ms, s, m or h (the CRD's pattern ^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$)`,
+				"fleet/" + shopOrdersFlux + ":59: Kustomization/shop-orders-api: spec.waitt: unknown field",
 			},
 		},
 		{
@@ -422,7 +422,7 @@ func TestArtifactChecks(t *testing.T) {
 				f[shopFlux+"/old/extra.yaml"] = []byte(handAdded)
 			},
 			checks: []Check{CheckBuild},
-			want: []string{"fleet/" + shopProject + ":45: Kustomization/project-shop: spec.path: kustomize build fleet/" + shopFlux + " (the artifact of OCIRepository project-shop): " +
+			want: []string{"fleet/" + shopProject + ":49: Kustomization/project-shop: spec.path: kustomize build fleet/" + shopFlux + " (the artifact of OCIRepository project-shop): " +
 				"accumulating resources: accumulation err='accumulating resources from 'old/extra.yaml': security; file 'fleet/" + shopFlux + "/old/extra.yaml' is not in the artifact, " +
 				"which holds only the *.yaml files of 'fleet/" + shopFlux + "'': must build at directory: 'fleet/" + shopFlux + "/old/extra.yaml': file is not directory"},
 		},
@@ -473,7 +473,7 @@ func TestArtifactChecks(t *testing.T) {
 					"  path: ./fleet/apps/prod-eu/shop/orders/api\n  prune: true\n  retryInterval: 1m0s\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n")
 			},
 			checks: []Check{CheckProjects, CheckBuild},
-			want: []string{"fleet/" + shopOrdersFlux + ":52: warning: Kustomization/shop-orders-api: spec.sourceRef: reads the fleet's GitRepository flux-system/flux-system, " +
+			want: []string{"fleet/" + shopOrdersFlux + ":56: warning: Kustomization/shop-orders-api: spec.sourceRef: reads the fleet's GitRepository flux-system/flux-system, " +
 				"though platform.yaml has fleet.artifacts and project shop has its own source (OCIRepository project-shop): Flux applies it again on every fleet commit, " +
 				"whatever the commit changed; re-render: render points each component's Kustomization at its own artifact"},
 		},
@@ -581,7 +581,7 @@ func TestArtifactsInRegistry(t *testing.T) {
 		{
 			name: "one not pushed",
 			skip: []string{"apps/prod-eu/shop/orders/api"},
-			want: []string{"fleet/" + shopOrdersFlux + ":23: OCIRepository/shop-orders-api: spec.ref.digest: the registry has no artifact HOST/fleet@sha256:PINNED: " +
+			want: []string{"fleet/" + shopOrdersFlux + ":25: OCIRepository/shop-orders-api: spec.ref.digest: the registry has no artifact HOST/fleet@sha256:PINNED: " +
 				"source-controller cannot fetch it, and nothing of fleet/apps/prod-eu/shop/orders/api is applied; render pushes the artifact it pins (re-render)"},
 		},
 		{
@@ -592,16 +592,16 @@ func TestArtifactsInRegistry(t *testing.T) {
 				delete(f, ordersFolder+"service-orders-api.yaml")
 			},
 			want: []string{
-				"fleet/" + shopOrdersFlux + ":23: OCIRepository/shop-orders-api: spec.ref.digest: pins sha256:PINNED, but the files of fleet/apps/prod-eu/shop/orders/api pack to sha256:OTHER: " +
+				"fleet/" + shopOrdersFlux + ":25: OCIRepository/shop-orders-api: spec.ref.digest: pins sha256:PINNED, but the files of fleet/apps/prod-eu/shop/orders/api pack to sha256:OTHER: " +
 					"Flux applies content that the fleet's files do not show; " + fixArtifact,
-				"fleet/" + shopOrdersFlux + ":23: OCIRepository/shop-orders-api: spec.ref.digest: the registry's artifact sha256:PINNED, which Flux applies, differs from the files of " +
+				"fleet/" + shopOrdersFlux + ":25: OCIRepository/shop-orders-api: spec.ref.digest: the registry's artifact sha256:PINNED, which Flux applies, differs from the files of " +
 					"fleet/apps/prod-eu/shop/orders/api (changed: deployment-orders-api.yaml; only in the artifact: service-orders-api.yaml; only in Git: extra.yaml); " + fixArtifact,
 			},
 		},
 		{
 			name: "a project's artifact not pushed",
 			skip: []string{shopFlux},
-			want: []string{"fleet/" + shopProject + ":28: OCIRepository/project-shop: spec.ref.digest: the registry has no artifact HOST/fleet@sha256:PINNED: " +
+			want: []string{"fleet/" + shopProject + ":30: OCIRepository/project-shop: spec.ref.digest: the registry has no artifact HOST/fleet@sha256:PINNED: " +
 				"source-controller cannot fetch it, and nothing of fleet/" + shopFlux + " is applied; render pushes the artifact it pins (re-render)"},
 		},
 		{
@@ -614,9 +614,9 @@ func TestArtifactsInRegistry(t *testing.T) {
 				delete(f, shopFlux+"/storefront.yaml")
 			},
 			want: []string{
-				"fleet/" + shopProject + ":28: OCIRepository/project-shop: spec.ref.digest: pins sha256:PINNED, but the *.yaml files of fleet/" + shopFlux + " pack to sha256:OTHER: " +
+				"fleet/" + shopProject + ":30: OCIRepository/project-shop: spec.ref.digest: pins sha256:PINNED, but the *.yaml files of fleet/" + shopFlux + " pack to sha256:OTHER: " +
 					"Flux applies content that the fleet's files do not show; " + fixArtifact,
-				"fleet/" + shopProject + ":28: OCIRepository/project-shop: spec.ref.digest: the registry's artifact sha256:PINNED, which Flux applies, differs from the *.yaml files of " +
+				"fleet/" + shopProject + ":30: OCIRepository/project-shop: spec.ref.digest: the registry's artifact sha256:PINNED, which Flux applies, differs from the *.yaml files of " +
 					"fleet/" + shopFlux + " (changed: orders.yaml; only in the artifact: storefront.yaml; only in Git: extra.yaml, web.yaml); " + fixArtifact,
 			},
 		},
@@ -713,7 +713,7 @@ func TestArtifactsRegistryNotFlux(t *testing.T) {
 	opts := Options{Platform: &repo.Platform}
 	withRegistry(basicKeychain{"ci", "s3cret-pass"}, 0)(&opts)
 	rep := verifyFleet(t, files, opts)
-	want := "fleet/" + shopOrdersFlux + ":23: OCIRepository/shop-orders-api: spec.ref.digest: what the registry holds at this digest is not an artifact render writes: " + srv.Host() + "/fleet@" + d.String() + `: config media type "application/vnd.docker.container.image.v1+json", not Flux's "application/vnd.cncf.flux.config.v1+json"`
+	want := "fleet/" + shopOrdersFlux + ":25: OCIRepository/shop-orders-api: spec.ref.digest: what the registry holds at this digest is not an artifact render writes: " + srv.Host() + "/fleet@" + d.String() + `: config media type "application/vnd.docker.container.image.v1+json", not Flux's "application/vnd.cncf.flux.config.v1+json"`
 	if got := lines(rep, CheckArtifact); !slices.Contains(got, want) {
 		t.Errorf("findings %q\nwant among them %q", got, want)
 	}

@@ -86,7 +86,7 @@ func TestLiveHandover(t *testing.T) {
 	for _, o := range []struct {
 		line       int
 		kind, name string
-	}{{10, "OCIRepository", ns + "-web-api"}, {33, "Kustomization", ns + "-web-api"}} {
+	}{{12, "OCIRepository", ns + "-web-api"}, {37, "Kustomization", ns + "-web-api"}} {
 		msg := fmt.Sprintf("applied in the cluster by Kustomization %s/root, in this fleet by %s/%s: once Flux has this commit, root prunes it as no longer its own, before or after %s applies it",
 			fluxNS, fluxNS, project, project)
 		if o.kind == "Kustomization" {

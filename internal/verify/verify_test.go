@@ -153,7 +153,7 @@ func TestChecks(t *testing.T) {
 				delete(f, "apps/prod-eu/shop/orders/api/service-orders-api.yaml")
 			},
 			checks: []Check{CheckBuild},
-			want: []string{"fleet/" + shopOrders + ":21: Kustomization/shop-orders-api: spec.path: kustomize build ./fleet/apps/prod-eu/shop/orders/api: " +
+			want: []string{"fleet/" + shopOrders + ":23: Kustomization/shop-orders-api: spec.path: kustomize build ./fleet/apps/prod-eu/shop/orders/api: " +
 				"accumulating resources: accumulation err='accumulating resources from 'service-orders-api.yaml': " +
 				"open fleet/apps/prod-eu/shop/orders/api/service-orders-api.yaml: file does not exist': must build at directory: " +
 				"not a valid directory: evalsymlink failure on 'fleet/apps/prod-eu/shop/orders/api/service-orders-api.yaml' : " +
@@ -165,7 +165,7 @@ func TestChecks(t *testing.T) {
 			checks: []Check{CheckBuild},
 			want: []string{
 				"fleet/apps/prod-eu/shop/orders/api/kustomization.yaml:1: warning: no Flux Kustomization builds this folder",
-				"fleet/" + shopOrders + ":21: Kustomization/shop-orders-api: spec.path: kustomize build ./fleet/apps/prod-eu/shop/orders/apii: no such folder in the fleet",
+				"fleet/" + shopOrders + ":23: Kustomization/shop-orders-api: spec.path: kustomize build ./fleet/apps/prod-eu/shop/orders/apii: no such folder in the fleet",
 			},
 		},
 		// Flux dependencies.
@@ -176,7 +176,7 @@ func TestChecks(t *testing.T) {
 				edit(t, f, shopMyAPI, "- name: shop-my-api-postgres", "- name: shop-my-api-db")
 			},
 			checks: []Check{CheckDeps},
-			want:   []string{"fleet/" + shopMyAPI + ":50: Kustomization/shop-my-api-api: spec.dependsOn[0].name: depends on Kustomization flux-system/shop-my-api-db, which no fleet file defines"},
+			want:   []string{"fleet/" + shopMyAPI + ":54: Kustomization/shop-my-api-api: spec.dependsOn[0].name: depends on Kustomization flux-system/shop-my-api-db, which no fleet file defines"},
 		},
 		{
 			name: "depends-on: cycle",
@@ -184,7 +184,7 @@ func TestChecks(t *testing.T) {
 				edit(t, f, shopMyAPI, "  name: shop-my-api-postgres\n  namespace: flux-system\nspec:\n", "  name: shop-my-api-postgres\n  namespace: flux-system\nspec:\n  dependsOn:\n  - name: shop-my-api-api\n")
 			},
 			checks: []Check{CheckDeps},
-			want:   []string{"fleet/" + shopMyAPI + ":33: Kustomization/shop-my-api-api: spec.dependsOn: dependency cycle: flux-system/shop-my-api-api -> flux-system/shop-my-api-postgres -> flux-system/shop-my-api-api"},
+			want:   []string{"fleet/" + shopMyAPI + ":35: Kustomization/shop-my-api-api: spec.dependsOn: dependency cycle: flux-system/shop-my-api-api -> flux-system/shop-my-api-postgres -> flux-system/shop-my-api-api"},
 		},
 		// API validity.
 		{name: "api: clean", checks: []Check{CheckAPI, CheckKind}, want: []string{}},
@@ -237,8 +237,8 @@ func TestChecks(t *testing.T) {
 			},
 			checks: []Check{CheckAPI},
 			want: []string{
-				"fleet/" + shopOrders + ":19: Kustomization/shop-orders-api: spec.interval: required field is missing",
-				"fleet/" + shopOrders + ":19: Kustomization/shop-orders-api: spec.sourceRef: required field is missing",
+				"fleet/" + shopOrders + ":21: Kustomization/shop-orders-api: spec.interval: required field is missing",
+				"fleet/" + shopOrders + ":21: Kustomization/shop-orders-api: spec.sourceRef: required field is missing",
 			},
 		},
 		{
