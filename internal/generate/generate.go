@@ -261,6 +261,7 @@ func (r *renderer) app(a *spec.LoadedApp, place placement) ([]File, error) {
 	key := a.Key()
 	var files []File
 	var ks []any
+	pins := map[string]string{} // component Kustomization → the digest its OCIRepository pins
 	for _, c := range r.order(a) {
 		objs, err := r.component(a, c)
 		if err != nil {
@@ -299,6 +300,12 @@ func (r *renderer) app(a *spec.LoadedApp, place placement) ([]File, error) {
 			ks = append(ks, r.ociRepository(k.Name, labels(a, c.Name), r.eventAnnotations(a, c.Name), dir, art.Digest.String()))
 			k.Spec.SourceRef = kustomizev1.CrossNamespaceSourceReference{Kind: sourcev1.OCIRepositoryKind, Name: k.Name}
 			k.Spec.Path = "./"
+			pins[k.Name] = art.Digest.String()
+			for i, d := range k.Spec.DependsOn {
+				if pin, ok := pins[d.Name]; ok { // dependencies come first (r.order)
+					k.Spec.DependsOn[i].ReadyExpr = appliedReadyExpr(pin)
+				}
+			}
 		}
 		ks = append(ks, k)
 	}

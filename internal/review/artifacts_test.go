@@ -70,6 +70,13 @@ func TestArtifactComments(t *testing.T) {
 		{name: "artifacts-timeout", base: art, head: with(art, seedApp, `"timeout": "15m"`, `"timeout": "20m"`),
 			has:   []string{"its Kustomization changes: reconciled with the same artifact", "-  timeout: 15m0s\n+  timeout: 20m0s"},
 			hasNo: []string{"digest:"}},
+		// The chart's version: the api, which reads its Secret, names the
+		// chart's artifact in its dependsOn: Flux reconciles it again once
+		// the chart has applied the new one.
+		{name: "artifacts-dependency-bump", base: art, head: with(art, seedApp, `"version": "13.4.4"`, `"version": "13.4.5"`),
+			has: []string{"Flux reconciles **all 2 components**", "| `default/my-project/my-api/postgres` | pulls its new artifact `sha256:",
+				"| `default/my-project/my-api/api` | reconciled with the same artifact once its dependencies have applied their new artifacts |"},
+			hasNo: []string{"readyExpr", "Kustomization |", "digest:"}},
 		{name: "artifacts-migration", base: seed, head: art, over: true,
 			has: []string{"**Migration:** 2 components move to their own OCI source", "their objects stay; nothing is redeployed.",
 				"**Migration, first step:** prepares 1 app's move to its project's source",

@@ -136,6 +136,10 @@ type component struct {
 	migrated      bool // the Kustomization moves between the GitRepository and an OCIRepository
 	digestChanged bool // both sides read an OCIRepository, pinned to different digests
 	mismatch      bool // the pinned digest is not the folder's (a danger)
+	// pinsChanged: only the artifacts its dependsOn's readyExprs name for
+	// its dependencies change (they follow the dependencies' folders): Flux
+	// checks it again once the dependencies have applied the new ones.
+	pinsChanged bool
 	// unsafeMove: the Kustomization leaves the files the root Kustomization
 	// applies for a project's Flux folder without being kept from pruning:
 	// the root prunes it, and it its objects, before the project's
@@ -161,7 +165,7 @@ func (c *component) reconciled() bool {
 	case c.head.sourceKind() == "GitRepository":
 		return true // every fleet commit moves the GitRepository
 	}
-	return c.base == nil || c.ksChanged || c.migrated || c.digestChanged || c.unsafeMove
+	return c.base == nil || c.ksChanged || c.migrated || c.digestChanged || c.pinsChanged || c.unsafeMove
 }
 
 // changes says whether the change touches the component: what Flux
@@ -408,6 +412,13 @@ func fluxSources(changes []fleet.Change, base, head map[string][]byte, removedAp
 		}
 		c.migrated = b.sourceKind() != h.sourceKind() && (b.oci != nil && h.sourceKind() == "GitRepository" || h.oci != nil && b.sourceKind() == "GitRepository")
 		c.ksChanged = !reflect.DeepEqual(sourceless(b.ks), sourceless(h.ks))
+		if !reflect.DeepEqual(get(b.ks.Obj, "spec", "dependsOn"), get(h.ks.Obj, "spec", "dependsOn")) &&
+			reflect.DeepEqual(withoutReadyExprs(b.ks), withoutReadyExprs(h.ks)) {
+			c.pinsChanged = !c.migrated
+			if !c.mismatch {
+				explain[h.ks.id()] = append(explain[h.ks.id()], []string{"spec", "dependsOn"})
+			}
+		}
 		if b.oci != nil && h.oci != nil {
 			c.digestChanged = b.digest() != h.digest()
 			if c.digestChanged && !c.mismatch {
@@ -516,10 +527,35 @@ func appliedDir(s *fluxSide, depth int) string {
 // with.
 func componentDir(s *fluxSide) string { return appliedDir(s, 4) }
 
-// sourceless is a Kustomization's spec without where it reads from.
+// sourceless is a Kustomization's spec without where it reads from, and
+// without the artifacts its dependsOn's readyExprs name, which follow the
+// dependencies' folders and the source layout.
 func sourceless(ks object) map[string]any {
 	spec, _ := ks.Obj["spec"].(map[string]any)
-	return without(spec, "sourceRef", "path")
+	out := without(spec, "sourceRef", "path")
+	if deps := withoutReadyExprs(ks); deps != nil {
+		out["dependsOn"] = deps
+	}
+	return out
+}
+
+// withoutReadyExprs is a Kustomization's dependsOn without readyExprs (nil
+// when it has none): render writes one, naming the dependency's artifact,
+// for each dependency on a component that reads its own.
+func withoutReadyExprs(ks object) []any {
+	deps, _ := get(ks.Obj, "spec", "dependsOn").([]any)
+	if deps == nil {
+		return nil
+	}
+	out := make([]any, len(deps))
+	for i, d := range deps {
+		if m, ok := d.(map[string]any); ok {
+			out[i] = without(m, "readyExpr")
+		} else {
+			out[i] = d
+		}
+	}
+	return out
 }
 
 // checkDigests rebuilds the artifact of each component's folder from the
@@ -675,6 +711,13 @@ func rewrite(bd, hd fluxDoc, fields [][]string) (text string, quiet bool) {
 		if reflect.DeepEqual(ov, nv) {
 			continue
 		}
+		if ol, ok := ov.([]any); ok { // a list of maps whose string values change in place (dependsOn's readyExprs)
+			var done bool
+			if text, done = rewriteItems(text, ol, nv); !done {
+				return bd.text, false
+			}
+			continue
+		}
 		indent := strings.Repeat("  ", len(f)-1)
 		line := func(v string) string { return "\n" + indent + f[len(f)-1] + ": " + v + "\n" }
 		switch {
@@ -691,6 +734,49 @@ func rewrite(bd, hd fluxDoc, fields [][]string) (text string, quiet bool) {
 		return bd.text, false
 	}
 	return text, false
+}
+
+// rewriteItems rewrites, in a document's text, the string values that
+// change between two lists of maps with the same keys: each value's part
+// that differs (a digest in a readyExpr) must occur once in the text. The
+// caller checks that the text reads back as the object expected.
+func rewriteItems(text string, ol []any, nv any) (string, bool) {
+	nl, ok := nv.([]any)
+	if !ok || len(nl) != len(ol) {
+		return text, false
+	}
+	for i := range ol {
+		om, ok1 := ol[i].(map[string]any)
+		nm, ok2 := nl[i].(map[string]any)
+		if !ok1 || !ok2 || len(om) != len(nm) {
+			return text, false
+		}
+		for k, v := range om {
+			os, ok1 := v.(string)
+			ns, ok2 := nm[k].(string)
+			switch {
+			case !ok1 || !ok2:
+				if !reflect.DeepEqual(v, nm[k]) {
+					return text, false
+				}
+			case os != ns:
+				p := 0
+				for p < len(os) && p < len(ns) && os[p] == ns[p] {
+					p++
+				}
+				q := 0
+				for q < len(os)-p && q < len(ns)-p && os[len(os)-1-q] == ns[len(ns)-1-q] {
+					q++
+				}
+				from, to := os[p:len(os)-q], ns[p:len(ns)-q]
+				if from == "" || strings.Count(text, from) != 1 {
+					return text, false
+				}
+				text = strings.Replace(text, from, to, 1)
+			}
+		}
+	}
+	return text, true
 }
 
 func anyPath(f []string) []any {
@@ -984,8 +1070,13 @@ func (fx *fluxView) writeSources(b *strings.Builder, removedApps map[string]bool
 			if c.ksChanged {
 				why += "; its Kustomization changes too"
 			}
+			if c.pinsChanged {
+				why += "; applied once its dependencies have applied their new artifacts"
+			}
 		case c.ksChanged:
 			why = "its Kustomization changes: reconciled with the same artifact"
+		case c.pinsChanged:
+			why = "reconciled with the same artifact once its dependencies have applied their new artifacts"
 		}
 		if why != "" {
 			rows = append(rows, fmt.Sprintf("| `%s` | %s |\n", c.key, why))
