@@ -240,6 +240,22 @@ func TestArtifactChecks(t *testing.T) {
 			want:   []string{"fleet/" + shopOrdersFlux + `:9: OCIRepository/shop-orders-api: metadata.annotations.fleetwright.io/artifact-path: "../api" is not a folder path inside the fleet, such as apps/<cluster>/<project>/<app>/<component> or apps/<cluster>/<project>/_flux`},
 		},
 		{
+			name: "a dependsOn's readyExpr names another artifact than the dependency's",
+			mutate: func(t testing.TB, f map[string][]byte) {
+				const file = "apps/prod-eu/my-project/_flux/my-api.yaml"
+				b := f[file]
+				m := regexp.MustCompile(`lastAppliedRevision == '(sha256:[0-9a-f]{64})'`).FindSubmatchIndex(b)
+				if m == nil {
+					t.Fatalf("%s has no readyExpr naming an artifact:\n%s", file, b)
+				}
+				f[file] = append(append(slices.Clone(b[:m[2]]), "sha256:"+strings.Repeat("0", 64)...), b[m[3]:]...)
+			},
+			checks: []Check{CheckDeps},
+			want: []string{"fleet/apps/prod-eu/my-project/_flux/my-api.yaml:111: Kustomization/my-project-my-api-api: spec.dependsOn[0].readyExpr: waits for Kustomization my-project-my-api-postgres " +
+				"to apply artifact sha256:OTHER, but its OCIRepository my-project-my-api-postgres pins sha256:PINNED: Flux would hold this Kustomization back for good; " +
+				"re-render (render names the artifact the dependency's OCIRepository pins)"},
+		},
+		{
 			name: "a tag instead of the digest",
 			mutate: func(t testing.TB, f map[string][]byte) {
 				editLine(t, f, shopOrdersFlux, apiDigestLine, "    tag: 2.4.1\n")

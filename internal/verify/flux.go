@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -41,6 +42,8 @@ type fluxKS struct {
 type dependency struct {
 	name, namespace string
 	line, col       int
+	readyExpr       string
+	exprAt          pos
 }
 
 func (k *fluxKS) key() string    { return k.namespace + "/" + k.name }
@@ -133,6 +136,9 @@ func (r *run) fluxKS(file string, n *node) *fluxKS {
 			if at := d.Get("name"); at != nil {
 				dep.line, dep.col = int(at.Line), int(at.Col)
 			}
+			if e := d.Get("readyExpr"); e != nil {
+				dep.readyExpr, dep.exprAt = e.Text(), pos{line: int(e.Line), col: int(e.Col)}
+			}
 			if dep.namespace == "" {
 				dep.namespace = k.namespace
 			}
@@ -187,6 +193,39 @@ func checkDependsOn(kss []*fluxKS, display func(string) string) []Finding {
 				Check: CheckDeps, Severity: SeverityError, File: display(k.file), Line: k.line,
 				Object: k.object(), Field: "spec.dependsOn",
 				Message: "dependency cycle: " + strings.Join(ce.Cycle, " -> "),
+			})
+		}
+	}
+	return out
+}
+
+// pinnedDigestRE finds the artifact digest a readyExpr compares a
+// dependency's last applied revision with (generate's appliedReadyExpr).
+var pinnedDigestRE = regexp.MustCompile(`lastAppliedRevision == '(sha256:[0-9a-f]{64})'`)
+
+// checkReadyPins checks that a dependsOn whose readyExpr waits for the
+// dependency to apply an artifact names the digest the dependency's
+// OCIRepository pins: any other never becomes its last applied revision,
+// and Flux would hold the dependent back for good. Run after
+// resolveSources.
+func checkReadyPins(kss []*fluxKS, display func(string) string) []Finding {
+	byKey := make(map[string]*fluxKS, len(kss))
+	for _, k := range kss {
+		byKey[k.key()] = k
+	}
+	var out []Finding
+	for _, k := range kss {
+		for i, d := range k.deps {
+			m := pinnedDigestRE.FindStringSubmatch(d.readyExpr)
+			dep := byKey[d.namespace+"/"+d.name]
+			if m == nil || dep == nil || dep.oci == nil || dep.oci.digest == "" || dep.oci.digest == m[1] {
+				continue
+			}
+			out = append(out, Finding{
+				Check: CheckDeps, Severity: SeverityError, File: display(k.file), Line: d.exprAt.line, Column: d.exprAt.col,
+				Object: k.object(), Field: fmt.Sprintf("spec.dependsOn[%d].readyExpr", i),
+				Message: fmt.Sprintf("waits for Kustomization %s to apply artifact %s, but its OCIRepository %s pins %s: Flux would hold this Kustomization back for good; re-render (render names the artifact the dependency's OCIRepository pins)",
+					d.name, m[1], dep.oci.name, dep.oci.digest),
 			})
 		}
 	}

@@ -185,6 +185,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	r.checkArtifacts(ctx, repos)
 	r.resolveSources(kss, repos)
+	r.findings.add(checkReadyPins(kss, r.display)...)
 	r.checkProjectSources(kss, repos)
 	var inRegistry chan error
 	if opts.Registry != nil {
