@@ -255,14 +255,22 @@ func TestLiveDrift(t *testing.T) {
 	}
 }
 
-// The cluster's rejection of an object is reported with its message.
-func TestLiveDryRunRejects(t *testing.T) {
-	t.Parallel()
+// namespacedFleet is the one-app fleet of a new namespace, in a cluster
+// that has the namespace (and flux-system) but none of its objects.
+func namespacedFleet(t *testing.T) (*testenv.Env, string, *spec.Repo, map[string][]byte) {
+	t.Helper()
 	env := testCluster(t)
 	ensureNamespace(t, env, "flux-system")
 	ns := env.Namespace(t)
 	repo, files := liveFleet(t, ns)
 	applyFleet(t, env, files, "clusters/live/projects/")
+	return env, ns, repo, files
+}
+
+// The cluster's rejection of an object is reported with its message.
+func TestLiveDryRunRejects(t *testing.T) {
+	t.Parallel()
+	env, ns, repo, files := namespacedFleet(t)
 	svc := "apps/live/" + ns + "/web/api/service-web-api.yaml"
 	edit(t, files, svc, "  - name: http\n    port: 8080\n", "  - name: http\n    port: 70000\n")
 	want := []string{
@@ -284,11 +292,7 @@ func TestLiveDryRunRejects(t *testing.T) {
 // of the fleet carries, is not.
 func TestLiveDryRunWarns(t *testing.T) {
 	t.Parallel()
-	env := testCluster(t)
-	ensureNamespace(t, env, "flux-system")
-	ns := env.Namespace(t)
-	repo, files := liveFleet(t, ns)
-	applyFleet(t, env, files, "clusters/live/projects/")
+	env, ns, repo, files := namespacedFleet(t)
 	deploy := "apps/live/" + ns + "/web/api/deployment-web-api.yaml"
 	edit(t, files, deploy, "  template:\n    metadata:\n", "  template:\n    metadata:\n      annotations:\n        scheduler.alpha.kubernetes.io/critical-pod: \"\"\n")
 	want := []string{

@@ -56,15 +56,7 @@ components:
       port: 8080
       resources: {requests: {cpu: %s, memory: 16Mi}}
 `, timeout, cpu)
-		for name, body := range map[string]string{"platform.yaml": platform, "apps/" + migrationNS + "/web/app.yaml": app} {
-			p := filepath.Join(apps, name)
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
+		writeApps(t, apps, platform, app)
 	}
 	git := gittest.NewServer(t)
 	git.CreateRepo(t, "fleet.git", "main", nil)
@@ -109,6 +101,21 @@ components:
 	}
 	t.Logf("the fix was applied and healthy %s after its fetch was requested; the broken revision's health check had a 30m timeout",
 		time.Since(fetched).Round(100*time.Millisecond))
+}
+
+// writeApps writes the apps folder of a one-app test: platform.yaml and
+// the web app's spec in the migration namespace's project.
+func writeApps(t *testing.T, apps, platform, app string) {
+	t.Helper()
+	for name, body := range map[string]string{"platform.yaml": platform, "apps/" + migrationNS + "/web/app.yaml": app} {
+		p := filepath.Join(apps, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // pinOf returns the artifact revision (sha256:<hex>) that the fleet file

@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -54,15 +52,7 @@ components:
       image: registry.migration.test/shop/web-api:%[1]s
       port: 8080
 `, version)
-		for name, body := range map[string]string{"platform.yaml": platform, "apps/" + migrationNS + "/web/app.yaml": app} {
-			p := filepath.Join(apps, name)
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
+		writeApps(t, apps, platform, app)
 	}
 	git := gittest.NewServer(t)
 	git.CreateRepo(t, "fleet.git", "main", nil)
