@@ -53,8 +53,9 @@ func componentEventAnnotations(a *spec.LoadedApp, component string) map[string]s
 // three) before they reconcile it. Written into the objects render
 // generates, a new object starts with it: its controller's first reconcile
 // does the work instead of patching the finalizer in and queueing the
-// object again, one request and one reconcile fewer per Flux object (2.4 %
-// of a first deploy's API requests, docs/fleet.md). The controllers remove
+// object again: one request and one reconcile fewer per Flux object (5–6 %
+// of the API requests of a first deploy of 500 apps, and 41 % of
+// kustomize-controller's reconciles; docs/fleet.md). The controllers remove
 // it only when the object is deleted, after their cleanup, as they do the
 // one they add; a HelmRepository is left without it, because
 // source-controller removes it from one of type oci.
