@@ -103,22 +103,3 @@ func (f *Fleet) Artifacts() ([]*artifact.Artifact, error) {
 	}
 	return append(out, f.ProjectArtifacts...), nil
 }
-
-// appliedReadyExpr is the readiness check of a dependency on another
-// component of the same app when each reads its own artifact: Ready at its
-// current spec, and having applied the artifact this fleet commit pins for
-// it. kustomize-controller's own check, which a readyExpr replaces, asks
-// only for Ready when the two read different sources (it compares
-// revisions only within one source), so a commit that changes a
-// dependency and its dependent (a new migration job and the api that needs
-// it) could apply the dependent first, while the dependency was still
-// Ready at its previous artifact. Naming the digest also makes the
-// dependent's Kustomization change, and be checked again, whenever its
-// dependency's artifact does, as one GitRepository for the whole fleet
-// would. The has() guards keep a dependency that has not applied anything
-// yet a plain "not ready" rather than an evaluation error.
-func appliedReadyExpr(digest string) string {
-	return "has(dep.status.lastAppliedRevision) && dep.status.lastAppliedRevision == '" + digest + "'" +
-		" && has(dep.status.observedGeneration) && dep.status.observedGeneration == dep.metadata.generation" +
-		" && has(dep.status.conditions) && dep.status.conditions.exists(c, c.type == 'Ready' && c.status == 'True')"
-}

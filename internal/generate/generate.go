@@ -303,7 +303,7 @@ func (r *renderer) app(a *spec.LoadedApp, place placement) ([]File, error) {
 			pins[k.Name] = art.Digest.String()
 			for i, d := range k.Spec.DependsOn {
 				if pin, ok := pins[d.Name]; ok { // dependencies come first (r.order)
-					k.Spec.DependsOn[i].ReadyExpr = appliedReadyExpr(pin)
+					k.Spec.DependsOn[i].ReadyExpr = layout.AppliedReadyExpr(pin)
 				}
 			}
 		}

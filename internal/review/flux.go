@@ -711,9 +711,9 @@ func rewrite(bd, hd fluxDoc, fields [][]string) (text string, quiet bool) {
 		if reflect.DeepEqual(ov, nv) {
 			continue
 		}
-		if ol, ok := ov.([]any); ok { // a list of maps whose string values change in place (dependsOn's readyExprs)
+		if ol, ok := ov.([]any); ok { // dependsOn, whose readyExprs name other digests
 			var done bool
-			if text, done = rewriteItems(text, ol, nv); !done {
+			if text, done = rewritePins(text, ol, nv); !done {
 				return bd.text, false
 			}
 			continue
@@ -736,11 +736,11 @@ func rewrite(bd, hd fluxDoc, fields [][]string) (text string, quiet bool) {
 	return text, false
 }
 
-// rewriteItems rewrites, in a document's text, the string values that
-// change between two lists of maps with the same keys: each value's part
-// that differs (a digest in a readyExpr) must occur once in the text. The
-// caller checks that the text reads back as the object expected.
-func rewriteItems(text string, ol []any, nv any) (string, bool) {
+// rewritePins rewrites, in a document's text, the artifact digests that
+// the readyExprs of two dependsOn lists name (layout.AppliedReadyExpr),
+// where that is all that differs: each old digest must occur once in the
+// text. The caller checks that the text reads back as the object expected.
+func rewritePins(text string, ol []any, nv any) (string, bool) {
 	nl, ok := nv.([]any)
 	if !ok || len(nl) != len(ol) {
 		return text, false
@@ -748,33 +748,20 @@ func rewriteItems(text string, ol []any, nv any) (string, bool) {
 	for i := range ol {
 		om, ok1 := ol[i].(map[string]any)
 		nm, ok2 := nl[i].(map[string]any)
-		if !ok1 || !ok2 || len(om) != len(nm) {
+		if !ok1 || !ok2 || !reflect.DeepEqual(without(om, "readyExpr"), without(nm, "readyExpr")) {
 			return text, false
 		}
-		for k, v := range om {
-			os, ok1 := v.(string)
-			ns, ok2 := nm[k].(string)
-			switch {
-			case !ok1 || !ok2:
-				if !reflect.DeepEqual(v, nm[k]) {
-					return text, false
-				}
-			case os != ns:
-				p := 0
-				for p < len(os) && p < len(ns) && os[p] == ns[p] {
-					p++
-				}
-				q := 0
-				for q < len(os)-p && q < len(ns)-p && os[len(os)-1-q] == ns[len(ns)-1-q] {
-					q++
-				}
-				from, to := os[p:len(os)-q], ns[p:len(ns)-q]
-				if from == "" || strings.Count(text, from) != 1 {
-					return text, false
-				}
-				text = strings.Replace(text, from, to, 1)
-			}
+		oe, _ := om["readyExpr"].(string)
+		ne, _ := nm["readyExpr"].(string)
+		if oe == ne {
+			continue
 		}
+		from, ok1 := layout.ReadyExprDigest(oe)
+		to, ok2 := layout.ReadyExprDigest(ne)
+		if !ok1 || !ok2 || strings.Count(text, from) != 1 {
+			return text, false
+		}
+		text = strings.Replace(text, from, to, 1)
 	}
 	return text, true
 }

@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"regexp"
 	"slices"
 	"strings"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/graph"
 	"github.com/fleetwright/fleetwright/internal/yamlx"
 )
@@ -199,10 +199,6 @@ func checkDependsOn(kss []*fluxKS, display func(string) string) []Finding {
 	return out
 }
 
-// pinnedDigestRE finds the artifact digest a readyExpr compares a
-// dependency's last applied revision with (generate's appliedReadyExpr).
-var pinnedDigestRE = regexp.MustCompile(`lastAppliedRevision == '(sha256:[0-9a-f]{64})'`)
-
 // checkReadyPins checks that a dependsOn whose readyExpr waits for the
 // dependency to apply an artifact names the digest the dependency's
 // OCIRepository pins: any other never becomes its last applied revision,
@@ -216,16 +212,16 @@ func checkReadyPins(kss []*fluxKS, display func(string) string) []Finding {
 	var out []Finding
 	for _, k := range kss {
 		for i, d := range k.deps {
-			m := pinnedDigestRE.FindStringSubmatch(d.readyExpr)
+			pin, ok := layout.ReadyExprDigest(d.readyExpr)
 			dep := byKey[d.namespace+"/"+d.name]
-			if m == nil || dep == nil || dep.oci == nil || dep.oci.digest == "" || dep.oci.digest == m[1] {
+			if !ok || dep == nil || dep.oci == nil || dep.oci.digest == "" || dep.oci.digest == pin {
 				continue
 			}
 			out = append(out, Finding{
 				Check: CheckDeps, Severity: SeverityError, File: display(k.file), Line: d.exprAt.line, Column: d.exprAt.col,
 				Object: k.object(), Field: fmt.Sprintf("spec.dependsOn[%d].readyExpr", i),
 				Message: fmt.Sprintf("waits for Kustomization %s to apply artifact %s, but its OCIRepository %s pins %s: Flux would hold this Kustomization back for good; re-render (render names the artifact the dependency's OCIRepository pins)",
-					d.name, m[1], dep.oci.name, dep.oci.digest),
+					d.name, pin, dep.oci.name, dep.oci.digest),
 			})
 		}
 	}

@@ -72,6 +72,41 @@ const (
 	AppliedByNamespaceLabel = "kustomize.toolkit.fluxcd.io/namespace"
 )
 
+// AppliedReadyExpr is the readyExpr of a dependsOn entry on a component that
+// reads its own artifact: the dependency must be Ready at its current spec
+// and have applied the artifact digest (sha256:<hex>) this fleet commit
+// pins for it. kustomize-controller's own check, which a readyExpr
+// replaces, asks only for Ready when the two read different sources (it
+// compares revisions only within one source), so a commit that changes a
+// dependency and its dependent (a new migration job and the api that needs
+// it) could apply the dependent first, while the dependency was still Ready
+// at its previous artifact. Naming the digest also makes the dependent's
+// Kustomization change, and be checked again, whenever its dependency's
+// artifact does, as one GitRepository for the whole fleet would. The has()
+// guards keep a dependency that has not applied anything yet a plain "not
+// ready" rather than an evaluation error.
+func AppliedReadyExpr(digest string) string {
+	return readyExprPrefix + digest + "'" +
+		" && has(dep.status.observedGeneration) && dep.status.observedGeneration == dep.metadata.generation" +
+		" && has(dep.status.conditions) && dep.status.conditions.exists(c, c.type == 'Ready' && c.status == 'True')"
+}
+
+const readyExprPrefix = "has(dep.status.lastAppliedRevision) && dep.status.lastAppliedRevision == '"
+
+// ReadyExprDigest returns the digest an AppliedReadyExpr names, or false
+// when expr is not one.
+func ReadyExprDigest(expr string) (string, bool) {
+	rest, ok := strings.CutPrefix(expr, readyExprPrefix)
+	if !ok {
+		return "", false
+	}
+	digest, _, ok := strings.Cut(rest, "'")
+	if !ok || AppliedReadyExpr(digest) != expr {
+		return "", false
+	}
+	return digest, true
+}
+
 // FluxDir is the folder of a project's apps' Flux objects when the project
 // has a source of its own: the folder its artifact is built from.
 func FluxDir(cluster, project string) string {

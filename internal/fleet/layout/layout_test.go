@@ -125,3 +125,21 @@ func TestPruneDisabledLineIsTheWrittenMark(t *testing.T) {
 		t.Errorf("%d lines are %q in\n%s", lines, layout.PruneDisabledLine, data)
 	}
 }
+
+func TestReadyExprDigest(t *testing.T) {
+	const digest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	expr := layout.AppliedReadyExpr(digest)
+	if got, ok := layout.ReadyExprDigest(expr); !ok || got != digest {
+		t.Errorf("ReadyExprDigest(AppliedReadyExpr(%s)) = %q, %t", digest, got, ok)
+	}
+	for _, other := range []string{
+		"",
+		"dep.status.conditions.exists(c, c.type == 'Ready' && c.status == 'True')",
+		expr + " && true", // edited by hand: not render's expression
+		strings.Replace(expr, "'Ready'", "'Healthy'", 1),
+	} {
+		if got, ok := layout.ReadyExprDigest(other); ok {
+			t.Errorf("ReadyExprDigest(%q) = %q, want none", other, got)
+		}
+	}
+}
