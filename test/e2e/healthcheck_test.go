@@ -42,8 +42,6 @@ func TestFixCancelsHealthCheck(t *testing.T) {
 	c := cluster.StartT(t, cluster.WithFluxArgs("kustomize-controller", cancelGate))
 
 	apps := t.TempDir()
-	platform := "apps_domain: apps.migration.test\nclusters:\n  - name: " + migrationCluster + "\nbuild: {pin: false}\n" +
-		"fleet: {path: fleet, artifacts: {repository: " + reg.Host() + "/fleet, insecure: true}}\n"
 	spec := func(cpu, timeout string) {
 		t.Helper()
 		app := fmt.Sprintf(`name: web
@@ -56,7 +54,7 @@ components:
       port: 8080
       resources: {requests: {cpu: %s, memory: 16Mi}}
 `, timeout, cpu)
-		writeApps(t, apps, platform, app)
+		writeApps(t, apps, reg.Host(), app)
 	}
 	git := gittest.NewServer(t)
 	git.CreateRepo(t, "fleet.git", "main", nil)
@@ -103,10 +101,13 @@ components:
 		time.Since(fetched).Round(100*time.Millisecond))
 }
 
-// writeApps writes the apps folder of a one-app test: platform.yaml and
-// the web app's spec in the migration namespace's project.
-func writeApps(t *testing.T, apps, platform, app string) {
+// writeApps writes the apps folder of a one-app test: platform.yaml, with
+// a source per component in the registry at registry (host:port), and the
+// web app's spec in the migration namespace's project.
+func writeApps(t *testing.T, apps, registry, app string) {
 	t.Helper()
+	platform := "apps_domain: apps.migration.test\nclusters:\n  - name: " + migrationCluster + "\nbuild: {pin: false}\n" +
+		"fleet: {path: fleet, artifacts: {repository: " + registry + "/fleet, insecure: true}}\n"
 	for name, body := range map[string]string{"platform.yaml": platform, "apps/" + migrationNS + "/web/app.yaml": app} {
 		p := filepath.Join(apps, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {

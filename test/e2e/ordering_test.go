@@ -34,8 +34,6 @@ func TestDependencyAppliesFirst(t *testing.T) {
 	c := cluster.StartT(t, cluster.WithFluxArgs("kustomize-controller", "--requeue-dependency=2s"))
 
 	apps := t.TempDir()
-	platform := "apps_domain: apps.migration.test\nclusters:\n  - name: " + migrationCluster + "\nbuild: {pin: false}\n" +
-		"fleet: {path: fleet, artifacts: {repository: " + reg.Host() + "/fleet, insecure: true}}\n"
 	spec := func(version string) {
 		t.Helper()
 		app := fmt.Sprintf(`name: web
@@ -52,7 +50,7 @@ components:
       image: registry.migration.test/shop/web-api:%[1]s
       port: 8080
 `, version)
-		writeApps(t, apps, platform, app)
+		writeApps(t, apps, reg.Host(), app)
 	}
 	git := gittest.NewServer(t)
 	git.CreateRepo(t, "fleet.git", "main", nil)
