@@ -108,7 +108,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.idleTimeout, "idle-timeout", webhook.DefaultIdleTimeout, "how long an idle keep-alive connection stays open")
 	fs.IntVar(&o.maxConnections, "max-connections", webhook.DefaultMaxConnections, "connections open at once; more wait to be accepted")
 	fs.Int64Var(&o.maxPendingBodyBytes, "max-pending-body-bytes", webhook.DefaultMaxPendingBodyBytes, "bytes of event bodies buffered before their signature is checked; past it events get 503")
-	fs.BoolVar(&o.probeAllowPrivate, "probe-allow-private", false, "let reachability probes connect to loopback, link-local, private and unspecified addresses")
+	fs.BoolVar(&o.probeAllowPrivate, "probe-allow-private", false, "let reachability probes connect to any address, those the address filter refuses included (loopback, private, link-local, NAT64 and 6to4 of them…)")
 	fs.IntVar(&o.keepDeployments, "keep-deployments", store.DefaultKeepDeployments, "deployments kept per app (0 keeps all)")
 	fs.DurationVar(&o.keepAge, "keep-age", store.DefaultKeepAge, "deployments and events older than this are dropped (0 keeps all)")
 	fs.DurationVar(&o.pruneInterval, "prune-interval", time.Hour, "how often the history is pruned (0 disables)")

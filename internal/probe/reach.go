@@ -32,17 +32,24 @@ type Prober struct {
 	// Client reads Kustomizations, Deployments and Ingresses; nil means no cluster.
 	Client client.Reader
 	// Dial opens connections for the HTTPS requests; default a net.Dialer.
-	// Unless AllowPrivate, a connection it opens to a loopback, link-local,
-	// private or unspecified address is closed unused.
+	// Unless AllowPrivate, a connection it opens to an address the filter
+	// refuses (AddressRefusal) is closed unused.
 	Dial DialFunc
+	// Resolver looks up the Ingress hosts for the default dialer; default
+	// the system's. The filter judges the addresses it returns, at connect
+	// time.
+	Resolver *net.Resolver
 	// ConnectTo, when set, is the host:port every request connects to (the
 	// ingress controller's), whatever the host resolves to; the host still
 	// names the TLS server and the request. The operator chose it, so it is
 	// exempt from the private-address rule.
 	ConnectTo string
-	// AllowPrivate lets the requests connect to loopback, link-local,
-	// private and unspecified addresses. Without it an Ingress host that
-	// resolves to one (at dial time, so DNS rebinding cannot slip one in) is
+	// AllowPrivate lets the requests connect to any address: loopback
+	// test servers use it. Without it an Ingress host that resolves to an
+	// address the filter refuses (AddressRefusal: loopback, private,
+	// link-local, the rest of IANA's special-purpose blocks, and NAT64,
+	// 6to4, mapped and compatible forms of them), judged at connect time on
+	// the address connected to so that DNS rebinding cannot slip one in, is
 	// not requested.
 	AllowPrivate bool
 	// RootCAs verifies served chains; nil means the system pool.
@@ -269,7 +276,7 @@ func (p *Prober) dialer(timeout time.Duration) DialFunc {
 			return c, nil
 		}
 	}
-	d := &net.Dialer{Timeout: timeout}
+	d := &net.Dialer{Timeout: timeout, Resolver: p.Resolver}
 	if !p.AllowPrivate {
 		// Control sees the address actually connected to, after resolution.
 		d.Control = func(_, address string, _ syscall.RawConn) error { return checkPublic(address) }
@@ -277,23 +284,19 @@ func (p *Prober) dialer(timeout time.Duration) DialFunc {
 	return d.DialContext
 }
 
-// ErrPrivateAddress is the error of a probe refused by the private-address rule.
-var ErrPrivateAddress = errors.New("not probed: the address is loopback, link-local, private or unspecified (see -probe-allow-private)")
+// ErrPrivateAddress is the error of a probe refused by the address filter
+// (AddressRefusal).
+var ErrPrivateAddress = errors.New("not probed: the address is not globally reachable (loopback, private, link-local, shared, " +
+	"NAT64 or 6to4 of one, or another special-purpose block; see -probe-allow-private)")
 
-// thisNetwork is 0.0.0.0/8: Linux connects to the local host for it.
-var thisNetwork = netip.MustParsePrefix("0.0.0.0/8")
-
-// checkPublic refuses a host:port whose IP is loopback, link-local,
-// private or unspecified.
+// checkPublic refuses a host:port whose IP AddressRefusal refuses.
 func checkPublic(hostport string) error {
 	ap, err := netip.ParseAddrPort(hostport)
 	if err != nil {
 		return fmt.Errorf("%s: %w", hostport, ErrPrivateAddress)
 	}
-	ip := ap.Addr().Unmap()
-	if ip.IsLoopback() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsInterfaceLocalMulticast() ||
-		ip.IsPrivate() || ip.IsUnspecified() || thisNetwork.Contains(ip) {
-		return fmt.Errorf("%s: %w", ip, ErrPrivateAddress)
+	if why := AddressRefusal(ap.Addr()); why != "" {
+		return fmt.Errorf("%s is %s: %w", ap.Addr(), why, ErrPrivateAddress)
 	}
 	return nil
 }
