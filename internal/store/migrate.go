@@ -88,6 +88,9 @@ var migrations = []string{
 	CREATE INDEX phase_changes_by_at ON phase_changes (at)`,
 	// 3: the phase changes of an app's deployments, for its status page.
 	`CREATE INDEX phase_changes_by_app ON phase_changes (project, app, deployment_id, seq)`,
+	// 4: why an event was ignored (an event of no app, or one whose object
+	// may not speak for the app it names).
+	`ALTER TABLE events ADD COLUMN ignored_reason TEXT NOT NULL DEFAULT ''`,
 }
 
 // SchemaVersion is the schema version this build migrates to.

@@ -157,7 +157,7 @@ func cleanText(s string) string {
 // clean returns e with every text field storable (see cleanText).
 func (e Event) clean() Event {
 	for _, f := range []*string{&e.DedupeKey, &e.Kind, &e.Namespace, &e.Name, &e.Severity, &e.Reason, &e.Message,
-		&e.Revision, &e.Controller, &e.Project, &e.App, &e.Component, &e.SpecRevision, &e.Health} {
+		&e.Revision, &e.Controller, &e.Project, &e.App, &e.Component, &e.SpecRevision, &e.Health, &e.IgnoredReason} {
 		*f = cleanText(*f)
 	}
 	if !utf8.Valid(e.Body) || strings.ContainsRune(string(e.Body), 0) {

@@ -160,11 +160,13 @@ func rollback(tx *sql.Tx) error {
 func (s *sqlStore) recordEvent(tx *txStmts, e Event, now time.Time) (Recorded, error) {
 	e = e.clean()
 	status := EventIgnored
-	if e.App != "" && e.Project != "" {
+	if e.App != "" && e.Project != "" && e.IgnoredReason == "" {
 		status = EventApplied
 	} else {
-		// An event of no known app keeps its metadata, not its body.
+		// An event that counts for no app keeps its metadata, not its
+		// body, nor the app it may have named.
 		e.Body = nil
+		e.Project, e.App, e.Component, e.SpecRevision = "", "", "", ""
 	}
 	var (
 		r     Recorded
@@ -182,12 +184,12 @@ func (s *sqlStore) recordEvent(tx *txStmts, e Event, now time.Time) (Recorded, e
 	err = tx.queryRow(`INSERT INTO events
 		(dedupe_key, received_at, event_time, object_kind, object_namespace, object_name,
 		 severity, reason, message, revision, controller, project, app, component, spec_revision,
-		 status, deployment_id, body)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		 status, deployment_id, body, ignored_reason)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (dedupe_key) DO NOTHING RETURNING id`,
 		e.DedupeKey, ts(e.ReceivedAt), ts(e.EventTime), e.Kind, e.Namespace, e.Name,
 		e.Severity, e.Reason, e.Message, e.Revision, e.Controller, e.Project, e.App, e.Component, e.SpecRevision,
-		status, r.DeploymentID, string(e.Body)).Scan(&r.EventID)
+		status, r.DeploymentID, string(e.Body), e.IgnoredReason).Scan(&r.EventID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Recorded{Duplicate: true}, nil
 	}
@@ -544,7 +546,7 @@ func scanPhaseChange(row interface{ Scan(...any) error }) (PhaseChange, error) {
 
 func (s *sqlStore) Events(ctx context.Context, project, app string, limit int) ([]Event, error) {
 	return queryAll(ctx, s.db, "events", s.q(`SELECT id, received_at, event_time, object_kind, object_namespace, object_name,
-		severity, reason, message, revision, controller, project, app, component, spec_revision, status, deployment_id
+		severity, reason, message, revision, controller, project, app, component, spec_revision, status, deployment_id, ignored_reason
 		FROM events WHERE project = ? AND app = ? ORDER BY id DESC LIMIT ?`), scanEvent, project, app, limit)
 }
 
@@ -554,7 +556,7 @@ func scanEvent(row interface{ Scan(...any) error }) (Event, error) {
 		rcv, evts int64
 	)
 	if err := row.Scan(&e.ID, &rcv, &evts, &e.Kind, &e.Namespace, &e.Name, &e.Severity, &e.Reason, &e.Message,
-		&e.Revision, &e.Controller, &e.Project, &e.App, &e.Component, &e.SpecRevision, &e.Status, &e.DeploymentID); err != nil {
+		&e.Revision, &e.Controller, &e.Project, &e.App, &e.Component, &e.SpecRevision, &e.Status, &e.DeploymentID, &e.IgnoredReason); err != nil {
 		return e, err
 	}
 	e.ReceivedAt, e.EventTime = fromTS(rcv), fromTS(evts)

@@ -38,7 +38,9 @@ func (p Phase) Final() bool {
 const (
 	// EventApplied marks an event that belongs to an app and its deployment.
 	EventApplied = "applied"
-	// EventIgnored marks an event about an object that belongs to no known app.
+	// EventIgnored marks an event that counts for no app: its object
+	// belongs to no known app, or may not speak for the app it names
+	// (Event.IgnoredReason says which).
 	EventIgnored = "ignored"
 )
 
@@ -75,6 +77,10 @@ type Event struct {
 	Status       string `json:"status"`
 	DeploymentID int64  `json:"deployment_id,omitempty"`
 	Body         []byte `json:"-"`
+	// IgnoredReason says why the event counts for no app. An event that
+	// has one is stored as ignored whatever its Project and App, and
+	// without them.
+	IgnoredReason string `json:"ignored_reason,omitempty"`
 }
 
 // Recorded is the outcome of storing one event.
@@ -177,7 +183,8 @@ type DeploymentUpdate struct {
 // Store is the history store.
 type Store interface {
 	// RecordEvents stores a batch of events in one transaction: each new event
-	// (by DedupeKey) is inserted; an event with an app creates or joins the
+	// (by DedupeKey) is inserted; an event with an app (and no
+	// IgnoredReason) creates or joins the
 	// deployment of that app and revision and updates its component state.
 	// An event's spec revision is recorded on its deployment only while the
 	// deployment has none.
@@ -210,7 +217,8 @@ type Store interface {
 	// AppPhaseChanges returns the phase changes of an app's deployments
 	// with ids from minDeployment to maxDeployment, newest first.
 	AppPhaseChanges(ctx context.Context, project, app string, minDeployment, maxDeployment int64, limit int) ([]PhaseChange, error)
-	// Events returns an app's stored events, newest first.
+	// Events returns an app's stored events, newest first; with project
+	// and app empty, the ignored events.
 	Events(ctx context.Context, project, app string, limit int) ([]Event, error)
 
 	// Prune drops the history r does not keep.

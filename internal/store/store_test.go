@@ -276,6 +276,89 @@ func TestRecordEvents(t *testing.T) {
 	})
 }
 
+// TestIgnoredReason checks that an event with an IgnoredReason is stored as
+// ignored, without the app it names and without its body, whatever its
+// Project and App say: it joins no deployment and changes no component.
+func TestIgnoredReason(t *testing.T) {
+	t.Parallel()
+	forEachStore(t, func(t *testing.T, s *SQL) {
+		ctx := t.Context()
+		good := ev("k1", "victim", "web", "api", "main@sha1:1", "Progressing", HealthProgressing, t0)
+		forged := ev("k2", "victim", "web", "api", "main@sha1:1", "HealthCheckFailed", HealthFailed, t0.Add(time.Second))
+		forged.Namespace, forged.Kind, forged.Terminal = "team", "HelmRelease", true
+		forged.IgnoredReason = "HelmRelease team/victim-web-api is not in project victim's namespace victim"
+		got, err := s.RecordEvents(ctx, []Event{good, forged}, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got[1].DeploymentID != 0 || got[1].Duplicate || got[1].EventID == 0 {
+			t.Errorf("forged event recorded as %+v", got[1])
+		}
+		d, err := s.Deployment(ctx, got[0].DeploymentID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(d.Components) != 1 || d.Components[0].Health != HealthProgressing {
+			t.Errorf("components = %+v", d.Components)
+		}
+		evs, err := s.Events(ctx, "victim", "web", 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(evs) != 1 || evs[0].Reason != "Progressing" {
+			t.Errorf("the app's events = %+v", evs)
+		}
+		ignored, err := s.Events(ctx, "", "", 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []Event{{Kind: "HelmRelease", Namespace: "team", Name: "victim-web-api", Severity: "info", Reason: "HealthCheckFailed",
+			Message: "HealthCheckFailed k2", Revision: "main@sha1:1", Controller: "kustomize-controller", Status: EventIgnored,
+			IgnoredReason: forged.IgnoredReason}}
+		if diff := cmp.Diff(want, ignored, cmpopts.IgnoreFields(Event{}, "ID", "ReceivedAt", "EventTime")); diff != "" {
+			t.Errorf("ignored events (-want +got):\n%s", diff)
+		}
+		var body string
+		if err := s.db.QueryRowContext(ctx, s.q(`SELECT body FROM events WHERE id = ?`), got[1].EventID).Scan(&body); err != nil {
+			t.Fatal(err)
+		}
+		if body != "" {
+			t.Errorf("ignored event kept its body %q", body)
+		}
+	})
+}
+
+// TestMigrateIgnoredReason checks schema version 4 on a database written by
+// version 3: its events read as having no ignored reason.
+func TestMigrateIgnoredReason(t *testing.T) {
+	t.Parallel()
+	forEachStore(t, func(t *testing.T, s *SQL) {
+		ctx := t.Context()
+		if _, err := s.RecordEvents(ctx, []Event{{DedupeKey: "k", Kind: "GitRepository", Namespace: "flux-system", Name: "fleet", Reason: "NewArtifact"}}, t0); err != nil {
+			t.Fatal(err)
+		}
+		// Back to version 3.
+		for _, q := range []string{`ALTER TABLE events DROP COLUMN ignored_reason`, `DELETE FROM schema_migrations WHERE version = 4`} {
+			if _, err := s.db.ExecContext(ctx, q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.migrate(ctx, t0); err != nil {
+			t.Fatal(err)
+		}
+		if v, err := s.Version(ctx); err != nil || v != 4 {
+			t.Fatalf("version = %d, %v", v, err)
+		}
+		evs, err := s.Events(ctx, "", "", 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(evs) != 1 || evs[0].IgnoredReason != "" || evs[0].Status != EventIgnored {
+			t.Errorf("events after the migration = %+v", evs)
+		}
+	})
+}
+
 func TestJoinLatestWithoutDeployment(t *testing.T) {
 	t.Parallel()
 	forEachStore(t, func(t *testing.T, s *SQL) {
