@@ -252,10 +252,10 @@ type object struct {
 
 // KustomizationName is the name of a component's Flux Kustomization.
 func KustomizationName(project, app, component string) string {
-	return project + "-" + app + "-" + component
+	return layout.ComponentFluxName(project, app, component)
 }
 
-func projectKustomizationName(project string) string { return "project-" + project }
+func projectKustomizationName(project string) string { return layout.ProjectFluxName(project) }
 
 func (r *renderer) app(a *spec.LoadedApp, place placement) ([]File, error) {
 	key := a.Key()

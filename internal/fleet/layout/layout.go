@@ -107,6 +107,19 @@ func ReadyExprDigest(expr string) (string, bool) {
 	return digest, true
 }
 
+// ComponentFluxName is the name of a component's Flux Kustomization and,
+// with a source per component, of its OCIRepository. The webhook counts an
+// event of an object of that name in the Flux namespace for the component's
+// app (its name and labels name the same app).
+func ComponentFluxName(project, app, component string) string {
+	return project + "-" + app + "-" + component
+}
+
+// ProjectFluxName is the name of a project's own Flux Kustomization and
+// OCIRepository: those that apply its Namespace, or its apps' Flux objects
+// from the project's source.
+func ProjectFluxName(project string) string { return "project-" + project }
+
 // FluxDir is the folder of a project's apps' Flux objects when the project
 // has a source of its own: the folder its artifact is built from.
 func FluxDir(cluster, project string) string {
