@@ -113,7 +113,7 @@ type Target struct {
 	Project  string
 	App      string
 	Revision string
-	// Namespace of the app's workloads; default Project.
+	// Namespace of the app's workloads; default ProjectNamespace(Project).
 	Namespace string
 	// FluxNamespace holds the app's Flux Kustomizations; default flux-system.
 	FluxNamespace string
@@ -129,8 +129,13 @@ func (t Target) namespace() string {
 	if t.Namespace != "" {
 		return t.Namespace
 	}
-	return t.Project
+	return ProjectNamespace(t.Project)
 }
+
+// ProjectNamespace is the namespace of a project's workloads (and, where
+// render puts them there, of its Flux objects): render names it after the
+// project.
+func ProjectNamespace(project string) string { return project }
 
 func (t Target) fluxNamespace() string {
 	if t.FluxNamespace != "" {

@@ -170,7 +170,7 @@ func TestClusterPhaseWalk(t *testing.T) {
 	pool, addr := tlsSite(t, a.host)
 	e := clusterEnv(t, fluxNS, pool, addr)
 
-	e.mustPost(fixture(t, "kustomization-progressing", withApp(project, "api")), 200)
+	e.mustPost(fixture(t, "kustomization-progressing", withApp(project, "api"), inNamespace(e.srv.cfg.FluxNamespace)), 200)
 	got := e.waitPhase(project, "api", store.PhaseDeploying)
 	if !strings.Contains(got.Message, "waiting for kustomize-controller to observe the latest spec") {
 		t.Errorf("deploying message = %q", got.Message)
@@ -226,7 +226,7 @@ func TestClusterTimeoutFails(t *testing.T) {
 	project, fluxNS := env.Namespace(t), env.Namespace(t)
 	a := newClusterApp(t, project, fluxNS, "slow", time.Second, false)
 	e := clusterEnv(t, fluxNS, nil, "127.0.0.1:1")
-	e.mustPost(fixture(t, "kustomization-progressing", withApp(project, "slow")), 200)
+	e.mustPost(fixture(t, "kustomization-progressing", withApp(project, "slow"), inNamespace(e.srv.cfg.FluxNamespace)), 200)
 	got := e.waitPhase(project, "slow", store.PhaseFailed)
 	if !strings.Contains(got.Message, "timeout (1s) passed before every check was green: sync:") {
 		t.Errorf("message = %q", got.Message)
@@ -234,7 +234,7 @@ func TestClusterTimeoutFails(t *testing.T) {
 	const fluxReason = "health check failed after 1s: timeout waiting for: [Deployment/x/slow-web status: 'InProgress']"
 	setKustomizationStatus(t, a.k, "", rev1, metav1.Condition{Type: meta.ReadyCondition, Status: metav1.ConditionFalse,
 		Reason: meta.HealthCheckFailedReason, Message: fluxReason})
-	e.mustPost(fixture(t, "kustomization-healthcheckfailed", withApp(project, "slow")), 200)
+	e.mustPost(fixture(t, "kustomization-healthcheckfailed", withApp(project, "slow"), inNamespace(e.srv.cfg.FluxNamespace)), 200)
 	want := "sync check failed: " + project + "-slow-web: HealthCheckFailed: " + fluxReason
 	got = e.waitMessage(project, "slow", want)
 	if got.Phase != store.PhaseFailed {
@@ -277,7 +277,7 @@ func TestClusterSpecRevision(t *testing.T) {
 	// its event still names the previous spec revision (fixtureSpec).
 	a.setSynced(t, rev1)
 	a.setReplicas(t, 2, 2)
-	e.mustPost(fixture(t, "kustomization-succeeded", withApp(project, "api")), 200)
+	e.mustPost(fixture(t, "kustomization-succeeded", withApp(project, "api"), inNamespace(e.srv.cfg.FluxNamespace)), 200)
 	got := e.waitPhase(project, "api", store.PhaseDeploying)
 	if want := "sync: " + project + "-api-web: waiting for Kustomization " + fluxNS + "/fleet, which applies it, to apply " + rev1; !strings.HasPrefix(got.Message, want) {
 		t.Errorf("message = %q, want it to start with %q", got.Message, want)
@@ -302,7 +302,7 @@ func TestClusterSpecRevision(t *testing.T) {
 		t.Errorf("app spec revision %q, deployments %+v; want %s", got.SpecRevision, page.Deployments, specNew)
 	}
 	// A later event with the old annotation changes nothing.
-	e.mustPost(fixture(t, "kustomization-succeeded", withApp(project, "api"), withMessage("Reconciliation finished in 2s, next run in 10m0s")), 200)
+	e.mustPost(fixture(t, "kustomization-succeeded", withApp(project, "api"), inNamespace(e.srv.cfg.FluxNamespace), withMessage("Reconciliation finished in 2s, next run in 10m0s")), 200)
 	if d, err := e.st.Deployment(t.Context(), got.DeploymentID); err != nil || d.SpecRevision != specNew {
 		t.Errorf("deployment after a later event = %+v, %v", d, err)
 	}
@@ -338,7 +338,7 @@ func TestClusterDeletedApp(t *testing.T) {
 		})
 		a.setSynced(t, rev1)
 		a.setReplicas(t, 2, 2)
-		e.mustPost(fixture(t, "kustomization-succeeded", withApp(project, "api")), 200)
+		e.mustPost(fixture(t, "kustomization-succeeded", withApp(project, "api"), inNamespace(e.srv.cfg.FluxNamespace)), 200)
 		e.waitPhase(project, "api", store.PhaseRunning)
 		return a, e, fake, deleted
 	}
@@ -351,7 +351,7 @@ func TestClusterDeletedApp(t *testing.T) {
 		if err := env.Client.Delete(t.Context(), a.k); err != nil {
 			t.Fatal(err)
 		}
-		e.mustPost(fixture(t, "kustomization-succeeded", withApp(project, "api"),
+		e.mustPost(fixture(t, "kustomization-succeeded", withApp(project, "api"), inNamespace(e.srv.cfg.FluxNamespace),
 			withMessage("Deployment/"+project+"/api-web deleted\nIngress/"+project+"/api-web deleted")), 200)
 		got := e.waitPhase(project, "api", store.PhaseDeleted)
 		if got.Message != deleted || got.LiveURL != "" || got.SpecRevision != fixtureSpec {
@@ -382,7 +382,7 @@ func TestClusterDeletedApp(t *testing.T) {
 		if err := env.Client.Delete(t.Context(), a.k); err != nil {
 			t.Fatal(err)
 		}
-		e.mustPost(fixture(t, "kustomization-buildfailed", withApp(project, "api"), withRevision(rev2),
+		e.mustPost(fixture(t, "kustomization-buildfailed", withApp(project, "api"), inNamespace(e.srv.cfg.FluxNamespace), withRevision(rev2),
 			withMessage("kustomization path not found: stat /tmp/kustomization-1/apps/prod/"+project+"/api/web: no such file or directory")), 200)
 		got := e.waitPhase(project, "api", store.PhaseDeleted)
 		if got.Revision != rev2 || got.Message != deleted || got.SpecRevision != "" {
@@ -403,12 +403,12 @@ func TestClusterDeletedApp(t *testing.T) {
 		project, fluxNS := env.Namespace(t), env.Namespace(t)
 		a := newClusterApp(t, project, fluxNS, "slow", time.Second, false)
 		e := clusterEnv(t, fluxNS, nil, "127.0.0.1:1")
-		e.mustPost(fixture(t, "kustomization-progressing", withApp(project, "slow")), 200)
+		e.mustPost(fixture(t, "kustomization-progressing", withApp(project, "slow"), inNamespace(e.srv.cfg.FluxNamespace)), 200)
 		e.waitPhase(project, "slow", store.PhaseFailed)
 		if err := env.Client.Delete(t.Context(), a.k); err != nil {
 			t.Fatal(err)
 		}
-		e.mustPost(fixture(t, "kustomization-progressing", withApp(project, "slow"), withMessage("Deployment/"+project+"/slow-web deleted")), 200)
+		e.mustPost(fixture(t, "kustomization-progressing", withApp(project, "slow"), inNamespace(e.srv.cfg.FluxNamespace), withMessage("Deployment/"+project+"/slow-web deleted")), 200)
 		e.waitPhase(project, "slow", store.PhaseDeleted)
 		if diff := cmp.Diff([]string{"->pending", "pending->deploying", "deploying->failed", "failed->deleted"}, e.walk(project, "slow")); diff != "" {
 			t.Errorf("walk (-want +got):\n%s", diff)
@@ -418,13 +418,13 @@ func TestClusterDeletedApp(t *testing.T) {
 		t.Parallel()
 		project, fluxNS := env.Namespace(t), env.Namespace(t)
 		e := clusterEnv(t, fluxNS, nil, "127.0.0.1:1", func(c *Config) { c.DefaultTimeout = 300 * time.Millisecond })
-		e.mustPost(fixture(t, "kustomization-progressing", withApp(project, "ghost")), 200)
+		e.mustPost(fixture(t, "kustomization-progressing", withApp(project, "ghost"), inNamespace(e.srv.cfg.FluxNamespace)), 200)
 		got := e.waitPhase(project, "ghost", store.PhaseFailed)
 		if want := "timeout (300ms) passed before every check was green: sync: no Flux Kustomization of " + project + "/ghost in " + fluxNS; got.Message != want {
 			t.Errorf("message = %q, want %q", got.Message, want)
 		}
 		// Another event: still not a deletion.
-		e.mustPost(fixture(t, "kustomization-progressing", withApp(project, "ghost"), withMessage("Deployment/"+project+"/ghost-web configured")), 200)
+		e.mustPost(fixture(t, "kustomization-progressing", withApp(project, "ghost"), inNamespace(e.srv.cfg.FluxNamespace), withMessage("Deployment/"+project+"/ghost-web configured")), 200)
 		time.Sleep(300 * time.Millisecond)
 		if diff := cmp.Diff([]string{"->pending", "pending->deploying", "deploying->failed"}, e.walk(project, "ghost")); diff != "" {
 			t.Errorf("walk (-want +got):\n%s", diff)
@@ -440,7 +440,7 @@ func TestClusterProgressDeadlineFails(t *testing.T) {
 	a.setSynced(t, rev1)
 	a.setReplicas(t, 1, 0, appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse,
 		Reason: probe.ProgressDeadlineExceeded, Message: `ReplicaSet "stuck-web-7c9" has timed out progressing.`})
-	e.mustPost(fixture(t, "kustomization-succeeded", withApp(project, "stuck")), 200)
+	e.mustPost(fixture(t, "kustomization-succeeded", withApp(project, "stuck"), inNamespace(e.srv.cfg.FluxNamespace)), 200)
 	got := e.waitPhase(project, "stuck", store.PhaseFailed)
 	if !strings.Contains(got.Message, "readiness check failed: stuck-web: progress deadline exceeded") {
 		t.Errorf("message = %q", got.Message)

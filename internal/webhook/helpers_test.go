@@ -115,6 +115,12 @@ func withApp(project, app string) func(*eventv1.Event) {
 	}
 }
 
+// inNamespace puts the event's object in namespace ns (the Flux namespace
+// of a test cluster's apps).
+func inNamespace(ns string) func(*eventv1.Event) {
+	return func(ev *eventv1.Event) { ev.InvolvedObject.Namespace = ns }
+}
+
 func withMessage(msg string) func(*eventv1.Event) {
 	return func(ev *eventv1.Event) { ev.Message = msg }
 }

@@ -15,11 +15,14 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	eventv1 "github.com/fluxcd/pkg/apis/event/v1beta1"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	corev1 "k8s.io/api/core/v1"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/probe"
 	"github.com/fleetwright/fleetwright/internal/store"
 )
@@ -173,6 +176,8 @@ type ingestResponse struct {
 	Project      string `json:"project,omitempty"`
 	App          string `json:"app,omitempty"`
 	Error        string `json:"error,omitempty"`
+	// Reason says why an ignored event counts for no app.
+	Reason string `json:"reason,omitempty"`
 }
 
 func (s *Server) handleFlux(w http.ResponseWriter, r *http.Request) {
@@ -222,7 +227,7 @@ func (s *Server) handleFlux(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, ingestResponse{Status: "rejected", Error: err.Error()})
 		return
 	}
-	rec, err := s.toRecord(r.Context(), &ev, body)
+	rec, project, err := s.toRecord(r.Context(), &ev, body)
 	if err != nil {
 		s.log.Error("mapping event", "err", err)
 		writeJSON(w, http.StatusServiceUnavailable, ingestResponse{Status: "error", Error: "mapping event to an app failed"})
@@ -240,8 +245,8 @@ func (s *Server) handleFlux(w http.ResponseWriter, r *http.Request) {
 		result, resp.Status = resultDuplicate, "duplicate"
 		writeJSON(w, http.StatusOK, resp)
 	case rec.App == "":
-		result, resp.Status = resultIgnored, "ignored"
-		if project := projectEventOf(&ev); project != "" {
+		result, resp.Status, resp.Reason = resultIgnored, "ignored", rec.IgnoredReason
+		if project != "" {
 			h, _ := health(&ev)
 			s.tracker.notify(notice{project: project, projectWide: true, health: h})
 		}
@@ -254,11 +259,14 @@ func (s *Server) handleFlux(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// toRecord maps a Flux event to the store's event, finding its app.
-func (s *Server) toRecord(ctx context.Context, ev *eventv1.Event, body []byte) (store.Event, error) {
+// toRecord maps a Flux event to the store's event, finding its app. An
+// event the app it names cannot be attributed to (see attribution), or of
+// no app, is stored as ignored with the reason; project is the project
+// whose own Flux objects the event is about (see projectEventOf), if any.
+func (s *Server) toRecord(ctx context.Context, ev *eventv1.Event, body []byte) (rec store.Event, project string, err error) {
 	now := s.now()
 	rev := revisionOf(ev)
-	rec := store.Event{
+	rec = store.Event{
 		DedupeKey: dedupeKey(ev, rev), ReceivedAt: now, EventTime: ev.Timestamp.UTC(),
 		Kind: ev.InvolvedObject.Kind, Namespace: ev.InvolvedObject.Namespace, Name: ev.InvolvedObject.Name,
 		Severity: ev.Severity, Reason: ev.Reason, Message: ev.Message, Revision: rev,
@@ -272,7 +280,7 @@ func (s *Server) toRecord(ctx context.Context, ev *eventv1.Event, body []byte) (
 	if (rec.Project == "" || rec.App == "") && s.cfg.Resolver != nil {
 		ref, ok, err := s.cfg.Resolver.Resolve(ctx, ev.InvolvedObject.Kind, ev.InvolvedObject.Namespace, ev.InvolvedObject.Name)
 		if err != nil {
-			return rec, err
+			return rec, "", err
 		}
 		if ok {
 			rec.Project, rec.App = ref.Project, ref.App
@@ -283,8 +291,19 @@ func (s *Server) toRecord(ctx context.Context, ev *eventv1.Event, body []byte) (
 	if rec.Project == "" || rec.App == "" {
 		// An event of no known app is kept as metadata: its body would let
 		// anyone who can post fill the disk.
-		rec.Project, rec.App, rec.Component, rec.SpecRevision, rec.Body = "", "", "", "", nil
-		return rec, nil
+		project := projectEventOf(ev)
+		if project == "" {
+			return ignored(rec, "the object belongs to no app"), "", nil
+		}
+		if why := s.attribution(&ev.InvolvedObject, project, "", ""); why != "" {
+			s.log.Warn("event ignored", "reason", why)
+			return ignored(rec, why), "", nil
+		}
+		return ignored(rec, "an event of project "+project+"'s own Flux objects, which belong to no app"), project, nil
+	}
+	if why := s.attribution(&ev.InvolvedObject, rec.Project, rec.App, rec.Component); why != "" {
+		s.log.Warn("event ignored", "reason", why)
+		return ignored(rec, why), "", nil
 	}
 	rec.Health, rec.Terminal = health(ev)
 	// A HelmRelease reports its chart version, not a fleet revision: its events
@@ -296,18 +315,84 @@ func (s *Server) toRecord(ctx context.Context, ev *eventv1.Event, body []byte) (
 		case errors.Is(err, errNoFleetRevision):
 			s.log.Info("event of an artifact revision no deployment pins", "object", kind+"/"+ev.InvolvedObject.Namespace+"/"+ev.InvolvedObject.Name,
 				"revision", rev, "app", rec.Project+"/"+rec.App)
-			rec.Project, rec.App, rec.Component, rec.SpecRevision, rec.Body = "", "", "", "", nil
 			rec.Health, rec.Terminal = "", false
-			return rec, nil
+			return ignored(rec, "artifact revision "+rev+" is pinned by no fleet revision of app "+rec.Project+"/"+rec.App), "", nil
 		case err != nil:
-			return rec, err
+			return rec, "", err
 		}
 		// The deployment is the fleet revision's; the artifact revision
 		// stays in the key, so that the same report of two pins is two events.
 		rec.Revision = fleet
 		rec.DedupeKey = dedupeKey(ev, fleet+" "+rev)
 	}
-	return rec, nil
+	return rec, "", nil
+}
+
+// ignored is rec stored as counting for no app, for the reason why.
+func ignored(rec store.Event, why string) store.Event {
+	rec.Project, rec.App, rec.Component, rec.SpecRevision, rec.Body = "", "", "", "", nil
+	rec.IgnoredReason = why
+	return rec
+}
+
+// attribution says why an event of obj may not count for the app (app
+// empty: for the project) its metadata or labels name, or "" when it may.
+// Only two kinds of object speak for a project: those in the project's
+// namespace (ProjectNamespace; where render puts each project's Flux
+// objects in it, those too), which only the project's own fleet and
+// service account write; and the Flux objects render writes for the
+// project in the Flux namespace, which no project can write: a
+// Kustomization or OCIRepository named after the component
+// (layout.ComponentFluxName), or the project's own (layout.ProjectFluxName).
+// The name and namespace come from the event's involvedObject, which
+// the controller that reports on the object fills in; the app and
+// project come from the object's annotations or labels, which whoever
+// writes the object chooses: so a team's HelmRelease annotated with
+// another project's name is its own team's, and counts for no app.
+func (s *Server) attribution(obj *corev1.ObjectReference, project, app, component string) string {
+	ns := probe.ProjectNamespace(project)
+	if obj.Namespace == ns {
+		return ""
+	}
+	object := clip(obj.Kind) + " " + clip(obj.Namespace) + "/" + clip(obj.Name)
+	claim := "project " + clip(project)
+	if app != "" {
+		claim = "app " + clip(project) + "/" + clip(app)
+	}
+	if obj.Namespace != s.cfg.FluxNamespace {
+		return fmt.Sprintf("%s names %s but is neither in the project's namespace %s nor in the Flux namespace %s",
+			object, claim, clip(ns), s.cfg.FluxNamespace)
+	}
+	if obj.Kind != kustomizev1.KustomizationKind && obj.Kind != sourcev1.OCIRepositoryKind {
+		return fmt.Sprintf("%s names %s, but in the Flux namespace only a Kustomization or OCIRepository render wrote speaks for a project",
+			object, claim)
+	}
+	want := layout.ProjectFluxName(project)
+	if app != "" {
+		want = layout.ComponentFluxName(project, app, component)
+	}
+	switch {
+	case obj.Name == want:
+		return ""
+	case app != "" && component == "" && strings.HasPrefix(obj.Name, want) && len(obj.Name) > len(want):
+		// No component named: any of the app's.
+		return ""
+	}
+	return fmt.Sprintf("%s names %s, but render names that one %s", object, claim, clip(want))
+}
+
+// clip shortens a string from an event for a reason: at most 100 bytes,
+// cut at a rune.
+func clip(s string) string {
+	const most = 100
+	if len(s) <= most {
+		return s
+	}
+	cut := most
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // projectEventOf returns the project whose own Flux objects an event is
@@ -315,7 +400,8 @@ func (s *Server) toRecord(ctx context.Context, ev *eventv1.Event, body []byte) (
 // apps' Flux objects from the project's artifact, annotated with the
 // project alone), or "". Such an event belongs to no app: it is stored as
 // ignored, and wakes the checks of the project's apps, whose sync checks
-// read the project's objects (see probe's project links).
+// read the project's objects (see probe's project links), when the
+// object may speak for the project (attribution).
 func projectEventOf(ev *eventv1.Event) string {
 	project := metaValue(ev, metaProject)
 	switch {
@@ -323,7 +409,7 @@ func projectEventOf(ev *eventv1.Event) string {
 		return ""
 	case ev.InvolvedObject.Kind != kustomizev1.KustomizationKind && ev.InvolvedObject.Kind != sourcev1.OCIRepositoryKind:
 		return ""
-	case ev.InvolvedObject.Name != "project-"+project:
+	case ev.InvolvedObject.Name != layout.ProjectFluxName(project):
 		return ""
 	}
 	return project

@@ -286,6 +286,7 @@ func TestMetadataWithoutPrefix(t *testing.T) {
 	e := newTestEnv(t, nil)
 	body := fixture(t, "kustomization-progressing", func(ev *eventv1.Event) {
 		ev.Metadata = map[string]string{"revision": rev1, "app": "cart", "project": "shop", "component": "api"}
+		ev.InvolvedObject.Name = "shop-cart-api"
 	})
 	r := e.mustPost(body, 200)
 	if r.App != "cart" || r.Project != "shop" {

@@ -169,7 +169,7 @@ func TestBrowserStatusPages(t *testing.T) {
 	}
 
 	// The first event: the app appears on the overview without a reload.
-	e.mustPost(fixture(t, "kustomization-progressing", withApp(project, "api")), 200)
+	e.mustPost(fixture(t, "kustomization-progressing", withApp(project, "api"), inNamespace(fluxNS)), 200)
 	row := chromedp.CSS(`a[href="` + appPath + `"]`)
 	browse(t, ctx, "the app appears on the overview",
 		chromedp.WaitVisible(row),
@@ -230,7 +230,7 @@ func TestBrowserStatusPages(t *testing.T) {
 	browse(t, ctx, "back to the overview", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS("#live-status.on")))
 	setKustomizationStatus(t, broken.k, "", rev1, metav1.Condition{Type: meta.ReadyCondition, Status: metav1.ConditionFalse,
 		Reason: meta.HealthCheckFailedReason, Message: fluxReason})
-	e.mustPost(fixture(t, "kustomization-healthcheckfailed", withApp(project, "broken")), 200)
+	e.mustPost(fixture(t, "kustomization-healthcheckfailed", withApp(project, "broken"), inNamespace(fluxNS)), 200)
 	e.waitPhase(project, "broken", store.PhaseFailed)
 	brokenRow := chromedp.CSS(`a[href="/apps/` + project + `/broken"]`)
 	browse(t, ctx, "the failed app",
@@ -249,7 +249,7 @@ func TestBrowserStatusPages(t *testing.T) {
 			c := newClusterApp(t, project, fluxNS, n, 5*time.Minute, false)
 			c.setSynced(t, rev1)
 			c.setReplicas(t, 2, map[string]int32{"web": 1, "billing": 2}[n])
-			e.mustPost(fixture(t, "kustomization-progressing", withApp(project, n)), 200)
+			e.mustPost(fixture(t, "kustomization-progressing", withApp(project, n), inNamespace(fluxNS)), 200)
 		}
 		e.waitPhase(project, "web", store.PhaseDeploying)
 		e.waitApp(project, "billing", func(a store.App) bool { return strings.HasPrefix(a.Message, "reachability: ") })

@@ -272,7 +272,7 @@ func TestAppPageCluster(t *testing.T) {
 	if err := env.Client.Create(t.Context(), pod); err != nil {
 		t.Fatal(err)
 	}
-	e.mustPost(fixture(t, "kustomization-progressing", withApp(project, "api")), 200)
+	e.mustPost(fixture(t, "kustomization-progressing", withApp(project, "api"), inNamespace(fluxNS)), 200)
 	e.waitPhase(project, "api", store.PhaseDeploying)
 	rec := get(t, e.srv.Handler(), "/apps/"+project+"/api", testToken)
 	if rec.Code != 200 {
