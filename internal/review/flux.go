@@ -150,9 +150,9 @@ type component struct {
 // what names the component in a sentence.
 func (c *component) what() string {
 	if c.project {
-		return "project `" + c.key + "`"
+		return "project " + code(c.key)
 	}
-	return "component `" + c.key + "`"
+	return "component " + code(c.key)
 }
 
 func (c *component) app() string { return layout.AppOf(c.dir + "/x") }
@@ -391,8 +391,8 @@ func fluxSources(changes []fleet.Change, base, head map[string][]byte, removedAp
 		case h.readsOCI() && h.oci == nil:
 			if changedFile[h.ks.File] {
 				ref := get(h.ks.Obj, "spec", "sourceRef")
-				fx.danger = append(fx.danger, fmt.Sprintf("%s: its Kustomization %s reads OCIRepository `%s/%s`, which the fleet does not hold: Flux cannot apply it",
-					c.what(), name(h.ks), cmpOr(str(get(ref, "namespace")), h.ks.Namespace), str(get(ref, "name"))))
+				fx.danger = append(fx.danger, fmt.Sprintf("%s: its Kustomization %s reads OCIRepository %s, which the fleet does not hold: Flux cannot apply it",
+					c.what(), name(h.ks), code(cmpOr(str(get(ref, "namespace")), h.ks.Namespace)+"/"+str(get(ref, "name")))))
 			}
 		case h.oci != nil && (b == nil || b.oci == nil || c.folderChanged || b.digest() != h.digest()):
 			check = append(check, c)
@@ -606,14 +606,14 @@ func checkDigest(c *component, files []artifact.File) string {
 	pinned := c.head.digest()
 	where := fmt.Sprintf("%s: its OCIRepository %s", c.what(), name(*oci))
 	if c.dir == "" {
-		return fmt.Sprintf("%s does not name its folder (annotation `%s`): nobody can check that its digest `%s` is the folder's", where, artifactPathAnnotation, short(pinned))
+		return fmt.Sprintf("%s does not name its folder (annotation `%s`): nobody can check that its digest %s is the folder's", where, artifactPathAnnotation, code(short(pinned)))
 	}
 	if len(files) == 0 {
-		return fmt.Sprintf("%s reads the artifact of `%s`, a folder the fleet does not hold: Flux would deploy files that are not in Git", where, c.dir)
+		return fmt.Sprintf("%s reads the artifact of %s, a folder the fleet does not hold: Flux would deploy files that are not in Git", where, code(c.dir))
 	}
 	a, err := artifact.Build(c.dir, files)
 	if err != nil {
-		return fmt.Sprintf("%s: the artifact of `%s` cannot be built: %v", where, c.dir, err)
+		return fmt.Sprintf("%s: the artifact of %s cannot be built: %s", where, code(c.dir), md(err.Error()))
 	}
 	want := a.Digest.String()
 	if want == pinned {
@@ -625,14 +625,14 @@ func checkDigest(c *component, files []artifact.File) string {
 	}
 	switch {
 	case old != "" && old != pinned && !c.folderChanged:
-		return fmt.Sprintf("%s now pins `%s` (was `%s`) but its folder `%s` does not change: the fleet commit would deploy something other than what its Git files say (they build `%s`)",
-			where, short(pinned), short(old), c.dir, short(want))
+		return fmt.Sprintf("%s now pins %s (was %s) but its folder %s does not change: the fleet commit would deploy something other than what its Git files say (they build %s)",
+			where, code(short(pinned)), code(short(old)), code(c.dir), code(short(want)))
 	case old == pinned && c.folderChanged:
-		return fmt.Sprintf("%s still pins `%s` but its folder `%s` changes: Flux would keep applying the old artifact, not what the fleet's Git files say (they build `%s`)",
-			where, short(pinned), c.dir, short(want))
+		return fmt.Sprintf("%s still pins %s but its folder %s changes: Flux would keep applying the old artifact, not what the fleet's Git files say (they build %s)",
+			where, code(short(pinned)), code(c.dir), code(short(want)))
 	}
-	return fmt.Sprintf("%s pins `%s` but its folder `%s` builds `%s`: the fleet commit would deploy something other than what its Git files say",
-		where, short(pinned), c.dir, short(want))
+	return fmt.Sprintf("%s pins %s but its folder %s builds %s: the fleet commit would deploy something other than what its Git files say",
+		where, code(short(pinned)), code(c.dir), code(short(want)))
 }
 
 // short is a digest cut to 12 hex digits, as a reviewer reads it.
@@ -914,7 +914,7 @@ func (fx *fluxView) writeReconciled(b *strings.Builder) {
 	}
 	of := fmt.Sprintf("of the fleet's %d clusters", len(n.clusters))
 	if len(n.clusters) == 1 {
-		of = "of cluster `" + n.clusters[0] + "`"
+		of = "of cluster " + code(n.clusters[0])
 	}
 	// With a source per project, the project Kustomizations that apply
 	// the apps' Flux objects are counted too.
@@ -990,7 +990,7 @@ func (fx *fluxView) writeSources(b *strings.Builder, removedApps map[string]bool
 	n := fx.counts()
 	toOCI, toGit, migratedChanging := n.toOCI, n.toGit, n.migratedChanging
 	var out strings.Builder
-	src := "`" + cmpOr(fx.sourceName, "flux-system") + "`"
+	src := code(cmpOr(fx.sourceName, "flux-system"))
 	nothing := "nothing is redeployed"
 	if migratedChanging > 0 {
 		nothing = fmt.Sprintf("nothing is redeployed but the changes of the %d whose files change too", migratedChanging)
@@ -1028,7 +1028,7 @@ func (fx *fluxView) writeSources(b *strings.Builder, removedApps map[string]bool
 	for _, c := range fx.comps {
 		if c.project {
 			if why := fx.projectRow(c); why != "" {
-				projects = append(projects, fmt.Sprintf("| `%s` | %s |\n", c.key, why))
+				projects = append(projects, fmt.Sprintf("| %s | %s |\n", cellCode(c.key), why))
 			}
 			continue
 		}
@@ -1045,15 +1045,15 @@ func (fx *fluxView) writeSources(b *strings.Builder, removedApps map[string]bool
 			why = "pruned by the root Kustomization with its objects, then created again from its project's source (see Danger)"
 		case c.head.oci == nil || c.mismatch:
 		case c.base == nil:
-			why = fmt.Sprintf("new: pulls its artifact `%s`", short(c.head.digest()))
+			why = fmt.Sprintf("new: pulls its artifact %s", cellCode(short(c.head.digest())))
 		case c.migrated && c.folderChanged:
-			why = fmt.Sprintf("moves to its own OCI source, with a new artifact `%s`", short(c.head.digest()))
+			why = fmt.Sprintf("moves to its own OCI source, with a new artifact %s", cellCode(short(c.head.digest())))
 		case c.migrated:
 			if c.ksChanged {
 				why = "moves to its own OCI source, and its Kustomization changes"
 			}
 		case c.digestChanged:
-			why = fmt.Sprintf("pulls its new artifact `%s`", short(c.head.digest()))
+			why = fmt.Sprintf("pulls its new artifact %s", cellCode(short(c.head.digest())))
 			if c.ksChanged {
 				why += "; its Kustomization changes too"
 			}
@@ -1066,7 +1066,7 @@ func (fx *fluxView) writeSources(b *strings.Builder, removedApps map[string]bool
 			why = "reconciled with the same artifact once its dependencies have applied their new artifacts"
 		}
 		if why != "" {
-			rows = append(rows, fmt.Sprintf("| `%s` | %s |\n", c.key, why))
+			rows = append(rows, fmt.Sprintf("| %s | %s |\n", cellCode(c.key), why))
 		}
 	}
 	if len(projects) > 0 {
