@@ -213,6 +213,20 @@ type fluxView struct {
 	dirChanges map[string][]string
 }
 
+// sources are the ids of the Flux objects that the view explains: the
+// OCIRepositories that the components and projects read (their digests
+// checked against their folders) and those that come or go with a move
+// between layouts.
+func (fx *fluxView) sources() map[string]bool {
+	out := maps.Clone(fx.quiet)
+	for _, c := range fx.comps {
+		if c.head != nil && c.head.oci != nil {
+			out[c.head.oci.id()] = true
+		}
+	}
+	return out
+}
+
 // read says which files of a side the view has read whole.
 func (fx *fluxView) read(side int) func(string) bool {
 	return func(p string) bool { return fx.parsed[side][p] != nil }

@@ -109,6 +109,7 @@ func Build(in Input) *Comment {
 			c.Danger = append(c.Danger, fmt.Sprintf("%s does not build, so Flux cannot apply it: %s", code(dir+"/kustomization.yaml"), md(e)))
 		}
 	}
+	c.Danger = append(c.Danger, tenancy(baseObjs, headObjs, in.Base, in.Head, fx.sources(), removedApps)...)
 	// Workloads by workloadKey, which pairs them across renames.
 	baseW, headW := workloads(baseObjs), workloads(headObjs)
 	c.Danger = append(c.Danger, dangers(apps, baseObjs, headObjs, baseW, headW, fx.removedOCI, fx.keptApps, fx.keptDirs)...)
