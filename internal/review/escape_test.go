@@ -154,3 +154,11 @@ func TestEscape(t *testing.T) {
 		}
 	}
 }
+
+func TestMermaidLabel(t *testing.T) {
+	t.Parallel()
+	got := mermaid("a\n```\n\"b\" <i>#1</i>`")
+	if want := "a #96;#96;#96; 'b' #lt;i#gt;#35;1#lt;/i#gt;#96;"; got != want {
+		t.Errorf("mermaid = %q, want %q", got, want)
+	}
+}

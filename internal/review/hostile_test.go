@@ -43,7 +43,8 @@ func seg(s string) string { return strings.NewReplacer("/", "÷", "\x00", "").Re
 // name, role and subject, an object's kind, an app folder's name with a
 // workload's name, namespace, app label, container and image, a pinned
 // digest, a Namespace, a removed claim's name and class, a Service's
-// type, a CronJob's schedule, and a patch whose error quotes its path.
+// type, a CronJob's schedule, a Role's rules, and a patch whose error
+// quotes its path.
 func hostileFleets(t *testing.T, v func(i int) string) (base, head map[string][]byte) {
 	t.Helper()
 	art := withArtifacts(seedFiles(t))
@@ -75,6 +76,8 @@ func hostileFleets(t *testing.T, v func(i int) string) (base, head map[string][]
 		"spec:\n  storageClassName: "+yq(v(23))+"\n  resources:\n    requests:\n      storage: 1Gi\n")
 	edit(base, api+"kustomization.yaml", "- service-my-api-api.yaml\n", "- service-my-api-api.yaml\n- pvc.yaml\n- cronjob.yaml\n")
 	edit(head, api+"kustomization.yaml", "- service-my-api-api.yaml\n", "- service-my-api-api.yaml\n- "+yq(crb)+"\n- "+widget+"\n- "+ns+"\n- cronjob.yaml\n")
+	put(head, api+"role.yaml", "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata:\n  name: reader\n  namespace: my-project\n"+
+		"rules:\n- apiGroups: ['']\n  verbs: ["+yq(v(28))+"]\n  resources: ["+yq(v(29))+"]\n  resourceNames: ["+yq(v(30))+"]\n")
 	edit(head, api+"service-my-api-api.yaml", "type: ClusterIP", "type: "+yq(v(24)))
 	cron := func(schedule string) string {
 		return "apiVersion: batch/v1\nkind: CronJob\nmetadata:\n  name: nightly\n  namespace: my-project\nspec:\n  schedule: " + yq(schedule) + "\n"
