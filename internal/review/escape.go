@@ -107,6 +107,20 @@ var htmlEscaper = strings.NewReplacer(`&`, `&amp;`, `<`, `&lt;`, `>`, `&gt;`, `"
 // html is a value as text inside the comment's own HTML.
 func html(s string) string { return htmlEscaper.Replace(fold(s)) }
 
+// fenced is text as a fenced code block with an info string: its fence
+// one backtick longer than any run of backticks the text holds (three at
+// least), so that no line of it closes the block, and on a line of its own.
+func fenced(info, text string) string {
+	fence := "```"
+	for strings.Contains(text, fence) {
+		fence += "`"
+	}
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	return fence + info + "\n" + text + fence + "\n"
+}
+
 // codes joins values as code spans: "`a`, `b`".
 func codes(l []string) string {
 	out := make([]string, len(l))

@@ -22,14 +22,8 @@ func Invalid(ps spec.Problems) string {
 		}
 		list.WriteString(p.Error() + "\n")
 	}
-	// The problems quote the specs: the fence is longer than any run of
-	// backticks they hold.
-	fence := "```"
-	for strings.Contains(list.String(), fence) {
-		fence += "`"
-	}
-	b.WriteString(Marker + "\n## fleetwright: the specs are invalid\n\nNothing can be rendered until these are fixed:\n\n" + fence + "\n")
-	b.WriteString(list.String())
-	b.WriteString(fence + "\n")
+	// The problems quote the specs: fenced keeps them in the block.
+	b.WriteString(Marker + "\n## fleetwright: the specs are invalid\n\nNothing can be rendered until these are fixed:\n\n")
+	b.WriteString(fenced("", list.String()))
 	return b.String()
 }

@@ -14,14 +14,7 @@ import (
 // own HTML, title and file are values from the fleet; the diff is shown
 // in a fence longer than any run of backticks it holds.
 func details(head, title, file, diff string) string {
-	fence := "```"
-	for strings.Contains(diff, fence) {
-		fence += "`"
-	}
-	if diff != "" && !strings.HasSuffix(diff, "\n") {
-		diff += "\n" // the closing fence on a line of its own
-	}
-	return fmt.Sprintf("<details><summary>%s %s <code>%s</code></summary>\n\n%sdiff\n%s%s\n\n</details>\n\n", head, html(title), html(file), fence, diff, fence)
+	return fmt.Sprintf("<details><summary>%s %s <code>%s</code></summary>\n\n%s\n</details>\n\n", head, html(title), html(file), fenced("diff", diff))
 }
 
 // unified is the unified diff of two texts under one label; nil is no
