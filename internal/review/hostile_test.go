@@ -38,13 +38,13 @@ func seg(s string) string { return strings.NewReplacer("/", "÷", "\x00", "").Re
 
 // hostileFleets are the seed's fleets (with fleet.artifacts) before and
 // after a change that puts v(i) in every field of the comment that can
-// carry a value from the fleet: an image, an Ingress host, a chart's name,
-// version, repository and values, a file's name, a ClusterRoleBinding's
-// name, role and subject, an object's kind, an app folder's name with a
-// workload's name, namespace, app label, container and image, a pinned
-// digest, a Namespace, a removed claim's name and class, a Service's
-// type, a CronJob's schedule, a Role's rules, and a patch whose error
-// quotes its path.
+// carry a value from the fleet: an image, an env value, an Ingress host,
+// a chart's name, version, repository and values, a file's name, a
+// ClusterRoleBinding's name, role and subject, an object's kind, an app
+// folder's name with a workload's name, namespace, app label, container
+// and image, a pinned digest, a Namespace, a removed claim's name and
+// class, a Service's type, a CronJob's schedule, a Role's rules, and a
+// patch whose error quotes its path.
 func hostileFleets(t *testing.T, v func(i int) string) (base, head map[string][]byte) {
 	t.Helper()
 	art := withArtifacts(seedFiles(t))
@@ -61,6 +61,7 @@ func hostileFleets(t *testing.T, v func(i int) string) (base, head map[string][]
 		files[p] = []byte(strings.ReplaceAll(string(files[p]), old, new))
 	}
 	edit(head, seedDep, "image: myorg/my-api:v1.3.0", "image: "+yq(v(1)))
+	edit(head, seedDep, "value: production", "value: "+yq(v(31)))
 	edit(head, api+"ingress-my-api-api.yaml", "api.my-project.example.com", yq(v(2)))
 	edit(head, pg+"helmrelease-my-api-postgres.yaml", `version: "13.4.4"`, "version: "+yq(v(3)))
 	edit(head, pg+"helmrelease-my-api-postgres.yaml", "chart: postgresql", "chart: "+yq(v(4)))
