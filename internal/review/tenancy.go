@@ -68,10 +68,15 @@ var namespaced = kindSet(
 var rbacKinds = kindSet("rbac.authorization.k8s.io/Role", "rbac.authorization.k8s.io/RoleBinding",
 	"rbac.authorization.k8s.io/ClusterRole", "rbac.authorization.k8s.io/ClusterRoleBinding")
 
-func kindSet(l ...string) map[string]bool {
-	m := make(map[string]bool, len(l))
-	for _, k := range l {
-		m[k] = true
+// gk is a kind by API group ("" for the core group).
+type gk struct{ group, kind string }
+
+// kindSet makes a set of kinds from "group/Kind" strings.
+func kindSet(l ...string) map[gk]bool {
+	m := make(map[gk]bool, len(l))
+	for _, s := range l {
+		g, k, _ := strings.Cut(s, "/")
+		m[gk{g, k}] = true
 	}
 	return m
 }
@@ -86,15 +91,14 @@ func groupOf(apiVersion string) string {
 }
 
 // groupKind is an object's kind by API group, as the sets above key it.
-func groupKind(o object) string { return groupOf(str(o.Obj["apiVersion"])) + "/" + o.Kind }
+func groupKind(o object) gk { return gk{groupOf(str(o.Obj["apiVersion"])), o.Kind} }
 
-// kindName names a kind in a sentence: with its group when it has one.
-func kindName(gk string) string {
-	g, k, _ := strings.Cut(gk, "/")
-	if g == "" {
-		return code(k)
+// name names a kind in a sentence: with its group when it has one.
+func (k gk) name() string {
+	if k.group == "" {
+		return code(k.kind)
 	}
-	return code(k) + " (" + code(g) + ")"
+	return code(k.kind) + " (" + code(k.group) + ")"
 }
 
 // tenancy lists the dangers of a change beyond the project it belongs
@@ -110,37 +114,48 @@ func kindName(gk string) string {
 // checks): not new kinds. The hosts of a removed app go with
 // it, as its own danger line says.
 func tenancy(base, head map[string]object, baseFiles, headFiles map[string][]byte, explained, removedApps map[string]bool) []string {
+	// The objects to judge: every object added, and those changed of the
+	// kinds judged when they change. Deciding that first spares comparing
+	// the objects of the usual kinds, which are most of a large change.
+	var ids []string
+	for id, ho := range head {
+		k := groupKind(ho)
+		if _, ok := base[id]; !ok || rbacKinds[k] || clusterScoped[k] || !namespaced[k] || strings.HasSuffix(k.group, ".toolkit.fluxcd.io") {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
 	var out []string
-	newKinds := map[string][]object{} // group/kind → the head's objects of it the base has none of
-	for _, id := range unionKeys(base, head) {
+	newKinds := map[gk][]object{} // the head's objects of the kinds the base's changed objects lack
+	for _, id := range ids {
 		bo, bok := base[id]
-		ho, hok := head[id]
-		if !hok || bok && reflect.DeepEqual(bo.Obj, ho.Obj) {
+		ho := head[id]
+		if bok && reflect.DeepEqual(bo.Obj, ho.Obj) {
 			continue
 		}
 		var prev *object
 		if bok {
 			prev = &bo
 		}
-		gk := groupKind(ho)
+		k := groupKind(ho)
 		switch {
-		case rbacKinds[gk]:
+		case rbacKinds[k]:
 			out = append(out, rbac(prev, ho))
-		case clusterScoped[gk]:
+		case clusterScoped[k]:
 			out = append(out, clusterObject(prev, ho))
-		case !namespaced[gk] && ho.Kind != "":
+		case !namespaced[k] && ho.Kind != "":
 			verb := "is added"
 			if prev != nil {
 				verb = "changes"
 			}
 			out = append(out, fmt.Sprintf("%s %s %s: fleetwright does not know whether kind %s is cluster-scoped, so review it as if it were (it may act beyond the project's namespace)",
-				md(ho.Kind), name(ho), verb, kindName(gk)))
+				md(ho.Kind), name(ho), verb, k.name()))
 		}
 		if d := fluxInComponent(prev, ho); d != "" {
 			out = append(out, d)
 		}
 		if !bok && !explained[id] {
-			newKinds[gk] = append(newKinds[gk], ho)
+			newKinds[k] = append(newKinds[k], ho)
 		}
 	}
 	out = append(out, kindsNew(newKinds, base, baseFiles)...)
@@ -329,7 +344,7 @@ func fluxInComponent(bo *object, ho object) string {
 // of the base's other files (a "kind:" line and the group's "apiVersion:"
 // line in one file); a base fleet with no object at all (the first
 // render) has no new kind.
-func kindsNew(kinds map[string][]object, base map[string]object, baseFiles map[string][]byte) []string {
+func kindsNew(kinds map[gk][]object, base map[string]object, baseFiles map[string][]byte) []string {
 	if len(kinds) == 0 {
 		return nil
 	}
@@ -340,18 +355,17 @@ func kindsNew(kinds map[string][]object, base map[string]object, baseFiles map[s
 		return nil
 	}
 	var out []string
-	for _, gk := range slices.Sorted(maps.Keys(kinds)) {
-		g, k, _ := strings.Cut(gk, "/")
-		if k == "" || inText(baseFiles, g, k) {
+	for _, k := range slices.SortedFunc(maps.Keys(kinds), func(a, b gk) int { return strings.Compare(a.group+"/"+a.kind, b.group+"/"+b.kind) }) {
+		if k.kind == "" || inText(baseFiles, k.group, k.kind) {
 			continue
 		}
-		objs := kinds[gk]
+		objs := kinds[k]
 		slices.SortFunc(objs, func(a, b object) int { return strings.Compare(a.id(), b.id()) })
 		names := name(objs[0])
 		if len(objs) > 1 {
 			names += fmt.Sprintf(" and %d more", len(objs)-1)
 		}
-		out = append(out, fmt.Sprintf("kind %s is new to the fleet (no object of the base has it): %s", kindName(gk), names))
+		out = append(out, fmt.Sprintf("kind %s is new to the fleet (no object of the base has it): %s", k.name(), names))
 	}
 	return out
 }
@@ -410,18 +424,22 @@ func chartVersion(hr object) string { return str(get(hr.Obj, "spec", "chart", "s
 // changes.
 func charts(base, head map[string]object, baseFiles map[string][]byte) []string {
 	known := map[string]bool{}
-	for _, id := range slices.Sorted(maps.Keys(base)) {
-		if o := base[id]; o.Kind == "HelmRelease" {
+	for _, o := range base {
+		if o.Kind == "HelmRelease" {
 			url, src := chartSource(o, base)
 			known[cmpOr(url, src)] = true
 		}
 	}
-	var out []string
-	for _, id := range slices.Sorted(maps.Keys(head)) {
-		ho := head[id]
-		if ho.Kind != "HelmRelease" || groupOf(str(ho.Obj["apiVersion"])) != "helm.toolkit.fluxcd.io" {
-			continue
+	var releases []string
+	for id, o := range head {
+		if o.Kind == "HelmRelease" && groupOf(str(o.Obj["apiVersion"])) == "helm.toolkit.fluxcd.io" {
+			releases = append(releases, id)
 		}
+	}
+	slices.Sort(releases)
+	var out []string
+	for _, id := range releases {
+		ho := head[id]
 		url, src := chartSource(ho, head)
 		chart := code(orDash(str(get(ho.Obj, "spec", "chart", "spec", "chart"))))
 		switch {
