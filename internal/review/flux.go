@@ -48,18 +48,20 @@ type fluxFile struct {
 // file outside the component folders (the cluster folder, a project's
 // _project or _flux folder) that names kustomize-controller's API group.
 func isFluxFile(p string, b []byte) bool {
-	// layout.InComponentDir, without its allocations: this runs for every
-	// file of both fleets.
-	if strings.HasPrefix(p, layout.AppsDir+"/") && strings.Count(p, "/") >= 5 {
-		seg := p
-		for range 3 {
-			seg = seg[strings.IndexByte(seg, '/')+1:]
-		}
-		if !strings.HasPrefix(seg, "_") {
-			return false
-		}
+	return !inComponentDir(p) && bytes.Contains(b, []byte("kustomize.toolkit.fluxcd.io/"))
+}
+
+// inComponentDir is layout.InComponentDir without its allocations: it
+// runs for every file of both fleets.
+func inComponentDir(p string) bool {
+	if !strings.HasPrefix(p, layout.AppsDir+"/") || strings.Count(p, "/") < 5 {
+		return false
 	}
-	return bytes.Contains(b, []byte("kustomize.toolkit.fluxcd.io/"))
+	seg := p
+	for range 3 {
+		seg = seg[strings.IndexByte(seg, '/')+1:]
+	}
+	return !strings.HasPrefix(seg, "_")
 }
 
 func parseFluxFile(p string, b []byte) *fluxFile {

@@ -120,7 +120,7 @@ func tenancy(base, head map[string]object, baseFiles, headFiles map[string][]byt
 	var ids []string
 	for id, ho := range head {
 		k := groupKind(ho)
-		if _, ok := base[id]; !ok || rbacKinds[k] || clusterScoped[k] || !namespaced[k] || strings.HasSuffix(k.group, ".toolkit.fluxcd.io") {
+		if _, ok := base[id]; !ok || rbacKinds[k] || clusterScoped[k] || !namespaced[k] || fluxInComponent(nil, ho) != "" {
 			ids = append(ids, id)
 		}
 	}
@@ -303,7 +303,7 @@ func rbacName(o object) string {
 // holds; a reference to another namespace (a target, a source, a
 // dependency, Helm's storage) or a kubeconfig reaches past the project.
 func fluxInComponent(bo *object, ho object) string {
-	if !strings.HasSuffix(groupOf(str(ho.Obj["apiVersion"])), ".toolkit.fluxcd.io") || !layout.InComponentDir(ho.File) {
+	if !strings.HasSuffix(groupOf(str(ho.Obj["apiVersion"])), ".toolkit.fluxcd.io") || !inComponentDir(ho.File) {
 		return ""
 	}
 	var why []string
