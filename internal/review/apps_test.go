@@ -136,7 +136,7 @@ func TestAppDangers(t *testing.T) {
 			f = maps.Clone(f)
 			f[storeDir+"api/persistentvolumeclaim-store-api-cache.yaml"] = []byte(pvc("5Gi", "fast"))
 			return f
-		}, want: nil},
+		}, want: []string{"kind `PersistentVolumeClaim` is new to the fleet (no object of the base has it): `shop/store-api-cache`"}},
 		{name: "headless Service gets a cluster IP", head: func(t *testing.T, f map[string][]byte) map[string][]byte {
 			return change(t, f, dbSvc, "  clusterIP: None\n", "")
 		}, want: []string{"Service `shop/store-db-headless` is no longer headless: spec.clusterIP is immutable, the apply will be rejected (the Service must be deleted and recreated)"}},

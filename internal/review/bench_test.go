@@ -129,3 +129,28 @@ func BenchmarkReview10kArtifacts(b *testing.B) {
 	}
 	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
 }
+
+// BenchmarkReviewNewApp10k builds the review of a new app in a fleet of
+// 10,000: its kinds are looked for in the base fleet's text, its host in
+// the routes of every other app, its chart repository in the base's
+// sources (what the dangers beyond a project cost when they must read
+// the files the change leaves alone).
+func BenchmarkReviewNewApp10k(b *testing.B) {
+	files := synth.Files(10_000)
+	head := maps.Clone(files)
+	const app = "apps/team000/app00000/app.yaml"
+	head["apps/team999/appnew/app.yaml"] = []byte(strings.ReplaceAll(string(files[app]), "app00000", "appnew"))
+	baseRepo, base := benchRender(b, files)
+	headRepo, headFleet := benchRender(b, head)
+	var cpu time.Duration
+	b.ResetTimer()
+	for b.Loop() {
+		before := synth.CPUTime()
+		c := review.Build(review.Input{Base: base, Head: headFleet, BaseRepo: baseRepo, HeadRepo: headRepo})
+		cpu += synth.CPUTime() - before
+		if len(c.Changed) != 1 {
+			b.Fatalf("%d apps changed", len(c.Changed))
+		}
+	}
+	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
+}

@@ -25,11 +25,11 @@ func dangers(apps []*appChange, base, head map[string]object, bw, hw map[string]
 		if a.status == "removed" {
 			removedApps[a.key] = true
 			if kept[a.key] {
-				out = append(out, fmt.Sprintf("app `%s` is removed from the fleet, but its Kustomizations are marked `%s` (the first step of its move to its project's source): "+
-					"Flux does not prune them, so they and every object they applied stay on the cluster; delete them by hand", a.key, layout.PruneDisabledLine))
+				out = append(out, fmt.Sprintf("app %s is removed from the fleet, but its Kustomizations are marked `%s` (the first step of its move to its project's source): "+
+					"Flux does not prune them, so they and every object they applied stay on the cluster; delete them by hand", code(a.key), layout.PruneDisabledLine))
 				continue
 			}
-			d := fmt.Sprintf("app `%s` is removed: Flux prunes every object it created", a.key)
+			d := fmt.Sprintf("app %s is removed: Flux prunes every object it created", code(a.key))
 			if n := removedOCI[a.key]; n > 0 {
 				verb := "go"
 				if n == 1 {
@@ -139,11 +139,12 @@ func matches(sel, labels map[string]any) bool {
 	return true
 }
 
+// name is an object's namespace and name as a code span.
 func name(o object) string {
 	if o.Namespace == "" {
-		return "`" + o.Name + "`"
+		return code(o.Name)
 	}
-	return "`" + o.Namespace + "/" + o.Name + "`"
+	return code(o.Namespace + "/" + o.Name)
 }
 
 // removed is the danger of an object that is pruned; quiet says the app
@@ -154,7 +155,7 @@ func removed(bo object, quiet bool) []string {
 	case "HelmRelease":
 		return []string{fmt.Sprintf("addon %s is removed: the chart is uninstalled and its data volumes may be deleted", name(bo))}
 	case "Namespace":
-		return []string{fmt.Sprintf("namespace `%s` is removed: everything in it is deleted", bo.Name)}
+		return []string{fmt.Sprintf("namespace %s is removed: everything in it is deleted", code(bo.Name))}
 	case "PersistentVolumeClaim":
 		return []string{fmt.Sprintf("volume claim %s is removed: its data is lost", name(bo))}
 	case "StatefulSet":
@@ -174,7 +175,7 @@ func claimFate(o object) string {
 	if len(claims) == 0 {
 		return "it has no volume claims"
 	}
-	list := "`" + strings.Join(claims, "`, `") + "`"
+	list := codes(claims)
 	if str(get(o.Obj, "spec", "persistentVolumeClaimRetentionPolicy", "whenDeleted")) == "Delete" {
 		return fmt.Sprintf("its claims of %s are deleted with it (retain: false): their data is lost", list)
 	}
@@ -187,8 +188,8 @@ func claimFate(o object) string {
 func replaced(bo, ho object) []string {
 	switch {
 	case bo.Kind == "Job" && ho.Kind == "Job":
-		return []string{fmt.Sprintf("Job %s runs again: its template changed, so it has a new name (was `%s`); the old Job is pruned",
-			name(ho), bo.Name)}
+		return []string{fmt.Sprintf("Job %s runs again: its template changed, so it has a new name (was %s); the old Job is pruned",
+			name(ho), code(bo.Name))}
 	case bo.Kind == "StatefulSet" && ho.Kind != "StatefulSet":
 		return []string{fmt.Sprintf("%s %s replaces StatefulSet %s: every pod is recreated without the StatefulSet's volume claims; %s",
 			ho.Kind, name(ho), name(bo), claimFate(bo))}
@@ -221,8 +222,8 @@ func immutable(bo, ho object) []string {
 		}
 	case "CronJob":
 		if changed("spec", "schedule") || changed("spec", "timeZone") {
-			out = append(out, fmt.Sprintf("CronJob %s: the schedule changes from `%s` to `%s` (informational: the next runs follow the new schedule)",
-				n, schedule(bo), schedule(ho)))
+			out = append(out, fmt.Sprintf("CronJob %s: the schedule changes from %s to %s (informational: the next runs follow the new schedule)",
+				n, code(schedule(bo)), code(schedule(ho))))
 		}
 		if changed("spec", "suspend") && get(ho.Obj, "spec", "suspend") == true {
 			out = append(out, fmt.Sprintf("CronJob %s is suspended: it starts no more jobs (informational)", n))
@@ -258,7 +259,7 @@ func statefulSet(bo, ho object) []string {
 	for _, f := range []string{"serviceName", "podManagementPolicy"} {
 		if !reflect.DeepEqual(get(bo.Obj, "spec", f), get(ho.Obj, "spec", f)) {
 			out = append(out, fmt.Sprintf("StatefulSet %s: spec.%s is immutable (%v → %v); the apply will be rejected (the StatefulSet must be recreated)",
-				n, f, orDash(fmt.Sprint(orNil(get(bo.Obj, "spec", f)))), orDash(fmt.Sprint(orNil(get(ho.Obj, "spec", f))))))
+				n, f, md(orDash(fmt.Sprint(orNil(get(bo.Obj, "spec", f))))), md(orDash(fmt.Sprint(orNil(get(ho.Obj, "spec", f)))))))
 		}
 	}
 	oldT, newT := claimTemplates(bo), claimTemplates(ho)
@@ -268,11 +269,11 @@ func statefulSet(bo, ho object) []string {
 		nt, nok := newT[c]
 		switch {
 		case !ook:
-			what = append(what, fmt.Sprintf("claim `%s` is added", c))
+			what = append(what, fmt.Sprintf("claim %s is added", code(c)))
 		case !nok:
-			what = append(what, fmt.Sprintf("claim `%s` is removed (its data would no longer be mounted)", c))
+			what = append(what, fmt.Sprintf("claim %s is removed (its data would no longer be mounted)", code(c)))
 		case !reflect.DeepEqual(ot, nt):
-			what = append(what, fmt.Sprintf("claim `%s` changes (%s)", c, claimDelta(get(ot, "spec"), get(nt, "spec"))))
+			what = append(what, fmt.Sprintf("claim %s changes (%s)", code(c), claimDelta(get(ot, "spec"), get(nt, "spec"))))
 		}
 	}
 	if len(what) > 0 {
@@ -314,13 +315,13 @@ func claimDelta(a, b any) string {
 	var parts []string
 	oq, nq := quantity(get(a, "resources", "requests", "storage")), quantity(get(b, "resources", "requests", "storage"))
 	if oq.Cmp(nq) != 0 {
-		parts = append(parts, "size "+orDash(oq.String())+" → "+orDash(nq.String()))
+		parts = append(parts, "size "+md(orDash(oq.String()))+" → "+md(orDash(nq.String())))
 	}
 	if oc, nc := str(get(a, "storageClassName")), str(get(b, "storageClassName")); oc != nc {
-		parts = append(parts, "storage class "+orDash(oc)+" → "+orDash(nc))
+		parts = append(parts, "storage class "+md(orDash(oc))+" → "+md(orDash(nc)))
 	}
 	if !reflect.DeepEqual(get(a, "accessModes"), get(b, "accessModes")) {
-		parts = append(parts, fmt.Sprintf("access modes %v → %v", get(a, "accessModes"), get(b, "accessModes")))
+		parts = append(parts, "access modes "+md(fmt.Sprint(get(a, "accessModes")))+" → "+md(fmt.Sprint(get(b, "accessModes"))))
 	}
 	if len(parts) == 0 {
 		return "its spec"
@@ -382,9 +383,9 @@ func service(bo, ho object) []string {
 		case orDefault(oldT, "ClusterIP") == orDefault(newT, "ClusterIP"):
 		case oldT == "LoadBalancer":
 			out = append(out, fmt.Sprintf("Service %s: type changes from LoadBalancer to %s: its external load balancer and address are released, and clients using that address lose access",
-				n, orDefault(newT, "ClusterIP")))
+				n, md(orDefault(newT, "ClusterIP"))))
 		default:
-			out = append(out, fmt.Sprintf("Service %s: type changes from %s to %s; clients of the old type lose access", n, orDefault(oldT, "ClusterIP"), orDefault(newT, "ClusterIP")))
+			out = append(out, fmt.Sprintf("Service %s: type changes from %s to %s; clients of the old type lose access", n, md(orDefault(oldT, "ClusterIP")), md(orDefault(newT, "ClusterIP"))))
 		}
 	}
 	oldPorts, newPorts := ports(bo), ports(ho)
@@ -410,7 +411,7 @@ func ports(o object) []string {
 	l, _ := get(o.Obj, "spec", "ports").([]any)
 	var out []string
 	for _, p := range l {
-		out = append(out, fmt.Sprintf("%v/%v", get(p, "port"), orDefault(str(get(p, "protocol")), "TCP")))
+		out = append(out, md(fmt.Sprintf("%v/%v", get(p, "port"), orDefault(str(get(p, "protocol")), "TCP"))))
 	}
 	return out
 }

@@ -48,18 +48,20 @@ type fluxFile struct {
 // file outside the component folders (the cluster folder, a project's
 // _project or _flux folder) that names kustomize-controller's API group.
 func isFluxFile(p string, b []byte) bool {
-	// layout.InComponentDir, without its allocations: this runs for every
-	// file of both fleets.
-	if strings.HasPrefix(p, layout.AppsDir+"/") && strings.Count(p, "/") >= 5 {
-		seg := p
-		for range 3 {
-			seg = seg[strings.IndexByte(seg, '/')+1:]
-		}
-		if !strings.HasPrefix(seg, "_") {
-			return false
-		}
+	return !inComponentDir(p) && bytes.Contains(b, []byte("kustomize.toolkit.fluxcd.io/"))
+}
+
+// inComponentDir is layout.InComponentDir without its allocations: it
+// runs for every file of both fleets.
+func inComponentDir(p string) bool {
+	if !strings.HasPrefix(p, layout.AppsDir+"/") || strings.Count(p, "/") < 5 {
+		return false
 	}
-	return bytes.Contains(b, []byte("kustomize.toolkit.fluxcd.io/"))
+	seg := p
+	for range 3 {
+		seg = seg[strings.IndexByte(seg, '/')+1:]
+	}
+	return !strings.HasPrefix(seg, "_")
 }
 
 func parseFluxFile(p string, b []byte) *fluxFile {
@@ -150,9 +152,9 @@ type component struct {
 // what names the component in a sentence.
 func (c *component) what() string {
 	if c.project {
-		return "project `" + c.key + "`"
+		return "project " + code(c.key)
 	}
-	return "component `" + c.key + "`"
+	return "component " + code(c.key)
 }
 
 func (c *component) app() string { return layout.AppOf(c.dir + "/x") }
@@ -211,6 +213,20 @@ type fluxView struct {
 	keptDirs map[string]bool
 	// dirChanges names the changed files of each project's Flux folder.
 	dirChanges map[string][]string
+}
+
+// sources are the ids of the Flux objects that the view explains: the
+// OCIRepositories that the components and projects read (their digests
+// checked against their folders) and those that come or go with a move
+// between layouts.
+func (fx *fluxView) sources() map[string]bool {
+	out := maps.Clone(fx.quiet)
+	for _, c := range fx.comps {
+		if c.head != nil && c.head.oci != nil {
+			out[c.head.oci.id()] = true
+		}
+	}
+	return out
 }
 
 // read says which files of a side the view has read whole.
@@ -391,8 +407,8 @@ func fluxSources(changes []fleet.Change, base, head map[string][]byte, removedAp
 		case h.readsOCI() && h.oci == nil:
 			if changedFile[h.ks.File] {
 				ref := get(h.ks.Obj, "spec", "sourceRef")
-				fx.danger = append(fx.danger, fmt.Sprintf("%s: its Kustomization %s reads OCIRepository `%s/%s`, which the fleet does not hold: Flux cannot apply it",
-					c.what(), name(h.ks), cmpOr(str(get(ref, "namespace")), h.ks.Namespace), str(get(ref, "name"))))
+				fx.danger = append(fx.danger, fmt.Sprintf("%s: its Kustomization %s reads OCIRepository %s, which the fleet does not hold: Flux cannot apply it",
+					c.what(), name(h.ks), code(cmpOr(str(get(ref, "namespace")), h.ks.Namespace)+"/"+str(get(ref, "name")))))
 			}
 		case h.oci != nil && (b == nil || b.oci == nil || c.folderChanged || b.digest() != h.digest()):
 			check = append(check, c)
@@ -606,14 +622,14 @@ func checkDigest(c *component, files []artifact.File) string {
 	pinned := c.head.digest()
 	where := fmt.Sprintf("%s: its OCIRepository %s", c.what(), name(*oci))
 	if c.dir == "" {
-		return fmt.Sprintf("%s does not name its folder (annotation `%s`): nobody can check that its digest `%s` is the folder's", where, artifactPathAnnotation, short(pinned))
+		return fmt.Sprintf("%s does not name its folder (annotation `%s`): nobody can check that its digest %s is the folder's", where, artifactPathAnnotation, code(short(pinned)))
 	}
 	if len(files) == 0 {
-		return fmt.Sprintf("%s reads the artifact of `%s`, a folder the fleet does not hold: Flux would deploy files that are not in Git", where, c.dir)
+		return fmt.Sprintf("%s reads the artifact of %s, a folder the fleet does not hold: Flux would deploy files that are not in Git", where, code(c.dir))
 	}
 	a, err := artifact.Build(c.dir, files)
 	if err != nil {
-		return fmt.Sprintf("%s: the artifact of `%s` cannot be built: %v", where, c.dir, err)
+		return fmt.Sprintf("%s: the artifact of %s cannot be built: %s", where, code(c.dir), md(err.Error()))
 	}
 	want := a.Digest.String()
 	if want == pinned {
@@ -625,14 +641,14 @@ func checkDigest(c *component, files []artifact.File) string {
 	}
 	switch {
 	case old != "" && old != pinned && !c.folderChanged:
-		return fmt.Sprintf("%s now pins `%s` (was `%s`) but its folder `%s` does not change: the fleet commit would deploy something other than what its Git files say (they build `%s`)",
-			where, short(pinned), short(old), c.dir, short(want))
+		return fmt.Sprintf("%s now pins %s (was %s) but its folder %s does not change: the fleet commit would deploy something other than what its Git files say (they build %s)",
+			where, code(short(pinned)), code(short(old)), code(c.dir), code(short(want)))
 	case old == pinned && c.folderChanged:
-		return fmt.Sprintf("%s still pins `%s` but its folder `%s` changes: Flux would keep applying the old artifact, not what the fleet's Git files say (they build `%s`)",
-			where, short(pinned), c.dir, short(want))
+		return fmt.Sprintf("%s still pins %s but its folder %s changes: Flux would keep applying the old artifact, not what the fleet's Git files say (they build %s)",
+			where, code(short(pinned)), code(c.dir), code(short(want)))
 	}
-	return fmt.Sprintf("%s pins `%s` but its folder `%s` builds `%s`: the fleet commit would deploy something other than what its Git files say",
-		where, short(pinned), c.dir, short(want))
+	return fmt.Sprintf("%s pins %s but its folder %s builds %s: the fleet commit would deploy something other than what its Git files say",
+		where, code(short(pinned)), code(c.dir), code(short(want)))
 }
 
 // short is a digest cut to 12 hex digits, as a reviewer reads it.
@@ -914,7 +930,7 @@ func (fx *fluxView) writeReconciled(b *strings.Builder) {
 	}
 	of := fmt.Sprintf("of the fleet's %d clusters", len(n.clusters))
 	if len(n.clusters) == 1 {
-		of = "of cluster `" + n.clusters[0] + "`"
+		of = "of cluster " + code(n.clusters[0])
 	}
 	// With a source per project, the project Kustomizations that apply
 	// the apps' Flux objects are counted too.
@@ -990,7 +1006,7 @@ func (fx *fluxView) writeSources(b *strings.Builder, removedApps map[string]bool
 	n := fx.counts()
 	toOCI, toGit, migratedChanging := n.toOCI, n.toGit, n.migratedChanging
 	var out strings.Builder
-	src := "`" + cmpOr(fx.sourceName, "flux-system") + "`"
+	src := code(cmpOr(fx.sourceName, "flux-system"))
 	nothing := "nothing is redeployed"
 	if migratedChanging > 0 {
 		nothing = fmt.Sprintf("nothing is redeployed but the changes of the %d whose files change too", migratedChanging)
@@ -1028,7 +1044,7 @@ func (fx *fluxView) writeSources(b *strings.Builder, removedApps map[string]bool
 	for _, c := range fx.comps {
 		if c.project {
 			if why := fx.projectRow(c); why != "" {
-				projects = append(projects, fmt.Sprintf("| `%s` | %s |\n", c.key, why))
+				projects = append(projects, fmt.Sprintf("| %s | %s |\n", cellCode(c.key), why))
 			}
 			continue
 		}
@@ -1045,15 +1061,15 @@ func (fx *fluxView) writeSources(b *strings.Builder, removedApps map[string]bool
 			why = "pruned by the root Kustomization with its objects, then created again from its project's source (see Danger)"
 		case c.head.oci == nil || c.mismatch:
 		case c.base == nil:
-			why = fmt.Sprintf("new: pulls its artifact `%s`", short(c.head.digest()))
+			why = fmt.Sprintf("new: pulls its artifact %s", cellCode(short(c.head.digest())))
 		case c.migrated && c.folderChanged:
-			why = fmt.Sprintf("moves to its own OCI source, with a new artifact `%s`", short(c.head.digest()))
+			why = fmt.Sprintf("moves to its own OCI source, with a new artifact %s", cellCode(short(c.head.digest())))
 		case c.migrated:
 			if c.ksChanged {
 				why = "moves to its own OCI source, and its Kustomization changes"
 			}
 		case c.digestChanged:
-			why = fmt.Sprintf("pulls its new artifact `%s`", short(c.head.digest()))
+			why = fmt.Sprintf("pulls its new artifact %s", cellCode(short(c.head.digest())))
 			if c.ksChanged {
 				why += "; its Kustomization changes too"
 			}
@@ -1066,7 +1082,7 @@ func (fx *fluxView) writeSources(b *strings.Builder, removedApps map[string]bool
 			why = "reconciled with the same artifact once its dependencies have applied their new artifacts"
 		}
 		if why != "" {
-			rows = append(rows, fmt.Sprintf("| `%s` | %s |\n", c.key, why))
+			rows = append(rows, fmt.Sprintf("| %s | %s |\n", cellCode(c.key), why))
 		}
 	}
 	if len(projects) > 0 {

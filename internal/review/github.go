@@ -49,7 +49,7 @@ const MaxStepSummary = 1000 << 10
 // by the full diff when there is one and both fit in MaxStepSummary.
 func StepSummary(body, fullDiff string) string {
 	if len(fullDiff) > 0 && len(body)+len(fullDiff) < MaxStepSummary {
-		return body + "\n### Full diff\n\n```diff\n" + fullDiff + "```\n"
+		return body + "\n### Full diff\n\n" + fenced("diff", fullDiff)
 	}
 	return body
 }

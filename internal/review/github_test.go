@@ -52,6 +52,9 @@ func TestStepSummary(t *testing.T) {
 		{"with the diff", "body\n", "-a\n+b\n", "body\n\n### Full diff\n\n```diff\n-a\n+b\n```\n"},
 		{"no diff", "body\n", "", "body\n"},
 		{"too big for the limit", "body\n", big, "body\n"},
+		// A fleet file's line of backticks does not end the block: the
+		// rest of the summary is not read as Markdown.
+		{"a fence in the diff", "body\n", "+```\n+<!--\n", "body\n\n### Full diff\n\n````diff\n+```\n+<!--\n````\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -25,7 +25,7 @@ func writeGraphs(b *strings.Builder, apps []*appChange, repo *spec.Repo) {
 		if a == nil {
 			continue
 		}
-		fmt.Fprintf(&out, "<details open><summary>graph of <code>%s</code></summary>\n\n```mermaid\nflowchart LR\n", ac.key)
+		fmt.Fprintf(&out, "<details open><summary>graph of <code>%s</code></summary>\n\n```mermaid\nflowchart LR\n", html(ac.key))
 		id := func(app, comp string) string {
 			if app == a.Spec.Name {
 				return "c_" + strings.ReplaceAll(comp, "-", "_")
@@ -34,7 +34,7 @@ func writeGraphs(b *strings.Builder, apps []*appChange, repo *spec.Repo) {
 		}
 		for _, c := range a.Spec.Components {
 			shape := "[%s]"
-			label := c.Name
+			label := mermaid(c.Name)
 			switch c.Type {
 			case spec.TypeAddon:
 				shape = "[(%s)]"
@@ -45,11 +45,11 @@ func writeGraphs(b *strings.Builder, apps []*appChange, repo *spec.Repo) {
 				shape = "[/%s/]"
 				label += "<br/>cronjob"
 				if c.WorkloadSpec != nil && c.WorkloadSpec.Schedule != "" {
-					label += " " + strings.ReplaceAll(c.WorkloadSpec.Schedule, "\"", "'")
+					label += " " + mermaid(c.WorkloadSpec.Schedule)
 				}
 			}
 			if c.AddonSpec != nil {
-				label += "<br/>" + c.AddonSpec.Type
+				label += "<br/>" + mermaid(c.AddonSpec.Type)
 			}
 			fmt.Fprintf(&out, "  %s"+shape+"\n", id(a.Spec.Name, c.Name), "\""+label+"\"")
 		}
@@ -71,9 +71,9 @@ func writeGraphs(b *strings.Builder, apps []*appChange, repo *spec.Repo) {
 				}
 				from := id(app, r.Component)
 				if app != a.Spec.Name {
-					fmt.Fprintf(&out, "  %s[\"%s/%s\"]\n", from, app, r.Component)
+					fmt.Fprintf(&out, "  %s[\"%s\"]\n", from, mermaid(app+"/"+r.Component))
 				}
-				fmt.Fprintf(&out, "  %s -. \"%s → %s\" .-> %s\n", from, r.ExportKey, e.Name, id(a.Spec.Name, c.Name))
+				fmt.Fprintf(&out, "  %s -. \"%s\" .-> %s\n", from, mermaid(r.ExportKey+" → "+e.Name), id(a.Spec.Name, c.Name))
 			}
 		}
 		out.WriteString("```\n\n</details>\n\n")
@@ -83,3 +83,11 @@ func writeGraphs(b *strings.Builder, apps []*appChange, repo *spec.Repo) {
 		b.WriteString(out.String())
 	}
 }
+
+// mermaidEscaper keeps a label inside its quotes and its text as text:
+// Mermaid reads #name; and #number; as entities.
+var mermaidEscaper = strings.NewReplacer(`"`, "'", "#", "#35;", "<", "#lt;", ">", "#gt;", "`", "#96;")
+
+// mermaid is a value as the text of a node's or an arrow's label, on one
+// line (a line of backticks would close the diagram's fence).
+func mermaid(s string) string { return mermaidEscaper.Replace(fold(s)) }

@@ -14,14 +14,16 @@ const maxInvalid = 200
 // rendered, so it lists the problems (at most maxInvalid) instead.
 func Invalid(ps spec.Problems) string {
 	var b strings.Builder
-	b.WriteString(Marker + "\n## fleetwright: the specs are invalid\n\nNothing can be rendered until these are fixed:\n\n```\n")
+	var list strings.Builder
 	for i, p := range ps {
 		if i == maxInvalid {
-			fmt.Fprintf(&b, "… and %d more\n", len(ps)-i)
+			fmt.Fprintf(&list, "… and %d more\n", len(ps)-i)
 			break
 		}
-		b.WriteString(p.Error() + "\n")
+		list.WriteString(p.Error() + "\n")
 	}
-	b.WriteString("```\n")
+	// The problems quote the specs: fenced keeps them in the block.
+	b.WriteString(Marker + "\n## fleetwright: the specs are invalid\n\nNothing can be rendered until these are fixed:\n\n")
+	b.WriteString(fenced("", list.String()))
 	return b.String()
 }

@@ -165,7 +165,7 @@ func patchedSection(id string, base, head map[string]object) string {
 		verb = "added"
 	}
 	label := o.label() + " as Flux applies it (kustomize build with the patches of " + path.Dir(o.File) + "/kustomization.yaml)"
-	return details(verb+" — patched "+label, o.File, unified(o.label(), old, new))
+	return details(verb+" — patched", label, o.File, unified(o.label(), old, new))
 }
 
 func yamlOf(m map[string]any) []byte {

@@ -182,7 +182,7 @@ const maxUnsafeLines = 3
 // unsafeMoves is the danger of many apps whose Flux objects move to their
 // projects' Flux folders without the first step.
 func unsafeMoves(apps []string) string {
-	names := "`" + strings.Join(apps[:maxUnsafeLines], "`, `") + "`"
+	names := codes(apps[:maxUnsafeLines])
 	return fmt.Sprintf("%d apps (%s and %d more) move to their projects' sources in one step: their Kustomizations leave the cluster folder, which the root Kustomization applies, without `%s`, "+
 		"so the root prunes them, and they every object they applied, before the projects' Kustomizations create them again. "+
 		"Render with the fleet as it is first (that marks them), let Flux apply it, then render again to move them",
@@ -204,10 +204,10 @@ func unsafeMove(app string, comps []*component, byID map[string]*component) stri
 			by += " " + name(p.head.ks)
 		}
 	}
-	return fmt.Sprintf("app `%s` moves to its project's source in one step: its %s (%s) leave `%s`, which the root Kustomization applies, without `%s`, "+
-		"so the root prunes them, and they every object they applied, before %s creates them again from `%s`. "+
+	return fmt.Sprintf("app %s moves to its project's source in one step: its %s (%s) leave %s, which the root Kustomization applies, without `%s`, "+
+		"so the root prunes them, and they every object they applied, before %s creates them again from %s. "+
 		"Render with the fleet as it is first (that marks them), let Flux apply it, then render again to move them",
-		app, plural(len(comps), "Kustomization"), strings.Join(names, ", "), comps[0].base.ks.File, layout.PruneDisabledLine, by, dir)
+		code(app), plural(len(comps), "Kustomization"), strings.Join(names, ", "), code(comps[0].base.ks.File), layout.PruneDisabledLine, by, code(dir))
 }
 
 // unapplied lists the projects' Flux folders that change while no
@@ -222,13 +222,13 @@ func unapplied(changes []fleet.Change, byID map[string]*component) []string {
 	files := map[string][]string{}
 	for _, ch := range changes {
 		if dir := layout.FluxDirAbove(ch.Path); dir != "" && ch.Op != fleet.Delete && !applied[dir] {
-			files[dir] = append(files[dir], "`"+strings.TrimPrefix(ch.Path, dir+"/")+"`")
+			files[dir] = append(files[dir], code(strings.TrimPrefix(ch.Path, dir+"/")))
 		}
 	}
 	var out []string
 	for _, dir := range slices.Sorted(maps.Keys(files)) {
-		out = append(out, fmt.Sprintf("no project Kustomization applies `%s`, so Flux does not apply the Flux objects of %s: the project's file in the cluster folder must hold the OCIRepository of its artifact and the Kustomization that reads it",
-			dir, strings.Join(files[dir], ", ")))
+		out = append(out, fmt.Sprintf("no project Kustomization applies %s, so Flux does not apply the Flux objects of %s: the project's file in the cluster folder must hold the OCIRepository of its artifact and the Kustomization that reads it",
+			code(dir), strings.Join(files[dir], ", ")))
 	}
 	return out
 }
@@ -252,7 +252,7 @@ func itsOrTheir(n int) string {
 func folders(dirs map[string]bool) string {
 	if len(dirs) == 1 {
 		for d := range dirs {
-			return "`" + d + "`"
+			return code(d)
 		}
 	}
 	return fmt.Sprintf("the Flux folders of %d projects", len(dirs))
@@ -308,13 +308,13 @@ func (fx *fluxView) projectRow(c *component) string {
 	case c.head.oci == nil || c.mismatch:
 		return ""
 	case c.base == nil:
-		why := fmt.Sprintf("new: pulls its artifact `%s` and applies its apps' Flux objects", short(c.head.digest()))
+		why := fmt.Sprintf("new: pulls its artifact %s and applies its apps' Flux objects", cellCode(short(c.head.digest())))
 		if st.into[c.dir] {
 			why += ", moved here from the cluster folder"
 		}
 		return why
 	case c.digestChanged:
-		why := fmt.Sprintf("pulls its new artifact `%s` and applies its apps' Flux objects", short(c.head.digest()))
+		why := fmt.Sprintf("pulls its new artifact %s and applies its apps' Flux objects", cellCode(short(c.head.digest())))
 		if l := fx.dirChanges[c.dir]; len(l) > 0 {
 			if len(l) > 4 {
 				l = append(l[:3:3], fmt.Sprintf("%d more change", len(l)-3))
@@ -334,7 +334,7 @@ func (fx *fluxView) projectRow(c *component) string {
 // folderChange names a file of a project's Flux folder and how it changes.
 func folderChange(ch fleet.Change, dir string) string {
 	verb := map[fleet.Op]string{fleet.Add: "is added", fleet.Update: "changes", fleet.Delete: "is removed, its Flux objects pruned"}[ch.Op]
-	return "`" + path.Clean(strings.TrimPrefix(ch.Path, dir+"/")) + "` " + verb
+	return cellCode(path.Clean(strings.TrimPrefix(ch.Path, dir+"/"))) + " " + verb
 }
 
 // projectsPart says how many project Kustomizations Flux reconciles, for

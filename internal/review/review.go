@@ -106,9 +106,10 @@ func Build(in Input) *Comment {
 	}
 	for _, dir := range headPatched.dirs {
 		if e, ok := headPatched.errs[dir]; ok {
-			c.Danger = append(c.Danger, fmt.Sprintf("`%s/kustomization.yaml` does not build, so Flux cannot apply it: %s", dir, e))
+			c.Danger = append(c.Danger, fmt.Sprintf("%s does not build, so Flux cannot apply it: %s", code(dir+"/kustomization.yaml"), md(e)))
 		}
 	}
+	c.Danger = append(c.Danger, tenancy(baseObjs, headObjs, in.Base, in.Head, fx.sources(), removedApps)...)
 	// Workloads by workloadKey, which pairs them across renames.
 	baseW, headW := workloads(baseObjs), workloads(headObjs)
 	c.Danger = append(c.Danger, dangers(apps, baseObjs, headObjs, baseW, headW, fx.removedOCI, fx.keptApps, fx.keptDirs)...)
@@ -170,14 +171,14 @@ func Build(in Input) *Comment {
 		if shown, ok := fx.shown[ch.Path]; ok {
 			if string(shown) == string(ch.New) {
 				if !movedTo[ch.Path] {
-					hidden = append(hidden, "`"+ch.Path+"`")
+					hidden = append(hidden, code(ch.Path))
 				}
 				continue
 			}
 			ch.Old = shown
 			if from, ok := fx.movedFrom[ch.Path]; ok {
 				ch.Op = fleet.Update
-				verb = "moved from <code>" + from + "</code>, changed"
+				verb = "moved from <code>" + html(from) + "</code>, changed"
 			}
 		}
 		if full { // what does not fit is named, not built
@@ -300,7 +301,7 @@ func writeSummary(b *strings.Builder, apps []*appChange, base, head map[string]o
 	if len(apps) > 0 {
 		b.WriteString("| app | status | files |\n|---|---|---|\n")
 		for _, a := range apps {
-			fmt.Fprintf(b, "| `%s` | %s | %d |\n", a.key, a.status, len(a.changes))
+			fmt.Fprintf(b, "| %s | %s | %d |\n", cellCode(a.key), a.status, len(a.changes))
 		}
 	}
 	kinds := map[string][3]int{} // added, changed, removed
@@ -339,7 +340,7 @@ func writeSummary(b *strings.Builder, apps []*appChange, base, head map[string]o
 		b.WriteString("| kind | added | changed | removed |\n|---|---|---|---|\n")
 		for _, k := range names {
 			v := kinds[k]
-			fmt.Fprintf(b, "| %s | %d | %d | %d |\n", k, v[0], v[1], v[2])
+			fmt.Fprintf(b, "| %s | %d | %d | %d |\n", md(k), v[0], v[1], v[2])
 		}
 	}
 	if len(apps) > 0 || len(names) > 0 {
@@ -391,7 +392,7 @@ func writeImages(b *strings.Builder, bw, hw map[string]object) {
 	}
 	b.WriteString("### Images\n\n| workload | before | after |\n|---|---|---|\n")
 	for _, r := range rows {
-		fmt.Fprintf(b, "| `%s` | `%s` | `%s` |\n", r.what, r.old, r.new)
+		fmt.Fprintf(b, "| %s | %s | %s |\n", cellCode(r.what), cellCode(r.old), cellCode(r.new))
 	}
 	b.WriteString("\n")
 }
@@ -476,7 +477,7 @@ func writeResources(b *strings.Builder, base, head map[string]object) {
 		b.WriteString("\n")
 	}
 	for _, k := range keys {
-		row("`"+k+"`", perApp[k])
+		row(cellCode(k), perApp[k])
 	}
 	row("**total**", &total)
 	b.WriteString("\n")
@@ -561,5 +562,5 @@ func section(ch fleet.Change, ix *index, verb string) string {
 	if d == "" {
 		d = fleet.FileDiff(ch, "")
 	}
-	return details(verb+" — "+title, ch.Path, d)
+	return details(verb+" —", title, ch.Path, d)
 }

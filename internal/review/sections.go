@@ -10,13 +10,11 @@ import (
 	"github.com/fleetwright/fleetwright/internal/fleet"
 )
 
-// details is a collapsible section around a diff.
-func details(title, file, diff string) string {
-	fence := "```"
-	for strings.Contains(diff, fence) {
-		fence += "`"
-	}
-	return fmt.Sprintf("<details><summary>%s <code>%s</code></summary>\n\n%sdiff\n%s%s\n\n</details>\n\n", title, file, fence, diff, fence)
+// details is a collapsible section around a diff: head is the comment's
+// own HTML, title and file are values from the fleet; the diff is shown
+// in a fence longer than any run of backticks it holds.
+func details(head, title, file, diff string) string {
+	return fmt.Sprintf("<details><summary>%s %s <code>%s</code></summary>\n\n%s\n</details>\n\n", head, html(title), html(file), fenced("diff", diff))
 }
 
 // unified is the unified diff of two texts under one label; nil is no
