@@ -88,6 +88,19 @@ var migrations = []string{
 	CREATE INDEX phase_changes_by_at ON phase_changes (at)`,
 	// 3: the phase changes of an app's deployments, for its status page.
 	`CREATE INDEX phase_changes_by_app ON phase_changes (project, app, deployment_id, seq)`,
+	// 4: the status pages' signed-in sessions, revocable at once.
+	`CREATE TABLE sessions (
+		id_hash TEXT PRIMARY KEY,
+		kind TEXT NOT NULL,
+		subject TEXT NOT NULL,
+		email TEXT NOT NULL,
+		grps TEXT NOT NULL,
+		token_hash TEXT NOT NULL,
+		created_at BIGINT NOT NULL,
+		expires_at BIGINT NOT NULL
+	);
+	CREATE INDEX sessions_by_expiry ON sessions (expires_at);
+	CREATE INDEX sessions_by_subject ON sessions (kind, subject)`,
 }
 
 // SchemaVersion is the schema version this build migrates to.

@@ -330,7 +330,7 @@ func (s *Server) pruneLoop(stop <-chan struct{}, done chan<- struct{}) {
 			s.log.Error("pruning the history", "err", err)
 		case p != (store.Pruned{}):
 			s.log.Info("pruned the history", "deployments", p.Deployments, "events", p.Events,
-				"phase_changes", p.PhaseChanges, "took", time.Since(start).Round(time.Millisecond).String())
+				"phase_changes", p.PhaseChanges, "sessions", p.Sessions, "took", time.Since(start).Round(time.Millisecond).String())
 		}
 		select {
 		case <-stop:
