@@ -91,10 +91,10 @@ func TestParseViewerTokens(t *testing.T) {
 		t.Errorf("tokens (-want +got):\n%s", diff)
 	}
 	for in, wantErr := range map[string]string{
-		"":                                         "viewers holds no token",
-		"short shop":                               "viewers:1: the token is shorter than 16 characters",
-		"a-token-0123456789 shop,,b":               `viewers:1: "" is not a project name`,
-		"a-token-0123456789 shop billing":          "viewers:1: a line holds a token and its projects",
+		"":                                "viewers holds no token",
+		"short shop":                      "viewers:1: the token is shorter than 16 characters",
+		"a-token-0123456789 shop,,b":      `viewers:1: "" is not a project name`,
+		"a-token-0123456789 shop billing": "viewers:1: a line holds a token and its projects",
 		"a-token-0123456789\na-token-0123456789 x": "viewers:2: the token of line 1 again",
 	} {
 		_, err := ParseViewerTokens("viewers", []byte(in))
