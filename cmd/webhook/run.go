@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -72,6 +73,18 @@ type options struct {
 	fleetRepoURL    string
 	appsRepoURL     string
 	sessionTTL      time.Duration
+	// Who sees what (docs/webhook.md).
+	accessFile           string
+	oidcIssuer           string
+	oidcClientID         string
+	oidcClientSecretFile string
+	oidcRedirectURL      string
+	oidcScopes           string
+	oidcGroupsClaim      string
+	maxStreams           int
+	maxStreamsPerPerson  int
+	maxStreamsPerToken   int
+	maxStreamsPerAddress int
 	// ready, if set, receives the listening address (tests use it).
 	ready func(addr string)
 }
@@ -112,7 +125,18 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.keepDeployments, "keep-deployments", store.DefaultKeepDeployments, "deployments kept per app (0 keeps all)")
 	fs.DurationVar(&o.keepAge, "keep-age", store.DefaultKeepAge, "deployments and events older than this are dropped (0 keeps all)")
 	fs.DurationVar(&o.pruneInterval, "prune-interval", time.Hour, "how often the history is pruned (0 disables)")
-	fs.StringVar(&o.viewerTokenFile, "viewer-token-file", "", "file holding a token that signs in to the status pages only (read only; the API token signs in too)")
+	fs.StringVar(&o.viewerTokenFile, "viewer-token-file", "", "file of viewer tokens, one a line, each followed by the comma-separated projects it opens (a token alone opens every project); they sign in to the status pages and read the API of their projects")
+	fs.StringVar(&o.accessFile, "access-file", "", "YAML file mapping OIDC groups, emails and subjects to projects and roles (needed with -oidc-issuer)")
+	fs.StringVar(&o.oidcIssuer, "oidc-issuer", "", "issuer URL of the OpenID Connect provider people sign in with (enables single sign-on)")
+	fs.StringVar(&o.oidcClientID, "oidc-client-id", "", "the webhook's client ID at the OIDC provider")
+	fs.StringVar(&o.oidcClientSecretFile, "oidc-client-secret-file", "", "file holding the webhook's client secret at the OIDC provider")
+	fs.StringVar(&o.oidcRedirectURL, "oidc-redirect-url", "", "the webhook's callback as browsers reach it: https://<host>/auth/callback")
+	fs.StringVar(&o.oidcScopes, "oidc-scopes", "openid,email,profile", "comma-separated scopes asked for (add groups for Dex and others that send groups only then)")
+	fs.StringVar(&o.oidcGroupsClaim, "oidc-groups-claim", "groups", "the ID token claim that holds a person's groups")
+	fs.IntVar(&o.maxStreams, "max-streams", webhook.DefaultMaxStreams, "live-update streams open at once, all clients together (below -max-connections; 0: no limit)")
+	fs.IntVar(&o.maxStreamsPerPerson, "max-streams-per-person", webhook.DefaultMaxStreamsPerPerson, "streams of one person signed in through OIDC (0: no limit)")
+	fs.IntVar(&o.maxStreamsPerToken, "max-streams-per-token", webhook.DefaultMaxStreamsPerToken, "streams of one token, the API token or a viewer token (0: no limit)")
+	fs.IntVar(&o.maxStreamsPerAddress, "max-streams-per-address", webhook.DefaultMaxStreamsPerAddr, "streams of one client IP address (0: no limit)")
 	fs.StringVar(&o.clusterName, "cluster-name", "", "the cluster's name in the fleet (clusters/<name>): shown on the status pages and used in their rollback commands")
 	fs.StringVar(&o.fleetRepoURL, "fleet-repo-url", "", "web URL of the fleet repository: the status pages link fleet revisions to <url>/commit/<sha> (or put the commit where the URL says {commit})")
 	fs.StringVar(&o.appsRepoURL, "apps-repo-url", "", "web URL of the apps repository: the status pages link spec revisions to its commits, as -fleet-repo-url")
@@ -133,6 +157,22 @@ func (o options) validate() error {
 	}
 	if o.sessionTTL <= 0 {
 		return cli.Usagef("-session-ttl must be positive")
+	}
+	if o.maxStreams < 0 || o.maxStreamsPerPerson < 0 || o.maxStreamsPerToken < 0 || o.maxStreamsPerAddress < 0 {
+		return cli.Usagef("-max-streams and -max-streams-per-* must not be negative")
+	}
+	if o.maxConnections > 0 && (o.maxStreams == 0 || o.maxStreams >= o.maxConnections) {
+		return cli.Usagef("-max-streams (%d) must be below -max-connections (%d): streams would take every connection, and /readyz and Flux's events would wait", o.maxStreams, o.maxConnections)
+	}
+	if o.oidcIssuer != "" {
+		if o.oidcClientID == "" || o.oidcRedirectURL == "" || o.accessFile == "" {
+			return cli.Usagef("-oidc-issuer needs -oidc-client-id, -oidc-redirect-url and -access-file")
+		}
+		if !strings.HasPrefix(o.oidcIssuer, "https://") {
+			return cli.Usagef("-oidc-issuer must be an https URL, not %q", o.oidcIssuer)
+		}
+	} else if o.accessFile != "" || o.oidcClientID != "" || o.oidcClientSecretFile != "" || o.oidcRedirectURL != "" {
+		return cli.Usagef("-access-file and -oidc-client-id, -oidc-client-secret-file, -oidc-redirect-url need -oidc-issuer")
 	}
 	for _, u := range []struct{ flag, v string }{{"-fleet-repo-url", o.fleetRepoURL}, {"-apps-repo-url", o.appsRepoURL}} {
 		if u.v != "" && !strings.HasPrefix(u.v, "https://") && !strings.HasPrefix(u.v, "http://") {
@@ -211,7 +251,8 @@ func serve(ctx context.Context, o options, _ io.Writer, stderr io.Writer) error 
 		Retention:           store.Retention{KeepPerApp: o.keepDeployments, MaxAge: o.keepAge},
 		PruneInterval:       orNone(o.pruneInterval),
 		Pages: webhook.PagesConfig{ClusterName: o.clusterName, FleetRepoURL: o.fleetRepoURL, AppsRepoURL: o.appsRepoURL,
-			SessionTTL: o.sessionTTL},
+			SessionTTL: o.sessionTTL, Streams: webhook.StreamLimits{Total: noLimit(o.maxStreams), PerPerson: noLimit(o.maxStreamsPerPerson),
+				PerToken: noLimit(o.maxStreamsPerToken), PerAddress: noLimit(o.maxStreamsPerAddress)}},
 	}
 	if o.recheck == 0 {
 		cfg.RecheckInterval = -1
@@ -241,7 +282,8 @@ func serve(ctx context.Context, o options, _ io.Writer, stderr io.Writer) error 
 	return listenAndServe(ctx, o, srv, &cfg, log)
 }
 
-// readSecrets reads the HMAC key and the API token into cfg.
+// readSecrets reads the HMAC key, the API token, the viewer tokens and the
+// OIDC settings into cfg.
 func readSecrets(o options, cfg *webhook.Config, log *slog.Logger) error {
 	if o.hmacKeyFile != "" {
 		key, err := readSecret(o.hmacKeyFile, "HMAC key")
@@ -260,16 +302,58 @@ func readSecrets(o options, cfg *webhook.Config, log *slog.Logger) error {
 		cfg.APIToken = tok
 	}
 	if o.viewerTokenFile != "" {
-		tok, err := readSecret(o.viewerTokenFile, "viewer token")
+		b, err := os.ReadFile(o.viewerTokenFile)
 		if err != nil {
-			return err
+			return fmt.Errorf("reading viewer tokens: %w", err)
 		}
-		if tok == cfg.APIToken {
-			return cli.Usagef("-viewer-token-file holds the API token: give viewers a token of their own")
+		vs, err := webhook.ParseViewerTokens(o.viewerTokenFile, b)
+		if err != nil {
+			return cli.Usagef("-viewer-token-file: %w", err)
 		}
-		cfg.Pages.ViewerToken = tok
+		for _, v := range vs {
+			if v.Token == cfg.APIToken {
+				return cli.Usagef("-viewer-token-file holds the API token: give viewers a token of their own")
+			}
+			if slices.Contains(v.Projects, "*") {
+				log.Warn("a viewer token opens every project: name its projects after it in -viewer-token-file (token shop,billing)")
+			}
+		}
+		cfg.Pages.ViewerTokens = vs
+	}
+	if o.oidcIssuer != "" {
+		b, err := os.ReadFile(o.accessFile)
+		if err != nil {
+			return fmt.Errorf("reading the access file: %w", err)
+		}
+		access, err := webhook.ParseAccess(o.accessFile, b)
+		if err != nil {
+			return cli.Usagef("-access-file: %w", err)
+		}
+		secret := ""
+		if o.oidcClientSecretFile != "" {
+			if secret, err = readSecret(o.oidcClientSecretFile, "OIDC client secret"); err != nil {
+				return err
+			}
+		}
+		var scopes []string
+		for sc := range strings.SplitSeq(o.oidcScopes, ",") {
+			if sc = strings.TrimSpace(sc); sc != "" {
+				scopes = append(scopes, sc)
+			}
+		}
+		cfg.Pages.OIDC = webhook.OIDCConfig{Issuer: o.oidcIssuer, ClientID: o.oidcClientID, ClientSecret: secret,
+			RedirectURL: o.oidcRedirectURL, Scopes: scopes, GroupsClaim: o.oidcGroupsClaim, Access: access,
+			HTTPClient: &http.Client{Timeout: 30 * time.Second}}
 	}
 	return nil
+}
+
+// noLimit maps a flag's 0 (no limit) to the config's negative.
+func noLimit(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }
 
 // connectCluster sets cfg's cluster clients and prober when the flags

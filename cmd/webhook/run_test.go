@@ -43,6 +43,12 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"-keep-deployments", "-1"}, "must not be negative"},
 		{[]string{"-session-ttl", "0s"}, "-session-ttl must be positive"},
 		{[]string{"-fleet-repo-url", "git@example.com:acme/fleet"}, `-fleet-repo-url must be an http(s) URL`},
+		{[]string{"-max-streams", "10000"}, "-max-streams (10000) must be below -max-connections (10000)"},
+		{[]string{"-max-streams", "0"}, "-max-streams (0) must be below -max-connections"},
+		{[]string{"-max-streams-per-token", "-1"}, "must not be negative"},
+		{[]string{"-oidc-issuer", "https://id.example.com"}, "-oidc-issuer needs -oidc-client-id, -oidc-redirect-url and -access-file"},
+		{[]string{"-oidc-issuer", "http://id.example.com", "-oidc-client-id", "c", "-oidc-redirect-url", "https://s/auth/callback", "-access-file", "a"}, "-oidc-issuer must be an https URL"},
+		{[]string{"-access-file", "a.yaml"}, "need -oidc-issuer"},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
@@ -272,4 +278,28 @@ func TestIngressAddress(t *testing.T) {
 			t.Errorf("the TLS listener served %q, want one request for example.com/healthz", hosts)
 		}
 	})
+}
+
+// TestAccessFlagsErrors: a bad access file or viewer token file stops the
+// command with the file's position, and never shows a token.
+func TestAccessFlagsErrors(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	access := writeFile(t, dir, "access.yaml", "rules:\n  - group: team-shop\n    projects: [shop]\n    role: admin")
+	viewers := writeFile(t, dir, "viewers", "viewer-token-0123456789 shop\nviewer-token-0123456789 billing")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-oidc-issuer", "https://id.example.test", "-oidc-client-id", "fleetwright", "-oidc-redirect-url", "https://status.example.test/auth/callback", "-access-file", access},
+			access + `:4:11: rules[0].role: must be viewer or operator, not "admin"`},
+		{[]string{"-viewer-token-file", viewers}, viewers + ":2: the token of line 1 again"},
+	} {
+		args := append([]string{"-listen", "127.0.0.1:0", "-sqlite", filepath.Join(dir, "h.db")}, tc.args...)
+		err := run(t.Context(), args, io.Discard, io.Discard)
+		ee, ok := errors.AsType[*cli.ExitError](err)
+		if !ok || ee.Code != cli.ExitUsage || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "0123456789") {
+			t.Errorf("run %v = %v, want a usage error with %q", tc.args, err, tc.want)
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -25,6 +26,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/fleetwright/fleetwright/internal/testenv"
+	"github.com/fleetwright/fleetwright/internal/webhook"
 )
 
 var env *testenv.Env
@@ -217,6 +219,92 @@ func TestRoleGrantsTheReads(t *testing.T) {
 			if v != "get" && v != "list" {
 				t.Errorf("rule %+v allows %s: the webhook only reads", r, v)
 			}
+		}
+	}
+}
+
+// TestOIDCComponent builds an overlay with the oidc component and checks
+// it: the API server takes every object, the flags exist, the client
+// secret comes from a Secret and the access file parses.
+func TestOIDCComponent(t *testing.T) {
+	// The overlay sits outside the base, as in a fleet repository
+	// (kustomize refuses an overlay inside its base).
+	base, err := filepath.Abs(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	kust, err := os.ReadFile("testdata/oidc-overlay/kustomization.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(dir, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kust = bytes.Replace(kust, []byte("  - ../../oidc\n"), []byte("  - "+rel+"/oidc\n"), 1)
+	kust = bytes.Replace(kust, []byte("  - ../..\n"), []byte("  - "+rel+"\n"), 1)
+	accessFile, err := os.ReadFile("testdata/oidc-overlay/access.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if os.WriteFile(filepath.Join(dir, "kustomization.yaml"), kust, 0o644) != nil || os.WriteFile(filepath.Join(dir, "access.yaml"), accessFile, 0o644) != nil {
+		t.Fatal("writing the overlay")
+	}
+	res, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		d      appsv1.Deployment
+		access []byte
+	)
+	for _, r := range res.Resources() {
+		b, err := r.AsYAML()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := dryRun(t, b); err != nil {
+			t.Errorf("%s/%s: the API server refused it: %v", r.GetKind(), r.GetName(), err)
+		}
+		switch {
+		case r.GetKind() == "Deployment":
+			if err := yaml.UnmarshalStrict(b, &d); err != nil {
+				t.Fatal(err)
+			}
+		case r.GetKind() == "ConfigMap" && strings.HasPrefix(r.GetName(), "fleetwright-webhook-access-"):
+			var cm corev1.ConfigMap
+			if err := yaml.UnmarshalStrict(b, &cm); err != nil {
+				t.Fatal(err)
+			}
+			access = []byte(cm.Data["access.yaml"])
+		case r.GetKind() == "Secret":
+			t.Errorf("the overlay holds a Secret %s: the client secret stays out of Git", r.GetName())
+		}
+	}
+	if _, err := webhook.ParseAccess("access.yaml", access); err != nil || len(access) == 0 {
+		t.Errorf("the access file of the overlay: %v (%d bytes)", err, len(access))
+	}
+	c := d.Spec.Template.Spec.Containers[0]
+	args := strings.Join(c.Args, " ")
+	for _, want := range []string{"-oidc-issuer=$(OIDC_ISSUER)", "-oidc-client-id=$(OIDC_CLIENT_ID)", "-oidc-redirect-url=$(OIDC_REDIRECT_URL)",
+		"-oidc-client-secret-file=/etc/fleetwright/oidc/client-secret", "-access-file=/etc/fleetwright/access/access.yaml", "-in-cluster"} {
+		if !strings.Contains(args, want) {
+			t.Errorf("the webhook's arguments %q lack %s", args, want)
+		}
+	}
+	secretFromSecret := false
+	for _, v := range d.Spec.Template.Spec.Volumes {
+		if v.Name == "oidc" && v.Secret != nil && v.Secret.SecretName == "fleetwright-webhook-oidc" {
+			secretFromSecret = true
+		}
+	}
+	if !secretFromSecret {
+		t.Error("the client secret is not mounted from the Secret fleetwright-webhook-oidc")
+	}
+	for _, e := range c.Env {
+		if e.ValueFrom == nil || e.ValueFrom.ConfigMapKeyRef == nil || !strings.HasPrefix(e.ValueFrom.ConfigMapKeyRef.Name, "fleetwright-webhook-oidc-") {
+			t.Errorf("env %s does not come from the generated ConfigMap: %+v", e.Name, e)
 		}
 	}
 }

@@ -91,6 +91,19 @@ var migrations = []string{
 	// 4: why an event was ignored (an event of no app, or one whose object
 	// may not speak for the app it names).
 	`ALTER TABLE events ADD COLUMN ignored_reason TEXT NOT NULL DEFAULT ''`,
+	// 5: the status pages' signed-in sessions, revocable at once.
+	`CREATE TABLE sessions (
+		id_hash TEXT PRIMARY KEY,
+		kind TEXT NOT NULL,
+		subject TEXT NOT NULL,
+		email TEXT NOT NULL,
+		grps TEXT NOT NULL,
+		token_hash TEXT NOT NULL,
+		created_at BIGINT NOT NULL,
+		expires_at BIGINT NOT NULL
+	);
+	CREATE INDEX sessions_by_expiry ON sessions (expires_at);
+	CREATE INDEX sessions_by_subject ON sessions (kind, subject)`,
 }
 
 // SchemaVersion is the schema version this build migrates to.

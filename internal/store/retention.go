@@ -27,7 +27,7 @@ type Retention struct {
 
 // Pruned counts what Prune dropped.
 type Pruned struct {
-	Deployments, Events, PhaseChanges int64
+	Deployments, Events, PhaseChanges, Sessions int64
 }
 
 // pruneBatch bounds the rows one prune transaction deletes, so that the
@@ -96,6 +96,11 @@ func (s *sqlStore) Prune(ctx context.Context, r Retention, now time.Time) (Prune
 			}
 		}
 	}
+	n, err := s.pruneSessions(ctx, now)
+	if err != nil {
+		return p, err
+	}
+	p.Sessions = n
 	return p, nil
 }
 

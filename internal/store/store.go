@@ -221,8 +221,16 @@ type Store interface {
 	// and app empty, the ignored events.
 	Events(ctx context.Context, project, app string, limit int) ([]Event, error)
 
-	// Prune drops the history r does not keep.
+	// Prune drops the history r does not keep, and the sessions expired at now.
 	Prune(ctx context.Context, r Retention, now time.Time) (Pruned, error)
+
+	// CreateSession stores a status page session; Session returns one
+	// unless it expired (ErrNotFound); DeleteSession ends one at once;
+	// DeleteSessionsOf ends every session of an OIDC subject.
+	CreateSession(ctx context.Context, se Session) error
+	Session(ctx context.Context, idHash string, now time.Time) (Session, error)
+	DeleteSession(ctx context.Context, idHash string) error
+	DeleteSessionsOf(ctx context.Context, subject string) (int64, error)
 
 	Ping(ctx context.Context) error
 	Close() error

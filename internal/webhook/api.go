@@ -33,11 +33,16 @@ func (s *Server) handleApps(w http.ResponseWriter, r *http.Request) {
 		s.storeError(w, err)
 		return
 	}
+	g := visitorFrom(r).grant
+	apps = slices.DeleteFunc(apps, func(a store.App) bool { return !g.allows(a.Project) })
 	writeJSON(w, http.StatusOK, map[string]any{"apps": apps})
 }
 
 // appAndDeployment loads the app of the path and its current deployment.
 func (s *Server) appAndDeployment(w http.ResponseWriter, r *http.Request) (store.App, store.Deployment, bool) {
+	if !s.granted(w, r) {
+		return store.App{}, store.Deployment{}, false
+	}
 	a, err := s.cfg.Store.App(r.Context(), r.PathValue("project"), r.PathValue("name"))
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
@@ -53,6 +58,17 @@ func (s *Server) appAndDeployment(w http.ResponseWriter, r *http.Request) (store
 		return a, d, false
 	}
 	return a, d, true
+}
+
+// granted answers a request for an app of a project the visitor may not
+// see exactly as one for an app that does not exist, and returns false.
+func (s *Server) granted(w http.ResponseWriter, r *http.Request) bool {
+	project, name := r.PathValue("project"), r.PathValue("name")
+	if visitorFrom(r).grant.allows(project) {
+		return true
+	}
+	writeError(w, http.StatusNotFound, fmt.Sprintf("no app %s/%s", project, name))
+	return false
 }
 
 // decodeResult reads the stored probe result of a deployment.
@@ -225,6 +241,9 @@ func decodeCursor(c string) (int64, error) {
 }
 
 func (s *Server) handleDeployments(w http.ResponseWriter, r *http.Request) {
+	if !s.granted(w, r) {
+		return
+	}
 	project, name := r.PathValue("project"), r.PathValue("name")
 	if _, err := s.cfg.Store.App(r.Context(), project, name); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
@@ -332,7 +351,7 @@ func (s *Server) listPods(ctx context.Context, project, app, component string) (
 }
 
 func (s *Server) handlePods(w http.ResponseWriter, r *http.Request) {
-	if !s.requireKube(w) {
+	if !s.granted(w, r) || !s.requireKube(w) {
 		return
 	}
 	project, name := r.PathValue("project"), r.PathValue("name")
@@ -380,6 +399,9 @@ type EventView struct {
 }
 
 func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
+	if !s.granted(w, r) {
+		return
+	}
 	project, name := r.PathValue("project"), r.PathValue("name")
 	limit := 100
 	if v := r.URL.Query().Get("limit"); v != "" {
@@ -462,7 +484,7 @@ type PodLog struct {
 const maxLogPods = 5
 
 func (s *Server) handleLogs(w http.ResponseWriter, r *http.Request) {
-	if !s.requireKube(w) {
+	if !s.granted(w, r) || !s.requireKube(w) {
 		return
 	}
 	project, name := r.PathValue("project"), r.PathValue("name")

@@ -141,6 +141,16 @@ func tlsSite(t *testing.T, host string) (*x509.CertPool, string) {
 
 func clusterEnv(t testing.TB, fluxNS string, pool *x509.CertPool, addr string, mods ...func(*Config)) *testEnv {
 	t.Helper()
+	return clusterEnvAt(t, fluxNS, pool, addr, func(c *Config, _ string) {
+		for _, m := range mods {
+			m(c)
+		}
+	})
+}
+
+// clusterEnvAt is clusterEnv with mod told the server's base URL.
+func clusterEnvAt(t testing.TB, fluxNS string, pool *x509.CertPool, addr string, mod func(c *Config, base string)) *testEnv {
+	t.Helper()
 	kube, err := kubernetes.NewForConfig(env.Config)
 	if err != nil {
 		t.Fatal(err)
@@ -150,15 +160,13 @@ func clusterEnv(t testing.TB, fluxNS string, pool *x509.CertPool, addr string, m
 		var d net.Dialer
 		return d.DialContext(ctx, network, addr)
 	}}
-	return newTestEnv(t, func(c *Config) {
+	return newTestEnvAt(t, func(c *Config, base string) {
 		c.Cluster, c.Kube, c.Prober, c.FluxNamespace = env.Client, kube, prober, fluxNS
 		c.Resolver = NewClusterResolver(env.Client, nil, time.Minute)
 		c.RecheckInterval = 100 * time.Millisecond
 		c.Backoff = probe.Backoff{Initial: 20 * time.Millisecond, Max: 100 * time.Millisecond}
-		for _, m := range mods {
-			m(c)
-		}
-	})
+		mod(c, base)
+	}, nil)
 }
 
 // TestClusterPhaseWalk drives an app through deploying → running → degraded

@@ -41,6 +41,19 @@ func newTestEnv(t testing.TB, mod func(*Config)) *testEnv {
 // newTestEnvOn is newTestEnv with the listener wrapped by wrap, when set.
 func newTestEnvOn(t testing.TB, mod func(*Config), wrap func(net.Listener) net.Listener) *testEnv {
 	t.Helper()
+	return newTestEnvAt(t, func(c *Config, _ string) {
+		if mod != nil {
+			mod(c)
+		}
+	}, wrap)
+}
+
+// newTestEnvAt is newTestEnvOn with mod told the server's base URL (its
+// listener is open before the server is configured).
+func newTestEnvAt(t testing.TB, mod func(c *Config, base string), wrap func(net.Listener) net.Listener) *testEnv {
+	t.Helper()
+	ts := httptest.NewUnstartedServer(nil)
+	base := "http://" + ts.Listener.Addr().String()
 	st, err := store.OpenSQLite(t.Context(), filepath.Join(t.TempDir(), "history.db"), store.SQLiteOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -50,17 +63,15 @@ func newTestEnvOn(t testing.TB, mod func(*Config), wrap func(net.Listener) net.L
 		Backoff:        probe.Backoff{Initial: 10 * time.Millisecond, Max: 50 * time.Millisecond},
 		DefaultTimeout: time.Minute, RecheckInterval: -1, StreamPoll: 50 * time.Millisecond,
 	}
-	if mod != nil {
-		mod(&cfg)
-	}
+	mod(&cfg, base)
 	srv, err := New(cfg)
 	if err != nil {
+		ts.Close()
 		t.Fatal(err)
 	}
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewUnstartedServer(srv.Handler())
 	ts.Config = srv.HTTPServer()
 	if wrap != nil {
 		ts.Listener = wrap(ts.Listener)

@@ -184,3 +184,124 @@ func (c *limitedConn) Close() error {
 	c.once.Do(c.release)
 	return err
 }
+
+// Defaults of the stream limits (docs/webhook.md).
+const (
+	DefaultMaxStreams          = 1000
+	DefaultMaxStreamsPerPerson = 10
+	DefaultMaxStreamsPerToken  = 20
+	DefaultMaxStreamsPerAddr   = 50
+)
+
+// StreamLimits bounds the live-update streams (/ui/stream and
+// /api/v1/stream) open at once. A stream holds a connection for as long as
+// it is open: Total, kept below the listener's connections
+// (-max-connections), leaves the rest to /readyz, Flux's events and the
+// pages; the other limits keep one person, token or address from taking
+// the whole of Total. Zero takes the default, negative lifts a limit.
+type StreamLimits struct {
+	// Total bounds every stream together; default DefaultMaxStreams.
+	Total int
+	// PerPerson bounds the streams of one person signed in through the
+	// OIDC provider, all their sessions together; default
+	// DefaultMaxStreamsPerPerson.
+	PerPerson int
+	// PerToken bounds the streams of one token (the API token or a viewer
+	// token), as a bearer token and through its sessions together; default
+	// DefaultMaxStreamsPerToken.
+	PerToken int
+	// PerAddress bounds the streams of one client IP address (behind a
+	// proxy, the proxy's); default DefaultMaxStreamsPerAddr.
+	PerAddress int
+}
+
+func (l *StreamLimits) setDefaults() error {
+	for _, d := range []struct {
+		v   *int
+		def int
+	}{{&l.Total, DefaultMaxStreams}, {&l.PerPerson, DefaultMaxStreamsPerPerson}, {&l.PerToken, DefaultMaxStreamsPerToken}, {&l.PerAddress, DefaultMaxStreamsPerAddr}} {
+		if *d.v == 0 {
+			*d.v = d.def
+		}
+	}
+	return nil
+}
+
+// streamLimiter counts the open streams by limit.
+type streamLimiter struct {
+	lim  StreamLimits
+	mu   sync.Mutex
+	open map[streamKey]int
+}
+
+type streamKey struct{ limit, who string }
+
+func newStreamLimiter(l StreamLimits) *streamLimiter {
+	return &streamLimiter{lim: l, open: map[streamKey]int{}}
+}
+
+// keys returns the counters a stream of v from addr takes, with their limits.
+func (sl *streamLimiter) keys(v visitor, addr string) ([]streamKey, []int) {
+	keys := []streamKey{{"total", ""}, {"address", addr}}
+	lims := []int{sl.lim.Total, sl.lim.PerAddress}
+	if v.person {
+		keys, lims = append(keys, streamKey{"person", v.who}), append(lims, sl.lim.PerPerson)
+	} else {
+		keys, lims = append(keys, streamKey{"token", v.who}), append(lims, sl.lim.PerToken)
+	}
+	return keys, lims
+}
+
+// acquire takes a stream for v from addr; when a limit is full it takes
+// nothing and names that limit.
+func (sl *streamLimiter) acquire(v visitor, addr string) (release func(), full string) {
+	keys, lims := sl.keys(v, addr)
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	for i, k := range keys {
+		if lims[i] > 0 && sl.open[k] >= lims[i] {
+			return nil, k.limit
+		}
+	}
+	for _, k := range keys {
+		sl.open[k]++
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			sl.mu.Lock()
+			defer sl.mu.Unlock()
+			for _, k := range keys {
+				if sl.open[k]--; sl.open[k] <= 0 {
+					delete(sl.open, k)
+				}
+			}
+		})
+	}, ""
+}
+
+// clientAddr is the IP address of a request's client.
+func clientAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// limitStream answers 429 when a stream would pass one of the stream
+// limits, and closes that connection: a refused client holds nothing.
+func (s *Server) limitStream(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		release, full := s.pages.streams.acquire(visitorFrom(r), clientAddr(r))
+		if release == nil {
+			s.pages.refused.WithLabelValues(full).Inc()
+			w.Header().Set("Connection", "close")
+			w.Header().Set("Retry-After", "30")
+			writeError(w, http.StatusTooManyRequests, "too many streams open ("+full+" limit): close one first")
+			return
+		}
+		defer release()
+		h(w, r)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"html/template"
 	"io/fs"
@@ -13,6 +14,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,9 +23,16 @@ import (
 
 // PagesConfig configures the status pages: / and /apps/{project}/{name}.
 type PagesConfig struct {
-	// ViewerToken, when set, signs viewers in to the status pages. It opens
-	// no /api/v1 call; the API token signs in too.
+	// ViewerToken, when set, signs viewers in to the status pages of every
+	// project (the one-token configuration; ViewerTokens name projects).
+	// The API token signs in too.
 	ViewerToken string
+	// ViewerTokens sign viewers in to the status pages, and to the API's
+	// reads, of their projects only.
+	ViewerTokens []ViewerToken
+	// OIDC, when its Issuer is set, signs people in through an OpenID
+	// Connect provider, to the projects its Access grants them.
+	OIDC OIDCConfig
 	// ClusterName is the cluster the webhook watches, as the fleet names it
 	// (clusters/<name>); shown per app and used in the rollback commands.
 	ClusterName string
@@ -37,6 +46,8 @@ type PagesConfig struct {
 	SessionTTL time.Duration
 	// PageSize is the number of apps per overview page; default 50.
 	PageSize int
+	// Streams bounds the live-update streams (limits.go).
+	Streams StreamLimits
 }
 
 //go:embed ui/*.html
@@ -56,6 +67,8 @@ type asset struct {
 type pages struct {
 	cfg      PagesConfig
 	sessions *sessions
+	oidc     *oidcClient
+	streams  *streamLimiter
 	tmpl     map[string]*template.Template
 	assets   map[string]asset  // by hashed name
 	assetURL map[string]string // by plain name
@@ -63,6 +76,7 @@ type pages struct {
 	views    *prometheus.CounterVec
 	render   *prometheus.HistogramVec
 	opened   *prometheus.CounterVec
+	refused  *prometheus.CounterVec
 }
 
 func newPages(c *Config) (*pages, error) {
@@ -73,10 +87,26 @@ func newPages(c *Config) (*pages, error) {
 	if pc.PageSize <= 0 {
 		pc.PageSize = 50
 	}
+	if err := pc.OIDC.validate(); err != nil {
+		return nil, err
+	}
+	if err := pc.Streams.setDefaults(); err != nil {
+		return nil, err
+	}
 	clock := c.Clock
+	viewers := slices.Clone(pc.ViewerTokens)
+	if pc.ViewerToken != "" {
+		viewers = append(viewers, ViewerToken{Token: pc.ViewerToken, Projects: []string{allProjects}})
+	}
+	for _, v := range viewers {
+		if v.Token == "" || v.Token == c.APIToken {
+			return nil, errors.New("webhook: a viewer token is empty or the API token: give viewers tokens of their own")
+		}
+	}
 	p := &pages{
 		cfg:      pc,
-		sessions: newSessions(c.APIToken, pc.ViewerToken, pc.SessionTTL, func() time.Time { return clock.Now() }),
+		sessions: newSessions(c.Store, c.APIToken, viewers, pc.SessionTTL, func() time.Time { return clock.Now() }),
+		streams:  newStreamLimiter(pc.Streams),
 		assets:   map[string]asset{},
 		assetURL: map[string]string{},
 		origin:   http.NewCrossOriginProtection(),
@@ -93,6 +123,10 @@ func newPages(c *Config) (*pages, error) {
 			Name: "fleetwright_webhook_streams_opened_total",
 			Help: "Server-sent event streams opened, by client (api: /api/v1/stream, page: a status page's live updates).",
 		}, []string{"client"}),
+		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "fleetwright_webhook_streams_refused_total",
+			Help: "Server-sent event streams refused (429), by the limit that was full (total, address, person, token).",
+		}, []string{"limit"}),
 	}
 	if err := c.Registry.Register(p.views); err != nil {
 		return nil, err
@@ -102,6 +136,13 @@ func newPages(c *Config) (*pages, error) {
 	}
 	if err := c.Registry.Register(p.opened); err != nil {
 		return nil, err
+	}
+	if err := c.Registry.Register(p.refused); err != nil {
+		return nil, err
+	}
+	if pc.OIDC.enabled() {
+		p.oidc = newOIDCClient(pc.OIDC)
+		p.sessions.oidc, p.sessions.access = true, pc.OIDC.Access
 	}
 	if err := p.loadAssets(); err != nil {
 		return nil, err
@@ -197,8 +238,10 @@ func (s *Server) pageRoutes(m *http.ServeMux) {
 	m.HandleFunc("GET /login", s.handleLoginForm)
 	m.HandleFunc("POST /login", s.handleLogin)
 	m.HandleFunc("POST /logout", s.handleLogout)
+	m.HandleFunc("GET /auth/login", s.handleOIDCLogin)
+	m.HandleFunc("GET /auth/callback", s.handleOIDCCallback)
 	m.HandleFunc("GET /ui/static/{file}", s.handleStatic)
-	m.HandleFunc("GET /ui/stream", s.page("", s.countStream("page", s.handleStream)))
+	m.HandleFunc("GET /ui/stream", s.page("", s.countStream("page", s.limitStream(s.handleStream))))
 }
 
 // countStream counts the streams a handler opens.
@@ -226,11 +269,16 @@ func (s *Server) page(name string, h http.HandlerFunc) http.HandlerFunc {
 			}
 		}()
 		if !s.pages.sessions.enabled() {
-			plainError(rec, http.StatusServiceUnavailable, "The status pages are disabled: no API token or viewer token is configured.")
+			plainError(rec, http.StatusServiceUnavailable, "The status pages are disabled: no API token, viewer token or OIDC provider is configured.")
 			return
 		}
-		v := s.pages.sessions.visitorOf(r)
-		if v.role == roleNone {
+		v, err := s.pages.sessions.visitorOf(r)
+		if err != nil {
+			s.log.Error("reading a session", "err", err)
+			plainError(rec, http.StatusServiceUnavailable, "Reading the session failed.")
+			return
+		}
+		if !v.signedIn() {
 			if r.Header.Get("Authorization") != "" {
 				rec.Header().Set("WWW-Authenticate", `Bearer realm="fleetwright"`)
 				plainError(rec, http.StatusUnauthorized, "Missing or wrong bearer token.")
@@ -283,7 +331,7 @@ type pageBase struct {
 
 func (s *Server) base(r *http.Request, title string) pageBase {
 	v := visitorFrom(r)
-	b := pageBase{Title: title, Role: v.role.String(), Cluster: s.pages.cfg.ClusterName, Now: s.now()}
+	b := pageBase{Title: title, Role: v.grant.top().String(), Cluster: s.pages.cfg.ClusterName, Now: s.now()}
 	if v.session != nil {
 		b.Session = true
 		b.CSRF = s.pages.sessions.csrfToken(*v.session)

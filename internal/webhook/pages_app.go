@@ -78,6 +78,9 @@ type appView struct {
 	Events     []EventView
 	EventError string
 	Logs       []logView
+	// Operator: the visitor is an operator of the app's project, and sees
+	// the rollback commands.
+	Operator bool
 }
 
 const (
@@ -91,7 +94,17 @@ const (
 
 func (s *Server) handleAppPage(w http.ResponseWriter, r *http.Request) {
 	project, name := r.PathValue("project"), r.PathValue("name")
-	v, err := s.appPage(r, project, name)
+	var (
+		v   appView
+		err error
+	)
+	// An app of a project the visitor may not see is one that does not
+	// exist: the same answer, nothing read.
+	if visitorFrom(r).grant.allows(project) {
+		v, err = s.appPage(r, project, name)
+	} else {
+		err = store.ErrNotFound
+	}
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		plainError(w, http.StatusNotFound, "No app "+project+"/"+name+".")
@@ -134,6 +147,7 @@ func (s *Server) appPage(r *http.Request, project, name string) (appView, error)
 		t := checkTitles[c.Name]
 		v.Checks = append(v.Checks, checkView{Check: c, Step: i + 1, Title: t[0], About: t[1]})
 	}
+	v.Operator = visitorFrom(r).grant.roleOn(project) >= roleOperator
 	if err := s.history(ctx, &v, r.URL.Query().Get("before")); err != nil {
 		return appView{}, err
 	}
@@ -206,7 +220,7 @@ func (s *Server) history(ctx context.Context, v *appView, cursor string) error {
 		slices.Reverse(cs)
 		h.Changes = cs
 		switch {
-		case h.Current:
+		case h.Current, !v.Operator:
 		case d.SpecRevision == "":
 			h.NoRollback = "no spec revision recorded: nothing to roll back to"
 		default:

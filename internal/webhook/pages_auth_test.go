@@ -2,18 +2,22 @@ package webhook
 
 import (
 	"bufio"
-	"encoding/base64"
+	"encoding/hex"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/fleetwright/fleetwright/internal/store"
 )
 
 // pagesClient is a browser-like client of a status page server: it keeps
@@ -78,8 +82,6 @@ func (c *pagesClient) do(method, path string, form url.Values, site string) (*ht
 	b, _ := io.ReadAll(resp.Body)
 	return resp, string(b)
 }
-
-var b64 = base64.RawURLEncoding
 
 var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
 
@@ -168,8 +170,9 @@ func TestPagesSignIn(t *testing.T) {
 
 	// A tampered or foreign session is no session.
 	for name, v := range map[string]string{
-		"role changed":   tamper(t, session.Value, "viewer", "admin"),
-		"expiry changed": tamper(t, session.Value, "|17", "|27"),
+		"secret changed": flipLast(session.Value),
+		"v1 form":        "djF8dmlld2VyfDE3NzI0MDAwMDB8MDA.AA",
+		"no prefix":      strings.TrimPrefix(session.Value, sessionPrefix),
 		"garbage":        "x.y",
 	} {
 		req := httptest.NewRequest("GET", "/", nil)
@@ -180,14 +183,14 @@ func TestPagesSignIn(t *testing.T) {
 			t.Errorf("session %s: GET / = %d, want 303 to the sign-in", name, rec.Code)
 		}
 	}
-	// Another server with other tokens does not take it.
-	other, _ := pageServer(t, func(c *Config) { c.Pages.ViewerToken = "another-viewer-token" })
+	// Another server, with its own session list, does not take it.
+	other, _ := pageServer(t, nil)
 	req := httptest.NewRequest("GET", "/", nil)
 	req.AddCookie(session)
 	rec := httptest.NewRecorder()
 	other.Handler().ServeHTTP(rec, req)
 	if rec.Code != 303 {
-		t.Errorf("a session of another viewer token: GET / = %d, want 303", rec.Code)
+		t.Errorf("a session of another server: GET / = %d, want 303", rec.Code)
 	}
 
 	// Signing out needs the session's CSRF token.
@@ -206,35 +209,41 @@ func TestPagesSignIn(t *testing.T) {
 	}
 }
 
-// tamper decodes a session cookie's payload, replaces old by new in it
-// once, and encodes it again with the old signature.
-func tamper(t *testing.T, v, old, new string) string {
-	t.Helper()
-	p, m, _ := strings.Cut(v, ".")
-	b, err := b64.DecodeString(p)
-	if err != nil {
-		t.Fatal(err)
+// flipLast changes the last character of a cookie's secret.
+func flipLast(v string) string {
+	last := v[len(v)-1]
+	repl := byte('A')
+	if last == 'A' {
+		repl = 'B'
 	}
-	return b64.EncodeToString([]byte(strings.Replace(string(b), old, new, 1))) + "." + m
+	return v[:len(v)-1] + string(repl)
 }
 
 func TestSessionExpires(t *testing.T) {
 	t.Parallel()
+	_, st := pageServer(t, nil)
 	now := pageT0
-	s := newSessions("admin-token", "viewer-token", time.Hour, func() time.Time { return now })
-	v, _ := s.issue(roleAdmin)
-	if se, ok := s.check(v); !ok || se.role != roleAdmin {
-		t.Fatalf("check(fresh session) = %+v, %v", se, ok)
+	s := newSessions(st, "admin-token-0123456789", []ViewerToken{{Token: "viewer-token-0123456789", Projects: []string{"shop"}}}, time.Hour, func() time.Time { return now })
+	tok, ok := s.token("admin-token-0123456789")
+	if !ok {
+		t.Fatal("the API token is not a token")
+	}
+	v, _, err := s.create(t.Context(), store.Session{Kind: store.SessionToken, TokenHash: hex.EncodeToString(tok.sum[:])})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, vis, err := s.check(t.Context(), v); err != nil || vis.grant.roleOn("any") != roleAdmin {
+		t.Fatalf("check(fresh session) = %+v, %v", vis, err)
 	}
 	now = now.Add(time.Hour)
-	if _, ok := s.check(v); ok {
-		t.Error("a session an hour old is still good, want it expired")
+	if _, _, err := s.check(t.Context(), v); !errors.Is(err, errNoSession) {
+		t.Errorf("a session an hour old: err %v, want it expired", err)
 	}
-	if got := s.tokenRole("viewer-token"); got != roleViewer {
-		t.Errorf("tokenRole(viewer) = %v", got)
+	if got, ok := s.token("viewer-token-0123456789"); !ok || got.grant.allows("other") || !got.grant.allows("shop") {
+		t.Errorf("token(viewer) = %+v, %v", got, ok)
 	}
-	if got := s.tokenRole("viewer-toke"); got != roleNone {
-		t.Errorf("tokenRole(a prefix) = %v", got)
+	if _, ok := s.token("viewer-token-012345678"); ok {
+		t.Error("a prefix of a token is a token")
 	}
 }
 
@@ -252,7 +261,8 @@ func TestPagesBearerAndDisabled(t *testing.T) {
 		{"/", "wrong", 401},
 		{"/apps/shop/nope", testToken, 404},
 		{"/apps/shop/web", testViewerToken, 200},
-		{"/api/v1/apps", testViewerToken, 401},
+		{"/api/v1/apps", testViewerToken, 200},
+		{"/api/v1/apps", "wrong", 401},
 		{"/api/v1/apps", testToken, 200},
 	} {
 		if rec := get(t, h, tc.path, tc.tok); rec.Code != tc.code {
@@ -376,18 +386,27 @@ func TestPageMetrics(t *testing.T) {
 // FuzzSessionCheck feeds cookie values to the session check: it must not
 // panic, and it takes only a value it issued, whole.
 func FuzzSessionCheck(f *testing.F) {
-	s := newSessions("admin-token", "viewer-token", time.Hour, func() time.Time { return pageT0 })
-	good, _ := s.issue(roleViewer)
-	for _, seed := range []string{good, "", ".", "x.y", good + "x", strings.Replace(good, ".", "..", 1), "djF8YWRtaW58MXwx.AA"} {
+	st, err := store.OpenSQLite(f.Context(), filepath.Join(f.TempDir(), "h.db"), store.SQLiteOptions{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { _ = st.Close() })
+	s := newSessions(st, "", []ViewerToken{{Token: "viewer-token-0123456789", Projects: []string{"shop"}}}, time.Hour, func() time.Time { return pageT0 })
+	tok, _ := s.token("viewer-token-0123456789")
+	good, _, err := s.create(f.Context(), store.Session{Kind: store.SessionToken, TokenHash: hex.EncodeToString(tok.sum[:])})
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, seed := range []string{good, "", ".", "x.y", good + "x", sessionPrefix, strings.Replace(good, ".", "..", 1), "djF8YWRtaW58MXwx.AA"} {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, v string) {
-		se, ok := s.check(v)
-		if ok && v != good {
-			t.Fatalf("check(%q) = %+v, a value never issued", v, se)
+		_, vis, err := s.check(t.Context(), v)
+		if err == nil && v != good {
+			t.Fatalf("check(%q) = %+v, a value never issued", v, vis)
 		}
-		if ok && se.role != roleViewer {
-			t.Fatalf("check(issued viewer session) = %+v", se)
+		if err == nil && (!vis.grant.allows("shop") || vis.grant.allows("other")) {
+			t.Fatalf("check(issued viewer session) = %+v", vis)
 		}
 	})
 }

@@ -40,12 +40,13 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
-// newBrowser starts headless chromium for the test.
-func newBrowser(t *testing.T) context.Context {
+// newBrowser starts headless chromium for the test, with extra options.
+func newBrowser(t *testing.T, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromium(t)), chromedp.NoSandbox, chromedp.DisableGPU,
 		chromedp.WindowSize(1280, 900), chromedp.Flag("hide-scrollbars", true))
+	opts = append(opts, extra...)
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelC := chromedp.NewContext(actx)
 	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
@@ -271,4 +272,110 @@ func screenshot(t *testing.T, ctx context.Context, url, name string) {
 		t.Fatal(err)
 	}
 	t.Logf("wrote %s", p)
+}
+
+// TestBrowserOIDCSignIn: a person granted one project signs in through a
+// real OpenID provider's login form, watches that project's app go live on
+// its page, and gets nothing of another project: not its page (and the
+// pods, events and logs on it), not its changes on the live stream, not
+// its API.
+func TestBrowserOIDCSignIn(t *testing.T) {
+	t.Parallel()
+	// The provider's certificate is the test's own.
+	ctx := newBrowser(t, chromedp.Flag("ignore-certificate-errors", true))
+	projA, projB, fluxNS := env.Namespace(t), env.Namespace(t), env.Namespace(t)
+	a := newClusterApp(t, projA, fluxNS, "api", 5*time.Minute, false)
+	newClusterApp(t, projB, fluxNS, "secret", 5*time.Minute, false)
+	pool, addr := tlsSite(t, a.host)
+	access, err := ParseAccess("access.yaml", []byte("rules:\n  - group: team-a\n    projects: ["+projA+"]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	carol := testPerson{ID: "carol-sub", Username: "carol", Password: "carol-password", Email: "carol@example.test", Groups: []string{"team-a"}}
+	e := clusterEnvAt(t, fluxNS, pool, addr, func(c *Config, base string) {
+		idp := startIdP(t, base+"/auth/callback", carol)
+		c.Pages = PagesConfig{ClusterName: "prod", OIDC: idp.oidcConfig(base+"/auth/callback", access)}
+	})
+	base := e.ts.URL
+	// Both projects have an app before carol comes.
+	e.mustPost(fixture(t, "kustomization-progressing", withApp(projA, "api")), 200)
+	e.mustPost(fixture(t, "kustomization-progressing", withApp(projB, "secret")), 200)
+	e.waitApp(projB, "secret", func(store.App) bool { return true })
+
+	browse(t, ctx, "sign in at the provider",
+		chromedp.Navigate(base+"/apps/"+projA+"/api"),
+		chromedp.WaitVisible(chromedp.ID("sso")),
+		chromedp.Click(chromedp.ID("sso")),
+		chromedp.WaitVisible(chromedp.ID("username")),
+		chromedp.SendKeys(chromedp.ID("username"), carol.Username),
+		chromedp.SendKeys(chromedp.ID("password"), carol.Password),
+		chromedp.Click(chromedp.ID("submit")),
+		chromedp.WaitVisible(chromedp.ID("check-sync")),
+		chromedp.Evaluate[chromedp.Void](recordPhases),
+		chromedp.WaitVisible(chromedp.CSS("#live-status.on")),
+	)
+	if loc := read(t, ctx, "location", chromedp.Location()); loc != base+"/apps/"+projA+"/api" {
+		t.Errorf("after signing in the browser is at %s, want A's app page", loc)
+	}
+	phaseIs := func(want string) chromedp.Action[chromedp.Void] {
+		return chromedp.Poll[chromedp.Void](fmt.Sprintf(`document.getElementById("phase") && document.getElementById("phase").textContent.trim() === %q`, want),
+			chromedp.WithPollingInterval(20*time.Millisecond))
+	}
+	// A's app goes live on its page, without a reload.
+	a.setSynced(t, rev1)
+	a.setReplicas(t, 2, 2)
+	browse(t, ctx, "A's app running", phaseIs("running"), chromedp.WaitVisible(chromedp.ID("live-url")))
+	if mark := read(t, ctx, "mark", chromedp.Evaluate[string](`window.fwMark || ""`)); mark != "same document" {
+		t.Errorf("the page was reloaded (mark %q)", mark)
+	}
+
+	// Nothing of B: the overview, B's page, the stream, the API.
+	browse(t, ctx, "the overview", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS(`a[href="/apps/`+projA+`/api"]`)))
+	if n := read(t, ctx, "B's rows", chromedp.Evaluate[int](`document.querySelectorAll('a[href^="/apps/`+projB+`/"]').length`)); n != 0 {
+		t.Errorf("the overview shows %d links to B's apps", n)
+	}
+	if text := read(t, ctx, "the overview's text", chromedp.Text(chromedp.CSS("body"))); strings.Contains(text, projB) {
+		t.Errorf("the overview names project B:\n%s", text)
+	}
+	browse(t, ctx, "B's app page", chromedp.Navigate(base+"/apps/"+projB+"/secret"), chromedp.WaitReady(chromedp.CSS("body")))
+	if text := read(t, ctx, "B's page", chromedp.Text(chromedp.CSS("body"))); strings.TrimSpace(text) != "No app "+projB+"/secret." {
+		t.Errorf("B's app page reads %q, want the answer for no app", text)
+	}
+	browse(t, ctx, "back to A", chromedp.Navigate(base+"/apps/"+projA+"/api"), chromedp.WaitVisible(chromedp.CSS("#live-status.on")))
+	// B's app changes while carol's stream is open: the stream from the
+	// first change on sends A's changes and none of B's.
+	posted := make(chan int, 1)
+	failed := fixture(t, "kustomization-healthcheckfailed", withApp(projB, "secret"))
+	go func() {
+		time.Sleep(time.Second)
+		code, _ := e.post(failed)
+		posted <- code
+	}()
+	got := read(t, ctx, "the stream", chromedp.Evaluate[string](`(async () => {
+  const ctl = new AbortController();
+  const r = await fetch("/ui/stream?last_event_id=0", {signal: ctl.signal});
+  const rd = r.body.getReader();
+  let text = "";
+  const stop = Date.now() + 3000;
+  window.fwStreamOpen = true;
+  while (Date.now() < stop) {
+    const t = new Promise(res => setTimeout(() => res({timeout: true}), stop - Date.now()));
+    const c = await Promise.race([rd.read(), t]);
+    if (c.timeout || c.done) break;
+    text += new TextDecoder().decode(c.value);
+  }
+  ctl.abort();
+  return r.status + "\n" + text;
+})()`, chromedp.EvalAwaitPromise))
+	if code := <-posted; code != 200 {
+		t.Fatalf("B's event = %d", code)
+	}
+	e.waitPhase(projB, "secret", store.PhaseFailed)
+	if !strings.HasPrefix(got, "200\n") || !strings.Contains(got, `"project":"`+projA+`"`) || strings.Contains(got, projB) {
+		t.Errorf("carol's stream from the first change = %q, want A's changes only", got)
+	}
+	api := read(t, ctx, "B's API", chromedp.Evaluate[string](`Promise.all(["/api/v1/apps/`+projB+`/secret/logs?component=web", "/api/v1/apps/`+projB+`/secret", "/api/v1/apps"].map(u => fetch(u).then(r => r.status))).then(s => s.join(","))`, chromedp.EvalAwaitPromise))
+	if api != "401,401,401" {
+		t.Errorf("B's logs, app and the app list from the API in carol's browser = %s, want 401 (a session is no API token)", api)
+	}
 }

@@ -2,11 +2,16 @@ package webhook
 
 import (
 	"crypto/subtle"
+	"encoding/hex"
+	"errors"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/fleetwright/fleetwright/internal/store"
 )
 
 // loginView is the sign-in form.
@@ -15,6 +20,10 @@ type loginView struct {
 	Next  string
 	CSRF  string
 	Error string
+	// Tokens: a token can sign in; OIDC: the provider can.
+	Tokens, OIDC bool
+	// OIDCURL starts the sign-in at the provider.
+	OIDCURL string
 	// PlainHTTP: the form came over plain HTTP to a host other than this
 	// machine, where browsers drop the Secure session cookie.
 	PlainHTTP bool
@@ -43,11 +52,15 @@ func (s *Server) loginPage(w http.ResponseWriter, r *http.Request, code int, nex
 	w.Header().Set("Cache-Control", "no-store")
 	s.pages.views.WithLabelValues("login", strconv.Itoa(code)).Inc()
 	if !s.pages.sessions.enabled() {
-		plainError(w, http.StatusServiceUnavailable, "The status pages are disabled: no API token or viewer token is configured.")
+		plainError(w, http.StatusServiceUnavailable, "The status pages are disabled: no API token, viewer token or OIDC provider is configured.")
 		return
 	}
 	v := loginView{pageBase: pageBase{Title: "Sign in", Cluster: s.pages.cfg.ClusterName, Now: s.now()},
-		Next: localPath(next), CSRF: newCSRFCookie(w), Error: msg, PlainHTTP: plainHTTP(r)}
+		Next: localPath(next), CSRF: newCSRFCookie(w), Error: msg, PlainHTTP: plainHTTP(r),
+		Tokens: len(s.pages.sessions.tokens) > 0, OIDC: s.pages.oidc != nil}
+	if v.OIDC {
+		v.OIDCURL = "/auth/login?next=" + url.QueryEscape(v.Next)
+	}
 	s.render(w, code, "login", v)
 }
 
@@ -76,15 +89,20 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		s.loginPage(w, r, http.StatusForbidden, next, "The form expired: sign in again.")
 		return
 	}
-	ro := s.pages.sessions.tokenRole(r.PostForm.Get("token"))
-	if ro == roleNone {
+	t, ok := s.pages.sessions.token(r.PostForm.Get("token"))
+	if !ok {
 		s.loginPage(w, r, http.StatusUnauthorized, next, "Wrong token.")
 		return
 	}
-	v, exp := s.pages.sessions.issue(ro)
+	v, exp, err := s.pages.sessions.create(r.Context(), store.Session{Kind: store.SessionToken, TokenHash: hex.EncodeToString(t.sum[:])})
+	if err != nil {
+		s.log.Error("storing a session", "err", err)
+		plainError(w, http.StatusServiceUnavailable, "The sign-in could not be stored; try again.")
+		return
+	}
 	setCookie(w, sessionCookie, v, exp, int(exp.Sub(s.now()).Seconds()))
 	setCookie(w, csrfCookie, "", time.Unix(0, 0), -1)
-	s.log.Info("status page sign-in", "role", ro.String(), "remote", r.RemoteAddr)
+	s.log.Info("status page sign-in", "kind", "token", "token", hex.EncodeToString(t.sum[:6]), "grant", t.grant.String(), "remote", r.RemoteAddr)
 	http.Redirect(w, r, localPath(next), http.StatusSeeOther)
 }
 
@@ -105,9 +123,26 @@ func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/login", http.StatusSeeOther)
 		return
 	}
-	se, ok := s.pages.sessions.check(c.Value)
-	if !ok || !s.pages.sessions.checkCSRF(se, r.PostForm.Get("csrf")) {
+	se, _, err := s.pages.sessions.check(r.Context(), c.Value)
+	if errors.Is(err, errNoSession) {
+		// Signed out already (or expired): drop the cookie.
+		setCookie(w, sessionCookie, "", time.Unix(0, 0), -1)
+		http.Redirect(w, r, "/login", http.StatusSeeOther)
+		return
+	}
+	if err != nil {
+		s.log.Error("reading a session", "err", err)
+		plainError(w, http.StatusServiceUnavailable, "Reading the session failed.")
+		return
+	}
+	if !s.pages.sessions.checkCSRF(se, r.PostForm.Get("csrf")) {
 		plainError(w, http.StatusForbidden, "Sign-out refused: the form did not come from this session.")
+		return
+	}
+	// The session ends in the store: a copy of the cookie is refused too.
+	if err := s.pages.sessions.end(r.Context(), se); err != nil {
+		s.log.Error("ending a session", "err", err)
+		plainError(w, http.StatusServiceUnavailable, "Signing out failed; try again.")
 		return
 	}
 	setCookie(w, sessionCookie, "", time.Unix(0, 0), -1)

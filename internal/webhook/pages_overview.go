@@ -102,7 +102,7 @@ func (s *Server) handleOverview(w http.ResponseWriter, r *http.Request) {
 	s.render(w, http.StatusOK, "overview", v)
 }
 
-// overview builds the overview: every app is filtered in memory (the apps
+// overview builds the overview of the apps the visitor may see: they are filtered in memory (the apps
 // table holds one row per app), and only the page shown reads its
 // deployment's checks.
 func (s *Server) overview(r *http.Request, f overviewFilter) (overviewView, error) {
@@ -115,6 +115,10 @@ func (s *Server) overview(r *http.Request, f overviewFilter) (overviewView, erro
 	if err != nil {
 		return overviewView{}, err
 	}
+	// Only what the visitor may see exists for them: the rows, the
+	// counts, the projects of the filter.
+	g := visitorFrom(r).grant
+	apps = slices.DeleteFunc(apps, func(a store.App) bool { return !g.allows(a.Project) })
 	cluster := s.pages.cfg.ClusterName
 	v := overviewView{pageBase: s.base(r, "Apps"), Filter: f, Apps: len(apps),
 		FilterSet: f.Project != "" || f.Cluster != "" || f.Phase != "" || f.Q != ""}

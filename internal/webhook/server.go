@@ -2,8 +2,7 @@ package webhook
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -169,7 +168,6 @@ type Server struct {
 	mux      *http.ServeMux
 	stopping chan struct{}
 	stopOnce sync.Once
-	tokenSum [32]byte
 	budget   *bodyBudget
 	pages    *pages
 	// pins remembers which fleet revision artifact revisions were credited to.
@@ -197,7 +195,6 @@ func New(cfg Config) (*Server, error) {
 		metrics:  newMetrics(cfg.Registry),
 		hub:      newHub(),
 		stopping: make(chan struct{}),
-		tokenSum: sha256.Sum256([]byte(cfg.APIToken)),
 		budget:   &bodyBudget{max: cfg.MaxPendingBodyBytes},
 		pins:     newPinMemory(maxPins),
 		streams:  map[*http.ResponseController]struct{}{},
@@ -233,7 +230,7 @@ func (s *Server) routes() {
 	api("GET /api/v1/apps/{project}/{name}/pods", s.handlePods)
 	api("GET /api/v1/apps/{project}/{name}/events", s.handleEvents)
 	api("GET /api/v1/apps/{project}/{name}/logs", s.handleLogs)
-	api("GET /api/v1/stream", s.countStream("api", s.handleStream))
+	api("GET /api/v1/stream", s.countStream("api", s.limitStream(s.handleStream)))
 	s.pageRoutes(m)
 	s.mux = m
 }
@@ -256,21 +253,24 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
-// auth requires the API bearer token.
+// auth requires a bearer token: the API token reads every project, a
+// viewer token its own projects (the handlers answer another project's
+// app as one that does not exist).
 func (s *Server) auth(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.cfg.APIToken == "" {
+		if len(s.pages.sessions.tokens) == 0 {
 			writeError(w, http.StatusServiceUnavailable, "the API is disabled: no API token is configured")
 			return
 		}
 		tok, ok := bearerToken(r.Header.Get("Authorization"))
-		sum := sha256.Sum256([]byte(tok))
-		if !ok || subtle.ConstantTimeCompare(sum[:], s.tokenSum[:]) != 1 {
+		t, found := s.pages.sessions.token(tok)
+		if !ok || !found {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="fleetwright"`)
 			writeError(w, http.StatusUnauthorized, "missing or wrong bearer token")
 			return
 		}
-		h.ServeHTTP(w, r)
+		v := visitor{grant: t.grant, who: "token:" + hex.EncodeToString(t.sum[:6]), api: t.api}
+		h.ServeHTTP(w, r.WithContext(contextWithVisitor(r, v)))
 	})
 }
 
@@ -330,7 +330,7 @@ func (s *Server) pruneLoop(stop <-chan struct{}, done chan<- struct{}) {
 			s.log.Error("pruning the history", "err", err)
 		case p != (store.Pruned{}):
 			s.log.Info("pruned the history", "deployments", p.Deployments, "events", p.Events,
-				"phase_changes", p.PhaseChanges, "took", time.Since(start).Round(time.Millisecond).String())
+				"phase_changes", p.PhaseChanges, "sessions", p.Sessions, "took", time.Since(start).Round(time.Millisecond).String())
 		}
 		select {
 		case <-stop:

@@ -1,151 +1,179 @@
 package webhook
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/fleetwright/fleetwright/internal/store"
 )
-
-// role is what a status page visitor may see and do. Both roles see every
-// page; neither can change anything (the pages have no mutating action and
-// a viewer token opens no /api/v1 call).
-type role int
-
-const (
-	roleNone role = iota
-	roleViewer
-	roleAdmin
-)
-
-func (r role) String() string {
-	switch r {
-	case roleAdmin:
-		return "admin"
-	case roleViewer:
-		return "viewer"
-	}
-	return "none"
-}
 
 const (
 	sessionCookie = "__Host-fleetwright-session"
 	csrfCookie    = "__Host-fleetwright-csrf"
-	// sessionPurpose separates the session keys from any other use of the tokens.
-	sessionPurpose = "fleetwright status page session v1"
+	// sessionPrefix versions the session cookie: "v2." and a random
+	// secret. (v1 cookies were signed with keys derived from the tokens;
+	// they are no longer taken, and their holders sign in again.)
+	sessionPrefix = "v2."
 )
 
-// sessions signs and checks the status pages' session cookies. A session
-// is "v1|role|expiry|nonce" with an HMAC-SHA256 over it, keyed by a key
-// derived from the token of its role: the cookie holds no token, any
-// replica with the same tokens accepts it, and changing a token ends the
-// sessions it opened.
-type sessions struct {
-	keys map[role][]byte
-	sums map[role][32]byte
-	ttl  time.Duration
-	now  func() time.Time
+// tokenEntry is one configured token: the API token (every project) or a
+// viewer token (its projects).
+type tokenEntry struct {
+	sum   [32]byte
+	grant grant
+	api   bool
 }
 
-func newSessions(adminToken, viewerToken string, ttl time.Duration, now func() time.Time) *sessions {
-	s := &sessions{keys: map[role][]byte{}, sums: map[role][32]byte{}, ttl: ttl, now: now}
-	for r, tok := range map[role]string{roleAdmin: adminToken, roleViewer: viewerToken} {
-		if tok == "" {
-			continue
-		}
-		m := hmac.New(sha256.New, []byte(tok))
-		m.Write([]byte(sessionPurpose))
-		s.keys[r] = m.Sum(nil)
-		s.sums[r] = sha256.Sum256([]byte(tok))
+// sessions keeps the status pages' sign-ins in the store's session list:
+// the cookie holds a random secret, the store its hash and who signed in.
+// Each request reads the session back, and works out what it may see from
+// the configuration of now: signing out deletes the row (a copied cookie is
+// refused at once), a token removed from the configuration ends its
+// sessions, an access rule removed takes its projects away.
+type sessions struct {
+	st     store.Store
+	ttl    time.Duration
+	now    func() time.Time
+	tokens []tokenEntry
+	// access maps OIDC claims to grants; nil without OIDC.
+	access *Access
+	oidc   bool
+}
+
+func newSessions(st store.Store, apiToken string, viewers []ViewerToken, ttl time.Duration, now func() time.Time) *sessions {
+	s := &sessions{st: st, ttl: ttl, now: now}
+	if apiToken != "" {
+		s.tokens = append(s.tokens, tokenEntry{sum: sha256.Sum256([]byte(apiToken)), grant: fullGrant, api: true})
+	}
+	for _, v := range viewers {
+		var g grant
+		g.add(v.Projects, roleViewer)
+		s.tokens = append(s.tokens, tokenEntry{sum: sha256.Sum256([]byte(v.Token)), grant: g})
 	}
 	return s
 }
 
-// enabled reports whether any token can sign in.
-func (s *sessions) enabled() bool { return len(s.keys) > 0 }
+// enabled reports whether anyone can sign in.
+func (s *sessions) enabled() bool { return len(s.tokens) > 0 || s.oidc }
 
-// tokenRole returns the role a token signs in as, comparing in constant
-// time against every configured token.
-func (s *sessions) tokenRole(tok string) role {
+// token returns the configured token tok is, comparing its hash in
+// constant time against every configured token's.
+func (s *sessions) token(tok string) (tokenEntry, bool) {
 	if tok == "" {
-		return roleNone
+		return tokenEntry{}, false
 	}
 	sum := sha256.Sum256([]byte(tok))
-	got := roleNone
-	for _, r := range []role{roleAdmin, roleViewer} {
-		want, ok := s.sums[r]
-		if ok && subtle.ConstantTimeCompare(sum[:], want[:]) == 1 {
-			got = r
-		}
-	}
-	return got
+	return s.tokenBySum(sum)
 }
 
-func (s *sessions) mac(r role, payload string) []byte {
-	m := hmac.New(sha256.New, s.keys[r])
-	m.Write([]byte(payload))
-	return m.Sum(nil)
+func (s *sessions) tokenBySum(sum [32]byte) (tokenEntry, bool) {
+	var got tokenEntry
+	found := 0
+	for _, t := range s.tokens {
+		if subtle.ConstantTimeCompare(sum[:], t.sum[:]) == 1 {
+			got, found = t, 1
+		}
+	}
+	return got, found == 1
 }
 
 // session is a checked session cookie.
 type session struct {
-	role  role
-	nonce string
+	// secret is the cookie's secret; the store knows its hash.
+	secret []byte
+	idHash string
 }
 
-// issue returns a new session cookie value for r.
-func (s *sessions) issue(r role) (string, time.Time) {
-	var n [16]byte
-	_, _ = rand.Read(n[:])
-	exp := s.now().Add(s.ttl)
-	payload := "v1|" + r.String() + "|" + strconv.FormatInt(exp.Unix(), 10) + "|" + hex.EncodeToString(n[:])
-	return base64.RawURLEncoding.EncodeToString([]byte(payload)) + "." + base64.RawURLEncoding.EncodeToString(s.mac(r, payload)), exp
+func hashSecret(secret []byte) string {
+	sum := sha256.Sum256(secret)
+	return hex.EncodeToString(sum[:])
 }
 
-// check verifies a session cookie value.
-func (s *sessions) check(v string) (session, bool) {
-	p64, m64, ok := strings.Cut(v, ".")
+// create stores a new session and returns its cookie value and expiry.
+func (s *sessions) create(ctx context.Context, se store.Session) (string, time.Time, error) {
+	secret := make([]byte, 32)
+	_, _ = rand.Read(secret)
+	se.IDHash = hashSecret(secret)
+	se.CreatedAt = s.now()
+	se.ExpiresAt = se.CreatedAt.Add(s.ttl)
+	if err := s.st.CreateSession(ctx, se); err != nil {
+		return "", time.Time{}, err
+	}
+	return sessionPrefix + base64.RawURLEncoding.EncodeToString(secret), se.ExpiresAt, nil
+}
+
+// errNoSession: the cookie names no live session.
+var errNoSession = errors.New("no session")
+
+// check reads a session cookie's session and what it may see now. A store
+// failure is returned as it is; anything else wrong is errNoSession.
+func (s *sessions) check(ctx context.Context, v string) (session, visitor, error) {
+	enc, ok := strings.CutPrefix(v, sessionPrefix)
 	if !ok {
-		return session{}, false
+		return session{}, visitor{}, errNoSession
 	}
-	payload, err1 := base64.RawURLEncoding.DecodeString(p64)
-	mac, err2 := base64.RawURLEncoding.DecodeString(m64)
-	if err1 != nil || err2 != nil {
-		return session{}, false
+	secret, err := base64.RawURLEncoding.DecodeString(enc)
+	if err != nil || len(secret) != 32 {
+		return session{}, visitor{}, errNoSession
 	}
-	parts := strings.Split(string(payload), "|")
-	if len(parts) != 4 || parts[0] != "v1" {
-		return session{}, false
+	se := session{secret: secret, idHash: hashSecret(secret)}
+	row, err := s.st.Session(ctx, se.idHash, s.now())
+	if errors.Is(err, store.ErrNotFound) {
+		return session{}, visitor{}, errNoSession
 	}
-	var r role
-	switch parts[1] {
-	case "admin":
-		r = roleAdmin
-	case "viewer":
-		r = roleViewer
+	if err != nil {
+		return session{}, visitor{}, err
+	}
+	var vis visitor
+	switch row.Kind {
+	case store.SessionToken:
+		sum, err := hex.DecodeString(row.TokenHash)
+		if err != nil || len(sum) != 32 {
+			return session{}, visitor{}, errNoSession
+		}
+		t, ok := s.tokenBySum([32]byte(sum))
+		if !ok {
+			return session{}, visitor{}, errNoSession
+		}
+		vis = visitor{grant: t.grant, who: "token:" + row.TokenHash[:12]}
+	case store.SessionOIDC:
+		if !s.oidc {
+			return session{}, visitor{}, errNoSession
+		}
+		vis = visitor{grant: s.access.grantFor(row.Subject, row.Email, row.Groups), who: "person:" + row.Subject, person: true}
 	default:
-		return session{}, false
+		return session{}, visitor{}, errNoSession
 	}
-	if _, ok := s.keys[r]; !ok || !hmac.Equal(mac, s.mac(r, string(payload))) {
-		return session{}, false
+	if vis.grant.empty() {
+		return session{}, visitor{}, errNoSession
 	}
-	exp, err := strconv.ParseInt(parts[2], 10, 64)
-	if err != nil || !s.now().Before(time.Unix(exp, 0)) {
-		return session{}, false
-	}
-	return session{role: r, nonce: parts[3]}, true
+	vis.session = &se
+	return se, vis, nil
 }
 
-// csrfToken is the token a session's forms carry.
+// end deletes a session: its cookie is refused from now on, wherever it
+// was copied to.
+func (s *sessions) end(ctx context.Context, se session) error {
+	return s.st.DeleteSession(ctx, se.idHash)
+}
+
+// csrfToken is the token a session's forms carry: an HMAC of a fixed
+// string keyed by the session's secret, which only the session's holder
+// (the HttpOnly cookie) and the server know.
 func (s *sessions) csrfToken(se session) string {
-	return base64.RawURLEncoding.EncodeToString(s.mac(se.role, "csrf|"+se.nonce))
+	m := hmac.New(sha256.New, se.secret)
+	m.Write([]byte("fleetwright status page csrf"))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
 
 // checkCSRF compares a form's token with the session's in constant time.
@@ -154,28 +182,43 @@ func (s *sessions) checkCSRF(se session, tok string) bool {
 	return subtle.ConstantTimeCompare([]byte(tok), []byte(want)) == 1
 }
 
-// visitor is who asks for a page: a bearer token's holder or a session's.
+// visitor is who asks: a bearer token's holder or a session's.
 type visitor struct {
-	role    role
+	grant   grant
 	session *session
+	// who names the visitor for the stream limits and the logs: the
+	// token's hash prefix or the person's subject.
+	who string
+	// person: signed in through the OIDC provider.
+	person bool
+	// api: the API token.
+	api bool
 }
 
-// visitorOf authenticates a page request: a bearer token, else the session
-// cookie.
-func (s *sessions) visitorOf(r *http.Request) visitor {
+// signedIn reports whether the visitor may see anything.
+func (v visitor) signedIn() bool { return !v.grant.empty() }
+
+// visitorOf authenticates a request: a bearer token, else the session
+// cookie. A wrong token or cookie is an anonymous visitor; err is a store
+// failure.
+func (s *sessions) visitorOf(r *http.Request) (visitor, error) {
 	if h := r.Header.Get("Authorization"); h != "" {
 		tok, _ := bearerToken(h)
-		return visitor{role: s.tokenRole(tok)}
+		t, ok := s.token(tok)
+		if !ok {
+			return visitor{}, nil
+		}
+		return visitor{grant: t.grant, who: "token:" + hex.EncodeToString(t.sum[:6]), api: t.api}, nil
 	}
 	c, err := r.Cookie(sessionCookie)
 	if err != nil {
-		return visitor{}
+		return visitor{}, nil
 	}
-	se, ok := s.check(c.Value)
-	if !ok {
-		return visitor{}
+	_, v, err := s.check(r.Context(), c.Value)
+	if errors.Is(err, errNoSession) {
+		return visitor{}, nil
 	}
-	return visitor{role: se.role, session: &se}
+	return v, err
 }
 
 // setCookie sets an HttpOnly, Secure, SameSite=Strict cookie on the whole

@@ -36,8 +36,9 @@ const streamPage = 500
 // handleStream serves every phase change as a server-sent event, in order,
 // each once. The event id is the change's sequence number; a client that
 // reconnects with Last-Event-ID (or ?last_event_id=) gets every change after
-// it. Without one the stream starts with the next change. ?project= and
-// ?app= filter.
+// it. Without one the stream starts with the next change. Only the changes
+// of projects the visitor may see are sent; ?project= and ?app= filter
+// further.
 func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	// A stream outlives the server's read timeout; its write deadline moves
@@ -75,6 +76,7 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 		last = n
 	}
 	project, app := r.URL.Query().Get("project"), r.URL.Query().Get("app")
+	g := visitorFrom(r).grant
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("X-Accel-Buffering", "no")
@@ -111,7 +113,7 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 		}
 		for _, c := range changes {
 			last = c.Seq
-			if (project != "" && c.Project != project) || (app != "" && c.App != app) {
+			if !g.allows(c.Project) || (project != "" && c.Project != project) || (app != "" && c.App != app) {
 				continue
 			}
 			data, err := json.Marshal(c)
