@@ -50,12 +50,18 @@ func (b *Budget) Add(textLen int, patch any) (op int, msg string) {
 	ops, ok := patch.([]any)
 	if !ok {
 		// A strategic merge patch adds at most its own content.
-		b.size += textLen
+		v, err := json.Marshal(patch)
+		if err != nil {
+			return 0, "does not encode as JSON"
+		}
+		b.size += len(v)
 		if b.size > MaxObjectBytes {
 			return 0, fmt.Sprintf("could make an object of %d bytes; an object may be at most %d", b.size, MaxObjectBytes)
 		}
 		return 0, ""
 	}
+	// Every operation may also add a key and its punctuation.
+	const punct = 8
 	for i, item := range ops {
 		b.ops++
 		if b.ops > MaxOperations {
@@ -69,11 +75,15 @@ func (b *Budget) Add(textLen int, patch any) (op int, msg string) {
 				return i + 1, "has a value that does not encode as JSON"
 			}
 			p, _ := m["path"].(string)
-			b.size += len(v) + len(p)
+			b.size += len(v) + len(p) + punct
 		case "copy":
 			// The copied value is at most the whole object.
 			p, _ := m["path"].(string)
-			b.size += b.size + len(p)
+			b.size += b.size + len(p) + punct
+		case "move":
+			// The value may move under a longer key.
+			p, _ := m["path"].(string)
+			b.size += len(p) + punct
 		}
 		if b.size > MaxObjectBytes {
 			return i + 1, fmt.Sprintf("could grow an object to %s (each copy can double it); an object may be at most %d bytes: "+
@@ -82,6 +92,10 @@ func (b *Budget) Add(textLen int, patch any) (op int, msg string) {
 	}
 	return 0, ""
 }
+
+// Bound is the size (JSON bytes) no object can exceed after the patches
+// added so far.
+func (b *Budget) Bound() int { return b.size }
 
 func humanBytes(n int) string {
 	switch {
