@@ -230,3 +230,21 @@ func TestTouches(t *testing.T) {
 		t.Errorf("Pointer = %q", got)
 	}
 }
+
+// BenchmarkBudget is what bounding a patch costs before kustomize runs it:
+// here the 23 copy operations of the attack, refused at the ninth.
+func BenchmarkBudget(b *testing.B) {
+	text, err := os.ReadFile("testdata/attacks/copy-bomb.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var ops any
+	if err := yaml.Unmarshal(text, &ops); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, msg := NewBudget(2048).Add(len(text), ops); msg == "" {
+			b.Fatal("accepted")
+		}
+	}
+}

@@ -63,8 +63,8 @@ func (r *run) checkTenancy(o *object) []Finding {
 		}
 	}
 	project, _, ok := tenantOf(o.file)
-	if !ok || o.kind == "" {
-		return out
+	if !ok || o.kind == "" || o.ks == nil {
+		return out // not in a component's folder, or not applied (another check says so)
 	}
 	if m := tenancy.ForbiddenKind(gvk.Group, gvk.Kind); m != "" && !rendersInComponents[gvk.Group+"/"+gvk.Kind] {
 		return append(out, r.finding(o, CheckTenancy, SeverityError, "kind",
