@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/fleetwright/fleetwright/internal/tenancy"
 )
@@ -49,32 +50,21 @@ func (r *Repo) HostRegistry() map[string]*tenancy.Hosts {
 	return out
 }
 
-// checkHosts refuses an Ingress host that is too long, and one that
-// another app of the cluster claims or overlaps: the same host, or one
-// under a wildcard. The later claim is refused, naming the earlier app's
-// file; of a wildcard and a host under it, the wildcard.
+// checkHosts refuses an Ingress host that is too long, one that another
+// component claims (of any app), and one that overlaps another app's
+// claim through a wildcard, which claims every name under it. The later
+// claim is refused, naming the earlier one's file and component; of a
+// wildcard and a host under it, the wildcard. Without wildcards it costs
+// what one map of the hosts costs.
 func checkHosts(apps []*LoadedApp, plat *Platform, ps *Problems) {
 	all := claims(apps, plat)
-	reg := map[string]*tenancy.Hosts{}
 	at := func(c hostClaim) Path {
 		return Path{"components", c.i, "workload_spec", "ingress"}.Child(hostField(c.a.Spec.Components[c.i].WorkloadSpec.Ingress))
 	}
-	// who names an owner by its file and the component that claims the host.
-	who := map[string]string{}
-	name := func(c hostClaim, claim, other string) string {
-		if w, ok := who[c.a.Cluster+"/"+claim]; ok {
-			return w
-		}
-		return other
-	}
-	claim := func(h *tenancy.Hosts, c hostClaim) {
-		h.Claim(c.host, c.a.Doc.File)
-		if k := c.a.Cluster + "/" + c.host; who[k] == "" {
-			who[k] = fmt.Sprintf("%s (%s)", c.a.Doc.File, c.a.Spec.Components[c.i].Name)
-		}
-	}
-	var wild []hostClaim
-	for _, c := range all {
+	who := func(c hostClaim) string { return fmt.Sprintf("%s (%s)", c.a.Doc.File, c.a.Spec.Components[c.i].Name) }
+	seen := make(map[string]int, len(all)) // cluster/host → the claim
+	var wild []int
+	for k, c := range all {
 		if m := checkHostLength(c.host); m != "" {
 			p := Path{"components", c.i, "workload_spec", "ingress"}
 			if c.a.Spec.Components[c.i].WorkloadSpec.Ingress.Host == "" {
@@ -84,37 +74,51 @@ func checkHosts(apps []*LoadedApp, plat *Platform, ps *Problems) {
 			}
 			continue
 		}
-		if len(c.host) > 2 && c.host[:2] == "*." {
-			wild = append(wild, c)
+		key := c.a.Cluster + "/" + c.host
+		if prev, dup := seen[key]; dup {
+			ps.Add(c.a.Doc, at(c), "host %q is already claimed by %s", c.host, who(all[prev]))
 			continue
 		}
-		h := reg[c.a.Cluster]
-		if h == nil {
-			h = &tenancy.Hosts{}
-			reg[c.a.Cluster] = h
+		seen[key] = k
+		if strings.HasPrefix(c.host, "*.") {
+			wild = append(wild, k)
 		}
-		if cl, other := h.Overlap(c.host, c.a.Doc.File); other != "" {
-			ps.Add(c.a.Doc, at(c), "host %q is already claimed by %s", c.host, name(c, cl, other))
-			continue
-		}
-		claim(h, c)
 	}
-	// Wildcards last, so that an overlap is reported on the wildcard.
-	for _, c := range wild {
+	if len(wild) == 0 {
+		return
+	}
+	// Wildcards last, against every other claim of their cluster.
+	reg := map[string]*tenancy.Hosts{}
+	isWild := map[int]bool{}
+	for _, k := range wild {
+		isWild[k] = true
+	}
+	for key, k := range seen {
+		if isWild[k] {
+			continue
+		}
+		cluster, _, _ := strings.Cut(key, "/")
+		if reg[cluster] == nil {
+			reg[cluster] = &tenancy.Hosts{}
+		}
+		reg[cluster].Claim(all[k].host, all[k].a.Doc.File)
+	}
+	for _, k := range wild {
+		c := all[k]
 		h := reg[c.a.Cluster]
 		if h == nil {
 			h = &tenancy.Hosts{}
 			reg[c.a.Cluster] = h
 		}
 		if cl, other := h.Overlap(c.host, c.a.Doc.File); other != "" {
-			if cl == c.host {
-				ps.Add(c.a.Doc, at(c), "host %q is already claimed by %s", c.host, name(c, cl, other))
-				continue
+			by := other
+			if j, ok := seen[c.a.Cluster+"/"+cl]; ok {
+				by = who(all[j])
 			}
-			ps.Add(c.a.Doc, at(c), "the wildcard host %q claims every name under it, and host %q is claimed by %s; two apps may not share a host", c.host, cl, name(c, cl, other))
+			ps.Add(c.a.Doc, at(c), "the wildcard host %q claims every name under it, and host %q is claimed by %s; two apps may not share a host", c.host, cl, by)
 			continue
 		}
-		claim(h, c)
+		h.Claim(c.host, c.a.Doc.File)
 	}
 }
 
