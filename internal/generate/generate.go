@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
-	"path"
 	"runtime"
 	"slices"
 	"strconv"
@@ -263,34 +262,13 @@ func (r *renderer) app(a *spec.LoadedApp, place placement) ([]File, error) {
 	var ks []any
 	pins := map[string]string{} // component Kustomization → the digest its OCIRepository pins
 	for _, c := range r.order(a) {
-		objs, err := r.component(a, c)
-		if err != nil {
-			return nil, fmt.Errorf("component %s: %w", c.Name, err)
-		}
 		dir := layout.ComponentDir(a.Cluster, a.Project, a.Spec.Name, c.Name)
 		first := len(files)
-		var names []string
-		for _, o := range objs {
-			data, err := encode(o.obj)
-			if err != nil {
-				return nil, err
-			}
-			n := layout.ObjectFile(o.kind, o.name)
-			names = append(names, n)
-			files = append(files, File{Path: path.Join(dir, n), Data: data, App: key})
-		}
-		slices.Sort(names)
-		kf := kustomizeFile(names)
-		if c.WorkloadSpec != nil && len(c.WorkloadSpec.Patches) > 0 {
-			if kf["patches"], err = patches(c.WorkloadSpec.Patches); err != nil {
-				return nil, fmt.Errorf("component %s: %w", c.Name, err)
-			}
-		}
-		kz, err := encode(kf)
+		cf, err := r.componentFiles(a, c, dir)
 		if err != nil {
 			return nil, err
 		}
-		files = append(files, File{Path: path.Join(dir, layout.Kustomization), Data: kz, App: key})
+		files = append(files, cf...)
 		k := r.fluxKustomization(a, c)
 		if r.opts.Platform.Fleet.Artifacts != nil {
 			art, err := ComponentArtifact(dir, files[first:])

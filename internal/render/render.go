@@ -24,7 +24,14 @@ func Load(ctx context.Context, src Source) (*spec.Repo, spec.Problems, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return src.Load(ctx, loader)
+	repo, ps, err := src.Load(ctx, loader)
+	if err != nil || ps.HasErrors() {
+		return repo, ps, err
+	}
+	if more := CheckPatches(repo); len(more) > 0 {
+		ps = append(ps, more...).Sort()
+	}
+	return repo, ps, nil
 }
 
 // Options configure Render and Run.

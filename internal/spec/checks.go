@@ -31,6 +31,7 @@ func checkPlatform(p *Platform, doc *Document, ps *Problems) {
 		}
 	}
 	checkClusterPaths(p, doc, ps)
+	checkChartPolicy(p, doc, ps)
 	if p.DefaultCluster != "" && len(p.Clusters) > 0 && !seen[p.DefaultCluster] {
 		ps.Add(doc, Path{"default_cluster"}, "names no cluster declared under clusters")
 	}
@@ -210,7 +211,7 @@ func (l *Loader) checkApp(a *LoadedApp, plat *Platform, ps *Problems) {
 					ps.Add(doc, at, "an addon component needs addon_spec")
 				}
 			} else {
-				l.checkAddon(a, c, at.Child("addon_spec"), ps)
+				l.checkAddon(a, c, at.Child("addon_spec"), plat, ps)
 			}
 			if c.WorkloadSpec != nil {
 				ps.AddKey(doc, at.Child("workload_spec"), "an addon component takes addon_spec, not workload_spec")
@@ -476,7 +477,7 @@ func (l *Loader) addonKeys(typ string, declared []DeclaredExport) ([]string, map
 
 var exportVar = regexp.MustCompile(`\$\(([-._a-zA-Z0-9]+)\)`)
 
-func (l *Loader) checkAddon(a *LoadedApp, c *Component, at Path, ps *Problems) {
+func (l *Loader) checkAddon(a *LoadedApp, c *Component, at Path, plat *Platform, ps *Problems) {
 	s, doc := c.AddonSpec, a.Doc
 	if s.Type != "" && s.Type != "generic" {
 		if l.Exports == nil {
@@ -492,9 +493,7 @@ func (l *Loader) checkAddon(a *LoadedApp, c *Component, at Path, ps *Problems) {
 			ps.AddKey(doc, at.Child("exports"), "exports are declared only by generic addons; %s publishes its own", s.Type)
 		}
 	}
-	if r := s.Chart.Repo; r != "" && !strings.HasPrefix(r, "https://") && !strings.HasPrefix(r, "http://") && !strings.HasPrefix(r, "oci://") {
-		ps.Add(doc, at.Child("chart").Child("repo"), "%q must be an https://, http:// or oci:// URL", r)
-	}
+	checkChartRepository(doc, s.Chart.Repo, at.Child("chart").Child("repo"), plat, ps)
 	keys := map[string]bool{}
 	for i, d := range s.Exports {
 		ea := at.Child("exports").Child(i)
@@ -651,30 +650,7 @@ func (l *Loader) checkRepo(repo *Repo, ps *Problems) {
 	l.checkServiceNames(apps, ps)
 	checkServiceAccounts(apps, ps)
 
-	hosts := map[string]string{} // cluster/host -> file
-	for _, a := range apps {
-		for i, c := range a.Spec.Components {
-			if c.WorkloadSpec == nil || c.WorkloadSpec.Ingress == nil || !c.WorkloadSpec.Ingress.Enabled {
-				continue
-			}
-			host := IngressHost(a, &c, &repo.Platform)
-			if m := checkHostLength(host); m != "" {
-				at := Path{"components", i, "workload_spec", "ingress"}
-				if c.WorkloadSpec.Ingress.Host == "" {
-					ps.Add(a.Doc, at, "the default host %q %s; set ingress.host, or shorten the app or project name", host, m)
-				} else {
-					ps.Add(a.Doc, at.Child("host"), "host %q %s", host, m)
-				}
-				continue
-			}
-			k := a.Cluster + "/" + host
-			if prev, dup := hosts[k]; dup {
-				ps.Add(a.Doc, Path{"components", i, "workload_spec", "ingress"}.Child(hostField(c.WorkloadSpec.Ingress)), "host %q is already claimed by %s", host, prev)
-				continue
-			}
-			hosts[k] = fmt.Sprintf("%s (%s)", a.Doc.File, c.Name)
-		}
-	}
+	checkHosts(apps, &repo.Platform, ps)
 
 	type edgeAt struct {
 		doc  *Document

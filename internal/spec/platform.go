@@ -114,6 +114,8 @@ type Policy struct {
 	ProductionReplicas string `json:"production_replicas,omitempty" jsonschema:"enum=off,enum=warning,enum=error"`
 	// PodSecurity is the Pod Security Standard the project namespaces enforce (their pod-security.kubernetes.io labels): privileged, baseline or restricted. Unset: no labels.
 	PodSecurity string `json:"pod_security,omitempty" jsonschema:"enum=privileged,enum=baseline,enum=restricted"`
+	// ChartRepositories are the only places addon charts may come from: https:// or oci:// URL prefixes, each matching at a path boundary (https://charts.example.com allows https://charts.example.com/stable). Unset: any https:// or oci:// repository; a plain http:// one is never allowed.
+	ChartRepositories []string `json:"chart_repositories,omitempty" jsonschema:"minItems=1,example=https://charts.bitnami.com/bitnami"`
 }
 
 // BuildConfig configures image builds.

@@ -131,6 +131,8 @@ func (r *run) build(ks *fluxKS) {
 		case remote != "":
 			fail(SeverityWarning, "not built: it refers to the remote base %s, and verify does not fetch remote bases", remote)
 			return
+		case errors.Is(err, errRefused):
+			return
 		case err != nil:
 			fail(SeverityError, "kustomize build %s: %s", shown, r.relativize(strings.TrimSpace(err.Error())))
 			return
@@ -370,9 +372,45 @@ func (r *run) cover(files ...string) {
 // Kustomization's own settings (targetNamespace, patches, images, ...)
 // merged into the root kustomization.
 func (r *run) kustomize(ks *fluxKS, dir, root string, only map[string]bool) (objs []*object, remote string, err error) {
+	refs := r.kustomizationPatches(dir)
+	patched := len(refs) > 0 || ks.spec.Get("patches") != nil
+	if patched && !r.patchBudget(ks, dir, refs) {
+		return nil, "", errRefused
+	}
+	objs, remote, err = r.kustomizeWith(ks, dir, root, only, false)
+	if err != nil || remote != "" {
+		return objs, remote, err
+	}
+	used := make([]bool, len(refs)) // applied to an object
+	for _, o := range objs {
+		for i, p := range refs {
+			if p.applies(o) {
+				o.patches = append(o.patches, p)
+				used[i] = true
+			}
+		}
+	}
+	for i, p := range refs {
+		if !used[i] {
+			r.findings.add(r.patchSecrets(p)...)
+		}
+	}
+	if patched {
+		r.checkPatched(ks, dir, root, only, objs, refs)
+	}
+	return objs, "", nil
+}
+
+// errRefused is a build verify does not run: a finding says why.
+var errRefused = errors.New("refused")
+
+// kustomizeWith builds a path (see kustomize); without patches (strip),
+// those of the folder's kustomization and of the Flux Kustomization are
+// left out.
+func (r *run) kustomizeWith(ks *fluxKS, dir, root string, only map[string]bool, strip bool) (objs []*object, remote string, err error) {
 	fsys := &buildFS{FileSystem: filesys.MakeFsOnDisk(), r: r, root: root, only: only, overlay: map[string][]byte{}}
 	abs := filepath.Join(r.t.root, filepath.FromSlash(dir))
-	if err := r.overlayKustomization(fsys, ks, dir, abs); err != nil {
+	if err := r.overlayKustomization(fsys, ks, dir, abs, strip); err != nil {
 		return nil, "", err
 	}
 	krustyMu.Lock()
@@ -391,8 +429,6 @@ func (r *run) kustomize(ks *fluxKS, dir, root string, only map[string]bool) (obj
 	}
 	var c yamlx.Converter
 	var idx sources
-	refs := r.kustomizationPatches(dir)
-	used := make([]bool, len(refs)) // applied to an object
 	for _, res := range resMap.Resources() {
 		root, err := c.Convert(res.YNode())
 		if err != nil {
@@ -403,19 +439,7 @@ func (r *run) kustomize(ks *fluxKS, dir, root string, only map[string]bool) (obj
 			idx = r.sources(fsys.read)
 		}
 		file, src := idx.sourceOf(org.Kind, org.Name, org.Namespace)
-		o := newObject(root, src, file, ks, ks.cluster)
-		for i, p := range refs {
-			if p.applies(o) {
-				o.patches = append(o.patches, p)
-				used[i] = true
-			}
-		}
-		objs = append(objs, o)
-	}
-	for i, p := range refs {
-		if !used[i] {
-			r.findings.add(r.patchSecrets(p)...)
-		}
+		objs = append(objs, newObject(root, src, file, ks, ks.cluster))
 	}
 	return objs, "", nil
 }
@@ -473,7 +497,7 @@ func (idx sources) sourceOf(kind, name, namespace string) (string, *node) {
 // overlayKustomization prepares the root kustomization the way
 // kustomize-controller does: it generates one when the folder has none, and
 // merges the Flux Kustomization's build settings into it.
-func (r *run) overlayKustomization(fsys *buildFS, ks *fluxKS, dir, abs string) error {
+func (r *run) overlayKustomization(fsys *buildFS, ks *fluxKS, dir, abs string, strip bool) error {
 	var kfile string
 	for _, n := range konfig.RecognizedKustomizationFileNames() {
 		if _, ok := r.t.files[path.Join(dir, n)]; ok {
@@ -485,7 +509,7 @@ func (r *run) overlayKustomization(fsys *buildFS, ks *fluxKS, dir, abs string) e
 	if kfile == "" {
 		kfile = konfig.DefaultKustomizationFileName()
 		k = map[string]any{"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization", "resources": r.manifestsIn(dir, fsys.only)}
-	} else if ks.spec != nil || ks.targetNamespace != "" {
+	} else if ks.spec != nil || ks.targetNamespace != "" || strip {
 		docs, err := yamlx.Parse(r.t.files[path.Join(dir, kfile)])
 		if err == nil && len(docs) > 0 && docs[0].Root != nil {
 			err = json.Unmarshal(yamlx.AppendJSON(nil, docs[0].Root), &k)
@@ -503,13 +527,18 @@ func (r *run) overlayKustomization(fsys *buildFS, ks *fluxKS, dir, abs string) e
 	if ks.targetNamespace != "" {
 		k["namespace"] = ks.targetNamespace
 	}
+	if strip {
+		for _, f := range []string{"patches", "patchesJson6902", "patchesStrategicMerge"} {
+			delete(k, f)
+		}
+	}
 	for _, f := range []string{"namePrefix", "nameSuffix"} {
 		if v := sp.Get(f).Text(); v != "" {
 			k[f] = v
 		}
 	}
 	for _, f := range []string{"patches", "images", "components"} {
-		if v := sp.Get(f); v != nil && v.Kind == yamlx.SeqNode {
+		if v := sp.Get(f); v != nil && v.Kind == yamlx.SeqNode && !(strip && f == "patches") {
 			var items []any
 			if err := json.Unmarshal(yamlx.AppendJSON(nil, v), &items); err != nil {
 				return err

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/kustomize/api/konfig"
 
+	"github.com/fleetwright/fleetwright/internal/tenancy"
 	"github.com/fleetwright/fleetwright/internal/yamlx"
 )
 
@@ -23,15 +24,26 @@ func (r *run) checkObject(o *object) {
 	out = append(out, r.checkSecrets(o)...)
 	out = append(out, r.checkPolicy(o)...)
 	out = append(out, r.checkIngressHosts(o)...)
+	out = append(out, r.checkTenancy(o)...)
 	for _, c := range containers(o.root, gvkOf(o.root)) {
 		out = append(out, r.envRefFindings(o, c)...)
 	}
 	r.findings.add(out...)
 	r.recordPodSecurity(o)
+	r.recordHosts(o)
 
 	gvk := gvkOf(o.root)
 	line, _ := o.pos("")
-	reg := registration{key: objectKey{gvk.Group, gvk.Kind, o.namespace, o.name}, file: o.file, line: line}
+	ns := o.namespace
+	if tenancy.ClusterScoped(gvk.Group, gvk.Kind) {
+		ns = "" // one object of its name in the cluster, whatever namespace a file gives it
+	}
+	reg := registration{key: objectKey{gvk.Group, gvk.Kind, ns, o.name}, file: o.file, line: line}
+	if reg.file == "" && o.ks != nil {
+		// An object no file holds (a patch changed its kind or name): the
+		// Kustomization that applies it.
+		reg.file, reg.line = o.ks.file, o.ks.line
+	}
 	if o.ks != nil {
 		reg.by = "Kustomization " + o.ks.key()
 	}

@@ -133,6 +133,7 @@ type run struct {
 	liveObjs   []*object                 // objects for the live checks
 	lists      listItems                 // the items of Lists, for positions
 	kept       []keptFromPrune           // the first Flux object of each file kept from pruning
+	hosts      []hostRecord              // the Ingress hosts of component folders
 	stats      Stats
 }
 
@@ -198,6 +199,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 
 	r.log.Info("checking files no Flux path applies")
 	r.uncovered(ctx)
+	r.hostOverlaps()
 	r.productionReplicas()
 	r.podSecurity()
 

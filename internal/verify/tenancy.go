@@ -1,0 +1,311 @@
+package verify
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
+	"github.com/fleetwright/fleetwright/internal/tenancy"
+	"github.com/fleetwright/fleetwright/internal/yamlx"
+)
+
+// The tenancy checks (docs/tenancy.md), with the rules of package tenancy
+// that render validate applies to the specs: in a component's folder,
+// apps/<cluster>/<project>/<app>/<component>/, every object lives in the
+// project's namespace, none is cluster-scoped, RBAC, a Namespace, or a Flux
+// or Helm object other than the HelmRelease and HelmRepository render
+// writes for an addon; what the folder's patches make of its objects keeps
+// to the rules (same objects, Pod Security, hosts, size); the apps'
+// Ingress hosts do not overlap; charts come from allowed repositories.
+
+// Tenancy checks.
+const (
+	CheckTenancy         Check = "tenancy"          // an object reaches beyond its project
+	CheckChartRepository Check = "chart-repository" // a chart from a repository the policy does not allow
+)
+
+// tenantOf returns the project and app of a fleet file in a component's
+// folder; ok is false for any other file.
+func tenantOf(file string) (project, app string, ok bool) {
+	dir := layout.ComponentDirOf(file)
+	if dir == "" {
+		return "", "", false
+	}
+	parts := strings.Split(dir, "/") // apps/<cluster>/<project>/<app>/<component>
+	return parts[2], parts[3], true
+}
+
+// rendersInComponents are the Flux kinds render itself writes in a
+// component's folder (an addon's), by group/kind.
+var rendersInComponents = map[string]bool{
+	"helm.toolkit.fluxcd.io/HelmRelease": true, "source.toolkit.fluxcd.io/HelmRepository": true,
+}
+
+// checkTenancy checks one object of a component's folder: its kind, its
+// namespace, the namespaces a HelmRelease reaches, and a HelmRepository's
+// URL.
+func (r *run) checkTenancy(o *object) []Finding {
+	gvk := gvkOf(o.root)
+	var out []Finding
+	if gvk.Group == "source.toolkit.fluxcd.io" && gvk.Kind == "HelmRepository" {
+		if url := o.root.Get("spec").Get("url").Text(); url != "" {
+			var allowed []string
+			if r.plat.Policy != nil {
+				allowed = r.plat.Policy.ChartRepositories
+			}
+			if m := tenancy.ChartRepositoryProblem(url, allowed, len(allowed) > 0); m != "" {
+				out = append(out, r.finding(o, CheckChartRepository, SeverityError, "spec.url", m))
+			}
+		}
+	}
+	project, _, ok := tenantOf(o.file)
+	if !ok || o.kind == "" || o.ks == nil {
+		return out // not in a component's folder, or not applied (another check says so)
+	}
+	if m := tenancy.ForbiddenKind(gvk.Group, gvk.Kind); m != "" && !rendersInComponents[gvk.Group+"/"+gvk.Kind] {
+		return append(out, r.finding(o, CheckTenancy, SeverityError, "kind",
+			fmt.Sprintf("%s in project %s's component folder: %s", o.kind, project, m)))
+	}
+	if o.namespace != "" && o.namespace != project {
+		out = append(out, r.finding(o, CheckTenancy, SeverityError, "metadata.namespace",
+			fmt.Sprintf("is in namespace %q; an object of project %s's folder must be in the project's namespace %q", o.namespace, project, project)))
+	}
+	if gvk.Group == "helm.toolkit.fluxcd.io" {
+		sp := o.root.Get("spec")
+		for _, f := range []string{"targetNamespace", "storageNamespace", "chart.spec.sourceRef.namespace", "chartRef.namespace"} {
+			n, _ := sp.Path(f)
+			if ns := n.Text(); ns != "" && ns != project {
+				out = append(out, r.finding(o, CheckTenancy, SeverityError, "spec."+f,
+					fmt.Sprintf("reaches namespace %q; a HelmRelease of project %s may reach only the project's namespace", ns, project)))
+			}
+		}
+		if n := sp.Get("kubeConfig"); n != nil {
+			out = append(out, r.finding(o, CheckTenancy, SeverityError, "spec.kubeConfig",
+				"a HelmRelease of a project may not name a kubeConfig: it would install with another cluster's or identity's rights"))
+		}
+	}
+	return out
+}
+
+// hostRecord is an Ingress host of an app's component folder, for the
+// check across apps.
+type hostRecord struct {
+	cluster, app, host string
+	patched            bool    // a patch set it
+	f                  Finding // where it is, with no message yet
+}
+
+// recordHosts notes the Ingress hosts of an object of a component's folder.
+func (r *run) recordHosts(o *object) {
+	gvk := gvkOf(o.root)
+	if gvk.Group != "networking.k8s.io" || gvk.Kind != "Ingress" {
+		return
+	}
+	app := layout.AppOf(o.file)
+	if app == "" {
+		return
+	}
+	var recs []hostRecord
+	rules := o.root.Get("spec").Get("rules")
+	if rules == nil || rules.Kind != yamlx.SeqNode {
+		return
+	}
+	for i, rule := range rules.Kids {
+		if h := rule.Get("host").Text(); h != "" {
+			field := fmt.Sprintf("spec.rules[%d].host", i)
+			_, patched := o.patchAt(field)
+			recs = append(recs, hostRecord{cluster: strings.Split(app, "/")[0], app: app, host: h, patched: patched,
+				f: r.finding(o, CheckTenancy, SeverityError, field, "")})
+		}
+	}
+	r.mu.Lock()
+	r.hosts = append(r.hosts, recs...)
+	r.mu.Unlock()
+}
+
+// hostOverlaps reports Ingress hosts that two apps of a cluster claim: the
+// same host, or one under another's wildcard (which claims every name
+// under it). The later claim (by file and line) is reported; of a wildcard
+// and a host under it, the wildcard; of a host a patch set and one a file
+// holds, the patched one.
+func (r *run) hostOverlaps() {
+	recs := slices.Clone(r.hosts)
+	slices.SortFunc(recs, func(a, b hostRecord) int {
+		if a.patched != b.patched {
+			if a.patched {
+				return 1
+			}
+			return -1
+		}
+		aw, bw := strings.HasPrefix(a.host, "*."), strings.HasPrefix(b.host, "*.")
+		if aw != bw {
+			if aw {
+				return 1
+			}
+			return -1
+		}
+		return cmp.Or(cmp.Compare(a.f.File, b.f.File), cmp.Compare(a.f.Line, b.f.Line), cmp.Compare(a.host, b.host))
+	})
+	reg := map[string]*tenancy.Hosts{}
+	where := map[string]string{} // cluster/app → the file and line of its first claim
+	for _, h := range recs {
+		hs := reg[h.cluster]
+		if hs == nil {
+			hs = &tenancy.Hosts{}
+			reg[h.cluster] = hs
+		}
+		if claim, other := hs.Overlap(h.host, h.app); other != "" {
+			f := h.f
+			by := fmt.Sprintf("app %s (%s)", other, where[h.cluster+"/"+other])
+			switch {
+			case claim == h.host:
+				f.Message = fmt.Sprintf("host %q is claimed by %s", h.host, by)
+			case strings.HasPrefix(claim, "*."):
+				f.Message = fmt.Sprintf("host %q is under the wildcard %q of %s", h.host, claim, by)
+			default:
+				f.Message = fmt.Sprintf("the wildcard host %q covers %q of %s", h.host, claim, by)
+			}
+			f.Message += "; two apps may not serve one host, and a wildcard host claims every name under it"
+			r.findings.add(f)
+			continue
+		}
+		hs.Claim(h.host, h.app)
+		if k := h.cluster + "/" + h.app; where[k] == "" {
+			where[k] = fmt.Sprintf("%s:%d", h.f.File, h.f.Line)
+		}
+	}
+}
+
+// decoded returns an object as a map.
+func decoded(n *node) tenancy.Object {
+	var m tenancy.Object
+	_ = json.Unmarshal(yamlx.AppendJSON(nil, n), &m)
+	return m
+}
+
+// patchBudget checks the patches of a folder's kustomization.yaml and of
+// the Flux Kustomization that builds it against the tenancy bounds, before
+// kustomize runs them; it reports false (and a finding at the patch) when
+// one breaks them.
+func (r *run) patchBudget(ks *fluxKS, dir string, refs []patchRef) bool {
+	largest := 0
+	for _, p := range r.t.under(dir) {
+		if !isYAML(p) {
+			continue
+		}
+		docs, err := yamlx.Parse(r.t.files[p])
+		if err != nil {
+			continue
+		}
+		for _, d := range docs {
+			if d.Root != nil {
+				largest = max(largest, len(yamlx.AppendJSON(nil, d.Root)))
+			}
+		}
+	}
+	b := tenancy.NewBudget(largest)
+	type patch struct {
+		root      *node
+		file      string
+		line, col int
+		size      int
+	}
+	var all []patch
+	for _, p := range refs {
+		if p.root != nil {
+			all = append(all, patch{p.root, p.file, p.line, p.col, len(yamlx.AppendJSON(nil, p.root))})
+		}
+	}
+	if items := ks.spec.Get("patches"); items != nil && items.Kind == yamlx.SeqNode {
+		for _, item := range items.Kids {
+			text := item.Get("patch")
+			if text == nil {
+				continue
+			}
+			if pd, err := yamlx.Parse([]byte(text.Text())); err == nil && len(pd) > 0 && pd[0].Root != nil {
+				all = append(all, patch{pd[0].Root, ks.file, int(text.Line), int(text.Col), len(text.Text())})
+			}
+		}
+	}
+	for _, p := range all {
+		var v any
+		if err := json.Unmarshal(yamlx.AppendJSON(nil, p.root), &v); err != nil {
+			continue
+		}
+		if op, m := b.Add(p.size, v); m != "" {
+			if op > 0 {
+				m = fmt.Sprintf("operation %d %s", op, m)
+			} else {
+				m = "the patch " + m
+			}
+			r.findings.add(Finding{Check: CheckTenancy, Severity: SeverityError, File: r.display(p.file), Line: p.line, Column: p.col,
+				Message: m + "; not built"})
+			return false
+		}
+	}
+	return true
+}
+
+// checkPatched compares what a component folder's patches made of its
+// objects (objs, as built) with the objects the folder builds to without
+// them, with the tenancy rules.
+func (r *run) checkPatched(ks *fluxKS, dir, root string, only map[string]bool, objs []*object, refs []patchRef) {
+	project, app, ok := tenantOf(path.Join(dir, "x"))
+	if !ok {
+		return
+	}
+	plain, _, err := r.kustomizeWith(ks, dir, root, only, true)
+	if err != nil {
+		return // the patched build's findings say why
+	}
+	before := make([]tenancy.Object, 0, len(plain))
+	own := map[string]bool{}
+	for _, o := range plain {
+		m := decoded(o.root)
+		before = append(before, m)
+		if gvk := gvkOf(o.root); gvk.Group == "networking.k8s.io" && gvk.Kind == "Ingress" {
+			for _, rule := range items(o.root.Get("spec").Get("rules")) {
+				own[strings.ToLower(rule.Get("host").Text())] = true
+			}
+			for _, t := range items(o.root.Get("spec").Get("tls")) {
+				for _, h := range items(t.Get("hosts")) {
+					own[strings.ToLower(h.Text())] = true
+				}
+			}
+		}
+	}
+	after := make([]tenancy.Object, 0, len(objs))
+	byLabel := map[string]*object{}
+	for _, o := range objs {
+		after = append(after, decoded(o.root))
+		byLabel[o.label()] = o
+	}
+	level := ""
+	if r.plat.Policy != nil {
+		level = r.plat.Policy.PodSecurity
+	}
+	t := tenancy.Tenant{Project: project, App: app, PodSecurity: level, Hosts: func(h string) (bool, string) {
+		return own[strings.ToLower(h)], ""
+	}}
+	for _, p := range tenancy.CheckPatched(before, after, t) {
+		msg := p.Message
+		if p.Field == "" || p.Field == "kind" || p.Field == "metadata.name" || p.Field == "metadata.namespace" {
+			msg = p.Object + ": " + msg
+		}
+		if o := byLabel[p.Object]; o != nil && len(o.patches) > 0 {
+			r.findings.add(r.finding(o, CheckTenancy, SeverityError, p.Field, msg))
+			continue
+		}
+		f := Finding{Check: CheckTenancy, Severity: SeverityError, Object: p.Object, Field: p.Field, Message: msg}
+		if len(refs) > 0 {
+			f.File, f.Line, f.Column = r.display(refs[0].file), refs[0].line, refs[0].col
+		} else {
+			f.File, f.Line = r.display(ks.file), ks.line
+		}
+		r.findings.add(f)
+	}
+}
