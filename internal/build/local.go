@@ -43,6 +43,11 @@ type LocalOptions struct {
 	CacheDir string
 	// Secrets are the values RUN --mount=type=secret,id=… can mount.
 	Secrets map[string]SecretSource
+	// SecretProjects restricts secrets to projects: a build may mount a
+	// secret listed here only when its Request.Project is in the list
+	// (an empty list: no build may). A secret not listed here may be
+	// mounted by every build, as one given on render's command line.
+	SecretProjects map[string][]string
 	// LookupEnv reads secrets named by environment variable; default
 	// os.LookupEnv.
 	LookupEnv func(string) (string, bool)
@@ -62,28 +67,41 @@ type LocalOptions struct {
 	// NoRegistryCache leaves the layer cache manifest (CacheTag) unread and
 	// unwritten.
 	NoRegistryCache bool
+	// Runtime is the OCI runtime that runs RUN: a path, or a name looked up
+	// in PATH; default runc, else crun.
+	Runtime string
+	// Limits bound each RUN's memory, processes and CPU (as root; see
+	// docs/build.md); zero fields take DefaultLimits.
+	Limits Limits
 }
 
-// Local builds Dockerfiles without a container daemon. RUN runs in Linux
-// namespaces (see the package documentation).
+// Local builds Dockerfiles without a container daemon. RUN runs in an OCI
+// runtime (runc or crun; see the package documentation).
 type Local struct {
 	reg           *registry.Client
 	buildPlatform v1.Platform
 	log           *slog.Logger
 
-	workDir    string
-	cacheRoot  string
-	secrets    map[string]SecretSource
-	lookupEnv  func(string) (string, bool)
-	network    string
-	timeout    time.Duration
-	output     io.Writer
-	rootless   bool
-	binfmtDir  string
-	noRegCache bool
-	noRun      bool
-	cacheMu    sync.Mutex
-	cacheLocks map[string]*sync.Mutex
+	workDir        string
+	cacheRoot      string
+	secrets        map[string]SecretSource
+	secretProjects map[string][]string
+	lookupEnv      func(string) (string, bool)
+	network        string
+	timeout        time.Duration
+	output         io.Writer
+	rootless       bool
+	binfmtDir      string
+	noRegCache     bool
+	noRun          bool
+	cacheMu        sync.Mutex
+	cacheLocks     map[string]*sync.Mutex
+	ids            idMap
+	limits         Limits
+	runtime        string
+	rtOnce         sync.Once
+	rtPath         string
+	rtErr          error
 }
 
 // NewLocal returns a Local builder.
@@ -101,9 +119,14 @@ func NewLocal(opts LocalOptions) (*Local, error) {
 	}
 	l := &Local{
 		reg: opts.Registry, buildPlatform: p, log: logger(opts.Logger),
-		workDir: opts.WorkDir, cacheRoot: opts.CacheDir, secrets: opts.Secrets, lookupEnv: opts.LookupEnv,
+		workDir: opts.WorkDir, cacheRoot: opts.CacheDir, secrets: opts.Secrets, secretProjects: opts.SecretProjects, lookupEnv: opts.LookupEnv,
 		network: opts.Network, timeout: opts.Timeout, output: opts.Output, rootless: os.Geteuid() != 0,
 		binfmtDir: binfmtDir, noRegCache: opts.NoRegistryCache, noRun: opts.NoRun, cacheLocks: map[string]*sync.Mutex{},
+		runtime: opts.Runtime, limits: opts.Limits.withDefaults(),
+	}
+	l.ids = idMap{base: rootIDBase, gidBase: rootIDBase}
+	if l.rootless {
+		l.ids = idMap{rootless: true, base: uint32(os.Geteuid()), gidBase: uint32(os.Getegid())}
 	}
 	switch l.network {
 	case "":
@@ -180,10 +203,11 @@ type executor struct {
 
 	// RUN's state: the work directory and what is in it, and the layer
 	// cache.
-	workDir  string
-	layerSeq int
-	rootfses []*rootFS
-	cache    *runCache
+	workDir   string
+	layerSeq  int
+	rootfses  []*rootFS
+	cache     *runCache
+	secretDir string // a folder on a tmpfs for the files of secret mounts
 }
 
 // readFile reads a context file once per build.

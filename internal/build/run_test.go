@@ -143,7 +143,7 @@ func newRunEnv(t testing.TB, opts LocalOptions) *runTestEnv {
 	t.Helper()
 	needRun(t)
 	e := newTestEnv(t)
-	re := &runTestEnv{testEnv: e, base: e.seedBusybox(t), workDir: t.TempDir(), cacheDir: t.TempDir(), output: &syncBuffer{}}
+	re := &runTestEnv{testEnv: e, base: e.seedBusybox(t), workDir: runWorkDir(t), cacheDir: t.TempDir(), output: &syncBuffer{}}
 	opts.Registry = e.reg
 	opts.WorkDir, opts.CacheDir, opts.Output = re.workDir, cmpOr(opts.CacheDir, re.cacheDir), re.output
 	local, err := NewLocal(opts)
