@@ -44,3 +44,19 @@ func TestRunSecretProjects(t *testing.T) {
 		t.Errorf("command-line secret: %v", err)
 	}
 }
+
+func TestSecretUses(t *testing.T) {
+	t.Parallel()
+	df := "FROM scratch AS a\nRUN --mount=type=secret,id=npm true\nFROM a\nRUN --mount=type=cache,target=/c --mount=type=secret,target=/run/secrets/token,required true\nRUN true\n"
+	got, err := SecretUses("Dockerfile", []byte(df))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []SecretUse{{"npm", 2}, {"token", 4}}
+	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("SecretUses = %v, want %v", got, want)
+	}
+	if _, err := SecretUses("Dockerfile", []byte("RUN true\n")); err == nil {
+		t.Error("a Dockerfile without FROM: no error")
+	}
+}
