@@ -190,6 +190,12 @@ func (l *Local) Build(ctx context.Context, req Request) (Result, error) {
 	return res, nil
 }
 
+// platPlan is the plan of one platform of a build.
+type platPlan struct {
+	df *dockerfile
+	p  *plan
+}
+
 // executor holds the state of one build.
 type executor struct {
 	l      *Local
@@ -230,10 +236,6 @@ func (x *executor) run(ctx context.Context, plats []v1.Platform, explicit bool) 
 	// Plan every platform first: unsupported instructions fail before any
 	// network traffic. Each plan parses afresh, since expansion rewrites
 	// the parsed instructions in place.
-	type platPlan struct {
-		df *dockerfile
-		p  *plan
-	}
 	var plans []platPlan
 	for _, pl := range plats {
 		df, err := parseDockerfile(x.bc.display, x.bc.dockerfile)
@@ -277,6 +279,7 @@ func (x *executor) run(ctx context.Context, plats []v1.Platform, explicit bool) 
 	if len(kept) == 0 {
 		return Result{}, fmt.Errorf("%s: the base images share none of the platforms %s", x.bc.display, strings.Join(x.req.Platforms, ", "))
 	}
+	x.logPlatforms(plats, kept, explicit)
 
 	if hasRun(kept[0].df) && !x.l.noRegCache {
 		x.cache = x.l.loadCache(ctx, x.req.Repo)
@@ -357,6 +360,35 @@ func (x *executor) run(ctx context.Context, plats []v1.Platform, explicit bool) 
 		Digest:    digest.String(),
 		Platforms: platforms,
 	}, nil
+}
+
+// logPlatforms says on the output which platforms the build makes, and
+// why those.
+func (x *executor) logPlatforms(plats []v1.Platform, kept []platPlan, explicit bool) {
+	if x.l.output == nil {
+		return
+	}
+	var names []string
+	for _, pp := range kept {
+		names = append(names, platformString(pp.p.platform))
+	}
+	why := "build.platforms"
+	switch {
+	case explicit:
+	case len(kept) < len(plats):
+		var all []string
+		for _, p := range plats {
+			all = append(all, platformString(p))
+		}
+		why = fmt.Sprintf("of the default platforms %s, the base images have only these; build.platforms is not set", strings.Join(all, ", "))
+	default:
+		why = "the default platforms; build.platforms is not set"
+	}
+	prefix := ""
+	if x.req.Name != "" {
+		prefix = x.req.Name + ": "
+	}
+	fmt.Fprintf(x.l.output, "%s%s: building %s (%s)\n", prefix, x.bc.display, strings.Join(names, ", "), why)
 }
 
 // baseImage is a registry image used by FROM or COPY --from.

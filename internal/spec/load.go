@@ -388,9 +388,9 @@ func ApplyPlatformDefaults(p *Platform) {
 	if p.Build == nil {
 		p.Build = &BuildConfig{}
 	}
-	if len(p.Build.Platforms) == 0 {
-		p.Build.Platforms = []string{"linux/amd64", "linux/arm64"}
-	}
+	// build.platforms stays empty when unset: the builder then builds the
+	// default platforms where the base image has them, and a
+	// single-platform base's own platform.
 }
 
 // ClusterByName returns the platform's cluster of that name, or nil.
