@@ -25,10 +25,11 @@ FLEETWRIGHT_TEST_POSTGRES_DSN="$(bash hack/postgres/start.sh | tail -n 1)"
 export FLEETWRIGHT_TEST_POSTGRES_DSN
 trap 'bash hack/postgres/stop.sh "$FLEETWRIGHT_TEST_POSTGRES_DSN" || true' EXIT
 
-step "Debian packages for the tests (chromium: the status page browser test; busybox-static: the RUN builder tests)"
+step "Debian packages for the tests (chromium: the status page browser test; busybox-static: the RUN builder tests' images; runc: the OCI runtime RUN executes in)"
 missing=()
 command -v chromium >/dev/null || missing+=(chromium)
 dpkg -s busybox-static >/dev/null 2>&1 || missing+=(busybox-static)
+command -v runc >/dev/null || command -v crun >/dev/null || missing+=(runc)
 if ((${#missing[@]})); then
 	if [[ $(id -u) -eq 0 ]]; then
 		DEBIAN_FRONTEND=noninteractive apt-get update >&2

@@ -7,17 +7,12 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/fleetwright/fleetwright/internal/build"
-
 	// Root certificates for when the system has none (the container image
 	// is FROM scratch); the system's own are used wherever they exist.
 	_ "golang.org/x/crypto/x509roots/fallback"
 )
 
 func main() {
-	// A RUN of a Dockerfile build executes in a copy of this program
-	// started as the init of new namespaces: it takes over here.
-	build.MaybeRunInit()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr, getenv: os.Getenv})
 	stop()

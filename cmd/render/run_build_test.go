@@ -80,7 +80,7 @@ func TestRenderBuildsRun(t *testing.T) {
 	const token = "tok-5ecret-value"
 	root := t.TempDir()
 	golden.WriteFiles(t, root, map[string]string{
-		"platform.yaml":          "registry: " + reg.Host() + "/fleet\nbuild:\n  platforms: [linux/" + runtime.GOARCH + "]\n  secrets: [{id: token, env: BUILD_TOKEN}]\n",
+		"platform.yaml":          "registry: " + reg.Host() + "/fleet\nbuild:\n  platforms: [linux/" + runtime.GOARCH + "]\n  secrets: [{id: token, env: BUILD_TOKEN, projects: [shop]}]\n",
 		"apps/shop/web/app.yaml": "name: web\ncomponents: [{name: site, type: workload, workload_spec: {build_mode: dockerfile, port: 80}}]\n",
 		"apps/shop/web/Dockerfile": "FROM " + base + "\n" +
 			"RUN --mount=type=secret,id=token,env=TOKEN echo \"token of ${#TOKEN} bytes\" > /built && echo \"token=$TOKEN\"\n" +

@@ -74,6 +74,9 @@ type Request struct {
 	SourceDateEpoch int64
 	// Mode selects the kind of build.
 	Mode Mode
+	// Project is the project of the component built: RUN may mount only
+	// the secrets LocalOptions.SecretProjects lets it.
+	Project string
 }
 
 // Result describes a pushed image.

@@ -8,10 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"sync"
+	"syscall"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -299,7 +301,8 @@ func (l *Local) cacheDir(id string, m *instructions.Mount) (string, func(), erro
 		mu.Lock()
 		unlock = mu.Unlock
 	}
-	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+	fi, err := os.Lstat(dir)
+	if errors.Is(err, os.ErrNotExist) {
 		mode := os.FileMode(0o755)
 		if m.Mode != nil {
 			mode = os.FileMode(*m.Mode & 0o7777)
@@ -314,16 +317,51 @@ func (l *Local) cacheDir(id string, m *instructions.Mount) (string, func(), erro
 		if m.GID != nil {
 			gid = int(*m.GID)
 		}
-		if !l.rootless {
-			if err := os.Lchown(dir, uid, gid); err != nil {
+		if !l.ids.rootless {
+			if err := os.Lchown(dir, l.ids.toHost(uid, false), l.ids.toHost(gid, true)); err != nil {
 				return "", unlock, fmt.Errorf("cache mount %s: %w", id, err)
 			}
 		}
 		if err := os.Chmod(dir, mode); err != nil {
 			return "", unlock, fmt.Errorf("cache mount %s: %w", id, err)
 		}
+		return dir, unlock, nil
+	}
+	if err != nil {
+		return "", unlock, fmt.Errorf("cache mount %s: %w", id, err)
+	}
+	// The runtime mounts the folder by its path: it must be one, not a
+	// link to somewhere else.
+	if !fi.IsDir() {
+		return "", unlock, fmt.Errorf("cache mount %s: %s is not a folder", id, dir)
+	}
+	if err := l.shiftOwners(dir, fi); err != nil {
+		return "", unlock, fmt.Errorf("cache mount %s: %w", id, err)
 	}
 	return dir, unlock, nil
+}
+
+// shiftOwners gives a cache folder that a builder without a user namespace
+// made (owned by host ids below the namespace's) to the namespace's ids,
+// so that its files keep their owners as a RUN sees them.
+func (l *Local) shiftOwners(dir string, fi os.FileInfo) error {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if l.ids.rootless || !ok || st.Uid >= l.ids.base {
+		return nil
+	}
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if s, ok := info.Sys().(*syscall.Stat_t); ok && s.Uid < l.ids.base {
+			return os.Lchown(p, l.ids.toHost(int(s.Uid), false), l.ids.toHost(int(s.Gid), true))
+		}
+		return nil
+	})
 }
 
 // secret reads a configured secret's value.

@@ -206,7 +206,7 @@ func FuzzRunDiff(f *testing.F) {
 			t.Fatal(err)
 		}
 		work := t.TempDir()
-		a, err := newRootFS(filepath.Join(work, "a"), false, epoch)
+		a, err := newRootFS(filepath.Join(work, "a"), idMap{}, epoch)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -214,7 +214,7 @@ func FuzzRunDiff(f *testing.F) {
 		if err := a.extract(bytes.NewReader(baseTar)); err != nil {
 			t.Fatal(err)
 		}
-		before, err := snapshot(a.dir, false)
+		before, err := snapshot(a.dir, idMap{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -222,7 +222,7 @@ func FuzzRunDiff(f *testing.F) {
 		for i := 0; i+3 < len(ops); i += 4 {
 			fuzzMutate(a.dir, ops[i], ops[i+1], ops[i+2], ops[i+3])
 		}
-		after, err := snapshot(a.dir, false)
+		after, err := snapshot(a.dir, idMap{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -230,7 +230,7 @@ func FuzzRunDiff(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		layer, _, err := a.writeDiff(entries, epoch, "application/vnd.oci.image.layer.v1.tar+gzip", filepath.Join(work, "layer.tar.gz"))
+		layer, _, err := a.writeDiff(entries, epoch, "application/vnd.oci.image.layer.v1.tar+gzip", filepath.Join(work, "layer.tar.gz"), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -250,7 +250,7 @@ func FuzzRunDiff(f *testing.F) {
 		want := walkTree(t, a.dir)
 
 		// Unpacked on a copy of the tree before.
-		b, err := newRootFS(filepath.Join(work, "b"), false, epoch)
+		b, err := newRootFS(filepath.Join(work, "b"), idMap{}, epoch)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -308,7 +308,7 @@ func TestExtractThroughAbsoluteLinks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := newRootFS(filepath.Join(t.TempDir(), "root"), false, epoch)
+	r, err := newRootFS(filepath.Join(t.TempDir(), "root"), idMap{}, epoch)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,6 +43,11 @@ type LocalOptions struct {
 	CacheDir string
 	// Secrets are the values RUN --mount=type=secret,id=… can mount.
 	Secrets map[string]SecretSource
+	// SecretProjects restricts secrets to projects: a build may mount a
+	// secret listed here only when its Request.Project is in the list
+	// (an empty list: no build may). A secret not listed here may be
+	// mounted by every build, as one given on render's command line.
+	SecretProjects map[string][]string
 	// LookupEnv reads secrets named by environment variable; default
 	// os.LookupEnv.
 	LookupEnv func(string) (string, bool)
@@ -62,28 +67,41 @@ type LocalOptions struct {
 	// NoRegistryCache leaves the layer cache manifest (CacheTag) unread and
 	// unwritten.
 	NoRegistryCache bool
+	// Runtime is the OCI runtime that runs RUN: a path, or a name looked up
+	// in PATH; default runc, else crun.
+	Runtime string
+	// Limits bound each RUN's memory, processes and CPU (as root; see
+	// docs/build.md); zero fields take DefaultLimits.
+	Limits Limits
 }
 
-// Local builds Dockerfiles without a container daemon. RUN runs in Linux
-// namespaces (see the package documentation).
+// Local builds Dockerfiles without a container daemon. RUN runs in an OCI
+// runtime (runc or crun; see the package documentation).
 type Local struct {
 	reg           *registry.Client
 	buildPlatform v1.Platform
 	log           *slog.Logger
 
-	workDir    string
-	cacheRoot  string
-	secrets    map[string]SecretSource
-	lookupEnv  func(string) (string, bool)
-	network    string
-	timeout    time.Duration
-	output     io.Writer
-	rootless   bool
-	binfmtDir  string
-	noRegCache bool
-	noRun      bool
-	cacheMu    sync.Mutex
-	cacheLocks map[string]*sync.Mutex
+	workDir        string
+	cacheRoot      string
+	secrets        map[string]SecretSource
+	secretProjects map[string][]string
+	lookupEnv      func(string) (string, bool)
+	network        string
+	timeout        time.Duration
+	output         io.Writer
+	rootless       bool
+	binfmtDir      string
+	noRegCache     bool
+	noRun          bool
+	cacheMu        sync.Mutex
+	cacheLocks     map[string]*sync.Mutex
+	ids            idMap
+	limits         Limits
+	runtime        string
+	rtOnce         sync.Once
+	rtPath         string
+	rtErr          error
 }
 
 // NewLocal returns a Local builder.
@@ -101,9 +119,14 @@ func NewLocal(opts LocalOptions) (*Local, error) {
 	}
 	l := &Local{
 		reg: opts.Registry, buildPlatform: p, log: logger(opts.Logger),
-		workDir: opts.WorkDir, cacheRoot: opts.CacheDir, secrets: opts.Secrets, lookupEnv: opts.LookupEnv,
+		workDir: opts.WorkDir, cacheRoot: opts.CacheDir, secrets: opts.Secrets, secretProjects: opts.SecretProjects, lookupEnv: opts.LookupEnv,
 		network: opts.Network, timeout: opts.Timeout, output: opts.Output, rootless: os.Geteuid() != 0,
 		binfmtDir: binfmtDir, noRegCache: opts.NoRegistryCache, noRun: opts.NoRun, cacheLocks: map[string]*sync.Mutex{},
+		runtime: opts.Runtime, limits: opts.Limits.withDefaults(),
+	}
+	l.ids = idMap{base: rootIDBase, gidBase: rootIDBase}
+	if l.rootless {
+		l.ids = idMap{rootless: true, base: uint32(os.Geteuid()), gidBase: uint32(os.Getegid())}
 	}
 	switch l.network {
 	case "":
@@ -167,6 +190,12 @@ func (l *Local) Build(ctx context.Context, req Request) (Result, error) {
 	return res, nil
 }
 
+// platPlan is the plan of one platform of a build.
+type platPlan struct {
+	df *dockerfile
+	p  *plan
+}
+
 // executor holds the state of one build.
 type executor struct {
 	l      *Local
@@ -180,10 +209,11 @@ type executor struct {
 
 	// RUN's state: the work directory and what is in it, and the layer
 	// cache.
-	workDir  string
-	layerSeq int
-	rootfses []*rootFS
-	cache    *runCache
+	workDir   string
+	layerSeq  int
+	rootfses  []*rootFS
+	cache     *runCache
+	secretDir string // a folder on a tmpfs for the files of secret mounts
 }
 
 // readFile reads a context file once per build.
@@ -206,10 +236,6 @@ func (x *executor) run(ctx context.Context, plats []v1.Platform, explicit bool) 
 	// Plan every platform first: unsupported instructions fail before any
 	// network traffic. Each plan parses afresh, since expansion rewrites
 	// the parsed instructions in place.
-	type platPlan struct {
-		df *dockerfile
-		p  *plan
-	}
 	var plans []platPlan
 	for _, pl := range plats {
 		df, err := parseDockerfile(x.bc.display, x.bc.dockerfile)
@@ -253,6 +279,7 @@ func (x *executor) run(ctx context.Context, plats []v1.Platform, explicit bool) 
 	if len(kept) == 0 {
 		return Result{}, fmt.Errorf("%s: the base images share none of the platforms %s", x.bc.display, strings.Join(x.req.Platforms, ", "))
 	}
+	x.logPlatforms(plats, kept, explicit)
 
 	if hasRun(kept[0].df) && !x.l.noRegCache {
 		x.cache = x.l.loadCache(ctx, x.req.Repo)
@@ -333,6 +360,35 @@ func (x *executor) run(ctx context.Context, plats []v1.Platform, explicit bool) 
 		Digest:    digest.String(),
 		Platforms: platforms,
 	}, nil
+}
+
+// logPlatforms says on the output which platforms the build makes, and
+// why those.
+func (x *executor) logPlatforms(plats []v1.Platform, kept []platPlan, explicit bool) {
+	if x.l.output == nil {
+		return
+	}
+	var names []string
+	for _, pp := range kept {
+		names = append(names, platformString(pp.p.platform))
+	}
+	why := "build.platforms"
+	switch {
+	case explicit:
+	case len(kept) < len(plats):
+		var all []string
+		for _, p := range plats {
+			all = append(all, platformString(p))
+		}
+		why = fmt.Sprintf("of the default platforms %s, the base images have only these; build.platforms is not set", strings.Join(all, ", "))
+	default:
+		why = "the default platforms; build.platforms is not set"
+	}
+	prefix := ""
+	if x.req.Name != "" {
+		prefix = x.req.Name + ": "
+	}
+	fmt.Fprintf(x.l.output, "%s%s: building %s (%s)\n", prefix, x.bc.display, strings.Join(names, ", "), why)
 }
 
 // baseImage is a registry image used by FROM or COPY --from.

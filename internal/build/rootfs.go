@@ -26,23 +26,37 @@ import (
 // holds the SHA-256 of each regular file as the last snapshot saw it, so a
 // file rewritten with the same content does not count as changed.
 type rootFS struct {
-	dir      string
-	root     *os.Root
-	applied  int
-	sums     map[string][32]byte
-	rootless bool
-	epoch    time.Time // mtime of files unpacked from this build's own layers
+	dir     string
+	root    *os.Root
+	applied int
+	sums    map[string][32]byte
+	ids     idMap     // how the RUN's user namespace maps the owners of files
+	epoch   time.Time // mtime of files unpacked from this build's own layers
 }
 
-func newRootFS(dir string, rootless bool, epoch time.Time) (*rootFS, error) {
+// newRootFS makes dir, owned by the user namespace's root.
+func newRootFS(dir string, ids idMap, epoch time.Time) (*rootFS, error) {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, err
+	}
+	if !ids.rootless {
+		if err := os.Lchown(dir, ids.toHost(0, false), ids.toHost(0, true)); err != nil {
+			return nil, err
+		}
 	}
 	r, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, err
 	}
-	return &rootFS{dir: dir, root: r, sums: map[string][32]byte{}, rootless: rootless, epoch: epoch}, nil
+	return &rootFS{dir: dir, root: r, sums: map[string][32]byte{}, ids: ids, epoch: epoch}, nil
+}
+
+// chownRoot gives name (made by the builder) to the user namespace's root.
+func (r *rootFS) chownRoot(name string) error {
+	if r.ids.rootless {
+		return nil
+	}
+	return r.root.Lchown(relName(name), r.ids.toHost(0, false), r.ids.toHost(0, true))
 }
 
 func (r *rootFS) close() { r.root.Close() }
@@ -212,7 +226,7 @@ func (r *rootFS) extract(rd io.Reader) error {
 			continue
 		}
 		created[name] = true
-		if err := r.root.Lchown(rel, h.Uid, h.Gid); err != nil && !r.rootless {
+		if err := r.root.Lchown(rel, r.ids.toHost(h.Uid, false), r.ids.toHost(h.Gid, true)); err != nil && !r.ids.rootless {
 			return fmt.Errorf("unpacking %s: %w", name, err)
 		}
 		if h.Typeflag == tar.TypeSymlink {
@@ -291,10 +305,9 @@ type snapEntry struct {
 }
 
 // snapshot lists the tree below dir by path ("/a/b"), without following
-// links. Without root, the files of this user are root's, as the RUN's
-// user namespace shows them.
-func snapshot(dir string, rootless bool) (map[string]snapEntry, error) {
-	uid, gid := uint32(os.Getuid()), uint32(os.Getgid())
+// links. Owners are the container's, as the RUN's user namespace shows
+// them (ids maps them back from the host's).
+func snapshot(dir string, ids idMap) (map[string]snapEntry, error) {
 	out := map[string]snapEntry{}
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -315,14 +328,7 @@ func snapshot(dir string, rootless bool) (map[string]snapEntry, error) {
 		if err != nil {
 			return fmt.Errorf("%s: %w", p, err)
 		}
-		if rootless {
-			if e.uid == uid {
-				e.uid = 0
-			}
-			if e.gid == gid {
-				e.gid = 0
-			}
-		}
+		e.uid, e.gid = ids.fromHost(e.uid, false), ids.fromHost(e.gid, true)
 		if fi.Mode()&fs.ModeSymlink != 0 {
 			if e.link, err = os.Readlink(p); err != nil {
 				return err
@@ -483,7 +489,10 @@ func diffTrees(before, after map[string]snapEntry, sums map[string][32]byte, sum
 // reading contents from the root filesystem. Every entry has mtime epoch;
 // a file with several links in the layer is stored once and linked. It
 // returns the layer and the SHA-256 of every regular file written.
-func (r *rootFS) writeDiff(entries []diffEntry, epoch time.Time, mt types.MediaType, dst string) (*fileLayer, map[string][32]byte, error) {
+//
+// scan, when set, is searched for secrets in every entry's name, link
+// target and content; a hit is a *leakError and no layer.
+func (r *rootFS) writeDiff(entries []diffEntry, epoch time.Time, mt types.MediaType, dst string, scan *leakScanner) (*fileLayer, map[string][32]byte, error) {
 	f, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return nil, nil, err
@@ -510,6 +519,11 @@ func (r *rootFS) writeDiff(entries []diffEntry, epoch time.Time, mt types.MediaT
 			continue
 		}
 		st := e.st
+		if scan != nil {
+			if i := scan.check(e.path + "\x00" + st.link); i >= 0 {
+				return nil, nil, &leakError{id: scan.ids[i], path: e.path}
+			}
+		}
 		h.Mode, h.Uid, h.Gid = tarMode(st.mode), int(st.uid), int(st.gid)
 		switch {
 		case st.mode.IsDir():
@@ -546,8 +560,16 @@ func (r *rootFS) writeDiff(entries []diffEntry, epoch time.Time, mt types.MediaT
 			return nil, nil, err
 		}
 		sum := sha256.New()
-		n, err := io.Copy(io.MultiWriter(tw, sum), io.LimitReader(src, st.size))
+		var w io.Writer = io.MultiWriter(tw, sum)
+		if scan != nil {
+			scan.reset()
+			w = io.MultiWriter(tw, sum, scan)
+		}
+		n, err := io.Copy(w, io.LimitReader(src, st.size))
 		src.Close()
+		if scan != nil && scan.hit >= 0 {
+			return nil, nil, &leakError{id: scan.ids[scan.hit], path: e.path}
+		}
 		if err == nil && n != st.size {
 			err = fmt.Errorf("%s changed size while it was read", e.path)
 		}

@@ -51,6 +51,14 @@ func needRun(t testing.TB) {
 		}
 		t.Skipf("%s missing and %s=1", busyboxPath, SkipRunEnv)
 	}
+	if _, err := exec.LookPath("runc"); err != nil {
+		if _, err := exec.LookPath("crun"); err != nil {
+			if os.Getenv(SkipRunEnv) != "1" {
+				t.Fatalf("no OCI runtime on PATH: install runc (hack/test.sh does), or set %s=1 to skip the RUN tests", SkipRunEnv)
+			}
+			t.Skipf("no OCI runtime and %s=1", SkipRunEnv)
+		}
+	}
 	if err := namespacesOnce(); err != nil {
 		t.Skipf("this machine does not let root create namespaces (a container without CAP_SYS_ADMIN?): %v", err)
 	}
@@ -143,7 +151,7 @@ func newRunEnv(t testing.TB, opts LocalOptions) *runTestEnv {
 	t.Helper()
 	needRun(t)
 	e := newTestEnv(t)
-	re := &runTestEnv{testEnv: e, base: e.seedBusybox(t), workDir: t.TempDir(), cacheDir: t.TempDir(), output: &syncBuffer{}}
+	re := &runTestEnv{testEnv: e, base: e.seedBusybox(t), workDir: runWorkDir(t), cacheDir: t.TempDir(), output: &syncBuffer{}}
 	opts.Registry = e.reg
 	opts.WorkDir, opts.CacheDir, opts.Output = re.workDir, cmpOr(opts.CacheDir, re.cacheDir), re.output
 	local, err := NewLocal(opts)

@@ -24,13 +24,17 @@ func (l *Local) runImage(ctx context.Context, img v1.Image, out io.Writer) (int,
 	if len(argv) == 0 {
 		return 0, errors.New("the image has no entrypoint or command")
 	}
-	work, err := os.MkdirTemp(l.workDir, "fleetwright-run-")
+	rt, err := l.runtimePath()
+	if err != nil {
+		return 0, err
+	}
+	work, err := l.makeWorkDir("fleetwright-run-")
 	if err != nil {
 		return 0, err
 	}
 	defer os.RemoveAll(work)
 	x := &executor{l: l, workDir: work}
-	r, err := newRootFS(filepath.Join(work, "rootfs"), l.rootless, cf.Created.Time)
+	r, err := newRootFS(filepath.Join(work, "rootfs"), l.ids, cf.Created.Time)
 	if err != nil {
 		return 0, err
 	}
@@ -50,13 +54,17 @@ func (l *Local) runImage(ctx context.Context, img v1.Image, out io.Writer) (int,
 	if wd == "" {
 		wd = "/"
 	}
-	spec := sandboxSpec{Args: argv, Env: runEnv(cf.Config, nil), Dir: wd, Hostname: "fleetwright", Rootless: l.rootless}
+	spec := sandboxSpec{Args: argv, Env: runEnv(cf.Config, nil), Dir: wd, Hostname: "fleetwright", IDs: l.ids, Limits: l.limits}
 	if spec.UID, spec.GID, spec.Groups, err = runUser(cf.Config.User, r.readFile); err != nil {
 		return 0, err
 	}
-	if _, err := x.prepareSandbox(r, &spec); err != nil {
+	if _, err := x.prepareSandbox(r, &spec, nil); err != nil {
 		return 0, err
 	}
 	spec.Rootfs = r.dir
-	return runSandbox(ctx, spec, out)
+	if err := r.checkCommand(&spec); err != nil {
+		return 127, err
+	}
+	res, err := runSandbox(ctx, rt, filepath.Join(work, "runtime"), spec, out)
+	return res.Exit, err
 }

@@ -49,6 +49,8 @@ type RunError struct {
 	// command; Err then says which.
 	Killed bool
 	Err    error
+	// Limit says which cgroup limit the command hit, when one did.
+	Limit string
 }
 
 func (e *RunError) Unwrap() error { return e.Err }
@@ -66,6 +68,9 @@ func (e *RunError) Error() string {
 	}
 	if e.Killed {
 		return fmt.Sprintf("%s:%d: RUN %s: killed: %v", e.File, e.Line, e.Command, e.Err)
+	}
+	if e.Limit != "" {
+		return fmt.Sprintf("%s:%d: RUN %s: exit code %d: %s", e.File, e.Line, e.Command, e.ExitCode, e.Limit)
 	}
 	return fmt.Sprintf("%s:%d: RUN %s: exit code %d%s", e.File, e.Line, e.Command, e.ExitCode, last)
 }
@@ -243,7 +248,7 @@ func (x *executor) runInstr(ctx context.Context, df *dockerfile, p *plan, st *st
 	}
 	spec := sandboxSpec{
 		Args: argv, Env: runEnv(cfg, st.args), Dir: wd, Hostname: "fleetwright",
-		HostNetwork: hostNet, Scripts: scripts, Rootless: x.l.rootless,
+		HostNetwork: hostNet, IDs: x.l.ids, Limits: x.l.limits,
 	}
 	mounts, key, err := x.resolveMounts(ctx, df, p, st, c, done)
 	if err != nil {
@@ -303,22 +308,40 @@ func (x *executor) runInstr(ctx context.Context, df *dockerfile, p *plan, st *st
 	if x.l.rootless && (spec.UID != 0 || spec.GID != 0) {
 		return fail("USER %s needs the builder to run as root: without root, RUN runs in a user namespace that maps only uid 0", cfg.User)
 	}
+	rt, err := x.l.runtimePath()
+	if err != nil {
+		return fail("%w", err)
+	}
 	for i := range mounts.list {
 		m := &mounts.list[i].sandboxMount
-		if m.Kind == "secret" && m.Mode == 0 {
-			m.Mode = 0o400
+		if m.Kind == "secret" {
+			if m.Mode == 0 {
+				m.Mode = 0o400
+			}
+			if m.Source, err = x.secretFile(*m); err != nil {
+				return fail("secret %q: %w", m.ID, err)
+			}
 		}
 		spec.Mounts = append(spec.Mounts, *m)
 	}
-	before, err := snapshot(rfs.dir, rfs.rootless)
+	before, err := snapshot(rfs.dir, rfs.ids)
 	if err != nil {
 		return fail("%w", err)
 	}
-	stubs, err := x.prepareSandbox(rfs, &spec)
+	stubs, err := x.prepareSandbox(rfs, &spec, scripts)
 	if err != nil {
+		removeStubs(rfs, stubs)
 		return fail("%w", err)
 	}
 	spec.Rootfs = rfs.dir
+	if err := rfs.checkCommand(&spec); err != nil {
+		removeStubs(rfs, stubs)
+		var se *sandboxError
+		if errors.As(err, &se) && se.notFound {
+			return &RunError{File: df.file, Line: line, Command: runSummary(c), ExitCode: 127, Output: redact(se.msg, mounts.secrets)}
+		}
+		return fail("%w", err)
+	}
 
 	tail := &lineTail{max: RunOutputLines}
 	var out io.Writer = tail
@@ -328,8 +351,9 @@ func (x *executor) runInstr(ctx context.Context, df *dockerfile, p *plan, st *st
 	red := &redactor{w: out, secrets: mounts.secrets}
 	step("")
 	x.l.log.Debug("RUN", "build", x.req.Name, "line", line)
-	exit, runErr := runSandbox(ctx, spec, red)
+	res, runErr := runSandbox(ctx, rt, x.stateDir(), spec, red)
 	red.flush()
+	mounts.removeSecretFiles()
 	if err := removeStubs(rfs, stubs); err != nil && runErr == nil {
 		runErr = err
 	}
@@ -337,16 +361,19 @@ func (x *executor) runInstr(ctx context.Context, df *dockerfile, p *plan, st *st
 		if ctx.Err() != nil {
 			return &RunError{File: df.file, Line: line, Command: runSummary(c), Killed: true, Err: ctx.Err(), Output: tail.String()}
 		}
-		var se *sandboxError
-		if errors.As(runErr, &se) && se.notFound {
-			return &RunError{File: df.file, Line: line, Command: runSummary(c), ExitCode: exit, Output: redact(se.msg, mounts.secrets)}
-		}
 		return fail("%w", runErr)
 	}
-	if exit != 0 {
-		return &RunError{File: df.file, Line: line, Command: runSummary(c), ExitCode: exit, Output: tail.String()}
+	if res.Exit != 0 {
+		re := &RunError{File: df.file, Line: line, Command: runSummary(c), ExitCode: res.Exit, Output: tail.String()}
+		switch {
+		case res.OOMKilled:
+			re.Limit = fmt.Sprintf("out of memory: the memory limit of %s was reached (platform.yaml build.limits.memory)", memoryString(spec.Limits.Memory))
+		case res.PidsMax:
+			re.Limit = fmt.Sprintf("the process limit of %d was reached (platform.yaml build.limits.pids)", spec.Limits.Pids)
+		}
+		return re
 	}
-	after, err := snapshot(rfs.dir, rfs.rootless)
+	after, err := snapshot(rfs.dir, rfs.ids)
 	if err != nil {
 		return fail("%w", err)
 	}
@@ -355,7 +382,12 @@ func (x *executor) runInstr(ctx context.Context, df *dockerfile, p *plan, st *st
 		return fail("%w", err)
 	}
 	x.layerSeq++
-	layer, sums, err := rfs.writeDiff(entries, x.epoch, st.layerType, filepath.Join(x.workDir, fmt.Sprintf("layer-%d.tar.gz", x.layerSeq)))
+	scan := newLeakScanner(mounts.secretIDs, mounts.secrets)
+	layer, sums, err := rfs.writeDiff(entries, x.epoch, st.layerType, filepath.Join(x.workDir, fmt.Sprintf("layer-%d.tar.gz", x.layerSeq)), scan)
+	var leak *leakError
+	if errors.As(err, &leak) {
+		return &SecretLeakError{File: df.file, Line: line, Command: runSummary(c), Secret: leak.id, Path: leak.path}
+	}
 	if err != nil {
 		return fail("writing the layer: %w", err)
 	}
@@ -421,7 +453,7 @@ func (x *executor) rootfsFor(st *stageState) (*rootFS, error) {
 	}
 	if st.rootfs == nil {
 		x.layerSeq++
-		r, err := newRootFS(filepath.Join(x.workDir, fmt.Sprintf("rootfs-%d", x.layerSeq)), x.l.rootless, x.epoch)
+		r, err := newRootFS(filepath.Join(x.workDir, fmt.Sprintf("rootfs-%d", x.layerSeq)), x.l.ids, x.epoch)
 		if err != nil {
 			return nil, err
 		}
@@ -461,19 +493,25 @@ func (x *executor) ensureWorkDir() error {
 	if x.workDir != "" {
 		return nil
 	}
-	d, err := os.MkdirTemp(x.l.workDir, "fleetwright-build-")
+	d, err := x.l.makeWorkDir("fleetwright-build-")
 	if err != nil {
-		return fmt.Errorf("build work directory: %w", err)
+		return err
 	}
 	x.workDir = d
 	return nil
 }
+
+// stateDir is the OCI runtime's state folder of the build.
+func (x *executor) stateDir() string { return filepath.Join(x.workDir, "runtime") }
 
 // cleanup removes the build's work directory: unpacked root filesystems,
 // layer files, copies made for bind mounts.
 func (x *executor) cleanup() {
 	for _, r := range x.rootfses {
 		r.close()
+	}
+	if x.secretDir != "" {
+		os.RemoveAll(x.secretDir)
 	}
 	if x.workDir != "" {
 		os.RemoveAll(x.workDir)
@@ -489,7 +527,7 @@ type stub struct {
 
 // prepareSandbox writes /etc/hosts and /etc/resolv.conf for the sandbox
 // and makes the mount points its mounts need.
-func (x *executor) prepareSandbox(r *rootFS, spec *sandboxSpec) ([]stub, error) {
+func (x *executor) prepareSandbox(r *rootFS, spec *sandboxSpec, scripts map[string]string) ([]stub, error) {
 	var stubs []stub
 	ensure := func(p string, dir bool) error {
 		p, err := r.resolve(p, true)
@@ -512,6 +550,9 @@ func (x *executor) prepareSandbox(r *rootFS, spec *sandboxSpec) ([]stub, error) 
 					return err
 				}
 				stubs = append(stubs, stub{q, true})
+				if err := r.chownRoot(q); err != nil {
+					return err
+				}
 				continue
 			}
 			f, err := r.root.OpenFile(relName(q), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
@@ -520,10 +561,13 @@ func (x *executor) prepareSandbox(r *rootFS, spec *sandboxSpec) ([]stub, error) 
 			}
 			f.Close()
 			stubs = append(stubs, stub{q, false})
+			if err := r.chownRoot(q); err != nil {
+				return err
+			}
 		}
 		return nil
 	}
-	for _, d := range []string{"/proc", "/dev"} {
+	for _, d := range []string{"/proc", "/dev", "/sys"} {
 		if err := ensure(d, true); err != nil {
 			return stubs, fmt.Errorf("mount point %s: %w", d, err)
 		}
@@ -536,6 +580,18 @@ func (x *executor) prepareSandbox(r *rootFS, spec *sandboxSpec) ([]stub, error) 
 		}
 	}
 	x.layerSeq++
+	spec.Bundle = filepath.Join(x.workDir, fmt.Sprintf("bundle-%d", x.layerSeq))
+	if len(scripts) > 0 {
+		spec.Pipes = filepath.Join(x.workDir, fmt.Sprintf("pipes-%d", x.layerSeq))
+		if err := os.Mkdir(spec.Pipes, 0o755); err != nil {
+			return stubs, err
+		}
+		for name, data := range scripts {
+			if err := os.WriteFile(filepath.Join(spec.Pipes, name), []byte(data), 0o755); err != nil {
+				return stubs, err
+			}
+		}
+	}
 	spec.Hosts = filepath.Join(x.workDir, fmt.Sprintf("hosts-%d", x.layerSeq))
 	spec.Resolv = filepath.Join(x.workDir, fmt.Sprintf("resolv-%d", x.layerSeq))
 	if err := os.WriteFile(spec.Hosts, []byte(hosts), 0o644); err != nil {
@@ -559,7 +615,12 @@ func (x *executor) prepareSandbox(r *rootFS, spec *sandboxSpec) ([]stub, error) 
 		}
 	}
 	for i, m := range spec.Mounts {
-		if err := ensure(m.Target, m.Kind != "secret"); err != nil {
+		dir := m.Kind == "tmpfs"
+		if m.Kind == "bind" {
+			fi, err := os.Stat(m.Source)
+			dir = err != nil || fi.IsDir()
+		}
+		if err := ensure(m.Target, dir); err != nil {
 			return stubs, fmt.Errorf("mount point %s: %w", m.Target, err)
 		}
 		// The kernel resolves the target on the host side: give it the path
@@ -691,7 +752,7 @@ func (r *redactor) flush() {
 
 func redactBytes(b []byte, secrets [][]byte) []byte {
 	for _, s := range secrets {
-		for _, v := range secretForms(s) {
+		for _, v := range allSecretForms(s) {
 			b = bytes.ReplaceAll(b, v, []byte(secretMask))
 		}
 	}
@@ -720,10 +781,20 @@ func secretForms(s []byte) [][]byte {
 
 // mountSet is the resolved mounts of one RUN and what to release after.
 type mountSet struct {
-	list    []resolvedMount
-	env     []string // secrets mounted as environment variables
-	secrets [][]byte
-	unlock  []func()
+	list      []resolvedMount
+	env       []string // secrets mounted as environment variables
+	secrets   [][]byte
+	secretIDs []string // the ids of secrets, by index
+	unlock    []func()
+}
+
+// removeSecretFiles removes the files secrets were mounted from.
+func (m *mountSet) removeSecretFiles() {
+	for _, rm := range m.list {
+		if rm.Kind == "secret" && rm.Source != "" {
+			os.Remove(rm.Source)
+		}
+	}
 }
 
 type resolvedMount struct{ sandboxMount }
@@ -788,6 +859,9 @@ func (x *executor) resolveMounts(ctx context.Context, df *dockerfile, p *plan, s
 			if id == "" {
 				return ms, "", errors.New("--mount=type=secret needs an id")
 			}
+			if allowed, ok := x.l.secretProjects[id]; ok && !slices.Contains(allowed, x.req.Project) {
+				return ms, "", secretRefused(id, x.req.Project, allowed)
+			}
 			val, ok, err := x.l.secret(id)
 			if err != nil {
 				return ms, "", err
@@ -800,6 +874,7 @@ func (x *executor) resolveMounts(ctx context.Context, df *dockerfile, p *plan, s
 				continue
 			}
 			ms.secrets = append(ms.secrets, val)
+			ms.secretIDs = append(ms.secretIDs, id)
 			if m.Env != nil {
 				name := *m.Env
 				if name == "" {
@@ -814,7 +889,7 @@ func (x *executor) resolveMounts(ctx context.Context, df *dockerfile, p *plan, s
 			if target == "" {
 				target = "/run/secrets/" + id
 			}
-			rm := resolvedMount{sandboxMount: sandboxMount{Kind: "secret", Target: abs(target), Data: val}}
+			rm := resolvedMount{sandboxMount: sandboxMount{Kind: "secret", Target: abs(target), Data: val, ID: id}}
 			if m.Mode != nil {
 				rm.Mode = uint32(*m.Mode)
 			}
@@ -854,7 +929,7 @@ func (x *executor) bindSource(ctx context.Context, df *dockerfile, p *plan, st *
 	}
 	x.layerSeq++
 	dir := filepath.Join(x.workDir, fmt.Sprintf("bind-%d", x.layerSeq))
-	r, err := newRootFS(dir, x.l.rootless, x.epoch)
+	r, err := newRootFS(dir, x.l.ids, x.epoch)
 	if err != nil {
 		return "", "", err
 	}
@@ -867,9 +942,13 @@ func (x *executor) bindSource(ctx context.Context, df *dockerfile, p *plan, st *
 		if rel == "." {
 			rel = ""
 		}
-		f, ok := x.bc.lookup(rel)
-		if !ok {
-			return "", "", fmt.Errorf("--mount=type=bind,source=%s: not in the build context", m.Source)
+		f, err := x.bc.mountSource(rel)
+		if err != nil {
+			return "", "", fmt.Errorf("--mount=type=bind,source=%s: %w", m.Source, err)
+		}
+		rel = f.rel
+		if rel == "." {
+			rel = ""
 		}
 		files := []ctxFile{f}
 		prefix := ""
@@ -900,6 +979,9 @@ func (x *executor) bindSource(ctx context.Context, df *dockerfile, p *plan, st *
 						err = r.root.WriteFile(relName(name), data, cf.mode.Perm())
 					}
 				}
+			}
+			if err == nil {
+				err = r.chownRoot(name)
 			}
 			if err != nil {
 				return "", "", fmt.Errorf("--mount=type=bind,source=%s: %w", m.Source, err)

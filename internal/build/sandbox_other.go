@@ -9,10 +9,8 @@ import (
 )
 
 // errNoSandbox is returned for RUN on systems other than Linux.
-var errNoSandbox = errors.New("RUN needs Linux namespaces; build on Linux or configure build.external in platform.yaml")
+var errNoSandbox = errors.New("RUN needs Linux and an OCI runtime (runc or crun); build on Linux or configure build.external in platform.yaml")
 
-func runSandbox(ctx context.Context, spec sandboxSpec, out io.Writer) (int, error) {
-	return 0, errNoSandbox
+func runSandbox(ctx context.Context, rt, state string, spec sandboxSpec, out io.Writer) (sandboxResult, error) {
+	return sandboxResult{}, errNoSandbox
 }
-
-func sandboxInit() int { return 125 }

@@ -17,3 +17,9 @@ func statEntry(fi fs.FileInfo) (snapEntry, error) {
 		mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano(), rdev: uint64(st.Rdev),
 	}, nil
 }
+
+// isTmpfs reports whether dir is on a tmpfs.
+func isTmpfs(dir string) bool {
+	var st syscall.Statfs_t
+	return syscall.Statfs(dir, &st) == nil && st.Type == 0x01021994 // TMPFS_MAGIC
+}

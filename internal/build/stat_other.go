@@ -6,3 +6,5 @@ import "io/fs"
 
 // statEntry is Linux-only, as RUN is.
 func statEntry(fs.FileInfo) (snapEntry, error) { return snapEntry{}, errNoSandbox }
+
+func isTmpfs(string) bool { return false }

@@ -162,14 +162,25 @@ func (b BuildAndPin) localOptions(plat *spec.Platform, output *lineWriter) (buil
 		}
 		opts.Timeout = d
 	}
+	opts.SecretProjects = map[string][]string{}
 	for _, s := range plat.Build.Secrets {
 		src := build.SecretSource{Env: s.Env, File: s.File}
 		if src.File != "" && !filepath.IsAbs(src.File) && b.AppsRoot != "" {
 			src.File = filepath.Join(b.AppsRoot, filepath.FromSlash(src.File))
 		}
 		opts.Secrets[s.ID] = src
+		opts.SecretProjects[s.ID] = append([]string{}, s.Projects...)
+	}
+	// A secret given on the command line wins, for every project.
+	for id := range b.Secrets {
+		delete(opts.SecretProjects, id)
 	}
 	maps.Copy(opts.Secrets, b.Secrets)
+	limits, err := buildLimits(plat.Build.Limits)
+	if err != nil {
+		return opts, err
+	}
+	opts.Limits = limits
 	return opts, nil
 }
 
@@ -375,6 +386,7 @@ func buildRequest(a *spec.LoadedApp, comp string, plat *spec.Platform, root stri
 	w := a.Component(comp).WorkloadSpec
 	req := build.Request{
 		Name:      a.Project + "/" + a.Spec.Name + "-" + comp,
+		Project:   a.Project,
 		Root:      root,
 		Platforms: plat.Build.Platforms,
 		Mode:      build.ModeDockerfile,

@@ -31,6 +31,7 @@ func (v *Validation) Add(ctx context.Context, root string) error {
 		return err
 	}
 	v.Problems = append(v.Problems, ps...)
+	v.Problems = append(v.Problems, checkBuildSecrets(root, repo)...)
 	v.Apps += len(repo.Apps)
 	for _, a := range repo.Apps {
 		v.Components += len(a.Spec.Components)

@@ -62,6 +62,7 @@ func checkPlatform(p *Platform, doc *Document, ps *Problems) {
 				ps.Add(doc, Path{"build", "timeout"}, "must be longer than 0")
 			}
 		}
+		checkBuildLimits(p.Build.Limits, doc, ps)
 		secrets := map[string]bool{}
 		for i, s := range p.Build.Secrets {
 			if (s.Env == "") == (s.File == "") {

@@ -132,7 +132,7 @@ func (l *Loader) Load(fsys fs.FS) (*Repo, Problems) {
 	repo := &Repo{Graph: graph.New()}
 	repo.Platform, repo.PlatformDoc = l.loadPlatform(fsys, &ps)
 
-	files, linkedDirs, err := findSpecs(fsys)
+	files, linkedDirs, fileLinks, err := findSpecs(fsys)
 	if err != nil {
 		ps.AddErr(l.display("apps"), err)
 	}
@@ -170,6 +170,7 @@ func (l *Loader) Load(fsys fs.FS) (*Repo, Problems) {
 		return strings.Compare(a.Key(), b.Key())
 	})
 	l.checkRepo(repo, &ps)
+	l.escapingFileLinks(fsys, fileLinks, &ps)
 	return repo, ps.Sort()
 }
 
@@ -196,7 +197,7 @@ func ReadFiles(fsys fs.FS) (map[string][]byte, error) {
 			files[n] = b
 		}
 	}
-	specs, _, err := findSpecs(fsys)
+	specs, _, _, err := findSpecs(fsys)
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +249,7 @@ func (l *Loader) oneSpecPerFolder(files []string, ps *Problems) []string {
 
 // findSpecs returns the spec files under apps/ and the symbolic links to
 // folders there, which the walk does not follow.
-func findSpecs(fsys fs.FS) (files, linkedDirs []string, err error) {
+func findSpecs(fsys fs.FS) (files, linkedDirs, fileLinks []string, err error) {
 	err = fs.WalkDir(fsys, "apps", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) && p == "apps" {
@@ -261,15 +262,19 @@ func findSpecs(fsys fs.FS) (files, linkedDirs []string, err error) {
 		}
 		if !d.IsDir() && slices.Contains(SpecFileNames, d.Name()) {
 			files = append(files, p)
-		} else if d.Type()&fs.ModeSymlink != 0 && !strings.HasPrefix(d.Name(), ".") {
+		} else if d.Type()&fs.ModeSymlink != 0 {
 			if fi, err := fs.Stat(fsys, p); err == nil && fi.IsDir() {
-				linkedDirs = append(linkedDirs, p)
+				if !strings.HasPrefix(d.Name(), ".") {
+					linkedDirs = append(linkedDirs, p)
+				}
+			} else {
+				fileLinks = append(fileLinks, p)
 			}
 		}
 		return nil
 	})
 	slices.Sort(files)
-	return files, linkedDirs, err
+	return files, linkedDirs, fileLinks, err
 }
 
 // readDoc reads and parses the file p, which is at the top of fsys or was
@@ -383,9 +388,9 @@ func ApplyPlatformDefaults(p *Platform) {
 	if p.Build == nil {
 		p.Build = &BuildConfig{}
 	}
-	if len(p.Build.Platforms) == 0 {
-		p.Build.Platforms = []string{"linux/amd64", "linux/arm64"}
-	}
+	// build.platforms stays empty when unset: the builder then builds the
+	// default platforms where the base image has them, and a
+	// single-platform base's own platform.
 }
 
 // ClusterByName returns the platform's cluster of that name, or nil.

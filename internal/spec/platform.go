@@ -132,6 +132,8 @@ type BuildConfig struct {
 	Secrets []BuildSecret `json:"secrets,omitempty"`
 	// Timeout bounds one image build, its RUN commands included, as a duration such as 20m (default 1h); a command still running then is killed.
 	Timeout string `json:"timeout,omitempty" jsonschema:"pattern=^([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$,example=20m"`
+	// Limits bound the memory, processes and CPU of each RUN.
+	Limits *BuildLimits `json:"limits,omitempty"`
 }
 
 // BuildSecret names where the value of one build secret comes from.
@@ -142,6 +144,8 @@ type BuildSecret struct {
 	Env string `json:"env,omitempty"`
 	// File is a file of the build machine that holds the value: absolute, or relative to the apps repository.
 	File string `json:"file,omitempty"`
+	// Projects whose components may mount the secret; none listed: none may.
+	Projects []string `json:"projects,omitempty"`
 }
 
 // ExternalBuilder is a command that builds and pushes an image.

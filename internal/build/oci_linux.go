@@ -1,0 +1,306 @@
+package build
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/moby/profiles/seccomp"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+)
+
+// defaultCaps is the capability set Docker and BuildKit give a container
+// by default, no more: none of CAP_SYS_ADMIN, CAP_DAC_READ_SEARCH,
+// CAP_SYS_MODULE, CAP_SYS_PTRACE, CAP_NET_ADMIN…
+var defaultCaps = []string{
+	"CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FSETID", "CAP_FOWNER", "CAP_MKNOD",
+	"CAP_NET_RAW", "CAP_SETGID", "CAP_SETUID", "CAP_SETFCAP", "CAP_SETPCAP",
+	"CAP_NET_BIND_SERVICE", "CAP_SYS_CHROOT", "CAP_KILL", "CAP_AUDIT_WRITE",
+}
+
+// maskedPaths and readonlyPaths are Docker's defaults: the runtime hides
+// the first (an empty file or folder over each) and makes the others
+// read-only.
+var (
+	maskedPaths = []string{
+		"/proc/asound", "/proc/acpi", "/proc/interrupts", "/proc/kcore", "/proc/keys",
+		"/proc/latency_stats", "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug",
+		"/proc/scsi", "/sys/firmware", "/sys/devices/virtual/powercap",
+	}
+	readonlyPaths = []string{"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"}
+)
+
+// cgroupParent is the cgroup, from the root of the hierarchy, under which
+// each RUN gets its own (as root; without root no cgroup is made).
+const cgroupParent = "/fleetwright"
+
+// ociSpec is the runtime configuration of a RUN.
+func ociSpec(s sandboxSpec, cgroup string) (*specs.Spec, error) {
+	caps := &specs.LinuxCapabilities{Bounding: defaultCaps}
+	if s.UID == 0 {
+		caps.Effective, caps.Permitted = defaultCaps, defaultCaps
+	}
+	groups := s.Groups
+	sp := &specs.Spec{
+		Version: "1.0.2",
+		Process: &specs.Process{
+			User:            specs.User{UID: s.UID, GID: s.GID, AdditionalGids: groups},
+			Args:            s.Args,
+			Env:             s.Env,
+			Cwd:             s.Dir,
+			Capabilities:    caps,
+			NoNewPrivileges: true,
+		},
+		Root:     &specs.Root{Path: s.Rootfs},
+		Hostname: s.Hostname,
+		Linux: &specs.Linux{
+			Namespaces: []specs.LinuxNamespace{
+				{Type: specs.PIDNamespace}, {Type: specs.IPCNamespace}, {Type: specs.UTSNamespace},
+				{Type: specs.MountNamespace}, {Type: specs.UserNamespace},
+			},
+			MaskedPaths:   maskedPaths,
+			ReadonlyPaths: readonlyPaths,
+		},
+	}
+	if s.IDs.rootless {
+		sp.Linux.UIDMappings = []specs.LinuxIDMapping{{ContainerID: 0, HostID: s.IDs.base, Size: 1}}
+		sp.Linux.GIDMappings = []specs.LinuxIDMapping{{ContainerID: 0, HostID: s.IDs.gidBase, Size: 1}}
+	} else {
+		sp.Linux.UIDMappings = []specs.LinuxIDMapping{{ContainerID: 0, HostID: s.IDs.base, Size: idRange}}
+		sp.Linux.GIDMappings = []specs.LinuxIDMapping{{ContainerID: 0, HostID: s.IDs.gidBase, Size: idRange}}
+	}
+	if !s.HostNetwork {
+		sp.Linux.Namespaces = append(sp.Linux.Namespaces, specs.LinuxNamespace{Type: specs.NetworkNamespace})
+	}
+	if cgroup != "" {
+		l := s.Limits.withDefaults()
+		period := uint64(100000)
+		quota := int64(l.CPUs * float64(period))
+		sp.Linux.CgroupsPath = cgroup
+		sp.Linux.Resources = &specs.LinuxResources{
+			Devices: []specs.LinuxDeviceCgroup{{Allow: false, Access: "rwm"}},
+			Memory:  &specs.LinuxMemory{Limit: &l.Memory, Swap: &l.Memory},
+			Pids:    &specs.LinuxPids{Limit: &l.Pids},
+			CPU:     &specs.LinuxCPU{Quota: &quota, Period: &period},
+		}
+	}
+	ptsOpts := []string{"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620"}
+	if !s.IDs.rootless {
+		ptsOpts = append(ptsOpts, "gid=5") // tty
+	}
+	sp.Mounts = []specs.Mount{
+		{Destination: "/proc", Type: "proc", Source: "proc", Options: []string{"nosuid", "noexec", "nodev"}},
+		{Destination: "/dev", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "strictatime", "mode=755", "size=65536k"}},
+		{Destination: "/dev/pts", Type: "devpts", Source: "devpts", Options: ptsOpts},
+		{Destination: "/dev/shm", Type: "tmpfs", Source: "shm", Options: []string{"nosuid", "noexec", "nodev", "mode=1777", "size=65536k"}},
+		{Destination: "/dev/mqueue", Type: "mqueue", Source: "mqueue", Options: []string{"nosuid", "noexec", "nodev"}},
+	}
+	if s.HostNetwork {
+		// sysfs needs a network namespace of the RUN's own user namespace;
+		// with the host's network the host's /sys is shown read-only.
+		sp.Mounts = append(sp.Mounts, specs.Mount{Destination: "/sys", Type: "none", Source: "/sys", Options: []string{"rbind", "nosuid", "noexec", "nodev", "ro"}})
+	} else {
+		sp.Mounts = append(sp.Mounts, specs.Mount{Destination: "/sys", Type: "sysfs", Source: "sysfs", Options: []string{"nosuid", "noexec", "nodev", "ro"}})
+	}
+	if s.Pipes != "" {
+		sp.Mounts = append(sp.Mounts, specs.Mount{Destination: "/dev/pipes", Type: "bind", Source: s.Pipes, Options: []string{"bind", "ro", "nosuid", "nodev"}})
+	}
+	for _, f := range []struct{ src, dst string }{{s.Hosts, "/etc/hosts"}, {s.Resolv, "/etc/resolv.conf"}} {
+		if f.src != "" {
+			sp.Mounts = append(sp.Mounts, specs.Mount{Destination: f.dst, Type: "bind", Source: f.src, Options: []string{"bind", "ro", "nosuid", "nodev", "noexec"}})
+		}
+	}
+	for _, m := range s.Mounts {
+		switch m.Kind {
+		case "bind":
+			mode := "rw"
+			if m.ReadOnly {
+				mode = "ro"
+			}
+			sp.Mounts = append(sp.Mounts, specs.Mount{Destination: m.Target, Type: "bind", Source: m.Source, Options: []string{"bind", mode, "nosuid", "nodev"}})
+		case "tmpfs":
+			opts := []string{"nosuid", "nodev", "mode=1777"}
+			if m.Size > 0 {
+				opts = append(opts, "size="+strconv.FormatInt(m.Size, 10))
+			}
+			sp.Mounts = append(sp.Mounts, specs.Mount{Destination: m.Target, Type: "tmpfs", Source: "tmpfs", Options: opts})
+		case "secret":
+			sp.Mounts = append(sp.Mounts, specs.Mount{Destination: m.Target, Type: "bind", Source: m.Source, Options: []string{"bind", "ro", "nosuid", "nodev", "noexec"}})
+		default:
+			return nil, fmt.Errorf("mount type %q", m.Kind)
+		}
+	}
+	prof, err := seccomp.GetDefaultProfile(sp)
+	if err != nil {
+		return nil, fmt.Errorf("seccomp profile: %w", err)
+	}
+	sp.Linux.Seccomp = prof
+	return sp, nil
+}
+
+// runSandbox runs spec's command with the OCI runtime rt (runc or crun)
+// and reports how it ended. Output goes to out; the runtime's own messages
+// go to a log file, read back when it fails.
+//
+// The container is created, not started: its pid 1 is the runtime's own
+// init, waiting, and the command is executed in it as pid 2, so that it is
+// no init either (a signal it sends itself is not ignored; `kill -9 $$`
+// kills it). When the command has ended, or the context ends, the
+// container is deleted, and with its pid 1 every process left in it.
+func runSandbox(ctx context.Context, rt, state string, spec sandboxSpec, out io.Writer) (sandboxResult, error) {
+	var res sandboxResult
+	var rnd [8]byte
+	rand.Read(rnd[:])
+	id := "fleetwright-" + hex.EncodeToString(rnd[:])
+	cgroup := ""
+	if !spec.IDs.rootless {
+		cgroup = cgroupParent + "/" + id
+	}
+	sp, err := ociSpec(spec, cgroup)
+	if err != nil {
+		return res, err
+	}
+	if err := os.MkdirAll(spec.Bundle, 0o700); err != nil {
+		return res, err
+	}
+	for name, v := range map[string]any{"config.json": sp, "process.json": sp.Process} {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return res, err
+		}
+		if err := os.WriteFile(filepath.Join(spec.Bundle, name), b, 0o600); err != nil {
+			return res, err
+		}
+	}
+	logFile := filepath.Join(spec.Bundle, "runtime.log")
+	runtime := func(args ...string) *exec.Cmd {
+		return exec.Command(rt, append([]string{"--root", state, "--log", logFile, "--log-format", "json"}, args...)...)
+	}
+	failed := func(what string, err error) error {
+		if msg := runtimeError(logFile); msg != "" {
+			return &sandboxError{msg: fmt.Sprintf("%s %s: %s", filepath.Base(rt), what, msg)}
+		}
+		return fmt.Errorf("%s %s: %w", filepath.Base(rt), what, err)
+	}
+	created := false
+	defer func() {
+		if created {
+			runtime("delete", "--force", id).Run()
+		}
+	}()
+	// The container's pid 1 keeps the stdio of create: /dev/null, so that
+	// nothing waits for it to close a pipe.
+	if err := runtime("create", "--bundle", spec.Bundle, id).Run(); err != nil {
+		if _, serr := os.Stat(filepath.Join(state, id)); serr == nil {
+			created = true
+		}
+		return res, failed("create", err)
+	}
+	created = true
+	cmd := runtime("exec", "--process", filepath.Join(spec.Bundle, "process.json"), id)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		return res, fmt.Errorf("starting %s: %w", rt, err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var waitErr error
+	select {
+	case waitErr = <-done:
+	case <-ctx.Done():
+		// Kill the container's pid 1, and with it the pid namespace; the
+		// runtime's exec then returns. If it does not, kill it too.
+		_ = runtime("kill", id, "KILL").Run()
+		select {
+		case waitErr = <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			waitErr = <-done
+		}
+	}
+	if cgroup != "" {
+		res.OOMKilled, res.PidsMax = cgroupEvents(cgroup)
+	}
+	created = false
+	if err := runtime("delete", "--force", id).Run(); err != nil {
+		if _, serr := os.Stat(filepath.Join(state, id)); serr == nil {
+			return res, failed("delete", err)
+		}
+	}
+	if ctx.Err() != nil {
+		return res, ctx.Err()
+	}
+	if msg := runtimeError(logFile); msg != "" {
+		return res, &sandboxError{msg: fmt.Sprintf("%s exec: %s", filepath.Base(rt), msg)}
+	}
+	var ee *exec.ExitError
+	if errors.As(waitErr, &ee) {
+		res.Exit = ee.ExitCode()
+		if ws, ok := ee.Sys().(interface{ Signaled() bool }); ok && ws.Signaled() {
+			res.Exit = 137
+		}
+		return res, nil
+	}
+	if waitErr != nil {
+		return res, fmt.Errorf("%s: %w", rt, waitErr)
+	}
+	return res, nil
+}
+
+// runtimeError returns the last error the runtime logged, "" if none.
+func runtimeError(logFile string) string {
+	f, err := os.Open(logFile)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	var last string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		var e struct {
+			Level string `json:"level"`
+			Msg   string `json:"msg"`
+		}
+		if json.Unmarshal(sc.Bytes(), &e) == nil && (e.Level == "error" || e.Level == "fatal") {
+			last = e.Msg
+		}
+	}
+	return last
+}
+
+// cgroupEvents reads whether the memory or the process limit of a RUN's
+// cgroup was hit (cgroup v2, or v1's memory and pids hierarchies).
+func cgroupEvents(cgroup string) (oom, pidsMax bool) {
+	const root = "/sys/fs/cgroup"
+	counter := func(file, key string) bool {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return false
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, " "); ok && k == key {
+				n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+				return n > 0
+			}
+		}
+		return false
+	}
+	if _, err := os.Stat(filepath.Join(root, "cgroup.controllers")); err == nil {
+		dir := filepath.Join(root, cgroup)
+		return counter(filepath.Join(dir, "memory.events"), "oom_kill"), counter(filepath.Join(dir, "pids.events"), "max")
+	}
+	return counter(filepath.Join(root, "memory", cgroup, "memory.oom_control"), "oom_kill"),
+		counter(filepath.Join(root, "pids", cgroup, "pids.events"), "max")
+}
