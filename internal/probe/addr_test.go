@@ -238,3 +238,33 @@ func BenchmarkAddressRefusal(b *testing.B) {
 		})
 	}
 }
+
+// FuzzAddressRefusal checks, for any address, that the IPv4-mapped and
+// NAT64 forms of an IPv4 address get its verdict, and that its IPv4-
+// compatible form is refused.
+func FuzzAddressRefusal(f *testing.F) {
+	for _, s := range []string{"169.254.169.254", "8.8.8.8", "100.100.100.200", "192.0.0.9", "0.0.0.0", "255.255.255.255"} {
+		a := netip.MustParseAddr(s).As4()
+		f.Add(a[:])
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) != 4 {
+			return
+		}
+		v4 := netip.AddrFrom4([4]byte(b))
+		refused := AddressRefusal(v4) != ""
+		forms := map[string]netip.Addr{
+			"mapped": netip.AddrFrom16([16]byte{10: 0xff, 11: 0xff, 12: b[0], 13: b[1], 14: b[2], 15: b[3]}),
+			"NAT64":  netip.AddrFrom16([16]byte{1: 0x64, 2: 0xff, 3: 0x9b, 12: b[0], 13: b[1], 14: b[2], 15: b[3]}),
+			"6to4":   netip.AddrFrom16([16]byte{0: 0x20, 1: 0x02, 2: b[0], 3: b[1], 4: b[2], 5: b[3], 15: 1}),
+		}
+		for name, a := range forms {
+			if got := AddressRefusal(a) != ""; got != refused {
+				t.Errorf("%s %s refused=%v, %s refused=%v", name, a, got, v4, refused)
+			}
+		}
+		if compat := netip.AddrFrom16([16]byte{12: b[0], 13: b[1], 14: b[2], 15: b[3]}); AddressRefusal(compat) == "" {
+			t.Errorf("IPv4-compatible %s allowed", compat)
+		}
+	})
+}
