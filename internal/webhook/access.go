@@ -314,7 +314,7 @@ func ParseViewerTokens(name string, data []byte) ([]ViewerToken, error) {
 	return out, nil
 }
 
-// grantProjects lists a grant's projects for a log line.
+// String lists a grant's projects and roles, for a log line.
 func (g grant) String() string {
 	if g.all != roleNone {
 		return "*:" + g.all.String()
