@@ -314,6 +314,9 @@ func readSecrets(o options, cfg *webhook.Config, log *slog.Logger) error {
 			if v.Token == cfg.APIToken {
 				return cli.Usagef("-viewer-token-file holds the API token: give viewers a token of their own")
 			}
+			if len(v.Token) < 16 {
+				log.Warn("a viewer token is shorter than 16 characters: easy to guess; make it longer (openssl rand -hex 32)")
+			}
 			if slices.Contains(v.Projects, "*") {
 				log.Warn("a viewer token opens every project: name its projects after it in -viewer-token-file (token shop,billing)")
 			}

@@ -97,7 +97,7 @@ func TestServeAndShutdown(t *testing.T) {
 		"-hmac-key-file", writeFile(t, dir, "hmac", "s3cret"),
 		"-api-token-file", writeFile(t, dir, "token", "tok"),
 		"-recheck-interval", "0", "-log-level", "warn",
-		"-viewer-token-file", writeFile(t, dir, "viewer", "look"), "-cluster-name", "prod",
+		"-viewer-token-file", writeFile(t, dir, "viewer", "look shop\npeek billing"), "-cluster-name", "prod",
 	}
 	o, err := parseFlags(args, io.Discard)
 	if err != nil {
@@ -147,11 +147,13 @@ func TestServeAndShutdown(t *testing.T) {
 	if len(apps.Apps) != 1 || apps.Apps[0].Name != "api" {
 		t.Fatalf("apps = %+v", apps)
 	}
-	// The viewer token opens the status pages, not the API.
+	// A viewer token opens the status pages and the API's reads of its
+	// projects; another project's app is one that does not exist.
 	for _, c := range []struct {
 		path, tok string
 		code      int
-	}{{"/", "look", 200}, {"/apps/shop/api", "look", 200}, {"/api/v1/apps", "look", 401}, {"/", "nope", 401}} {
+	}{{"/", "look", 200}, {"/apps/shop/api", "look", 200}, {"/api/v1/apps/shop/api", "look", 200},
+		{"/apps/shop/api", "peek", 404}, {"/api/v1/apps/shop/api", "peek", 404}, {"/", "nope", 401}} {
 		req, _ := http.NewRequest(http.MethodGet, base+c.path, nil)
 		req.Header.Set("Authorization", "Bearer "+c.tok)
 		resp, err := http.DefaultClient.Do(req)
@@ -160,7 +162,7 @@ func TestServeAndShutdown(t *testing.T) {
 		}
 		page, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != c.code || (c.code == 200 && !strings.Contains(string(page), "cluster <b>prod</b>")) {
+		if resp.StatusCode != c.code || (c.code == 200 && !strings.HasPrefix(c.path, "/api/") && !strings.Contains(string(page), "cluster <b>prod</b>")) {
 			t.Errorf("GET %s with token %q = %d, want %d (and the cluster's name on a page)", c.path, c.tok, resp.StatusCode, c.code)
 		}
 	}

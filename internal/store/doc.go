@@ -1,7 +1,8 @@
 // Package store keeps the webhook's history: every Flux event received, one
 // deployment per app and fleet revision with its phase, per-component state and
 // probe results, the current phase of each app, and an ordered log of phase
-// changes that the event stream replays.
+// changes that the event stream replays; and the status pages' session
+// list.
 //
 // Two implementations share one schema and one set of queries: SQLite
 // (modernc.org/sqlite, a single file in WAL mode, the default) and PostgreSQL

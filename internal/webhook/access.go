@@ -286,9 +286,6 @@ func ParseViewerTokens(name string, data []byte) ([]ViewerToken, error) {
 		if len(f) > 2 {
 			return nil, fmt.Errorf("%s:%d: a line holds a token and its projects (a,b,c), nothing more", name, ln)
 		}
-		if len(f[0]) < 16 {
-			return nil, fmt.Errorf("%s:%d: the token is shorter than 16 characters", name, ln)
-		}
 		if prev, ok := seen[f[0]]; ok {
 			return nil, fmt.Errorf("%s:%d: the token of line %d again", name, ln, prev)
 		}
@@ -314,7 +311,7 @@ func ParseViewerTokens(name string, data []byte) ([]ViewerToken, error) {
 	return out, nil
 }
 
-// grantProjects lists a grant's projects for a log line.
+// String lists a grant's projects and roles, for a log line.
 func (g grant) String() string {
 	if g.all != roleNone {
 		return "*:" + g.all.String()

@@ -92,7 +92,6 @@ func TestParseViewerTokens(t *testing.T) {
 	}
 	for in, wantErr := range map[string]string{
 		"":                                "viewers holds no token",
-		"short shop":                      "viewers:1: the token is shorter than 16 characters",
 		"a-token-0123456789 shop,,b":      `viewers:1: "" is not a project name`,
 		"a-token-0123456789 shop billing": "viewers:1: a line holds a token and its projects",
 		"a-token-0123456789\na-token-0123456789 x": "viewers:2: the token of line 1 again",
@@ -151,7 +150,7 @@ func FuzzParseViewerTokens(f *testing.F) {
 			return
 		}
 		for _, v := range vs {
-			if len(v.Token) < 16 || len(v.Projects) == 0 {
+			if v.Token == "" || strings.ContainsAny(v.Token, " \t") || len(v.Projects) == 0 {
 				t.Fatalf("token %+v", v)
 			}
 		}

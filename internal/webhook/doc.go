@@ -8,5 +8,11 @@
 // stream), Prometheus metrics and, when configured, GitHub deployment
 // statuses.
 //
+// Who sees what (access.go, session.go, oidc.go): people sign in with a
+// token or through an OpenID Connect provider; their sessions live in the
+// store's session list; every page, API read and stream shows only the
+// projects a token or the access file grants them, and streams are bounded
+// per person, token and address (limits.go).
+//
 // docs/webhook.md describes the endpoints and the phase rules.
 package webhook

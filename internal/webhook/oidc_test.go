@@ -42,6 +42,7 @@ func oidcEnv(t *testing.T) (*testEnv, *testIdP) {
 	e := newTestEnvAt(t, func(c *Config, base string) {
 		idp = startIdP(t, base+"/auth/callback", alice, bob, eve)
 		c.Pages.OIDC = idp.oidcConfig(base+"/auth/callback", access)
+		c.Pages.ViewerTokens = []ViewerToken{{Token: shopViewerToken, Projects: []string{"shop"}}}
 		c.StreamPoll = 20 * time.Millisecond
 	}, nil)
 	pageFixtures(t, e.st)
@@ -212,6 +213,26 @@ func TestOIDCSignIn(t *testing.T) {
 	}
 	if code, _ := getWith(t, ce, base+"/"); code != 303 {
 		t.Errorf("eve: GET / = %d, want 303 to the sign-in", code)
+	}
+
+	// The API token ends bob's sessions; a viewer token may not.
+	for _, tc := range []struct {
+		tok  string
+		code int
+	}{{bothViewerToken, 401}, {shopViewerToken, 403}, {testToken, 200}} {
+		req, _ := http.NewRequest("DELETE", base+"/api/v1/sessions/"+bob.ID, nil)
+		req.Header.Set("Authorization", "Bearer "+tc.tok)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.code {
+			t.Errorf("DELETE /api/v1/sessions/%s with %s… = %d, want %d", bob.ID, tc.tok[:8], resp.StatusCode, tc.code)
+		}
+	}
+	if code, _ := getWith(t, cb, base+"/apps/billing/invoices"); code != 303 {
+		t.Errorf("bob after his sessions were ended: GET = %d, want 303 to the sign-in", code)
 	}
 
 	// Signing out ends alice's session for every copy of her cookie.

@@ -148,3 +148,21 @@ func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) {
 	setCookie(w, sessionCookie, "", time.Unix(0, 0), -1)
 	http.Redirect(w, r, "/login", http.StatusSeeOther)
 }
+
+// handleEndSessions ends every status page session of a person (their OIDC
+// subject) at once, wherever they signed in: for someone who left, or
+// whose device was lost. Only the API token may.
+func (s *Server) handleEndSessions(w http.ResponseWriter, r *http.Request) {
+	if !visitorFrom(r).api {
+		writeError(w, http.StatusForbidden, "only the API token ends sessions")
+		return
+	}
+	sub := r.PathValue("subject")
+	n, err := s.cfg.Store.DeleteSessionsOf(r.Context(), sub)
+	if err != nil {
+		s.storeError(w, err)
+		return
+	}
+	s.log.Info("status page sessions ended", "subject", sub, "sessions", n)
+	writeJSON(w, http.StatusOK, map[string]int64{"ended": n})
+}

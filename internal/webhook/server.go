@@ -231,6 +231,7 @@ func (s *Server) routes() {
 	api("GET /api/v1/apps/{project}/{name}/events", s.handleEvents)
 	api("GET /api/v1/apps/{project}/{name}/logs", s.handleLogs)
 	api("GET /api/v1/stream", s.countStream("api", s.limitStream(s.handleStream)))
+	api("DELETE /api/v1/sessions/{subject}", s.handleEndSessions)
 	s.pageRoutes(m)
 	s.mux = m
 }
