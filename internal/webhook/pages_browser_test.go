@@ -298,8 +298,8 @@ func TestBrowserOIDCSignIn(t *testing.T) {
 	})
 	base := e.ts.URL
 	// Both projects have an app before carol comes.
-	e.mustPost(fixture(t, "kustomization-progressing", withApp(projA, "api")), 200)
-	e.mustPost(fixture(t, "kustomization-progressing", withApp(projB, "secret")), 200)
+	e.mustPost(fixture(t, "kustomization-progressing", withApp(projA, "api"), inNamespace(fluxNS)), 200)
+	e.mustPost(fixture(t, "kustomization-progressing", withApp(projB, "secret"), inNamespace(fluxNS)), 200)
 	e.waitApp(projB, "secret", func(store.App) bool { return true })
 
 	browse(t, ctx, "sign in at the provider",
