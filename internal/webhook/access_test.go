@@ -70,9 +70,13 @@ func TestViewerOfOneProjectGetsNothingOfAnother(t *testing.T) {
 			}
 		}
 	}
-	// Its own project's apps it sees; a viewer of both sees billing's.
-	if rec := get(t, h, "/apps/shop/web", shopViewerToken); rec.Code != 200 {
-		t.Errorf("GET /apps/shop/web as a viewer of shop = %d", rec.Code)
+	// Its own project's apps it sees (without the rollback commands, an
+	// operator's); a viewer of both sees billing's.
+	if rec := get(t, h, "/apps/shop/web", shopViewerToken); rec.Code != 200 || strings.Contains(rec.Body.String(), "render rollback") {
+		t.Errorf("GET /apps/shop/web as a viewer of shop = %d, or shows a rollback command", rec.Code)
+	}
+	if rec := get(t, h, "/apps/shop/web", testToken); rec.Code != 200 || !strings.Contains(rec.Body.String(), "render rollback prod/shop/web --to ") {
+		t.Errorf("GET /apps/shop/web with the API token = %d, without the rollback command", rec.Code)
 	}
 	if rec := get(t, h, "/api/v1/apps/shop/web/deploy-status", shopViewerToken); rec.Code != 200 {
 		t.Errorf("GET shop/web's deploy-status as a viewer of shop = %d", rec.Code)

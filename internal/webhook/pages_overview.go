@@ -102,9 +102,9 @@ func (s *Server) handleOverview(w http.ResponseWriter, r *http.Request) {
 	s.render(w, http.StatusOK, "overview", v)
 }
 
-// overview builds the overview of the apps the visitor may see: they are filtered in memory (the apps
-// table holds one row per app), and only the page shown reads its
-// deployment's checks.
+// overview builds the overview of the apps the visitor may see: they are
+// filtered in memory (the apps table holds one row per app), and only the
+// page shown reads its deployment's checks.
 func (s *Server) overview(r *http.Request, f overviewFilter) (overviewView, error) {
 	ctx := r.Context()
 	seq, err := s.cfg.Store.LatestSeq(ctx)

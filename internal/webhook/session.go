@@ -122,7 +122,9 @@ func (s *sessions) check(ctx context.Context, v string) (session, visitor, error
 	if !ok {
 		return session{}, visitor{}, errNoSession
 	}
-	secret, err := base64.RawURLEncoding.DecodeString(enc)
+	// Strict: one secret has one spelling (the last character's unused
+	// bits must be zero).
+	secret, err := base64.RawURLEncoding.Strict().DecodeString(enc)
 	if err != nil || len(secret) != 32 {
 		return session{}, visitor{}, errNoSession
 	}
