@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -344,8 +345,17 @@ func TestBrowserOIDCSignIn(t *testing.T) {
 	browse(t, ctx, "back to A", chromedp.Navigate(base+"/apps/"+projA+"/api"), chromedp.WaitVisible(chromedp.CSS("#live-status.on")))
 	// B's app changes while carol's stream is open: the stream from the
 	// first change on sends A's changes and none of B's.
+	// A forged event from A's namespace claiming B's app is stored
+	// ignored and changes nothing of B.
+	walkB := e.walk(projB, "secret")
+	if r := e.mustPost(fixture(t, "kustomization-healthcheckfailed", withApp(projB, "secret"), inNamespace(projA)), 202); r.Status != "ignored" {
+		t.Fatalf("the forged event from A's namespace = %+v, want ignored", r)
+	}
+	if got := e.walk(projB, "secret"); !slices.Equal(got, walkB) {
+		t.Fatalf("a forged event from A's namespace moved B's app: %v, was %v", got, walkB)
+	}
 	posted := make(chan int, 1)
-	failed := fixture(t, "kustomization-healthcheckfailed", withApp(projB, "secret"))
+	failed := fixture(t, "kustomization-healthcheckfailed", withApp(projB, "secret"), inNamespace(fluxNS))
 	go func() {
 		time.Sleep(time.Second)
 		code, _ := e.post(failed)
