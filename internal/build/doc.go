@@ -18,17 +18,23 @@
 // Go release (the gzip output comes from compress/flate).
 //
 // RUN (shell and exec form, heredocs, SHELL, with the stage's ENV, ARG,
-// USER and WORKDIR) executes in the stage's root filesystem, unpacked in a
-// work folder, by a copy of the running program started as the init of
-// new mount, pid, uts, ipc and network namespaces (and a user namespace
-// when not root), which mounts /proc, a small /dev, /etc/hosts,
-// /etc/resolv.conf and the RUN's --mount=type=cache|secret|bind|tmpfs,
-// pivots into the root filesystem and runs the command. Its layer is the
+// USER and WORKDIR) executes in an OCI runtime (runc, or crun): the stage's
+// root filesystem is unpacked in a work folder and render writes a bundle
+// for it (runtime-spec types) with the hardening Docker applies by default:
+// a user namespace always (container root is an unprivileged host id, also
+// when render runs as root), Docker's default capabilities and seccomp
+// profile, no_new_privs, masked and read-only /proc and /sys paths,
+// nosuid/nodev mounts, a network namespace with only loopback, and as root
+// a cgroup with the memory, pids and CPU limits of [Limits]. The runtime
+// creates the container and executes the command in it. Its layer is the
 // difference of the tree before and after: added and changed files
 // (content, mode and owner, not times), whiteouts, opaque directories,
-// sorted, with SOURCE_DATE_EPOCH times. RUN layers are cached in the
-// registry beside the image (tag [CacheTag]), keyed by the layers below,
-// the command, its environment and its mounts' sources. See docs/build.md.
+// sorted, with SOURCE_DATE_EPOCH times; a layer that holds the value of a
+// secret the RUN mounted, plain or encoded, fails the build
+// ([*SecretLeakError]). Bind mount sources follow links only inside the
+// build context. RUN layers are cached in the registry beside the image
+// (tag [CacheTag]), keyed by the layers below, the command, its
+// environment and its mounts' sources. See docs/build.md.
 //
 // An instruction the local builder cannot execute (ADD of a URL or of a
 // git repository, RUN --mount=type=ssh, ONBUILD triggers inherited from a

@@ -13,11 +13,16 @@ import (
 // ones would match by chance.
 const minScanLen = 4
 
+// base64Line is where the base64 tools (GNU, busybox) wrap their output.
+const base64Line = 76
+
 // secretEncodings are the forms of a value that are searched for in a
 // RUN's layer and masked in its output besides the value itself: base64
 // (standard and URL alphabets, at each of the three byte offsets the value
 // can start at inside a longer encoded text, so without the first and last
-// characters that depend on its neighbours), hex (lower and upper case)
+// characters that depend on its neighbours; and each 76-character line of
+// the encoding of a long value, as base64 tools wrap it), hex (lower and
+// upper case)
 // and URL encoding (query and path), each of the value and of the value
 // without a trailing newline.
 func secretEncodings(v []byte) [][]byte {
@@ -38,6 +43,13 @@ func secretEncodings(v []byte) [][]byte {
 				end := (off + len(b)) * 8 / 6 // characters fully inside the value
 				if end-start >= minScanLen {
 					out = append(out, []byte(s[start:end]))
+				}
+				// base64 wraps its output at 76 columns: each full line of
+				// a long value's encoding stands for part of it.
+				for i := 0; off == 0 && len(s) > base64Line && i < len(s); i += base64Line {
+					if line := s[i:min(i+base64Line, len(s))]; len(line) >= 8 {
+						out = append(out, []byte(line))
+					}
 				}
 			}
 		}
@@ -104,7 +116,7 @@ func (s *leakScanner) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	s.carry = s.search(append(s.carry, p...))
-	if s.hit < 0 && (bytes.IndexByte(p, '\n') >= 0 || len(s.flat) > 0) {
+	if s.hit < 0 {
 		// A base64 tool wraps its lines: look again without line breaks.
 		flat := s.flat
 		for _, c := range p {

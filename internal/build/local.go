@@ -213,7 +213,8 @@ type executor struct {
 	layerSeq  int
 	rootfses  []*rootFS
 	cache     *runCache
-	secretDir string // a folder on a tmpfs for the files of secret mounts
+	secretDir string         // a folder on a tmpfs for the files of secret mounts
+	bg        sync.WaitGroup // containers being deleted
 }
 
 // readFile reads a context file once per build.

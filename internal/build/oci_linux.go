@@ -14,10 +14,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/moby/profiles/seccomp"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"golang.org/x/sys/unix"
 )
 
 // defaultCaps is the capability set Docker and BuildKit give a container
@@ -156,9 +158,11 @@ func ociSpec(s sandboxSpec, cgroup string) (*specs.Spec, error) {
 // The container is created, not started: its pid 1 is the runtime's own
 // init, waiting, and the command is executed in it as pid 2, so that it is
 // no init either (a signal it sends itself is not ignored; `kill -9 $$`
-// kills it). When the command has ended, or the context ends, the
-// container is deleted, and with its pid 1 every process left in it.
-func runSandbox(ctx context.Context, rt, state string, spec sandboxSpec, out io.Writer) (sandboxResult, error) {
+// kills it). When the command has ended, or the context ends, render
+// kills that pid 1, and with it every process left in the container, and
+// waits until it is gone; the runtime then deletes the container, on bg
+// when given.
+func runSandbox(ctx context.Context, rt, state string, spec sandboxSpec, out io.Writer, bg *sync.WaitGroup) (sandboxResult, error) {
 	var res sandboxResult
 	var rnd [8]byte
 	rand.Read(rnd[:])
@@ -174,6 +178,7 @@ func runSandbox(ctx context.Context, rt, state string, spec sandboxSpec, out io.
 	if err := os.MkdirAll(spec.Bundle, 0o700); err != nil {
 		return res, err
 	}
+	defer os.RemoveAll(spec.Bundle)
 	for name, v := range map[string]any{"config.json": sp, "process.json": sp.Process} {
 		b, err := json.Marshal(v)
 		if err != nil {
@@ -194,20 +199,29 @@ func runSandbox(ctx context.Context, rt, state string, spec sandboxSpec, out io.
 		return fmt.Errorf("%s %s: %w", filepath.Base(rt), what, err)
 	}
 	created := false
+	// Without the log file: the bundle folder holding it may be gone when a
+	// deletion on bg runs.
+	deleteContainer := func() error { return exec.Command(rt, "--root", state, "delete", "--force", id).Run() }
 	defer func() {
 		if created {
-			runtime("delete", "--force", id).Run()
+			deleteContainer()
 		}
 	}()
 	// The container's pid 1 keeps the stdio of create: /dev/null, so that
 	// nothing waits for it to close a pipe.
-	if err := runtime("create", "--bundle", spec.Bundle, id).Run(); err != nil {
+	pidFile := filepath.Join(spec.Bundle, "pid")
+	if err := runtime("create", "--bundle", spec.Bundle, "--pid-file", pidFile, id).Run(); err != nil {
 		if _, serr := os.Stat(filepath.Join(state, id)); serr == nil {
 			created = true
 		}
 		return res, failed("create", err)
 	}
 	created = true
+	init, err := openInit(pidFile)
+	if err != nil {
+		return res, fmt.Errorf("%s create: the container's pid 1: %w", filepath.Base(rt), err)
+	}
+	defer unix.Close(init)
 	cmd := runtime("exec", "--process", filepath.Join(spec.Bundle, "process.json"), id)
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
@@ -221,7 +235,7 @@ func runSandbox(ctx context.Context, rt, state string, spec sandboxSpec, out io.
 	case <-ctx.Done():
 		// Kill the container's pid 1, and with it the pid namespace; the
 		// runtime's exec then returns. If it does not, kill it too.
-		_ = runtime("kill", id, "KILL").Run()
+		killInit(init)
 		select {
 		case waitErr = <-done:
 		case <-time.After(10 * time.Second):
@@ -229,13 +243,21 @@ func runSandbox(ctx context.Context, rt, state string, spec sandboxSpec, out io.
 			waitErr = <-done
 		}
 	}
+	// Every process of the RUN ends with the pid namespace's init, before
+	// the layer is computed. Removing the container (its state and
+	// cgroup) can wait: bg runs it while the build goes on.
+	if err := killInit(init); err != nil {
+		return res, fmt.Errorf("ending the container: %w", err)
+	}
 	if cgroup != "" {
 		res.OOMKilled, res.PidsMax = cgroupEvents(cgroup)
 	}
 	created = false
-	if err := runtime("delete", "--force", id).Run(); err != nil {
+	if bg != nil {
+		bg.Go(func() { deleteContainer() })
+	} else if err := deleteContainer(); err != nil {
 		if _, serr := os.Stat(filepath.Join(state, id)); serr == nil {
-			return res, failed("delete", err)
+			return res, fmt.Errorf("%s delete: %w", filepath.Base(rt), err)
 		}
 	}
 	if ctx.Err() != nil {
@@ -256,6 +278,42 @@ func runSandbox(ctx context.Context, rt, state string, spec sandboxSpec, out io.
 		return res, fmt.Errorf("%s: %w", rt, waitErr)
 	}
 	return res, nil
+}
+
+// openInit returns a pidfd of the process whose pid the runtime wrote to
+// pidFile: the container's pid 1, alive while the container is created.
+func openInit(pidFile string) (int, error) {
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		return -1, err
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 1 {
+		return -1, fmt.Errorf("pid file %q", b)
+	}
+	return unix.PidfdOpen(pid, 0)
+}
+
+// killInit kills the process of the pidfd and waits until it has exited:
+// for a pid namespace's init, after every other process in it.
+func killInit(fd int) error {
+	if err := unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0); err != nil && !errors.Is(err, unix.ESRCH) {
+		return err
+	}
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	for {
+		n, err := unix.Poll(fds, 30_000)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return errors.New("the container's pid 1 did not exit within 30s of SIGKILL")
+		}
+		return nil
+	}
 }
 
 // runtimeError returns the last error the runtime logged, "" if none.

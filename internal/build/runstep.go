@@ -333,6 +333,15 @@ func (x *executor) runInstr(ctx context.Context, df *dockerfile, p *plan, st *st
 		removeStubs(rfs, stubs)
 		return fail("%w", err)
 	}
+	if len(mounts.env) > 0 {
+		// The bundle holds the command's environment, secrets included:
+		// keep it off the disk too.
+		if err := x.ensureSecretDir(); err != nil {
+			removeStubs(rfs, stubs)
+			return fail("%w", err)
+		}
+		spec.Bundle = filepath.Join(x.secretDir, filepath.Base(spec.Bundle))
+	}
 	spec.Rootfs = rfs.dir
 	if err := rfs.checkCommand(&spec); err != nil {
 		removeStubs(rfs, stubs)
@@ -351,7 +360,7 @@ func (x *executor) runInstr(ctx context.Context, df *dockerfile, p *plan, st *st
 	red := &redactor{w: out, secrets: mounts.secrets}
 	step("")
 	x.l.log.Debug("RUN", "build", x.req.Name, "line", line)
-	res, runErr := runSandbox(ctx, rt, x.stateDir(), spec, red)
+	res, runErr := runSandbox(ctx, rt, x.stateDir(), spec, red, &x.bg)
 	red.flush()
 	mounts.removeSecretFiles()
 	if err := removeStubs(rfs, stubs); err != nil && runErr == nil {
@@ -507,6 +516,7 @@ func (x *executor) stateDir() string { return filepath.Join(x.workDir, "runtime"
 // cleanup removes the build's work directory: unpacked root filesystems,
 // layer files, copies made for bind mounts.
 func (x *executor) cleanup() {
+	x.bg.Wait() // containers being deleted
 	for _, r := range x.rootfses {
 		r.close()
 	}

@@ -50,18 +50,8 @@ func (l *Local) makeWorkDir(pattern string) (string, error) {
 // (/dev/shm) where there is one, so the value never reaches a disk,
 // owned and with the mode the mount asks for.
 func (x *executor) secretFile(m sandboxMount) (string, error) {
-	if x.secretDir == "" {
-		base := ""
-		if isTmpfs("/dev/shm") {
-			base = "/dev/shm"
-		} else {
-			base = x.workDir
-		}
-		d, err := os.MkdirTemp(base, "fleetwright-secrets-")
-		if err != nil {
-			return "", err
-		}
-		x.secretDir = d
+	if err := x.ensureSecretDir(); err != nil {
+		return "", err
 	}
 	x.layerSeq++
 	p := filepath.Join(x.secretDir, fmt.Sprintf("secret-%d", x.layerSeq))
@@ -77,6 +67,24 @@ func (x *executor) secretFile(m sandboxMount) (string, error) {
 		return "", err
 	}
 	return p, nil
+}
+
+// ensureSecretDir makes the build's folder for secret files: on /dev/shm
+// when it is a tmpfs, else in the work folder.
+func (x *executor) ensureSecretDir() error {
+	if x.secretDir != "" {
+		return nil
+	}
+	base := x.workDir
+	if isTmpfs("/dev/shm") {
+		base = "/dev/shm"
+	}
+	d, err := os.MkdirTemp(base, "fleetwright-secrets-")
+	if err != nil {
+		return err
+	}
+	x.secretDir = d
+	return nil
 }
 
 // secretRefused is the error of a secret mount in a build of a project
