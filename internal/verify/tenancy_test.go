@@ -63,6 +63,17 @@ func TestTenancyAttacksOnTheFleet(t *testing.T) {
 		{name: "23 copy operations", mutate: func(t testing.TB, f map[string][]byte) {
 			storePatch(t, f, attackPatch(t, "copy-bomb", "ConfigMap"))
 		}, want: []string{"fleet/" + storeKust + ":11: operation 10 could grow an object to 1.5 MiB (each copy can double it)", "kustomize would run out of memory applying it; not built"}},
+		{name: "23 copy operations in a file of patchesJson6902", mutate: func(t testing.TB, f map[string][]byte) {
+			b, err := os.ReadFile("../tenancy/testdata/attacks/copy-bomb.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			f[storeDir+"api/bomb.yaml"] = b
+			edit(t, f, storeKust, "- serviceaccount-store-api.yaml\n", "- serviceaccount-store-api.yaml\npatchesJson6902:\n- target: {version: v1, kind: ConfigMap, name: store-api-files}\n  path: bomb.yaml\n")
+		}, want: []string{
+			"fleet/" + storeKust + ":12: operation 10 could grow an object to",
+			"fleet/" + storeKust + ":10: patchesJson6902 in a component folder's kustomization.yaml: it may hold only resources (the folder's own files) and patches",
+		}},
 		{name: "host access through a patch", mutate: func(t testing.TB, f map[string][]byte) {
 			storePatch(t, f, attackPatch(t, "privileged", "Deployment"))
 		}, want: []string{"fleet/" + storeKust + ":11: Deployment/store-api: spec.template.spec: the patches give its pods what the project's Pod Security level restricted forbids: host namespaces (hostPID=true), privileged", `restricted volume type "hostPath"`}},
