@@ -32,14 +32,23 @@ const (
 )
 
 // tenantOf returns the project and app of a fleet file in a component's
-// folder; ok is false for any other file.
+// folder, apps/<cluster>/<project>/<app>/<component>/ (the folders
+// layout.ComponentDirOf names); ok is false for any other file. It
+// allocates nothing: every object of the fleet passes here.
 func tenantOf(file string) (project, app string, ok bool) {
-	dir := layout.ComponentDirOf(file)
-	if dir == "" {
+	rest, ok := strings.CutPrefix(file, layout.AppsDir+"/")
+	if !ok {
 		return "", "", false
 	}
-	parts := strings.Split(dir, "/") // apps/<cluster>/<project>/<app>/<component>
-	return parts[2], parts[3], true
+	var component string
+	_, rest, ok1 := strings.Cut(rest, "/") // the cluster
+	project, rest, ok2 := strings.Cut(rest, "/")
+	app, rest, ok3 := strings.Cut(rest, "/")
+	component, rest, ok4 := strings.Cut(rest, "/")
+	if !ok1 || !ok2 || !ok3 || !ok4 || project == "" || app == "" || component == "" || rest == "" || strings.HasPrefix(app, "_") {
+		return "", "", false
+	}
+	return project, app, true
 }
 
 // rendersInComponents are the Flux kinds render itself writes in a

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
 
@@ -132,5 +133,26 @@ func TestTenancyCleanFleet(t *testing.T) {
 	storePatch(t, files, "- patch: \"- op: add\\n  path: /spec/template/spec/hostAliases\\n  value: [{ip: 10.0.0.1, hostnames: [legacy]}]\\n\"\n  target:\n    kind: Deployment\n")
 	if got := lines(verifyFleet(t, files, Options{}), CheckTenancy, CheckDuplicate, CheckChartRepository); len(got) != 0 {
 		t.Errorf("findings on a clean fleet:\n%s", strings.Join(got, "\n"))
+	}
+}
+
+// tenantOf names the project and app of exactly the files
+// layout.ComponentDirOf puts in a component's folder (fleet paths are
+// clean: no empty segment).
+func TestTenantOf(t *testing.T) {
+	t.Parallel()
+	for _, p := range []string{
+		"apps/prod-eu/shop/web/api/deployment-web-api.yaml", "apps/prod-eu/shop/web/api/sub/x.yaml",
+		"apps/prod-eu/shop/_flux/web.yaml", "apps/prod-eu/shop/web/api", "apps/prod-eu/shop/web/api/", "clusters/prod-eu/apps/shop-web.yaml",
+		"apps/prod-eu/_extra/a/b/c.yaml", "apps/prod-eu/shop/x.yaml",
+	} {
+		project, app, ok := tenantOf(p)
+		dir := layout.ComponentDirOf(p)
+		if ok != (dir != "" && !strings.HasSuffix(p, "/")) {
+			t.Errorf("tenantOf(%q) = %v; ComponentDirOf = %q", p, ok, dir)
+		}
+		if ok && (strings.Split(dir, "/")[2] != project || strings.Split(dir, "/")[3] != app) {
+			t.Errorf("tenantOf(%q) = %s, %s; ComponentDirOf = %q", p, project, app, dir)
+		}
 	}
 }
