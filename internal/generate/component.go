@@ -9,17 +9,16 @@ import (
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
 
-// componentFiles returns the files of a component's folder dir: one per
-// object, and the kustomization.yaml that lists them with the component's
-// patches.
-func (r *renderer) componentFiles(a *spec.LoadedApp, c *spec.Component, dir string) ([]File, error) {
+// componentFiles appends to files those of a component's folder dir: one
+// per object, and the kustomization.yaml that lists them with the
+// component's patches.
+func (r *renderer) componentFiles(files []File, a *spec.LoadedApp, c *spec.Component, dir string) ([]File, error) {
 	objs, err := r.component(a, c)
 	if err != nil {
 		return nil, fmt.Errorf("component %s: %w", c.Name, err)
 	}
 	key := a.Key()
-	files := make([]File, 0, len(objs)+1)
-	names := make([]string, 0, len(objs))
+	var names []string
 	for _, o := range objs {
 		data, err := encode(o.obj)
 		if err != nil {
@@ -68,6 +67,6 @@ func NewComponents(repo *spec.Repo, opts Options) *Components {
 // Folder returns the folder of one component of app a and its files.
 func (cs *Components) Folder(a *spec.LoadedApp, c *spec.Component) (string, []File, error) {
 	dir := layout.ComponentDir(a.Cluster, a.Project, a.Spec.Name, c.Name)
-	files, err := cs.r.componentFiles(a, c, dir)
+	files, err := cs.r.componentFiles(nil, a, c, dir)
 	return dir, files, err
 }

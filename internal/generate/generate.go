@@ -264,11 +264,11 @@ func (r *renderer) app(a *spec.LoadedApp, place placement) ([]File, error) {
 	for _, c := range r.order(a) {
 		dir := layout.ComponentDir(a.Cluster, a.Project, a.Spec.Name, c.Name)
 		first := len(files)
-		cf, err := r.componentFiles(a, c, dir)
+		var err error
+		files, err = r.componentFiles(files, a, c, dir)
 		if err != nil {
 			return nil, err
 		}
-		files = append(files, cf...)
 		k := r.fluxKustomization(a, c)
 		if r.opts.Platform.Fleet.Artifacts != nil {
 			art, err := ComponentArtifact(dir, files[first:])

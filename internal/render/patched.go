@@ -82,7 +82,10 @@ func checkComponent(comps *generate.Components, a *spec.LoadedApp, i int, t tena
 	refused := false
 	for j, p := range c.WorkloadSpec.Patches {
 		if err := yaml.Unmarshal([]byte(p.Patch), &decoded[j]); err != nil {
-			return // validation reported it
+			// What cannot be read as kustomize reads it cannot be bounded.
+			ps.Add(a.Doc, at.Child(j).Child("patch"), "does not parse as kustomize reads it: %v", err)
+			refused = true
+			continue
 		}
 		if op, m := budget.Add(len(p.Patch), decoded[j]); m != "" {
 			if op > 0 {

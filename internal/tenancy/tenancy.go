@@ -91,32 +91,27 @@ func label(o Object) string {
 }
 
 // clusterScoped are the built-in kinds that live outside any namespace, by
-// group/kind.
-var clusterScoped = map[string]bool{
-	"/Namespace": true, "/Node": true, "/PersistentVolume": true, "/ComponentStatus": true,
-	"rbac.authorization.k8s.io/ClusterRole": true, "rbac.authorization.k8s.io/ClusterRoleBinding": true,
-	"apiextensions.k8s.io/CustomResourceDefinition": true, "apiregistration.k8s.io/APIService": true,
-	"admissionregistration.k8s.io/MutatingWebhookConfiguration":     true,
-	"admissionregistration.k8s.io/ValidatingWebhookConfiguration":   true,
-	"admissionregistration.k8s.io/ValidatingAdmissionPolicy":        true,
-	"admissionregistration.k8s.io/ValidatingAdmissionPolicyBinding": true,
-	"admissionregistration.k8s.io/MutatingAdmissionPolicy":          true,
-	"admissionregistration.k8s.io/MutatingAdmissionPolicyBinding":   true,
-	"storage.k8s.io/StorageClass":                                   true, "storage.k8s.io/CSIDriver": true, "storage.k8s.io/CSINode": true,
-	"storage.k8s.io/VolumeAttachment": true, "storage.k8s.io/VolumeAttributesClass": true,
-	"scheduling.k8s.io/PriorityClass": true, "node.k8s.io/RuntimeClass": true,
-	"networking.k8s.io/IngressClass": true, "networking.k8s.io/IPAddress": true, "networking.k8s.io/ServiceCIDR": true,
-	"certificates.k8s.io/CertificateSigningRequest": true, "certificates.k8s.io/ClusterTrustBundle": true,
-	"flowcontrol.apiserver.k8s.io/FlowSchema": true, "flowcontrol.apiserver.k8s.io/PriorityLevelConfiguration": true,
-	"resource.k8s.io/DeviceClass": true, "cert-manager.io/ClusterIssuer": true,
-	"policy/PodSecurityPolicy": true,
+// group and kind.
+var clusterScoped = map[[2]string]bool{
+	{"admissionregistration.k8s.io", "MutatingWebhookConfiguration"}: true, {"admissionregistration.k8s.io", "ValidatingWebhookConfiguration"}: true,
+	{"admissionregistration.k8s.io", "ValidatingAdmissionPolicy"}: true, {"admissionregistration.k8s.io", "MutatingAdmissionPolicy"}: true,
+	{"admissionregistration.k8s.io", "MutatingAdmissionPolicyBinding"}: true, {"storage.k8s.io", "StorageClass"}: true,
+	{"", "Namespace"}: true, {"", "Node"}: true, {"", "PersistentVolume"}: true,
+	{"", "ComponentStatus"}: true, {"rbac.authorization.k8s.io", "ClusterRole"}: true, {"rbac.authorization.k8s.io", "ClusterRoleBinding"}: true,
+	{"apiextensions.k8s.io", "CustomResourceDefinition"}: true, {"apiregistration.k8s.io", "APIService"}: true, {"admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"}: true,
+	{"storage.k8s.io", "CSIDriver"}: true, {"storage.k8s.io", "CSINode"}: true, {"storage.k8s.io", "VolumeAttachment"}: true,
+	{"storage.k8s.io", "VolumeAttributesClass"}: true, {"scheduling.k8s.io", "PriorityClass"}: true, {"node.k8s.io", "RuntimeClass"}: true,
+	{"networking.k8s.io", "IngressClass"}: true, {"networking.k8s.io", "IPAddress"}: true, {"networking.k8s.io", "ServiceCIDR"}: true,
+	{"certificates.k8s.io", "CertificateSigningRequest"}: true, {"certificates.k8s.io", "ClusterTrustBundle"}: true, {"flowcontrol.apiserver.k8s.io", "FlowSchema"}: true,
+	{"flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"}: true, {"resource.k8s.io", "DeviceClass"}: true, {"cert-manager.io", "ClusterIssuer"}: true,
+	{"policy", "PodSecurityPolicy"}: true,
 }
 
 // ClusterScoped reports whether a kind (by API group) is one Kubernetes
 // keeps outside namespaces: the built-in ones, and any kind whose name
 // starts with Cluster (ClusterIssuer, ClusterPolicy and the like).
 func ClusterScoped(group, kind string) bool {
-	return clusterScoped[group+"/"+kind] || strings.HasPrefix(kind, "Cluster")
+	return clusterScoped[[2]string{group, kind}] || strings.HasPrefix(kind, "Cluster")
 }
 
 // ForbiddenKind says why a team's patch may not produce or change an object

@@ -372,6 +372,12 @@ func (r *run) cover(files ...string) {
 // Kustomization's own settings (targetNamespace, patches, images, ...)
 // merged into the root kustomization.
 func (r *run) kustomize(ks *fluxKS, dir, root string, only map[string]bool) (objs []*object, remote string, err error) {
+	r.componentKustomization(dir)
+	for _, n := range konfig.RecognizedKustomizationFileNames() {
+		if r.refused[path.Join(dir, n)] {
+			return nil, "", errRefused // budgetKustomizations reported it
+		}
+	}
 	refs := r.kustomizationPatches(dir)
 	patched := len(refs) > 0 || ks.spec.Get("patches") != nil
 	if patched && !r.patchBudget(ks, dir, refs) {
@@ -693,6 +699,9 @@ func (f *buildFS) ReadFile(p string) ([]byte, error) {
 }
 
 func (f *buildFS) read1(p string) ([]byte, error) {
+	if rel := relSlash(f.r.t.root, p); rel != "" && f.r.refused[rel] {
+		return nil, fmt.Errorf("%s: its patches could exhaust memory (a tenancy finding says where); not read", rel)
+	}
 	if b, ok := f.overlay[p]; ok {
 		if rel := relSlash(f.r.t.root, p); rel != "" && f.r.t.files[rel] != nil {
 			f.read = append(f.read, rel) // the file the prepared one stands for

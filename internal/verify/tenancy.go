@@ -1,12 +1,15 @@
 package verify
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
 	"path"
 	"slices"
 	"strings"
+
+	"sigs.k8s.io/kustomize/api/konfig"
 
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/tenancy"
@@ -29,14 +32,23 @@ const (
 )
 
 // tenantOf returns the project and app of a fleet file in a component's
-// folder; ok is false for any other file.
+// folder, apps/<cluster>/<project>/<app>/<component>/ (the folders
+// layout.ComponentDirOf names); ok is false for any other file. It
+// allocates nothing: every object of the fleet passes here.
 func tenantOf(file string) (project, app string, ok bool) {
-	dir := layout.ComponentDirOf(file)
-	if dir == "" {
+	rest, ok := strings.CutPrefix(file, layout.AppsDir+"/")
+	if !ok {
 		return "", "", false
 	}
-	parts := strings.Split(dir, "/") // apps/<cluster>/<project>/<app>/<component>
-	return parts[2], parts[3], true
+	var component string
+	_, rest, ok1 := strings.Cut(rest, "/") // the cluster
+	project, rest, ok2 := strings.Cut(rest, "/")
+	app, rest, ok3 := strings.Cut(rest, "/")
+	component, rest, ok4 := strings.Cut(rest, "/")
+	if !ok1 || !ok2 || !ok3 || !ok4 || project == "" || app == "" || component == "" || rest == "" || strings.HasPrefix(app, "_") {
+		return "", "", false
+	}
+	return project, app, true
 }
 
 // rendersInComponents are the Flux kinds render itself writes in a
@@ -187,6 +199,154 @@ func decoded(n *node) tenancy.Object {
 	return m
 }
 
+// componentKustomizationFields are what render writes in a component
+// folder's kustomization.yaml. Anything else (patchesJson6902,
+// replacements, components, generators, resources outside the folder…)
+// would let a hand-edited fleet build what the patch rules and bounds
+// never see.
+var componentKustomizationFields = map[string]bool{"apiVersion": true, "kind": true, "resources": true, "patches": true}
+
+// budgetKustomizations bounds, before any build, the patches of every
+// kustomization file of the fleet (patches, patchesJson6902,
+// patchesStrategicMerge; each replacement's target counted as a copy)
+// with the tenancy bounds. A file whose patches break them is reported at
+// the patch and refused to every build that reads it: kustomize would
+// exhaust memory applying them.
+func (r *run) budgetKustomizations() {
+	for _, p := range r.t.paths {
+		if !slices.Contains(konfig.RecognizedKustomizationFileNames(), path.Base(p)) {
+			continue
+		}
+		data := r.t.files[p]
+		if !bytes.Contains(data, []byte("patch")) && !bytes.Contains(data, []byte("replacements")) {
+			continue
+		}
+		if f, ok := r.budgetKustomization(p); !ok {
+			r.findings.add(f)
+			r.refused[p] = true
+		}
+	}
+}
+
+// budgetKustomization bounds the patches of one kustomization file.
+func (r *run) budgetKustomization(kfile string) (Finding, bool) {
+	docs, err := yamlx.Parse(r.t.files[kfile])
+	if err != nil || len(docs) == 0 || docs[0].Root == nil || docs[0].Root.Kind != yamlx.MapNode {
+		return Finding{}, true // the build reports it
+	}
+	dir := path.Dir(kfile)
+	k := docs[0].Root
+	largest := 0
+	for _, p := range r.t.under(dir) {
+		if !isYAML(p) || p == kfile {
+			continue
+		}
+		if ds, err := yamlx.Parse(r.t.files[p]); err == nil {
+			for _, d := range ds {
+				if d.Root != nil {
+					largest = max(largest, len(yamlx.AppendJSON(nil, d.Root)))
+				}
+			}
+		}
+	}
+	b := tenancy.NewBudget(largest)
+	refuse := func(at *node, format string, args ...any) (Finding, bool) {
+		return Finding{Check: CheckTenancy, Severity: SeverityError, File: r.display(kfile), Line: int(at.Line), Column: int(at.Col),
+			Message: fmt.Sprintf(format, args...) + "; not built"}, false
+	}
+	// text returns a patch's text: inline, or the file it names.
+	text := func(item *node) ([]byte, *node) {
+		if t := item.Get("patch"); t != nil {
+			return []byte(t.Text()), t
+		}
+		if f := item.Get("path"); f != nil {
+			return r.t.files[path.Join(dir, f.Text())], f
+		}
+		if item.Kind == yamlx.ScalarNode { // patchesStrategicMerge: a file or the patch itself
+			if b, ok := r.t.files[path.Join(dir, item.Text())]; ok {
+				return b, item
+			}
+			return []byte(item.Text()), item
+		}
+		return nil, item
+	}
+	for _, field := range []string{"patches", "patchesJson6902", "patchesStrategicMerge"} {
+		for _, item := range items(k.Get(field)) {
+			t, at := text(item)
+			pd, err := yamlx.Parse(bytes.TrimSpace(t))
+			if err != nil || len(pd) == 0 || pd[0].Root == nil {
+				if len(bytes.TrimSpace(t)) == 0 {
+					continue // kustomize reports it
+				}
+				return refuse(at, "the patch does not parse as YAML, so its size cannot be bounded")
+			}
+			var v any
+			if err := json.Unmarshal(yamlx.AppendJSON(nil, pd[0].Root), &v); err != nil {
+				return refuse(at, "the patch does not decode, so its size cannot be bounded")
+			}
+			if op, m := b.Add(len(t), v); m != "" {
+				if op > 0 {
+					return refuse(at, "operation %d %s", op, m)
+				}
+				return refuse(at, "the patch %s", m)
+			}
+		}
+	}
+	for _, item := range items(k.Get("replacements")) {
+		n := max(1, len(items(item.Get("targets"))))
+		copies := make([]any, n)
+		for i := range copies {
+			copies[i] = map[string]any{"op": "copy", "from": "/", "path": "/"}
+		}
+		if _, m := b.Add(0, copies); m != "" {
+			return refuse(item, "this replacement copies into %d target(s), and with the patches before it %s", n, m)
+		}
+	}
+	return Finding{}, true
+}
+
+// componentKustomization reports, in a component's folder, a
+// kustomization.yaml with more than render writes there: fields other
+// than resources and patches, a resource that is not a file of the folder,
+// a patch read from a file. The build goes on (kustomize's and the other
+// checks judge what it makes; budgetKustomizations bounds every patch
+// first); it returns false when it reported one.
+func (r *run) componentKustomization(dir string) bool {
+	if _, _, ok := tenantOf(path.Join(dir, "x")); !ok {
+		return true
+	}
+	kfile := path.Join(dir, "kustomization.yaml")
+	docs, err := yamlx.Parse(r.t.files[kfile])
+	if err != nil || len(docs) != 1 || docs[0].Root == nil || docs[0].Root.Kind != yamlx.MapNode {
+		return true // kustomize reports it
+	}
+	k := docs[0].Root
+	refuse := func(n *node, format string, args ...any) bool {
+		r.findings.add(Finding{Check: CheckTenancy, Severity: SeverityError, File: r.display(kfile), Line: int(n.Line), Column: int(n.Col),
+			Message: fmt.Sprintf(format, args...)})
+		return false
+	}
+	for i := 0; i < len(k.Kids); i += 2 {
+		if key := k.Kids[i]; !componentKustomizationFields[key.Str] {
+			return refuse(key, "%s in a component folder's kustomization.yaml: it may hold only resources (the folder's own files) and patches, as render writes it", key.Str)
+		}
+	}
+	for _, res := range items(k.Get("resources")) {
+		if name := res.Text(); res.Kind != yamlx.ScalarNode || strings.ContainsAny(name, `/\`) || strings.HasPrefix(name, ".") || name == "" {
+			return refuse(res, "resource %q is not a file of the component's folder", name)
+		}
+	}
+	for _, item := range items(k.Get("patches")) {
+		if f := item.Get("path"); f != nil {
+			return refuse(f, "a patch read from a file (path %q): a component's patches are written inline, as render writes them", f.Text())
+		}
+		if item.Get("patch") == nil {
+			return refuse(item, "a patch without patch text")
+		}
+	}
+	return true
+}
+
 // patchBudget checks the patches of a folder's kustomization.yaml and of
 // the Flux Kustomization that builds it against the tenancy bounds, before
 // kustomize runs them; it reports false (and a finding at the patch) when
@@ -216,9 +376,13 @@ func (r *run) patchBudget(ks *fluxKS, dir string, refs []patchRef) bool {
 	}
 	var all []patch
 	for _, p := range refs {
-		if p.root != nil {
-			all = append(all, patch{p.root, p.file, p.line, p.col, len(yamlx.AppendJSON(nil, p.root))})
+		if p.root == nil {
+			// What verify cannot read, it cannot bound.
+			r.findings.add(Finding{Check: CheckTenancy, Severity: SeverityError, File: r.display(p.file), Line: p.line, Column: p.col,
+				Message: "the patch does not parse as YAML, so its size cannot be bounded; not built"})
+			return false
 		}
+		all = append(all, patch{p.root, p.file, p.line, p.col, len(yamlx.AppendJSON(nil, p.root))})
 	}
 	if items := ks.spec.Get("patches"); items != nil && items.Kind == yamlx.SeqNode {
 		for _, item := range items.Kids {
@@ -226,15 +390,21 @@ func (r *run) patchBudget(ks *fluxKS, dir string, refs []patchRef) bool {
 			if text == nil {
 				continue
 			}
-			if pd, err := yamlx.Parse([]byte(text.Text())); err == nil && len(pd) > 0 && pd[0].Root != nil {
-				all = append(all, patch{pd[0].Root, ks.file, int(text.Line), int(text.Col), len(text.Text())})
+			pd, err := yamlx.Parse([]byte(text.Text()))
+			if err != nil || len(pd) == 0 || pd[0].Root == nil {
+				r.findings.add(Finding{Check: CheckTenancy, Severity: SeverityError, File: r.display(ks.file), Line: int(text.Line), Column: int(text.Col),
+					Message: "the patch does not parse as YAML, so its size cannot be bounded; not built"})
+				return false
 			}
+			all = append(all, patch{pd[0].Root, ks.file, int(text.Line), int(text.Col), len(text.Text())})
 		}
 	}
 	for _, p := range all {
 		var v any
 		if err := json.Unmarshal(yamlx.AppendJSON(nil, p.root), &v); err != nil {
-			continue
+			r.findings.add(Finding{Check: CheckTenancy, Severity: SeverityError, File: r.display(p.file), Line: p.line, Column: p.col,
+				Message: "the patch does not decode, so its size cannot be bounded; not built"})
+			return false
 		}
 		if op, m := b.Add(p.size, v); m != "" {
 			if op > 0 {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
 
@@ -63,6 +64,17 @@ func TestTenancyAttacksOnTheFleet(t *testing.T) {
 		{name: "23 copy operations", mutate: func(t testing.TB, f map[string][]byte) {
 			storePatch(t, f, attackPatch(t, "copy-bomb", "ConfigMap"))
 		}, want: []string{"fleet/" + storeKust + ":11: operation 10 could grow an object to 1.5 MiB (each copy can double it)", "kustomize would run out of memory applying it; not built"}},
+		{name: "23 copy operations in a file of patchesJson6902", mutate: func(t testing.TB, f map[string][]byte) {
+			b, err := os.ReadFile("../tenancy/testdata/attacks/copy-bomb.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			f[storeDir+"api/bomb.yaml"] = b
+			edit(t, f, storeKust, "- serviceaccount-store-api.yaml\n", "- serviceaccount-store-api.yaml\npatchesJson6902:\n- target: {version: v1, kind: ConfigMap, name: store-api-files}\n  path: bomb.yaml\n")
+		}, want: []string{
+			"fleet/" + storeKust + ":12: operation 10 could grow an object to",
+			"fleet/" + storeKust + ":10: patchesJson6902 in a component folder's kustomization.yaml: it may hold only resources (the folder's own files) and patches",
+		}},
 		{name: "host access through a patch", mutate: func(t testing.TB, f map[string][]byte) {
 			storePatch(t, f, attackPatch(t, "privileged", "Deployment"))
 		}, want: []string{"fleet/" + storeKust + ":11: Deployment/store-api: spec.template.spec: the patches give its pods what the project's Pod Security level restricted forbids: host namespaces (hostPID=true), privileged", `restricted volume type "hostPath"`}},
@@ -121,5 +133,26 @@ func TestTenancyCleanFleet(t *testing.T) {
 	storePatch(t, files, "- patch: \"- op: add\\n  path: /spec/template/spec/hostAliases\\n  value: [{ip: 10.0.0.1, hostnames: [legacy]}]\\n\"\n  target:\n    kind: Deployment\n")
 	if got := lines(verifyFleet(t, files, Options{}), CheckTenancy, CheckDuplicate, CheckChartRepository); len(got) != 0 {
 		t.Errorf("findings on a clean fleet:\n%s", strings.Join(got, "\n"))
+	}
+}
+
+// tenantOf names the project and app of exactly the files
+// layout.ComponentDirOf puts in a component's folder (fleet paths are
+// clean: no empty segment).
+func TestTenantOf(t *testing.T) {
+	t.Parallel()
+	for _, p := range []string{
+		"apps/prod-eu/shop/web/api/deployment-web-api.yaml", "apps/prod-eu/shop/web/api/sub/x.yaml",
+		"apps/prod-eu/shop/_flux/web.yaml", "apps/prod-eu/shop/web/api", "apps/prod-eu/shop/web/api/", "clusters/prod-eu/apps/shop-web.yaml",
+		"apps/prod-eu/_extra/a/b/c.yaml", "apps/prod-eu/shop/x.yaml",
+	} {
+		project, app, ok := tenantOf(p)
+		dir := layout.ComponentDirOf(p)
+		if ok != (dir != "" && !strings.HasSuffix(p, "/")) {
+			t.Errorf("tenantOf(%q) = %v; ComponentDirOf = %q", p, ok, dir)
+		}
+		if ok && (strings.Split(dir, "/")[2] != project || strings.Split(dir, "/")[3] != app) {
+			t.Errorf("tenantOf(%q) = %s, %s; ComponentDirOf = %q", p, project, app, dir)
+		}
 	}
 }

@@ -134,6 +134,7 @@ type run struct {
 	lists      listItems                 // the items of Lists, for positions
 	kept       []keptFromPrune           // the first Flux object of each file kept from pruning
 	hosts      []hostRecord              // the Ingress hosts of component folders
+	refused    map[string]bool           // kustomization files whose patches break the bounds
 	stats      Stats
 }
 
@@ -194,6 +195,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		go func() { inRegistry <- r.checkRegistry(ctx, repos) }()
 	}
 
+	r.budgetKustomizations()
 	r.log.Info("building Flux paths", "kustomizations", len(kss))
 	parallel(ctx, len(kss), r.workers, func(i int) { r.build(kss[i]) })
 
@@ -267,7 +269,7 @@ func newRun(opts Options) (*run, error) {
 	}
 	return &run{
 		opts: opts, log: log, workers: workers, plat: plat, policy: PolicyOf(plat.Policy), prefix: prefix, types: scheme.AllKnownTypes(),
-		covered: map[string]bool{}, scalers: map[[2]string]bool{}, nsLevels: map[string]namespaceLevel{},
+		covered: map[string]bool{}, scalers: map[[2]string]bool{}, nsLevels: map[string]namespaceLevel{}, refused: map[string]bool{},
 	}, nil
 }
 
