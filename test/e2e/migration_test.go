@@ -752,7 +752,7 @@ var (
 func checkFleetLayout(t *testing.T, files map[string]string, moved, marked bool) {
 	t.Helper()
 	here, gone := migrationAppFiles, migrationFluxFile
-	wantProject := []string{"Namespace"}
+	wantProject := []string{"Namespace", "ServiceAccount", "RoleBinding"}
 	if moved {
 		here, gone = gone, here
 		wantProject = append(wantProject, "OCIRepository", "Kustomization")
