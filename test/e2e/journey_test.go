@@ -62,7 +62,8 @@ func TestJourney(t *testing.T) {
 		"added — Deployment my-project/my-api-api", "added — HorizontalPodAutoscaler my-project/my-api-api",
 		"added — Ingress my-project/my-api-api", "added — Service my-project/my-api-api",
 		"added — HelmRelease my-project/my-api-postgres", "added — HelmRepository my-project/my-api-postgres",
-		"added — Namespace my-project",
+		"added — clusters/journey/projects/my-project.yaml", // the Namespace, the project's service account and RoleBinding
+		"+kind: Namespace", "+kind: ServiceAccount", "+kind: RoleBinding",
 	} {
 		if !strings.Contains(comment, want) {
 			t.Errorf("the review comment lacks %q:\n%s", want, comment)
