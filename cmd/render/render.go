@@ -115,9 +115,9 @@ func runRender(ctx context.Context, args []string, io stdio) error {
 	if r, ok := l.sink.(sink.Reuser); ok {
 		opts.Reuse = r.Reuse
 	}
-	if pv, ok := l.sink.(sink.Previewer); ok && repo.Platform.Fleet.Artifacts != nil {
+	if pv, ok := l.sink.(sink.Previewer); ok {
 		// Where the apps' Flux objects are decides how they move to their
-		// projects' sources (generate.Options.Previous).
+		// projects' sources and namespaces (generate.Options.Previous).
 		if opts.Previous, err = pv.Previous(ctx, layout.FluxDirs(&repo.Platform, repo.Apps)); err != nil {
 			return err
 		}

@@ -129,7 +129,7 @@ func TestVerifyCommand(t *testing.T) {
 		stderr   string   // in stderr
 	}{
 		{name: "clean", args: []string{"--apps", clean}, code: 0,
-			contains: []string{"0 error(s), 14 warning(s): 46 files, 10 Flux Kustomizations, 10 paths built, 40 objects"}},
+			contains: []string{"0 error(s), 14 warning(s): 46 files, 10 Flux Kustomizations, 10 paths built, 44 objects"}},
 		{name: "fleet folder after the flags", args: []string{"--apps", clean, filepath.Join(clean, "fleet")}, code: 0,
 			contains: []string{"0 error(s), 14 warning(s)"}},
 		{name: "hand edit", args: []string{"--apps", edited}, code: 1, contains: []string{

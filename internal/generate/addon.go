@@ -10,6 +10,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
 
@@ -55,8 +56,21 @@ func (r *renderer) addon(a *spec.LoadedApp, c *spec.Component) ([]object, error)
 				CleanupOnFail: true,
 				Remediation:   &helmv2.UpgradeRemediation{Retries: retries, RemediateLastFailure: new(true)},
 			},
-			Values: &apiextensionsv1.JSON{Raw: values},
+			Values:             &apiextensionsv1.JSON{Raw: values},
+			ServiceAccountName: r.releaseAccount(a.Cluster),
 		},
 	}
 	return []object{{"HelmRepository", name, repo}, {"HelmRelease", name, rel}}, nil
+}
+
+// releaseAccount is the account helm-controller installs a project's
+// charts as: the project's service account on a cluster Flux runs in (see
+// tenancy.go), the cluster's service_account on one it reaches through a
+// kubeconfig.
+func (r *renderer) releaseAccount(cluster string) string {
+	cl := r.opts.Platform.ClusterByName(cluster)
+	if cl != nil && cl.KubeconfigSecret != nil {
+		return cl.ServiceAccount
+	}
+	return layout.ProjectServiceAccount
 }

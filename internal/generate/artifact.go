@@ -34,12 +34,12 @@ func ComponentArtifact(dir string, files []File) (*artifact.Artifact, error) {
 // source-controller's storage.
 const DefaultArtifactInterval = 10 * time.Minute
 
-// ociRepository is a Flux source pinned to the artifact of the fleet
-// folder dir: a component's (named and labelled like its Kustomization)
-// or a project's Flux files'. It carries no shard label: source-controller
-// is rarely sharded, and when it is, its main instance takes unlabelled
-// sources.
-func (r *renderer) ociRepository(name string, lbls, annos map[string]string, dir, digest string) *sourcev1.OCIRepository {
+// ociRepository is a Flux source in namespace ns pinned to the artifact
+// of the fleet folder dir: a component's (named and labelled like its
+// Kustomization) or a project's Flux files'. It carries no shard label:
+// source-controller is rarely sharded, and when it is, its main instance
+// takes unlabelled sources.
+func (r *renderer) ociRepository(ns, name string, lbls, annos map[string]string, dir, digest string) *sourcev1.OCIRepository {
 	plat := r.opts.Platform
 	annos[AnnoArtifactPath] = dir
 	cfg := plat.Fleet.Artifacts
@@ -51,7 +51,7 @@ func (r *renderer) ociRepository(name string, lbls, annos map[string]string, dir
 		TypeMeta: metav1.TypeMeta{APIVersion: sourcev1.GroupVersion.String(), Kind: sourcev1.OCIRepositoryKind},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        name,
-			Namespace:   plat.Fleet.SourceNamespace,
+			Namespace:   ns,
 			Labels:      lbls,
 			Annotations: annos,
 			Finalizers:  fluxFinalizers(),

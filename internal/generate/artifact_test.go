@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/fleetwright/fleetwright/internal/fleet/artifact"
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
@@ -142,11 +143,14 @@ components:
 func checkProjectSource(t *testing.T, data []byte, art *artifact.Artifact, files map[string][]byte) string {
 	t.Helper()
 	docs := strings.Split(string(data), "\n---\n")
-	if len(docs) != 3 || !strings.Contains(docs[0], "kind: Namespace") {
+	if len(docs) != 5 || !strings.Contains(docs[0], "kind: Namespace") || !strings.Contains(docs[1], "kind: ServiceAccount") || !strings.Contains(docs[2], "kind: RoleBinding") {
 		t.Fatalf("project file:\n%s", data)
 	}
-	repos, kss := fluxSources(t, []byte(strings.Join(docs[1:], "\n---\n")))
+	repos, kss := fluxSources(t, []byte(strings.Join(docs[3:], "\n---\n")))
 	o, k := repos["project-p"], kss["project-p"]
+	if o.Namespace != "p" || k.Namespace != "p" || k.Spec.ServiceAccountName != layout.ProjectServiceAccount {
+		t.Errorf("project source in %s and %s, run as %q; want both in the project's namespace, run as its account", o.Namespace, k.Namespace, k.Spec.ServiceAccountName)
+	}
 	if o.Spec.Reference == nil || o.Spec.Reference.Digest != art.Digest.String() || o.Annotations[generate.AnnoArtifactPath] != "apps/c/p/_flux" || art.Title != "apps/c/p/_flux" {
 		t.Errorf("project OCIRepository %+v pins %s (%s)", o, art.Digest, art.Title)
 	}

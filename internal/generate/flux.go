@@ -66,7 +66,7 @@ func (r *renderer) fleetPath(p string) string {
 }
 
 func (r *renderer) fluxKustomization(a *spec.LoadedApp, c *spec.Component) *kustomizev1.Kustomization {
-	plat := r.opts.Platform
+	ns := r.appNamespace(a)
 	var deps []meta.DependencyReference
 	if r.projectKustomization(a.Cluster) {
 		deps = append(deps, meta.DependencyReference{Name: projectKustomizationName(a.Project)})
@@ -78,7 +78,7 @@ func (r *renderer) fluxKustomization(a *spec.LoadedApp, c *spec.Component) *kust
 		TypeMeta: metav1.TypeMeta{APIVersion: "kustomize.toolkit.fluxcd.io/v1", Kind: "Kustomization"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        KustomizationName(a.Project, a.Spec.Name, c.Name),
-			Namespace:   plat.Fleet.SourceNamespace,
+			Namespace:   ns,
 			Labels:      r.fluxLabels(a, c.Name),
 			Annotations: r.eventAnnotations(a, c.Name),
 			Finalizers:  fluxFinalizers(),
@@ -92,11 +92,36 @@ func (r *renderer) fluxKustomization(a *spec.LoadedApp, c *spec.Component) *kust
 			Wait:            true,
 			Timeout:         &metav1.Duration{Duration: a.Timeout},
 			TargetNamespace: a.Project,
-			SourceRef:       kustomizev1.CrossNamespaceSourceReference{Kind: "GitRepository", Name: plat.Fleet.SourceName},
+			SourceRef:       r.fleetSource(ns),
 		},
 	}
-	r.tenancy(a.Cluster, &k.Spec, true)
+	r.tenancy(a.Cluster, &k.Spec, true, !r.inFluxNamespace(a))
+	if r.inFluxNamespace(a) {
+		k.Spec.Prune = false // the move's first step (see tenancy.go)
+	}
 	return k
+}
+
+// appNamespace is the namespace of a's Flux objects: its project's, or,
+// before the move, the Flux namespace (see tenancy.go).
+func (r *renderer) appNamespace(a *spec.LoadedApp) string {
+	if r.inFluxNamespace(a) {
+		return r.opts.Platform.Fleet.SourceNamespace
+	}
+	return r.fluxNamespace(a.Cluster, a.Project)
+}
+
+// fleetSource is the reference to the fleet's GitRepository of a
+// Kustomization in namespace ns: across namespaces from a project's (which
+// Flux's --no-cross-namespace-refs refuses: with the lockdown, fleets use
+// fleet.artifacts, whose sources live in the project's namespace).
+func (r *renderer) fleetSource(ns string) kustomizev1.CrossNamespaceSourceReference {
+	f := r.opts.Platform.Fleet
+	ref := kustomizev1.CrossNamespaceSourceReference{Kind: "GitRepository", Name: f.SourceName}
+	if ns != f.SourceNamespace {
+		ref.Namespace = f.SourceNamespace
+	}
+	return ref
 }
 
 // readinessDeps names the Kustomizations that must be Ready before the
@@ -218,15 +243,28 @@ func (r *renderer) projectKustomization(cluster string) bool {
 	return cl != nil && cl.KubeconfigSecret != nil
 }
 
-// tenancy applies the cluster's isolation settings. Projects are applied
-// without the tenant service account: creating a namespace is the
-// platform's job.
-func (r *renderer) tenancy(cluster string, s *kustomizev1.KustomizationSpec, tenant bool) {
+// tenancy applies the cluster's isolation settings to a Kustomization:
+// the account it runs as, and the kubeconfig of a cluster Flux reaches
+// through one. tenant says whether it applies a project's objects (an
+// app's component, a project's Flux files): on a cluster Flux runs in,
+// those run as the project's service account (see tenancy.go), except an
+// app's before the move, which runs as it did, as the cluster's
+// service_account; on a cluster reached through a kubeconfig, as the
+// cluster's service_account. A project's Namespace is applied as Flux
+// itself: creating a namespace is the platform's job.
+func (r *renderer) tenancy(cluster string, s *kustomizev1.KustomizationSpec, tenant, moved bool) {
 	cl := r.opts.Platform.ClusterByName(cluster)
 	if cl == nil {
+		if tenant && moved {
+			s.ServiceAccountName = layout.ProjectServiceAccount
+		}
 		return
 	}
-	if tenant {
+	switch {
+	case !tenant:
+	case cl.KubeconfigSecret == nil && moved:
+		s.ServiceAccountName = layout.ProjectServiceAccount
+	default:
 		s.ServiceAccountName = cl.ServiceAccount
 	}
 	if cl.KubeconfigSecret != nil {
@@ -262,7 +300,8 @@ func kustomizeFile(resources []string) map[string]any {
 }
 
 // project renders a project's Namespace, in the project's file in the
-// cluster folder (applied by the cluster's root Kustomization), or, for a
+// cluster folder (applied by the cluster's root Kustomization) with the
+// project's service account and its RoleBinding (see tenancy.go), or, for a
 // cluster reached through a kubeconfig, in its own folder with the Flux
 // Kustomization that applies it (see projectKustomization). With art, the
 // artifact of the project's Flux files, the project's file also holds the
@@ -279,13 +318,15 @@ func (r *renderer) project(cluster, project string, art *artifact.Artifact) ([]F
 		return nil, err
 	}
 	if !r.projectKustomization(cluster) {
+		objs := projectAccount(project, lbls)
 		if art != nil {
-			src, err := manifest.Document(r.projectSource(cluster, project, art)...)
-			if err != nil {
-				return nil, err
-			}
-			nsData = append(append(nsData, "---\n"...), src...)
+			objs = append(objs, r.projectSource(cluster, project, art)...)
 		}
+		rest, err := manifest.Document(objs...)
+		if err != nil {
+			return nil, err
+		}
+		nsData = append(append(nsData, "---\n"...), rest...)
 		return []File{{Path: layout.ProjectFile(plat, cluster, project), Data: nsData}}, nil
 	}
 	dir := layout.ProjectDir(cluster, project)
@@ -310,7 +351,7 @@ func (r *renderer) project(cluster, project string, art *artifact.Artifact) ([]F
 			SourceRef:     kustomizev1.CrossNamespaceSourceReference{Kind: "GitRepository", Name: plat.Fleet.SourceName},
 		},
 	}
-	r.tenancy(cluster, &k.Spec, false)
+	r.tenancy(cluster, &k.Spec, false, false)
 	kData, err := encode(k)
 	if err != nil {
 		return nil, err

@@ -89,9 +89,12 @@ type Fleet struct {
 	// ProjectArtifacts are the artifacts of the projects' Flux files (a
 	// source per project), sorted by folder.
 	ProjectArtifacts []*artifact.Artifact
-	// Preparing lists the apps whose Flux objects stay in the cluster folder
-	// this time, marked so that the root Kustomization does not prune them,
-	// before the next render moves them to their project's source; sorted.
+	// Preparing lists the apps whose Flux objects stay where they are this
+	// time, before the next render moves them: in the cluster folder,
+	// marked so that the root Kustomization does not prune them, on their
+	// way to their project's source; in the Flux namespace, with
+	// spec.prune: false, on their way to their project's namespace (see
+	// tenancy.go). Sorted.
 	Preparing []string
 }
 
@@ -136,14 +139,17 @@ func Render(repo *spec.Repo, opts Options) (*Fleet, error) {
 	digests := make([]*Digest, len(repo.Apps))
 	reused := make([]bool, len(repo.Apps))
 	places := make([]placement, len(repo.Apps))
+	for i, a := range repo.Apps {
+		places[i] = r.placement(a)
+	}
+	staying := r.planMove(repo.Apps, places)
 	var wg sync.WaitGroup
 	next := make(chan int, 256)
 	for range workers {
 		wg.Go(func() {
 			for i := range next {
 				a := repo.Apps[i]
-				places[i] = r.placement(a)
-				if dg != nil && (places[i] == placeCluster || places[i] == placeProject) {
+				if dg != nil && (places[i] == placeCluster || places[i] == placeProject) && !r.stayed[a.Key()] {
 					if d, ok := dg.digest(r, a); ok {
 						if opts.Reuse(a.Key(), d) {
 							reused[i] = true
@@ -189,7 +195,9 @@ func Render(repo *spec.Repo, opts Options) (*Fleet, error) {
 		}
 	}
 	slices.Sort(fl.Reused)
+	fl.Preparing = append(fl.Preparing, staying...)
 	slices.Sort(fl.Preparing)
+	fl.Preparing = slices.Compact(fl.Preparing)
 	keys := slices.SortedFunc(maps.Keys(projects), func(a, b [2]string) int {
 		return cmp.Or(strings.Compare(a[0], b[0]), strings.Compare(a[1], b[1]))
 	})
@@ -241,6 +249,11 @@ type renderer struct {
 	repo      *spec.Repo
 	apps      map[string]*spec.LoadedApp // by Key
 	compOrder map[string][]string        // app Key → component names, dependencies first
+	// stayed holds the apps whose Flux objects stay in the Flux namespace
+	// this render, stayedProjects the projects whose own source does (see
+	// tenancy.go); set by planMove before the apps are generated.
+	stayed         map[string]bool
+	stayedProjects map[[2]string]bool
 }
 
 // object is one Kubernetes object and the file it goes to.
@@ -275,7 +288,7 @@ func (r *renderer) app(a *spec.LoadedApp, place placement) ([]File, error) {
 			if err != nil {
 				return nil, fmt.Errorf("component %s: %w", c.Name, err)
 			}
-			ks = append(ks, r.ociRepository(k.Name, labels(a, c.Name), r.eventAnnotations(a, c.Name), dir, art.Digest.String()))
+			ks = append(ks, r.ociRepository(k.Namespace, k.Name, labels(a, c.Name), r.eventAnnotations(a, c.Name), dir, art.Digest.String()))
 			k.Spec.SourceRef = kustomizev1.CrossNamespaceSourceReference{Kind: sourcev1.OCIRepositoryKind, Name: k.Name}
 			k.Spec.Path = "./"
 			pins[k.Name] = art.Digest.String()

@@ -170,11 +170,15 @@ func (r *renderer) projectSource(cluster, project string, art *artifact.Artifact
 	name := projectKustomizationName(project)
 	lbls := map[string]string{LabelProject: project, LabelManagedBy: ManagedBy}
 	annos := map[string]string{EventPrefix + "project": project}
-	src := r.ociRepository(name, lbls, annos, layout.FluxDir(cluster, project), art.Digest.String())
+	ns := project
+	if r.stayedProjects[[2]string{cluster, project}] {
+		ns = plat.Fleet.SourceNamespace // before the move (see tenancy.go)
+	}
+	src := r.ociRepository(ns, name, lbls, annos, layout.FluxDir(cluster, project), art.Digest.String())
 	k := &kustomizev1.Kustomization{
 		TypeMeta: metav1.TypeMeta{APIVersion: "kustomize.toolkit.fluxcd.io/v1", Kind: "Kustomization"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name: name, Namespace: plat.Fleet.SourceNamespace, Labels: lbls,
+			Name: name, Namespace: ns, Labels: lbls,
 			Annotations: map[string]string{EventPrefix + "project": project},
 			Finalizers:  fluxFinalizers(),
 		},
@@ -186,6 +190,9 @@ func (r *renderer) projectSource(cluster, project string, art *artifact.Artifact
 			Timeout:       &metav1.Duration{Duration: 2 * time.Minute},
 			SourceRef:     kustomizev1.CrossNamespaceSourceReference{Kind: sourcev1.OCIRepositoryKind, Name: name},
 		},
+	}
+	if ns == project {
+		k.Spec.ServiceAccountName = layout.ProjectServiceAccount
 	}
 	return []any{src, k}
 }

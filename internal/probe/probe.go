@@ -115,7 +115,8 @@ type Target struct {
 	Revision string
 	// Namespace of the app's workloads; default ProjectNamespace(Project).
 	Namespace string
-	// FluxNamespace holds the app's Flux Kustomizations; default flux-system.
+	// FluxNamespace holds the Flux Kustomizations of apps that do not
+	// have them in their project's namespace; default flux-system.
 	FluxNamespace string
 	// Artifacts holds, by Kustomization name, the artifact revision the
 	// target revision is known to pin the OCIRepository of that
@@ -136,6 +137,15 @@ func (t Target) namespace() string {
 // render puts them there, of its Flux objects): render names it after the
 // project.
 func ProjectNamespace(project string) string { return project }
+
+// kustomizationNamespaces are where the app's Flux Kustomizations may
+// live: its project's namespace (its workloads'), and the Flux namespace.
+func (t Target) kustomizationNamespaces() []string {
+	if ns := t.namespace(); ns != "" && ns != t.fluxNamespace() {
+		return []string{ns, t.fluxNamespace()}
+	}
+	return []string{t.fluxNamespace()}
+}
 
 func (t Target) fluxNamespace() string {
 	if t.FluxNamespace != "" {

@@ -94,10 +94,17 @@ func (p *Prober) Sync(ctx context.Context, t Target) (Check, time.Duration) {
 		c.State, c.Message = StateSkipped, "no cluster configured"
 		return c, 0
 	}
+	// The app's Kustomizations live in its project's namespace, or, on a
+	// cluster Flux reaches through a kubeconfig and in a fleet rendered
+	// before the projects' namespaces held them, in the Flux namespace.
 	var list kustomizev1.KustomizationList
-	if err := p.Client.List(ctx, &list, client.InNamespace(t.fluxNamespace())); err != nil {
-		c.State, c.Message = StateProgressing, fmt.Sprintf("listing Kustomizations: %v", err)
-		return c, 0
+	for _, ns := range t.kustomizationNamespaces() {
+		var l kustomizev1.KustomizationList
+		if err := p.Client.List(ctx, &l, client.InNamespace(ns)); err != nil {
+			c.State, c.Message = StateProgressing, fmt.Sprintf("listing Kustomizations: %v", err)
+			return c, 0
+		}
+		list.Items = append(list.Items, l.Items...)
 	}
 	listed := make(map[client.ObjectKey]*kustomizev1.Kustomization, len(list.Items))
 	for i := range list.Items {
@@ -148,7 +155,7 @@ func (p *Prober) Sync(ctx context.Context, t Target) (Check, time.Duration) {
 	switch {
 	case len(c.Components) == 0:
 		c.State = StateGone
-		c.Message = fmt.Sprintf("no Flux Kustomization of %s/%s in %s", t.Project, t.App, t.fluxNamespace())
+		c.Message = fmt.Sprintf("no Flux Kustomization of %s/%s in %s", t.Project, t.App, strings.Join(t.kustomizationNamespaces(), " or "))
 		return c, 0
 	case len(deleting) == len(c.Components):
 		slices.Sort(deleting)

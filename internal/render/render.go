@@ -136,8 +136,8 @@ func Render(ctx context.Context, repo *spec.Repo, opts Options) (*Result, error)
 	}
 	res.Fleet = f
 	if n := len(f.Preparing); n > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("fleet.artifacts: the Flux objects of %d app(s) stay in the cluster folder this time, marked so that Flux does not prune them while they move; "+
-			"once Flux has applied this fleet commit, render again to move them to their project's source (see docs/fleet.md)", n))
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the Flux objects of %d app(s) stay where they are this time, kept from pruning while they move; "+
+			"once Flux has applied this fleet commit, render again to move them to their project's source or namespace (see docs/fleet.md)", n))
 	}
 	res.Summary.Images = len(images.ByNode)
 	res.Summary.Reused = len(f.Reused)

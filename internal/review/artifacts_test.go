@@ -196,7 +196,7 @@ func TestDigestMismatch(t *testing.T) {
 		f[seedAppFile] = []byte(strings.Replace(string(f[seedAppFile]), from, to, 1))
 		return repinProjects(t, f)
 	}
-	const who = "component `default/my-project/my-api/api`: its OCIRepository `flux-system/my-project-my-api-api` "
+	const who = "component `default/my-project/my-api/api`: its OCIRepository `my-project/my-project-my-api-api` "
 	tests := []struct {
 		name string
 		head map[string][]byte
@@ -237,7 +237,7 @@ func TestDigestMismatch(t *testing.T) {
 	gone := maps.Clone(bumped)
 	gone[seedAppFile] = []byte(strings.Join(docs, "\n---\n"))
 	gone = repinProjects(t, gone)
-	want := []string{"component `default/my-project/my-api/api`: its Kustomization `flux-system/my-project-my-api-api` reads OCIRepository `flux-system/my-project-my-api-api`, " +
+	want := []string{"component `default/my-project/my-api/api`: its Kustomization `my-project/my-project-my-api-api` reads OCIRepository `my-project/my-project-my-api-api`, " +
 		"which the fleet does not hold: Flux cannot apply it"}
 	if diff := cmp.Diff(want, review.Build(review.Input{Base: base, Head: gone}).Danger); diff != "" {
 		t.Errorf("missing OCIRepository: danger (-want +got):\n%s", diff)
@@ -253,7 +253,7 @@ func TestDigestMismatch(t *testing.T) {
 		return s[i+len("digest: ") : i+len("digest: ")+len("sha256:")+64]
 	}
 	oldP, builtP := projectDigest(base), projectDigest(bumped)
-	const project = "project `default/my-project`: its OCIRepository `flux-system/project-my-project` "
+	const project = "project `default/my-project`: its OCIRepository `my-project/project-my-project` "
 	withProjectFile := func(f map[string][]byte, data string) map[string][]byte {
 		f = maps.Clone(f)
 		f[seedProjectFile] = []byte(data)

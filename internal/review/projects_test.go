@@ -140,9 +140,9 @@ func TestMoveDangers(t *testing.T) {
 		if len(c.Danger) != 3 {
 			t.Fatalf("%s: danger = %q", name, c.Danger)
 		}
-		want := "app `default/shop/web` moves to its project's source in one step: its 1 Kustomization (`flux-system/shop-web-site`) leave `" + webCluster +
+		want := "app `default/shop/web` moves to its project's source in one step: its 1 Kustomization (`shop/shop-web-site`) leave `" + webCluster +
 			"`, which the root Kustomization applies, without `kustomize.toolkit.fluxcd.io/prune: disabled`, so the root prunes them, and they every object they applied, " +
-			"before the project's Kustomization `flux-system/project-shop` creates them again from `apps/default/shop/_flux`."
+			"before the project's Kustomization `shop/project-shop` creates them again from `apps/default/shop/_flux`."
 		if !strings.HasPrefix(c.Danger[2], want) {
 			t.Errorf("%s: danger %q, want it to start with %q", name, c.Danger[2], want)
 		}
@@ -199,7 +199,7 @@ func TestMoveDangers(t *testing.T) {
 	// A component removed while kept.
 	_, renamed := renderOver(t, withoutSite, step1)
 	c = review.Build(review.Input{Base: step1, Head: renamed})
-	want = []string{"component `default/shop/web/site` is removed, but its Kustomization `flux-system/shop-web-site` is marked `kustomize.toolkit.fluxcd.io/prune: disabled`: " +
+	want = []string{"component `default/shop/web/site` is removed, but its Kustomization `shop/shop-web-site` is marked `kustomize.toolkit.fluxcd.io/prune: disabled`: " +
 		"Flux does not prune it, so it and the objects it applied stay on the cluster; delete them by hand"}
 	if diff := cmp.Diff(want, c.Danger); diff != "" {
 		t.Errorf("component removed while kept: danger (-want +got):\n%s", diff)

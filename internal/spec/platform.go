@@ -44,7 +44,7 @@ type Cluster struct {
 	Path string `json:"path,omitempty"`
 	// KubeconfigSecret names a Secret in the Flux namespace holding the kubeconfig of a remote or virtual cluster; Flux applies through it.
 	KubeconfigSecret *SecretRef `json:"kubeconfig_secret,omitempty"`
-	// ServiceAccount that Flux impersonates when applying apps to this cluster (tenant isolation).
+	// ServiceAccount that Flux impersonates when applying apps to this cluster, for a cluster reached through kubeconfig_secret (tenant isolation); on a cluster Flux runs in, each project's Flux objects run as the project's own service account (flux-reconciler, bound to admin in its namespace), which render writes.
 	ServiceAccount string `json:"service_account,omitempty"`
 	// Production marks the cluster's apps as production for policy checks.
 	Production bool `json:"production,omitempty"`
@@ -74,13 +74,13 @@ type Fleet struct {
 type FleetArtifacts struct {
 	// Repository is the OCI repository the artifacts are pushed to, as host/path without a scheme or tag; every artifact is tagged sha256-<digest>.
 	Repository string `json:"repository" jsonschema:"required,minLength=1,example=ghcr.io/myorg/fleet"`
-	// SecretRef is a docker-registry Secret in the Flux namespace that source-controller pulls with (spec.secretRef of the OCIRepositories).
+	// SecretRef is a docker-registry Secret that source-controller pulls with (spec.secretRef of the OCIRepositories), in each project's namespace, where its OCIRepositories are (in the Flux namespace for a cluster reached through kubeconfig_secret).
 	SecretRef string `json:"secret_ref,omitempty"`
 	// Provider is the OCIRepository's cloud provider for credentials (generic, aws, azure or gcp; default generic).
 	Provider string `json:"provider,omitempty" jsonschema:"enum=generic,enum=aws,enum=azure,enum=gcp"`
-	// ServiceAccount is a service account in the Flux namespace whose image pull secrets source-controller pulls with.
+	// ServiceAccount is a service account, in the namespace of the OCIRepositories (as for secret_ref), whose image pull secrets source-controller pulls with.
 	ServiceAccount string `json:"service_account,omitempty"`
-	// CertSecretRef is a Secret in the Flux namespace with the registry's CA (ca.crt), for a registry with a private CA.
+	// CertSecretRef is a Secret with the registry's CA (ca.crt), for a registry with a private CA, in the namespace of the OCIRepositories (as for secret_ref).
 	CertSecretRef string `json:"cert_secret_ref,omitempty"`
 	// Insecure lets source-controller pull over plain HTTP: for a registry on a trusted network only.
 	Insecure bool `json:"insecure,omitempty"`

@@ -180,7 +180,7 @@ func editLine(t testing.TB, files map[string][]byte, file, prefix, repl string) 
 const (
 	fixProject       = "re-render: with fleet.artifacts, on a cluster Flux runs in, render writes the project's source"
 	noShopSource     = "the project's file fleet/" + shopProject + " has no project source (an OCIRepository built from fleet/" + shopFlux + ", annotation fleetwright.io/artifact-path, and the Kustomization project-shop that applies it); " + fixProject
-	unreadShopSource = "OCIRepository project-shop (fleet/" + shopProject + ":14) is built from fleet/" + shopFlux + ", but no Kustomization reads it; " + fixProject
+	unreadShopSource = "OCIRepository project-shop (fleet/" + shopProject + ":40) is built from fleet/" + shopFlux + ", but no Kustomization reads it; " + fixProject
 )
 
 const fixArtifact = "re-render: render rebuilds the artifact from the folder, pushes it and pins its digest"
@@ -251,7 +251,7 @@ func TestArtifactChecks(t *testing.T) {
 				f[file] = append(append(slices.Clone(b[:m[2]]), "sha256:"+strings.Repeat("0", 64)...), b[m[3]:]...)
 			},
 			checks: []Check{CheckDeps},
-			want: []string{"fleet/apps/prod-eu/my-project/_flux/my-api.yaml:111: Kustomization/my-project-my-api-api: spec.dependsOn[0].readyExpr: waits for Kustomization my-project-my-api-postgres " +
+			want: []string{"fleet/apps/prod-eu/my-project/_flux/my-api.yaml:112: Kustomization/my-project-my-api-api: spec.dependsOn[0].readyExpr: waits for Kustomization my-project-my-api-postgres " +
 				"to apply artifact sha256:OTHER, but its OCIRepository my-project-my-api-postgres pins sha256:PINNED: Flux would hold this Kustomization back for good; " +
 				"re-render (render names the artifact the dependency's OCIRepository pins)"},
 		},
@@ -310,7 +310,7 @@ func TestArtifactChecks(t *testing.T) {
 			},
 			checks: []Check{CheckArtifact, CheckBuild},
 			want: []string{
-				"fleet/" + shopOrdersFlux + ":56: Kustomization/shop-orders-api: spec.sourceRef.name: reads OCIRepository flux-system/shop-orders-apii, which no fleet file defines: Flux would not apply it",
+				"fleet/" + shopOrdersFlux + ":57: Kustomization/shop-orders-api: spec.sourceRef.name: reads OCIRepository shop/shop-orders-apii, which no fleet file defines: Flux would not apply it",
 				"fleet/" + ordersKust + ":1: warning: no Flux Kustomization builds this folder",
 			},
 		},
@@ -321,7 +321,7 @@ func TestArtifactChecks(t *testing.T) {
 			},
 			checks: []Check{CheckArtifact, CheckBuild},
 			want: []string{
-				"fleet/" + shopOrdersFlux + ":50: info: Kustomization/shop-orders-api: spec.path: not built: its source is OCIRepository flux-system/shop-orders-api, which names no fleet folder to build from (annotation fleetwright.io/artifact-path)",
+				"fleet/" + shopOrdersFlux + ":50: info: Kustomization/shop-orders-api: spec.path: not built: its source is OCIRepository shop/shop-orders-api, which names no fleet folder to build from (annotation fleetwright.io/artifact-path)",
 				"fleet/" + ordersKust + ":1: warning: no Flux Kustomization builds this folder",
 			},
 		},
@@ -369,7 +369,7 @@ func TestArtifactChecks(t *testing.T) {
 				edit(t, f, shopOrdersFlux, "  timeout: 10m0s\n", "  timeout: 15m0s\n")
 			},
 			checks: []Check{CheckArtifact, CheckProjects},
-			want: []string{"fleet/" + shopProject + ":30: OCIRepository/project-shop: spec.ref.digest: pins sha256:PINNED, but the *.yaml files of " +
+			want: []string{"fleet/" + shopProject + ":56: OCIRepository/project-shop: spec.ref.digest: pins sha256:PINNED, but the *.yaml files of " +
 				"fleet/" + shopFlux + " pack to sha256:OTHER: Flux applies content that the fleet's files do not show; " + fixArtifact},
 		},
 		{
@@ -379,7 +379,7 @@ func TestArtifactChecks(t *testing.T) {
 			},
 			opts:   func(o *Options) { o.Apps = &Apps{} },
 			checks: []Check{CheckArtifact, CheckProjects},
-			want: []string{"fleet/" + shopProject + ":30: OCIRepository/project-shop: spec.ref.digest: pins sha256:PINNED, but the *.yaml files of " +
+			want: []string{"fleet/" + shopProject + ":56: OCIRepository/project-shop: spec.ref.digest: pins sha256:PINNED, but the *.yaml files of " +
 				"fleet/" + shopFlux + " pack to sha256:OTHER: Flux applies content that the fleet's files do not show; " +
 				"the specs render these files otherwise (changed: orders.yaml); " + fixArtifact},
 		},
@@ -391,7 +391,7 @@ func TestArtifactChecks(t *testing.T) {
 			},
 			opts:   func(o *Options) { o.Apps = &Apps{} },
 			checks: []Check{CheckArtifact},
-			want: []string{"fleet/" + shopProject + ":30: OCIRepository/project-shop: spec.ref.digest: pins sha256:PINNED, but the *.yaml files of " +
+			want: []string{"fleet/" + shopProject + ":56: OCIRepository/project-shop: spec.ref.digest: pins sha256:PINNED, but the *.yaml files of " +
 				"fleet/" + shopFlux + " pack to sha256:OTHER: Flux applies content that the fleet's files do not show; " +
 				"the specs render these files otherwise (not rendered: orders2.yaml; missing: orders.yaml); " + fixArtifact},
 		},
@@ -402,7 +402,7 @@ func TestArtifactChecks(t *testing.T) {
 			},
 			opts:   func(o *Options) { o.Apps = &Apps{} },
 			checks: []Check{CheckArtifact},
-			want: []string{"fleet/" + shopProject + ":30: OCIRepository/project-shop: spec.ref.digest: pins sha256:OTHER, but the *.yaml files of " +
+			want: []string{"fleet/" + shopProject + ":56: OCIRepository/project-shop: spec.ref.digest: pins sha256:OTHER, but the *.yaml files of " +
 				"fleet/" + shopFlux + " pack to sha256:PINNED: Flux applies content that the fleet's files do not show; " +
 				"the specs render these files as they are: the pinned digest is what differs; " + fixArtifact},
 		},
@@ -415,7 +415,7 @@ func TestArtifactChecks(t *testing.T) {
 				f[shopFlux+"/notes/extra.yaml"] = []byte(handAdded)
 			},
 			checks: []Check{CheckArtifact, CheckProjects},
-			want: []string{"fleet/" + shopProject + ":30: OCIRepository/project-shop: spec.ref.digest: pins sha256:PINNED, but the *.yaml files of " +
+			want: []string{"fleet/" + shopProject + ":56: OCIRepository/project-shop: spec.ref.digest: pins sha256:PINNED, but the *.yaml files of " +
 				"fleet/" + shopFlux + " pack to sha256:OTHER: Flux applies content that the fleet's files do not show; without extra.yaml, " +
 				"which render did not write, they pack to the pinned digest: render leaves such files out of the artifact, move them out of the folder"},
 		},
@@ -428,7 +428,7 @@ func TestArtifactChecks(t *testing.T) {
 			checks: []Check{CheckAPI, CheckBuild},
 			want: []string{
 				"fleet/" + shopOrdersFlux + `:23: OCIRepository/shop-orders-api: spec.interval: "10us" is not a duration in ms, s, m or h (the CRD's pattern ^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$)`,
-				"fleet/" + shopOrdersFlux + ":59: Kustomization/shop-orders-api: spec.waitt: unknown field",
+				"fleet/" + shopOrdersFlux + ":60: Kustomization/shop-orders-api: spec.waitt: unknown field",
 			},
 		},
 		{
@@ -438,7 +438,7 @@ func TestArtifactChecks(t *testing.T) {
 				f[shopFlux+"/old/extra.yaml"] = []byte(handAdded)
 			},
 			checks: []Check{CheckBuild},
-			want: []string{"fleet/" + shopProject + ":49: Kustomization/project-shop: spec.path: kustomize build fleet/" + shopFlux + " (the artifact of OCIRepository project-shop): " +
+			want: []string{"fleet/" + shopProject + ":75: Kustomization/project-shop: spec.path: kustomize build fleet/" + shopFlux + " (the artifact of OCIRepository project-shop): " +
 				"accumulating resources: accumulation err='accumulating resources from 'old/extra.yaml': security; file 'fleet/" + shopFlux + "/old/extra.yaml' is not in the artifact, " +
 				"which holds only the *.yaml files of 'fleet/" + shopFlux + "'': must build at directory: 'fleet/" + shopFlux + "/old/extra.yaml': file is not directory"},
 		},
@@ -485,11 +485,11 @@ func TestArtifactChecks(t *testing.T) {
 		{
 			name: "a Kustomization of a project with a source reads the GitRepository",
 			mutate: func(t testing.TB, f map[string][]byte) {
-				edit(t, f, shopOrdersFlux, "  path: ./\n  prune: true\n  retryInterval: 1m0s\n  sourceRef:\n    kind: OCIRepository\n    name: shop-orders-api\n",
-					"  path: ./fleet/apps/prod-eu/shop/orders/api\n  prune: true\n  retryInterval: 1m0s\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n")
+				edit(t, f, shopOrdersFlux, "  path: ./\n  prune: true\n  retryInterval: 1m0s\n  serviceAccountName: flux-reconciler\n  sourceRef:\n    kind: OCIRepository\n    name: shop-orders-api\n",
+					"  path: ./fleet/apps/prod-eu/shop/orders/api\n  prune: true\n  retryInterval: 1m0s\n  serviceAccountName: flux-reconciler\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n    namespace: flux-system\n")
 			},
 			checks: []Check{CheckProjects, CheckBuild},
-			want: []string{"fleet/" + shopOrdersFlux + ":56: warning: Kustomization/shop-orders-api: spec.sourceRef: reads the fleet's GitRepository flux-system/flux-system, " +
+			want: []string{"fleet/" + shopOrdersFlux + ":57: warning: Kustomization/shop-orders-api: spec.sourceRef: reads the fleet's GitRepository flux-system/flux-system, " +
 				"though platform.yaml has fleet.artifacts and project shop has its own source (OCIRepository project-shop): Flux applies it again on every fleet commit, " +
 				"whatever the commit changed; re-render: render points each component's Kustomization at its own artifact"},
 		},
@@ -617,7 +617,7 @@ func TestArtifactsInRegistry(t *testing.T) {
 		{
 			name: "a project's artifact not pushed",
 			skip: []string{shopFlux},
-			want: []string{"fleet/" + shopProject + ":30: OCIRepository/project-shop: spec.ref.digest: the registry has no artifact HOST/fleet@sha256:PINNED: " +
+			want: []string{"fleet/" + shopProject + ":56: OCIRepository/project-shop: spec.ref.digest: the registry has no artifact HOST/fleet@sha256:PINNED: " +
 				"source-controller cannot fetch it, and nothing of fleet/" + shopFlux + " is applied; render pushes the artifact it pins (re-render)"},
 		},
 		{
@@ -630,9 +630,9 @@ func TestArtifactsInRegistry(t *testing.T) {
 				delete(f, shopFlux+"/storefront.yaml")
 			},
 			want: []string{
-				"fleet/" + shopProject + ":30: OCIRepository/project-shop: spec.ref.digest: pins sha256:PINNED, but the *.yaml files of fleet/" + shopFlux + " pack to sha256:OTHER: " +
+				"fleet/" + shopProject + ":56: OCIRepository/project-shop: spec.ref.digest: pins sha256:PINNED, but the *.yaml files of fleet/" + shopFlux + " pack to sha256:OTHER: " +
 					"Flux applies content that the fleet's files do not show; " + fixArtifact,
-				"fleet/" + shopProject + ":30: OCIRepository/project-shop: spec.ref.digest: the registry's artifact sha256:PINNED, which Flux applies, differs from the *.yaml files of " +
+				"fleet/" + shopProject + ":56: OCIRepository/project-shop: spec.ref.digest: the registry's artifact sha256:PINNED, which Flux applies, differs from the *.yaml files of " +
 					"fleet/" + shopFlux + " (changed: orders.yaml; only in the artifact: storefront.yaml; only in Git: extra.yaml, web.yaml); " + fixArtifact,
 			},
 		},

@@ -188,7 +188,7 @@ func TestKustomizePaths(t *testing.T) {
 			mutate: func(t testing.TB, f map[string][]byte) {
 				f["apps/prod-eu/shop/orders/worker/kustomization.yaml"] = []byte("resources:\n- https://github.com/example/repo//deploy?ref=v1\n")
 			},
-			want: []string{"fleet/" + shopOrders + ":54: warning: Kustomization/shop-orders-worker: spec.path: not built: it refers to the remote base https://github.com/example/repo//deploy?ref=v1, and verify does not fetch remote bases"},
+			want: []string{"fleet/" + shopOrders + ":56: warning: Kustomization/shop-orders-worker: spec.path: not built: it refers to the remote base https://github.com/example/repo//deploy?ref=v1, and verify does not fetch remote bases"},
 		},
 	}
 	for _, tt := range tests {

@@ -62,13 +62,27 @@ var pruneDisabledLine = []byte(layout.PruneDisabledLine)
 // reads the file without the marks; reading it with them would compare
 // the fleet with the next step, which render takes only once Flux has
 // applied this one (an info finding says so).
+//
+// Likewise the first step of the move of an app's Kustomizations to their
+// project's namespace keeps them in the Flux namespace with prune: false
+// (render moves them when it finds them so): the render compared with
+// reads them with prune: true, as they were before that step.
 func (r *run) previous(p string) ([]byte, bool) {
 	data, ok := r.t.files[p]
-	if !ok || !bytes.Contains(data, pruneDisabledLine) {
+	if !ok {
 		return data, ok
 	}
-	return withoutPruneDisabled(data), true
+	if bytes.Contains(data, pruneDisabledLine) {
+		data = withoutPruneDisabled(data)
+	}
+	if ns := []byte("\n  namespace: " + r.plat.Fleet.SourceNamespace + "\n"); bytes.Contains(data, ns) && bytes.Contains(data, pruneOff) {
+		data = bytes.ReplaceAll(data, pruneOff, pruneOn)
+	}
+	return data, true
 }
+
+// The spec.prune lines of a Flux Kustomization as render writes them.
+var pruneOff, pruneOn = []byte("\n  prune: false\n"), []byte("\n  prune: true\n")
 
 // withoutPruneDisabled returns data without its lines that are, but for
 // spaces, the annotation kustomize.toolkit.fluxcd.io/prune: disabled.

@@ -30,22 +30,24 @@ func TestLiveHandover(t *testing.T) {
 	project := "project-" + ns
 
 	// The Kustomization that applied the app's Flux objects before, as
-	// flux bootstrap creates it, and another one that project-<ns> applies.
-	kustomization := func(name string, prune bool, appliedBy string) map[string]any {
+	// flux bootstrap creates it, and another one that project-<ns> (in
+	// the project's namespace, as the app's Flux objects) applies.
+	kustomization := func(name, namespace string, prune bool, appliedBy string) map[string]any {
 		k := map[string]any{
 			"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
-			"metadata": map[string]any{"name": name, "namespace": fluxNS},
+			"metadata": map[string]any{"name": name, "namespace": namespace},
 			"spec": map[string]any{"interval": "10m", "path": "./", "prune": prune,
-				"sourceRef": map[string]any{"kind": "GitRepository", "name": "flux-system"}},
+				"sourceRef": map[string]any{"kind": "GitRepository", "name": "flux-system", "namespace": fluxNS}},
 		}
 		if appliedBy != "" {
-			k["metadata"].(map[string]any)["labels"] = map[string]any{layout.AppliedByNameLabel: appliedBy, layout.AppliedByNamespaceLabel: fluxNS}
+			k["metadata"].(map[string]any)["labels"] = map[string]any{layout.AppliedByNameLabel: appliedBy, layout.AppliedByNamespaceLabel: ns}
 		}
 		return k
 	}
-	for _, k := range []map[string]any{kustomization("root", true, ""), kustomization("keeper", false, ""), kustomization("old", true, project)} {
+	for _, k := range []map[string]any{kustomization("root", fluxNS, true, ""), kustomization("keeper", fluxNS, false, ""), kustomization("old", ns, true, project)} {
 		applyObject(t, env, k)
 	}
+	ownerNS := map[string]string{"root": fluxNS, "keeper": fluxNS, "gone": fluxNS, "old": ns, project: ns}
 
 	// applyApp applies the app's Flux objects as the Kustomization owner
 	// applied them, with the prune mark or not.
@@ -61,7 +63,7 @@ func TestLiveHandover(t *testing.T) {
 			if l == nil {
 				l = map[string]string{}
 			}
-			l[layout.AppliedByNameLabel], l[layout.AppliedByNamespaceLabel] = owner, fluxNS
+			l[layout.AppliedByNameLabel], l[layout.AppliedByNamespaceLabel] = owner, ownerNS[owner]
 			u.SetLabels(l)
 			a := u.GetAnnotations()
 			if a == nil {
@@ -88,7 +90,7 @@ func TestLiveHandover(t *testing.T) {
 		kind, name string
 	}{{12, "OCIRepository", ns + "-web-api"}, {37, "Kustomization", ns + "-web-api"}} {
 		msg := fmt.Sprintf("applied in the cluster by Kustomization %s/root, in this fleet by %s/%s: once Flux has this commit, root prunes it as no longer its own, before or after %s applies it",
-			fluxNS, fluxNS, project, project)
+			fluxNS, ns, project, project)
 		if o.kind == "Kustomization" {
 			msg += ", and deletes with it every object it applied"
 		}
@@ -118,7 +120,7 @@ func TestLiveHandover(t *testing.T) {
 }
 
 // handoverFleet renders a one-app fleet with a source per project: the
-// project is ns, Flux's objects go to fluxNS.
+// project is ns, the fleet's GitRepository is in fluxNS.
 func handoverFleet(t *testing.T, ns, fluxNS string) (*spec.Repo, map[string][]byte) {
 	t.Helper()
 	return webFleet(t, "clusters: [{name: live}]\nbuild: {pin: false}\nfleet: {source_namespace: "+fluxNS+", artifacts: {repository: ghcr.io/myorg/fleet}}\n", ns)

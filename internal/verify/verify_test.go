@@ -176,15 +176,15 @@ func TestChecks(t *testing.T) {
 				edit(t, f, shopMyAPI, "- name: shop-my-api-postgres", "- name: shop-my-api-db")
 			},
 			checks: []Check{CheckDeps},
-			want:   []string{"fleet/" + shopMyAPI + ":54: Kustomization/shop-my-api-api: spec.dependsOn[0].name: depends on Kustomization flux-system/shop-my-api-db, which no fleet file defines"},
+			want:   []string{"fleet/" + shopMyAPI + ":56: Kustomization/shop-my-api-api: spec.dependsOn[0].name: depends on Kustomization shop/shop-my-api-db, which no fleet file defines"},
 		},
 		{
 			name: "depends-on: cycle",
 			mutate: func(t testing.TB, f map[string][]byte) {
-				edit(t, f, shopMyAPI, "  name: shop-my-api-postgres\n  namespace: flux-system\nspec:\n", "  name: shop-my-api-postgres\n  namespace: flux-system\nspec:\n  dependsOn:\n  - name: shop-my-api-api\n")
+				edit(t, f, shopMyAPI, "  name: shop-my-api-postgres\n  namespace: shop\nspec:\n", "  name: shop-my-api-postgres\n  namespace: shop\nspec:\n  dependsOn:\n  - name: shop-my-api-api\n")
 			},
 			checks: []Check{CheckDeps},
-			want:   []string{"fleet/" + shopMyAPI + ":35: Kustomization/shop-my-api-api: spec.dependsOn: dependency cycle: flux-system/shop-my-api-api -> flux-system/shop-my-api-postgres -> flux-system/shop-my-api-api"},
+			want:   []string{"fleet/" + shopMyAPI + ":37: Kustomization/shop-my-api-api: spec.dependsOn: dependency cycle: shop/shop-my-api-api -> shop/shop-my-api-postgres -> shop/shop-my-api-api"},
 		},
 		// API validity.
 		{name: "api: clean", checks: []Check{CheckAPI, CheckKind}, want: []string{}},
@@ -232,7 +232,7 @@ func TestChecks(t *testing.T) {
 			name: "api: Flux Kustomization without interval and sourceRef",
 			mutate: func(t testing.TB, f map[string][]byte) {
 				edit(t, f, shopOrders, "  interval: 10m0s\n  path: ./fleet/apps/prod-eu/shop/orders/api", "  path: ./fleet/apps/prod-eu/shop/orders/api")
-				edit(t, f, shopOrders, "  sourceRef:\n    kind: GitRepository\n    name: flux-system\n  targetNamespace: shop\n  timeout: 10m0s\n  wait: true\n---",
+				edit(t, f, shopOrders, "  sourceRef:\n    kind: GitRepository\n    name: flux-system\n    namespace: flux-system\n  targetNamespace: shop\n  timeout: 10m0s\n  wait: true\n---",
 					"  targetNamespace: shop\n  timeout: 10m0s\n  wait: true\n---")
 			},
 			checks: []Check{CheckAPI},

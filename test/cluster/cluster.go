@@ -239,6 +239,9 @@ func Start(ctx context.Context, opts ...Option) (_ *Cluster, err error) {
 	if err := c.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: FluxNamespace}}); err != nil {
 		return nil, fmt.Errorf("creating namespace %s: %w", FluxNamespace, err)
 	}
+	if err := installFluxRBAC(ctx, c.Client); err != nil {
+		return nil, err
+	}
 	for i := range cfg.nodes {
 		name := "kwok-node-" + strconv.Itoa(i)
 		if err := c.Client.Create(ctx, fakeNode(name)); err != nil {
@@ -340,8 +343,12 @@ func Start(ctx context.Context, opts ...Option) (_ *Cluster, err error) {
 		p    part
 		args []string
 	}
+	var lockdown []string
+	if !cfg.noLockdown {
+		lockdown = LockdownArgs
+	}
 	kustomize := func(name string, selector ...string) fluxProc {
-		args := append([]string{"--no-remote-bases=true", "--events-addr=" + c.EventsURL}, selector...)
+		args := append(append([]string{"--no-remote-bases=true", "--events-addr=" + c.EventsURL}, lockdown...), selector...)
 		return fluxProc{name, kustomizeControllerPart, fluxArgs(name, append(args, cfg.fluxArgs[kustomizeControllerPart.name]...)...)}
 	}
 	procs := []fluxProc{
@@ -365,9 +372,9 @@ func Start(ctx context.Context, opts ...Option) (_ *Cluster, err error) {
 			"--events-addr=" + eventsAddr,
 			"--receiverAddr=" + receiverAddr,
 		}, cfg.fluxArgs[notificationControllerPart.name]...)...)},
-		fluxProc{helmControllerPart.name, helmControllerPart, fluxArgs(helmControllerPart.name, append([]string{
+		fluxProc{helmControllerPart.name, helmControllerPart, fluxArgs(helmControllerPart.name, slices.Concat([]string{
 			"--events-addr=" + c.EventsURL,
-		}, cfg.fluxArgs[helmControllerPart.name]...)...)},
+		}, lockdown, cfg.fluxArgs[helmControllerPart.name])...)},
 	)
 	for i, f := range procs {
 		p, err := c.run(f.name, f.p.binary(clBin), slices.Concat(flux, cfg.fluxEnv[f.p.name]), f.args...)

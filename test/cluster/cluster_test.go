@@ -24,12 +24,14 @@ import (
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetwright/fleetwright/internal/exports"
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/gitrepo/gittest"
 	"github.com/fleetwright/fleetwright/test/cluster"
 )
@@ -181,6 +183,9 @@ spec:
 			Wait:      true,
 			Timeout:   &metav1.Duration{Duration: time.Minute},
 			Interval:  metav1.Duration{Duration: time.Hour},
+			// The platform's, as the root is: Flux's lockdown runs one
+			// that names no account as its namespace's default one.
+			ServiceAccountName: cluster.RootServiceAccount,
 		},
 	}
 	for _, obj := range []client.Object{repo, ks} {
@@ -244,11 +249,27 @@ func testPostgreSQLRelease(t *testing.T, c *cluster.Cluster, release string, val
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The release runs as the namespace's own account, bound to admin
+	// there, as render writes it for a project: with Flux's lockdown one
+	// that names no account runs as the namespace's default one.
+	for _, obj := range []client.Object{
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: layout.ProjectServiceAccount, Namespace: ns.Name}},
+		&rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: layout.ProjectRoleBinding, Namespace: ns.Name},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: layout.ProjectRole},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: layout.ProjectServiceAccount, Namespace: ns.Name}},
+		},
+	} {
+		if err := c.Client.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
 	hr := &helmv2.HelmRelease{
 		ObjectMeta: metav1.ObjectMeta{Name: release, Namespace: ns.Name},
 		Spec: helmv2.HelmReleaseSpec{
-			Interval: metav1.Duration{Duration: time.Hour},
-			Timeout:  &metav1.Duration{Duration: 2 * time.Minute},
+			ServiceAccountName: layout.ProjectServiceAccount,
+			Interval:           metav1.Duration{Duration: time.Hour},
+			Timeout:            &metav1.Duration{Duration: 2 * time.Minute},
 			Chart: &helmv2.HelmChartTemplate{Spec: helmv2.HelmChartTemplateSpec{
 				Chart:     cluster.PostgreSQLChartName,
 				Version:   cluster.PostgreSQLChartVersion,

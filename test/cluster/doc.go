@@ -44,8 +44,18 @@
 //     pod IPs; PersistentVolumeClaims stay Pending.
 //   - Leader election is off everywhere. Flux's controllers otherwise run
 //     with their default flags (a dependency that is not ready is retried
-//     after 30s); WithFluxArgs adds flags, WithKustomizeShards runs
-//     kustomize-controller shards.
+//     after 30s) and, kustomize- and helm-controller, with Flux's
+//     multi-tenancy lockdown (LockdownArgs: --no-cross-namespace-refs=true,
+//     --default-service-account=default), as docs/cluster.md tells
+//     platform teams to run them; a root Kustomization then names
+//     RootServiceAccount, as the flux-system one does. WithoutLockdown
+//     leaves the lockdown out, WithFluxArgs adds flags,
+//     WithKustomizeShards runs kustomize-controller shards.
+//   - The controllers run as the kubeconfig's admin; Start adds what
+//     Flux's install adds for its RBAC: the service accounts
+//     kustomize-controller and helm-controller bound to cluster-admin, and
+//     the ClusterRoles flux-edit and flux-view aggregated into admin, edit
+//     and view.
 //   - The admin credential is a static bearer token (system:masters), in
 //     the kubeconfig file only; the control plane's serving certificate and
 //     service-account key are made fresh by each Start.

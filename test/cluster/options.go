@@ -20,6 +20,7 @@ type config struct {
 	fluxArgs                   map[string][]string
 	fluxEnv                    map[string][]string
 	shards                     []string
+	noLockdown                 bool
 }
 
 func defaultConfig() config {
@@ -129,4 +130,16 @@ func appendTo(m map[string][]string, key string, values []string) map[string][]s
 // kustomize-controller then reconciles only those without the label.
 func WithKustomizeShards(keys ...string) Option {
 	return func(c *config) { c.shards = append(c.shards, keys...) }
+}
+
+// WithoutLockdown runs kustomize- and helm-controller without Flux's
+// multi-tenancy lockdown (LockdownArgs), which they run with by default,
+// as docs/cluster.md tells platform teams to run them: for a test of a
+// fleet that reads the fleet's GitRepository from the projects'
+// namespaces (which --no-cross-namespace-refs refuses), or of a fleet as
+// a layout before the per-project namespaces wrote it (Flux objects in
+// flux-system that name no service account, which
+// --default-service-account runs as the namespace's default one).
+func WithoutLockdown() Option {
+	return func(c *config) { c.noLockdown = true }
 }

@@ -89,7 +89,8 @@ func TestKustomizeShards(t *testing.T) {
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: cluster.FluxNamespace, Labels: labels},
 			Spec: kustomizev1.KustomizationSpec{
 				Interval: metav1.Duration{Duration: 10 * time.Minute}, Path: path, Prune: true,
-				SourceRef: kustomizev1.CrossNamespaceSourceReference{Kind: sourcev1.GitRepositoryKind, Name: "shards"},
+				SourceRef:          kustomizev1.CrossNamespaceSourceReference{Kind: sourcev1.GitRepositoryKind, Name: "shards"},
+				ServiceAccountName: cluster.RootServiceAccount,
 			},
 		}
 	}

@@ -434,8 +434,8 @@ func (j *journey) requestReconcile() {
 
 // forwardEvents makes notification-controller post Flux's events, signed,
 // to the webhook: the Secret holding the HMAC key, a generic-hmac Provider
-// and an Alert for the apps' Kustomizations (flux-system) and HelmReleases
-// (the project's namespace).
+// and an Alert for the root Kustomization (flux-system) and the project's
+// Kustomizations, OCIRepositories and HelmReleases (its namespace).
 func (j *journey) forwardEvents() {
 	j.t.Helper()
 	secret := &corev1.Secret{
@@ -463,6 +463,8 @@ func (j *journey) forwardEvents() {
 			// literally: HelmReleases need one source per project namespace.
 			"eventSources": []any{
 				map[string]any{"kind": "Kustomization", "name": "*"},
+				map[string]any{"kind": "Kustomization", "name": "*", "namespace": project},
+				map[string]any{"kind": "OCIRepository", "name": "*", "namespace": project},
 				map[string]any{"kind": "HelmRelease", "name": "*", "namespace": project},
 			},
 		},
@@ -501,7 +503,7 @@ func (j *journey) eventually(what string, timeout time.Duration, check func() er
 // Kustomization that applies it is Ready at rev in turn.
 func (j *journey) kustomizationReady(name, rev string) error {
 	var k kustomizev1.Kustomization
-	if err := j.c.Client.Get(j.ctx, client.ObjectKey{Namespace: fluxNS, Name: name}, &k); err != nil {
+	if err := j.c.Client.Get(j.ctx, client.ObjectKey{Namespace: kustomizationNS(name), Name: name}, &k); err != nil {
 		return err
 	}
 	rev, err := j.sourceRevision(&k, rev)
@@ -540,8 +542,8 @@ func (j *journey) sourceRevision(k *kustomizev1.Kustomization, rev string) (stri
 	}
 	owner, ownerNS := o.Labels[kustomizeName], o.Labels[kustomizeNamespace]
 	switch {
-	case owner == "" || ownerNS != fluxNS:
-		return "", fmt.Errorf("OCIRepository %s/%s is applied by no Kustomization of %s (labels %v)", o.Namespace, o.Name, fluxNS, o.Labels)
+	case owner == "" || ownerNS != kustomizationNS(owner):
+		return "", fmt.Errorf("OCIRepository %s/%s is applied by no Kustomization of the fleet (labels %v)", o.Namespace, o.Name, o.Labels)
 	case owner == k.Name:
 		return "", fmt.Errorf("OCIRepository %s/%s is applied by the Kustomization that reads it", o.Namespace, o.Name)
 	}
@@ -556,6 +558,16 @@ func (j *journey) sourceRevision(k *kustomizev1.Kustomization, rev string) (stri
 		return "", fmt.Errorf("OCIRepository %s pins no digest", o.Name)
 	}
 	return o.Spec.Reference.Digest, nil
+}
+
+// kustomizationNS is the namespace of the journey's Kustomization name:
+// the project's for the project's and its apps' (render puts them there),
+// flux-system for the root.
+func kustomizationNS(name string) string {
+	if strings.HasPrefix(name, project+"-") || name == "project-"+project {
+		return project
+	}
+	return fluxNS
 }
 
 // The labels kustomize-controller puts on what a Kustomization applies.

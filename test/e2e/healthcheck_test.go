@@ -74,7 +74,7 @@ components:
 	broken := pinOf(t, fleet2, "fleet/apps/"+migrationCluster+"/"+migrationNS+"/_flux/web.yaml", ks)
 	poll(t, ks+" health-checking the broken artifact", 4*time.Minute, func() error {
 		var k kustomizev1.Kustomization
-		if err := c.Client.Get(ctx, client.ObjectKey{Namespace: fluxNS, Name: ks}, &k); err != nil {
+		if err := c.Client.Get(ctx, client.ObjectKey{Namespace: migrationNS, Name: ks}, &k); err != nil {
 			return err
 		}
 		r := apimeta.FindStatusCondition(k.Status.Conditions, meta.ReconcilingCondition)

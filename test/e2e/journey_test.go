@@ -25,6 +25,7 @@ import (
 
 	"github.com/fleetwright/fleetwright/internal/probe"
 	"github.com/fleetwright/fleetwright/internal/webhook"
+	"github.com/fleetwright/fleetwright/test/cluster"
 )
 
 const (
@@ -38,7 +39,10 @@ const (
 // applied and probed; an image bump; a broken change that Flux's health
 // check fails; a rollback; pause and resume; and deletion.
 func TestJourney(t *testing.T) {
-	j := newJourney(t)
+	// The journey's fleet reads the fleet's GitRepository (no
+	// fleet.artifacts), across namespaces from the project's: Flux's
+	// lockdown refuses that (docs/cluster.md).
+	j := newJourney(t, cluster.WithoutLockdown())
 	registry := j.reg.Host() + "/fleet/" + project + "/" + appName + "-api"
 
 	// 1. A developer adds the app on a branch; CI validates and reviews it.
@@ -58,7 +62,8 @@ func TestJourney(t *testing.T) {
 		"added — Deployment my-project/my-api-api", "added — HorizontalPodAutoscaler my-project/my-api-api",
 		"added — Ingress my-project/my-api-api", "added — Service my-project/my-api-api",
 		"added — HelmRelease my-project/my-api-postgres", "added — HelmRepository my-project/my-api-postgres",
-		"added — Namespace my-project",
+		"added — clusters/journey/projects/my-project.yaml", // the Namespace, the project's service account and RoleBinding
+		"+kind: Namespace", "+kind: ServiceAccount", "+kind: RoleBinding",
 	} {
 		if !strings.Contains(comment, want) {
 			t.Errorf("the review comment lacks %q:\n%s", want, comment)
@@ -240,7 +245,7 @@ func TestJourney(t *testing.T) {
 			return err
 		}
 		for _, k := range appKustomizations {
-			if err := j.gone(&kustomizev1.Kustomization{}, fluxNS, k); err != nil {
+			if err := j.gone(&kustomizev1.Kustomization{}, kustomizationNS(k), k); err != nil {
 				return err
 			}
 		}
@@ -489,7 +494,7 @@ func (j *journey) waitHealthCheckFailed(name, rev string) string {
 	var msg string
 	j.eventually("Flux's health check of "+name+" fails", 3*time.Minute, func() error {
 		var k kustomizev1.Kustomization
-		if err := j.c.Client.Get(j.ctx, client.ObjectKey{Namespace: fluxNS, Name: name}, &k); err != nil {
+		if err := j.c.Client.Get(j.ctx, client.ObjectKey{Namespace: kustomizationNS(name), Name: name}, &k); err != nil {
 			return err
 		}
 		rev, err := j.sourceRevision(&k, rev)

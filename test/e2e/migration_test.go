@@ -39,6 +39,12 @@ import (
 	"github.com/fleetwright/fleetwright/test/cluster"
 )
 
+// allNamespaces lists objects of every namespace: the root Kustomization
+// is in flux-system, the apps' Flux objects in their project's namespace
+// (in flux-system, in a fleet rendered before that); the tests' names are
+// distinct.
+var allNamespaces = client.InNamespace("")
+
 // The migration test's names: testdata/migration/specs holds the apps,
 // testdata/migration/before the fleet the previous layout rendered from
 // them (a project Kustomization for the Namespace that every component
@@ -50,11 +56,17 @@ const (
 )
 
 // TestMigrationFromPreviousLayout applies the fleet the previous layout
-// wrote, then what render writes today from the same specs over it, on the
-// real controllers: Flux takes the change without deleting anything that
-// runs (every object keeps its UID, every ReplicaSet stays), the project
-// Kustomization goes and its Namespace stays, applied by the root
-// Kustomization, and nothing is left that no Kustomization owns.
+// wrote, then what render writes today from the same specs over it, twice,
+// on the real controllers: Flux takes the change without deleting anything
+// that runs (every object keeps its UID, every ReplicaSet stays, the chart
+// stays at its first release), the project Kustomization goes and its
+// Namespace stays, applied by the root Kustomization, the apps'
+// Kustomizations move from flux-system to the project's namespace (the
+// first render keeps them with prune: false, the second moves them), and
+// nothing is left that no Kustomization owns.
+//
+// It runs without Flux's lockdown: the previous layout's Flux objects name
+// no service account.
 //
 // It tests correctness, not speed: kustomize-controller retries a
 // dependency after 2s here.
@@ -65,7 +77,7 @@ func TestMigrationFromPreviousLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(stopCharts)
-	c := cluster.StartT(t, cluster.WithFluxArgs("kustomize-controller", "--requeue-dependency=2s"), cluster.WithFluxArgs("helm-controller", "--requeue-dependency=2s"))
+	c := cluster.StartT(t, cluster.WithoutLockdown(), cluster.WithFluxArgs("kustomize-controller", "--requeue-dependency=2s"), cluster.WithFluxArgs("helm-controller", "--requeue-dependency=2s"))
 
 	// The apps repository, with the previous fleet in its fleet folder.
 	apps := t.TempDir()
@@ -98,11 +110,17 @@ func TestMigrationFromPreviousLayout(t *testing.T) {
 	uids := liveUIDs(t, c)
 	t.Logf("the previous layout is applied at %s: %d objects", rev1, len(uids))
 
-	// render over it, as a platform team upgrading fleetwright would.
-	rev2, _ := renderAndCommit(t, apps, bare, before, "re-rendered")
+	// render over it, as a platform team upgrading fleetwright would: the
+	// first render keeps the apps' Kustomizations in flux-system, with
+	// prune: false.
+	rev2, step1, out := renderCommit(t, apps, bare, before, "re-rendered")
+	if !strings.Contains(out, "render again") {
+		t.Errorf("the first render does not say to render again:\n%s", out)
+	}
 	requestFetch(t, c)
 	newKS := []string{"fleet-migration", "shop-orders-api", "shop-orders-db", "shop-web-api", "shop-web-cron", "shop-web-worker"}
 	waitKustomizations(t, c, rev2, newKS)
+	checkNamespaces(t, c, newKS[1:], fluxNS, false)
 
 	// The project Kustomization is gone, once its finalizer ran.
 	poll(t, "the project Kustomization is deleted", time.Minute, func() error {
@@ -113,6 +131,43 @@ func TestMigrationFromPreviousLayout(t *testing.T) {
 		return fmt.Errorf("project-shop still there (%v)", err)
 	})
 	checkUntouched(t, c, uids)
+
+	// The second render moves them to the project's namespace, run as its
+	// service account; the root deletes the old ones, which delete nothing.
+	rev3, _, out := renderCommit(t, apps, bare, step1, "moved to the project's namespace")
+	if strings.Contains(out, "render again") {
+		t.Errorf("the second render still says to render again:\n%s", out)
+	}
+	requestFetch(t, c)
+	waitKustomizations(t, c, rev3, newKS)
+	checkNamespaces(t, c, newKS[1:], migrationNS, true)
+	checkUntouched(t, c, uids)
+}
+
+// checkNamespaces checks that the named Kustomizations are in namespace
+// ns, and none of them elsewhere (a deleted one's finalizer has run);
+// those in the project's namespace run as its service account (moved),
+// those in flux-system do not prune.
+func checkNamespaces(t *testing.T, c *cluster.Cluster, names []string, ns string, moved bool) {
+	t.Helper()
+	poll(t, "Kustomizations "+strings.Join(names, ", ")+" only in "+ns, time.Minute, func() error {
+		var kss kustomizev1.KustomizationList
+		if err := c.Client.List(t.Context(), &kss, allNamespaces); err != nil {
+			return err
+		}
+		for _, k := range kss.Items {
+			if !slices.Contains(names, k.Name) {
+				continue
+			}
+			if k.Namespace != ns {
+				return fmt.Errorf("Kustomization %s/%s is still there", k.Namespace, k.Name)
+			}
+			if moved && k.Spec.ServiceAccountName != layout.ProjectServiceAccount || !moved && k.Spec.Prune {
+				t.Errorf("Kustomization %s/%s: runs as %q, prune %v", k.Namespace, k.Name, k.Spec.ServiceAccountName, k.Spec.Prune)
+			}
+		}
+		return nil
+	})
 }
 
 // TestMigrationToComponentSources switches a running fleet to a source
@@ -149,7 +204,9 @@ func TestMigrationToComponentSources(t *testing.T) {
 	reg := registrytest.New(t, registrytest.Options{})
 	// A dependency not Ready yet is retried after 2s rather than 30s: each
 	// switch of source makes the dependents wait for their dependencies.
-	c := cluster.StartT(t, cluster.WithFluxArgs("kustomize-controller", "--requeue-dependency=2s"), cluster.WithFluxArgs("helm-controller", "--requeue-dependency=2s"))
+	// The fleet reads the fleet's GitRepository from the project's
+	// namespace at first: no lockdown.
+	c := cluster.StartT(t, cluster.WithoutLockdown(), cluster.WithFluxArgs("kustomize-controller", "--requeue-dependency=2s"), cluster.WithFluxArgs("helm-controller", "--requeue-dependency=2s"))
 
 	apps := t.TempDir()
 	copyTree(t, "testdata/migration/specs", apps, chartURL)
@@ -227,13 +284,13 @@ func TestMigrationToComponentSources(t *testing.T) {
 	waitKustomizations(t, c, rev4, names)
 	poll(t, project+" and the OCIRepositories are deleted", time.Minute, func() error {
 		var repos sourcev1.OCIRepositoryList
-		if err := c.Client.List(ctx, &repos, client.InNamespace(fluxNS)); err != nil {
+		if err := c.Client.List(ctx, &repos, allNamespaces); err != nil {
 			return err
 		}
 		if len(repos.Items) > 0 {
 			return fmt.Errorf("%d OCIRepositories left", len(repos.Items))
 		}
-		err := c.Client.Get(ctx, client.ObjectKey{Namespace: fluxNS, Name: project}, &kustomizev1.Kustomization{})
+		err := c.Client.Get(ctx, client.ObjectKey{Namespace: migrationNS, Name: project}, &kustomizev1.Kustomization{})
 		if !apierrors.IsNotFound(err) {
 			return fmt.Errorf("Kustomization %s still there (%v)", project, err)
 		}
@@ -311,7 +368,8 @@ func renderCommit(t *testing.T, apps, bare string, before map[string]string, mes
 }
 
 // bootstrapFleet applies what `flux bootstrap` would: the fleet's
-// GitRepository and the root Kustomization of the migration cluster.
+// GitRepository and the root Kustomization of the migration cluster, run
+// as kustomize-controller, as deploy/flux/kustomization.yaml sets it.
 func bootstrapFleet(t *testing.T, c *cluster.Cluster, url string) {
 	t.Helper()
 	for _, o := range []client.Object{
@@ -323,7 +381,8 @@ func bootstrapFleet(t *testing.T, c *cluster.Cluster, url string) {
 		&kustomizev1.Kustomization{
 			ObjectMeta: metav1.ObjectMeta{Name: "fleet-" + migrationCluster, Namespace: fluxNS},
 			Spec: kustomizev1.KustomizationSpec{Interval: metav1.Duration{Duration: 10 * time.Minute}, Path: "./fleet/clusters/" + migrationCluster, Prune: true,
-				SourceRef: kustomizev1.CrossNamespaceSourceReference{Kind: sourcev1.GitRepositoryKind, Name: "flux-system"}},
+				SourceRef:          kustomizev1.CrossNamespaceSourceReference{Kind: sourcev1.GitRepositoryKind, Name: "flux-system"},
+				ServiceAccountName: cluster.RootServiceAccount},
 		},
 	} {
 		if err := c.Client.Create(t.Context(), o); err != nil {
@@ -340,7 +399,7 @@ func waitSources(t *testing.T, c *cluster.Cluster, rev string, names []string, w
 	t.Helper()
 	poll(t, "Kustomizations "+strings.Join(names, ", ")+" Ready at their artifacts", 4*time.Minute, func() error {
 		var repos sourcev1.OCIRepositoryList
-		if err := c.Client.List(t.Context(), &repos, client.InNamespace(fluxNS)); err != nil {
+		if err := c.Client.List(t.Context(), &repos, allNamespaces); err != nil {
 			return err
 		}
 		if len(repos.Items) != wantRepos {
@@ -353,7 +412,7 @@ func waitSources(t *testing.T, c *cluster.Cluster, rev string, names []string, w
 			}
 		}
 		var kss kustomizev1.KustomizationList
-		if err := c.Client.List(t.Context(), &kss, client.InNamespace(fluxNS)); err != nil {
+		if err := c.Client.List(t.Context(), &kss, allNamespaces); err != nil {
 			return err
 		}
 		var got []string
@@ -398,7 +457,7 @@ func checkUntouched(t *testing.T, c *cluster.Cluster, uids map[string]types.UID)
 	// belong to a Kustomization that exists and lists it in its inventory.
 	inventories := map[string]map[string]bool{}
 	var kss kustomizev1.KustomizationList
-	if err := c.Client.List(ctx, &kss, client.InNamespace(fluxNS)); err != nil {
+	if err := c.Client.List(ctx, &kss, allNamespaces); err != nil {
 		t.Fatal(err)
 	}
 	for _, k := range kss.Items {
@@ -408,7 +467,7 @@ func checkUntouched(t *testing.T, c *cluster.Cluster, uids map[string]types.UID)
 				inv[e.ID] = true
 			}
 		}
-		inventories[k.Name] = inv
+		inventories[k.Namespace+"/"+k.Name] = inv
 	}
 	applied := appliedObjects(t, c, migrationNS)
 	for key, o := range ownedObjects(t, c) {
@@ -419,7 +478,7 @@ func checkUntouched(t *testing.T, c *cluster.Cluster, uids map[string]types.UID)
 		applied[id] = o // and the Namespace
 	}
 	for id, o := range applied {
-		owner := o.GetLabels()[kustomizeName]
+		owner := o.GetLabels()[kustomizeNamespace] + "/" + o.GetLabels()[kustomizeName]
 		inv, ok := inventories[owner]
 		switch {
 		case !ok:
@@ -505,7 +564,7 @@ func waitKustomizations(t *testing.T, c *cluster.Cluster, rev string, names []st
 	t.Helper()
 	poll(t, "Kustomizations "+strings.Join(names, ", ")+" Ready at "+rev, 4*time.Minute, func() error {
 		var kss kustomizev1.KustomizationList
-		if err := c.Client.List(t.Context(), &kss, client.InNamespace(fluxNS)); err != nil {
+		if err := c.Client.List(t.Context(), &kss, allNamespaces); err != nil {
 			return err
 		}
 		var got []string
@@ -693,7 +752,7 @@ var (
 func checkFleetLayout(t *testing.T, files map[string]string, moved, marked bool) {
 	t.Helper()
 	here, gone := migrationAppFiles, migrationFluxFile
-	wantProject := []string{"Namespace"}
+	wantProject := []string{"Namespace", "ServiceAccount", "RoleBinding"}
 	if moved {
 		here, gone = gone, here
 		wantProject = append(wantProject, "OCIRepository", "Kustomization")
@@ -766,16 +825,18 @@ func checkFluxObjects(t *testing.T, c *cluster.Cluster, want map[string]string, 
 	ctx := t.Context()
 	var kss kustomizev1.KustomizationList
 	var repos sourcev1.OCIRepositoryList
-	if err := c.Client.List(ctx, &kss, client.InNamespace(fluxNS)); err != nil {
+	if err := c.Client.List(ctx, &kss, allNamespaces); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Client.List(ctx, &repos, client.InNamespace(fluxNS)); err != nil {
+	if err := c.Client.List(ctx, &repos, allNamespaces); err != nil {
 		t.Fatal(err)
 	}
 	inventories := map[string]map[string]bool{}
+	namespaces := map[string]string{} // of the Kustomizations, by name
 	got := map[string]client.Object{}
 	for i := range kss.Items {
 		k := &kss.Items[i]
+		namespaces[k.Name] = k.Namespace
 		inv := map[string]bool{}
 		if k.Status.Inventory != nil {
 			for _, e := range k.Status.Inventory.Entries {
@@ -797,8 +858,8 @@ func checkFluxObjects(t *testing.T, c *cluster.Cluster, want map[string]string, 
 		owner, ownerNS := o.GetLabels()[kustomizeName], o.GetLabels()[kustomizeNamespace]
 		switch {
 		case want[key] == "":
-		case owner != want[key] || ownerNS != fluxNS:
-			t.Errorf("%s is labelled as applied by Kustomization %s/%s, want %s/%s", key, ownerNS, owner, fluxNS, want[key])
+		case owner != want[key] || ownerNS != namespaces[owner]:
+			t.Errorf("%s is labelled as applied by Kustomization %s/%s, want %s/%s", key, ownerNS, owner, namespaces[want[key]], want[key])
 		case !inventories[owner][inventoryID(t, c, o)]:
 			t.Errorf("%s is not in the inventory of its Kustomization %s", key, owner)
 		}
@@ -815,7 +876,7 @@ func checkFluxObjects(t *testing.T, c *cluster.Cluster, want map[string]string, 
 func ociRepositoryUIDs(t *testing.T, c *cluster.Cluster) map[string]types.UID {
 	t.Helper()
 	var repos sourcev1.OCIRepositoryList
-	if err := c.Client.List(t.Context(), &repos, client.InNamespace(fluxNS)); err != nil {
+	if err := c.Client.List(t.Context(), &repos, allNamespaces); err != nil {
 		t.Fatal(err)
 	}
 	m := map[string]types.UID{}
@@ -825,7 +886,7 @@ func ociRepositoryUIDs(t *testing.T, c *cluster.Cluster) map[string]types.UID {
 	return m
 }
 
-// kustomizationWatch watches the Kustomizations of the fleet's namespace
+// kustomizationWatch watches the fleet's Kustomizations
 // for any deletion, mark of deletion or new UID of the named ones, however
 // briefly it lasts.
 type kustomizationWatch struct {
@@ -852,7 +913,7 @@ func watchKustomizations(t *testing.T, c *cluster.Cluster, names []string) *kust
 	ctx, cancel := context.WithCancel(t.Context())
 	w := &kustomizationWatch{t: t, uids: map[string]types.UID{}, start: time.Now(), stop: cancel, done: make(chan struct{})}
 	var list kustomizev1.KustomizationList
-	if err := wc.List(ctx, &list, client.InNamespace(fluxNS)); err != nil {
+	if err := wc.List(ctx, &list, allNamespaces); err != nil {
 		t.Fatal(err)
 	}
 	for _, k := range list.Items {
@@ -877,7 +938,7 @@ func watchKustomizations(t *testing.T, c *cluster.Cluster, names []string) *kust
 func (w *kustomizationWatch) run(ctx context.Context, wc client.WithWatch, rv string) {
 	defer close(w.done)
 	for ctx.Err() == nil {
-		wi, err := wc.Watch(ctx, &kustomizev1.KustomizationList{}, client.InNamespace(fluxNS), &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: rv}})
+		wi, err := wc.Watch(ctx, &kustomizev1.KustomizationList{}, allNamespaces, &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: rv}})
 		if err == nil {
 			for ev := range wi.ResultChan() {
 				k, ok := ev.Object.(*kustomizev1.Kustomization)
@@ -893,7 +954,7 @@ func (w *kustomizationWatch) run(ctx context.Context, wc client.WithWatch, rv st
 			return
 		}
 		var list kustomizev1.KustomizationList
-		if err := wc.List(ctx, &list, client.InNamespace(fluxNS)); err != nil {
+		if err := wc.List(ctx, &list, allNamespaces); err != nil {
 			continue
 		}
 		seen := map[string]bool{}

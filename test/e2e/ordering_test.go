@@ -67,7 +67,7 @@ components:
 		t.Helper()
 		patch := fmt.Sprintf(`{"apiVersion":"kustomize.toolkit.fluxcd.io/v1","kind":"Kustomization","spec":{"suspend":%t}}`, on)
 		k := &kustomizev1.Kustomization{}
-		k.Name, k.Namespace = dbKS, fluxNS
+		k.Name, k.Namespace = dbKS, migrationNS
 		if err := c.Client.Patch(ctx, k, client.RawPatch(types.ApplyPatchType, []byte(patch)), client.FieldOwner("e2e-suspend"), client.ForceOwnership); err != nil {
 			t.Fatal(err)
 		}
@@ -94,14 +94,14 @@ components:
 			t.Fatalf("api runs %s while db's new artifact is not applied: the dependency's order was not kept", img)
 		}
 		var src sourcev1.OCIRepository
-		if err := c.Client.Get(ctx, client.ObjectKey{Namespace: fluxNS, Name: apiKS}, &src); err != nil {
+		if err := c.Client.Get(ctx, client.ObjectKey{Namespace: migrationNS, Name: apiKS}, &src); err != nil {
 			return err
 		}
 		if src.Status.Artifact == nil || src.Status.Artifact.Revision != apiPin {
 			return fmt.Errorf("api's source has not pulled %s yet", apiPin)
 		}
 		var k kustomizev1.Kustomization
-		if err := c.Client.Get(ctx, client.ObjectKey{Namespace: fluxNS, Name: apiKS}, &k); err != nil {
+		if err := c.Client.Get(ctx, client.ObjectKey{Namespace: migrationNS, Name: apiKS}, &k); err != nil {
 			return err
 		}
 		if len(k.Spec.DependsOn) != 1 || !strings.Contains(k.Spec.DependsOn[0].ReadyExpr, "'"+dbPin+"'") {
@@ -127,7 +127,7 @@ components:
 	poll(t, apiKS+" and "+dbKS+" at their new artifacts", 3*time.Minute, func() error {
 		for name, pin := range map[string]string{apiKS: apiPin, dbKS: dbPin} {
 			var k kustomizev1.Kustomization
-			if err := c.Client.Get(ctx, client.ObjectKey{Namespace: fluxNS, Name: name}, &k); err != nil {
+			if err := c.Client.Get(ctx, client.ObjectKey{Namespace: migrationNS, Name: name}, &k); err != nil {
 				return err
 			}
 			ready := apimeta.FindStatusCondition(k.Status.Conditions, meta.ReadyCondition)

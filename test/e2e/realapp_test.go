@@ -172,7 +172,7 @@ func TestRealAppJourney(t *testing.T) {
 	// root.
 	for _, k := range kss {
 		for _, o := range []client.Object{&kustomizev1.Kustomization{}, &sourcev1.OCIRepository{}} {
-			if err := j.c.Client.Get(j.ctx, client.ObjectKey{Namespace: fluxNS, Name: k}, o); err != nil {
+			if err := j.c.Client.Get(j.ctx, client.ObjectKey{Namespace: kustomizationNS(k), Name: k}, o); err != nil {
 				t.Fatal(err)
 			}
 			if owner := o.GetLabels()[kustomizeName]; owner != "project-"+project {

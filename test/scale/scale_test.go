@@ -57,6 +57,7 @@ const (
 	envShards   = "FLEETWRIGHT_SCALE_SHARDS"         // kustomize-controller shards (default 0: one controller)
 	envKeep     = "FLEETWRIGHT_SCALE_KEEP"           // 1 keeps the cluster's folder and logs
 	envDeploy   = "FLEETWRIGHT_SCALE_DEPLOY_TIMEOUT" // how long the first deploy may take (default 30m)
+	envLockdown = "FLEETWRIGHT_SCALE_LOCKDOWN"       // 0 runs Flux without its multi-tenancy lockdown (the git layout always does)
 	envLayout   = "FLEETWRIGHT_SCALE_LAYOUT"         // artifacts (default: platform.yaml fleet.artifacts, a source per project and per component) or git (every component reads the fleet's GitRepository)
 )
 
@@ -146,6 +147,12 @@ func runCase(b *testing.B, shape Shape, n, shards int, artifacts bool) result {
 	if len(shardKeys) > 0 {
 		opts = append(opts, cluster.WithKustomizeShards(shardKeys...))
 	}
+	// Flux's lockdown refuses the git layout's reads of the fleet's
+	// GitRepository from the projects' namespaces; envLockdown=0 measures
+	// the artifacts layout without it.
+	if !artifacts || os.Getenv(envLockdown) == "0" {
+		opts = append(opts, cluster.WithoutLockdown())
+	}
 	chartRepo := ""
 	if shape == Addon {
 		url, stop, err := cluster.StartChartRepo(ctx)
@@ -192,7 +199,7 @@ func runCase(b *testing.B, shape Shape, n, shards int, artifacts bool) result {
 	}
 	poll(ctx, b, "every Kustomization Ready at "+rev1, deployTimeout, time.Second, func() error {
 		kss = kustomizev1.KustomizationList{}
-		if err := flux.List(ctx, &kss, client.InNamespace(fluxNS)); err != nil {
+		if err := flux.List(ctx, &kss, client.InNamespace("")); err != nil {
 			return err
 		}
 		want, err := wanted(ctx, flux, rev1)
@@ -262,7 +269,7 @@ func runCase(b *testing.B, shape Shape, n, shards int, artifacts bool) result {
 	deploy := app + "-api"
 	poll(ctx, b, app+" Ready at "+rev2, 10*time.Minute, 200*time.Millisecond, func() error {
 		var own kustomizev1.KustomizationList
-		if err := flux.List(ctx, &own, client.InNamespace(fluxNS), client.MatchingLabels{generate.LabelApp: app, generate.LabelProject: project}); err != nil {
+		if err := flux.List(ctx, &own, client.InNamespace(""), client.MatchingLabels{generate.LabelApp: app, generate.LabelProject: project}); err != nil {
 			return err
 		}
 		if len(own.Items) == 0 {
@@ -296,7 +303,7 @@ func runCase(b *testing.B, shape Shape, n, shards int, artifacts bool) result {
 	last := metrics0
 	poll(ctx, b, "the change commit settles", 20*time.Minute, time.Second, func() error {
 		kss = kustomizev1.KustomizationList{}
-		if err := flux.List(ctx, &kss, client.InNamespace(fluxNS)); err != nil {
+		if err := flux.List(ctx, &kss, client.InNamespace("")); err != nil {
 			return err
 		}
 		want, err := wanted(ctx, flux, rev2)
@@ -363,13 +370,13 @@ func runCase(b *testing.B, shape Shape, n, shards int, artifacts bool) result {
 }
 
 // watchFlux returns a reader of the Kustomizations, OCIRepositories and
-// GitRepositories in Flux's namespace, served from a cache that watches
-// them, once the cache has listed them.
+// GitRepositories of every namespace (the root's is flux-system, the
+// apps' their project's), served from a cache that watches them, once the
+// cache has listed them.
 func watchFlux(ctx context.Context, b *testing.B, c *cluster.Cluster) client.Reader {
 	b.Helper()
 	informers, err := cache.New(c.Config, cache.Options{
-		Scheme:            c.Scheme,
-		DefaultNamespaces: map[string]cache.Config{fluxNS: {}},
+		Scheme: c.Scheme,
 	})
 	if err != nil {
 		b.Fatal(err)
@@ -451,6 +458,7 @@ func bootstrap(ctx context.Context, b *testing.B, c *cluster.Cluster, url string
 			SourceRef: kustomizev1.CrossNamespaceSourceReference{
 				Kind: sourcev1.GitRepositoryKind, Name: "flux-system",
 			},
+			ServiceAccountName: cluster.RootServiceAccount,
 		},
 	}
 	for _, o := range []client.Object{repo, root} {
@@ -541,7 +549,7 @@ func waitFetched(ctx context.Context, b *testing.B, flux client.Reader, rev stri
 // that OCIRepository pins ("" while it is not in the cluster).
 func wanted(ctx context.Context, flux client.Reader, rev string) (func(k *kustomizev1.Kustomization) string, error) {
 	var repos sourcev1.OCIRepositoryList
-	if err := flux.List(ctx, &repos, client.InNamespace(fluxNS)); err != nil {
+	if err := flux.List(ctx, &repos, client.InNamespace("")); err != nil {
 		return nil, err
 	}
 	pins := make(map[string]string, len(repos.Items))
@@ -561,7 +569,7 @@ func wanted(ctx context.Context, flux client.Reader, rev string) (func(k *kustom
 // artifactRevisions returns the revision of each OCIRepository's artifact.
 func artifactRevisions(ctx context.Context, flux client.Reader) (map[string]string, error) {
 	var repos sourcev1.OCIRepositoryList
-	if err := flux.List(ctx, &repos, client.InNamespace(fluxNS)); err != nil {
+	if err := flux.List(ctx, &repos, client.InNamespace("")); err != nil {
 		return nil, err
 	}
 	out := make(map[string]string, len(repos.Items))

@@ -4,8 +4,16 @@
 // in one place:
 //
 //	<cluster path>/apps/<project>-<app>.yaml            the app's Flux Kustomizations
-//	<cluster path>/projects/<project>.yaml              the project's Namespace
+//	<cluster path>/projects/<project>.yaml              the project's Namespace, service account and RoleBinding
 //	apps/<cluster>/<project>/<app>/<component>/         kustomization.yaml + <kind>-<name>.yaml
+//
+// An app's Flux objects live in its project's namespace and run as the
+// project's service account (ProjectServiceAccount), which the project's
+// file binds to ProjectRole in that namespace only; the cluster's root
+// Kustomization applies that file, none of the project's own. A fleet
+// whose apps' Kustomizations lived in the Flux namespace moves them in two
+// renders: the first keeps them there with spec.prune: false, so that
+// deleting them deletes nothing they applied; the second moves them.
 //
 // The cluster path is the cluster's folder in the fleet (platform.yaml
 // clusters[].path, clusters/<name> by default); the cluster's root Flux
@@ -61,6 +69,37 @@ const (
 	// PruneDisabledLine is the mark as it reads: a line of a file render
 	// writes, without its indentation.
 	PruneDisabledLine = PruneAnnotation + ": " + PruneDisabled
+)
+
+// Each project's Flux objects run as a service account of the project,
+// in its namespace, bound there (and nowhere else) to Kubernetes' admin
+// ClusterRole: Flux's multi-tenancy model. render writes the account and
+// its binding into the project's file in the cluster folder, next to the
+// Namespace, which the cluster's root Kustomization applies; the project's
+// own objects cannot create or change them.
+//
+// admin rather than cluster-admin: bound in one namespace both reach only
+// that namespace's objects, but cluster-admin also lets the account change
+// the Namespace object itself (its pod-security labels), its
+// ResourceQuotas and LimitRanges; admin grants the workloads' kinds (with
+// Flux's own, which Flux's install aggregates into admin) and refuses
+// those.
+const (
+	// ProjectServiceAccount is the service account, in each project's
+	// namespace, that Flux impersonates for the project's Kustomizations
+	// and HelmReleases (their spec.serviceAccountName).
+	ProjectServiceAccount = "flux-reconciler"
+	// ProjectRoleBinding binds ProjectServiceAccount to ProjectRole in the
+	// project's namespace.
+	ProjectRoleBinding = "flux-reconciler"
+	// ProjectRole is the ClusterRole that ProjectRoleBinding grants in the
+	// project's namespace only.
+	ProjectRole = "admin"
+	// LockdownServiceAccount is the account kustomize- and helm-controller
+	// impersonate for a Flux object that names none, with Flux's lockdown
+	// (--default-service-account): each namespace's own default account,
+	// which has no rights, so that such an object applies nothing.
+	LockdownServiceAccount = "default"
 )
 
 // kustomize-controller labels every object it applies with the name and

@@ -1,0 +1,61 @@
+package verify
+
+import (
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fleetwright/fleetwright/internal/exports"
+	"github.com/fleetwright/fleetwright/internal/generate"
+	"github.com/fleetwright/fleetwright/internal/spec"
+)
+
+// The two renders that move a fleet's Flux objects from flux-system to
+// their project's namespace each verify without drift: the first (the
+// Kustomizations still in flux-system, prune: false) is what render
+// writes over the fleet before it, not the second step.
+func TestNamespaceMoveHasNoDrift(t *testing.T) {
+	t.Parallel()
+	l, err := spec.NewLoader(exports.Catalog{}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo, ps := l.Load(os.DirFS("../generate/testdata/specs/seed"))
+	if ps.HasErrors() {
+		t.Fatal(ps)
+	}
+	before := map[string][]byte{}
+	dir := "../generate/testdata/move/seed"
+	if err := fs.WalkDir(os.DirFS(dir), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		before[p], err = os.ReadFile(filepath.Join(dir, p))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	render := func(prev map[string][]byte) map[string][]byte {
+		t.Helper()
+		f, err := generate.Render(repo, generate.Options{Platform: &repo.Platform, Previous: func(p string) ([]byte, bool) {
+			b, ok := prev[p]
+			return b, ok
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f.Map()
+	}
+	first := render(before)
+	second := render(first)
+	for name, fleet := range map[string]map[string][]byte{"first step": first, "second step": second} {
+		rep := verifyFleet(t, maps.Clone(fleet), Options{Platform: &repo.Platform, Apps: &Apps{Repo: repo}})
+		if diff := cmp.Diff([]string{}, lines(rep, CheckDrift)); diff != "" {
+			t.Errorf("%s: drift (-want +got):\n%s", name, diff)
+		}
+	}
+}
