@@ -73,7 +73,7 @@ func TestComments(t *testing.T) {
 		base, head map[string][]byte
 		danger     int
 	}{
-		{name: "first-deploy", base: map[string][]byte{"platform.yaml": []byte(seedPlatform)}, head: seed, danger: 3},
+		{name: "first-deploy", base: map[string][]byte{"platform.yaml": []byte(seedPlatform)}, head: seed, danger: 4},
 		{name: "image-bump", base: seed, head: with(seed, app, "myorg/my-api:v1.2.0", "myorg/my-api:v1.3.0@sha256:"+strings.Repeat("ab", 32))},
 		{name: "removed-app", base: seed, head: map[string][]byte{"platform.yaml": []byte(seedPlatform)}, danger: 3},
 		{name: "export-change", base: seed, head: with(seed, app, `"database": "myapp"`, `"database": "orders"`)},
