@@ -329,7 +329,7 @@ func TestClusterDeletedApp(t *testing.T) {
 		project, fluxNS := env.Namespace(t), env.Namespace(t)
 		a := newClusterApp(t, project, fluxNS, "api", 5*time.Minute, false)
 		pool, addr := tlsSite(t, a.host)
-		deleted := "Flux pruned the app: no Flux Kustomization of " + project + "/api in " + fluxNS
+		deleted := "Flux pruned the app: no Flux Kustomization of " + project + "/api in " + project + " or " + fluxNS
 		fake := newFakeGitHub(t, []expectation{
 			{"POST", "/repos/acme/fleet/deployments", map[string]any{
 				"ref": commitOf(rev1), "task": "deploy", "auto_merge": false, "required_contexts": []any{},
@@ -428,7 +428,7 @@ func TestClusterDeletedApp(t *testing.T) {
 		e := clusterEnv(t, fluxNS, nil, "127.0.0.1:1", func(c *Config) { c.DefaultTimeout = 300 * time.Millisecond })
 		e.mustPost(fixture(t, "kustomization-progressing", withApp(project, "ghost"), inNamespace(e.srv.cfg.FluxNamespace)), 200)
 		got := e.waitPhase(project, "ghost", store.PhaseFailed)
-		if want := "timeout (300ms) passed before every check was green: sync: no Flux Kustomization of " + project + "/ghost in " + fluxNS; got.Message != want {
+		if want := "timeout (300ms) passed before every check was green: sync: no Flux Kustomization of " + project + "/ghost in " + project + " or " + fluxNS; got.Message != want {
 			t.Errorf("message = %q, want %q", got.Message, want)
 		}
 		// Another event: still not a deletion.
