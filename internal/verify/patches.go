@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"path"
 	"regexp"
-	"strconv"
 	"strings"
 
+	"github.com/fleetwright/fleetwright/internal/tenancy"
 	"github.com/fleetwright/fleetwright/internal/yamlx"
 )
 
@@ -105,7 +105,7 @@ func (p patchRef) applies(o *object) bool {
 
 // touches reports whether a patch changes a field (a verify field path).
 func (p patchRef) touches(field string) bool {
-	ptr := pointer(field)
+	ptr := tenancy.Pointer(field)
 	for _, op := range p.ops {
 		if op == ptr || strings.HasPrefix(ptr, op+"/") || strings.HasPrefix(op, ptr+"/") {
 			return true
@@ -116,26 +116,6 @@ func (p patchRef) touches(field string) bool {
 		return val != nil || key != nil
 	}
 	return false
-}
-
-// pointer turns a field path (spec.containers[0].image) into a JSON pointer
-// (/spec/containers/0/image).
-func pointer(field string) string {
-	if field == "" {
-		return ""
-	}
-	var b strings.Builder
-	for _, part := range strings.Split(strings.ReplaceAll(field, "[", ".["), ".") {
-		if part == "" {
-			continue
-		}
-		if i, err := strconv.Atoi(strings.Trim(part, "[]")); err == nil && strings.HasPrefix(part, "[") {
-			b.WriteString("/" + strconv.Itoa(i))
-			continue
-		}
-		b.WriteString("/" + strings.ReplaceAll(strings.ReplaceAll(part, "~", "~0"), "/", "~1"))
-	}
-	return b.String()
 }
 
 // patchAt returns the patch that made a field what it is in the built
