@@ -6,23 +6,16 @@ import (
 	"path"
 	"regexp"
 	"strings"
-	"sync"
 
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/api/resmap"
-	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/generate"
+	"github.com/fleetwright/fleetwright/internal/kbuild"
 	"github.com/fleetwright/fleetwright/internal/spec"
 	"github.com/fleetwright/fleetwright/internal/tenancy"
 )
-
-// krustyMu serializes kustomize builds: kustomize keeps its OpenAPI schema
-// in package state.
-var krustyMu sync.Mutex
 
 // CheckPatches builds every component with patches of a valid repository
 // as Flux will (kustomize, with the project as the target namespace) and
@@ -160,12 +153,7 @@ func buildFolder(dir string, files []generate.File, namespace string) (out []ten
 			return nil, err
 		}
 	}
-	krustyMu.Lock()
-	k := krusty.MakeKustomizer(&krusty.Options{LoadRestrictions: types.LoadRestrictionsRootOnly, PluginConfig: types.DisabledPluginConfig()})
-	resMap, err := func() (resmap.ResMap, error) {
-		defer krustyMu.Unlock()
-		return k.Run(fsys, "/"+dir)
-	}()
+	resMap, err := kbuild.Run(fsys, "/"+dir, true)
 	if err != nil {
 		return nil, fmt.Errorf("kustomize build of the component's folder, as Flux will run it: %s", strings.ReplaceAll(err.Error(), "/"+dir+"/", ""))
 	}

@@ -8,20 +8,13 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/api/resmap"
-	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
+	"github.com/fleetwright/fleetwright/internal/kbuild"
 	"github.com/fleetwright/fleetwright/internal/yamlx"
 )
-
-// krustyMu serializes kustomize builds: kustomize keeps its OpenAPI schema
-// in package state.
-var krustyMu sync.Mutex
 
 // patchedDirs returns the folders whose kustomization.yaml has patches,
 // sorted: their objects are what kustomize makes of the files.
@@ -116,12 +109,7 @@ func buildDir(files map[string][]byte, dir string) (out []map[string]any, err er
 			}
 		}
 	}
-	krustyMu.Lock()
-	k := krusty.MakeKustomizer(&krusty.Options{LoadRestrictions: types.LoadRestrictionsRootOnly, PluginConfig: types.DisabledPluginConfig()})
-	resMap, err := func() (resmap.ResMap, error) {
-		defer krustyMu.Unlock()
-		return k.Run(fsys, "/"+dir)
-	}()
+	resMap, err := kbuild.Run(fsys, "/"+dir, true)
 	if err != nil {
 		return nil, fmt.Errorf("kustomize build %s: %s", dir, strings.ReplaceAll(err.Error(), "/"+dir+"/", ""))
 	}

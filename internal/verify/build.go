@@ -11,15 +11,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"sigs.k8s.io/kustomize/api/konfig"
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
 	"github.com/fleetwright/fleetwright/internal/generate"
+	"github.com/fleetwright/fleetwright/internal/kbuild"
 	"github.com/fleetwright/fleetwright/internal/yamlx"
 )
 
@@ -55,10 +53,6 @@ func newObject(root, src *node, file string, ks *fluxKS, cluster string) *object
 		name: md.Get("name").Text(), namespace: md.Get("namespace").Text(),
 	}
 }
-
-// krustyMu serializes kustomize builds: kustomize keeps its OpenAPI schema
-// in package state.
-var krustyMu sync.Mutex
 
 // build builds one Flux Kustomization's path and checks its objects.
 func (r *run) build(ks *fluxKS) {
@@ -419,13 +413,7 @@ func (r *run) kustomizeWith(ks *fluxKS, dir, root string, only map[string]bool, 
 	if err := r.overlayKustomization(fsys, ks, dir, abs, strip); err != nil {
 		return nil, "", err
 	}
-	krustyMu.Lock()
-	k := krusty.MakeKustomizer(&krusty.Options{
-		LoadRestrictions: types.LoadRestrictionsNone,
-		PluginConfig:     types.DisabledPluginConfig(),
-	})
-	resMap, err := k.Run(fsys, abs)
-	krustyMu.Unlock()
+	resMap, err := kbuild.Run(fsys, abs, false)
 	r.cover(fsys.read...)
 	if fsys.remote != "" {
 		return nil, fsys.remote, nil
