@@ -4,10 +4,7 @@ package build
 
 import (
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -25,35 +22,7 @@ func TestRootlessRun(t *testing.T) {
 			t.Skip("re-runs itself as nobody, which needs root")
 		}
 		needRun(t)
-		dir, err := os.MkdirTemp("", "fleetwright-rootless-")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { os.RemoveAll(dir) })
-		if err := os.Chmod(dir, 0o777); err != nil {
-			t.Fatal(err)
-		}
-		// A copy of the test binary nobody can read: the build's own is in
-		// a folder only root may enter.
-		bin, err := os.ReadFile(os.Args[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		exe := filepath.Join(dir, "build.test")
-		if err := os.WriteFile(exe, bin, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command(exe, "-test.run=^TestRootlessRun$", "-test.v")
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), rootlessEnv+"=1", "TMPDIR="+dir, "HOME="+dir)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-		out, err := cmd.CombinedOutput()
-		if strings.Contains(string(out), "--- SKIP") {
-			t.Skipf("as nobody: %s", out)
-		}
-		if err != nil || !strings.Contains(string(out), "--- PASS: TestRootlessRun") {
-			t.Fatalf("as nobody: %v\n%s", err, out)
-		}
+		reRunAsNobody(t, "TestRootlessRun", rootlessEnv)
 		return
 	}
 	if os.Geteuid() == 0 {
