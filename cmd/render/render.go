@@ -118,9 +118,11 @@ func runRender(ctx context.Context, args []string, io stdio) error {
 	if pv, ok := l.sink.(sink.Previewer); ok {
 		// Where the apps' Flux objects are decides how they move to their
 		// projects' sources and namespaces (generate.Options.Previous).
-		if opts.Previous, err = pv.Previous(ctx, layout.FluxDirs(&repo.Platform, repo.Apps)); err != nil {
+		before, err := pv.Previous(ctx, layout.FluxDirs(&repo.Platform, repo.Apps))
+		if err != nil {
 			return err
 		}
+		opts.Previous, opts.PreviousDir = before.Read, before.List
 	}
 	res, err := render.Render(ctx, repo, opts)
 	progress.Done()

@@ -299,6 +299,20 @@ func kustomizeFile(resources []string) map[string]any {
 	}
 }
 
+// projectLabels are the labels of a project's own objects.
+func projectLabels(project string) map[string]string {
+	return map[string]string{LabelProject: project, LabelManagedBy: ManagedBy}
+}
+
+// namespace is the project's Namespace, with the pod security labels of
+// the platform's policy.
+func (r *renderer) namespace(project string, annotations map[string]string) *corev1.Namespace {
+	return &corev1.Namespace{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
+		ObjectMeta: metav1.ObjectMeta{Name: project, Labels: r.namespaceLabels(projectLabels(project)), Annotations: annotations},
+	}
+}
+
 // project renders a project's Namespace, in the project's file in the
 // cluster folder (applied by the cluster's root Kustomization) with the
 // project's service account and its RoleBinding (see tenancy.go), or, for a
@@ -308,12 +322,8 @@ func kustomizeFile(resources []string) map[string]any {
 // source and the Kustomization that apply them (see projectSource).
 func (r *renderer) project(cluster, project string, art *artifact.Artifact) ([]File, error) {
 	plat := r.opts.Platform
-	lbls := map[string]string{LabelProject: project, LabelManagedBy: ManagedBy}
-	ns := &corev1.Namespace{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
-		ObjectMeta: metav1.ObjectMeta{Name: project, Labels: r.namespaceLabels(lbls)},
-	}
-	nsData, err := encode(ns)
+	lbls := projectLabels(project)
+	nsData, err := encode(r.namespace(project, nil))
 	if err != nil {
 		return nil, err
 	}

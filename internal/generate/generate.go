@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"runtime"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -66,6 +67,26 @@ type Options struct {
 	// the project's (see placement). Without it, a fleet is written as if
 	// new.
 	Previous func(path string) ([]byte, bool)
+	// PreviousDir lists the files of the fleet as it is directly in the
+	// folder dir (paths from the fleet root, sorted): the projects' files
+	// of each cluster, which tell what a project whose last app went still
+	// needs (see emptied). Without it, a project without apps is simply
+	// left out.
+	PreviousDir func(dir string) []string
+}
+
+// FilesIn is Options.PreviousDir over the fleet files by path.
+func FilesIn(files map[string][]byte) func(dir string) []string {
+	return func(dir string) []string {
+		var out []string
+		for p := range files {
+			if path.Dir(p) == dir {
+				out = append(out, p)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
 }
 
 // File is one generated file.
@@ -96,6 +117,10 @@ type Fleet struct {
 	// spec.prune: false, on their way to their project's namespace (see
 	// tenancy.go). Sorted.
 	Preparing []string
+	// Emptied lists the projects (cluster/project) whose last app went:
+	// their file holds their Namespace, account and binding this time,
+	// and the next render removes it (see emptied). Sorted.
+	Emptied []string
 }
 
 // Map returns the files by path.
@@ -221,6 +246,14 @@ func Render(repo *spec.Repo, opts Options) (*Fleet, error) {
 		if art != nil {
 			fl.ProjectArtifacts = append(fl.ProjectArtifacts, art)
 		}
+	}
+	ef, err := r.emptied(projects)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range ef {
+		files = append(files, f.File)
+		fl.Emptied = append(fl.Emptied, f.Key)
 	}
 	slices.SortFunc(files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
 	fl.Files = files

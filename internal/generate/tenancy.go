@@ -45,6 +45,60 @@ import (
 // old apps' objects it applied: a project moves as a whole, so every app
 // of it stays in the Flux namespace until every one of them is ready.
 
+// Removing a project. A project's file goes when its last app does, but
+// not in the same render: the cluster's root Kustomization would then
+// delete the apps' Kustomizations and the project's account, its
+// RoleBinding and its Namespace at once, and each Kustomization's
+// finalizer, which deletes what it applied as the project's account, would
+// race the account's deletion (and lose: nothing pruned, no chart
+// uninstalled, the objects left to the namespace's deletion). So the render
+// that finds a project without apps, whose file the fleet as it is holds
+// as render writes it for a project with apps, keeps the file with the
+// Namespace (marked layout.EmptiedAnnotation), the account and its
+// binding only: Flux deletes the apps' Kustomizations, which delete what
+// they applied as the account. The next render, finding the file marked,
+// leaves it out, and Flux deletes the Namespace. A project that gets an
+// app back in between gets its file back whole.
+
+// emptied renders the files of the projects of a cluster Flux runs in that
+// have no app left this render (withApps holds those that have) but
+// whose file the fleet as it is holds (Options.PreviousDir), unmarked.
+func (r *renderer) emptied(withApps map[[2]string]bool) ([]emptiedProject, error) {
+	if r.opts.Previous == nil || r.opts.PreviousDir == nil {
+		return nil, nil
+	}
+	var files []emptiedProject
+	for _, cl := range r.opts.Platform.Clusters {
+		if r.projectKustomization(cl.Name) {
+			continue
+		}
+		for _, p := range r.opts.PreviousDir(layout.ProjectsDir(r.opts.Platform, cl.Name)) {
+			project := layout.ProjectOfFile(r.opts.Platform, cl.Name, p)
+			if project == "" || withApps[[2]string{cl.Name, project}] {
+				continue
+			}
+			data, ok := r.opts.Previous(p)
+			if !ok || !strings.HasPrefix(string(data), manifest.Header) || strings.Contains(string(data), layout.EmptiedLine) {
+				continue
+			}
+			ns := r.namespace(project, map[string]string{layout.EmptiedAnnotation: layout.Emptied})
+			out, err := manifest.Document(append([]any{ns}, projectAccount(project, projectLabels(project))...)...)
+			if err != nil {
+				return nil, err
+			}
+			files = append(files, emptiedProject{File{Path: p, Data: append([]byte(manifest.Header), out...)}, cl.Name + "/" + project})
+		}
+	}
+	return files, nil
+}
+
+// emptiedProject is the file of a project whose last app went, and the
+// project (cluster/project).
+type emptiedProject struct {
+	File
+	Key string
+}
+
 // fluxNamespace is the namespace of the Flux objects of the apps of
 // project on cluster (see the comment above).
 func (r *renderer) fluxNamespace(cluster, project string) string {

@@ -49,6 +49,8 @@ type Options struct {
 	Reuse func(app string, d generate.Digest) bool
 	// Previous is generate.Options.Previous: the fleet as it is.
 	Previous func(path string) ([]byte, bool)
+	// PreviousDir is generate.Options.PreviousDir.
+	PreviousDir func(dir string) []string
 	// Logger receives what the pipeline does (default: discard).
 	Logger *slog.Logger
 	// Progress hears about long work (default: nothing).
@@ -120,7 +122,7 @@ func Render(ctx context.Context, repo *spec.Repo, opts Options) (*Result, error)
 		res.Warnings = images.Warnings
 		log.Debug("images resolved", "images", len(images.ByNode))
 	}
-	gen := generate.Options{Platform: &repo.Platform, Images: images.ByNode, Reuse: opts.Reuse, Previous: opts.Previous}
+	gen := generate.Options{Platform: &repo.Platform, Images: images.ByNode, Reuse: opts.Reuse, Previous: opts.Previous, PreviousDir: opts.PreviousDir}
 	if opts.SpecRevisions {
 		p.Stage("reading the spec history")
 		revs, err := opts.Source.Revisions(ctx, repo)
@@ -138,6 +140,10 @@ func Render(ctx context.Context, repo *spec.Repo, opts Options) (*Result, error)
 	if n := len(f.Preparing); n > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the Flux objects of %d app(s) stay where they are this time, kept from pruning while they move; "+
 			"once Flux has applied this fleet commit, render again to move them to their project's source or namespace (see docs/fleet.md)", n))
+	}
+	for _, p := range f.Emptied {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("project %s has no app left: its namespace stays this time, with the account its apps' Flux objects are deleted as; "+
+			"once Flux has applied this fleet commit, the next render removes it (see docs/fleet.md)", p))
 	}
 	res.Summary.Images = len(images.ByNode)
 	res.Summary.Reused = len(f.Reused)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 
+	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/review"
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
@@ -48,6 +49,7 @@ func Review(ctx context.Context, opts ReviewOptions) (*ReviewResult, error) {
 		ro := Options{Source: src, Images: ContentTags{}, Logger: opts.Logger, Progress: opts.Progress}
 		if prev != nil {
 			ro.Previous = func(p string) ([]byte, bool) { b, ok := prev[p]; return b, ok }
+			ro.PreviousDir = generate.FilesIn(prev)
 		}
 		res, err := Render(ctx, repo, ro)
 		if err != nil {

@@ -41,6 +41,7 @@ func (r *run) desiredFleet(apps *Apps, images map[string]string) (map[string][]b
 		SpecRevision: apps.SpecRevision,
 		Images:       images,
 		Previous:     r.previous,
+		PreviousDir:  generate.FilesIn(r.t.files),
 	})
 	if err != nil {
 		return nil, err
@@ -51,6 +52,10 @@ func (r *run) desiredFleet(apps *Apps, images map[string]string) (map[string][]b
 // pruneDisabledLine is the line of the annotation that the first render
 // of the move to a project's source puts on an app's Flux objects.
 var pruneDisabledLine = []byte(layout.PruneDisabledLine)
+
+// emptiedLine is the line of the mark render puts on the Namespace of a
+// project whose last app went (layout.EmptiedAnnotation).
+var emptiedLine = []byte(layout.EmptiedLine)
 
 // previous reads a file of the fleet being verified as the render that
 // wrote it read it. That is the file itself, except for the Flux objects
@@ -73,7 +78,10 @@ func (r *run) previous(p string) ([]byte, bool) {
 		return data, ok
 	}
 	if bytes.Contains(data, pruneDisabledLine) {
-		data = withoutPruneDisabled(data)
+		data = withoutLine(data, pruneDisabledLine)
+	}
+	if bytes.Contains(data, emptiedLine) {
+		data = withoutLine(data, emptiedLine)
 	}
 	if ns := []byte("\n  namespace: " + r.plat.Fleet.SourceNamespace + "\n"); bytes.Contains(data, ns) && bytes.Contains(data, pruneOff) {
 		data = bytes.ReplaceAll(data, pruneOff, pruneOn)
@@ -84,18 +92,18 @@ func (r *run) previous(p string) ([]byte, bool) {
 // The spec.prune lines of a Flux Kustomization as render writes them.
 var pruneOff, pruneOn = []byte("\n  prune: false\n"), []byte("\n  prune: true\n")
 
-// withoutPruneDisabled returns data without its lines that are, but for
-// spaces, the annotation kustomize.toolkit.fluxcd.io/prune: disabled.
-func withoutPruneDisabled(data []byte) []byte {
+// withoutLine returns data without its lines that are, but for spaces,
+// line.
+func withoutLine(data, line []byte) []byte {
 	out := make([]byte, 0, len(data))
 	for rest := data; len(rest) > 0; {
-		line := rest
+		l := rest
 		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
-			line = rest[:i+1]
+			l = rest[:i+1]
 		}
-		rest = rest[len(line):]
-		if !bytes.Equal(bytes.TrimSpace(line), pruneDisabledLine) {
-			out = append(out, line...)
+		rest = rest[len(l):]
+		if !bytes.Equal(bytes.TrimSpace(l), line) {
+			out = append(out, l...)
 		}
 	}
 	return out

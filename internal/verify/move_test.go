@@ -59,3 +59,53 @@ func TestNamespaceMoveHasNoDrift(t *testing.T) {
 		}
 	}
 }
+
+// The two renders that remove a project whose last app went each verify
+// without drift and without findings: the first keeps the project's file
+// (its Namespace marked, its account and binding), which is what render
+// writes over the fleet before it, not the second step; the second holds
+// nothing of the project.
+func TestEmptiedProjectHasNoDrift(t *testing.T) {
+	t.Parallel()
+	l, err := spec.NewLoader(exports.Catalog{}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := "../generate/testdata/specs/seed"
+	repo, ps := l.Load(os.DirFS(dir))
+	if ps.HasErrors() {
+		t.Fatal(ps)
+	}
+	plat, err := os.ReadFile(filepath.Join(dir, "platform.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty, ps := l.LoadFiles(map[string][]byte{"platform.yaml": plat})
+	if ps.HasErrors() {
+		t.Fatal(ps)
+	}
+	render := func(repo *spec.Repo, prev map[string][]byte) map[string][]byte {
+		t.Helper()
+		opts := generate.Options{Platform: &repo.Platform}
+		if prev != nil {
+			opts.Previous = func(p string) ([]byte, bool) { b, ok := prev[p]; return b, ok }
+			opts.PreviousDir = generate.FilesIn(prev)
+		}
+		f, err := generate.Render(repo, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f.Map()
+	}
+	first := render(empty, render(repo, nil))
+	if len(first) != 1 {
+		t.Fatalf("the first step holds %d files, want the project's file", len(first))
+	}
+	second := render(empty, first)
+	for name, fleet := range map[string]map[string][]byte{"first step": first, "second step": second} {
+		rep := verifyFleet(t, maps.Clone(fleet), Options{Platform: &empty.Platform, Apps: &Apps{Repo: empty}})
+		if diff := cmp.Diff([]string{}, lines(rep)); diff != "" {
+			t.Errorf("%s: findings (-want +got):\n%s", name, diff)
+		}
+	}
+}

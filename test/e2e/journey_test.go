@@ -234,11 +234,14 @@ func TestJourney(t *testing.T) {
 	j.checkSpecRevision(rev6, spec6)
 	j.pass(8, "pause scaled the api to 0 and removed its autoscaler, the database kept running; resume brought 2 replicas and the autoscaler back")
 
-	// 9. Delete: the fleet files go and Flux prunes every object.
+	// 9. Delete: the app's fleet files go and Flux prunes every object, as
+	// the project's account; the project's file (its Namespace, account
+	// and binding) goes with the next render.
 	j.lifecycle("delete")
 	rev7 := j.mergeFleet(j.renderFleetPR())
-	if left := slices.Sorted(maps.Keys(j.fleetTree("main"))); !slices.Equal(left, []string{bootstrapFile}) {
-		t.Errorf("fleet files after the delete: %q, want only the platform's %s", left, bootstrapFile)
+	projectFile := "fleet/clusters/" + clusterName + "/projects/" + project + ".yaml"
+	if left := slices.Sorted(maps.Keys(j.fleetTree("main"))); !slices.Equal(left, []string{bootstrapFile, projectFile}) {
+		t.Errorf("fleet files after the delete: %q, want the platform's %s and the emptied project's %s", left, bootstrapFile, projectFile)
 	}
 	j.eventually("Flux prunes the app", 3*time.Minute, func() error {
 		if err := j.kustomizationReady("fleet-"+clusterName, rev7); err != nil {
@@ -249,9 +252,19 @@ func TestJourney(t *testing.T) {
 				return err
 			}
 		}
-		return j.gone(&corev1.Namespace{}, "", project)
+		return nil
 	})
 	ds = j.waitGone()
+	rev8 := j.mergeFleet(j.renderFleetPR())
+	if left := slices.Sorted(maps.Keys(j.fleetTree("main"))); !slices.Equal(left, []string{bootstrapFile}) {
+		t.Errorf("fleet files after the next render: %q, want only the platform's %s", left, bootstrapFile)
+	}
+	j.eventually("Flux deletes the project's namespace", 3*time.Minute, func() error {
+		if err := j.kustomizationReady("fleet-"+clusterName, rev8); err != nil {
+			return err
+		}
+		return j.gone(&corev1.Namespace{}, "", project)
+	})
 	// The deletion is the deployment of rev7 when Flux reported on the app's
 	// Kustomizations at rev7 before pruning them, else the one of rev6.
 	if ds.Revision != rev7 && ds.Revision != rev6 {
@@ -288,7 +301,7 @@ func TestJourney(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("history = %q, want %q", got, want)
 	}
-	j.pass(9, "render delete removed the fleet files; Flux pruned the app and its namespace; the webhook lists no pod and Flux's uninstall, shows the app "+string(ds.Phase)+" ("+ds.Message+"), and GitHub's deployment is inactive")
+	j.pass(9, "render delete removed the app's fleet files, the next render the project's; Flux pruned the app, then its namespace; the webhook lists no pod and Flux's uninstall, shows the app "+string(ds.Phase)+" ("+ds.Message+"), and GitHub's deployment is inactive")
 }
 
 // checkSpecRevision checks that the webhook's deployment of rev, and the

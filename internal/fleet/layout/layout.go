@@ -102,6 +102,20 @@ const (
 	LockdownServiceAccount = "default"
 )
 
+// The mark of a project whose last app went: render keeps its file, with
+// the Namespace, the project's account and its binding only, for one more
+// render, so that Flux deletes the apps' Kustomizations (which delete what
+// they applied, as that account) before the account and the Namespace.
+const (
+	// EmptiedAnnotation marks the project's Namespace.
+	EmptiedAnnotation = "fleetwright.io/emptied"
+	// Emptied is its value.
+	Emptied = "true"
+	// EmptiedLine is the mark as it reads in a file render writes,
+	// without its indentation.
+	EmptiedLine = EmptiedAnnotation + `: "` + Emptied + `"`
+)
+
 // kustomize-controller labels every object it applies with the name and
 // namespace of the Kustomization that applied it (its owner labels): it
 // prunes, and deletes with that Kustomization, only objects that carry its
@@ -177,6 +191,7 @@ func FluxDirs(p *spec.Platform, apps []*spec.LoadedApp) []string {
 	set := map[string]bool{}
 	for _, c := range p.Clusters {
 		set[path.Join(c.Path, "apps")] = true
+		set[ProjectsDir(p, c.Name)] = true
 	}
 	for _, a := range apps {
 		set[path.Dir(AppFile(p, a.Cluster, a.Project, a.Spec.Name))] = true
@@ -248,7 +263,23 @@ func AppFile(p *spec.Platform, cluster, project, app string) string {
 // (or of the Flux Kustomization that applies it; see the package
 // documentation).
 func ProjectFile(p *spec.Platform, cluster, project string) string {
-	return path.Join(ClusterDir(p, cluster), "projects", project+".yaml")
+	return path.Join(ProjectsDir(p, cluster), project+".yaml")
+}
+
+// ProjectsDir is the folder of the projects' files (ProjectFile) of a
+// cluster.
+func ProjectsDir(p *spec.Platform, cluster string) string {
+	return path.Join(ClusterDir(p, cluster), "projects")
+}
+
+// ProjectOfFile is the project whose file (ProjectFile) p is on cluster, or
+// "" when p is no such file.
+func ProjectOfFile(p *spec.Platform, cluster, file string) string {
+	project, ok := strings.CutSuffix(path.Base(file), ".yaml")
+	if !ok || project == "" || ProjectFile(p, cluster, project) != file {
+		return ""
+	}
+	return project
 }
 
 // ManagedDirs are the folders whose generated files render owns: a file
@@ -256,7 +287,7 @@ func ProjectFile(p *spec.Platform, cluster, project string) string {
 func ManagedDirs(p *spec.Platform) []string {
 	var dirs []string
 	for _, c := range p.Clusters {
-		dirs = append(dirs, path.Join(c.Path, "apps"), path.Join(c.Path, "projects"), path.Join(AppsDir, c.Name))
+		dirs = append(dirs, path.Join(c.Path, "apps"), ProjectsDir(p, c.Name), path.Join(AppsDir, c.Name))
 	}
 	slices.Sort(dirs)
 	return dirs

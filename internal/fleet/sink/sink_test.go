@@ -202,3 +202,46 @@ func TestDirFinishesAnInterruptedChange(t *testing.T) {
 		})
 	}
 }
+
+// TestPrevious: every sink reads and lists the fleet as it is, by paths
+// from the fleet root, a Push's from the fleet folder of its branch.
+func TestPrevious(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	files := map[string]string{
+		"clusters/c/projects/p.yaml": gen + "p\n",
+		"clusters/c/projects/q.yaml": gen + "q\n",
+		"clusters/c/apps/p-a.yaml":   gen + "a\n",
+	}
+	root := t.TempDir()
+	inRepo := map[string]string{"README.md": "fleet\n", "clusters/c/projects/outside.yaml": "x\n"}
+	for p, b := range files {
+		writeFile(t, filepath.Join(root, p), b)
+		inRepo["deploy/"+p] = b
+	}
+	if err := os.Mkdir(filepath.Join(root, "clusters/c/projects/sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	gs := gittest.NewServer(t)
+	url := gs.CreateRepo(t, "fleet.git", "main", inRepo)
+	sinks := map[string]sink.Previewer{
+		"dir":     &sink.Dir{Root: root},
+		"indexed": sink.NewIndexed(&sink.Dir{Root: root}, filepath.Join(t.TempDir(), "index")),
+		"push":    &sink.Push{Remote: gitrepo.Remote{URL: url}, Branch: "main", Path: "./deploy/", Workdir: t.TempDir(), Author: bot},
+	}
+	for name, s := range sinks {
+		before, err := s.Previous(ctx, []string{"clusters/c/apps", "clusters/c/projects"})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got, want := before.List("clusters/c/projects"), []string{"clusters/c/projects/p.yaml", "clusters/c/projects/q.yaml"}; !cmp.Equal(got, want) {
+			t.Errorf("%s: List = %q, want %q", name, got, want)
+		}
+		if got := before.List("clusters/d/projects"); len(got) != 0 {
+			t.Errorf("%s: List of a missing folder = %q", name, got)
+		}
+		if b, ok := before.Read("clusters/c/apps/p-a.yaml"); !ok || string(b) != gen+"a\n" {
+			t.Errorf("%s: Read = %q, %v", name, b, ok)
+		}
+	}
+}
