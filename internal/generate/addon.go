@@ -64,22 +64,13 @@ func (r *renderer) addon(a *spec.LoadedApp, c *spec.Component) ([]object, error)
 }
 
 // releaseAccount is the account helm-controller installs a project's
-// charts as: the cluster's service_account on a cluster it reaches through
-// a kubeconfig; the project's service account (see tenancy.go) on a
-// cluster Flux runs in with a source per project (fleet.artifacts), where
-// Flux's lockdown can hold every HelmRelease to an account; none (Flux's
-// default, or the lockdown's --default-service-account) on a cluster that
-// reads the fleet's GitRepository, which the lockdown refuses across
-// namespaces: there the account would only be deleted with the project's
-// last app before helm-controller uninstalls its charts (it then skips the
-// uninstall), and would hold back nothing the lockdown does not.
+// charts as: the project's service account on a cluster Flux runs in (see
+// tenancy.go), the cluster's service_account on one it reaches through a
+// kubeconfig.
 func (r *renderer) releaseAccount(cluster string) string {
 	cl := r.opts.Platform.ClusterByName(cluster)
-	switch {
-	case cl != nil && cl.KubeconfigSecret != nil:
+	if cl != nil && cl.KubeconfigSecret != nil {
 		return cl.ServiceAccount
-	case r.projectSources(cluster):
-		return layout.ProjectServiceAccount
 	}
-	return ""
+	return layout.ProjectServiceAccount
 }

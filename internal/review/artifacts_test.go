@@ -78,16 +78,12 @@ func TestArtifactComments(t *testing.T) {
 				"| `default/my-project/my-api/api` | reconciled with the same artifact once its dependencies have applied their new artifacts |"},
 			hasNo: []string{"readyExpr", "Kustomization |", "digest:"}},
 		{name: "artifacts-migration", base: seed, head: art, over: true,
-			// With a source per project, the chart installs as the
-			// project's account: its HelmRelease's one change.
-			has: []string{"**Migration:** 2 components move to their own OCI source", "nothing is redeployed but the changes of the one whose files change too",
-				"+  serviceAccountName: flux-reconciler",
+			has: []string{"**Migration:** 2 components move to their own OCI source", "their objects stay; nothing is redeployed.",
 				"**Migration, first step:** prepares 1 app's move to its project's source",
 				"Not shown: `" + seedClusterFile + "`, whose Flux objects change only as the Flux sources above say"},
 			hasNo: []string{"OCIRepository |", "Kustomization |", "GitRepository\n", "prune: disabled\n"}},
 		{name: "artifacts-migration-and-image-bump", base: seed, head: imageBump(art), over: true,
-			// The api's image and the chart's account (see above).
-			has: []string{"**Migration:** 2 components move to their own OCI source", "nothing is redeployed but the changes of the 2 whose files change too",
+			has: []string{"**Migration:** 2 components move to their own OCI source", "nothing is redeployed but the changes of the one whose files change too",
 				"| `default/my-project/my-api/api` | moves to its own OCI source, with a new artifact `sha256:"}},
 		{name: "artifacts-migration-back", base: art, head: seed,
 			has: []string{"**Migration:** 2 components move back to the fleet's GitRepository `flux-system` and their OCIRepositories are removed", "Flux reconciles **all 2 components**",

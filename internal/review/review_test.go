@@ -47,6 +47,7 @@ func renderOver(t *testing.T, files, prev map[string][]byte) (*spec.Repo, map[st
 			b, ok := prev[p]
 			return b, ok
 		}
+		opts.PreviousDir = generate.FilesIn(prev)
 	}
 	f, err := generate.Render(repo, opts)
 	if err != nil {
