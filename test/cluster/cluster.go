@@ -100,11 +100,27 @@ type Controller struct {
 //
 // ctx and WithStartTimeout bound the start only; the processes run until
 // Stop. When Start fails it stops whatever it started.
-func Start(ctx context.Context, opts ...Option) (_ *Cluster, err error) {
+func Start(ctx context.Context, opts ...Option) (*Cluster, error) {
 	cfg := defaultConfig()
 	for _, o := range opts {
 		o(&cfg)
 	}
+	// The ports are free when picked, but another process of the machine
+	// may bind one first: then the cluster starts again on other ports.
+	for attempt := 1; ; attempt++ {
+		c, err := start(ctx, cfg)
+		if err == nil || attempt == maxStarts || ctx.Err() != nil || !strings.Contains(err.Error(), "address already in use") {
+			return c, err
+		}
+		cfg.logger.Warn("a port of the cluster was taken before it bound it; starting again on other ports", "attempt", attempt)
+	}
+}
+
+// maxStarts is how many times Start tries when a port it picked is taken.
+const maxStarts = 3
+
+// start is one attempt of Start.
+func start(ctx context.Context, cfg config) (_ *Cluster, err error) {
 	tcBin, clBin := cfg.testclusterBin, cfg.clusterBin
 	if tcBin == "" || clBin == "" {
 		a, b, err := BinDirs(cfg.getenv)
@@ -393,6 +409,15 @@ func Start(ctx context.Context, opts ...Option) (_ *Cluster, err error) {
 	for _, h := range checks {
 		if err := c.poll(ctx, h.name+" health", func(ctx context.Context) error {
 			return httpOK(ctx, probe, h.url, h.want)
+		}); err != nil {
+			return nil, err
+		}
+	}
+	// A Flux controller answers its health endpoint before it binds its
+	// metrics one, and ends if that port was taken meanwhile.
+	for _, f := range c.Flux {
+		if err := c.poll(ctx, f.Name+" metrics", func(ctx context.Context) error {
+			return httpOK(ctx, probe, f.MetricsURL, "")
 		}); err != nil {
 			return nil, err
 		}
