@@ -150,24 +150,25 @@ const BitnamiRepository = "https://charts.bitnami.com/bitnami"
 // find returns the catalog entry of a type. Entries are built per call so
 // that callers can never alter the catalog.
 func find(addonType string) (entry, bool) {
-	switch addonType {
-	case Generic:
+	if addonType == Generic {
 		return entry{chart: Chart{Type: Generic}}, true
-	case "mariadb":
-		return entry{Chart{"mariadb", BitnamiRepository, sqlKeys(), 3306, "primary.service.ports.mysql"}, resolveMariaDB}, true
-	case "mongodb":
-		return entry{Chart{"mongodb", BitnamiRepository, sqlKeys(), 27017, "service.ports.mongodb"}, resolveMongoDB}, true
-	case "mysql":
-		return entry{Chart{"mysql", BitnamiRepository, sqlKeys(), 3306, "primary.service.ports.mysql"}, resolveMySQL}, true
-	case "postgresql":
-		return entry{Chart{"postgresql", BitnamiRepository, sqlKeys(), 5432, "primary.service.ports.postgresql"}, resolvePostgreSQL}, true
-	case "rabbitmq":
-		return entry{Chart{"rabbitmq", BitnamiRepository, []string{KeyConnectionString, KeyHost, KeyPassword, KeyPort, KeyUsername}, 5672, "service.ports.amqp"}, resolveRabbitMQ}, true
-	case "redis":
-		return entry{Chart{"redis", BitnamiRepository, []string{KeyConnectionString, KeyHost, KeyPassword, KeyPort}, 6379, "master.service.ports.redis"}, resolveRedis}, true
-	default:
+	}
+	e, ok := catalog[addonType]
+	if !ok {
 		return entry{}, false
 	}
+	return e(), true
+}
+
+// catalog holds each chart's entry; each chart's file (chart_<type>.go)
+// holds its entry, its exports and its Services.
+var catalog = map[string]func() entry{
+	"mariadb":    mariadbEntry,
+	"mongodb":    mongodbEntry,
+	"mysql":      mysqlEntry,
+	"postgresql": postgresqlEntry,
+	"rabbitmq":   rabbitmqEntry,
+	"redis":      redisEntry,
 }
 
 // Export keys of the catalog.
@@ -186,14 +187,21 @@ func sqlKeys() []string {
 	return []string{KeyConnectionString, KeyDatabase, KeyHost, KeyPassword, KeyPort, KeyUsername}
 }
 
+// entry is what the catalog knows of one chart: its facts, its exports
+// (resolve) and the Services it creates (services: it adds their names,
+// and returns the namespace they go to when the values move them out of
+// the release's, else "").
 type entry struct {
-	chart   Chart
-	resolve func(c *chartContext) (*result, error)
+	chart    Chart
+	resolve  func(c *chartContext) (*result, error)
+	services func(c *chartContext, full string, add func(...string)) (namespace string, err error)
 }
 
 // Types returns the known addon types, sorted; "generic" is among them.
 func Types() []string {
-	return []string{Generic, "mariadb", "mongodb", "mysql", "postgresql", "rabbitmq", "redis"}
+	out := append(slices.Collect(maps.Keys(catalog)), Generic)
+	slices.Sort(out)
+	return out
 }
 
 // Keys returns the export keys a catalog type publishes, sorted, and false
