@@ -118,7 +118,11 @@ func runRender(ctx context.Context, args []string, io stdio) error {
 	if pv, ok := l.sink.(sink.Previewer); ok {
 		// Where the apps' Flux objects are decides how they move to their
 		// projects' sources and namespaces (generate.Options.Previous).
-		before, err := pv.Previous(ctx, layout.FluxDirs(&repo.Platform, repo.Apps))
+		apps := make([]layout.App, len(repo.Apps))
+		for i, a := range repo.Apps {
+			apps[i] = a.App()
+		}
+		before, err := pv.Previous(ctx, layout.FluxDirs(&repo.Platform, apps))
 		if err != nil {
 			return err
 		}

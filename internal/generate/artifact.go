@@ -16,7 +16,7 @@ import (
 // AnnoArtifactPath on a component's OCIRepository names the fleet folder
 // its artifact is built from (the artifact's title): verify rebuilds the
 // artifact from that folder's files and compares digests.
-const AnnoArtifactPath = "fleetwright.io/artifact-path"
+const AnnoArtifactPath = layout.AnnotationArtifactPath
 
 // ComponentArtifact packs the generated files of one component folder
 // (paths relative to the fleet root, all inside dir) as its OCI artifact.

@@ -23,20 +23,20 @@ import (
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
 
-// Labels and annotations render writes.
+// Labels and annotations render writes (see layout's).
 const (
-	LabelApp         = "fleetwright.io/app"
-	LabelProject     = "fleetwright.io/project"
-	LabelComponent   = "fleetwright.io/component"
-	LabelName        = "app.kubernetes.io/name"
-	LabelInstance    = "app.kubernetes.io/instance"
-	LabelPartOf      = "app.kubernetes.io/part-of"
-	LabelManagedBy   = "app.kubernetes.io/managed-by"
-	ManagedBy        = "fleetwright"
-	EventPrefix      = "event.toolkit.fluxcd.io/"
-	AnnoSpecRevision = "fleetwright.io/spec-revision"
-	AnnoExportsSum   = "fleetwright.io/exports-checksum"
-	AnnoPausedCount  = "fleetwright.io/paused-replicas"
+	LabelApp         = layout.LabelApp
+	LabelProject     = layout.LabelProject
+	LabelComponent   = layout.LabelComponent
+	LabelName        = layout.LabelName
+	LabelInstance    = layout.LabelInstance
+	LabelPartOf      = layout.LabelPartOf
+	LabelManagedBy   = layout.LabelManagedBy
+	ManagedBy        = layout.ManagedBy
+	EventPrefix      = layout.EventAnnotationPrefix
+	AnnoSpecRevision = layout.AnnotationSpecRevision
+	AnnoExportsSum   = layout.AnnotationExportsSum
+	AnnoPausedCount  = layout.AnnotationPausedCount
 )
 
 // Options configure a render.
@@ -388,7 +388,7 @@ func (r *renderer) component(a *spec.LoadedApp, c *spec.Component) ([]object, er
 func labels(a *spec.LoadedApp, component string) map[string]string {
 	return map[string]string{
 		LabelName:      component,
-		LabelInstance:  a.Spec.Name + "-" + component,
+		LabelInstance:  objectName(a, component),
 		LabelPartOf:    a.Spec.Name,
 		LabelManagedBy: ManagedBy,
 		LabelApp:       a.Spec.Name,
@@ -399,10 +399,12 @@ func labels(a *spec.LoadedApp, component string) map[string]string {
 
 // selector picks a workload's pods; it must never change for a Deployment.
 func selector(a *spec.LoadedApp, component string) map[string]string {
-	return map[string]string{LabelName: component, LabelInstance: a.Spec.Name + "-" + component}
+	return map[string]string{LabelName: component, LabelInstance: objectName(a, component)}
 }
 
-func objectName(a *spec.LoadedApp, component string) string { return a.Spec.Name + "-" + component }
+func objectName(a *spec.LoadedApp, component string) string {
+	return layout.ObjectName(a.Spec.Name, component)
+}
 
 func itoa(i int) string { return strconv.Itoa(i) }
 

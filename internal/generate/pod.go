@@ -16,13 +16,14 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/fleetwright/fleetwright/internal/exports"
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
 
 // AnnoFilesSum is the checksum of a component's files on its pod template:
 // a changed file changes the template, so the pods roll and read it (files
 // are mounted with subPath, which Kubernetes does not update in place).
-const AnnoFilesSum = "fleetwright.io/files-checksum"
+const AnnoFilesSum = layout.AnnotationFilesSum
 
 // filesVolume is the name of the volume holding a component's files; a
 // user's volume of that name is refused.

@@ -21,22 +21,22 @@ import (
 
 // Labels and annotations that tie an object to an app.
 const (
-	LabelApp       = "fleetwright.io/app"
-	LabelProject   = "fleetwright.io/project"
-	LabelComponent = "fleetwright.io/component"
+	LabelApp       = layout.LabelApp
+	LabelProject   = layout.LabelProject
+	LabelComponent = layout.LabelComponent
 	// LabelManagedBy is ManagedBy on every object render writes (as
 	// internal/generate labels them); only Ingresses with it are probed.
-	LabelManagedBy = "app.kubernetes.io/managed-by"
-	ManagedBy      = "fleetwright"
+	LabelManagedBy = layout.LabelManagedBy
+	ManagedBy      = layout.ManagedBy
 
-	AnnotationPrefix       = "event.toolkit.fluxcd.io/"
+	AnnotationPrefix       = layout.EventAnnotationPrefix
 	AnnotationApp          = AnnotationPrefix + "app"
 	AnnotationProject      = AnnotationPrefix + "project"
 	AnnotationComponent    = AnnotationPrefix + "component"
 	AnnotationSpecRevision = AnnotationPrefix + "spec-revision"
 	// AnnotationFleetSpecRevision carries the same commit as
 	// AnnotationSpecRevision under fleetwright's own prefix.
-	AnnotationFleetSpecRevision = "fleetwright.io/spec-revision"
+	AnnotationFleetSpecRevision = layout.AnnotationSpecRevision
 )
 
 // kustomize-controller's owner labels (see layout.AppliedByNameLabel).

@@ -385,7 +385,7 @@ func builtRepo(plat *spec.Platform, name string) string {
 func buildRequest(a *spec.LoadedApp, comp string, plat *spec.Platform, root string) build.Request {
 	w := a.Component(comp).WorkloadSpec
 	req := build.Request{
-		Name:      a.Project + "/" + a.Spec.Name + "-" + comp,
+		Name:      a.Project + "/" + layout.ObjectName(a.Spec.Name, comp),
 		Project:   a.Project,
 		Root:      root,
 		Platforms: plat.Build.Platforms,
@@ -429,7 +429,7 @@ func (f FleetImages) Images(_ context.Context, in ImageInput) (Images, error) {
 			if w == nil {
 				continue
 			}
-			name := a.Spec.Name + "-" + c.Name
+			name := layout.ObjectName(a.Spec.Name, c.Name)
 			dir := layout.ComponentDir(a.Cluster, a.Project, a.Spec.Name, c.Name)
 			kind, obj := generate.WorkloadObject(a, &c)
 			file := path.Join(dir, layout.ObjectFile(kind, obj))

@@ -27,7 +27,7 @@ import (
 
 // artifactPathAnnotation names the folder an OCIRepository's artifact is
 // built from (generate.AnnoArtifactPath).
-const artifactPathAnnotation = "fleetwright.io/artifact-path"
+const artifactPathAnnotation = layout.AnnotationArtifactPath
 
 // fluxDoc is one document of a file holding Flux objects.
 type fluxDoc struct {
@@ -342,8 +342,8 @@ func fluxSources(changes []fleet.Change, base, head map[string][]byte, removedAp
 				// it says so or applies a project's folder (the scan of an
 				// unchanged file does not read the project label).
 				project := false
-				if labelOf(o, "fleetwright.io/component") == "" {
-					if labelOf(o, "fleetwright.io/project") == "" && projectDir(s) == "" {
+				if labelOf(o, layout.LabelComponent) == "" {
+					if labelOf(o, layout.LabelProject) == "" && projectDir(s) == "" {
 						continue
 					}
 					project = true

@@ -427,7 +427,7 @@ func writeResources(b *strings.Builder, base, head map[string]object) {
 			if !longRunning[o.Kind] && o.Kind != "PersistentVolumeClaim" {
 				continue
 			}
-			key := o.Namespace + "/" + labelOf(o, "fleetwright.io/app")
+			key := o.Namespace + "/" + labelOf(o, layout.LabelApp)
 			t := perApp[key]
 			if t == nil {
 				t = &tot{}

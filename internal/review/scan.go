@@ -4,6 +4,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/yamlx"
 )
 
@@ -20,7 +21,7 @@ var scanned = [][]string{
 	{"kind"},
 	{"metadata", "name"},
 	{"metadata", "namespace"},
-	{"metadata", "labels", "fleetwright.io/component"},
+	{"metadata", "labels", layout.LabelComponent},
 	{"metadata", "annotations", artifactPathAnnotation},
 	{"spec", "path"},
 	{"spec", "sourceRef", "kind"},

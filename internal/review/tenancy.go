@@ -568,7 +568,7 @@ func owner(o object) string {
 	if a := layout.AppOf(o.File); a != "" {
 		return a
 	}
-	return o.Namespace + "/" + labelOf(o, "fleetwright.io/app")
+	return o.Namespace + "/" + labelOf(o, layout.LabelApp)
 }
 
 // hosts lists the hosts the change adds to, removes from or moves between

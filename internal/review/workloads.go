@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 )
 
 // podSpecPaths are where each workload kind keeps its pod spec.
@@ -186,7 +188,7 @@ func storageOf(o object, all map[string]object) resource.Quantity {
 // component and whether they run once (Job) or on a schedule (CronJob);
 // others by kind and name.
 func workloadKey(o object) string {
-	app, comp := labelOf(o, "fleetwright.io/app"), labelOf(o, "fleetwright.io/component")
+	app, comp := labelOf(o, layout.LabelApp), labelOf(o, layout.LabelComponent)
 	if app == "" || comp == "" {
 		return o.Kind + "/" + o.Namespace + "/" + o.Name
 	}

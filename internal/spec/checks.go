@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/graph"
 	"github.com/google/go-containerregistry/pkg/name"
 )
@@ -102,7 +103,7 @@ func checkClusterPaths(p *Platform, doc *Document, ps *Problems) {
 		if !doc.Has(at) {
 			at = Path{"clusters", i, "name"}
 		}
-		cp := "clusters/" + c.Name
+		cp := layout.DefaultClusterDir(c.Name)
 		if c.Path != "" {
 			cp = path.Clean(c.Path)
 		}
@@ -173,7 +174,7 @@ func (l *Loader) checkApp(a *LoadedApp, plat *Platform, ps *Problems) {
 		names[c.Name] = i
 		if m := checkLabel(c.Name, 63); m != "" {
 			ps.Add(doc, at.Child("name"), "%s", m)
-		} else if obj := s.Name + "-" + c.Name; len(obj) > 63 {
+		} else if obj := layout.ObjectName(s.Name, c.Name); len(obj) > 63 {
 			ps.Add(doc, at.Child("name"), "object name %q (app-component) is %d characters; Kubernetes allows 63", obj, len(obj))
 		} else if c.Type == TypeAddon && len(obj) > maxReleaseName {
 			ps.Add(doc, at.Child("name"), "Helm release name %q (app-component) is %d characters; Helm allows %d", obj, len(obj), maxReleaseName)
@@ -597,11 +598,11 @@ func checkNameClashes(apps []*LoadedApp, ps *Problems) {
 	for _, a := range apps {
 		if !projects[a.Cluster+"/"+a.Project] {
 			projects[a.Cluster+"/"+a.Project] = true
-			kustomizations[a.Cluster+"/project-"+a.Project] = owner{a: a}
+			kustomizations[a.Cluster+"/"+layout.ProjectFluxName(a.Project)] = owner{a: a}
 		}
 	}
 	for _, a := range apps {
-		file := a.Project + "-" + a.Spec.Name + ".yaml"
+		file := layout.AppFileName(a.Project, a.Spec.Name)
 		if prev, dup := appFiles[a.Cluster+"/"+file]; dup {
 			ps.Add(a.Doc, Path{"name"}, "the Flux Kustomizations of this app go to %s, as those of %s do; rename one of the apps or projects", file, describe(prev))
 		} else {
@@ -609,7 +610,7 @@ func checkNameClashes(apps []*LoadedApp, ps *Problems) {
 		}
 		for i, c := range a.Spec.Components {
 			at := Path{"components", i, "name"}
-			obj := a.Spec.Name + "-" + c.Name
+			obj := layout.ObjectName(a.Spec.Name, c.Name)
 			if prev, dup := objects[a.Cluster+"/"+a.Project+"/"+obj]; dup && prev.a != a {
 				// Their Kustomizations clash too; one problem says it.
 				ps.Add(a.Doc, at, "objects of this component are named %s in namespace %s, as those of %s are; rename one", obj, a.Project, describe(prev))
@@ -617,7 +618,7 @@ func checkNameClashes(apps []*LoadedApp, ps *Problems) {
 			} else if !dup {
 				objects[a.Cluster+"/"+a.Project+"/"+obj] = owner{a, c.Name}
 			}
-			k := a.Project + "-" + obj
+			k := layout.ComponentFluxName(a.Project, a.Spec.Name, c.Name)
 			if prev, dup := kustomizations[a.Cluster+"/"+k]; dup && prev.a != a {
 				what := describe(prev)
 				if prev.component == "" {

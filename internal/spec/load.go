@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/graph"
 	"github.com/fleetwright/fleetwright/internal/hint"
 	"github.com/fleetwright/fleetwright/internal/template"
@@ -58,7 +59,12 @@ type LoadedApp struct {
 }
 
 // Key identifies the app in its cluster: cluster/project/name.
-func (a *LoadedApp) Key() string { return a.Cluster + "/" + a.Project + "/" + a.Spec.Name }
+func (a *LoadedApp) Key() string { return a.App().Key() }
+
+// App names the app in the fleet's layout.
+func (a *LoadedApp) App() layout.App {
+	return layout.App{Cluster: a.Cluster, Project: a.Project, Name: a.Spec.Name}
+}
 
 // Component returns the component named name, or nil.
 func (a *LoadedApp) Component(name string) *Component {
@@ -358,7 +364,7 @@ func ApplyPlatformDefaults(p *Platform) {
 	}
 	for i := range p.Clusters {
 		if p.Clusters[i].Path == "" {
-			p.Clusters[i].Path = "clusters/" + p.Clusters[i].Name
+			p.Clusters[i].Path = layout.DefaultClusterDir(p.Clusters[i].Name)
 		}
 	}
 	if p.Fleet == nil {
@@ -391,6 +397,25 @@ func ApplyPlatformDefaults(p *Platform) {
 	// build.platforms stays empty when unset: the builder then builds the
 	// default platforms where the base image has them, and a
 	// single-platform base's own platform.
+}
+
+// ClusterNames are the platform's clusters, in its order (for
+// layout.Platform).
+func (p *Platform) ClusterNames() []string {
+	names := make([]string, len(p.Clusters))
+	for i := range p.Clusters {
+		names[i] = p.Clusters[i].Name
+	}
+	return names
+}
+
+// ClusterPath is a cluster's folder in the fleet, false for a cluster the
+// platform does not list (for layout.Platform).
+func (p *Platform) ClusterPath(name string) (string, bool) {
+	if c := p.ClusterByName(name); c != nil {
+		return c.Path, true
+	}
+	return "", false
 }
 
 // ClusterByName returns the platform's cluster of that name, or nil.

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/secretscan"
 )
 
@@ -45,7 +46,7 @@ var jsonPatchOps = map[string]bool{"add": true, "remove": true, "replace": true,
 
 func checkPatches(doc *Document, a *LoadedApp, c *Component, w *WorkloadSpec, at Path, ps *Problems) {
 	kind := mainKind(c, w)
-	objName := a.Spec.Name + "-" + c.Name
+	objName := layout.ObjectName(a.Spec.Name, c.Name)
 	wrongKind := func(where Path, k string) bool {
 		if workloadKinds[k] && k != kind {
 			why := ""

@@ -1,6 +1,10 @@
 package spec
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
+)
 
 // Service names share a namespace, the project's: a workload's Service
 // (service.name, or <app>-<component>), the headless Service of a
@@ -21,7 +25,7 @@ func ServiceName(a *LoadedApp, c *Component) string {
 	if w := c.WorkloadSpec; w != nil && w.Service != nil && w.Service.Name != "" {
 		return w.Service.Name
 	}
-	return a.Spec.Name + "-" + c.Name
+	return layout.ObjectName(a.Spec.Name, c.Name)
 }
 
 type serviceOwner struct {
@@ -105,7 +109,7 @@ func (l *Loader) checkServiceNames(apps []*LoadedApp, ps *Problems) {
 				addStems(k)
 			}
 			if w.Persistent() && !headless {
-				name := a.Spec.Name + "-" + c.Name + "-headless"
+				name := layout.ObjectName(a.Spec.Name, c.Name) + "-headless"
 				if len(name) > 63 {
 					ps.Add(a.Doc, Path{"components", i, "name"}, "the StatefulSet's headless Service %s is %d characters; Kubernetes allows 63: shorten the app or component name", name, len(name))
 					continue
@@ -140,7 +144,7 @@ func (l *Loader) checkServiceNames(apps []*LoadedApp, ps *Problems) {
 			_, override := c.AddonSpec.Values["fullnameOverride"]
 			_, nsOverride := c.AddonSpec.Values["namespaceOverride"]
 			_, global := c.AddonSpec.Values["global"]
-			ad := addon{a: a, index: i, full: key{a.Cluster, a.Project, a.Spec.Name + "-" + c.Name}, ask: override || nsOverride || global}
+			ad := addon{a: a, index: i, full: key{a.Cluster, a.Project, layout.ObjectName(a.Spec.Name, c.Name)}, ask: override || nsOverride || global}
 			addons = append(addons, ad)
 			fulls[ad.full]++
 			addStems(ad.full)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/secretscan"
 )
 
@@ -814,15 +815,6 @@ func checkSecurityContext(doc *Document, s *SecurityContext, at Path, ps *Proble
 	}
 }
 
-// reservedLabel reports whether a label or annotation key is fleetwright's.
-func reservedLabel(k string) bool {
-	switch k {
-	case "app.kubernetes.io/name", "app.kubernetes.io/instance", "app.kubernetes.io/part-of", "app.kubernetes.io/managed-by":
-		return true
-	}
-	return strings.HasPrefix(k, "fleetwright.io/") || strings.HasPrefix(k, "fleetwright.dev/")
-}
-
 var (
 	qualifiedName = regexp.MustCompile(`^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$`)
 	labelValue    = regexp.MustCompile(`^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$`)
@@ -856,11 +848,11 @@ func checkPod(doc *Document, p *Pod, at Path, ps *Problems) {
 		for _, k := range sortedKeys(set.m) {
 			ka := at.Child(set.field).Child(k)
 			switch {
-			case set.field == "labels" && reservedLabel(k):
+			case set.field == "labels" && layout.ReservedLabel(k):
 				// generate keeps its own: the pods are selected and
 				// tracked by them.
 				ps.WarnKey(doc, ka, "%s is fleetwright's own label, which selects and tracks the pods; this value is ignored: choose another key", k)
-			case set.field == "annotations" && reservedLabel(k):
+			case set.field == "annotations" && layout.ReservedLabel(k):
 				ps.WarnKey(doc, ka, "%s is in fleetwright's own prefix, whose annotations it sets itself; choose another key", k)
 			case labelKeyProblem(k) != "":
 				ps.AddKey(doc, ka, "%s", labelKeyProblem(k))

@@ -78,10 +78,10 @@ func (r *run) checkProjectSources(kss []*fluxKS, repos []*ociRepo) {
 			msg += fmt.Sprintf("OCIRepository %s (%s:%d) is built from %s, but no Kustomization reads it", o.name, r.display(o.file), o.line, r.display(dir))
 		case r.t.files[pf] != nil:
 			msg += fmt.Sprintf("the project's file %s has no project source (an OCIRepository built from %s, annotation %s, and the Kustomization %s that applies it)",
-				r.display(pf), r.display(dir), generate.AnnoArtifactPath, "project-"+project)
+				r.display(pf), r.display(dir), generate.AnnoArtifactPath, layout.ProjectFluxName(project))
 		default:
 			msg += fmt.Sprintf("the fleet has no project file %s to hold the project's source (an OCIRepository built from %s and the Kustomization %s that applies it)",
-				r.display(pf), r.display(dir), "project-"+project)
+				r.display(pf), r.display(dir), layout.ProjectFluxName(project))
 		}
 		out = append(out, Finding{
 			Check: CheckProjects, Severity: SeverityError, File: r.display(p), Line: firstObjectLine(r.t.files[p]),

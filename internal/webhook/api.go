@@ -335,7 +335,7 @@ func (s *Server) requireKube(w http.ResponseWriter) bool {
 }
 
 func (s *Server) listPods(ctx context.Context, project, app, component string) ([]corev1.Pod, error) {
-	sel := fmt.Sprintf("fleetwright.io/app=%s,fleetwright.io/project=%s", app, project)
+	sel := appSelector(project, app)
 	if component != "" {
 		sel += ",fleetwright.io/component=" + component
 	}
@@ -367,7 +367,7 @@ func (s *Server) handlePods(w http.ResponseWriter, r *http.Request) {
 func podViews(pods []corev1.Pod) []PodView {
 	out := make([]PodView, 0, len(pods))
 	for _, p := range pods {
-		v := PodView{Name: p.Name, Component: p.Labels["fleetwright.io/component"], Phase: string(p.Status.Phase), Node: p.Spec.NodeName, Images: []string{}}
+		v := PodView{Name: p.Name, Component: p.Labels[probe.LabelComponent], Phase: string(p.Status.Phase), Node: p.Spec.NodeName, Images: []string{}}
 		if p.Status.StartTime != nil {
 			v.StartedAt = p.Status.StartTime.UTC()
 		}
@@ -443,7 +443,7 @@ func (s *Server) kubeEvents(ctx context.Context, project, app string) ([]EventVi
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	deps, err := s.cfg.Kube.AppsV1().Deployments(project).List(ctx, metav1.ListOptions{
-		LabelSelector: fmt.Sprintf("fleetwright.io/app=%s,fleetwright.io/project=%s", app, project)})
+		LabelSelector: appSelector(project, app)})
 	if err != nil {
 		return nil, err
 	}
@@ -538,4 +538,9 @@ func (s *Server) handleLogs(w http.ResponseWriter, r *http.Request) {
 		out = append(out, PodLog{Pod: p.Name, Container: container, Log: string(raw)})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"logs": out})
+}
+
+// appSelector selects the objects of an app by the labels render writes.
+func appSelector(project, app string) string {
+	return probe.LabelApp + "=" + app + "," + probe.LabelProject + "=" + project
 }

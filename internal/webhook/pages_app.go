@@ -267,7 +267,7 @@ func (s *Server) podsAndLogs(ctx context.Context, v *appView) {
 	v.Pods = podViews(pods)
 	seen := map[string]bool{}
 	for _, p := range pods {
-		comp := p.Labels["fleetwright.io/component"]
+		comp := p.Labels[probe.LabelComponent]
 		if seen[comp] || p.Spec.NodeName == "" || len(p.Spec.Containers) == 0 {
 			continue
 		}

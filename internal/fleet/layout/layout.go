@@ -1,7 +1,10 @@
 // Package layout is where every file of a rendered fleet goes, relative to
-// the fleet root. render writes there, verify and review read from there,
-// and the folders render owns are listed here too, so the names are built
-// in one place:
+// the fleet root, and what every generated object, label and annotation is
+// named. render writes there, verify and review read from there, and the
+// folders render owns are listed here too, so the names are built in one
+// place. It imports nothing of the project (the platform is an interface,
+// Platform, that spec.Platform satisfies), so every package can ask it,
+// spec included:
 //
 //	<cluster path>/apps/<project>-<app>.yaml            the app's Flux Kustomizations
 //	<cluster path>/projects/<project>.yaml              the project's Namespace, service account and RoleBinding
@@ -41,8 +44,6 @@ import (
 	"path"
 	"slices"
 	"strings"
-
-	"github.com/fleetwright/fleetwright/internal/spec"
 )
 
 const (
@@ -160,12 +161,41 @@ func ReadyExprDigest(expr string) (string, bool) {
 	return digest, true
 }
 
+// Platform is what the layout knows of the platform (spec.Platform is
+// one): the clusters and each one's folder in the fleet.
+type Platform interface {
+	// ClusterNames are the platform's clusters, in its order.
+	ClusterNames() []string
+	// ClusterPath is a cluster's folder in the fleet (platform.yaml
+	// clusters[].path, with its default); false for a cluster the
+	// platform does not list.
+	ClusterPath(name string) (string, bool)
+}
+
+// App names one app of the fleet: its cluster, project and name.
+type App struct {
+	Cluster, Project, Name string
+}
+
+// Key is the app as "cluster/project/name", as AppOf returns it.
+func (a App) Key() string { return a.Cluster + "/" + a.Project + "/" + a.Name }
+
+// DefaultClusterDir is the folder of a cluster whose platform.yaml entry
+// names no path.
+func DefaultClusterDir(cluster string) string { return path.Join("clusters", cluster) }
+
+// ObjectName is the name of a component's objects (its Deployment,
+// Service, Ingress…, its addon's Helm release): the app's name and the
+// component's, so that the components of a project's apps share its
+// namespace.
+func ObjectName(app, component string) string { return app + "-" + component }
+
 // ComponentFluxName is the name of a component's Flux Kustomization and,
 // with a source per component, of its OCIRepository. The webhook counts an
 // event of an object of that name in the Flux namespace for the component's
 // app (its name and labels name the same app).
 func ComponentFluxName(project, app, component string) string {
-	return project + "-" + app + "-" + component
+	return project + "-" + ObjectName(app, component)
 }
 
 // ProjectFluxName is the name of a project's own Flux Kustomization and
@@ -187,14 +217,14 @@ func AppFluxFile(cluster, project, app string) string {
 
 // FluxDirs are the folders that hold apps' Flux objects: each cluster's
 // apps folder and the Flux folder of each project of apps.
-func FluxDirs(p *spec.Platform, apps []*spec.LoadedApp) []string {
+func FluxDirs(p Platform, apps []App) []string {
 	set := map[string]bool{}
-	for _, c := range p.Clusters {
-		set[path.Join(c.Path, "apps")] = true
-		set[ProjectsDir(p, c.Name)] = true
+	for _, c := range p.ClusterNames() {
+		set[path.Join(ClusterDir(p, c), "apps")] = true
+		set[ProjectsDir(p, c)] = true
 	}
 	for _, a := range apps {
-		set[path.Dir(AppFile(p, a.Cluster, a.Project, a.Spec.Name))] = true
+		set[path.Dir(AppFile(p, a.Cluster, a.Project, a.Name))] = true
 		set[FluxDir(a.Cluster, a.Project)] = true
 	}
 	return slices.Sorted(maps.Keys(set))
@@ -247,34 +277,38 @@ func ObjectFile(kind, name string) string {
 // ClusterDir is the folder of a cluster's Flux entry files: its path in
 // the platform, or clusters/<name> for a cluster the platform does not
 // list.
-func ClusterDir(p *spec.Platform, cluster string) string {
-	if c := p.ClusterByName(cluster); c != nil {
-		return c.Path
+func ClusterDir(p Platform, cluster string) string {
+	if dir, ok := p.ClusterPath(cluster); ok {
+		return dir
 	}
-	return path.Join("clusters", cluster)
+	return DefaultClusterDir(cluster)
 }
 
 // AppFile is the file of an app's Flux Kustomizations.
-func AppFile(p *spec.Platform, cluster, project, app string) string {
-	return path.Join(ClusterDir(p, cluster), "apps", project+"-"+app+".yaml")
+func AppFile(p Platform, cluster, project, app string) string {
+	return path.Join(ClusterDir(p, cluster), "apps", AppFileName(project, app))
 }
+
+// AppFileName is the name of an app's file (AppFile) in its cluster's
+// apps folder.
+func AppFileName(project, app string) string { return project + "-" + app + ".yaml" }
 
 // ProjectFile is the file of a project's Namespace in the cluster folder
 // (or of the Flux Kustomization that applies it; see the package
 // documentation).
-func ProjectFile(p *spec.Platform, cluster, project string) string {
+func ProjectFile(p Platform, cluster, project string) string {
 	return path.Join(ProjectsDir(p, cluster), project+".yaml")
 }
 
 // ProjectsDir is the folder of the projects' files (ProjectFile) of a
 // cluster.
-func ProjectsDir(p *spec.Platform, cluster string) string {
+func ProjectsDir(p Platform, cluster string) string {
 	return path.Join(ClusterDir(p, cluster), "projects")
 }
 
 // ProjectOfFile is the project whose file (ProjectFile) p is on cluster, or
 // "" when p is no such file.
-func ProjectOfFile(p *spec.Platform, cluster, file string) string {
+func ProjectOfFile(p Platform, cluster, file string) string {
 	project, ok := strings.CutSuffix(path.Base(file), ".yaml")
 	if !ok || project == "" || ProjectFile(p, cluster, project) != file {
 		return ""
@@ -284,10 +318,10 @@ func ProjectOfFile(p *spec.Platform, cluster, file string) string {
 
 // ManagedDirs are the folders whose generated files render owns: a file
 // there that it no longer generates is removed. Sorted.
-func ManagedDirs(p *spec.Platform) []string {
+func ManagedDirs(p Platform) []string {
 	var dirs []string
-	for _, c := range p.Clusters {
-		dirs = append(dirs, path.Join(c.Path, "apps"), ProjectsDir(p, c.Name), path.Join(AppsDir, c.Name))
+	for _, c := range p.ClusterNames() {
+		dirs = append(dirs, path.Join(ClusterDir(p, c), "apps"), ProjectsDir(p, c), path.Join(AppsDir, c))
 	}
 	slices.Sort(dirs)
 	return dirs
@@ -295,16 +329,16 @@ func ManagedDirs(p *spec.Platform) []string {
 
 // ClusterOf returns the cluster a fleet file belongs to: the cluster whose
 // folder holds it, or whose apps/<cluster>/ folder does; "" for none.
-func ClusterOf(p *spec.Platform, file string) string {
-	for _, c := range p.Clusters {
-		if strings.HasPrefix(file, c.Path+"/") || strings.HasPrefix(file, AppsDir+"/"+c.Name+"/") {
-			return c.Name
+func ClusterOf(p Platform, file string) string {
+	for _, c := range p.ClusterNames() {
+		if strings.HasPrefix(file, ClusterDir(p, c)+"/") || strings.HasPrefix(file, AppsDir+"/"+c+"/") {
+			return c
 		}
 	}
 	return ""
 }
 
-// AppOf returns the app (cluster/project/app, as spec.LoadedApp.Key) whose
+// AppOf returns the app (cluster/project/app, as App.Key) whose
 // component folders hold the fleet file, or "" for project and other
 // files.
 func AppOf(file string) string {

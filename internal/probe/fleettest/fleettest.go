@@ -100,7 +100,7 @@ func (f *Fleet) App(t testing.TB, cluster, project, app string) Objects {
 	projectFile := layout.ProjectFile(&f.Repo.Platform, cluster, project)
 	srcs, ks := map[string]*sourcev1.OCIRepository{}, map[string]*kustomizev1.Kustomization{}
 	decode(t, projectFile, f.Files[projectFile], srcs, ks)
-	o.ProjectSource, o.Project = srcs["project-"+project], ks["project-"+project]
+	o.ProjectSource, o.Project = srcs[layout.ProjectFluxName(project)], ks[layout.ProjectFluxName(project)]
 	if o.InProject && (o.ProjectSource == nil || o.Project == nil) {
 		t.Fatalf("%s is in the project's Flux folder, but %s holds no source of the project", file, projectFile)
 	}
