@@ -6,7 +6,7 @@ import (
 
 	"github.com/fleetwright/fleetwright/internal/cli"
 	"github.com/fleetwright/fleetwright/internal/lifecycle"
-	"github.com/fleetwright/fleetwright/internal/webhook"
+	"github.com/fleetwright/fleetwright/internal/webhook/api"
 )
 
 // webhookFlags locate the webhook whose deployment history history and
@@ -32,7 +32,7 @@ func (f *webhookFlags) deployments() (lifecycle.DeploymentLister, error) {
 		return nil, nil
 	}
 	d, err := lifecycle.WebhookDeployments(f.url, f.tokenFile)
-	if errors.Is(err, webhook.ErrNotHTTP) {
+	if errors.Is(err, api.ErrNotHTTP) {
 		return nil, cli.Usagef("--webhook must be an http(s) URL, got %q", f.url)
 	}
 	return d, err

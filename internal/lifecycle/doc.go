@@ -12,7 +12,7 @@
 // Apply, which leaves it in the work tree or commits it through package
 // gitrepo; Change.Diff shows it as a unified diff instead. History lists
 // the commits that changed an app's spec and, with a DeploymentLister such
-// as webhook.Client (WebhookDeployments), the deployments of each;
+// as api.Client (WebhookDeployments), the deployments of each;
 // History.WriteText and its JSON are what render history prints.
 //
 // The environment comes in through Options (Getenv, Now, Logger); the

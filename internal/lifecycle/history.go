@@ -8,8 +8,7 @@ import (
 	"time"
 
 	"github.com/fleetwright/fleetwright/internal/spec"
-	"github.com/fleetwright/fleetwright/internal/store"
-	"github.com/fleetwright/fleetwright/internal/webhook"
+	"github.com/fleetwright/fleetwright/internal/webhook/api"
 )
 
 // History is what made an app: the commits that changed its folder or
@@ -22,7 +21,7 @@ type History struct {
 	Revisions []Revision
 	// Deployments are the app's deployments, newest first (none without
 	// Options.Deployments).
-	Deployments []webhook.DeploymentView
+	Deployments []api.Deployment
 }
 
 // Revision is one commit that changed an app's spec.
@@ -44,14 +43,14 @@ type Revision struct {
 // view also holds.
 func (h History) MarshalJSON() ([]byte, error) {
 	type deployment struct {
-		ID           int64       `json:"id"`
-		Revision     string      `json:"revision"`
-		SpecRevision string      `json:"spec_revision,omitempty"`
-		Phase        store.Phase `json:"phase"`
-		Message      string      `json:"message,omitempty"`
-		StartedAt    time.Time   `json:"started_at"`
-		FinishedAt   time.Time   `json:"finished_at,omitzero"`
-		LiveURL      string      `json:"live_url,omitempty"`
+		ID           int64     `json:"id"`
+		Revision     string    `json:"revision"`
+		SpecRevision string    `json:"spec_revision,omitempty"`
+		Phase        api.Phase `json:"phase"`
+		Message      string    `json:"message,omitempty"`
+		StartedAt    time.Time `json:"started_at"`
+		FinishedAt   time.Time `json:"finished_at,omitzero"`
+		LiveURL      string    `json:"live_url,omitempty"`
 	}
 	out := struct {
 		App         string       `json:"app"`

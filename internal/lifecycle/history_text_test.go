@@ -8,8 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fleetwright/fleetwright/internal/lifecycle"
-	"github.com/fleetwright/fleetwright/internal/store"
-	"github.com/fleetwright/fleetwright/internal/webhook"
+	"github.com/fleetwright/fleetwright/internal/webhook/api"
 )
 
 func TestHistoryWriteText(t *testing.T) {
@@ -21,11 +20,11 @@ func TestHistoryWriteText(t *testing.T) {
 			{Commit: "0123456789abcdef0123", Date: at, Author: "Ann", Subject: "scale the api", Deployments: []int64{3, 2}},
 			{Commit: "fedcba9876543210fedc", Date: at.Add(-time.Hour), Author: "Bo", Subject: "add the api"},
 		},
-		Deployments: []webhook.DeploymentView{
-			{Deployment: store.Deployment{ID: 3, StartedAt: at, FinishedAt: at.Add(time.Minute), Phase: store.PhaseRunning,
-				SpecRevision: "0123456789abcdef0123", Revision: "main@sha1:aaaaaaaaaaaabbbbbbbb", Message: "rolled out\nall ready"}},
-			{Deployment: store.Deployment{ID: 2, StartedAt: at.Add(-time.Hour), Phase: store.PhaseDeploying,
-				Revision: "main@sha1:cccc", Message: strings.Repeat("m", 90)}},
+		Deployments: []api.Deployment{
+			{ID: 3, StartedAt: at, FinishedAt: at.Add(time.Minute), Phase: "running",
+				SpecRevision: "0123456789abcdef0123", Revision: "main@sha1:aaaaaaaaaaaabbbbbbbb", Message: "rolled out\nall ready"},
+			{ID: 2, StartedAt: at.Add(-time.Hour), Phase: "deploying",
+				Revision: "main@sha1:cccc", Message: strings.Repeat("m", 90)},
 		},
 	}
 	for _, tc := range []struct {

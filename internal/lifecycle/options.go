@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/fleetwright/fleetwright/internal/spec"
-	"github.com/fleetwright/fleetwright/internal/webhook"
+	"github.com/fleetwright/fleetwright/internal/webhook/api"
 )
 
 // Options are what every verb takes: where the apps repository is, which
@@ -37,9 +37,9 @@ type Options struct {
 }
 
 // DeploymentLister lists the deployments of an app, newest first; max > 0
-// stops at that many. *webhook.Client is one.
+// stops at that many. *api.Client is one.
 type DeploymentLister interface {
-	Deployments(ctx context.Context, project, name string, max int) ([]webhook.DeploymentView, error)
+	Deployments(ctx context.Context, project, name string, max int) ([]api.Deployment, error)
 }
 
 func (o Options) getenv(k string) string {

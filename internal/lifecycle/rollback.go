@@ -13,7 +13,7 @@ import (
 
 	"github.com/fleetwright/fleetwright/internal/gitrepo"
 	"github.com/fleetwright/fleetwright/internal/spec"
-	"github.com/fleetwright/fleetwright/internal/webhook"
+	"github.com/fleetwright/fleetwright/internal/webhook/api"
 )
 
 var digits = regexp.MustCompile(`^[0-9]+$`)
@@ -34,7 +34,7 @@ func Rollback(ctx context.Context, o Options, to string) (*Change, error) {
 	defer g.Close()
 
 	ref := to
-	var dep *webhook.DeploymentView
+	var dep *api.Deployment
 	if o.Deployments != nil && digits.MatchString(ref) {
 		if dep, err = findDeployment(ctx, o.Deployments, a, ref); err != nil {
 			return nil, err
@@ -86,7 +86,7 @@ func Rollback(ctx context.Context, o Options, to string) (*Change, error) {
 // rollbackBody is the body of the commit message that restores dir as it
 // was at the commit hash (described by target), which dep deployed (when
 // known).
-func rollbackBody(dir, hash string, target gitrepo.Commit, dep *webhook.DeploymentView) string {
+func rollbackBody(dir, hash string, target gitrepo.Commit, dep *api.Deployment) string {
 	var body strings.Builder
 	fmt.Fprintf(&body, "Restores %s/ as it was at commit %s:\n", dir, hash)
 	fmt.Fprintf(&body, "    %s (%s, %s)\n", target.Subject, target.Author.Name, target.Author.When.UTC().Format("2006-01-02 15:04:05Z"))
@@ -99,13 +99,13 @@ func rollbackBody(dir, hash string, target gitrepo.Commit, dep *webhook.Deployme
 
 // findDeployment finds the deployment whose id is the number id among
 // the app's deployments.
-func findDeployment(ctx context.Context, l DeploymentLister, a *spec.LoadedApp, id string) (*webhook.DeploymentView, error) {
+func findDeployment(ctx context.Context, l DeploymentLister, a *spec.LoadedApp, id string) (*api.Deployment, error) {
 	n, _ := strconv.ParseInt(id, 10, 64)
 	deps, err := l.Deployments(ctx, a.Project, a.Spec.Name, 0)
 	if err != nil {
 		return nil, refused(err)
 	}
-	var dep *webhook.DeploymentView
+	var dep *api.Deployment
 	for i := range deps {
 		if deps[i].ID == n {
 			dep = &deps[i]

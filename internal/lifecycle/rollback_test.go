@@ -28,6 +28,7 @@ import (
 	"github.com/fleetwright/fleetwright/internal/spec"
 	"github.com/fleetwright/fleetwright/internal/store"
 	"github.com/fleetwright/fleetwright/internal/webhook"
+	"github.com/fleetwright/fleetwright/internal/webhook/api"
 )
 
 var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -432,7 +433,7 @@ func TestWebhookHistoryAndRollback(t *testing.T) {
 	}
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() { ts.Close(); srv.Stop() })
-	client, err := webhook.NewClient(ts.URL, "s3cret", ts.Client())
+	client, err := api.NewClient(ts.URL, "s3cret", ts.Client())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -497,7 +498,7 @@ func TestWebhookHistoryAndRollback(t *testing.T) {
 		t.Errorf("deployment without a spec revision: %v", err)
 	}
 	// Without the token the webhook refuses, and the error says so.
-	anon, err := webhook.NewClient(ts.URL, "", ts.Client())
+	anon, err := api.NewClient(ts.URL, "", ts.Client())
 	if err != nil {
 		t.Fatal(err)
 	}

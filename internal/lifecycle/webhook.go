@@ -5,15 +5,15 @@ import (
 	"os"
 	"strings"
 
-	"github.com/fleetwright/fleetwright/internal/webhook"
+	"github.com/fleetwright/fleetwright/internal/webhook/api"
 )
 
 // WebhookDeployments reads the deployments that the fleetwright webhook at
 // url (such as https://fleetwright.example.com) records, sending the API
 // bearer token held in tokenFile ("" for none). A url that is not http(s)
-// is webhook.ErrNotHTTP, found before the token is read.
+// is api.ErrNotHTTP, found before the token is read.
 func WebhookDeployments(url, tokenFile string) (DeploymentLister, error) {
-	c, err := webhook.NewClient(url, "", nil)
+	c, err := api.NewClient(url, "", nil)
 	if err != nil {
 		return nil, err
 	}
@@ -24,7 +24,7 @@ func WebhookDeployments(url, tokenFile string) (DeploymentLister, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the token: %w", err)
 	}
-	if c, err = webhook.NewClient(url, strings.TrimSpace(string(b)), nil); err != nil {
+	if c, err = api.NewClient(url, strings.TrimSpace(string(b)), nil); err != nil {
 		return nil, err
 	}
 	return c, nil

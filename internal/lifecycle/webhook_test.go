@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/fleetwright/fleetwright/internal/lifecycle"
-	"github.com/fleetwright/fleetwright/internal/webhook"
+	"github.com/fleetwright/fleetwright/internal/webhook/api"
 )
 
 // TestWebhookDeployments: the URL is checked before the token is read, and
@@ -34,10 +34,10 @@ func TestWebhookDeployments(t *testing.T) {
 	}
 	missing := filepath.Join(t.TempDir(), "missing")
 
-	if _, err := lifecycle.WebhookDeployments("ftp://x", missing); !errors.Is(err, webhook.ErrNotHTTP) {
+	if _, err := lifecycle.WebhookDeployments("ftp://x", missing); !errors.Is(err, api.ErrNotHTTP) {
 		t.Errorf("ftp URL: %v, want ErrNotHTTP", err)
 	}
-	if _, err := lifecycle.WebhookDeployments(ts.URL, missing); err == nil || errors.Is(err, webhook.ErrNotHTTP) {
+	if _, err := lifecycle.WebhookDeployments(ts.URL, missing); err == nil || errors.Is(err, api.ErrNotHTTP) {
 		t.Errorf("missing token file: %v", err)
 	}
 	for _, file := range []string{token, ""} {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/fleetwright/fleetwright/internal/probe"
 	"github.com/fleetwright/fleetwright/internal/store"
+	"github.com/fleetwright/fleetwright/internal/webhook/api"
 )
 
 // storeError answers a failed read of the history store: the database's
@@ -223,7 +224,7 @@ func deploymentView(d store.Deployment) DeploymentView {
 
 const (
 	defaultPageSize = 20
-	maxPageSize     = 100
+	maxPageSize     = api.MaxPageSize
 )
 
 func encodeCursor(id int64) string {

@@ -1,6 +1,8 @@
 package webhook
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -9,7 +11,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fleetwright/fleetwright/internal/probe"
 	"github.com/fleetwright/fleetwright/internal/store"
+	"github.com/fleetwright/fleetwright/internal/webhook/api"
 )
 
 // recordDeployments stores n deployments of shop/api, one per fleet
@@ -42,11 +46,11 @@ func TestClientDeployments(t *testing.T) {
 	// The history is older than the retention keeps: no prune at start.
 	e := newTestEnv(t, func(c *Config) { c.PruneInterval = -1 })
 	ids := recordDeployments(t, e.st, 5)
-	c, err := NewClient(e.ts.URL+"/", testToken, e.ts.Client())
+	c, err := api.NewClient(e.ts.URL+"/", testToken, e.ts.Client())
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.pageSize = 2 // three pages
+	c.PageSize = 2 // three pages
 
 	tests := []struct {
 		max  int
@@ -94,7 +98,7 @@ func TestClientErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c, err := NewClient(e.ts.URL, tt.token, nil)
+			c, err := api.NewClient(e.ts.URL, tt.token, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -108,8 +112,54 @@ func TestClientErrors(t *testing.T) {
 		})
 	}
 	for _, u := range []string{"ftp://example.com", "example.com", "http://", "://x"} {
-		if _, err := NewClient(u, "", nil); !errors.Is(err, ErrNotHTTP) {
-			t.Errorf("NewClient(%q) = %v, want ErrNotHTTP", u, err)
+		if _, err := api.NewClient(u, "", nil); !errors.Is(err, api.ErrNotHTTP) {
+			t.Errorf("api.NewClient(%q) = %v, want api.ErrNotHTTP", u, err)
+		}
+	}
+}
+
+// TestWireTypesMatch: a deployment as the server writes it decodes into
+// api.Deployment and encodes back to the same JSON, so that the plain
+// types render reads with lose or misname nothing.
+func TestWireTypesMatch(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	res := probe.NewResult()
+	res.LiveURL, res.TimedOut = "https://api-shop.apps.example.com/", true
+	checks, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []store.Deployment{
+		{ID: 7, Project: "shop", App: "api", Revision: "main@sha1:abc", SpecRevision: "0123", StartedAt: at, FinishedAt: at.Add(time.Minute),
+			UpdatedAt: at.Add(2 * time.Minute), Phase: store.PhaseFailed, Message: "sync check failed", LiveURL: "https://x/",
+			Components: []store.ComponentState{{Name: "web", Kind: "Kustomization", Health: store.HealthFailed, Reason: "HealthCheckFailed", Message: "m", Terminal: true, UpdatedAt: at}},
+			Checks:     checks, Timeout: time.Minute, GitHubID: 3, GitHubState: "failure"},
+		{ID: 1, Project: "p", App: "a", Revision: "r", StartedAt: at, UpdatedAt: at, Phase: store.PhasePending},
+	} {
+		server, err := json.Marshal(deploymentView(d))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wire api.Deployment
+		dec := json.NewDecoder(bytes.NewReader(server))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&wire); err != nil {
+			t.Fatalf("the server's deployment does not decode into api.Deployment: %v\n%s", err, server)
+		}
+		back, err := json.Marshal(wire)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var a, b any
+		if err := json.Unmarshal(server, &a); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(back, &b); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(a, b); diff != "" {
+			t.Errorf("api.Deployment changes the server's JSON (-server +api):\n%s", diff)
 		}
 	}
 }

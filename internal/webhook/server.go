@@ -18,6 +18,7 @@ import (
 
 	"github.com/fleetwright/fleetwright/internal/probe"
 	"github.com/fleetwright/fleetwright/internal/store"
+	"github.com/fleetwright/fleetwright/internal/webhook/api"
 )
 
 // Config configures a Server. Store is required; everything else has a default.
@@ -413,9 +414,7 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	_ = enc.Encode(v)
 }
 
-type errorBody struct {
-	Error string `json:"error"`
-}
+type errorBody = api.Error
 
 func writeError(w http.ResponseWriter, code int, msg string) {
 	writeJSON(w, code, errorBody{Error: msg})

@@ -1,4 +1,4 @@
-package webhook
+package api
 
 import (
 	"context"
@@ -15,10 +15,13 @@ import (
 
 // Client reads the status API of a webhook Server over HTTP.
 type Client struct {
-	base     string // without a trailing slash
-	token    string
-	http     *http.Client
-	pageSize int
+	// PageSize is how many deployments Deployments asks for per page
+	// (MaxPageSize from NewClient).
+	PageSize int
+
+	base  string // without a trailing slash
+	token string
+	http  *http.Client
 }
 
 // ErrNotHTTP is returned by NewClient for a base URL that is not http(s).
@@ -35,30 +38,24 @@ func NewClient(baseURL, token string, hc *http.Client) (*Client, error) {
 	if hc == nil {
 		hc = &http.Client{Timeout: 30 * time.Second}
 	}
-	return &Client{base: strings.TrimSuffix(u.String(), "/"), token: token, http: hc, pageSize: maxPageSize}, nil
+	return &Client{base: strings.TrimSuffix(u.String(), "/"), token: token, http: hc, PageSize: MaxPageSize}, nil
 }
 
 // maxDeploymentPages bounds how many pages of history Deployments reads.
 const maxDeploymentPages = 50
 
-// deploymentPage is one answer of GET /api/v1/apps/{project}/{name}/deployments.
-type deploymentPage struct {
-	Deployments []DeploymentView `json:"deployments"`
-	NextCursor  string           `json:"next_cursor"`
-}
-
 // Deployments lists an app's deployments, newest first, following the
 // API's pages; max > 0 stops at that many.
-func (c *Client) Deployments(ctx context.Context, project, name string, max int) ([]DeploymentView, error) {
-	var out []DeploymentView
+func (c *Client) Deployments(ctx context.Context, project, name string, max int) ([]Deployment, error) {
+	var out []Deployment
 	cursor := ""
 	for range maxDeploymentPages {
-		q := url.Values{"limit": {strconv.Itoa(c.pageSize)}}
+		q := url.Values{"limit": {strconv.Itoa(c.PageSize)}}
 		if cursor != "" {
 			q.Set("cursor", cursor)
 		}
 		u := fmt.Sprintf("%s/api/v1/apps/%s/%s/deployments?%s", c.base, url.PathEscape(project), url.PathEscape(name), q.Encode())
-		var page deploymentPage
+		var page DeploymentPage
 		if err := c.get(ctx, u, &page); err != nil {
 			return nil, err
 		}
@@ -95,7 +92,7 @@ func (c *Client) get(ctx context.Context, u string, v any) error {
 		return fmt.Errorf("webhook: reading %s: %w", req.URL.Path, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		var e errorBody
+		var e Error
 		msg := strings.TrimSpace(string(body))
 		if json.Unmarshal(body, &e) == nil && e.Error != "" {
 			msg = e.Error
