@@ -1,6 +1,7 @@
 package review
 
 import (
+	"bytes"
 	"fmt"
 	"maps"
 	"path"
@@ -353,4 +354,23 @@ func (n counts) projectsPart() string {
 		return fmt.Sprintf(" (and none of the %d project Kustomizations)", n.projects)
 	}
 	return fmt.Sprintf(" (and %d of the %d project Kustomizations)", n.projectsReconciled, n.projects)
+}
+
+// writeEmptied says what happens to the projects whose last app goes:
+// render keeps the project's file (its Namespace marked
+// layout.EmptiedAnnotation, its account and binding) for one render, so
+// that Flux deletes the apps' Kustomizations, as that account, before
+// the account; the next render removes the file and the namespace.
+func writeEmptied(b *strings.Builder, changes []fleet.Change) {
+	for _, ch := range changes {
+		marked := func(data []byte) bool { return bytes.Contains(data, []byte(layout.EmptiedLine)) }
+		project := strings.TrimSuffix(path.Base(ch.Path), ".yaml")
+		switch {
+		case ch.Op != fleet.Delete && marked(ch.New) && !marked(ch.Old):
+			fmt.Fprintf(b, "**Project %s has no app left** (%s): its namespace stays, with the service account its apps' Flux objects are deleted as, "+
+				"so that Flux prunes every object of its apps first; the next render removes its namespace.\n\n", code(project), code(ch.Path))
+		case ch.Op == fleet.Delete && marked(ch.Old):
+			fmt.Fprintf(b, "**Project %s is removed** (%s): Flux deletes its namespace, emptied by the previous render.\n\n", code(project), code(ch.Path))
+		}
+	}
 }

@@ -133,6 +133,7 @@ func Build(in Input) *Comment {
 	}
 	writeSummary(&b, apps, baseObjs, headObjs, fx)
 	fx.writeSources(&b, removedApps)
+	writeEmptied(&b, changes)
 	writeImages(&b, baseW, headW)
 	writeResources(&b, baseObjs, headObjs)
 	writeGraphs(&b, apps, in.HeadRepo)

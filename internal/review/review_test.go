@@ -154,3 +154,24 @@ func loadOnly(t *testing.T, files map[string][]byte) (*spec.Repo, spec.Problems)
 	}
 	return repo, ps
 }
+
+// TestEmptiedProjectComments: the review of removing a project's last app
+// (rendered over the fleet as it is, as render review does) says that the
+// project's namespace stays for one render and why; the review of the next
+// render says that it goes.
+func TestEmptiedProjectComments(t *testing.T) {
+	t.Parallel()
+	seed := seedFiles(t)
+	none := map[string][]byte{"platform.yaml": []byte(seedPlatform)}
+	baseRepo, base := renderFiles(t, seed)
+	headRepo, emptied := renderOver(t, none, base)
+	c := review.Build(review.Input{Base: base, Head: emptied, BaseRepo: baseRepo, HeadRepo: headRepo})
+	if want := "**Project `my-project` has no app left** (`clusters/default/projects/my-project.yaml`): its namespace stays"; !strings.Contains(c.Body, want) {
+		t.Errorf("the comment lacks %q:\n%s", want, c.Body)
+	}
+	_, gone := renderOver(t, none, emptied)
+	c = review.Build(review.Input{Base: emptied, Head: gone, BaseRepo: headRepo, HeadRepo: headRepo})
+	if want := "**Project `my-project` is removed** (`clusters/default/projects/my-project.yaml`): Flux deletes its namespace"; !strings.Contains(c.Body, want) {
+		t.Errorf("the comment lacks %q:\n%s", want, c.Body)
+	}
+}
