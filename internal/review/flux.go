@@ -252,139 +252,192 @@ func (fx *fluxView) addObjects(objs map[string]object, side int) {
 func fluxSources(changes []fleet.Change, base, head map[string][]byte, removedApps map[string]bool) *fluxView {
 	fx := &fluxView{quiet: map[string]bool{}, shown: map[string][]byte{}, removedOCI: map[string]int{}, parsed: [2]map[string]*fluxFile{{}, {}},
 		movedFrom: map[string]string{}, keptApps: map[string]bool{}, keptDirs: map[string]bool{}, dirChanges: map[string][]string{}}
-	changedFile := map[string]bool{}
-	changedDir := map[string]bool{}
+	sc := &fluxScan{fx: fx, changedFile: map[string]bool{}, changedDir: map[string]bool{}, byID: map[string]*component{}}
+	sc.changed(changes)
+	sc.read(base, head)
+	if len(sc.headFiles) == 0 && len(sc.baseFiles) == 0 {
+		return fx
+	}
+	sc.collect(sc.headFiles, 1)
+	sc.collect(sc.baseFiles, 0)
+	fx.checkDigests(sc.place(), head)
+	ex := sc.explain(removedApps)
+	fx.place(sc.byID, sc.headFiles, changes, removedApps, ex.fields, ex.addedOK, ex.removedOK)
+	for id := range ex.addedOK {
+		fx.quiet[id] = true
+	}
+	for id := range ex.removedOK {
+		fx.quiet[id] = true
+	}
+	sc.show(changes, ex)
+	fx.danger = append(fx.danger, unapplied(changes, sc.byID)...)
+	fx.comps = slices.SortedFunc(maps.Values(sc.byID), func(a, b *component) int { return strings.Compare(a.key, b.key) })
+	slices.Sort(fx.danger)
+	return fx
+}
+
+// fluxScan is fluxSources at work: what changes, the Flux files of each
+// side, and the components read from them, by the id of their
+// Kustomization.
+type fluxScan struct {
+	fx                   *fluxView
+	changedFile          map[string]bool
+	changedDir           map[string]bool // component and project Flux folders with a changed file
+	baseFiles, headFiles map[string]*fluxFile
+	byID                 map[string]*component
+}
+
+// changed notes the files and folders that change.
+func (sc *fluxScan) changed(changes []fleet.Change) {
 	for _, ch := range changes {
-		changedFile[ch.Path] = true
+		sc.changedFile[ch.Path] = true
 		if d := layout.ComponentDirOf(ch.Path); d != "" {
-			changedDir[d] = true
+			sc.changedDir[d] = true
 		} else if d := layout.FluxDirAbove(ch.Path); d != "" {
-			changedDir[d] = true
-			fx.dirChanges[d] = append(fx.dirChanges[d], folderChange(ch, d))
+			sc.changedDir[d] = true
+			sc.fx.dirChanges[d] = append(sc.fx.dirChanges[d], folderChange(ch, d))
 		}
 	}
-	headFiles := map[string]*fluxFile{}
+}
+
+// read reads the Flux files of both sides: the changed ones whole, the
+// head's others by a scan; an unchanged file is the same on both sides.
+func (sc *fluxScan) read(base, head map[string][]byte) {
+	fx := sc.fx
+	sc.headFiles = map[string]*fluxFile{}
 	for p, b := range head {
 		switch {
 		case !isFluxFile(p, b):
-		case changedFile[p]:
-			headFiles[p] = parseFluxFile(p, b)
-			fx.parsed[1][p] = headFiles[p]
+		case sc.changedFile[p]:
+			sc.headFiles[p] = parseFluxFile(p, b)
+			fx.parsed[1][p] = sc.headFiles[p]
 		default:
-			headFiles[p] = scanFluxFile(p, b)
+			sc.headFiles[p] = scanFluxFile(p, b)
 		}
 	}
-	baseFiles := map[string]*fluxFile{}
+	sc.baseFiles = map[string]*fluxFile{}
 	for p, b := range base {
 		switch {
-		case !changedFile[p]:
-			if f := headFiles[p]; f != nil {
-				baseFiles[p] = f
+		case !sc.changedFile[p]:
+			if f := sc.headFiles[p]; f != nil {
+				sc.baseFiles[p] = f
 			}
-		case isFluxFile(p, b) || headFiles[p] != nil:
+		case isFluxFile(p, b) || sc.headFiles[p] != nil:
 			// A changed file that holds Flux objects on one side (a
 			// project's file that gains its source) is read on both.
-			baseFiles[p] = parseFluxFile(p, b)
-			fx.parsed[0][p] = baseFiles[p]
-			if hb, ok := head[p]; ok && headFiles[p] == nil {
-				headFiles[p] = parseFluxFile(p, hb)
-				fx.parsed[1][p] = headFiles[p]
+			sc.baseFiles[p] = parseFluxFile(p, b)
+			fx.parsed[0][p] = sc.baseFiles[p]
+			if hb, ok := head[p]; ok && sc.headFiles[p] == nil {
+				sc.headFiles[p] = parseFluxFile(p, hb)
+				fx.parsed[1][p] = sc.headFiles[p]
 			}
 		}
 	}
-	if len(headFiles) == 0 && len(baseFiles) == 0 {
-		return fx
+}
+
+// ociIndex finds a side's OCIRepositories: beside the Kustomization that
+// reads one, else anywhere in the side's files (indexed on first need).
+type ociIndex struct {
+	files map[string]*fluxFile
+	all   map[string]object
+}
+
+func (x *ociIndex) find(f *fluxFile, id string) (object, bool) {
+	for _, d := range f.docs {
+		if d.ok && d.obj.Kind == "OCIRepository" && d.obj.id() == id {
+			return d.obj, true
+		}
 	}
-	byID := map[string]*component{}
-	// collect reads the components of a side's files. A file that does
-	// not change is read once, for both sides, and its components are
-	// only counted unless their folder changes.
-	collect := func(files map[string]*fluxFile, side int) {
-		var all map[string]object // the side's OCIRepositories, made when one is not beside its Kustomization
-		findOCI := func(f *fluxFile, id string) (object, bool) {
+	if x.all == nil {
+		x.all = map[string]object{}
+		for _, f := range x.files {
 			for _, d := range f.docs {
-				if d.ok && d.obj.Kind == "OCIRepository" && d.obj.id() == id {
-					return d.obj, true
+				if d.ok && d.obj.Kind == "OCIRepository" {
+					x.all[d.obj.id()] = d.obj
 				}
 			}
-			if all == nil {
-				all = map[string]object{}
-				for _, f := range files {
-					for _, d := range f.docs {
-						if d.ok && d.obj.Kind == "OCIRepository" {
-							all[d.obj.id()] = d.obj
-						}
-					}
-				}
-			}
-			o, ok := all[id]
-			return o, ok
 		}
-		for p, f := range files {
-			steady := !changedFile[p]
-			if side == 0 && steady {
+	}
+	o, ok := x.all[id]
+	return o, ok
+}
+
+// collect reads the components of a side's files. A file that does not
+// change is read once, for both sides, and its components are only
+// counted unless their folder changes.
+func (sc *fluxScan) collect(files map[string]*fluxFile, side int) {
+	oci := &ociIndex{files: files}
+	for p, f := range files {
+		steady := !sc.changedFile[p]
+		if side == 0 && steady {
+			continue
+		}
+		for _, d := range f.docs {
+			s, project, ok := sc.fluxSide(d, f, oci)
+			if !ok {
 				continue
 			}
-			for _, d := range f.docs {
-				o := d.obj
-				if !d.ok || o.Kind != "Kustomization" || !strings.HasPrefix(str(o.Obj["apiVersion"]), "kustomize.toolkit.fluxcd.io/") {
+			if steady {
+				if dir := sideDir(s, project); dir == "" || !sc.changedDir[dir] {
+					if project {
+						sc.fx.steady.addProject(s)
+					} else {
+						sc.fx.steady.add(s, dir)
+					}
 					continue
 				}
-				ref := get(o.Obj, "spec", "sourceRef")
-				s := &fluxSide{ks: o, kind: str(get(ref, "kind"))}
-				if s.kind == "OCIRepository" {
-					id := "OCIRepository/" + cmpOr(str(get(ref, "namespace")), o.Namespace) + "/" + str(get(ref, "name"))
-					if oci, ok := findOCI(f, id); ok && strings.HasPrefix(str(oci.Obj["apiVersion"]), "source.toolkit.fluxcd.io/") {
-						s.oci = &oci
-					}
-				}
-				// A Kustomization without a component is a project's when
-				// it says so or applies a project's folder (the scan of an
-				// unchanged file does not read the project label).
-				project := false
-				if labelOf(o, layout.LabelComponent) == "" {
-					if labelOf(o, layout.LabelProject) == "" && projectDir(s) == "" {
-						continue
-					}
-					project = true
-				}
-				if s.kind == "GitRepository" && fx.sourceName == "" {
-					fx.sourceName = str(get(ref, "name"))
-				}
+			}
+			c := sc.byID[s.ks.id()]
+			if c == nil {
+				c = &component{project: project}
+				sc.byID[s.ks.id()] = c
+			}
+			if side == 0 {
+				c.base = s
+			} else {
+				c.head = s
 				if steady {
-					if dir := sideDir(s, project); dir == "" || !changedDir[dir] {
-						if project {
-							fx.steady.addProject(s)
-						} else {
-							fx.steady.add(s, dir)
-						}
-						continue
-					}
-				}
-				c := byID[o.id()]
-				if c == nil {
-					c = &component{project: project}
-					byID[o.id()] = c
-				}
-				if side == 0 {
 					c.base = s
-				} else {
-					c.head = s
-					if steady {
-						c.base = s
-					}
 				}
 			}
 		}
 	}
-	collect(headFiles, 1)
-	collect(baseFiles, 0)
+}
 
-	// What each side says of the component, and what is a consequence.
-	explain := map[string][][]string{} // object id → fields whose change is explained
-	addedOK, removedOK := map[string]bool{}, map[string]bool{}
-	var check []*component // components whose pinned digest is checked
-	for _, c := range byID {
+// fluxSide reads a document of a Flux file as a component's or a project's
+// Kustomization with its source; false for any other document.
+func (sc *fluxScan) fluxSide(d fluxDoc, f *fluxFile, oci *ociIndex) (s *fluxSide, project, ok bool) {
+	o := d.obj
+	if !d.ok || o.Kind != "Kustomization" || !strings.HasPrefix(str(o.Obj["apiVersion"]), "kustomize.toolkit.fluxcd.io/") {
+		return nil, false, false
+	}
+	ref := get(o.Obj, "spec", "sourceRef")
+	s = &fluxSide{ks: o, kind: str(get(ref, "kind"))}
+	if s.kind == "OCIRepository" {
+		id := "OCIRepository/" + cmpOr(str(get(ref, "namespace")), o.Namespace) + "/" + str(get(ref, "name"))
+		if r, ok := oci.find(f, id); ok && strings.HasPrefix(str(r.Obj["apiVersion"]), "source.toolkit.fluxcd.io/") {
+			s.oci = &r
+		}
+	}
+	// A Kustomization without a component is a project's when it says so
+	// or applies a project's folder (the scan of an unchanged file does
+	// not read the project label).
+	if labelOf(o, layout.LabelComponent) == "" {
+		if labelOf(o, layout.LabelProject) == "" && projectDir(s) == "" {
+			return nil, false, false
+		}
+		project = true
+	}
+	if s.kind == "GitRepository" && sc.fx.sourceName == "" {
+		sc.fx.sourceName = str(get(ref, "name"))
+	}
+	return s, project, true
+}
+
+// place sets each component's folder and key, and returns the components
+// whose pinned digest is checked against their folder.
+func (sc *fluxScan) place() (check []*component) {
+	for _, c := range sc.byID {
 		c.dir = sideDir(c.head, c.project)
 		if c.dir == "" {
 			c.dir = sideDir(c.base, c.project)
@@ -400,26 +453,40 @@ func fluxSources(changes []fleet.Change, base, head map[string][]byte, removedAp
 			}
 			c.key = s.ks.Namespace + "/" + s.ks.Name
 		}
-		c.folderChanged = c.dir != "" && changedDir[c.dir]
+		c.folderChanged = c.dir != "" && sc.changedDir[c.dir]
 		h, b := c.head, c.base
 		switch {
 		case h == nil, h == b && !c.folderChanged:
 		case h.readsOCI() && h.oci == nil:
-			if changedFile[h.ks.File] {
+			if sc.changedFile[h.ks.File] {
 				ref := get(h.ks.Obj, "spec", "sourceRef")
-				fx.danger = append(fx.danger, fmt.Sprintf("%s: its Kustomization %s reads OCIRepository %s, which the fleet does not hold: Flux cannot apply it",
+				sc.fx.danger = append(sc.fx.danger, fmt.Sprintf("%s: its Kustomization %s reads OCIRepository %s, which the fleet does not hold: Flux cannot apply it",
 					c.what(), name(h.ks), code(cmpOr(str(get(ref, "namespace")), h.ks.Namespace)+"/"+str(get(ref, "name")))))
 			}
 		case h.oci != nil && (b == nil || b.oci == nil || c.folderChanged || b.digest() != h.digest()):
 			check = append(check, c)
 		}
 	}
-	fx.checkDigests(check, head)
-	for _, c := range byID {
+	return check
+}
+
+// explained is what each component's change explains of its Flux objects'
+// diffs: fields by object id, and OCIRepositories added or removed by a
+// move between sources.
+type explained struct {
+	fields             map[string][][]string
+	addedOK, removedOK map[string]bool
+}
+
+// explain says what each side says of each component, and what of the
+// change is a consequence.
+func (sc *fluxScan) explain(removedApps map[string]bool) explained {
+	ex := explained{fields: map[string][][]string{}, addedOK: map[string]bool{}, removedOK: map[string]bool{}}
+	for _, c := range sc.byID {
 		b, h := c.base, c.head
 		if b == nil || h == nil {
 			if b != nil && b.oci != nil && removedApps[c.app()] {
-				fx.removedOCI[c.app()]++
+				sc.fx.removedOCI[c.app()]++
 			}
 			continue
 		}
@@ -432,44 +499,44 @@ func fluxSources(changes []fleet.Change, base, head map[string][]byte, removedAp
 			reflect.DeepEqual(withoutReadyExprs(b.ks), withoutReadyExprs(h.ks)) {
 			c.pinsChanged = !c.migrated
 			if !c.mismatch {
-				explain[h.ks.id()] = append(explain[h.ks.id()], []string{"spec", "dependsOn"})
+				ex.fields[h.ks.id()] = append(ex.fields[h.ks.id()], []string{"spec", "dependsOn"})
 			}
 		}
 		if b.oci != nil && h.oci != nil {
 			c.digestChanged = b.digest() != h.digest()
 			if c.digestChanged && !c.mismatch {
-				explain[h.oci.id()] = append(explain[h.oci.id()], []string{"spec", "ref", "digest"})
+				ex.fields[h.oci.id()] = append(ex.fields[h.oci.id()], []string{"spec", "ref", "digest"})
 			}
 		}
 		if c.migrated && !c.mismatch {
-			explain[h.ks.id()] = append(explain[h.ks.id()], []string{"spec", "path"}, []string{"spec", "sourceRef", "kind"}, []string{"spec", "sourceRef", "name"}, []string{"spec", "sourceRef", "namespace"})
+			ex.fields[h.ks.id()] = append(ex.fields[h.ks.id()], []string{"spec", "path"}, []string{"spec", "sourceRef", "kind"}, []string{"spec", "sourceRef", "name"}, []string{"spec", "sourceRef", "namespace"})
 			if h.oci != nil {
-				addedOK[h.oci.id()] = true
+				ex.addedOK[h.oci.id()] = true
 			} else {
-				removedOK[b.oci.id()] = true
+				ex.removedOK[b.oci.id()] = true
 			}
 		}
 	}
 	// An OCIRepository that another Kustomization still reads stays.
-	for _, c := range byID {
+	for _, c := range sc.byID {
 		if c.head != nil && c.head.oci != nil {
-			delete(removedOK, c.head.oci.id())
+			delete(ex.removedOK, c.head.oci.id())
 		}
 	}
-	fx.place(byID, headFiles, changes, removedApps, explain, addedOK, removedOK)
-	for id := range addedOK {
-		fx.quiet[id] = true
-	}
-	for id := range removedOK {
-		fx.quiet[id] = true
-	}
+	return ex
+}
+
+// show keeps, for each changed Flux file, its base with the explained
+// consequences applied: its diff against the head is what is left to show.
+func (sc *fluxScan) show(changes []fleet.Change, ex explained) {
+	fx := sc.fx
 	for _, ch := range changes {
-		bf, hf := baseFiles[ch.Path], headFiles[ch.Path]
+		bf, hf := sc.baseFiles[ch.Path], sc.headFiles[ch.Path]
 		from, moved := fx.movedFrom[ch.Path]
 		if moved {
 			// The file's objects were in another file: what is left to
 			// show is their change since, there.
-			bf = baseFiles[from]
+			bf = sc.baseFiles[from]
 		}
 		if bf == nil || hf == nil {
 			delete(fx.movedFrom, ch.Path)
@@ -478,13 +545,8 @@ func fluxSources(changes []fleet.Change, base, head map[string][]byte, removedAp
 		if moved {
 			fx.shown[from] = nil
 		}
-		shown := fx.consequencesApplied(bf, hf, explain, addedOK, removedOK)
-		fx.shown[ch.Path] = []byte(shown)
+		fx.shown[ch.Path] = []byte(fx.consequencesApplied(bf, hf, ex.fields, ex.addedOK, ex.removedOK))
 	}
-	fx.danger = append(fx.danger, unapplied(changes, byID)...)
-	fx.comps = slices.SortedFunc(maps.Values(byID), func(a, b *component) int { return strings.Compare(a.key, b.key) })
-	slices.Sort(fx.danger)
-	return fx
 }
 
 func cmpOr(a, b string) string {
