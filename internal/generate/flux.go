@@ -309,7 +309,7 @@ func projectLabels(project string) map[string]string {
 func (r *renderer) namespace(project string, annotations map[string]string) *corev1.Namespace {
 	return &corev1.Namespace{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
-		ObjectMeta: metav1.ObjectMeta{Name: project, Labels: r.namespaceLabels(projectLabels(project)), Annotations: annotations},
+		ObjectMeta: metav1.ObjectMeta{Name: project, Labels: r.namespaceLabels(project, projectLabels(project)), Annotations: annotations},
 	}
 }
 

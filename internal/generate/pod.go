@@ -76,7 +76,7 @@ func (r *renderer) pod(a *spec.LoadedApp, c *spec.Component, lbls map[string]str
 		Args:      w.Args,
 		Env:       env,
 		EnvFrom:   envFrom(w.EnvFrom),
-		Resources: r.resources(w.Resources),
+		Resources: r.resources(a.Project, w.Resources),
 	}
 	var declared []spec.Port
 	switch {
@@ -98,7 +98,7 @@ func (r *renderer) pod(a *spec.LoadedApp, c *spec.Component, lbls map[string]str
 	// Pod-level security settings come from the workload's container: the
 	// fields Kubernetes keeps per pod (fs_group) and those every container
 	// inherits unless it says otherwise (run_as_*, seccomp).
-	merged := r.securityContext(w.SecurityContext)
+	merged := r.securityContext(a.Project, w.SecurityContext)
 	podSC := podSecurity(merged)
 	main.SecurityContext = containerSecurity(merged, podSC)
 
@@ -245,8 +245,8 @@ func (r *renderer) extraContainer(a *spec.LoadedApp, c *spec.Component, x spec.C
 	}
 	ctr := corev1.Container{
 		Name: x.Name, Image: x.Image, Command: x.Command, Args: x.Args,
-		Env: env, EnvFrom: envFrom(x.EnvFrom), Resources: r.resources(x.Resources),
-		SecurityContext: containerSecurity(r.securityContext(x.SecurityContext), podSC),
+		Env: env, EnvFrom: envFrom(x.EnvFrom), Resources: r.resources(a.Project, x.Resources),
+		SecurityContext: containerSecurity(r.securityContext(a.Project, x.SecurityContext), podSC),
 	}
 	if !sidecar {
 		ctr.Ports, _ = containerPorts(x.Ports, nil)
@@ -532,11 +532,12 @@ func fileKeys(fs []spec.File) []string {
 	return keys
 }
 
-// securityContext merges a container's settings over the platform's
-// defaults, field by field (capabilities' drop and add each on their own).
-func (r *renderer) securityContext(sc *spec.SecurityContext) *spec.SecurityContext {
+// securityContext merges a container's settings over the defaults of its
+// project (spec.Platform.DefaultsFor), field by field (capabilities' drop
+// and add each on their own).
+func (r *renderer) securityContext(project string, sc *spec.SecurityContext) *spec.SecurityContext {
 	var def *spec.SecurityContext
-	if d := r.opts.Platform.Defaults; d != nil {
+	if d := r.opts.Platform.DefaultsFor(project); d != nil {
 		def = d.SecurityContext
 	}
 	if sc == nil {
@@ -660,14 +661,14 @@ func PodSecurityLabels(level string) map[string]string {
 	return map[string]string{p + "enforce": level, p + "warn": level, p + "audit": level}
 }
 
-// namespaceLabels adds the platform's Pod Security labels to a project
-// namespace's labels.
-func (r *renderer) namespaceLabels(lbls map[string]string) map[string]string {
-	pol := r.opts.Platform.Policy
-	if pol == nil || pol.PodSecurity == "" {
+// namespaceLabels adds the Pod Security labels of the project's level
+// (spec.Platform.PodSecurityFor) to a project namespace's labels.
+func (r *renderer) namespaceLabels(project string, lbls map[string]string) map[string]string {
+	level := r.opts.Platform.PodSecurityFor(project)
+	if level == "" {
 		return lbls
 	}
-	out := PodSecurityLabels(pol.PodSecurity)
+	out := PodSecurityLabels(level)
 	maps.Copy(out, lbls)
 	return out
 }

@@ -114,7 +114,7 @@ func TestSecurityContextMerge(t *testing.T) {
 		RunAsNonRoot: new(true), AllowPrivilegeEscalation: new(false),
 		Capabilities: &spec.Capabilities{Drop: []string{"ALL"}}, SeccompProfile: "RuntimeDefault",
 	}}}}}
-	merged := r.securityContext(&spec.SecurityContext{RunAsUser: new(int64(1000)), FSGroup: new(int64(2000)), Capabilities: &spec.Capabilities{Add: []string{"NET_BIND_SERVICE"}}})
+	merged := r.securityContext("", &spec.SecurityContext{RunAsUser: new(int64(1000)), FSGroup: new(int64(2000)), Capabilities: &spec.Capabilities{Add: []string{"NET_BIND_SERVICE"}}})
 	pod := podSecurity(merged)
 	want := &corev1.PodSecurityContext{RunAsNonRoot: new(true), RunAsUser: new(int64(1000)), FSGroup: new(int64(2000)), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}}
 	if d := cmp.Diff(want, pod); d != "" {
@@ -126,11 +126,11 @@ func TestSecurityContextMerge(t *testing.T) {
 		t.Errorf("container (-want +got):\n%s", d)
 	}
 	// A sidecar running as another user and its own profile says so itself.
-	side := containerSecurity(r.securityContext(&spec.SecurityContext{RunAsUser: new(int64(101)), SeccompProfile: "Localhost/profiles/envoy.json"}), pod)
+	side := containerSecurity(r.securityContext("", &spec.SecurityContext{RunAsUser: new(int64(101)), SeccompProfile: "Localhost/profiles/envoy.json"}), pod)
 	if side.RunAsUser == nil || *side.RunAsUser != 101 || side.SeccompProfile == nil || *side.SeccompProfile.LocalhostProfile != "profiles/envoy.json" {
 		t.Errorf("sidecar = %+v", side)
 	}
-	if got := (&renderer{opts: Options{Platform: &spec.Platform{}}}).securityContext(nil); got != nil {
+	if got := (&renderer{opts: Options{Platform: &spec.Platform{}}}).securityContext("", nil); got != nil {
 		t.Errorf("no defaults, no settings: %+v", got)
 	}
 }

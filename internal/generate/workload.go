@@ -318,8 +318,9 @@ func hpa(as *spec.Autoscaling, kind, name, ns string, lbls map[string]string) *a
 	}
 }
 
-// resources merges the workload's resources over the platform defaults.
-func (r *renderer) resources(w *spec.Resources) corev1.ResourceRequirements {
+// resources merges the workload's resources over the defaults of its
+// project (spec.Platform.DefaultsFor); none removes a default.
+func (r *renderer) resources(project string, w *spec.Resources) corev1.ResourceRequirements {
 	var out corev1.ResourceRequirements
 	apply := func(dst *corev1.ResourceList, l *spec.ResourceList) {
 		if l == nil {
@@ -327,6 +328,10 @@ func (r *renderer) resources(w *spec.Resources) corev1.ResourceRequirements {
 		}
 		set := func(name corev1.ResourceName, q *spec.Quantity) {
 			if q == nil {
+				return
+			}
+			if q.IsNone() {
+				delete(*dst, name)
 				return
 			}
 			v, err := resource.ParseQuantity(q.String())
@@ -341,7 +346,7 @@ func (r *renderer) resources(w *spec.Resources) corev1.ResourceRequirements {
 		set(corev1.ResourceCPU, l.CPU)
 		set(corev1.ResourceMemory, l.Memory)
 	}
-	if d := r.opts.Platform.Defaults; d != nil && d.Resources != nil {
+	if d := r.opts.Platform.DefaultsFor(project); d != nil && d.Resources != nil {
 		apply(&out.Requests, d.Resources.Requests)
 		apply(&out.Limits, d.Resources.Limits)
 	}

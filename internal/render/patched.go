@@ -28,10 +28,6 @@ func CheckPatches(repo *spec.Repo) spec.Problems {
 	var ps spec.Problems
 	var comps *generate.Components
 	var hosts map[string]*tenancy.Hosts
-	level := ""
-	if repo.Platform.Policy != nil {
-		level = repo.Platform.Policy.PodSecurity
-	}
 	for _, a := range repo.Apps {
 		for i := range a.Spec.Components {
 			c := &a.Spec.Components[i]
@@ -43,7 +39,7 @@ func CheckPatches(repo *spec.Repo) spec.Problems {
 				hosts = repo.HostRegistry()
 			}
 			h := hosts[a.Cluster]
-			t := tenancy.Tenant{Project: a.Project, App: a.Spec.Name, PodSecurity: level,
+			t := tenancy.Tenant{Project: a.Project, App: a.Spec.Name, PodSecurity: repo.Platform.PodSecurityFor(a.Project),
 				Hosts: func(host string) (bool, string) {
 					if h == nil {
 						return false, ""

@@ -47,10 +47,11 @@ func checkPlatform(p *Platform, doc *Document, ps *Problems) {
 				ps.Add(doc, Path{"defaults", "timeout"}, "must be longer than 0")
 			}
 		}
-		checkResources(p.Defaults.Resources, doc, Path{"defaults", "resources"}, ps)
+		checkResources(p.Defaults.Resources, doc, Path{"defaults", "resources"}, false, ps)
 		checkSecurityContext(doc, p.Defaults.SecurityContext, Path{"defaults", "security_context"}, ps)
-		checkPodSecurity(doc, p.Defaults.SecurityContext, Path{"defaults", "security_context"}, podSecurityProfile(p), ps)
+		checkPodSecurity(doc, p.Defaults.SecurityContext, Path{"defaults", "security_context"}, podSecurityProfile(p, ""), ps)
 	}
+	checkProjectSettings(p, doc, ps)
 	if p.Fleet != nil && p.Fleet.Path != "" && (path.IsAbs(p.Fleet.Path) || escapes(p.Fleet.Path)) {
 		ps.Add(doc, Path{"fleet", "path"}, "must be a relative path")
 	}
@@ -290,7 +291,7 @@ func (l *Loader) checkWorkload(a *LoadedApp, c *Component, at Path, plat *Platfo
 	if as := w.Autoscaling; as != nil && as.MinReplicas > 0 && as.MaxReplicas > 0 && as.MinReplicas > as.MaxReplicas {
 		ps.Add(doc, at.Child("autoscaling").Child("min_replicas"), "min_replicas (%d) is greater than max_replicas (%d)", as.MinReplicas, as.MaxReplicas)
 	}
-	checkResources(w.Resources, doc, at.Child("resources"), ps)
+	checkResources(w.Resources, doc, at.Child("resources"), true, ps)
 	for i, s := range w.ImagePullSecrets {
 		if !isSubdomain(s) {
 			ps.Add(doc, at.Child("image_pull_secrets").Child(i), "%q is not a valid Secret name", s)
@@ -536,7 +537,9 @@ func (l *Loader) knownTypes() []string {
 	return slices.DeleteFunc(slices.Clone(t.AddonTypes()), func(s string) bool { return s == "generic" })
 }
 
-func checkResources(r *Resources, doc *Document, at Path, ps *Problems) {
+// checkResources checks a resources block; none (removing a default) is
+// allowed where a default can apply to it, not in the platform's defaults.
+func checkResources(r *Resources, doc *Document, at Path, noneOK bool, ps *Problems) {
 	if r == nil {
 		return
 	}
@@ -550,6 +553,12 @@ func checkResources(r *Resources, doc *Document, at Path, ps *Problems) {
 			if q == nil {
 				continue
 			}
+			if q.IsNone() {
+				if !noneOK {
+					ps.Add(doc, at.Child(which).Child(res), "none removes a default, and this is the platform's default: leave it out")
+				}
+				continue
+			}
 			if v, err := q.Parse(); err != nil {
 				ps.Add(doc, at.Child(which).Child(res), "%q is not a quantity (such as 100m, 0.5 or 128Mi)", q.String())
 			} else if v.Sign() < 0 {
@@ -559,7 +568,7 @@ func checkResources(r *Resources, doc *Document, at Path, ps *Problems) {
 	}
 	if r.Requests != nil && r.Limits != nil {
 		for res, pair := range map[string][2]*Quantity{"cpu": {r.Requests.CPU, r.Limits.CPU}, "memory": {r.Requests.Memory, r.Limits.Memory}} {
-			if pair[0] == nil || pair[1] == nil {
+			if pair[0] == nil || pair[1] == nil || pair[0].IsNone() || pair[1].IsNone() {
 				continue
 			}
 			req, err1 := pair[0].Parse()

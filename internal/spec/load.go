@@ -343,6 +343,7 @@ func (l *Loader) loadPlatform(fsys fs.FS, ps *Problems) (Platform, *Document) {
 
 // ApplyPlatformDefaults fills unset platform fields with the documented defaults.
 func ApplyPlatformDefaults(p *Platform) {
+	mergeProjectDefaults(p)
 	if p.AppsDomain == "" {
 		p.AppsDomain = DefaultAppsDomain
 	}
@@ -512,8 +513,8 @@ func resolveApp(a *LoadedApp, plat *Platform, ps *Problems) {
 		ps.Add(a.Doc, Path{"cluster"}, "%s", msg)
 	}
 	a.Timeout = DefaultTimeout
-	if plat.Defaults != nil && plat.Defaults.Timeout != "" {
-		if d, err := time.ParseDuration(plat.Defaults.Timeout); err == nil && d > 0 {
+	if def := plat.DefaultsFor(a.Project); def != nil && def.Timeout != "" {
+		if d, err := time.ParseDuration(def.Timeout); err == nil && d > 0 {
 			a.Timeout = d
 		}
 	}

@@ -20,6 +20,8 @@ type Platform struct {
 	Defaults *Defaults `json:"defaults,omitempty"`
 	// Policy switches checked by verify.
 	Policy *Policy `json:"policy,omitempty"`
+	// Projects holds settings the platform team grants one project: its pod security level and its defaults, over the platform's.
+	Projects map[string]*ProjectSettings `json:"projects,omitempty"`
 	// Build configures image builds.
 	Build *BuildConfig `json:"build,omitempty"`
 	// ProjectIDs maps project ids (as sent by the App API's project_id) to project names.
@@ -96,6 +98,16 @@ type Defaults struct {
 	Timeout string `json:"timeout,omitempty" jsonschema:"pattern=^([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$"`
 	// SecurityContext applied to every container (workloads, jobs, init containers, sidecars) for the fields it does not set itself.
 	SecurityContext *SecurityContext `json:"security_context,omitempty"`
+}
+
+// ProjectSettings are what the platform team grants one project.
+type ProjectSettings struct {
+	// PodSecurity overrides policy.pod_security for this project's namespace.
+	PodSecurity string `json:"pod_security,omitempty" jsonschema:"enum=privileged,enum=baseline,enum=restricted"`
+	// Defaults override the platform's defaults for this project's apps, field by field (a JSON merge patch over them); a resource set to none removes the platform's default.
+	Defaults *Defaults `json:"defaults,omitempty"`
+
+	merged *Defaults // DefaultsFor's answer, made as the platform is loaded
 }
 
 // Policy holds the checks verify runs on the fleet, each with a severity.

@@ -15,25 +15,38 @@ import (
 var baselineCapabilities = []string{"AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD",
 	"NET_BIND_SERVICE", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT"}
 
-// podSecurityProfile is the platform's enforced profile, or "".
-func podSecurityProfile(plat *Platform) string {
-	if plat == nil || plat.Policy == nil {
-		return ""
+// profile is an enforced Pod Security profile and the setting it comes
+// from.
+type profile struct {
+	level string // baseline or restricted; "" for none that refuses anything
+	where string // the platform.yaml field that sets it
+}
+
+// podSecurityProfile is the profile a project's namespace enforces: the
+// project's pod_security, else the platform's policy.pod_security.
+func podSecurityProfile(plat *Platform, project string) profile {
+	if plat == nil {
+		return profile{}
 	}
-	if p := plat.Policy.PodSecurity; p == "baseline" || p == "restricted" {
-		return p
+	where := "policy.pod_security"
+	if s := plat.Projects[project]; s != nil && s.PodSecurity != "" {
+		where = "projects." + project + ".pod_security"
 	}
-	return ""
+	if l := plat.PodSecurityFor(project); l == "baseline" || l == "restricted" {
+		return profile{l, where}
+	}
+	return profile{}
 }
 
 // checkPodSecurity checks the fields a security context sets against a
 // profile; at is the security context's path.
-func checkPodSecurity(doc *Document, s *SecurityContext, at Path, profile string, ps *Problems) {
+func checkPodSecurity(doc *Document, s *SecurityContext, at Path, prof profile, ps *Problems) {
+	profile := prof.level
 	if s == nil || profile == "" {
 		return
 	}
 	refuse := func(p Path, what string) {
-		ps.Add(doc, p, "policy.pod_security is %s, which refuses %s; the namespace would reject the pods", profile, what)
+		ps.Add(doc, p, "%s is %s, which refuses %s; the namespace would reject the pods", prof.where, profile, what)
 	}
 	if s.SeccompProfile == "Unconfined" {
 		refuse(at.Child("seccomp_profile"), "seccomp_profile Unconfined")

@@ -15,6 +15,13 @@ type Quantity struct {
 	s string
 }
 
+// None, written in place of a quantity, removes a default: the platform's
+// (or the project's) request or limit does not apply.
+const None = "none"
+
+// IsNone reports whether the quantity is None.
+func (q Quantity) IsNone() bool { return q.s == None }
+
 // NewQuantity returns the quantity written as s.
 func NewQuantity(s string) *Quantity { return &Quantity{s: s} }
 
@@ -45,9 +52,10 @@ func (q Quantity) MarshalJSON() ([]byte, error) { return json.Marshal(q.s) }
 func (Quantity) JSONSchema() *jsonschema.Schema {
 	return &jsonschema.Schema{
 		OneOf: []*jsonschema.Schema{
-			{Type: "string", Pattern: `^[+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei|e[0-9]+)?$`},
+			// none removes the platform's (or the project's) default.
+			{Type: "string", Pattern: `^([+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei|e[0-9]+)?|none)$`},
 			{Type: "number", Minimum: json.Number("0")},
 		},
-		Examples: []any{"100m", "128Mi", 0.5},
+		Examples: []any{"100m", "128Mi", 0.5, None},
 	}
 }

@@ -300,7 +300,7 @@ func (l *Loader) checkWorkloadFields(a *LoadedApp, c *Component, at Path, plat *
 	}
 	if w.SecurityContext != nil {
 		checkSecurityContext(doc, w.SecurityContext, at.Child("security_context"), ps)
-		checkPodSecurity(doc, w.SecurityContext, at.Child("security_context"), podSecurityProfile(plat), ps)
+		checkPodSecurity(doc, w.SecurityContext, at.Child("security_context"), podSecurityProfile(plat, a.Project), ps)
 	}
 	if w.Pod != nil {
 		checkPod(doc, w.Pod, at.Child("pod"), ps)
@@ -735,9 +735,9 @@ func (l *Loader) checkContainer(a *LoadedApp, c *Component, k *Container, kind s
 		}
 	}
 	checkProbes(doc, k.Probes, ports, at.Child("probes"), kind == "init_containers", ps)
-	checkResources(k.Resources, doc, at.Child("resources"), ps)
+	checkResources(k.Resources, doc, at.Child("resources"), true, ps)
 	checkSecurityContext(doc, k.SecurityContext, at.Child("security_context"), ps)
-	checkPodSecurity(doc, k.SecurityContext, at.Child("security_context"), podSecurityProfile(plat), ps)
+	checkPodSecurity(doc, k.SecurityContext, at.Child("security_context"), podSecurityProfile(plat, a.Project), ps)
 	checkWords(doc, at, k.Command, k.Args, ps)
 	l.checkEnvList(a, c, k.Env, at.Child("env"), plat, ps)
 	checkEnvRefs(doc, k.Env, at, ps)

@@ -454,11 +454,7 @@ func (r *run) checkPatched(ks *fluxKS, dir, root string, only map[string]bool, o
 		after = append(after, decoded(o.root))
 		byLabel[o.label()] = o
 	}
-	level := ""
-	if r.plat.Policy != nil {
-		level = r.plat.Policy.PodSecurity
-	}
-	t := tenancy.Tenant{Project: project, App: app, PodSecurity: level, Hosts: func(h string) (bool, string) {
+	t := tenancy.Tenant{Project: project, App: app, PodSecurity: r.plat.PodSecurityFor(project), Hosts: func(h string) (bool, string) {
 		return own[strings.ToLower(h)], ""
 	}}
 	for _, p := range tenancy.CheckPatched(before, after, t) {
