@@ -10,6 +10,10 @@ import (
 // ErrNotFound is returned when an app or deployment does not exist.
 var ErrNotFound = errors.New("not found")
 
+// ErrConflict is returned when a phase transition names a phase the
+// deployment is no longer in (another writer moved it first).
+var ErrConflict = errors.New("phase changed meanwhile")
+
 // Phase is the lifecycle phase of an app or of one of its deployments.
 type Phase string
 
@@ -162,7 +166,11 @@ type PhaseChange struct {
 // DeploymentUpdate is what the prober writes back to a deployment. The
 // component states written by RecordEvents are not touched.
 type DeploymentUpdate struct {
-	ID      int64
+	ID int64
+	// From, when set, is the phase the deployment must be in for the update
+	// to apply: a compare-and-set. When the stored phase differs the update
+	// writes nothing and fails with ErrConflict.
+	From    Phase
 	Phase   Phase
 	Message string
 	Checks  json.RawMessage
@@ -191,7 +199,8 @@ type Store interface {
 	// A new deployment becomes the app's current one (phase pending) and ends
 	// the open deployments it supersedes. Results are in input order.
 	RecordEvents(ctx context.Context, events []Event, now time.Time) ([]Recorded, error)
-	// UpdateDeployment writes probe results and phase. When the phase changes
+	// UpdateDeployment writes probe results and phase, unless u.From names
+	// a phase the deployment is no longer in (ErrConflict). When the phase changes
 	// it appends a PhaseChange and, for the app's current deployment, moves the
 	// app's phase. It returns the change appended, if any. A superseded
 	// deployment is left as it is (its history is final).

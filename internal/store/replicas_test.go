@@ -1,0 +1,267 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+// forEachShared runs fn against n handles on one database, as n webhook
+// replicas hold them: n SQLite handles on one file, and n PostgreSQL pools
+// on one schema.
+func forEachShared(t *testing.T, n int, fn func(t *testing.T, ss []*SQL)) {
+	t.Helper()
+	t.Run("sqlite", func(t *testing.T) {
+		t.Parallel()
+		path := filepath.Join(t.TempDir(), "history.db")
+		var ss []*SQL
+		for range n {
+			s, err := OpenSQLite(t.Context(), path, SQLiteOptions{BusyTimeout: 30 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = s.Close() })
+			ss = append(ss, s)
+		}
+		fn(t, ss)
+	})
+	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
+		dsn := testPostgresSchema(t)
+		var ss []*SQL
+		for range n {
+			ss = append(ss, openPostgresAt(t, dsn))
+		}
+		fn(t, ss)
+	})
+}
+
+func TestUpdateDeploymentCompareAndSet(t *testing.T) {
+	t.Parallel()
+	forEachStore(t, func(t *testing.T, s *SQL) {
+		ctx := t.Context()
+		recs, err := s.RecordEvents(ctx, []Event{ev("k1", "shop", "api", "web", "main@sha1:1", "Progressing", HealthProgressing, t0)}, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := recs[0].DeploymentID
+		if _, err := s.UpdateDeployment(ctx, DeploymentUpdate{ID: id, From: PhasePending, Phase: PhaseDeploying, Message: "rolling", UpdatedAt: t0.Add(time.Second)}); err != nil {
+			t.Fatalf("pending → deploying from pending: %v", err)
+		}
+		// A writer that still believes the deployment pending is refused.
+		c, err := s.UpdateDeployment(ctx, DeploymentUpdate{ID: id, From: PhasePending, Phase: PhaseRunning, Message: "stale", UpdatedAt: t0.Add(2 * time.Second)})
+		if !errors.Is(err, ErrConflict) || c != nil {
+			t.Fatalf("stale transition: change %v, err %v; want ErrConflict", c, err)
+		}
+		d, err := s.Deployment(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Phase != PhaseDeploying || d.Message != "rolling" {
+			t.Fatalf("after a refused transition the deployment is %s %q; want deploying \"rolling\"", d.Phase, d.Message)
+		}
+		a, err := s.App(ctx, "shop", "api")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Phase != PhaseDeploying {
+			t.Fatalf("app is %s; want deploying", a.Phase)
+		}
+		log, err := s.PhaseChanges(ctx, 0, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(log) != 2 || log[1].To != PhaseDeploying {
+			t.Fatalf("phase log %+v; want pending, deploying", log)
+		}
+		if _, err := s.UpdateDeployment(ctx, DeploymentUpdate{ID: id, From: PhaseDeploying, Phase: PhaseRunning, Message: "green", UpdatedAt: t0.Add(3 * time.Second)}); err != nil {
+			t.Fatalf("deploying → running from deploying: %v", err)
+		}
+	})
+}
+
+// TestConcurrentFirstEvents: the first events of one revision stored at
+// once by three replicas make one deployment, with every component's
+// state, and no error.
+func TestConcurrentFirstEvents(t *testing.T) {
+	t.Parallel()
+	forEachShared(t, 3, func(t *testing.T, ss []*SQL) {
+		ctx := t.Context()
+		const rounds, perRound = 5, 12
+		for round := range rounds {
+			rev := fmt.Sprintf("main@sha1:%d", round)
+			var wg sync.WaitGroup
+			errs := make(chan error, perRound)
+			for i := range perRound {
+				wg.Go(func() {
+					comp := fmt.Sprintf("c%02d", i)
+					_, err := ss[i%len(ss)].RecordEvents(ctx, []Event{ev(fmt.Sprintf("%d-%d", round, i), "shop", "api", comp, rev, "Progressing", HealthProgressing, t0)}, t0)
+					errs <- err
+				})
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				if err != nil {
+					t.Fatalf("round %d: %v", round, err)
+				}
+			}
+			ds, err := ss[0].Deployments(ctx, "shop", "api", 100, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ds) != round+1 {
+				t.Fatalf("round %d: %d deployments; want %d", round, len(ds), round+1)
+			}
+			if len(ds[0].Components) != perRound {
+				t.Fatalf("round %d: deployment has %d components; want %d: %+v", round, len(ds[0].Components), perRound, ds[0].Components)
+			}
+			open := 0
+			for _, d := range ds {
+				if !d.Finished() {
+					open++
+				}
+			}
+			if open != 1 {
+				t.Fatalf("round %d: %d unfinished deployments; want 1", round, open)
+			}
+		}
+	})
+}
+
+// TestBatchesAcrossAppsInAnyOrder: batches naming the same apps in
+// opposite orders, written at once on three replicas, all commit and lose
+// no component state.
+func TestBatchesAcrossAppsInAnyOrder(t *testing.T) {
+	t.Parallel()
+	forEachShared(t, 3, func(t *testing.T, ss []*SQL) {
+		ctx := t.Context()
+		const apps, writers, batches = 6, 6, 8
+		var wg sync.WaitGroup
+		errs := make(chan error, writers*batches)
+		for w := range writers {
+			wg.Go(func() {
+				for b := range batches {
+					var evs []Event
+					for i := range apps {
+						a := i
+						if w%2 == 1 {
+							a = apps - 1 - i
+						}
+						evs = append(evs, ev(fmt.Sprintf("w%d-b%d-a%d", w, b, a), "shop", fmt.Sprintf("app%d", a),
+							fmt.Sprintf("w%d", w), "main@sha1:1", "Progressing", HealthProgressing, t0.Add(time.Duration(b)*time.Second)))
+					}
+					_, err := ss[w%len(ss)].RecordEvents(ctx, evs, t0)
+					errs <- err
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		for a := range apps {
+			ds, err := ss[0].Deployments(ctx, "shop", fmt.Sprintf("app%d", a), 10, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ds) != 1 || len(ds[0].Components) != writers {
+				t.Fatalf("app%d: %d deployments, components %+v; want 1 deployment with %d components", a, len(ds), ds, writers)
+			}
+		}
+	})
+}
+
+// TestPhaseLogCannotSkip: a reader polling the phase log while three
+// replicas write phase changes at once sees every change, each once.
+func TestPhaseLogCannotSkip(t *testing.T) {
+	t.Parallel()
+	forEachShared(t, 3, func(t *testing.T, ss []*SQL) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		const writers, apps, steps = 6, 4, 40
+		var wg sync.WaitGroup
+		errs := make(chan error, writers)
+		for w := range writers {
+			wg.Go(func() {
+				s := ss[w%len(ss)]
+				for step := range steps {
+					app := fmt.Sprintf("w%d-app%d", w, step%apps)
+					recs, err := s.RecordEvents(ctx, []Event{ev(fmt.Sprintf("w%d-%d", w, step), "shop", app, "web",
+						fmt.Sprintf("main@sha1:%d", step/apps), "Progressing", HealthProgressing, t0)}, t0)
+					if err != nil {
+						errs <- err
+						return
+					}
+					for _, p := range []Phase{PhaseDeploying, PhaseRunning} {
+						if _, err := s.UpdateDeployment(ctx, DeploymentUpdate{ID: recs[0].DeploymentID, Phase: p, UpdatedAt: t0}); err != nil {
+							errs <- err
+							return
+						}
+					}
+				}
+			})
+		}
+		var seen []int64
+		done := make(chan struct{})
+		var readErr error
+		go func() {
+			defer close(done)
+			var last int64
+			for {
+				// Writers done before this read: it is the last one needed.
+				over := ctx.Err() != nil
+				cs, err := ss[0].PhaseChanges(t.Context(), last, 500)
+				if err != nil {
+					readErr = err
+					return
+				}
+				for _, c := range cs {
+					seen = append(seen, c.Seq)
+					last = c.Seq
+				}
+				if len(cs) == 0 && over {
+					return
+				}
+			}
+		}()
+		wg.Wait()
+		cancel()
+		<-done
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		if readErr != nil {
+			t.Fatal(readErr)
+		}
+		all, err := ss[1].PhaseChanges(t.Context(), 0, 100000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := writers * steps * 3; len(all) != want {
+			t.Fatalf("the log holds %d changes; want %d", len(all), want)
+		}
+		var allSeqs []int64
+		for _, c := range all {
+			allSeqs = append(allSeqs, c.Seq)
+		}
+		if !slices.Equal(seen, allSeqs) {
+			missed := 0
+			for _, q := range allSeqs {
+				if _, ok := slices.BinarySearch(seen, q); !ok {
+					missed++
+				}
+			}
+			t.Fatalf("the reader saw %d changes of %d: it skipped %d", len(seen), len(allSeqs), missed)
+		}
+	})
+}
