@@ -3,6 +3,7 @@ package webhook
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -36,7 +37,9 @@ type tracker struct {
 	runs          map[int64]*run
 	degradedSince map[int64]time.Time
 	// written remembers what was last written per deployment, so that an
-	// attempt that changes nothing but counters is not written again.
+	// attempt that changes nothing but counters is not written again. It
+	// never stands for the stored phase: each write reads that back and
+	// names it as the phase it moves from.
 	written map[int64]writtenState
 	// healths holds the latest event health per deployment and component: an
 	// event that repeats it does not wake the deployment's checks.
@@ -65,15 +68,10 @@ type tracker struct {
 type writtenState struct {
 	states, full string
 	at           time.Time
-	// What was written, so the next attempt need not read it back.
+	// The phase and message written: when the store holds others, another
+	// writer moved the deployment since, and the signatures above are stale.
 	phase   store.Phase
 	message string
-	spec    string
-	// specKnown: spec came from the cluster.
-	specKnown bool
-	timeout   time.Duration
-	finished  time.Time
-	live      string
 }
 
 const (
@@ -464,25 +462,27 @@ func (t *tracker) apply(ctx context.Context, id int64, mode runMode, res probe.R
 	if ctx.Err() != nil {
 		return
 	}
-	t.mu.Lock()
-	last, known := t.written[id]
-	t.mu.Unlock()
-	var (
-		d         store.Deployment
-		specKnown bool
-	)
-	if known {
-		specKnown = last.specKnown
-		d = store.Deployment{ID: id, Phase: last.phase, Message: last.message, SpecRevision: last.spec,
-			Timeout: last.timeout, FinishedAt: last.finished, LiveURL: last.live}
-	} else {
-		var err error
-		if d, err = t.s.cfg.Store.Deployment(ctx, id); err != nil {
-			t.s.log.Error("reading deployment", "id", id, "err", err)
-			return
-		}
-		specKnown = decodeResult(d).Check(probe.CheckSync).SpecRevision() != ""
+	// What the store holds now, not what this replica last wrote: another
+	// writer may have moved the deployment since, and the transition below
+	// names the phase read here (compare-and-set).
+	d, err := t.s.cfg.Store.Deployment(ctx, id)
+	if err != nil {
+		t.s.log.Error("reading deployment", "id", id, "err", err)
+		return
 	}
+	specKnown := decodeResult(d).Check(probe.CheckSync).SpecRevision() != ""
+	t.mu.Lock()
+	last := t.written[id]
+	if last.phase != d.Phase || last.message != d.Message {
+		// Written elsewhere since: what this replica remembers is stale.
+		last = writtenState{}
+	}
+	if d.Phase != store.PhaseDegraded {
+		delete(t.degradedSince, id)
+	} else if _, ok := t.degradedSince[id]; !ok {
+		t.degradedSince[id] = d.UpdatedAt
+	}
+	t.mu.Unlock()
 	now := t.s.now()
 	timeout := res.Timeout
 	if timeout <= 0 {
@@ -537,9 +537,18 @@ func (t *tracker) apply(ctx context.Context, id int64, mode runMode, res probe.R
 		return
 	}
 	change, err := t.s.cfg.Store.UpdateDeployment(ctx, store.DeploymentUpdate{
-		ID: id, Phase: v.Phase, Message: v.Message, Checks: raw, LiveURL: live, SpecRevision: spec, NoSpecRevision: noSpec,
+		ID: id, From: d.Phase, Phase: v.Phase, Message: v.Message, Checks: raw, LiveURL: live, SpecRevision: spec, NoSpecRevision: noSpec,
 		Timeout: timeout, FinishedAt: finished, UpdatedAt: now,
 	})
+	if errors.Is(err, store.ErrConflict) {
+		// Another writer moved the deployment first: the next attempt
+		// starts from what it wrote.
+		t.s.log.Debug("phase transition refused", "id", id, "err", err)
+		t.mu.Lock()
+		delete(t.written, id)
+		t.mu.Unlock()
+		return
+	}
 	if err != nil {
 		t.s.log.Error("writing deployment", "id", id, "err", err)
 		return
@@ -547,8 +556,7 @@ func (t *tracker) apply(ctx context.Context, id int64, mode runMode, res probe.R
 	t.mu.Lock()
 	// A deployment superseded meanwhile keeps nothing in memory.
 	if _, ok := t.appOf[id]; ok && ctx.Err() == nil {
-		t.remember(id, v.Phase, now, writtenState{states: states, full: full, at: now, phase: v.Phase, message: v.Message, spec: spec,
-			specKnown: specKnown || liveSpec != "", timeout: timeout, finished: finished, live: live})
+		t.remember(id, v.Phase, now, writtenState{states: states, full: full, at: now, phase: v.Phase, message: v.Message})
 	}
 	t.mu.Unlock()
 	if change == nil {
