@@ -51,5 +51,8 @@ func OpenPostgres(ctx context.Context, dsn string, opts PostgresOptions) (*SQL, 
 		// The DSN may hold a password: never echo it.
 		return nil, errors.Join(fmt.Errorf("postgres: %w", err), db.Close())
 	}
+	if s.class, err = schemaClass(ctx, db); err != nil {
+		return nil, errors.Join(fmt.Errorf("postgres: %w", err), db.Close())
+	}
 	return s, nil
 }

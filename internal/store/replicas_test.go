@@ -265,3 +265,119 @@ func TestPhaseLogCannotSkip(t *testing.T) {
 		}
 	})
 }
+
+// ownersOf starts the coordination of n replicas on one PostgreSQL schema.
+func ownersOf(t *testing.T, n int) ([]*SQL, []*Owners) {
+	t.Helper()
+	dsn := testPostgresSchema(t)
+	var (
+		ss     []*SQL
+		owners []*Owners
+	)
+	for range n {
+		s := openPostgresAt(t, dsn)
+		o, err := s.Owners(OwnersOptions{Interval: 50 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := o.Start(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(o.Close)
+		ss, owners = append(ss, s), append(owners, o)
+	}
+	return ss, owners
+}
+
+// waitFor polls cond for up to 10s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// balanced reports whether the live replicas own every slot between them,
+// none more than its share.
+func balanced(live []*Owners) bool {
+	share := (OwnerSlots + len(live) - 1) / len(live)
+	total := 0
+	for _, o := range live {
+		if o.Owned() > share {
+			return false
+		}
+		total += o.Owned()
+	}
+	return total == OwnerSlots
+}
+
+func TestOwnersShareTheApps(t *testing.T) {
+	t.Parallel()
+	ss, owners := ownersOf(t, 3)
+	waitFor(t, "three replicas to share the slots", func() bool { return balanced(owners) })
+	for i := range 200 {
+		app := fmt.Sprintf("app%d", i)
+		n := 0
+		for _, o := range owners {
+			if o.Owns("shop", app) {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Fatalf("shop/%s has %d owners; want 1", app, n)
+		}
+	}
+
+	// Notices reach every replica; a committed phase change wakes them.
+	if err := owners[0].Notify(t.Context(), "hello"); err != nil {
+		t.Fatal(err)
+	}
+	for i, o := range owners {
+		select {
+		case m := <-o.Notices():
+			if m != "hello" {
+				t.Fatalf("replica %d got %q", i, m)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("replica %d got no notice", i)
+		}
+	}
+	for _, o := range owners {
+		select {
+		case <-o.Logged():
+		default:
+		}
+	}
+	if _, err := ss[2].RecordEvents(t.Context(), []Event{ev("k", "shop", "api", "web", "main@sha1:1", "Progressing", HealthProgressing, t0)}, t0); err != nil {
+		t.Fatal(err)
+	}
+	for i, o := range owners {
+		select {
+		case <-o.Logged():
+		case <-time.After(5 * time.Second):
+			t.Fatalf("replica %d was not woken by the phase change", i)
+		}
+	}
+
+	// A replica that shuts down gives its apps up at once.
+	owners[2].Close()
+	waitFor(t, "two replicas to take the third's slots", func() bool { return balanced(owners[:2]) })
+
+	// One that dies loses them with its connection: its rounds stop and
+	// the server ends its session, as when its process is killed.
+	dead := owners[1]
+	dead.cancel()
+	dead.wg.Wait()
+	var pid int
+	if err := dead.conn.QueryRowContext(t.Context(), `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ss[0].db.ExecContext(t.Context(), `SELECT pg_terminate_backend($1)`, pid); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the last replica to take the dead one's slots", func() bool { return owners[0].Owned() == OwnerSlots })
+}

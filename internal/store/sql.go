@@ -46,6 +46,9 @@ type sqlStore struct {
 	log *slog.Logger
 	// retries counts them.
 	retries atomic.Int64
+	// class scopes PostgreSQL's advisory locks and channels to the
+	// schema (see Owners).
+	class int32
 }
 
 func (s *sqlStore) lockWrites() func() {
@@ -233,6 +236,10 @@ func (s *sqlStore) flushChanges(ctx context.Context, tx *sql.Tx, cs []PhaseChang
 	if s.d.advisory {
 		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`SELECT pg_advisory_xact_lock(%d)`, logLockKey)); err != nil {
 			return nil, fmt.Errorf("locking the phase log: %w", err)
+		}
+		// Delivered at the commit: every replica's streams wake up.
+		if _, err := tx.ExecContext(ctx, `SELECT pg_notify($1, '')`, logChannel(s.class)); err != nil {
+			return nil, fmt.Errorf("notifying the phase log: %w", err)
 		}
 	}
 	seqs := make([]int64, len(cs))
