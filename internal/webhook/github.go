@@ -70,6 +70,8 @@ type githubWorker struct {
 	// confirmed its spec revision (or it ended), so that its ref and payload
 	// name the right apps-repo commit.
 	waitSpec bool
+	// owns tells whether this replica owns an app: only the owner posts.
+	owns func(project, app string) bool
 
 	mu     sync.Mutex
 	queue  []githubItem
@@ -158,6 +160,10 @@ func (g *githubWorker) loop() {
 // The phase and message are d's, in the order the phases changed; the spec
 // revision is the newest stored, which the cluster may have corrected.
 func (g *githubWorker) post(d store.Deployment, restate bool) error {
+	if g.owns != nil && !g.owns(d.Project, d.App) {
+		// The app moved to another replica, which takes its GitHub state over.
+		return nil
+	}
 	cur, err := g.st.Deployment(g.ctx, d.ID)
 	if err != nil {
 		return err

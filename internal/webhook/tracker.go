@@ -26,6 +26,61 @@ type notice struct {
 	// projectWide: an event of the project's own Flux objects (see
 	// projectEventOf), with its health; it names no deployment.
 	projectWide bool
+	// remote: the notice came from another replica (or was sent to every
+	// one): it is handled here only for an app this replica owns, and
+	// never passed on again.
+	remote bool
+}
+
+// wireNotice is a notice as replicas send it to each other.
+type wireNotice struct {
+	DeploymentID  int64  `json:"d,omitempty"`
+	Project       string `json:"p"`
+	App           string `json:"a,omitempty"`
+	NewDeployment bool   `json:"n,omitempty"`
+	Component     string `json:"c,omitempty"`
+	Health        string `json:"h,omitempty"`
+	Terminal      bool   `json:"t,omitempty"`
+	Recheck       bool   `json:"r,omitempty"`
+	ProjectWide   bool   `json:"w,omitempty"`
+}
+
+// owns reports whether this replica owns the app (always, without a
+// Coordinator).
+func (t *tracker) owns(project, app string) bool {
+	c := t.s.cfg.Coordinator
+	return c == nil || c.Owns(project, app)
+}
+
+// forward sends a notice to the app's owner (every replica listens; the
+// owner acts on it).
+func (t *tracker) forward(n notice) {
+	b, err := json.Marshal(wireNotice{DeploymentID: n.deploymentID, Project: n.project, App: n.app, NewDeployment: n.newDeployment,
+		Component: n.component, Health: n.health, Terminal: n.terminal, Recheck: n.recheck, ProjectWide: n.projectWide})
+	if err == nil && len(b) > 7900 {
+		// NOTIFY's payload limit: the owner reads the rest from the store.
+		b, err = json.Marshal(wireNotice{DeploymentID: n.deploymentID, Project: n.project, App: n.app, Recheck: true})
+	}
+	if err == nil {
+		err = t.s.cfg.Coordinator.Notify(t.ctx, string(b))
+	}
+	if err != nil && t.ctx.Err() == nil {
+		// The owner's periodic round picks the app up anyway.
+		t.s.log.Warn("telling an app's owner", "app", n.project+"/"+n.app, "err", err)
+	}
+}
+
+// received queues a notice from another replica.
+func (t *tracker) received(msg string) {
+	var w wireNotice
+	if err := json.Unmarshal([]byte(msg), &w); err != nil {
+		t.s.log.Warn("a replica's notice", "err", err)
+		return
+	}
+	t.mu.Lock()
+	t.queue = append(t.queue, notice{deploymentID: w.DeploymentID, project: w.Project, app: w.App, newDeployment: w.NewDeployment,
+		component: w.Component, health: w.Health, terminal: w.Terminal, recheck: w.Recheck, projectWide: w.ProjectWide, remote: true})
+	t.mu.Unlock()
 }
 
 // tracker runs the checks of deployments and turns their results into phases.
@@ -142,16 +197,49 @@ func newTracker(s *Server) *tracker {
 }
 
 func (t *tracker) start() error {
+	if err := t.resume(); err != nil {
+		return err
+	}
+	t.wg.Add(1)
+	go t.loop()
+	return nil
+}
+
+// resume queues a recheck of every active deployment of the apps this
+// replica owns, and what GitHub has not heard of their state (another
+// replica owned them, and may have died before it told GitHub).
+func (t *tracker) resume() error {
 	active, err := t.s.cfg.Store.ActiveDeployments(t.ctx)
 	if err != nil {
 		return fmt.Errorf("resuming deployments: %w", err)
 	}
 	for _, d := range active {
-		t.notify(notice{deploymentID: d.ID, project: d.Project, app: d.App, recheck: true})
+		if !t.owns(d.Project, d.App) {
+			continue
+		}
+		t.notify(notice{deploymentID: d.ID, project: d.Project, app: d.App, recheck: true, remote: true})
+		if t.s.github != nil && d.Phase != store.PhasePending && d.GitHubState != githubState(d.Phase) {
+			t.s.github.enqueue(d, false)
+		}
 	}
-	t.wg.Add(1)
-	go t.loop()
 	return nil
+}
+
+// rebalance stops the checks of the apps this replica no longer owns and
+// resumes those of the apps it owns.
+func (t *tracker) rebalance() {
+	t.mu.Lock()
+	for id, r := range t.runs {
+		if !t.owns(r.project, r.app) {
+			r.cancel()
+			delete(t.runs, id)
+			t.forget(id)
+		}
+	}
+	t.mu.Unlock()
+	if err := t.resume(); err != nil && t.ctx.Err() == nil {
+		t.s.log.Error("taking over apps", "err", err)
+	}
 }
 
 func (t *tracker) stop() {
@@ -178,6 +266,13 @@ func (t *tracker) loop() {
 		defer tk.Stop()
 		tick = tk.C
 	}
+	var (
+		changed <-chan struct{}
+		notices <-chan string
+	)
+	if c := t.s.cfg.Coordinator; c != nil {
+		changed, notices = c.Changed(), c.Notices()
+	}
 	for {
 		select {
 		case <-t.ctx.Done():
@@ -185,6 +280,10 @@ func (t *tracker) loop() {
 		case <-t.signal:
 		case <-tick:
 			t.periodic()
+		case <-changed:
+			t.rebalance()
+		case msg := <-notices:
+			t.received(msg)
 		}
 		t.mu.Lock()
 		q := t.queue
@@ -196,7 +295,8 @@ func (t *tracker) loop() {
 	}
 }
 
-// periodic queues a recheck of every rolled-out app.
+// periodic queues a recheck of every rolled-out app this replica owns, and
+// resumes its apps rolling out without a run here.
 func (t *tracker) periodic() {
 	apps, err := t.s.cfg.Store.Apps(t.ctx)
 	if err != nil {
@@ -206,11 +306,15 @@ func (t *tracker) periodic() {
 	for _, a := range apps {
 		due := a.Phase == store.PhaseDegraded ||
 			(t.s.cfg.Prober != nil && (a.Phase == store.PhaseRunning || a.Phase == store.PhasePaused || a.Phase == store.PhaseFailed))
-		if due {
-			t.mu.Lock()
-			t.queue = append(t.queue, notice{deploymentID: a.DeploymentID, project: a.Project, app: a.Name, recheck: true})
-			t.mu.Unlock()
+		t.mu.Lock()
+		if a.Phase == store.PhasePending || a.Phase == store.PhaseDeploying {
+			// A rollout another replica owned, or a notice that was lost.
+			due = t.runs[a.DeploymentID] == nil
 		}
+		if due && t.owns(a.Project, a.Name) {
+			t.queue = append(t.queue, notice{deploymentID: a.DeploymentID, project: a.Project, app: a.Name, recheck: true, remote: true})
+		}
+		t.mu.Unlock()
 	}
 }
 
@@ -220,8 +324,17 @@ func (t *tracker) handle(n notice) {
 	if t.ctx.Err() != nil {
 		return
 	}
+	if t.s.cfg.Coordinator != nil && !n.remote && (n.projectWide || !t.owns(n.project, n.app)) {
+		// To the owner; a project's event to every replica, each acting
+		// for the apps it owns.
+		t.forward(n)
+		return
+	}
 	if n.projectWide {
 		t.handleProject(n)
+		return
+	}
+	if !t.owns(n.project, n.app) {
 		return
 	}
 	t.mu.Lock()
@@ -342,7 +455,7 @@ func (t *tracker) handleProject(n notice) {
 		switch {
 		case a.Project != n.project || busy[a.Name]:
 		case a.Phase == store.PhasePending || a.Phase == store.PhaseDeploying || a.Phase == store.PhaseFailed:
-			t.handle(notice{deploymentID: a.DeploymentID, project: a.Project, app: a.Name, recheck: true})
+			t.handle(notice{deploymentID: a.DeploymentID, project: a.Project, app: a.Name, recheck: true, remote: true})
 		}
 	}
 }
@@ -468,6 +581,10 @@ func (t *tracker) apply(ctx context.Context, id int64, mode runMode, res probe.R
 	d, err := t.s.cfg.Store.Deployment(ctx, id)
 	if err != nil {
 		t.s.log.Error("reading deployment", "id", id, "err", err)
+		return
+	}
+	if !t.owns(d.Project, d.App) {
+		// The app moved to another replica: its checks here are ending.
 		return
 	}
 	specKnown := decodeResult(d).Check(probe.CheckSync).SpecRevision() != ""
