@@ -381,3 +381,81 @@ func TestOwnersShareTheApps(t *testing.T) {
 	}
 	waitFor(t, "the last replica to take the dead one's slots", func() bool { return owners[0].Owned() == OwnerSlots })
 }
+
+// TestPruneOnOneReplica: replicas pruning one database at once delete each
+// row once between them and report only the rows they deleted; while one
+// prunes, the others skip their turn.
+func TestPruneOnOneReplica(t *testing.T) {
+	t.Parallel()
+	forEachShared(t, 3, func(t *testing.T, ss []*SQL) {
+		ctx := t.Context()
+		const apps, revs = 10, 30
+		for a := range apps {
+			var evs []Event
+			for r := range revs {
+				evs = append(evs, ev(fmt.Sprintf("a%d-r%d", a, r), "shop", fmt.Sprintf("app%d", a), "web",
+					fmt.Sprintf("main@sha1:%d", r), "Progressing", HealthProgressing, t0))
+			}
+			if _, err := ss[0].RecordEvents(ctx, evs, t0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var (
+			wg      sync.WaitGroup
+			mu      sync.Mutex
+			total   Pruned
+			skipped int
+		)
+		for _, s := range ss {
+			wg.Go(func() {
+				p, err := s.Prune(ctx, Retention{KeepPerApp: 5}, t0)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				total.Deployments += p.Deployments
+				total.Events += p.Events
+				if p.Skipped {
+					skipped++
+				}
+			})
+		}
+		wg.Wait()
+		if want := int64(apps * (revs - 5)); total.Deployments != want || total.Events != want {
+			t.Errorf("the replicas report %d deployments and %d events deleted; %d of each were", total.Deployments, total.Events, want)
+		}
+		var left int
+		if err := ss[0].db.QueryRowContext(ctx, `SELECT count(*) FROM deployments`).Scan(&left); err != nil {
+			t.Fatal(err)
+		}
+		if left != apps*5 {
+			t.Errorf("%d deployments left; want %d", left, apps*5)
+		}
+		if ss[0].Dialect() != "postgres" {
+			return
+		}
+		// While one replica holds the prune's lock, another skips.
+		c, err := ss[0].db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		key := int64(ss[0].class)<<32 | pruneLockKey
+		if _, err := c.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, key); err != nil {
+			t.Fatal(err)
+		}
+		p, err := ss[1].Prune(ctx, Retention{KeepPerApp: 1}, t0)
+		if err != nil || !p.Skipped || p.Deployments != 0 {
+			t.Errorf("prune while another replica prunes: %+v, %v; want skipped", p, err)
+		}
+		if _, err := c.ExecContext(ctx, `SELECT pg_advisory_unlock($1)`, key); err != nil {
+			t.Fatal(err)
+		}
+		p, err = ss[1].Prune(ctx, Retention{KeepPerApp: 1}, t0)
+		if err != nil || p.Skipped || p.Deployments != apps*4 {
+			t.Errorf("prune after the other replica: %+v, %v; want %d deployments deleted", p, err, apps*4)
+		}
+	})
+}

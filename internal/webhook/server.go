@@ -371,6 +371,8 @@ func (s *Server) pruneLoop(stop <-chan struct{}, done chan<- struct{}) {
 			return
 		case err != nil:
 			s.log.Error("pruning the history", "err", err)
+		case p.Skipped:
+			s.log.Debug("another replica is pruning the history")
 		case p != (store.Pruned{}):
 			s.log.Info("pruned the history", "deployments", p.Deployments, "events", p.Events,
 				"phase_changes", p.PhaseChanges, "sessions", p.Sessions, "took", time.Since(start).Round(time.Millisecond).String())
