@@ -44,7 +44,7 @@ type replica struct {
 
 // postgresSchema creates a fresh schema and returns a DSN using it, and a
 // connection to it for the test's own queries.
-func postgresSchema(t *testing.T) (string, *sql.DB) {
+func postgresSchema(t testing.TB) (string, *sql.DB) {
 	t.Helper()
 	dsn := os.Getenv(postgresDSNEnv)
 	if dsn == "" {
@@ -77,7 +77,7 @@ func postgresSchema(t *testing.T) (string, *sql.DB) {
 
 // newReplicas starts n replicas on one PostgreSQL schema, each with its
 // Owners, and waits until they share the apps.
-func newReplicas(t *testing.T, n int, mod func(i int, c *Config)) []*replica {
+func newReplicas(t testing.TB, n int, mod func(i int, c *Config)) []*replica {
 	t.Helper()
 	dsn, admin := postgresSchema(t)
 	var rs []*replica
@@ -184,7 +184,7 @@ func owner(t *testing.T, rs []*replica, project, app string) *replica {
 	return nil
 }
 
-func waitUntil(t *testing.T, what string, cond func() bool) {
+func waitUntil(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {

@@ -52,34 +52,59 @@ func (t *tracker) owns(project, app string) bool {
 	return c == nil || c.Owns(project, app)
 }
 
-// forward sends a notice to the app's owner (every replica listens; the
-// owner acts on it).
+// forward queues a notice for the app's owner (every replica listens; the
+// owner acts on it); flushForwards sends what is queued.
 func (t *tracker) forward(n notice) {
-	b, err := json.Marshal(wireNotice{DeploymentID: n.deploymentID, Project: n.project, App: n.app, NewDeployment: n.newDeployment,
+	t.forwards = append(t.forwards, wireNotice{DeploymentID: n.deploymentID, Project: n.project, App: n.app, NewDeployment: n.newDeployment,
 		Component: n.component, Health: n.health, Terminal: n.terminal, Recheck: n.recheck, ProjectWide: n.projectWide})
-	if err == nil && len(b) > 7900 {
-		// NOTIFY's payload limit: the owner reads the rest from the store.
-		b, err = json.Marshal(wireNotice{DeploymentID: n.deploymentID, Project: n.project, App: n.app, Recheck: true})
-	}
-	if err == nil {
-		err = t.s.cfg.Coordinator.Notify(t.ctx, string(b))
-	}
-	if err != nil && t.ctx.Err() == nil {
-		// The owner's periodic round picks the app up anyway.
-		t.s.log.Warn("telling an app's owner", "app", n.project+"/"+n.app, "err", err)
+}
+
+// maxNoticeBytes keeps a message under NOTIFY's payload limit (8,000 bytes).
+const maxNoticeBytes = 7900
+
+// flushForwards sends the queued notices, as few messages as fit.
+func (t *tracker) flushForwards() {
+	fs := t.forwards
+	t.forwards = nil
+	for len(fs) > 0 {
+		n := len(fs)
+		var b []byte
+		for {
+			var err error
+			if b, err = json.Marshal(fs[:n]); err != nil {
+				t.s.log.Error("encoding notices", "err", err)
+				return
+			}
+			if len(b) <= maxNoticeBytes || n == 1 {
+				break
+			}
+			n = max(1, n*maxNoticeBytes/len(b))
+		}
+		if len(b) > maxNoticeBytes {
+			// One notice too big: the owner reads the rest from the store.
+			w := fs[0]
+			b, _ = json.Marshal([]wireNotice{{DeploymentID: w.DeploymentID, Project: w.Project, App: w.App, Recheck: true, ProjectWide: w.ProjectWide}})
+		}
+		if err := t.s.cfg.Coordinator.Notify(t.ctx, string(b)); err != nil && t.ctx.Err() == nil {
+			// The owner's periodic round picks the apps up anyway.
+			t.s.log.Warn("telling the apps' owners", "notices", n, "err", err)
+		}
+		fs = fs[n:]
 	}
 }
 
 // received queues a notice from another replica.
 func (t *tracker) received(msg string) {
-	var w wireNotice
-	if err := json.Unmarshal([]byte(msg), &w); err != nil {
+	var ws []wireNotice
+	if err := json.Unmarshal([]byte(msg), &ws); err != nil {
 		t.s.log.Warn("a replica's notice", "err", err)
 		return
 	}
 	t.mu.Lock()
-	t.queue = append(t.queue, notice{deploymentID: w.DeploymentID, project: w.Project, app: w.App, newDeployment: w.NewDeployment,
-		component: w.Component, health: w.Health, terminal: w.Terminal, recheck: w.Recheck, projectWide: w.ProjectWide, remote: true})
+	for _, w := range ws {
+		t.queue = append(t.queue, notice{deploymentID: w.DeploymentID, project: w.Project, app: w.App, newDeployment: w.NewDeployment,
+			component: w.Component, health: w.Health, terminal: w.Terminal, recheck: w.Recheck, projectWide: w.ProjectWide, remote: true})
+	}
 	t.mu.Unlock()
 }
 
@@ -107,6 +132,9 @@ type tracker struct {
 	latest map[string]int64
 	queue  []notice
 	signal chan struct{}
+	// forwards are the notices for other replicas' apps, sent after each
+	// turn of the loop (only the loop touches them).
+	forwards []wireNotice
 	// projectHealth holds the health of each project's latest event of
 	// its own Flux objects.
 	projectHealth map[string]string
@@ -291,6 +319,9 @@ func (t *tracker) loop() {
 		t.mu.Unlock()
 		for _, n := range q {
 			t.handle(n)
+		}
+		if len(t.forwards) > 0 {
+			t.flushForwards()
 		}
 	}
 }
