@@ -144,6 +144,19 @@ func (o *Owners) Owns(project, app string) bool {
 	return o.owned[SlotOf(project, app)]
 }
 
+// OwnedSlots returns the slots this replica owns, in order.
+func (o *Owners) OwnedSlots() []int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	out := make([]int, 0, o.n)
+	for slot, ok := range o.owned {
+		if ok {
+			out = append(out, slot)
+		}
+	}
+	return out
+}
+
 // Owned returns the number of slots this replica owns.
 func (o *Owners) Owned() int {
 	o.mu.Lock()

@@ -459,3 +459,94 @@ func TestPruneOnOneReplica(t *testing.T) {
 		}
 	})
 }
+
+// TestGitHubOutbox: a transition queues its GitHub report in its own
+// transaction; replicas sending at once send each report once, each app's
+// in order.
+func TestGitHubOutbox(t *testing.T) {
+	t.Parallel()
+	forEachShared(t, 3, func(t *testing.T, ss []*SQL) {
+		ctx := t.Context()
+		const apps = 8
+		var ids []int64
+		for a := range apps {
+			recs, err := ss[0].RecordEvents(ctx, []Event{ev(fmt.Sprintf("k%d", a), "shop", fmt.Sprintf("app%d", a), "web", "main@sha1:1", "Progressing", HealthProgressing, t0)}, t0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, recs[0].DeploymentID)
+		}
+		for _, id := range ids {
+			for _, u := range []DeploymentUpdate{
+				{ID: id, Phase: PhaseDeploying, Message: "1", Report: ReportOnChange},
+				{ID: id, Phase: PhaseDeploying, Message: "no change, no report", Report: ReportOnChange},
+				{ID: id, Phase: PhaseDeploying, Message: "2", Report: ReportAlways, Restate: true},
+				{ID: id, Phase: PhaseRunning, Message: "3", LiveURL: "https://x.test/", Report: ReportOnChange},
+				{ID: id, Phase: PhaseRunning, Message: "not reported"},
+			} {
+				u.UpdatedAt = t0
+				if _, err := ss[1].UpdateDeployment(ctx, u); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		var (
+			mu   sync.Mutex
+			sent = map[int64][]string{}
+			wg   sync.WaitGroup
+		)
+		senders := ss
+		if ss[0].Dialect() == "sqlite" {
+			// SQLite is one replica's store: one sender.
+			senders = ss[:1]
+		}
+		for _, s := range senders {
+			wg.Go(func() {
+				for {
+					ok, err := s.SendOutbox(ctx, nil, func(e OutboxEntry) {
+						mu.Lock()
+						sent[e.DeploymentID] = append(sent[e.DeploymentID], fmt.Sprintf("%s %s %s %v", e.Phase, e.Message, e.LiveURL, e.Restate))
+						mu.Unlock()
+						time.Sleep(time.Millisecond)
+					})
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if !ok {
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		want := []string{"deploying 1  false", "deploying 2  true", "running 3 https://x.test/ false"}
+		for _, id := range ids {
+			if !slices.Equal(sent[id], want) && len(senders) == 1 {
+				t.Errorf("deployment %d: sent %q; want %q", id, sent[id], want)
+			}
+			got := slices.Clone(sent[id])
+			slices.Sort(got)
+			if !slices.Equal(got, want) {
+				t.Errorf("deployment %d: sent %q; want each of %q once", id, sent[id], want)
+			}
+		}
+		// Only the slots asked for.
+		if _, err := ss[1].UpdateDeployment(ctx, DeploymentUpdate{ID: ids[0], Phase: PhaseDegraded, Report: ReportOnChange, UpdatedAt: t0}); err != nil {
+			t.Fatal(err)
+		}
+		if ss[0].Dialect() == "postgres" {
+			other := (SlotOf("shop", "app0") + 1) % OwnerSlots
+			if ok, err := ss[2].SendOutbox(ctx, []int{other}, func(OutboxEntry) { t.Error("sent another slot's report") }); err != nil || ok {
+				t.Fatalf("SendOutbox of another slot: %v, %v", ok, err)
+			}
+		}
+		if ok, err := ss[2].SendOutbox(ctx, []int{SlotOf("shop", "app0")}, func(e OutboxEntry) {
+			if e.Phase != PhaseDegraded {
+				t.Errorf("sent %+v", e)
+			}
+		}); err != nil || !ok {
+			t.Fatalf("SendOutbox: %v, %v", ok, err)
+		}
+	})
+}

@@ -580,6 +580,17 @@ func (s *sqlStore) updateDeployment(ctx context.Context, u DeploymentUpdate) (_ 
 		}
 		change.Seq = seqs[0]
 	}
+	if u.Report == ReportAlways || (u.Report == ReportOnChange && change != nil) {
+		restate := 0
+		if u.Restate {
+			restate = 1
+		}
+		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO github_outbox
+			(deployment_id, project, app, slot, phase, message, live_url, restate, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+			u.ID, project, app, SlotOf(project, app), string(u.Phase), u.Message, u.LiveURL, restate, ts(u.UpdatedAt)); err != nil {
+			return nil, fmt.Errorf("queueing the GitHub report: %w", err)
+		}
+	}
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("commit: %w", err)
 	}
@@ -596,6 +607,65 @@ func (s *sqlStore) SetGitHub(ctx context.Context, deploymentID, githubID int64, 
 		return fmt.Errorf("deployment %d: %w", deploymentID, ErrNotFound)
 	}
 	return nil
+}
+
+func (s *sqlStore) SendOutbox(ctx context.Context, slots []int, send func(OutboxEntry)) (_ bool, err error) {
+	const cols = `id, deployment_id, project, app, phase, message, live_url, restate, created_at`
+	scan := func(row interface{ Scan(...any) error }) (OutboxEntry, error) {
+		var (
+			e       OutboxEntry
+			phase   string
+			restate int64
+			created int64
+		)
+		err := row.Scan(&e.ID, &e.DeploymentID, &e.Project, &e.App, &phase, &e.Message, &e.LiveURL, &restate, &created)
+		e.Phase, e.Restate, e.CreatedAt = Phase(phase), restate != 0, fromTS(created)
+		return e, err
+	}
+	if !s.d.advisory {
+		// One replica: no lock, and no write transaction held while send
+		// talks to GitHub.
+		e, err := scan(s.db.QueryRowContext(ctx, `SELECT `+cols+` FROM github_outbox ORDER BY id LIMIT 1`))
+		if errors.Is(err, sql.ErrNoRows) {
+			return false, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("reading the GitHub outbox: %w", err)
+		}
+		send(e)
+		if _, err := s.execWrite(ctx, `DELETE FROM github_outbox WHERE id = ?`, e.ID); err != nil {
+			return true, fmt.Errorf("deleting a sent GitHub report: %w", err)
+		}
+		return true, nil
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return false, fmt.Errorf("begin: %w", err)
+	}
+	defer func() { err = errors.Join(err, rollback(tx)) }()
+	where, args := "", []any{}
+	if slots != nil {
+		s64 := make([]int64, len(slots))
+		for i, v := range slots {
+			s64[i] = int64(v)
+		}
+		where, args = "WHERE slot = ANY($1)", append(args, s64)
+	}
+	e, err := scan(tx.QueryRowContext(ctx, `SELECT `+cols+` FROM github_outbox `+where+` ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED`, args...))
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("reading the GitHub outbox: %w", err)
+	}
+	send(e)
+	if _, err := tx.ExecContext(ctx, `DELETE FROM github_outbox WHERE id = $1`, e.ID); err != nil {
+		return true, fmt.Errorf("deleting a sent GitHub report: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return true, fmt.Errorf("commit: %w", err)
+	}
+	return true, nil
 }
 
 const deploymentCols = `id, project, app, revision, spec_revision, started_at, finished_at, updated_at, phase, message,

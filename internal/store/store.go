@@ -186,6 +186,34 @@ type DeploymentUpdate struct {
 	Timeout        time.Duration
 	FinishedAt     time.Time
 	UpdatedAt      time.Time
+	// Report queues the written state for GitHub in the same transaction
+	// (the outbox; see SendOutbox): ReportOnChange when the phase changes,
+	// ReportAlways whether or not it does. Restate marks the report to be
+	// posted even when GitHub has a status in that state already.
+	Report  Report
+	Restate bool
+}
+
+// Report says when a DeploymentUpdate queues a GitHub report.
+type Report int
+
+// The Report values.
+const (
+	ReportNone Report = iota
+	ReportOnChange
+	ReportAlways
+)
+
+// OutboxEntry is one deployment state queued for GitHub.
+type OutboxEntry struct {
+	ID           int64
+	DeploymentID int64
+	Project, App string
+	Phase        Phase
+	Message      string
+	LiveURL      string
+	Restate      bool
+	CreatedAt    time.Time
 }
 
 // Store is the history store.
@@ -207,6 +235,12 @@ type Store interface {
 	UpdateDeployment(ctx context.Context, u DeploymentUpdate) (*PhaseChange, error)
 	// SetGitHub records the GitHub deployment id and the last state posted.
 	SetGitHub(ctx context.Context, deploymentID, githubID int64, state string) error
+	// SendOutbox hands the oldest queued GitHub report of an app in one of
+	// slots (see SlotOf; nil: every app) to send, and deletes it once send
+	// returns (send reports its own failures). On PostgreSQL the report is
+	// locked meanwhile (FOR UPDATE SKIP LOCKED): no two replicas send one
+	// report. It returns false when none was queued.
+	SendOutbox(ctx context.Context, slots []int, send func(OutboxEntry)) (bool, error)
 
 	Deployment(ctx context.Context, id int64) (Deployment, error)
 	// Deployments lists an app's deployments newest first, with ids below

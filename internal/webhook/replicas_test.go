@@ -152,6 +152,10 @@ func (r *replica) crash(t *testing.T) {
 	r.crashed = true
 	r.ts.CloseClientConnections()
 	r.ts.Listener.Close()
+	if r.srv.github != nil {
+		// Its requests to GitHub die with it.
+		r.srv.github.cancel()
+	}
 	closed := make(chan struct{})
 	go func() {
 		defer close(closed)
@@ -556,5 +560,82 @@ func TestReplicasConcurrentFirstEvents(t *testing.T) {
 		if len(evs) != 10*(round+1) {
 			t.Fatalf("round %d: %d events stored; want %d", round, len(evs), 10*(round+1))
 		}
+	}
+}
+
+// stallingReporter passes calls to GitHub until stall is set, then holds
+// every call until its context ends (a replica stuck talking to GitHub
+// when it dies).
+type stallingReporter struct {
+	github.DeploymentReporter
+	stall   atomic.Bool
+	stalled chan struct{}
+	once    sync.Once
+}
+
+func (s *stallingReporter) hold(ctx context.Context) error {
+	s.once.Do(func() { close(s.stalled) })
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func (s *stallingReporter) CreateDeployment(ctx context.Context, repo github.Repo, d github.Deployment) (int64, error) {
+	if s.stall.Load() {
+		return 0, s.hold(ctx)
+	}
+	return s.DeploymentReporter.CreateDeployment(ctx, repo, d)
+}
+
+func (s *stallingReporter) SetDeploymentStatus(ctx context.Context, repo github.Repo, id int64, st github.DeploymentStatus) error {
+	if s.stall.Load() {
+		return s.hold(ctx)
+	}
+	return s.DeploymentReporter.SetDeploymentStatus(ctx, repo, id, st)
+}
+
+// TestReplicasOutboxSurvivesKill: the owner dies while it sends the
+// rollout's first GitHub report, the rollout finished; the reports stay
+// queued in the store, and the new owner sends them: one GitHub deployment,
+// in_progress then success, once each.
+func TestReplicasOutboxSurvivesKill(t *testing.T) {
+	t.Parallel()
+	gh := githubtest.New(t, githubtest.WithToken("gh-token"))
+	gh.Expect("POST", "/repos/acme/fleet/deployments").JSONBody(deploymentBody(commitOf(rev1), "shop/api", rev1))
+	gh.Expect("POST", "/repos/acme/fleet/deployments/*/statuses").Times(2)
+	client := newGitHubClient(t, gh)
+	checker := &switchChecker{fakeChecker: fakeChecker{sync: probe.StatePassed, ready: probe.StateProgressing, reach: probe.StatePending}}
+	var reporters []*stallingReporter
+	rs := newReplicas(t, 3, func(_ int, c *Config) {
+		r := &stallingReporter{DeploymentReporter: client, stalled: make(chan struct{})}
+		reporters = append(reporters, r)
+		c.GitHub = &GitHub{Reporter: r, Repo: fleetRepo}
+		c.Prober = checker
+		c.RecheckInterval = time.Hour
+	})
+	first := owner(t, rs, "shop", "api")
+	var rep *stallingReporter
+	for i, r := range rs {
+		if r == first {
+			rep = reporters[i]
+		}
+	}
+	rep.stall.Store(true)
+	rs[0].mustPost(fixture(t, "kustomization-progressing"), 200)
+	select {
+	case <-rep.stalled:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the owner never sent the first GitHub report")
+	}
+	// The rollout ends while the owner is stuck on its first report: both
+	// reports are queued when it dies.
+	checker.set(fakeChecker{sync: probe.StatePassed, ready: probe.StatePassed, reach: probe.StatePassed, live: "https://api.example.test/"})
+	first.waitPhase("shop", "api", store.PhaseRunning)
+	first.crash(t)
+	waitUntil(t, "the new owner to send the queued reports", func() bool {
+		ds := gh.Deployments(fleetRepo.String())
+		return len(ds) == 1 && len(ds[0].Statuses) == 2
+	})
+	if s := gh.Deployments(fleetRepo.String())[0].Statuses; s[0].State != "in_progress" || s[1].State != "success" {
+		t.Errorf("statuses %+v; want in_progress, success", s)
 	}
 }

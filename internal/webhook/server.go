@@ -98,6 +98,8 @@ type Config struct {
 type Coordinator interface {
 	// Owns reports whether this replica owns the app now.
 	Owns(project, app string) bool
+	// OwnedSlots returns the slots (store.SlotOf) of the apps it owns.
+	OwnedSlots() []int
 	// Changed is signalled when this replica gained or lost apps.
 	Changed() <-chan struct{}
 	// Logged is signalled when any replica committed a phase change.
@@ -232,8 +234,8 @@ func New(cfg Config) (*Server, error) {
 		s.github = newGitHubWorker(cfg.GitHub, cfg.Store, s.metrics, s.log, cfg.Prober != nil)
 	}
 	s.tracker = newTracker(s)
-	if s.github != nil {
-		s.github.owns = s.tracker.owns
+	if s.github != nil && cfg.Coordinator != nil {
+		s.github.slots = cfg.Coordinator.OwnedSlots
 	}
 	s.routes()
 	return s, nil

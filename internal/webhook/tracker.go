@@ -234,8 +234,8 @@ func (t *tracker) start() error {
 }
 
 // resume queues a recheck of every active deployment of the apps this
-// replica owns, and what GitHub has not heard of their state (another
-// replica owned them, and may have died before it told GitHub).
+// replica owns, and sends what the GitHub outbox holds of them (another
+// replica owned them, and may have died before it sent it).
 func (t *tracker) resume() error {
 	active, err := t.s.cfg.Store.ActiveDeployments(t.ctx)
 	if err != nil {
@@ -246,9 +246,10 @@ func (t *tracker) resume() error {
 			continue
 		}
 		t.notify(notice{deploymentID: d.ID, project: d.Project, app: d.App, recheck: true, remote: true})
-		if t.s.github != nil && d.Phase != store.PhasePending && d.GitHubState != githubState(d.Phase) {
-			t.s.github.enqueue(d, false)
-		}
+	}
+	if t.s.github != nil {
+		// The GitHub reports a replica that died left queued.
+		t.s.github.wake()
 	}
 	return nil
 }
@@ -684,9 +685,20 @@ func (t *tracker) apply(ctx context.Context, id int64, mode runMode, res probe.R
 	if done && last.full == full {
 		return
 	}
+	// No new phase may still be news to GitHub: a failure whose reason is
+	// now Flux's own, or the spec revision a deferred GitHub deployment
+	// waited for.
+	restate := v.Phase == store.PhaseFailed && d.Phase == store.PhaseFailed && v.Message != d.Message
+	report := store.ReportNone
+	if t.s.github != nil {
+		report = store.ReportOnChange
+		if restate || (liveSpec != "" && !specKnown) {
+			report = store.ReportAlways
+		}
+	}
 	change, err := t.s.cfg.Store.UpdateDeployment(ctx, store.DeploymentUpdate{
 		ID: id, From: d.Phase, Phase: v.Phase, Message: v.Message, Checks: raw, LiveURL: live, SpecRevision: spec, NoSpecRevision: noSpec,
-		Timeout: timeout, FinishedAt: finished, UpdatedAt: now,
+		Timeout: timeout, FinishedAt: finished, UpdatedAt: now, Report: report, Restate: restate,
 	})
 	if errors.Is(err, store.ErrConflict) {
 		// Another writer moved the deployment first: the next attempt
@@ -707,34 +719,16 @@ func (t *tracker) apply(ctx context.Context, id int64, mode runMode, res probe.R
 		t.remember(id, v.Phase, now, writtenState{states: states, full: full, at: now, phase: v.Phase, message: v.Message})
 	}
 	t.mu.Unlock()
+	if t.s.github != nil && (change != nil || report == store.ReportAlways) {
+		t.s.github.wake()
+	}
 	if change == nil {
-		// No new phase, but GitHub may need to hear of it: a failure whose
-		// reason is now Flux's own, or the spec revision a deferred GitHub
-		// deployment waited for.
-		restate := v.Phase == store.PhaseFailed && d.Phase == store.PhaseFailed && v.Message != d.Message
-		if t.s.github != nil && (restate || (liveSpec != "" && !specKnown)) {
-			t.enqueueGitHub(ctx, id, restate)
-		}
 		return
 	}
 	t.s.log.Info("phase changed", "app", change.Project+"/"+change.App, "revision", change.Revision,
 		"from", string(change.From), "to", string(change.To), "message", change.Message)
 	t.s.metrics.phases.WithLabelValues(string(change.To)).Inc()
 	t.s.hub.notify()
-	if t.s.github != nil {
-		t.enqueueGitHub(ctx, id, false)
-	}
-}
-
-// enqueueGitHub queues the deployment's state for GitHub; restate posts it
-// even when GitHub already has a status in that state.
-func (t *tracker) enqueueGitHub(ctx context.Context, id int64, restate bool) {
-	full, err := t.s.cfg.Store.Deployment(ctx, id)
-	if err != nil {
-		t.s.log.Error("reading deployment", "id", id, "err", err)
-		return
-	}
-	t.s.github.enqueue(full, restate)
 }
 
 // deploymentChecker adds what Flux's events say to the cluster checks: with
