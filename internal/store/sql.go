@@ -215,10 +215,9 @@ func (s *sqlStore) lockApps(ctx context.Context, tx *sql.Tx, keys ...int64) erro
 	keys = slices.Clone(keys)
 	slices.Sort(keys)
 	keys = slices.Compact(keys)
-	for _, k := range keys {
-		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, k); err != nil {
-			return fmt.Errorf("locking app: %w", err)
-		}
+	// One round trip: unnest yields the keys in the array's order.
+	if _, err := tx.ExecContext(ctx, `SELECT count(pg_advisory_xact_lock(k)) FROM unnest($1::bigint[]) AS u(k)`, keys); err != nil {
+		return fmt.Errorf("locking apps: %w", err)
 	}
 	return nil
 }
