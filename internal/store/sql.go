@@ -68,6 +68,47 @@ type txStmts struct {
 	// changes are the phase changes the transaction appends, inserted
 	// last (see flushChanges).
 	changes []PhaseChange
+	// deps holds the component states of the deployments the batch's
+	// events joined, merged in memory and written once at its end
+	// (writeComponents); byRev and latest find them again: by project,
+	// app and revision, and the app's current deployment. The app's lock
+	// keeps them true for the whole transaction.
+	deps   map[int64]*batchDeployment
+	byRev  map[string]int64
+	latest map[string]int64
+}
+
+// batchDeployment is what a batch changes of one deployment.
+type batchDeployment struct {
+	comps []ComponentState
+	// spec is the first spec revision the batch's events carried.
+	spec  string
+	dirty bool
+}
+
+// writeComponents writes the component states (and spec revision) the
+// batch merged, one statement per deployment, in id order.
+func (s *sqlStore) writeComponents(t *txStmts, now time.Time) error {
+	ids := make([]int64, 0, len(t.deps))
+	for id, d := range t.deps {
+		if d.dirty {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		d := t.deps[id]
+		raw, err := json.Marshal(d.comps)
+		if err != nil {
+			return fmt.Errorf("encoding components: %w", err)
+		}
+		if err := t.exec(`UPDATE deployments SET components = ?, updated_at = ?,
+			spec_revision = CASE WHEN spec_revision = '' THEN ? ELSE spec_revision END WHERE id = ?`,
+			string(raw), ts(now), d.spec, id); err != nil {
+			return fmt.Errorf("updating components of deployment %d: %w", id, err)
+		}
+	}
+	return nil
 }
 
 func (t *txStmts) stmt(query string) (*sql.Stmt, error) {
@@ -163,7 +204,8 @@ func (s *sqlStore) recordEvents(ctx context.Context, events []Event, now time.Ti
 			err = errors.Join(err, rollback(tx))
 		}
 	}()
-	ts := &txStmts{ctx: ctx, tx: tx, s: s, cache: map[string]*sql.Stmt{}}
+	ts := &txStmts{ctx: ctx, tx: tx, s: s, cache: map[string]*sql.Stmt{},
+		deps: map[int64]*batchDeployment{}, byRev: map[string]int64{}, latest: map[string]int64{}}
 	defer ts.close()
 	var apps []int64
 	for _, e := range events {
@@ -182,6 +224,9 @@ func (s *sqlStore) recordEvents(ctx context.Context, events []Event, now time.Ti
 			return nil, fmt.Errorf("event %s/%s/%s %s: %w", e.Kind, e.Namespace, e.Name, e.Reason, err)
 		}
 		out[i] = r
+	}
+	if err := s.writeComponents(ts, now); err != nil {
+		return nil, err
 	}
 	if _, err := s.flushChanges(ctx, tx, ts.changes); err != nil {
 		return nil, err
@@ -305,14 +350,14 @@ func (s *sqlStore) recordEvent(tx *txStmts, e Event, now time.Time) (Recorded, e
 		e.Project, e.App, e.Component, e.SpecRevision = "", "", "", ""
 	}
 	var (
-		r     Recorded
-		comps []ComponentState
-		err   error
+		r   Recorded
+		dep *batchDeployment
+		err error
 	)
 	if status == EventApplied {
 		// A repeated event's deployment already exists, so finding (or
 		// creating) it before the dedupe check creates nothing extra.
-		r.DeploymentID, comps, r.NewDeployment, err = s.joinDeployment(tx, e, now)
+		r.DeploymentID, dep, r.NewDeployment, err = s.batchDeployment(tx, e, now)
 		if err != nil {
 			return r, err
 		}
@@ -335,17 +380,44 @@ func (s *sqlStore) recordEvent(tx *txStmts, e Event, now time.Time) (Recorded, e
 	if status == EventIgnored {
 		return r, nil
 	}
-	comps = mergeComponent(comps, e)
-	raw, err := json.Marshal(comps)
-	if err != nil {
-		return r, fmt.Errorf("encoding components: %w", err)
-	}
-	if err := tx.exec(`UPDATE deployments SET components = ?, updated_at = ?,
-		spec_revision = CASE WHEN spec_revision = '' THEN ? ELSE spec_revision END WHERE id = ?`,
-		string(raw), ts(now), e.SpecRevision, r.DeploymentID); err != nil {
-		return r, fmt.Errorf("updating components: %w", err)
+	dep.comps = mergeComponent(dep.comps, e)
+	dep.dirty = true
+	if dep.spec == "" {
+		dep.spec = e.SpecRevision
 	}
 	return r, nil
+}
+
+// batchDeployment finds (or creates) e's deployment, from the batch's
+// memory when an earlier event of the batch joined it.
+func (s *sqlStore) batchDeployment(t *txStmts, e Event, now time.Time) (int64, *batchDeployment, bool, error) {
+	app := e.Project + "\x00" + e.App
+	rev := app + "\x00" + e.Revision
+	id, ok := t.byRev[rev]
+	if e.JoinLatest {
+		id, ok = t.latest[app]
+	}
+	if ok {
+		return id, t.deps[id], false, nil
+	}
+	id, comps, created, err := s.joinDeployment(t, e, now)
+	if err != nil {
+		return 0, nil, false, err
+	}
+	d := t.deps[id]
+	if d == nil {
+		d = &batchDeployment{comps: comps}
+		t.deps[id] = d
+	}
+	switch {
+	case created:
+		t.byRev[rev], t.latest[app] = id, id
+	case e.JoinLatest:
+		t.latest[app] = id
+	default:
+		t.byRev[rev] = id
+	}
+	return id, d, created, nil
 }
 
 // mergeComponent sets the state of the event's component unless a newer event
