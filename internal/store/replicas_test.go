@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -549,4 +552,66 @@ func TestGitHubOutbox(t *testing.T) {
 			t.Fatalf("SendOutbox: %v, %v", ok, err)
 		}
 	})
+}
+
+// TestDeadlockRetried: two replicas storing the same ignored events in
+// opposite orders deadlock in PostgreSQL; the transaction PostgreSQL
+// aborts is run again, logged, and both batches are stored.
+func TestDeadlockRetried(t *testing.T) {
+	t.Parallel()
+	dsn := testPostgresSchema(t)
+	var logged strings.Builder
+	var logMu sync.Mutex
+	open := func() *SQL {
+		s, err := OpenPostgres(t.Context(), dsn, PostgresOptions{MaxConns: 4,
+			Logger: slog.New(slog.NewTextHandler(lockedWriter{&logMu, &logged}, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	}
+	a, b := open(), open()
+	ignored := func(key string) Event {
+		return Event{DedupeKey: key, Kind: "GitRepository", Namespace: "flux-system", Name: "fleet", Reason: "NewArtifact", ReceivedAt: t0, EventTime: t0}
+	}
+	for round := 0; round < 50 && a.Retries()+b.Retries() == 0; round++ {
+		var keys []Event
+		for i := range 20 {
+			keys = append(keys, ignored(fmt.Sprintf("r%d-%d", round, i)))
+		}
+		rev := slices.Clone(keys)
+		slices.Reverse(rev)
+		var wg sync.WaitGroup
+		for _, w := range []struct {
+			s   *SQL
+			evs []Event
+		}{{a, keys}, {b, rev}} {
+			wg.Go(func() {
+				if _, err := w.s.RecordEvents(t.Context(), w.evs, t0); err != nil {
+					t.Errorf("round %d: %v", round, err)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	if a.Retries()+b.Retries() == 0 {
+		t.Skip("no deadlock happened in 50 rounds")
+	}
+	logMu.Lock()
+	defer logMu.Unlock()
+	if !strings.Contains(logged.String(), "retrying a transaction") || !strings.Contains(logged.String(), "40P01") {
+		t.Errorf("the retry was not logged: %s", logged.String())
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
