@@ -263,12 +263,26 @@ func serve(ctx context.Context, o options, _ io.Writer, stderr io.Writer) error 
 	if err := readSecrets(o, &cfg, log); err != nil {
 		return err
 	}
-	st, err := openStore(ctx, o)
+	st, err := openStore(ctx, o, log)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 	cfg.Store = st
+	if st.Dialect() == "postgres" {
+		// Several replicas may share the database: each app gets one owner.
+		owners, err := st.Owners(store.OwnersOptions{Logger: log})
+		if err != nil {
+			return err
+		}
+		if err := owners.Start(ctx); err != nil {
+			return fmt.Errorf("postgres: taking app slots: %w", err)
+		}
+		// After the server's Stop (deferred calls run last first): its
+		// checks are over before another replica takes its apps.
+		defer owners.Close()
+		cfg.Coordinator = owners
+	}
 	if err := connectCluster(o, &cfg, log); err != nil {
 		return err
 	}
@@ -486,7 +500,7 @@ func storeName(o options) string {
 	return "sqlite:" + o.sqlitePath
 }
 
-func openStore(ctx context.Context, o options) (store.Store, error) {
+func openStore(ctx context.Context, o options, log *slog.Logger) (*store.SQL, error) {
 	dsn := o.postgresDSN
 	if o.postgresDSNFile != "" {
 		var err error
@@ -495,7 +509,7 @@ func openStore(ctx context.Context, o options) (store.Store, error) {
 		}
 	}
 	if dsn != "" {
-		return store.OpenPostgres(ctx, dsn, store.PostgresOptions{})
+		return store.OpenPostgres(ctx, dsn, store.PostgresOptions{Logger: log})
 	}
 	return store.OpenSQLite(ctx, o.sqlitePath, store.SQLiteOptions{})
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -303,5 +305,73 @@ func TestAccessFlagsErrors(t *testing.T) {
 		if !ok || ee.Code != cli.ExitUsage || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "0123456789") {
 			t.Errorf("run %v = %v, want a usage error with %q", tc.args, err, tc.want)
 		}
+	}
+}
+
+// TestServeOnPostgresOwnsAndReleases runs the command on PostgreSQL: it
+// takes the app slots while it serves and gives them all up when it shuts
+// down, so another replica takes the apps at once.
+func TestServeOnPostgresOwnsAndReleases(t *testing.T) {
+	t.Parallel()
+	base := os.Getenv("FLEETWRIGHT_TEST_POSTGRES_DSN")
+	if base == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("FLEETWRIGHT_TEST_POSTGRES_DSN is not set: run hack/postgres/start.sh and export its DSN")
+		}
+		t.Skip("SKIPPING PostgreSQL: FLEETWRIGHT_TEST_POSTGRES_DSN is not set (run hack/postgres/start.sh)")
+	}
+	admin, err := sql.Open("pgx", base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	schema := fmt.Sprintf("cmd%d", time.Now().UnixNano())
+	if _, err := admin.ExecContext(t.Context(), "CREATE SCHEMA "+schema); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _, _ = admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE") }()
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	q.Set("application_name", schema)
+	u.RawQuery = q.Encode()
+	dir := t.TempDir()
+	o, err := parseFlags([]string{"-listen", "127.0.0.1:0", "-postgres-dsn-file", writeFile(t, dir, "dsn", u.String()),
+		"-recheck-interval", "0", "-prune-interval", "0", "-log-level", "warn"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := make(chan string, 1)
+	o.ready = func(a string) { addr <- a }
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, o, io.Discard, io.Discard) }()
+	select {
+	case <-addr:
+	case err := <-done:
+		t.Fatalf("serve ended early: %v", err)
+	}
+	locks := func() int {
+		var n int
+		if err := admin.QueryRowContext(t.Context(), `SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+			WHERE l.locktype = 'advisory' AND l.granted AND a.application_name = $1`, schema).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	// The 64 slots and the member lock.
+	if n := locks(); n != store.OwnerSlots+1 {
+		t.Errorf("serving alone, the replica holds %d advisory locks; want %d", n, store.OwnerSlots+1)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n := locks(); n != 0 {
+		t.Errorf("after shutdown %d advisory locks are held; want 0", n)
 	}
 }

@@ -104,6 +104,21 @@ var migrations = []string{
 	);
 	CREATE INDEX sessions_by_expiry ON sessions (expires_at);
 	CREATE INDEX sessions_by_subject ON sessions (kind, subject)`,
+	// 6: the GitHub outbox: each state to post, written with the phase
+	// change it reports, sent and deleted by the app's owner.
+	`CREATE TABLE github_outbox (
+		id {{pk}},
+		deployment_id BIGINT NOT NULL,
+		project TEXT NOT NULL,
+		app TEXT NOT NULL,
+		slot BIGINT NOT NULL,
+		phase TEXT NOT NULL,
+		message TEXT NOT NULL,
+		live_url TEXT NOT NULL,
+		restate BIGINT NOT NULL,
+		created_at BIGINT NOT NULL
+	);
+	CREATE INDEX github_outbox_by_slot ON github_outbox (slot, id)`,
 }
 
 // SchemaVersion is the schema version this build migrates to.

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql/driver"
 	"fmt"
 	"strings"
 	"time"
@@ -28,6 +29,9 @@ type Retention struct {
 // Pruned counts what Prune dropped.
 type Pruned struct {
 	Deployments, Events, PhaseChanges, Sessions int64
+	// Skipped: another replica was pruning the shared database; this one
+	// deleted nothing.
+	Skipped bool
 }
 
 // pruneBatch bounds the rows one prune transaction deletes, so that the
@@ -36,6 +40,39 @@ const pruneBatch = 1000
 
 // Prune drops the history r does not keep, in batches.
 func (s *sqlStore) Prune(ctx context.Context, r Retention, now time.Time) (Pruned, error) {
+	if !s.d.advisory {
+		return s.prune(ctx, r, now)
+	}
+	// One replica prunes at a time; the others skip their turn.
+	c, err := s.db.Conn(ctx)
+	if err != nil {
+		return Pruned{}, fmt.Errorf("pruning: %w", err)
+	}
+	defer c.Close()
+	key := int64(s.class)<<32 | pruneLockKey
+	var got bool
+	if err := c.QueryRowContext(ctx, `SELECT pg_try_advisory_lock($1)`, key).Scan(&got); err != nil {
+		return Pruned{}, fmt.Errorf("pruning: taking the lock: %w", err)
+	}
+	if !got {
+		return Pruned{Skipped: true}, nil
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if _, err := c.ExecContext(ctx, `SELECT pg_advisory_unlock($1)`, key); err != nil {
+			// Never back in the pool with the lock held.
+			_ = c.Raw(func(any) error { return driver.ErrBadConn })
+		}
+	}()
+	return s.prune(ctx, r, now)
+}
+
+// pruneLockKey, with the schema's class above it, is the advisory lock of
+// the prune.
+const pruneLockKey = 0x7072756e // "prun"
+
+func (s *sqlStore) prune(ctx context.Context, r Retention, now time.Time) (Pruned, error) {
 	var p Pruned
 	cutoff := int64(0)
 	if r.MaxAge > 0 {
@@ -63,11 +100,11 @@ func (s *sqlStore) Prune(ctx context.Context, r Retention, now time.Time) (Prune
 			if len(ids) == 0 {
 				break
 			}
-			ev, err := s.deleteDeployments(ctx, ids)
+			ev, deps, err := s.deleteDeployments(ctx, ids)
 			if err != nil {
 				return p, err
 			}
-			p.Deployments += int64(len(ids))
+			p.Deployments += deps
 			p.Events += ev
 			if len(ids) < pruneBatch {
 				break
@@ -111,11 +148,19 @@ func scanID(row interface{ Scan(...any) error }) (int64, error) {
 }
 
 // deleteDeployments deletes deployments (none current) with their events.
-func (s *sqlStore) deleteDeployments(ctx context.Context, ids []int64) (int64, error) {
+func (s *sqlStore) deleteDeployments(ctx context.Context, ids []int64) (events, deployments int64, err error) {
 	defer s.lockWrites()()
+	err = s.retry(ctx, "pruning deployments", func() (err error) {
+		events, deployments, err = s.deleteDeploymentsOnce(ctx, ids)
+		return err
+	})
+	return events, deployments, err
+}
+
+func (s *sqlStore) deleteDeploymentsOnce(ctx context.Context, ids []int64) (events, deployments int64, err error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return 0, fmt.Errorf("begin: %w", err)
+		return 0, 0, fmt.Errorf("begin: %w", err)
 	}
 	defer func() { _ = rollback(tx) }()
 	in := strings.Repeat("?, ", len(ids))
@@ -126,18 +171,21 @@ func (s *sqlStore) deleteDeployments(ctx context.Context, ids []int64) (int64, e
 	}
 	res, err := tx.ExecContext(ctx, s.q(`DELETE FROM events WHERE deployment_id IN (`+in+`)`), args...)
 	if err != nil {
-		return 0, fmt.Errorf("pruning events: %w", err)
+		return 0, 0, fmt.Errorf("pruning events: %w", err)
 	}
-	n, _ := res.RowsAffected()
+	events, _ = res.RowsAffected()
 	// A deployment that became current meanwhile is kept.
-	if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM deployments WHERE id IN (`+in+`)
-		AND id NOT IN (SELECT deployment_id FROM apps)`), args...); err != nil {
-		return 0, fmt.Errorf("pruning deployments: %w", err)
+	res, err = tx.ExecContext(ctx, s.q(`DELETE FROM deployments WHERE id IN (`+in+`)
+		AND id NOT IN (SELECT deployment_id FROM apps)`), args...)
+	if err != nil {
+		return 0, 0, fmt.Errorf("pruning deployments: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
-		return 0, fmt.Errorf("commit: %w", err)
+		return 0, 0, fmt.Errorf("commit: %w", err)
 	}
-	return n, nil
+	// The rows really deleted: another writer may have deleted some first.
+	deployments, _ = res.RowsAffected()
+	return events, deployments, nil
 }
 
 func (s *sqlStore) execWrite(ctx context.Context, query string, args ...any) (int64, error) {

@@ -6,11 +6,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // dialect holds what differs between SQLite and PostgreSQL.
@@ -22,6 +28,10 @@ type dialect struct {
 	pk string
 	// lock runs first in the migration transaction.
 	lock string
+	// advisory: the database has advisory locks (PostgreSQL). Writes then
+	// lock the apps they touch, in one order, and the phase log's tail
+	// (see lockApps and lockLog); SQLite has one writer at a time.
+	advisory bool
 }
 
 // sqlStore implements Store on database/sql.
@@ -32,6 +42,13 @@ type sqlStore struct {
 	// allows one writer, and waiting on a mutex is far cheaper than its
 	// busy-retry sleeps.
 	wmu *sync.Mutex
+	// log receives the retried deadlocks and serialization failures.
+	log *slog.Logger
+	// retries counts them.
+	retries atomic.Int64
+	// class scopes PostgreSQL's advisory locks and channels to the
+	// schema (see Owners).
+	class int32
 }
 
 func (s *sqlStore) lockWrites() func() {
@@ -48,6 +65,50 @@ type txStmts struct {
 	tx    *sql.Tx
 	s     *sqlStore
 	cache map[string]*sql.Stmt
+	// changes are the phase changes the transaction appends, inserted
+	// last (see flushChanges).
+	changes []PhaseChange
+	// deps holds the component states of the deployments the batch's
+	// events joined, merged in memory and written once at its end
+	// (writeComponents); byRev and latest find them again: by project,
+	// app and revision, and the app's current deployment. The app's lock
+	// keeps them true for the whole transaction.
+	deps   map[int64]*batchDeployment
+	byRev  map[string]int64
+	latest map[string]int64
+}
+
+// batchDeployment is what a batch changes of one deployment.
+type batchDeployment struct {
+	comps []ComponentState
+	// spec is the first spec revision the batch's events carried.
+	spec  string
+	dirty bool
+}
+
+// writeComponents writes the component states (and spec revision) the
+// batch merged, one statement per deployment, in id order.
+func (s *sqlStore) writeComponents(t *txStmts, now time.Time) error {
+	ids := make([]int64, 0, len(t.deps))
+	for id, d := range t.deps {
+		if d.dirty {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		d := t.deps[id]
+		raw, err := json.Marshal(d.comps)
+		if err != nil {
+			return fmt.Errorf("encoding components: %w", err)
+		}
+		if err := t.exec(`UPDATE deployments SET components = ?, updated_at = ?,
+			spec_revision = CASE WHEN spec_revision = '' THEN ? ELSE spec_revision END WHERE id = ?`,
+			string(raw), ts(now), d.spec, id); err != nil {
+			return fmt.Errorf("updating components of deployment %d: %w", id, err)
+		}
+	}
+	return nil
 }
 
 func (t *txStmts) stmt(query string) (*sql.Stmt, error) {
@@ -123,8 +184,17 @@ func (s *sqlStore) Ping(ctx context.Context) error { return s.db.PingContext(ctx
 
 func (s *sqlStore) Close() error { return s.db.Close() }
 
-func (s *sqlStore) RecordEvents(ctx context.Context, events []Event, now time.Time) (_ []Recorded, err error) {
+func (s *sqlStore) RecordEvents(ctx context.Context, events []Event, now time.Time) ([]Recorded, error) {
 	defer s.lockWrites()()
+	var out []Recorded
+	err := s.retry(ctx, "storing events", func() (err error) {
+		out, err = s.recordEvents(ctx, events, now)
+		return err
+	})
+	return out, err
+}
+
+func (s *sqlStore) recordEvents(ctx context.Context, events []Event, now time.Time) (_ []Recorded, err error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("begin: %w", err)
@@ -134,8 +204,19 @@ func (s *sqlStore) RecordEvents(ctx context.Context, events []Event, now time.Ti
 			err = errors.Join(err, rollback(tx))
 		}
 	}()
-	ts := &txStmts{ctx: ctx, tx: tx, s: s, cache: map[string]*sql.Stmt{}}
+	ts := &txStmts{ctx: ctx, tx: tx, s: s, cache: map[string]*sql.Stmt{},
+		deps: map[int64]*batchDeployment{}, byRev: map[string]int64{}, latest: map[string]int64{}}
 	defer ts.close()
+	var apps []int64
+	for _, e := range events {
+		if e.App != "" && e.Project != "" && e.IgnoredReason == "" {
+			e = e.clean()
+			apps = append(apps, appLockKey(e.Project, e.App))
+		}
+	}
+	if err := s.lockApps(ctx, tx, apps...); err != nil {
+		return nil, err
+	}
 	out := make([]Recorded, len(events))
 	for i, e := range events {
 		r, err := s.recordEvent(ts, e, now)
@@ -144,11 +225,111 @@ func (s *sqlStore) RecordEvents(ctx context.Context, events []Event, now time.Ti
 		}
 		out[i] = r
 	}
+	if err := s.writeComponents(ts, now); err != nil {
+		return nil, err
+	}
+	if _, err := s.flushChanges(ctx, tx, ts.changes); err != nil {
+		return nil, err
+	}
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("commit: %w", err)
 	}
 	return out, nil
 }
+
+// Lock keys of PostgreSQL's transaction advisory locks. An app's key comes
+// from appLockKey; logLockKey guards the phase log's tail.
+const logLockKey = 0x666c6565747700 // "fleetw\0"
+
+// appLockKey is the advisory lock key of one app (a 64-bit FNV-1a hash of
+// "project/app"; two apps that collide only wait on each other).
+func appLockKey(project, app string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte("app\x00" + project + "/" + app))
+	return int64(h.Sum64())
+}
+
+// lockApps takes the transaction's locks of the given apps, in ascending
+// key order, which every writer follows: the writes of one app (its events,
+// new deployments and phase transitions) happen one after the other, and
+// two transactions cannot wait on each other's apps.
+func (s *sqlStore) lockApps(ctx context.Context, tx *sql.Tx, keys ...int64) error {
+	if !s.d.advisory || len(keys) == 0 {
+		return nil
+	}
+	keys = slices.Clone(keys)
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	// One round trip: unnest yields the keys in the array's order.
+	if _, err := tx.ExecContext(ctx, `SELECT count(pg_advisory_xact_lock(k)) FROM unnest($1::bigint[]) AS u(k)`, keys); err != nil {
+		return fmt.Errorf("locking apps: %w", err)
+	}
+	return nil
+}
+
+// flushChanges appends the transaction's phase changes to the log. On
+// PostgreSQL it first takes the log's lock, held until the commit: the
+// writers of phase changes take their sequence numbers and commit one
+// after the other, so a reader that saw number n has seen every number
+// below it (a stream cannot skip a change that commits late). It returns
+// the sequence numbers in order.
+func (s *sqlStore) flushChanges(ctx context.Context, tx *sql.Tx, cs []PhaseChange) ([]int64, error) {
+	if len(cs) == 0 {
+		return nil, nil
+	}
+	if s.d.advisory {
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`SELECT pg_advisory_xact_lock(%d)`, logLockKey)); err != nil {
+			return nil, fmt.Errorf("locking the phase log: %w", err)
+		}
+		// Delivered at the commit: every replica's streams wake up.
+		if _, err := tx.ExecContext(ctx, `SELECT pg_notify($1, '')`, logChannel(s.class)); err != nil {
+			return nil, fmt.Errorf("notifying the phase log: %w", err)
+		}
+	}
+	seqs := make([]int64, len(cs))
+	for i, c := range cs {
+		var err error
+		if seqs[i], err = s.insertChange(ctx, tx, c); err != nil {
+			return nil, err
+		}
+	}
+	return seqs, nil
+}
+
+// maxAttempts bounds the attempts of a transaction that PostgreSQL aborted
+// for a deadlock or a serialization failure.
+const maxAttempts = 5
+
+// retry runs fn again when it failed on a deadlock or a serialization
+// failure, logging each: such a conflict is never the caller's error.
+func (s *sqlStore) retry(ctx context.Context, what string, fn func() error) error {
+	for attempt := 1; ; attempt++ {
+		err := fn()
+		if err == nil || attempt == maxAttempts || !retryable(err) || ctx.Err() != nil {
+			return err
+		}
+		s.retries.Add(1)
+		if s.log != nil {
+			s.log.Warn("retrying a transaction", "what", what, "attempt", attempt, "err", err)
+		}
+		wait := time.Duration(attempt) * time.Duration(1+rand.IntN(10)) * time.Millisecond
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+	}
+}
+
+// retryable reports a deadlock or serialization failure.
+func retryable(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001")
+}
+
+// Retries returns how many transactions were run again after a deadlock
+// or a serialization failure.
+func (s *sqlStore) Retries() int64 { return s.retries.Load() }
 
 func rollback(tx *sql.Tx) error {
 	if err := tx.Rollback(); err != nil && !errors.Is(err, sql.ErrTxDone) {
@@ -169,14 +350,14 @@ func (s *sqlStore) recordEvent(tx *txStmts, e Event, now time.Time) (Recorded, e
 		e.Project, e.App, e.Component, e.SpecRevision = "", "", "", ""
 	}
 	var (
-		r     Recorded
-		comps []ComponentState
-		err   error
+		r   Recorded
+		dep *batchDeployment
+		err error
 	)
 	if status == EventApplied {
 		// A repeated event's deployment already exists, so finding (or
 		// creating) it before the dedupe check creates nothing extra.
-		r.DeploymentID, comps, r.NewDeployment, err = s.joinDeployment(tx, e, now)
+		r.DeploymentID, dep, r.NewDeployment, err = s.batchDeployment(tx, e, now)
 		if err != nil {
 			return r, err
 		}
@@ -199,17 +380,44 @@ func (s *sqlStore) recordEvent(tx *txStmts, e Event, now time.Time) (Recorded, e
 	if status == EventIgnored {
 		return r, nil
 	}
-	comps = mergeComponent(comps, e)
-	raw, err := json.Marshal(comps)
-	if err != nil {
-		return r, fmt.Errorf("encoding components: %w", err)
-	}
-	if err := tx.exec(`UPDATE deployments SET components = ?, updated_at = ?,
-		spec_revision = CASE WHEN spec_revision = '' THEN ? ELSE spec_revision END WHERE id = ?`,
-		string(raw), ts(now), e.SpecRevision, r.DeploymentID); err != nil {
-		return r, fmt.Errorf("updating components: %w", err)
+	dep.comps = mergeComponent(dep.comps, e)
+	dep.dirty = true
+	if dep.spec == "" {
+		dep.spec = e.SpecRevision
 	}
 	return r, nil
+}
+
+// batchDeployment finds (or creates) e's deployment, from the batch's
+// memory when an earlier event of the batch joined it.
+func (s *sqlStore) batchDeployment(t *txStmts, e Event, now time.Time) (int64, *batchDeployment, bool, error) {
+	app := e.Project + "\x00" + e.App
+	rev := app + "\x00" + e.Revision
+	id, ok := t.byRev[rev]
+	if e.JoinLatest {
+		id, ok = t.latest[app]
+	}
+	if ok {
+		return id, t.deps[id], false, nil
+	}
+	id, comps, created, err := s.joinDeployment(t, e, now)
+	if err != nil {
+		return 0, nil, false, err
+	}
+	d := t.deps[id]
+	if d == nil {
+		d = &batchDeployment{comps: comps}
+		t.deps[id] = d
+	}
+	switch {
+	case created:
+		t.byRev[rev], t.latest[app] = id, id
+	case e.JoinLatest:
+		t.latest[app] = id
+	default:
+		t.byRev[rev] = id
+	}
+	return id, d, created, nil
 }
 
 // mergeComponent sets the state of the event's component unless a newer event
@@ -277,18 +485,43 @@ func (s *sqlStore) joinDeployment(tx *txStmts, e Event, now time.Time) (int64, [
 			return 0, nil, false, fmt.Errorf("finding deployment: %w", err)
 		}
 	}
-	id, err = s.createDeployment(tx.ctx, tx.tx, e, now)
-	return id, nil, true, err
+	id, created, err := s.createDeployment(tx, e, now)
+	if err != nil || created {
+		return id, nil, created, err
+	}
+	// Another writer created it first: join it.
+	err = tx.queryRow(`SELECT components FROM deployments WHERE id = ?`, id).Scan(&comps)
+	if err != nil {
+		return 0, nil, false, fmt.Errorf("reading deployment %d: %w", id, err)
+	}
+	var cs []ComponentState
+	if err := json.Unmarshal([]byte(comps), &cs); err != nil {
+		return 0, nil, false, fmt.Errorf("decoding components of deployment %d: %w", id, err)
+	}
+	return id, cs, false, nil
 }
 
-func (s *sqlStore) createDeployment(ctx context.Context, tx *sql.Tx, e Event, now time.Time) (int64, error) {
-	var id int64
-	if err := tx.QueryRowContext(ctx, s.q(`INSERT INTO deployments
+// createDeployment creates the deployment of e's app and revision; when
+// it exists already (created by a writer that did not hold the app's lock)
+// it returns that one's id and created false.
+func (s *sqlStore) createDeployment(t *txStmts, e Event, now time.Time) (id int64, created bool, err error) {
+	ctx, tx := t.ctx, t.tx
+	err = tx.QueryRowContext(ctx, s.q(`INSERT INTO deployments
 		(project, app, revision, spec_revision, started_at, finished_at, updated_at, phase, message,
 		 components, checks, live_url, timeout_ms, github_id, github_state, superseded_by)
-		VALUES (?, ?, ?, ?, ?, 0, ?, ?, '', '[]', '', '', 0, 0, '', 0) RETURNING id`),
-		e.Project, e.App, e.Revision, e.SpecRevision, ts(now), ts(now), string(PhasePending)).Scan(&id); err != nil {
-		return 0, fmt.Errorf("creating deployment: %w", err)
+		VALUES (?, ?, ?, ?, ?, 0, ?, ?, '', '[]', '', '', 0, 0, '', 0)
+		ON CONFLICT (project, app, revision) DO NOTHING RETURNING id`),
+		e.Project, e.App, e.Revision, e.SpecRevision, ts(now), ts(now), string(PhasePending)).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = tx.QueryRowContext(ctx, s.q(`SELECT id FROM deployments WHERE project = ? AND app = ? AND revision = ?`),
+			e.Project, e.App, e.Revision).Scan(&id)
+		if err != nil {
+			return 0, false, fmt.Errorf("reading the deployment created meanwhile: %w", err)
+		}
+		return id, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("creating deployment: %w", err)
 	}
 	// Older deployments end here; a finished one keeps its end time and message.
 	if _, err := tx.ExecContext(ctx, s.q(`UPDATE deployments SET
@@ -297,12 +530,12 @@ func (s *sqlStore) createDeployment(ctx context.Context, tx *sql.Tx, e Event, no
 		updated_at = ?, superseded_by = ?
 		WHERE project = ? AND app = ? AND superseded_by = 0 AND id < ?`),
 		"superseded by revision "+e.Revision, ts(now), ts(now), id, e.Project, e.App, id); err != nil {
-		return 0, fmt.Errorf("superseding deployments: %w", err)
+		return 0, false, fmt.Errorf("superseding deployments: %w", err)
 	}
 	var from string
-	err := tx.QueryRowContext(ctx, s.q(`SELECT phase FROM apps WHERE project = ? AND name = ?`), e.Project, e.App).Scan(&from)
+	err = tx.QueryRowContext(ctx, s.q(`SELECT phase FROM apps WHERE project = ? AND name = ?`), e.Project, e.App).Scan(&from)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return 0, fmt.Errorf("reading app: %w", err)
+		return 0, false, fmt.Errorf("reading app: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO apps
 		(project, name, phase, message, deployment_id, revision, spec_revision, live_url, updated_at)
@@ -311,15 +544,13 @@ func (s *sqlStore) createDeployment(ctx context.Context, tx *sql.Tx, e Event, no
 		deployment_id = excluded.deployment_id, revision = excluded.revision,
 		spec_revision = excluded.spec_revision, updated_at = excluded.updated_at`),
 		e.Project, e.App, string(PhasePending), id, e.Revision, e.SpecRevision, ts(now)); err != nil {
-		return 0, fmt.Errorf("updating app: %w", err)
+		return 0, false, fmt.Errorf("updating app: %w", err)
 	}
-	if _, err := s.insertChange(ctx, tx, PhaseChange{
+	t.changes = append(t.changes, PhaseChange{
 		Project: e.Project, App: e.App, DeploymentID: id, Revision: e.Revision,
 		From: Phase(from), To: PhasePending, Message: "revision " + e.Revision + " received", At: now,
-	}); err != nil {
-		return 0, err
-	}
-	return id, nil
+	})
+	return id, true, nil
 }
 
 func (s *sqlStore) insertChange(ctx context.Context, tx *sql.Tx, c PhaseChange) (int64, error) {
@@ -333,8 +564,17 @@ func (s *sqlStore) insertChange(ctx context.Context, tx *sql.Tx, c PhaseChange) 
 	return seq, nil
 }
 
-func (s *sqlStore) UpdateDeployment(ctx context.Context, u DeploymentUpdate) (_ *PhaseChange, err error) {
+func (s *sqlStore) UpdateDeployment(ctx context.Context, u DeploymentUpdate) (*PhaseChange, error) {
 	defer s.lockWrites()()
+	var change *PhaseChange
+	err := s.retry(ctx, "updating a deployment", func() (err error) {
+		change, err = s.updateDeployment(ctx, u)
+		return err
+	})
+	return change, err
+}
+
+func (s *sqlStore) updateDeployment(ctx context.Context, u DeploymentUpdate) (_ *PhaseChange, err error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("begin: %w", err)
@@ -348,6 +588,19 @@ func (s *sqlStore) UpdateDeployment(ctx context.Context, u DeploymentUpdate) (_ 
 		project, app, rev, phase string
 		current, superseded      int64
 	)
+	if s.d.advisory {
+		// The app's lock first, as every writer takes it (lockApps).
+		err = tx.QueryRowContext(ctx, s.q(`SELECT project, app FROM deployments WHERE id = ?`), u.ID).Scan(&project, &app)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, fmt.Errorf("deployment %d: %w", u.ID, ErrNotFound)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading deployment %d: %w", u.ID, err)
+		}
+		if err := s.lockApps(ctx, tx, appLockKey(project, app)); err != nil {
+			return nil, err
+		}
+	}
 	err = tx.QueryRowContext(ctx, s.q(`SELECT d.project, d.app, d.revision, d.phase, COALESCE(a.deployment_id, 0), d.superseded_by
 		FROM deployments d LEFT JOIN apps a ON a.project = d.project AND a.name = d.app WHERE d.id = ?`), u.ID).
 		Scan(&project, &app, &rev, &phase, &current, &superseded)
@@ -360,6 +613,9 @@ func (s *sqlStore) UpdateDeployment(ctx context.Context, u DeploymentUpdate) (_ 
 	if superseded != 0 {
 		// A superseded deployment's history is final.
 		return nil, tx.Commit()
+	}
+	if u.From != "" && Phase(phase) != u.From {
+		return nil, fmt.Errorf("deployment %d is %s, not %s: %w", u.ID, phase, u.From, ErrConflict)
 	}
 	u.Message, u.LiveURL, u.SpecRevision = cleanText(u.Message), cleanText(u.LiveURL), cleanText(u.SpecRevision)
 	spec, args := "CASE WHEN ? <> '' THEN ? ELSE spec_revision END", []any{string(u.Phase), u.Message, string(u.Checks), u.LiveURL,
@@ -389,8 +645,21 @@ func (s *sqlStore) UpdateDeployment(ctx context.Context, u DeploymentUpdate) (_ 
 			Project: project, App: app, DeploymentID: u.ID, Revision: rev,
 			From: Phase(phase), To: u.Phase, Message: u.Message, At: u.UpdatedAt.UTC(),
 		}
-		if change.Seq, err = s.insertChange(ctx, tx, *change); err != nil {
+		seqs, err := s.flushChanges(ctx, tx, []PhaseChange{*change})
+		if err != nil {
 			return nil, err
+		}
+		change.Seq = seqs[0]
+	}
+	if u.Report == ReportAlways || (u.Report == ReportOnChange && change != nil) {
+		restate := 0
+		if u.Restate {
+			restate = 1
+		}
+		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO github_outbox
+			(deployment_id, project, app, slot, phase, message, live_url, restate, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+			u.ID, project, app, SlotOf(project, app), string(u.Phase), u.Message, u.LiveURL, restate, ts(u.UpdatedAt)); err != nil {
+			return nil, fmt.Errorf("queueing the GitHub report: %w", err)
 		}
 	}
 	if err := tx.Commit(); err != nil {
@@ -409,6 +678,65 @@ func (s *sqlStore) SetGitHub(ctx context.Context, deploymentID, githubID int64, 
 		return fmt.Errorf("deployment %d: %w", deploymentID, ErrNotFound)
 	}
 	return nil
+}
+
+func (s *sqlStore) SendOutbox(ctx context.Context, slots []int, send func(OutboxEntry)) (_ bool, err error) {
+	const cols = `id, deployment_id, project, app, phase, message, live_url, restate, created_at`
+	scan := func(row interface{ Scan(...any) error }) (OutboxEntry, error) {
+		var (
+			e       OutboxEntry
+			phase   string
+			restate int64
+			created int64
+		)
+		err := row.Scan(&e.ID, &e.DeploymentID, &e.Project, &e.App, &phase, &e.Message, &e.LiveURL, &restate, &created)
+		e.Phase, e.Restate, e.CreatedAt = Phase(phase), restate != 0, fromTS(created)
+		return e, err
+	}
+	if !s.d.advisory {
+		// One replica: no lock, and no write transaction held while send
+		// talks to GitHub.
+		e, err := scan(s.db.QueryRowContext(ctx, `SELECT `+cols+` FROM github_outbox ORDER BY id LIMIT 1`))
+		if errors.Is(err, sql.ErrNoRows) {
+			return false, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("reading the GitHub outbox: %w", err)
+		}
+		send(e)
+		if _, err := s.execWrite(ctx, `DELETE FROM github_outbox WHERE id = ?`, e.ID); err != nil {
+			return true, fmt.Errorf("deleting a sent GitHub report: %w", err)
+		}
+		return true, nil
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return false, fmt.Errorf("begin: %w", err)
+	}
+	defer func() { err = errors.Join(err, rollback(tx)) }()
+	where, args := "", []any{}
+	if slots != nil {
+		s64 := make([]int64, len(slots))
+		for i, v := range slots {
+			s64[i] = int64(v)
+		}
+		where, args = "WHERE slot = ANY($1)", append(args, s64)
+	}
+	e, err := scan(tx.QueryRowContext(ctx, `SELECT `+cols+` FROM github_outbox `+where+` ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED`, args...))
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("reading the GitHub outbox: %w", err)
+	}
+	send(e)
+	if _, err := tx.ExecContext(ctx, `DELETE FROM github_outbox WHERE id = $1`, e.ID); err != nil {
+		return true, fmt.Errorf("deleting a sent GitHub report: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return true, fmt.Errorf("commit: %w", err)
+	}
+	return true, nil
 }
 
 const deploymentCols = `id, project, app, revision, spec_revision, started_at, finished_at, updated_at, phase, message,

@@ -10,6 +10,10 @@ import (
 // ErrNotFound is returned when an app or deployment does not exist.
 var ErrNotFound = errors.New("not found")
 
+// ErrConflict is returned when a phase transition names a phase the
+// deployment is no longer in (another writer moved it first).
+var ErrConflict = errors.New("phase changed meanwhile")
+
 // Phase is the lifecycle phase of an app or of one of its deployments.
 type Phase string
 
@@ -162,7 +166,11 @@ type PhaseChange struct {
 // DeploymentUpdate is what the prober writes back to a deployment. The
 // component states written by RecordEvents are not touched.
 type DeploymentUpdate struct {
-	ID      int64
+	ID int64
+	// From, when set, is the phase the deployment must be in for the update
+	// to apply: a compare-and-set. When the stored phase differs the update
+	// writes nothing and fails with ErrConflict.
+	From    Phase
 	Phase   Phase
 	Message string
 	Checks  json.RawMessage
@@ -178,6 +186,34 @@ type DeploymentUpdate struct {
 	Timeout        time.Duration
 	FinishedAt     time.Time
 	UpdatedAt      time.Time
+	// Report queues the written state for GitHub in the same transaction
+	// (the outbox; see SendOutbox): ReportOnChange when the phase changes,
+	// ReportAlways whether or not it does. Restate marks the report to be
+	// posted even when GitHub has a status in that state already.
+	Report  Report
+	Restate bool
+}
+
+// Report says when a DeploymentUpdate queues a GitHub report.
+type Report int
+
+// The Report values.
+const (
+	ReportNone Report = iota
+	ReportOnChange
+	ReportAlways
+)
+
+// OutboxEntry is one deployment state queued for GitHub.
+type OutboxEntry struct {
+	ID           int64
+	DeploymentID int64
+	Project, App string
+	Phase        Phase
+	Message      string
+	LiveURL      string
+	Restate      bool
+	CreatedAt    time.Time
 }
 
 // Store is the history store.
@@ -191,13 +227,20 @@ type Store interface {
 	// A new deployment becomes the app's current one (phase pending) and ends
 	// the open deployments it supersedes. Results are in input order.
 	RecordEvents(ctx context.Context, events []Event, now time.Time) ([]Recorded, error)
-	// UpdateDeployment writes probe results and phase. When the phase changes
+	// UpdateDeployment writes probe results and phase, unless u.From names
+	// a phase the deployment is no longer in (ErrConflict). When the phase changes
 	// it appends a PhaseChange and, for the app's current deployment, moves the
 	// app's phase. It returns the change appended, if any. A superseded
 	// deployment is left as it is (its history is final).
 	UpdateDeployment(ctx context.Context, u DeploymentUpdate) (*PhaseChange, error)
 	// SetGitHub records the GitHub deployment id and the last state posted.
 	SetGitHub(ctx context.Context, deploymentID, githubID int64, state string) error
+	// SendOutbox hands the oldest queued GitHub report of an app in one of
+	// slots (see SlotOf; nil: every app) to send, and deletes it once send
+	// returns (send reports its own failures). On PostgreSQL the report is
+	// locked meanwhile (FOR UPDATE SKIP LOCKED): no two replicas send one
+	// report. It returns false when none was queued.
+	SendOutbox(ctx context.Context, slots []int, send func(OutboxEntry)) (bool, error)
 
 	Deployment(ctx context.Context, id int64) (Deployment, error)
 	// Deployments lists an app's deployments newest first, with ids below

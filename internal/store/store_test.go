@@ -51,6 +51,23 @@ func openTestSQLite(t *testing.T) *SQL {
 
 func openTestPostgres(t *testing.T) *SQL {
 	t.Helper()
+	return openPostgresAt(t, testPostgresSchema(t))
+}
+
+func openPostgresAt(t *testing.T, dsn string) *SQL {
+	t.Helper()
+	s, err := OpenPostgres(t.Context(), dsn, PostgresOptions{MaxConns: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// testPostgresSchema creates a fresh schema, dropped at the end of the
+// test, and returns the DSN that uses it.
+func testPostgresSchema(t *testing.T) string {
+	t.Helper()
 	dsn := os.Getenv(PostgresDSNEnv)
 	if dsn == "" {
 		if os.Getenv("CI") == "true" {
@@ -75,12 +92,7 @@ func openTestPostgres(t *testing.T) *SQL {
 		defer db.Close()
 		_, _ = db.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
 	})
-	s, err := OpenPostgres(t.Context(), withSearchPath(t, dsn, schema), PostgresOptions{MaxConns: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	return s
+	return withSearchPath(t, dsn, schema)
 }
 
 func withSearchPath(t *testing.T, dsn, schema string) string {
@@ -338,7 +350,7 @@ func TestMigrateIgnoredReason(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Back to version 3.
-		for _, q := range []string{`DROP TABLE sessions`, `ALTER TABLE events DROP COLUMN ignored_reason`, `DELETE FROM schema_migrations WHERE version >= 4`} {
+		for _, q := range []string{`DROP TABLE github_outbox`, `DROP TABLE sessions`, `ALTER TABLE events DROP COLUMN ignored_reason`, `DELETE FROM schema_migrations WHERE version >= 4`} {
 			if _, err := s.db.ExecContext(ctx, q); err != nil {
 				t.Fatal(err)
 			}

@@ -144,3 +144,100 @@ func BenchmarkIngestArtifactEvents(b *testing.B) {
 	// This process's CPU per event; the kube-apiserver's is not counted.
 	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu_us/event")
 }
+
+// BenchmarkIngestReplicas posts signed Flux events from 32 concurrent
+// clients to one replica on SQLite and to 1, 2 and 3 replicas sharing one
+// PostgreSQL database, each app's events spread over the replicas (event i
+// goes to replica i mod n), and reports events per second and latency:
+//
+//	go test -run '^$' -bench IngestReplicas -benchtime 5000x ./internal/webhook/
+func BenchmarkIngestReplicas(b *testing.B) {
+	const (
+		clients = 32
+		apps    = 50
+	)
+	run := func(b *testing.B, urls []string) {
+		bodies := make([][]byte, b.N)
+		for i := range bodies {
+			app := fmt.Sprintf("app%02d", i%apps)
+			bodies[i] = fixture(b, "kustomization-progressing", withApp("bench", app),
+				withMessage(fmt.Sprintf("Deployment/bench/%s-web configured (%d)", app, i)))
+		}
+		hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients}}
+		defer hc.CloseIdleConnections()
+		b.ResetTimer()
+		cpu0 := cpuTime(b)
+		start := time.Now()
+		lat, fails := postSignedTo(hc, urls, bodies, clients)
+		elapsed := time.Since(start)
+		cpu := cpuTime(b) - cpu0
+		b.StopTimer()
+		if fails > 0 {
+			b.Fatalf("%d of %d events were not stored", fails, b.N)
+		}
+		b.ReportMetric(float64(b.N)/elapsed.Seconds(), "events/s")
+		b.ReportMetric(float64(lat[min(len(lat)-1, len(lat)*99/100)].Microseconds())/1000, "p99_ms")
+		b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50_ms")
+		b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu_us/event")
+	}
+	mod := func(c *Config) {
+		c.DefaultTimeout = time.Hour
+		c.Backoff = probe.DefaultBackoff()
+	}
+	b.Run("sqlite-1", func(b *testing.B) {
+		e := newTestEnv(b, mod)
+		run(b, []string{e.ts.URL + "/hooks/flux"})
+	})
+	for n := 1; n <= 3; n++ {
+		b.Run(fmt.Sprintf("postgres-%d", n), func(b *testing.B) {
+			rs := newReplicas(b, n, func(_ int, c *Config) { mod(c) })
+			var urls []string
+			for _, r := range rs {
+				urls = append(urls, r.ts.URL+"/hooks/flux")
+			}
+			run(b, urls)
+		})
+	}
+}
+
+// postSignedTo is postSigned with body i sent to urls[i mod len(urls)].
+func postSignedTo(hc *http.Client, urls []string, bodies [][]byte, clients int) ([]time.Duration, int64) {
+	var (
+		next  atomic.Int64
+		fails atomic.Int64
+		mu    sync.Mutex
+		lat   = make([]time.Duration, 0, len(bodies))
+		wg    sync.WaitGroup
+	)
+	for range clients {
+		wg.Go(func() {
+			mine := make([]time.Duration, 0, len(bodies)/clients+1)
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(bodies) {
+					break
+				}
+				req, _ := http.NewRequest(http.MethodPost, urls[i%len(urls)], bytes.NewReader(bodies[i]))
+				req.Header.Set(SignatureHeader, Sign([]byte(testKey), bodies[i]))
+				t0 := time.Now()
+				resp, err := hc.Do(req)
+				if err != nil {
+					fails.Add(1)
+					continue
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				mine = append(mine, time.Since(t0))
+				if resp.StatusCode != http.StatusOK {
+					fails.Add(1)
+				}
+			}
+			mu.Lock()
+			lat = append(lat, mine...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	slices.Sort(lat)
+	return lat, fails.Load()
+}

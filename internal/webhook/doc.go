@@ -14,5 +14,12 @@
 // projects a token or the access file grants them, and streams are bounded
 // per person, token and address (limits.go).
 //
+// Several replicas (Config.Coordinator, store.Owners on PostgreSQL): every
+// replica stores events and serves reads; only an app's owner runs its
+// checks, writes its phase transitions (compare-and-set on the stored
+// phase) and sends its GitHub states from the store's outbox. A replica
+// tells the owner of another's app by NOTIFY, and a new owner resumes the
+// apps it takes over.
+//
 // docs/webhook.md describes the endpoints and the phase rules.
 package webhook

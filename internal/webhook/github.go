@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/fleetwright/fleetwright/internal/github"
@@ -59,7 +58,8 @@ func commitOf(rev string) string {
 	return rev
 }
 
-// githubWorker posts statuses in the order of the phase changes.
+// githubWorker posts the states queued in the store's GitHub outbox, in
+// the order the phase changes were written, for the apps this replica owns.
 type githubWorker struct {
 	cfg     *GitHub
 	st      store.Store
@@ -70,39 +70,33 @@ type githubWorker struct {
 	// confirmed its spec revision (or it ended), so that its ref and payload
 	// name the right apps-repo commit.
 	waitSpec bool
+	// slots returns the app slots this replica owns (nil: every app).
+	slots func() []int
 
-	mu     sync.Mutex
-	queue  []githubItem
 	signal chan struct{}
 	ctx    context.Context
 	cancel context.CancelFunc
+	stopc  chan struct{}
 	done   chan struct{}
 }
 
-// githubItem is one state to post; restate posts it even when GitHub already
-// has a status in that state (a failure whose reason changed).
-type githubItem struct {
-	d       store.Deployment
-	restate bool
-}
+// outboxPoll is how often the outbox is read without a wake-up: it finds
+// the reports a replica that died left for the apps this one took over.
+const outboxPoll = time.Second
 
 func newGitHubWorker(cfg *GitHub, st store.Store, m *metrics, log *slog.Logger, waitSpec bool) *githubWorker {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &githubWorker{cfg: cfg, st: st, metrics: m, log: log, waitSpec: waitSpec,
-		signal: make(chan struct{}, 1), ctx: ctx, cancel: cancel, done: make(chan struct{})}
+		signal: make(chan struct{}, 1), ctx: ctx, cancel: cancel, stopc: make(chan struct{}), done: make(chan struct{})}
 }
 
 func (g *githubWorker) start() { go g.loop() }
 
-// stop posts what is queued (each request bounded) and ends the worker.
+// stop posts what is queued (each request bounded, 30s in all) and ends
+// the worker; what is left stays queued for the next start or another
+// replica.
 func (g *githubWorker) stop() {
-	g.mu.Lock()
-	g.queue = append(g.queue, githubItem{}) // the stop marker
-	g.mu.Unlock()
-	select {
-	case g.signal <- struct{}{}:
-	default:
-	}
+	close(g.stopc)
 	select {
 	case <-g.done:
 	case <-time.After(30 * time.Second):
@@ -112,13 +106,8 @@ func (g *githubWorker) stop() {
 	g.cancel()
 }
 
-func (g *githubWorker) enqueue(d store.Deployment, restate bool) {
-	if githubState(d.Phase) == "" && d.GitHubID != 0 {
-		return
-	}
-	g.mu.Lock()
-	g.queue = append(g.queue, githubItem{d: d, restate: restate})
-	g.mu.Unlock()
+// wake makes the worker read the outbox now.
+func (g *githubWorker) wake() {
 	select {
 	case g.signal <- struct{}{}:
 	default:
@@ -127,43 +116,69 @@ func (g *githubWorker) enqueue(d store.Deployment, restate bool) {
 
 func (g *githubWorker) loop() {
 	defer close(g.done)
+	tk := time.NewTicker(outboxPoll)
+	defer tk.Stop()
 	for {
+		stopping := false
 		select {
 		case <-g.ctx.Done():
 			return
+		case <-g.stopc:
+			stopping = true
 		case <-g.signal:
+		case <-tk.C:
 		}
-		for {
-			g.mu.Lock()
-			if len(g.queue) == 0 {
-				g.mu.Unlock()
-				break
-			}
-			it := g.queue[0]
-			g.queue = g.queue[1:]
-			g.mu.Unlock()
-			d := it.d
-			if d.ID == 0 {
-				return
-			}
-			if err := g.post(d, it.restate); err != nil {
-				g.metrics.github.WithLabelValues("error").Inc()
-				g.log.Error("GitHub deployment status", "app", d.Project+"/"+d.App, "revision", d.Revision, "err", err)
-			}
+		g.drain()
+		if stopping {
+			return
 		}
 	}
 }
 
-// post creates the GitHub deployment of d if needed and posts its state.
-// The phase and message are d's, in the order the phases changed; the spec
-// revision is the newest stored, which the cluster may have corrected.
-func (g *githubWorker) post(d store.Deployment, restate bool) error {
-	cur, err := g.st.Deployment(g.ctx, d.ID)
+// drain posts the queued reports of the apps this replica owns, oldest
+// first, until none is left.
+func (g *githubWorker) drain() {
+	for g.ctx.Err() == nil {
+		var slots []int
+		if g.slots != nil {
+			if slots = g.slots(); len(slots) == 0 {
+				return
+			}
+		}
+		sent, err := g.st.SendOutbox(g.ctx, slots, func(e store.OutboxEntry) {
+			if err := g.post(e); err != nil {
+				g.metrics.github.WithLabelValues("error").Inc()
+				g.log.Error("GitHub deployment status", "app", e.Project+"/"+e.App, "deployment", e.DeploymentID, "err", err)
+			}
+		})
+		if err != nil {
+			if g.ctx.Err() == nil {
+				g.log.Error("reading the GitHub outbox", "err", err)
+			}
+			return
+		}
+		if !sent {
+			return
+		}
+	}
+}
+
+// post creates the GitHub deployment of e's deployment if needed and posts
+// e's state. The phase and message are e's, in the order the phases
+// changed; the spec revision is the newest stored, which the cluster may
+// have corrected.
+func (g *githubWorker) post(e store.OutboxEntry) error {
+	cur, err := g.st.Deployment(g.ctx, e.DeploymentID)
 	if err != nil {
 		return err
 	}
+	d := store.Deployment{ID: cur.ID, Project: cur.Project, App: cur.App, Revision: cur.Revision,
+		Phase: e.Phase, Message: e.Message, LiveURL: e.LiveURL}
 	state := githubState(d.Phase)
-	if cur.GitHubState == state && state != "" && !restate {
+	if state == "" && cur.GitHubID != 0 {
+		return nil
+	}
+	if cur.GitHubState == state && state != "" && !e.Restate {
 		return nil
 	}
 	id := cur.GitHubID

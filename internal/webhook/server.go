@@ -86,6 +86,29 @@ type Config struct {
 	Registry *prometheus.Registry
 	// Pages configures the status pages (pages.go).
 	Pages PagesConfig
+	// Coordinator divides the apps among the replicas sharing one
+	// PostgreSQL store (a started *store.Owners); nil for one replica,
+	// which owns every app. Close it after Stop.
+	Coordinator Coordinator
+}
+
+// Coordinator divides the apps among the webhook's replicas: only an app's
+// owner runs its checks, writes its phase transitions and reports it to
+// GitHub; every replica stores events and serves reads. store.Owners is
+// the implementation on PostgreSQL.
+type Coordinator interface {
+	// Owns reports whether this replica owns the app now.
+	Owns(project, app string) bool
+	// OwnedSlots returns the slots (store.SlotOf) of the apps it owns.
+	OwnedSlots() []int
+	// Changed is signalled when this replica gained or lost apps.
+	Changed() <-chan struct{}
+	// Logged is signalled when any replica committed a phase change.
+	Logged() <-chan struct{}
+	// Notices delivers what Notify sent, from every replica.
+	Notices() <-chan string
+	// Notify sends msg to every replica.
+	Notify(ctx context.Context, msg string) error
 }
 
 func (c *Config) setDefaults() error {
@@ -183,6 +206,9 @@ type Server struct {
 	pruneStop     chan struct{}
 	pruneDone     chan struct{}
 	pruneStopOnce sync.Once
+
+	wakeStop, wakeDone chan struct{}
+	wakeStopOnce       sync.Once
 }
 
 // New returns a Server; it starts the event writer, which Stop ends.
@@ -209,6 +235,9 @@ func New(cfg Config) (*Server, error) {
 		s.github = newGitHubWorker(cfg.GitHub, cfg.Store, s.metrics, s.log, cfg.Prober != nil)
 	}
 	s.tracker = newTracker(s)
+	if s.github != nil && cfg.Coordinator != nil {
+		s.github.slots = cfg.Coordinator.OwnedSlots
+	}
 	s.routes()
 	return s, nil
 }
@@ -300,6 +329,21 @@ func (s *Server) Start() error {
 	if err := s.tracker.start(); err != nil {
 		return err
 	}
+	if c := s.cfg.Coordinator; c != nil {
+		// Phase changes committed by any replica wake this one's streams.
+		s.wakeStop, s.wakeDone = make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(s.wakeDone)
+			for {
+				select {
+				case <-s.wakeStop:
+					return
+				case <-c.Logged():
+					s.hub.notify()
+				}
+			}
+		}()
+	}
 	if s.cfg.PruneInterval > 0 {
 		s.pruneStop, s.pruneDone = make(chan struct{}), make(chan struct{})
 		go s.pruneLoop(s.pruneStop, s.pruneDone)
@@ -330,6 +374,8 @@ func (s *Server) pruneLoop(stop <-chan struct{}, done chan<- struct{}) {
 			return
 		case err != nil:
 			s.log.Error("pruning the history", "err", err)
+		case p.Skipped:
+			s.log.Debug("another replica is pruning the history")
 		case p != (store.Pruned{}):
 			s.log.Info("pruned the history", "deployments", p.Deployments, "events", p.Events,
 				"phase_changes", p.PhaseChanges, "sessions", p.Sessions, "took", time.Since(start).Round(time.Millisecond).String())
@@ -398,6 +444,10 @@ func (s *Server) Stop() {
 	if s.pruneStop != nil {
 		s.pruneStopOnce.Do(func() { close(s.pruneStop) })
 		<-s.pruneDone
+	}
+	if s.wakeStop != nil {
+		s.wakeStopOnce.Do(func() { close(s.wakeStop) })
+		<-s.wakeDone
 	}
 	s.batcher.close()
 	s.tracker.stop()

@@ -3,6 +3,7 @@ package webhook
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -25,6 +26,86 @@ type notice struct {
 	// projectWide: an event of the project's own Flux objects (see
 	// projectEventOf), with its health; it names no deployment.
 	projectWide bool
+	// remote: the notice came from another replica (or was sent to every
+	// one): it is handled here only for an app this replica owns, and
+	// never passed on again.
+	remote bool
+}
+
+// wireNotice is a notice as replicas send it to each other.
+type wireNotice struct {
+	DeploymentID  int64  `json:"d,omitempty"`
+	Project       string `json:"p"`
+	App           string `json:"a,omitempty"`
+	NewDeployment bool   `json:"n,omitempty"`
+	Component     string `json:"c,omitempty"`
+	Health        string `json:"h,omitempty"`
+	Terminal      bool   `json:"t,omitempty"`
+	Recheck       bool   `json:"r,omitempty"`
+	ProjectWide   bool   `json:"w,omitempty"`
+}
+
+// owns reports whether this replica owns the app (always, without a
+// Coordinator).
+func (t *tracker) owns(project, app string) bool {
+	c := t.s.cfg.Coordinator
+	return c == nil || c.Owns(project, app)
+}
+
+// forward queues a notice for the app's owner (every replica listens; the
+// owner acts on it); flushForwards sends what is queued.
+func (t *tracker) forward(n notice) {
+	t.forwards = append(t.forwards, wireNotice{DeploymentID: n.deploymentID, Project: n.project, App: n.app, NewDeployment: n.newDeployment,
+		Component: n.component, Health: n.health, Terminal: n.terminal, Recheck: n.recheck, ProjectWide: n.projectWide})
+}
+
+// maxNoticeBytes keeps a message under NOTIFY's payload limit (8,000 bytes).
+const maxNoticeBytes = 7900
+
+// flushForwards sends the queued notices, as few messages as fit.
+func (t *tracker) flushForwards() {
+	fs := t.forwards
+	t.forwards = nil
+	for len(fs) > 0 {
+		n := len(fs)
+		var b []byte
+		for {
+			var err error
+			if b, err = json.Marshal(fs[:n]); err != nil {
+				t.s.log.Error("encoding notices", "err", err)
+				return
+			}
+			if len(b) <= maxNoticeBytes || n == 1 {
+				break
+			}
+			n = max(1, n*maxNoticeBytes/len(b))
+		}
+		if len(b) > maxNoticeBytes {
+			// One notice too big: the owner reads the rest from the store.
+			w := fs[0]
+			b, _ = json.Marshal([]wireNotice{{DeploymentID: w.DeploymentID, Project: w.Project, App: w.App, Recheck: true, ProjectWide: w.ProjectWide}})
+		}
+		if err := t.s.cfg.Coordinator.Notify(t.ctx, string(b)); err != nil && t.ctx.Err() == nil {
+			// The owner's periodic round picks the apps up anyway.
+			t.s.log.Warn("telling the apps' owners", "notices", n, "err", err)
+		}
+		fs = fs[n:]
+	}
+}
+
+// received queues a notice from another replica.
+func (t *tracker) received(msg string) {
+	var ws []wireNotice
+	if err := json.Unmarshal([]byte(msg), &ws); err != nil {
+		t.s.log.Warn("a replica's notice", "err", err)
+		return
+	}
+	t.mu.Lock()
+	for _, w := range ws {
+		t.queue = append(t.queue, notice{deploymentID: w.DeploymentID, project: w.Project, app: w.App, newDeployment: w.NewDeployment,
+			component: w.Component, health: w.Health, terminal: w.Terminal, recheck: w.Recheck, projectWide: w.ProjectWide, remote: true})
+	}
+	t.mu.Unlock()
 }
 
 // tracker runs the checks of deployments and turns their results into phases.
@@ -36,7 +117,9 @@ type tracker struct {
 	runs          map[int64]*run
 	degradedSince map[int64]time.Time
 	// written remembers what was last written per deployment, so that an
-	// attempt that changes nothing but counters is not written again.
+	// attempt that changes nothing but counters is not written again. It
+	// never stands for the stored phase: each write reads that back and
+	// names it as the phase it moves from.
 	written map[int64]writtenState
 	// healths holds the latest event health per deployment and component: an
 	// event that repeats it does not wake the deployment's checks.
@@ -49,6 +132,9 @@ type tracker struct {
 	latest map[string]int64
 	queue  []notice
 	signal chan struct{}
+	// forwards are the notices for other replicas' apps, sent after each
+	// turn of the loop (only the loop touches them).
+	forwards []wireNotice
 	// projectHealth holds the health of each project's latest event of
 	// its own Flux objects.
 	projectHealth map[string]string
@@ -65,15 +151,10 @@ type tracker struct {
 type writtenState struct {
 	states, full string
 	at           time.Time
-	// What was written, so the next attempt need not read it back.
+	// The phase and message written: when the store holds others, another
+	// writer moved the deployment since, and the signatures above are stale.
 	phase   store.Phase
 	message string
-	spec    string
-	// specKnown: spec came from the cluster.
-	specKnown bool
-	timeout   time.Duration
-	finished  time.Time
-	live      string
 }
 
 const (
@@ -144,16 +225,50 @@ func newTracker(s *Server) *tracker {
 }
 
 func (t *tracker) start() error {
+	if err := t.resume(); err != nil {
+		return err
+	}
+	t.wg.Add(1)
+	go t.loop()
+	return nil
+}
+
+// resume queues a recheck of every active deployment of the apps this
+// replica owns, and sends what the GitHub outbox holds of them (another
+// replica owned them, and may have died before it sent it).
+func (t *tracker) resume() error {
 	active, err := t.s.cfg.Store.ActiveDeployments(t.ctx)
 	if err != nil {
 		return fmt.Errorf("resuming deployments: %w", err)
 	}
 	for _, d := range active {
-		t.notify(notice{deploymentID: d.ID, project: d.Project, app: d.App, recheck: true})
+		if !t.owns(d.Project, d.App) {
+			continue
+		}
+		t.notify(notice{deploymentID: d.ID, project: d.Project, app: d.App, recheck: true, remote: true})
 	}
-	t.wg.Add(1)
-	go t.loop()
+	if t.s.github != nil {
+		// The GitHub reports a replica that died left queued.
+		t.s.github.wake()
+	}
 	return nil
+}
+
+// rebalance stops the checks of the apps this replica no longer owns and
+// resumes those of the apps it owns.
+func (t *tracker) rebalance() {
+	t.mu.Lock()
+	for id, r := range t.runs {
+		if !t.owns(r.project, r.app) {
+			r.cancel()
+			delete(t.runs, id)
+			t.forget(id)
+		}
+	}
+	t.mu.Unlock()
+	if err := t.resume(); err != nil && t.ctx.Err() == nil {
+		t.s.log.Error("taking over apps", "err", err)
+	}
 }
 
 func (t *tracker) stop() {
@@ -180,6 +295,13 @@ func (t *tracker) loop() {
 		defer tk.Stop()
 		tick = tk.C
 	}
+	var (
+		changed <-chan struct{}
+		notices <-chan string
+	)
+	if c := t.s.cfg.Coordinator; c != nil {
+		changed, notices = c.Changed(), c.Notices()
+	}
 	for {
 		select {
 		case <-t.ctx.Done():
@@ -187,6 +309,10 @@ func (t *tracker) loop() {
 		case <-t.signal:
 		case <-tick:
 			t.periodic()
+		case <-changed:
+			t.rebalance()
+		case msg := <-notices:
+			t.received(msg)
 		}
 		t.mu.Lock()
 		q := t.queue
@@ -195,10 +321,14 @@ func (t *tracker) loop() {
 		for _, n := range q {
 			t.handle(n)
 		}
+		if len(t.forwards) > 0 {
+			t.flushForwards()
+		}
 	}
 }
 
-// periodic queues a recheck of every rolled-out app.
+// periodic queues a recheck of every rolled-out app this replica owns, and
+// resumes its apps rolling out without a run here.
 func (t *tracker) periodic() {
 	apps, err := t.s.cfg.Store.Apps(t.ctx)
 	if err != nil {
@@ -208,11 +338,15 @@ func (t *tracker) periodic() {
 	for _, a := range apps {
 		due := a.Phase == store.PhaseDegraded ||
 			(t.s.cfg.Prober != nil && (a.Phase == store.PhaseRunning || a.Phase == store.PhasePaused || a.Phase == store.PhaseFailed))
-		if due {
-			t.mu.Lock()
-			t.queue = append(t.queue, notice{deploymentID: a.DeploymentID, project: a.Project, app: a.Name, recheck: true})
-			t.mu.Unlock()
+		t.mu.Lock()
+		if a.Phase == store.PhasePending || a.Phase == store.PhaseDeploying {
+			// A rollout another replica owned, or a notice that was lost.
+			due = t.runs[a.DeploymentID] == nil
 		}
+		if due && t.owns(a.Project, a.Name) {
+			t.queue = append(t.queue, notice{deploymentID: a.DeploymentID, project: a.Project, app: a.Name, recheck: true, remote: true})
+		}
+		t.mu.Unlock()
 	}
 }
 
@@ -222,8 +356,17 @@ func (t *tracker) handle(n notice) {
 	if t.ctx.Err() != nil {
 		return
 	}
+	if t.s.cfg.Coordinator != nil && !n.remote && (n.projectWide || !t.owns(n.project, n.app)) {
+		// To the owner; a project's event to every replica, each acting
+		// for the apps it owns.
+		t.forward(n)
+		return
+	}
 	if n.projectWide {
 		t.handleProject(n)
+		return
+	}
+	if !t.owns(n.project, n.app) {
 		return
 	}
 	t.mu.Lock()
@@ -344,7 +487,7 @@ func (t *tracker) handleProject(n notice) {
 		switch {
 		case a.Project != n.project || busy[a.Name]:
 		case a.Phase == store.PhasePending || a.Phase == store.PhaseDeploying || a.Phase == store.PhaseFailed:
-			t.handle(notice{deploymentID: a.DeploymentID, project: a.Project, app: a.Name, recheck: true})
+			t.handle(notice{deploymentID: a.DeploymentID, project: a.Project, app: a.Name, recheck: true, remote: true})
 		}
 	}
 }
@@ -464,25 +607,31 @@ func (t *tracker) apply(ctx context.Context, id int64, mode runMode, res probe.R
 	if ctx.Err() != nil {
 		return
 	}
-	t.mu.Lock()
-	last, known := t.written[id]
-	t.mu.Unlock()
-	var (
-		d         store.Deployment
-		specKnown bool
-	)
-	if known {
-		specKnown = last.specKnown
-		d = store.Deployment{ID: id, Phase: last.phase, Message: last.message, SpecRevision: last.spec,
-			Timeout: last.timeout, FinishedAt: last.finished, LiveURL: last.live}
-	} else {
-		var err error
-		if d, err = t.s.cfg.Store.Deployment(ctx, id); err != nil {
-			t.s.log.Error("reading deployment", "id", id, "err", err)
-			return
-		}
-		specKnown = decodeResult(d).Check(probe.CheckSync).SpecRevision() != ""
+	// What the store holds now, not what this replica last wrote: another
+	// writer may have moved the deployment since, and the transition below
+	// names the phase read here (compare-and-set).
+	d, err := t.s.cfg.Store.Deployment(ctx, id)
+	if err != nil {
+		t.s.log.Error("reading deployment", "id", id, "err", err)
+		return
 	}
+	if !t.owns(d.Project, d.App) {
+		// The app moved to another replica: its checks here are ending.
+		return
+	}
+	specKnown := decodeResult(d).Check(probe.CheckSync).SpecRevision() != ""
+	t.mu.Lock()
+	last := t.written[id]
+	if last.phase != d.Phase || last.message != d.Message {
+		// Written elsewhere since: what this replica remembers is stale.
+		last = writtenState{}
+	}
+	if d.Phase != store.PhaseDegraded {
+		delete(t.degradedSince, id)
+	} else if _, ok := t.degradedSince[id]; !ok {
+		t.degradedSince[id] = d.UpdatedAt
+	}
+	t.mu.Unlock()
 	now := t.s.now()
 	timeout := res.Timeout
 	if timeout <= 0 {
@@ -536,10 +685,30 @@ func (t *tracker) apply(ctx context.Context, id int64, mode runMode, res probe.R
 	if done && last.full == full {
 		return
 	}
+	// No new phase may still be news to GitHub: a failure whose reason is
+	// now Flux's own, or the spec revision a deferred GitHub deployment
+	// waited for.
+	restate := v.Phase == store.PhaseFailed && d.Phase == store.PhaseFailed && v.Message != d.Message
+	report := store.ReportNone
+	if t.s.github != nil {
+		report = store.ReportOnChange
+		if restate || (liveSpec != "" && !specKnown) {
+			report = store.ReportAlways
+		}
+	}
 	change, err := t.s.cfg.Store.UpdateDeployment(ctx, store.DeploymentUpdate{
-		ID: id, Phase: v.Phase, Message: v.Message, Checks: raw, LiveURL: live, SpecRevision: spec, NoSpecRevision: noSpec,
-		Timeout: timeout, FinishedAt: finished, UpdatedAt: now,
+		ID: id, From: d.Phase, Phase: v.Phase, Message: v.Message, Checks: raw, LiveURL: live, SpecRevision: spec, NoSpecRevision: noSpec,
+		Timeout: timeout, FinishedAt: finished, UpdatedAt: now, Report: report, Restate: restate,
 	})
+	if errors.Is(err, store.ErrConflict) {
+		// Another writer moved the deployment first: the next attempt
+		// starts from what it wrote.
+		t.s.log.Debug("phase transition refused", "id", id, "err", err)
+		t.mu.Lock()
+		delete(t.written, id)
+		t.mu.Unlock()
+		return
+	}
 	if err != nil {
 		t.s.log.Error("writing deployment", "id", id, "err", err)
 		return
@@ -547,38 +716,19 @@ func (t *tracker) apply(ctx context.Context, id int64, mode runMode, res probe.R
 	t.mu.Lock()
 	// A deployment superseded meanwhile keeps nothing in memory.
 	if _, ok := t.appOf[id]; ok && ctx.Err() == nil {
-		t.remember(id, v.Phase, now, writtenState{states: states, full: full, at: now, phase: v.Phase, message: v.Message, spec: spec,
-			specKnown: specKnown || liveSpec != "", timeout: timeout, finished: finished, live: live})
+		t.remember(id, v.Phase, now, writtenState{states: states, full: full, at: now, phase: v.Phase, message: v.Message})
 	}
 	t.mu.Unlock()
+	if t.s.github != nil && (change != nil || report == store.ReportAlways) {
+		t.s.github.wake()
+	}
 	if change == nil {
-		// No new phase, but GitHub may need to hear of it: a failure whose
-		// reason is now Flux's own, or the spec revision a deferred GitHub
-		// deployment waited for.
-		restate := v.Phase == store.PhaseFailed && d.Phase == store.PhaseFailed && v.Message != d.Message
-		if t.s.github != nil && (restate || (liveSpec != "" && !specKnown)) {
-			t.enqueueGitHub(ctx, id, restate)
-		}
 		return
 	}
 	t.s.log.Info("phase changed", "app", change.Project+"/"+change.App, "revision", change.Revision,
 		"from", string(change.From), "to", string(change.To), "message", change.Message)
 	t.s.metrics.phases.WithLabelValues(string(change.To)).Inc()
 	t.s.hub.notify()
-	if t.s.github != nil {
-		t.enqueueGitHub(ctx, id, false)
-	}
-}
-
-// enqueueGitHub queues the deployment's state for GitHub; restate posts it
-// even when GitHub already has a status in that state.
-func (t *tracker) enqueueGitHub(ctx context.Context, id int64, restate bool) {
-	full, err := t.s.cfg.Store.Deployment(ctx, id)
-	if err != nil {
-		t.s.log.Error("reading deployment", "id", id, "err", err)
-		return
-	}
-	t.s.github.enqueue(full, restate)
 }
 
 // deploymentChecker adds what Flux's events say to the cluster checks: with
