@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -68,5 +69,29 @@ func TestProgressInWords(t *testing.T) {
 	r := runVerify(t, nil, "--apps", apps)
 	if r.code != 0 || strings.Contains(r.stderr, "level=") || strings.Contains(r.stderr, "msg=") {
 		t.Errorf("exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+}
+
+// TestProjectAlertsAreChecked: the Alerts render writes for each project
+// (platform.yaml fleet.notifications) are checked against their API type,
+// not passed over as an unknown kind.
+func TestProjectAlertsAreChecked(t *testing.T) {
+	t.Parallel()
+	apps := appsRepoWith(t, false, "  notifications: {}\n")
+	r := runVerify(t, nil, "--apps", apps)
+	if r.code != 0 || !strings.Contains(r.out, "46 objects") || strings.Contains(r.out, "unknown kind") {
+		t.Errorf("exit %d\n%s%s", r.code, r.out, r.stderr)
+	}
+	shop := filepath.Join(apps, "fleet/clusters/prod-eu/projects/shop.yaml")
+	data, err := os.ReadFile(shop)
+	if err != nil || !strings.Contains(string(data), "kind: Alert") {
+		t.Fatalf("no Alert in %s (%v)", shop, err)
+	}
+	bad := strings.Replace(string(data), "  eventSeverity: info\n", "  eventSeverity: info\n  evntSources: []\n", 1)
+	if err := os.WriteFile(shop, []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := runVerify(t, nil, "--platform", filepath.Join(apps, "platform.yaml"), filepath.Join(apps, "fleet")); r.code != 1 || !strings.Contains(r.out, "Alert/fleetwright-shop: spec.evntSources: unknown field") {
+		t.Errorf("a misspelt field of an Alert: exit %d\n%s", r.code, r.out)
 	}
 }
