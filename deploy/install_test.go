@@ -287,7 +287,7 @@ func TestInstallPage(t *testing.T) {
 			continue
 		}
 		alerts++
-		if !strings.Contains(doc, "name: fleetwright\n") || !strings.Contains(doc, "namespace: shop\n") {
+		if d := doc + "\n"; !strings.Contains(d, "name: fleetwright\n") || !strings.Contains(d, "namespace: shop\n") {
 			t.Errorf("the project's Alert:\n%s", doc)
 		}
 		if err := dryRun(t, []byte(doc)); err != nil {
