@@ -171,8 +171,16 @@ func TestInstallPage(t *testing.T) {
 	if !slicesContainsAll(cmds, "/deploy/flux/kustomization.yaml", clusterDir+"/flux-system/kustomization.yaml") {
 		t.Errorf("step 3 does not copy deploy/flux/kustomization.yaml over %s/flux-system/kustomization.yaml", clusterDir)
 	}
-	if _, err := os.Stat("flux/kustomization.yaml"); err != nil {
-		t.Error(err)
+	lockdown, err := os.ReadFile("flux/kustomization.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The projects' Alerts are in flux-system and read their namespaces'
+	// events: notification-controller must stay out of the lockdown.
+	for _, m := range regexp.MustCompile(`(?m)^      name: "?([^"\n]+)"?$`).FindAllStringSubmatch(string(lockdown), -1) {
+		if regexp.MustCompile("^(?:" + m[1] + ")$").MatchString("notification-controller") {
+			t.Errorf("deploy/flux/kustomization.yaml patches notification-controller (target %q): the projects' Alerts would hear nothing", m[1])
+		}
 	}
 
 	// 5. The copy of deploy/ and the overlay, laid out as a fleet repository.

@@ -70,7 +70,7 @@ func landFleet(ctx context.Context, l landing, o *renderFlags, f *generate.Fleet
 	// The index is a cache: failing to save it costs speed, not correctness.
 	defer func() {
 		if res.CacheErr != nil {
-			fmt.Fprintf(io.err, "warning: saving the fleet index: %v\n", res.CacheErr)
+			fmt.Fprintf(io.err, "warning: saving the fleet index (the cache that lets the next render skip unchanged apps; it is rebuilt when missing): %v\n", res.CacheErr)
 		}
 	}()
 	for _, u := range res.Unmanaged {
