@@ -183,9 +183,18 @@ func TestInstallPage(t *testing.T) {
 		}
 	}
 
+	// Every file of the release the page copies exists.
+	for _, m := range regexp.MustCompile(`/tmp/fleetwright-X\.Y\.Z/(\S+)`).FindAllStringSubmatch(strings.Join(cmds, "\n"), -1) {
+		for _, p := range expandBraces(m[1]) {
+			if got, err := filepath.Glob(filepath.Join("..", filepath.FromSlash(p))); err != nil || len(got) == 0 {
+				t.Errorf("the page copies %s, which the release does not hold", p)
+			}
+		}
+	}
+
 	// 5. The copy of deploy/ and the overlay, laid out as a fleet repository.
 	fleetRoot := t.TempDir()
-	cp := regexp.MustCompile(`^cp fleetwright-X\.Y\.Z/deploy/(\S+) (\S+)/$`)
+	cp := regexp.MustCompile(`^cp /tmp/fleetwright-X\.Y\.Z/deploy/(\S+) (\S+)/$`)
 	copied := 0
 	for _, c := range cmds {
 		m := cp.FindStringSubmatch(c)
@@ -328,4 +337,17 @@ func slicesContainsAll(lines []string, parts ...string) bool {
 		}
 	}
 	return false
+}
+
+// expandBraces expands one {a,b} group of a shell word.
+func expandBraces(w string) []string {
+	i, j := strings.Index(w, "{"), strings.Index(w, "}")
+	if i < 0 || j < i {
+		return []string{w}
+	}
+	var out []string
+	for _, alt := range strings.Split(w[i+1:j], ",") {
+		out = append(out, w[:i]+alt+w[j+1:])
+	}
+	return out
 }

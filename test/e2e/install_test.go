@@ -85,7 +85,7 @@ func TestInstallJourney(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cp := regexp.MustCompile(`(?m)^cp fleetwright-X\.Y\.Z/deploy/(\S+) fleet/clusters/prod-eu/(\S+)/$`)
+	cp := regexp.MustCompile(`(?m)^cp /tmp/fleetwright-X\.Y\.Z/deploy/(\S+) fleet/clusters/prod-eu/(\S+)/$`)
 	for _, m := range cp.FindAllStringSubmatch(string(page), -1) {
 		files, err := filepath.Glob(filepath.Join("../../deploy", filepath.FromSlash(m[1])))
 		if err != nil || len(files) == 0 {
