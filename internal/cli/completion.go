@@ -7,8 +7,8 @@ import (
 	"strings"
 )
 
-// Shells are the shells Completion writes scripts for.
-var shells = []string{"bash", "zsh", "fish"}
+// shells are the shells Completion writes scripts for.
+func shells() []string { return []string{"bash", "zsh", "fish"} }
 
 // Completion writes the completion script of the program for shell: its
 // commands, and each command's flags (flags[""] are the program's own,
@@ -48,7 +48,7 @@ func (h *Help) Completion(w io.Writer, shell string, flags map[string][]string) 
 		fmt.Fprintf(w, "  if [[ \"$cur\" == -* ]]; then\n")
 		fmt.Fprintf(w, "    COMPREPLY=($(compgen -W \"$flags\" -- \"$cur\"))\n")
 		fmt.Fprintf(w, "  elif [[ \"$cmd\" == help ]]; then\n    COMPREPLY=($(compgen -W %q -- \"$cur\"))\n", strings.Join(cmds, " "))
-		fmt.Fprintf(w, "  elif [[ \"$cmd\" == completion ]]; then\n    COMPREPLY=($(compgen -W %q -- \"$cur\"))\n", strings.Join(shells, " "))
+		fmt.Fprintf(w, "  elif [[ \"$cmd\" == completion ]]; then\n    COMPREPLY=($(compgen -W %q -- \"$cur\"))\n", strings.Join(shells(), " "))
 		fmt.Fprintf(w, "  elif [[ -z \"$cmd\" && $COMP_CWORD -eq 1 ]]; then\n")
 		fmt.Fprintf(w, "    COMPREPLY=($(compgen -W %q -- \"$cur\") $(compgen -f -- \"$cur\"))\n", strings.Join(cmds, " "))
 		fmt.Fprintf(w, "  else\n    COMPREPLY=($(compgen -f -- \"$cur\"))\n  fi\n}\n")
@@ -68,7 +68,7 @@ func (h *Help) Completion(w io.Writer, shell string, flags map[string][]string) 
 		fmt.Fprintf(w, "    *) flags=(%s) ;;\n  esac\n", strings.Join(names(""), " "))
 		fmt.Fprintf(w, "  if [[ \"$PREFIX\" == -* ]]; then\n    compadd -- $flags\n")
 		fmt.Fprintf(w, "  elif [[ \"$cmd\" == help ]]; then\n    compadd -- %s\n", strings.Join(cmds, " "))
-		fmt.Fprintf(w, "  elif [[ \"$cmd\" == completion ]]; then\n    compadd -- %s\n", strings.Join(shells, " "))
+		fmt.Fprintf(w, "  elif [[ \"$cmd\" == completion ]]; then\n    compadd -- %s\n", strings.Join(shells(), " "))
 		fmt.Fprintf(w, "  elif [[ -z \"$cmd\" && $CURRENT -eq 2 ]]; then\n    compadd -- %s\n    _files\n", strings.Join(cmds, " "))
 		fmt.Fprintf(w, "  else\n    _files\n  fi\n}\n")
 		fmt.Fprintf(w, "compdef %s %s\n", fn, h.Program)
@@ -82,7 +82,7 @@ func (h *Help) Completion(w io.Writer, shell string, flags map[string][]string) 
 			}
 		}
 		fmt.Fprintf(w, "complete -c %s -f -n '__fish_seen_subcommand_from help' -a %s\n", h.Program, fishQuote(strings.Join(cmds, " ")))
-		fmt.Fprintf(w, "complete -c %s -f -n '__fish_seen_subcommand_from completion' -a %s\n", h.Program, fishQuote(strings.Join(shells, " ")))
+		fmt.Fprintf(w, "complete -c %s -f -n '__fish_seen_subcommand_from completion' -a %s\n", h.Program, fishQuote(strings.Join(shells(), " ")))
 		opt := "-l"
 		if h.dash() == "-" {
 			opt = "-o"
@@ -113,7 +113,7 @@ func fishQuote(s string) string {
 // CompletionCommand is the completion command's entry in a program's help.
 func CompletionCommand(program string) Command {
 	return Command{
-		Name: "completion", Args: strings.Join(shells, "|"),
+		Name: "completion", Args: strings.Join(shells(), "|"),
 		Summary: "print the shell completion script of " + program,
 		Examples: []string{
 			"source <(" + program + " completion bash)             # in ~/.bashrc",
