@@ -120,6 +120,16 @@ func TestWrongFolderIsRefused(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "fleet")); err == nil {
 		t.Error("render wrote a fleet in a folder that is no apps repository")
 	}
+	// An apps repository whose last app was deleted: no apps/ left (Git
+	// keeps no empty folder), its platform.yaml stays; it renders, so that
+	// Flux prunes the app.
+	last := t.TempDir()
+	golden.WriteFiles(t, last, map[string]string{"platform.yaml": "apps_domain: apps.test\n"})
+	for _, args := range [][]string{{"validate", last}, {"--offline", last}} {
+		if r := runCmd(t, nil, args...); r.code != 0 {
+			t.Errorf("%v with platform.yaml and no app: exit %d\n%s", args, r.code, r.stderr)
+		}
+	}
 }
 
 // TestNoPlatformSaysSo: an apps repository without platform.yaml renders

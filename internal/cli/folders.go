@@ -12,11 +12,14 @@ func isDir(path string) bool {
 	return err == nil && st.IsDir()
 }
 
-// RequireApps refuses a folder that is no apps repository: one without an
-// apps/ folder, where no spec was found either (apps counts them). A
-// render or validate there would say "0 app(s)" and succeed.
+// RequireApps refuses a folder that is no apps repository: one with
+// neither an apps/ folder nor a platform file, where no spec was found
+// either (apps counts them). A render or validate there would say "0
+// app(s)" and succeed. An apps repository whose last app was deleted (Git
+// keeps no empty apps/ folder) still has its platform file, and renders,
+// so that Flux prunes what it ran.
 func RequireApps(program, root string, apps int) error {
-	if apps > 0 || isDir(filepath.Join(root, "apps")) {
+	if apps > 0 || isRoot(root) {
 		return nil
 	}
 	return Usagef("%s is not an apps repository: expected an apps/ folder holding apps/<project>/<app>/app.yaml "+

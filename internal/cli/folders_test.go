@@ -18,11 +18,20 @@ func TestRequireApps(t *testing.T) {
 	if err := RequireApps("render", empty, 1); err != nil {
 		t.Errorf("a folder with a spec: %v", err)
 	}
+	// The last app deleted: Git keeps no empty apps/ folder, the platform
+	// file stays.
+	withPlatform := t.TempDir()
+	if err := os.WriteFile(filepath.Join(withPlatform, "platform.yaml"), []byte("apps_domain: a.test\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := RequireApps("render", withPlatform, 0); err != nil {
+		t.Errorf("a platform file without apps (the last one deleted): %v", err)
+	}
 	if err := os.Mkdir(filepath.Join(empty, "apps"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if err := RequireApps("render", empty, 0); err != nil {
-		t.Errorf("apps/ without apps (the last one deleted): %v", err)
+		t.Errorf("apps/ without apps: %v", err)
 	}
 }
 
