@@ -136,8 +136,13 @@ func run(ctx context.Context, args []string, io stdio) error {
 		return err
 	}
 	f.fleet(&opts, appsRoot)
-	if err := cli.RequireFleet(opts.FleetDir, clusterDirs(opts.Platform)); err != nil {
-		return err
+	// A folder the user named, or the current one, must be a fleet; the
+	// apps repository's own fleet folder (--apps without FLEET_DIR) is
+	// the one its platform.yaml names.
+	if len(f.positional) == 1 || appsRoot == "" {
+		if err := cli.RequireFleet(opts.FleetDir, clusterDirs(opts.Platform)); err != nil {
+			return err
+		}
 	}
 	if opts.Live, err = f.live(); err != nil {
 		return err
