@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -69,7 +70,7 @@ func landFleet(ctx context.Context, l landing, o *renderFlags, f *generate.Fleet
 	// The index is a cache: failing to save it costs speed, not correctness.
 	defer func() {
 		if res.CacheErr != nil {
-			fmt.Fprintf(io.err, "warning: saving the fleet index: %v\n", res.CacheErr)
+			fmt.Fprintf(io.err, "warning: saving the fleet index (the cache that lets the next render skip unchanged apps; it is rebuilt when missing): %v\n", res.CacheErr)
 		}
 	}()
 	for _, u := range res.Unmanaged {
@@ -85,17 +86,8 @@ func landFleet(ctx context.Context, l landing, o *renderFlags, f *generate.Fleet
 		return &cli.ExitError{Code: cli.ExitUsage, Err: err}
 	case err != nil:
 		return err
-	case o.check:
-		if res.Empty() {
-			fmt.Fprintf(io.err, "%s is up to date (%d files)\n", l.where, res.Unchanged)
-			return nil
-		}
-		fmt.Fprint(io.out, fleet.Diff(res.Changes, l.label))
-		fmt.Fprintf(io.err, "%s differs from the specs in %d file(s); run render to update it\n", l.where, len(res.Changes))
-		return cli.Failed()
-	case o.diff:
-		fmt.Fprint(io.out, fleet.Diff(res.Changes, l.label))
-		return nil
+	case o.check || o.diff:
+		return reportDiff(l, o, res, io)
 	}
 	outputs := map[string]string{"changed-apps": strings.Join(res.ChangedApps(), ",")}
 	if o.mode == "dir" {
@@ -132,4 +124,43 @@ func reportPush(l landing, res sink.Result, outputs map[string]string, io stdio)
 		}
 		fmt.Fprintf(io.err, "fleet pull request #%d %s: %s\n", pr.Number, verb, pr.URL)
 	}
+}
+
+// diffJSON is what --check and --diff print with --format json.
+type diffJSON struct {
+	Fleet     string       `json:"fleet"`
+	Differs   bool         `json:"differs"`
+	Unchanged int          `json:"unchanged"`
+	Changes   []changeJSON `json:"changes"`
+}
+
+type changeJSON struct {
+	Path string `json:"path"`
+	Op   string `json:"op"`
+	Diff string `json:"diff"`
+}
+
+// reportDiff prints what --check and --diff found: the unified diff, or
+// with --format json one object. Either exits 1 when the fleet differs
+// from the specs, as diff(1) and kubectl diff do.
+func reportDiff(l landing, o *renderFlags, res sink.Result, io stdio) error {
+	if o.format == "json" {
+		doc := diffJSON{Fleet: l.where, Differs: !res.Empty(), Unchanged: res.Unchanged, Changes: []changeJSON{}}
+		for _, c := range res.Changes {
+			doc.Changes = append(doc.Changes, changeJSON{Path: c.Path, Op: string(c.Op), Diff: fleet.FileDiff(c, l.label)})
+		}
+		enc := json.NewEncoder(io.out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(doc); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprint(io.out, fleet.Diff(res.Changes, l.label))
+	}
+	if res.Empty() {
+		fmt.Fprintf(io.err, "%s is up to date (%d files)\n", l.where, res.Unchanged)
+		return nil
+	}
+	fmt.Fprintf(io.err, "%s differs from the specs in %d file(s); run render to update it\n", l.where, len(res.Changes))
+	return cli.Failed()
 }

@@ -195,7 +195,7 @@ func TestPushModeCheckAndDiff(t *testing.T) {
 		t.Errorf("check diff lacks the new Deployment:\n%s", r.stdout)
 	}
 	d := runCmd(t, nil, "--diff", "--fleet-repo", url, root)
-	if d.code != 0 || d.stdout != r.stdout {
+	if d.code != 1 || d.stdout != r.stdout {
 		t.Errorf("diff: exit %d, and its diff differs from the check's:\n%s", d.code, d.stdout)
 	}
 	if got := gittest.Git(t, bare, "rev-parse", "main"); got != head {
@@ -252,7 +252,7 @@ func TestPullRequestModeCheckAndDiff(t *testing.T) {
 	}
 	// No GitHub repository is needed to compare.
 	d := runCmd(t, env, "--diff", "--fleet-repo", url, root)
-	if d.code != 0 || d.stdout != r.stdout {
+	if d.code != 1 || d.stdout != r.stdout {
 		t.Errorf("diff: exit %d: %s\n%s", d.code, d.stderr, d.stdout)
 	}
 	if refs := gittest.Git(t, bare, "for-each-ref", "--format=%(refname)"); refs != "refs/heads/main\n" {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -110,9 +111,27 @@ func TestRenderWritesAndChecks(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.stdout, "-  replicas: 9\n+  replicas: 1\n") {
 		t.Fatalf("check of an edited fleet: exit %d\n%s", r.code, r.stdout)
 	}
+	// --diff exits 1 on a difference, as diff(1) and kubectl diff do.
 	r = runCmd(t, env, "--diff", "--out", out, "../../examples")
-	if r.code != 0 || !strings.Contains(r.stdout, "+++ "+dep) {
+	if r.code != 1 || !strings.Contains(r.stdout, "+++ "+dep) {
 		t.Fatalf("diff: exit %d\n%s", r.code, r.stdout)
+	}
+	r = runCmd(t, env, "--diff", "--format", "json", "--out", out, "../../examples")
+	var doc struct {
+		Differs bool
+		Changes []struct{ Path, Op, Diff string }
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || r.code != 1 || !doc.Differs || len(doc.Changes) != 1 ||
+		doc.Changes[0].Path != "apps/prod-eu/shop/orders/api/deployment-orders-api.yaml" || doc.Changes[0].Op != "update" ||
+		!strings.Contains(doc.Changes[0].Diff, "+  replicas: 1\n") {
+		t.Fatalf("diff --format json: exit %d, %v\n%s", r.code, err, r.stdout)
+	}
+	if err := os.WriteFile(dep, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = runCmd(t, env, "--diff", "--format", "json", "--out", out, "../../examples")
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || r.code != 0 || doc.Differs || len(doc.Changes) != 0 {
+		t.Fatalf("diff --format json of a fresh fleet: exit %d, %v\n%s", r.code, err, r.stdout)
 	}
 }
 
@@ -330,7 +349,7 @@ func TestOutMustNotMixWithSpecs(t *testing.T) {
 // names nothing is an unknown command.
 func TestBareFolderIsAPath(t *testing.T) {
 	t.Parallel()
-	if r := runCmd(t, nil, "valdiate"); r.code != 2 || !strings.Contains(r.stderr, `unknown command "valdiate"`) {
+	if r := runCmd(t, nil, "valdiate"); r.code != 2 || !strings.Contains(r.stderr, `unknown command "valdiate"; did you mean "validate"?`) {
 		t.Errorf("exit %d: %s", r.code, r.stderr)
 	}
 	if !isVerb("valdiate") || isVerb("../render") || isVerb("main_test.go") || isVerb("testdata") {

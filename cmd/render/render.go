@@ -25,6 +25,7 @@ import (
 // repository.
 type renderFlags struct {
 	out          string
+	version      bool
 	check, diff  bool
 	offline      bool
 	secrets      map[string]build.SecretSource
@@ -38,10 +39,11 @@ func parseRenderFlags(args []string, io stdio) (*renderFlags, error) {
 	var f renderFlags
 	fs := newFlags("render", io)
 	fs.StringVar(&f.out, "out", "", "fleet folder to write (default: platform.yaml's fleet.path inside the apps repository)")
+	fs.BoolVar(&f.version, "version", false, "print the version, commit, build date and Go release (as render version)")
 	fs.BoolVar(&f.check, "check", false, "write nothing; exit 1 and print a diff when the fleet (in the folder, or on the fleet branch) differs")
-	fs.BoolVar(&f.diff, "diff", false, "write nothing; print the diff with the folder, or the fleet branch")
+	fs.BoolVar(&f.diff, "diff", false, "write nothing; print the diff with the folder, or the fleet branch, and exit 1 when they differ (as --check)")
 	fs.BoolVar(&f.offline, "offline", false, "do not contact registries: keep image tags as written (with a warning naming them)")
-	fs.StringVar(&f.format, "format", "text", "problem output format: text or json")
+	fs.StringVar(&f.format, "format", "text", "output format of spec problems and of --check and --diff: text or json")
 	fs.Func("build-secret", "a secret RUN --mount=type=secret,id=<id> can mount: id=<id>,env=<variable> or id=<id>,src=<file> (repeatable; wins over platform.yaml's build.secrets)", func(s string) error {
 		id, src, err := build.ParseSecretFlag(s)
 		if err != nil {
@@ -69,6 +71,9 @@ func parseRenderFlags(args []string, io stdio) (*renderFlags, error) {
 	if fs.NArg() > 1 {
 		return nil, cli.Usagef("render takes one apps repository path, got %d", fs.NArg())
 	}
+	if f.format != "text" && f.format != "json" {
+		return nil, cli.Usagef("--format must be text or json")
+	}
 	if f.check && f.diff {
 		return nil, cli.Usagef("--check and --diff cannot be combined")
 	}
@@ -86,6 +91,9 @@ func runRender(ctx context.Context, args []string, io stdio) error {
 	if err != nil {
 		return err
 	}
+	if f.version {
+		return runVersion(nil, io)
+	}
 	root, err := cli.FindRoot(f.path)
 	if err != nil {
 		return &cli.ExitError{Code: cli.ExitUsage, Err: err}
@@ -95,6 +103,12 @@ func runRender(ctx context.Context, args []string, io stdio) error {
 	repo, ps, err := render.Load(ctx, src)
 	if err != nil {
 		return err
+	}
+	if err := cli.RequireApps("render", root, len(repo.Apps)); err != nil {
+		return err
+	}
+	if w := cli.PlatformWarning(root, spec.PlatformFileNames, spec.DefaultAppsDomain, spec.DefaultCluster, spec.DefaultFleetPath); w != "" {
+		fmt.Fprintln(io.err, w)
 	}
 	if err := reportSpecs(ps, f.format, io); err != nil {
 		return err

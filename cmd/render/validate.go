@@ -32,6 +32,15 @@ func runValidate(ctx context.Context, args []string, io stdio) error {
 		}
 	}
 	apps, components := v.Apps, v.Components
+	if len(paths) == 1 {
+		root, err := cli.FindRoot(paths[0])
+		if err != nil {
+			return &cli.ExitError{Code: cli.ExitUsage, Err: err}
+		}
+		if err := cli.RequireApps("render validate", root, apps); err != nil {
+			return err
+		}
+	}
 	rep := &cli.Reporter{Format: *format, Out: io.out, Getenv: io.getenv}
 	if err := rep.Report(v.Problems.Sort(), map[string]any{"apps": apps, "components": components}); err != nil {
 		return err

@@ -6,9 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"k8s.io/client-go/tools/clientcmd"
@@ -26,26 +26,36 @@ import (
 type stdio struct {
 	out, err io.Writer
 	getenv   func(string) string
+	// onHelp, when set, receives the flags instead of the help being
+	// printed (the completion scripts read them so).
+	onHelp func(*flag.FlagSet)
 }
 
-const usage = `verify checks a fleet folder the way Flux will see it.
-
-Usage:
-  verify [flags] [FLEET_DIR]
-  verify version [--json]   print the version, commit, build date and Go release
-
-FLEET_DIR defaults to the apps repository's fleet folder when --apps is
-given, else to the current folder. Exit status: 0 clean (warnings allowed),
-1 findings at error level, 2 usage or I/O error.
-
-Flags:
-`
+// help describes verify for --help, help and the completion scripts.
+func help() *cli.Help {
+	return &cli.Help{Program: "verify", Commands: []cli.Command{
+		{Summary: "verify checks a fleet folder the way Flux will see it.", Args: "[FLEET_DIR]",
+			Long: "FLEET_DIR defaults to the apps repository's fleet folder when --apps is given, else to the\n" +
+				"current folder; it must hold the cluster folders render writes (clusters/<cluster>/).\n" +
+				"Exit status: 0 clean (warnings allowed), 1 findings at error level, 2 usage or I/O error.",
+			Examples: []string{
+				"verify fleet                          # build and check every Flux path of ./fleet",
+				"verify --apps .                       # also re-render the specs and fail on any drift",
+				"verify --apps . --apps-ref origin/main --format json",
+				"verify --kubeconfig ~/.kube/config    # also dry-run every object on the cluster",
+			}},
+		cli.VersionCommand("verify"),
+		cli.HelpCommand("verify"),
+		cli.CompletionCommand("verify"),
+	}}
+}
 
 // flags are verify's flags.
 type flags struct {
 	apps, appsRef, platform string
 	fleetPath               string
 	fleetPathSet            bool
+	version                 bool
 	strictKinds, fullBuild  bool
 	artifacts               bool
 	artifactsConcurrency    int
@@ -56,12 +66,8 @@ type flags struct {
 
 func parseFlags(args []string, io stdio) (*flags, error) {
 	var f flags
-	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
-	fs.SetOutput(io.err)
-	fs.Usage = func() {
-		fmt.Fprint(io.err, usage)
-		fs.PrintDefaults()
-	}
+	fs := help().FlagSet("", io.out, io.err, io.onHelp)
+	fs.BoolVar(&f.version, "version", false, "print the version, commit, build date and Go release (as verify version)")
 	fs.StringVar(&f.apps, "apps", "", "apps repository (or its platform.yaml): re-render its specs and fail on any difference")
 	fs.StringVar(&f.appsRef, "apps-ref", "", "read the apps repository at this Git ref instead of its work tree")
 	fs.StringVar(&f.platform, "platform", "", "platform.yaml to take the policy, clusters and fleet path from, without the drift check")
@@ -104,12 +110,25 @@ func (f *flags) Validate() error {
 }
 
 func run(ctx context.Context, args []string, io stdio) error {
-	if len(args) > 0 && args[0] == "version" {
-		return runVersion(args[1:], io)
+	if len(args) > 0 {
+		switch args[0] {
+		case "version":
+			return runVersion(args[1:], io)
+		case "help":
+			return runHelp(ctx, args[1:], io)
+		case "completion":
+			return runCompletion(ctx, args[1:], io)
+		}
+		if h := help(); isVerb(args[0]) && (len(args) == 1 || len(cli.Suggest(args[0], h.Names())) > 0) {
+			return h.UnknownCommand(args[0])
+		}
 	}
 	f, err := parseFlags(args, io)
 	if err != nil {
 		return err
+	}
+	if f.version {
+		return runVersion(nil, io)
 	}
 	opts := verify.Options{StrictKinds: f.strictKinds, FullBuild: f.fullBuild}
 	specFindings, appsRoot, err := f.loadSpecs(ctx, &opts, io)
@@ -117,10 +136,20 @@ func run(ctx context.Context, args []string, io stdio) error {
 		return err
 	}
 	f.fleet(&opts, appsRoot)
+	// A folder the user named, or the current one, must be a fleet; the
+	// apps repository's own fleet folder (--apps without FLEET_DIR) is
+	// the one its platform.yaml names.
+	if len(f.positional) == 1 || appsRoot == "" {
+		if err := cli.RequireFleet(opts.FleetDir, clusterDirs(opts.Platform)); err != nil {
+			return err
+		}
+	}
 	if opts.Live, err = f.live(); err != nil {
 		return err
 	}
-	opts.Logger = newLogger(io.err)
+	progress := cli.NewProgress(io.err, cli.IsTerminal(io.err))
+	defer progress.Done()
+	opts.Logger = cli.ProgressLogger(progress)
 	if f.artifacts {
 		opts.Registry = &verify.RegistryCheck{
 			Client: registry.New(registry.Options{
@@ -217,16 +246,26 @@ func (f *flags) live() (*verify.Live, error) {
 	return &verify.Live{Config: cfg, FieldManager: f.fieldManager}, nil
 }
 
-// newLogger logs to w without timestamps.
-func newLogger(w io.Writer) *slog.Logger {
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{
-		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
-			if len(groups) == 0 && a.Key == slog.TimeKey {
-				return slog.Attr{}
-			}
-			return a
-		},
-	}))
+// clusterDirs are the cluster folders of the platform, if known.
+func clusterDirs(p *spec.Platform) []string {
+	if p == nil {
+		return nil
+	}
+	var out []string
+	for _, c := range p.Clusters {
+		out = append(out, c.Path)
+	}
+	return out
+}
+
+// isVerb tells a mistyped command from a fleet folder: a word that is no
+// flag and names no file or folder.
+func isVerb(s string) bool {
+	if strings.HasPrefix(s, "-") || strings.ContainsAny(s, "/.") {
+		return false
+	}
+	_, err := os.Stat(s)
+	return err != nil
 }
 
 // loadPlatform reads a platform.yaml on its own.

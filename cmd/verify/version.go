@@ -1,16 +1,13 @@
 package main
 
 import (
-	"flag"
-
 	"github.com/fleetwright/fleetwright/internal/cli"
 	"github.com/fleetwright/fleetwright/internal/version"
 )
 
 // runVersion prints the build's version, commit, date and Go release.
 func runVersion(args []string, io stdio) error {
-	fs := flag.NewFlagSet("verify version", flag.ContinueOnError)
-	fs.SetOutput(io.err)
+	fs := help().FlagSet("version", io.out, io.err, io.onHelp)
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	if err := cli.ParseFlags(fs, args); err != nil {
 		return err

@@ -90,9 +90,14 @@ type options struct {
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
+	return parseFlagsHelp(args, io.Discard, stderr, nil)
+}
+
+// parseFlagsHelp is parseFlags printing -help to stdout, or handing the
+// flags to onHelp when set (see cli.Help.FlagSet).
+func parseFlagsHelp(args []string, stdout, stderr io.Writer, onHelp func(*flag.FlagSet)) (options, error) {
 	var o options
-	fs := flag.NewFlagSet("webhook", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := help().FlagSet("", stdout, stderr, onHelp)
 	fs.BoolVar(&o.version, "version", false, "print the version, commit, build date and Go release, and exit")
 	fs.StringVar(&o.listen, "listen", ":8080", "address to listen on")
 	fs.StringVar(&o.sqlitePath, "sqlite", "webhook.db", "SQLite history file (used unless a PostgreSQL DSN is given)")
@@ -142,7 +147,11 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.appsRepoURL, "apps-repo-url", "", "web URL of the apps repository: the status pages link spec revisions to its commits, as -fleet-repo-url")
 	fs.DurationVar(&o.sessionTTL, "session-ttl", 12*time.Hour, "how long a sign-in to the status pages lasts")
 	if err := fs.Parse(args); err != nil {
-		return o, &cli.ExitError{Code: cli.ExitUsage, Err: err}
+		if errors.Is(err, flag.ErrHelp) {
+			return o, err
+		}
+		// The flag package printed the error, and where help is.
+		return o, &cli.ExitError{Code: cli.ExitUsage, Err: err, Silent: true}
 	}
 	if fs.NArg() > 0 {
 		return o, cli.Usagef("unexpected arguments: %s", strings.Join(fs.Args(), " "))
@@ -216,7 +225,20 @@ func readSecret(path, what string) (string, error) {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	o, err := parseFlags(args, stderr)
+	if len(args) > 0 {
+		switch args[0] {
+		case "version":
+			return runVersion(args[1:], stdout, stderr, nil)
+		case "help":
+			return runHelp(ctx, args[1:], stdout, stderr)
+		case "completion":
+			return runCompletion(args[1:], stdout, stderr)
+		}
+		if !strings.HasPrefix(args[0], "-") {
+			return help().UnknownCommand(args[0])
+		}
+	}
+	o, err := parseFlagsHelp(args, stdout, stderr, nil)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil

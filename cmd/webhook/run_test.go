@@ -33,7 +33,7 @@ func TestUsageErrors(t *testing.T) {
 		part string
 	}{
 		{[]string{"-nope"}, "flag provided but not defined"},
-		{[]string{"extra"}, "unexpected arguments: extra"},
+		{[]string{"extra"}, `unknown command "extra"`},
 		{[]string{"-github-ref", "main"}, "-github-ref must be revision or spec-revision"},
 		{[]string{"-github-repo", "a/b"}, "-github-token-file and -github-repo go together"},
 		{[]string{"-postgres-dsn", "x", "-postgres-dsn-file", "y"}, "not both"},

@@ -209,6 +209,9 @@ func TestRoleGrantsTheReads(t *testing.T) {
 		{"apps", "deployments", "list"},
 		{"apps", "statefulsets", "list"},
 		{"networking.k8s.io", "ingresses", "list"},
+		{"", "pods", "list"},
+		{"", "pods/log", "get"},
+		{"", "events", "list"},
 	} {
 		if !allows(want.group, want.resource, want.verb) {
 			t.Errorf("the ClusterRole does not allow %s on %s.%s", want.verb, want.resource, want.group)

@@ -1,7 +1,9 @@
 // Package cli holds what the commands share: exit codes carried by errors,
-// flags placed anywhere among the arguments, finding the apps repository
-// from paths the user gave, and printing spec problems (through package
-// diag).
+// flags placed anywhere among the arguments, per-command help, suggestions
+// for mistyped commands and shell completion scripts (Help), finding the
+// apps repository from paths the user gave and refusing folders that are
+// none (RequireApps, RequireFleet), progress on stderr (Progress,
+// ProgressLogger), and printing spec problems (through package diag).
 package cli
 
 import (

@@ -29,6 +29,9 @@ const JournalName = ".fleetwright-journal"
 
 const journalMagic = "fleetwright journal 1\n"
 
+// journalWords names the journal in messages, in the user's words.
+const journalWords = "the fleet folder's record of an unfinished change (" + JournalName + ")"
+
 // journal is the journal of one Apply.
 type journal struct {
 	f    *os.File
@@ -48,11 +51,11 @@ func beginJournal(root string, renames [][2]string, deletes []string) (*journal,
 	}
 	f, err := os.OpenFile(filepath.Join(root, JournalName), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("writing the journal: %w", err)
+		return nil, fmt.Errorf("writing %s: %w", journalWords, err)
 	}
 	if _, err := f.Write(b.Bytes()); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("writing the journal: %w", err)
+		return nil, fmt.Errorf("writing %s: %w", journalWords, err)
 	}
 	return &journal{f: f, body: b.Bytes()}, nil
 }
@@ -74,7 +77,7 @@ func (j *journal) commit() error {
 	}
 	j.f = nil
 	if err != nil {
-		return fmt.Errorf("writing the journal: %w", err)
+		return fmt.Errorf("writing %s: %w", journalWords, err)
 	}
 	return nil
 }
@@ -90,7 +93,7 @@ func (j *journal) discard(root string) {
 // done removes the journal of a change carried out.
 func done(root string) error {
 	if err := os.Remove(filepath.Join(root, JournalName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("removing the journal: %w", err)
+		return fmt.Errorf("removing %s: %w", journalWords, err)
 	}
 	return nil
 }
@@ -182,20 +185,20 @@ func Recover(root string) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("reading the journal: %w", err)
+		return fmt.Errorf("reading %s: %w", journalWords, err)
 	}
 	p, err := parseJournal(data)
 	if err != nil {
-		return fmt.Errorf("%s: %w", filepath.Join(root, JournalName), err)
+		return fmt.Errorf("%s, %s: %w", filepath.Join(root, JournalName), journalWords, err)
 	}
 	for _, r := range p.renames {
 		if !inside(r[0]) || !inside(r[1]) {
-			return fmt.Errorf("%s: a path outside the folder", filepath.Join(root, JournalName))
+			return fmt.Errorf("%s, %s: a path outside the folder", filepath.Join(root, JournalName), journalWords)
 		}
 	}
 	for _, d := range p.deletes {
 		if !inside(d) {
-			return fmt.Errorf("%s: a path outside the folder", filepath.Join(root, JournalName))
+			return fmt.Errorf("%s, %s: a path outside the folder", filepath.Join(root, JournalName), journalWords)
 		}
 	}
 	abs := func(rel string) string { return filepath.Join(root, filepath.FromSlash(rel)) }

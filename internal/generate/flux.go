@@ -328,7 +328,7 @@ func (r *renderer) project(cluster, project string, art *artifact.Artifact) ([]F
 		return nil, err
 	}
 	if !r.projectKustomization(cluster) {
-		objs := projectAccount(project, lbls)
+		objs := append(projectAccount(project, lbls), projectAlert(plat, project, lbls)...)
 		if art != nil {
 			objs = append(objs, r.projectSource(cluster, project, art)...)
 		}

@@ -70,6 +70,14 @@ type Fleet struct {
 	SourceNamespace string `json:"source_namespace,omitempty"`
 	// Artifacts, when set, gives each component its own Flux source: render pushes the component's folder as an OCI artifact to this registry, and the fleet pins it by digest in an OCIRepository, so that a fleet commit makes Flux reconcile only the components it changed.
 	Artifacts *FleetArtifacts `json:"artifacts,omitempty"`
+	// Notifications, when set, makes render write in each project's file, on a cluster Flux runs in, a notification-controller Alert (in the Flux namespace) for the Flux objects of the project's namespace, so that adding a project needs no edit of the Alerts (docs/install.md).
+	Notifications *FleetNotifications `json:"notifications,omitempty"`
+}
+
+// FleetNotifications says where the projects' Alerts send Flux's events.
+type FleetNotifications struct {
+	// Provider is the notification-controller Provider in the Flux namespace that the projects' Alerts name (default fleetwright, the one of deploy/notifications).
+	Provider string `json:"provider,omitempty" jsonschema:"example=fleetwright"`
 }
 
 // FleetArtifacts says where the components' OCI artifacts go and how Flux's source-controller pulls them.

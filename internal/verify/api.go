@@ -7,6 +7,8 @@ import (
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	notificationv1 "github.com/fluxcd/notification-controller/api/v1"
+	notificationv1beta3 "github.com/fluxcd/notification-controller/api/v1beta3"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -17,13 +19,15 @@ import (
 
 // newScheme returns the API types objects are checked against: client-go's
 // built-in kinds, CustomResourceDefinitions, and Flux's
-// kustomize.toolkit.fluxcd.io/v1, source.toolkit.fluxcd.io/v1 and
-// helm.toolkit.fluxcd.io/v2 kinds.
+// kustomize.toolkit.fluxcd.io/v1, source.toolkit.fluxcd.io/v1,
+// helm.toolkit.fluxcd.io/v2 and notification.toolkit.fluxcd.io/v1 and
+// v1beta3 kinds (the projects' Alerts render writes, the Receiver).
 func newScheme() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
 		clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme,
 		kustomizev1.AddToScheme, sourcev1.AddToScheme, helmv2.AddToScheme,
+		notificationv1.AddToScheme, notificationv1beta3.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			return nil, fmt.Errorf("building the API scheme: %w", err)
