@@ -3,6 +3,8 @@ package cli
 import (
 	"fmt"
 	"strings"
+
+	"github.com/fleetwright/fleetwright/internal/hint"
 )
 
 // UnknownCommand is the usage error for a command name the program does
@@ -35,36 +37,9 @@ func Suggest(word string, candidates []string) []string {
 	var out []string
 	for _, c := range candidates {
 		lc := strings.ToLower(c)
-		if (len(word) >= 2 && strings.HasPrefix(lc, word)) || distance(word, lc) <= limit {
+		if (len(word) >= 2 && strings.HasPrefix(lc, word)) || hint.Distance(word, lc) <= limit {
 			out = append(out, c)
 		}
 	}
 	return out
-}
-
-// distance is the Damerau–Levenshtein distance of a and b (optimal string
-// alignment: insertions, deletions, substitutions and swaps of neighbours).
-func distance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	d := make([][]int, len(ra)+1)
-	for i := range d {
-		d[i] = make([]int, len(rb)+1)
-		d[i][0] = i
-	}
-	for j := range d[0] {
-		d[0][j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
-		}
-	}
-	return d[len(ra)][len(rb)]
 }
