@@ -22,6 +22,7 @@ func TestRootlessRun(t *testing.T) {
 			t.Skip("re-runs itself as nobody, which needs root")
 		}
 		needRun(t)
+		sandboxInitProgram(t) // built as root, passed on
 		reRunAsNobody(t, "TestRootlessRun", rootlessEnv)
 		return
 	}
@@ -31,11 +32,24 @@ func TestRootlessRun(t *testing.T) {
 	if b, err := os.ReadFile("/proc/sys/kernel/unprivileged_userns_clone"); err == nil && strings.TrimSpace(string(b)) == "0" {
 		t.Skip("unprivileged user namespaces are off")
 	}
+	for _, runtimeInit := range []bool{false, true} {
+		t.Run(map[bool]string{false: "static init", true: "runtime init"}[runtimeInit], func(t *testing.T) {
+			rootlessRun(t, runtimeInit)
+		})
+	}
+}
+
+// rootlessRun is TestRootlessRun with the static init as the container's
+// pid 1, or the runtime's.
+func rootlessRun(t *testing.T, runtimeInit bool) {
 	e := newTestEnv(t)
 	base := e.seedBusybox(t)
-	local, err := NewLocal(LocalOptions{Registry: e.reg, WorkDir: t.TempDir(), CacheDir: t.TempDir()})
+	local, err := NewLocal(LocalOptions{Registry: e.reg, WorkDir: t.TempDir(), CacheDir: t.TempDir(), Init: sandboxInitProgram(t)})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if runtimeInit {
+		withRuntimeInit(local)
 	}
 	e.local = local
 	root := t.TempDir()

@@ -54,7 +54,7 @@ func (l *Local) runImage(ctx context.Context, img v1.Image, out io.Writer) (int,
 	if wd == "" {
 		wd = "/"
 	}
-	spec := sandboxSpec{Args: argv, Env: runEnv(cf.Config, nil), Dir: wd, Hostname: "fleetwright", IDs: l.ids, Limits: l.limits}
+	spec := sandboxSpec{Args: argv, Env: runEnv(cf.Config, nil), Dir: wd, Hostname: "fleetwright", IDs: l.ids, Limits: l.limits, Init: l.sandboxInit()}
 	if spec.UID, spec.GID, spec.Groups, err = runUser(cf.Config.User, r.readFile); err != nil {
 		return 0, err
 	}

@@ -1,6 +1,8 @@
 package build
 
 import (
+	"debug/elf"
+	"os"
 	"os/exec"
 )
 
@@ -21,4 +23,41 @@ func (l *Local) runtimePath() (string, error) {
 		l.rtErr = runtimeMissing(names)
 	})
 	return l.rtPath, l.rtErr
+}
+
+// sandboxInit finds the pid 1 of RUN containers once: LocalOptions.Init,
+// else the builder's own executable when it is statically linked (a
+// dynamically linked one would need the host's loader and libraries in
+// the container); "" when there is none.
+func (l *Local) sandboxInit() string {
+	l.initOnce.Do(func() {
+		if l.initOpt != "" {
+			l.initPath = l.initOpt
+			return
+		}
+		exe, err := os.Executable()
+		if err != nil {
+			return
+		}
+		if static, err := isStatic(exe); err == nil && static {
+			l.initPath = exe
+		}
+	})
+	return l.initPath
+}
+
+// isStatic reports whether the ELF executable at p needs no program
+// interpreter (the dynamic loader).
+func isStatic(p string) (bool, error) {
+	f, err := elf.Open(p)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	for _, pr := range f.Progs {
+		if pr.Type == elf.PT_INTERP {
+			return false, nil
+		}
+	}
+	return true, nil
 }
