@@ -111,6 +111,7 @@ type Local struct {
 	initOpt        string
 	initOnce       sync.Once
 	initPath       string
+	limitsOnce     sync.Once // the note that limits are not applied
 }
 
 // NewLocal returns a Local builder.

@@ -65,6 +65,7 @@ func (l *Local) runImage(ctx context.Context, img v1.Image, out io.Writer) (int,
 	if err := r.checkCommand(&spec); err != nil {
 		return 127, err
 	}
+	l.noLimitsNote()
 	res, err := runSandbox(ctx, rt, filepath.Join(work, "runtime"), spec, out, nil)
 	return res.Exit, err
 }

@@ -2,6 +2,7 @@ package build
 
 import (
 	"debug/elf"
+	"fmt"
 	"os"
 	"os/exec"
 )
@@ -60,4 +61,19 @@ func isStatic(p string) (bool, error) {
 		}
 	}
 	return true, nil
+}
+
+// noLimitsNote says once, in the build log, that without root the RUN
+// limits are not applied: no cgroup can be made.
+func (l *Local) noLimitsNote() {
+	if !l.ids.rootless {
+		return
+	}
+	l.limitsOnce.Do(func() {
+		const msg = "RUN runs without root: no cgroup can be made, so platform.yaml build.limits (memory, pids, cpus) are not applied; the build timeout is. Run render as root to apply them"
+		l.log.Warn(msg)
+		if l.output != nil {
+			fmt.Fprintln(l.output, msg)
+		}
+	})
 }
