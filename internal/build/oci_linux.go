@@ -248,6 +248,11 @@ func runSandbox(ctx context.Context, rt, state string, spec sandboxSpec, out io.
 			io.Copy(out, outR)
 			close(copied)
 		}()
+		// Nothing is written to out once runSandbox has returned.
+		defer func() {
+			outR.Close()
+			<-copied
+		}()
 		create.Args = slices.Insert(create.Args, len(create.Args)-1, "--preserve-fds", "1")
 		create.Stdout, create.Stderr = outW, outW
 		create.ExtraFiles = []*os.File{statusW}

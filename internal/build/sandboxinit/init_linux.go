@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // statusFD is the pipe the exit code is written to.
@@ -31,7 +32,15 @@ func run(argv []string) int {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", argv[0], err)
 		return 127
 	}
-	pid, err := syscall.ForkExec(file, argv, &syscall.ProcAttr{Env: os.Environ(), Files: []uintptr{0, 1, 2}})
+	attr := &syscall.ProcAttr{Env: os.Environ(), Files: []uintptr{0, 1, 2}}
+	pid, err := syscall.ForkExec(file, argv, attr)
+	// A file of the root filesystem the builder has just written can still
+	// be open for writing in a child another of its goroutines forked and
+	// has not yet executed: wait for that to pass.
+	for try := 0; err == syscall.ETXTBSY && try < 100; try++ {
+		time.Sleep(20 * time.Millisecond)
+		pid, err = syscall.ForkExec(file, argv, attr)
+	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", argv[0], err)
 		if err == syscall.ENOENT {
