@@ -166,14 +166,15 @@ func ociSpec(s sandboxSpec, cgroup string) (*specs.Spec, error) {
 // The command is never the container's pid 1, so that it is no init
 // either (a signal it sends itself is not ignored; `kill -9 $$` kills it).
 // With spec.Init, pid 1 is that statically linked executable (package
-// sandboxinit): it runs the command as its child and writes its exit code to
-// a pipe, and two runtime calls run the container, create and start.
-// Without it, pid 1 is the runtime's own init, left waiting in a created
-// container, and the command is executed in it (a third call, exec).
-// Either way render holds a pidfd of the container's pid 1 from create on;
-// when the command has ended, or the context ends, render kills that pid
-// 1, and with it every process left in the container, and waits until it
-// is gone; the runtime then deletes the container, on bg when given.
+// sandboxinit): it runs the command as its child, ends every other process
+// of the container when the command has ended and writes its exit code to
+// a pipe; one runtime call (run --detach) creates and starts the
+// container. Without it, pid 1 is the runtime's own init, left waiting in a
+// created container, and the command is executed in it (a second call,
+// exec). render holds a pidfd of the container's pid 1 while it runs; when
+// the command has ended, or the context ends, render kills that pid 1, and
+// with it every process left in the container, and waits until it is
+// gone; the runtime then deletes the container, on bg when given.
 func runSandbox(ctx context.Context, rt, state string, spec sandboxSpec, out io.Writer, bg *sync.WaitGroup) (sandboxResult, error) {
 	var res sandboxResult
 	var rnd [8]byte
@@ -253,7 +254,10 @@ func runSandbox(ctx context.Context, rt, state string, spec sandboxSpec, out io.
 			outR.Close()
 			<-copied
 		}()
+		// One call creates and starts the container.
 		create.Args = slices.Insert(create.Args, len(create.Args)-1, "--preserve-fds", "1")
+		create.Args[slices.Index(create.Args, "create")] = "run"
+		create.Args = slices.Insert(create.Args, len(create.Args)-1, "--detach")
 		create.Stdout, create.Stderr = outW, outW
 		create.ExtraFiles = []*os.File{statusW}
 		err = create.Run()
@@ -272,10 +276,25 @@ func runSandbox(ctx context.Context, rt, state string, spec sandboxSpec, out io.
 	}
 	created = true
 	init, err := openInit(pidFile)
+	if spec.Init != "" {
+		// The container runs already: its init may have ended, and its
+		// pid been reused, before the pidfd was opened. The init holds
+		// the status pipe open while it runs: the pidfd is its if the pipe
+		// has a writer still. An init that has ended has ended every
+		// process of the container before (package sandboxinit).
+		if err != nil && errors.Is(err, unix.ESRCH) || err == nil && pipeClosed(statusR) {
+			if err == nil {
+				unix.Close(init)
+			}
+			init, err = -1, nil
+		}
+	}
 	if err != nil {
 		return res, fmt.Errorf("%s create: the container's pid 1: %w", filepath.Base(rt), err)
 	}
-	defer unix.Close(init)
+	if init >= 0 {
+		defer unix.Close(init)
+	}
 
 	var (
 		status  []byte
@@ -287,10 +306,6 @@ func runSandbox(ctx context.Context, rt, state string, spec sandboxSpec, out io.
 			b, _ := io.ReadAll(io.LimitReader(statusR, 64))
 			got <- b
 		}()
-		if err := runtime("start", id).Run(); err != nil {
-			killInit(init)
-			return res, failed("start", err)
-		}
 		select {
 		case status = <-got:
 		case <-ctx.Done():
@@ -320,8 +335,10 @@ func runSandbox(ctx context.Context, rt, state string, spec sandboxSpec, out io.
 	// Every process of the RUN ends with the pid namespace's init, before
 	// the layer is computed. Removing the container (its state and
 	// cgroup) can wait: bg runs it while the build goes on.
-	if err := killInit(init); err != nil {
-		return res, fmt.Errorf("ending the container: %w", err)
+	if init >= 0 {
+		if err := killInit(init); err != nil {
+			return res, fmt.Errorf("ending the container: %w", err)
+		}
 	}
 	if copied != nil {
 		select {
@@ -373,6 +390,23 @@ func runSandbox(ctx context.Context, rt, state string, spec sandboxSpec, out io.
 		return res, fmt.Errorf("%s: %w", rt, waitErr)
 	}
 	return res, nil
+}
+
+// pipeClosed reports whether every writer of the pipe r reads from has
+// closed it.
+func pipeClosed(r *os.File) bool {
+	rc, err := r.SyscallConn()
+	if err != nil {
+		return false
+	}
+	hup := false
+	rc.Control(func(fd uintptr) {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		if n, err := unix.Poll(fds, 0); err == nil && n > 0 {
+			hup = fds[0].Revents&unix.POLLHUP != 0
+		}
+	})
+	return hup
 }
 
 // openInit returns a pidfd of the process whose pid the runtime wrote to

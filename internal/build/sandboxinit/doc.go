@@ -4,10 +4,11 @@
 //
 // The command is not the container's init, so that it is treated as any
 // other process: a signal it sends itself is not ignored (`kill -9 $$`
-// kills it). The init waits for the command, reaps every other process
-// that ends meanwhile, writes the command's exit code to file descriptor 3
-// (a pipe the builder reads) and exits; the kernel then kills whatever the
-// command left running in the container.
+// kills it). The init waits for the command, reaping every other process
+// that ends meanwhile, then kills and reaps whatever the command left
+// running in the container, writes the command's exit code to file
+// descriptor 3 (a pipe the builder reads; the command does not get it) and
+// exits. So once the pipe is closed, nothing of the RUN runs any more.
 //
 // Import it from the builder (package build does): its init function takes
 // over the process before the other packages are initialized when, and

@@ -61,10 +61,28 @@ func run(argv []string) int {
 		if wpid != pid {
 			continue
 		}
+		code := ws.ExitStatus()
 		if ws.Signaled() {
-			return 128 + int(ws.Signal())
+			code = 128 + int(ws.Signal())
 		}
-		return ws.ExitStatus()
+		endAll()
+		return code
+	}
+}
+
+// endAll kills every other process of the container's pid namespace and
+// reaps them, so that once the init has written the exit code nothing of
+// the RUN runs any more.
+func endAll() {
+	syscall.Kill(-1, syscall.SIGKILL)
+	for {
+		_, err := syscall.Wait4(-1, nil, 0, nil)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return
+		}
 	}
 }
 
