@@ -42,7 +42,7 @@ func BenchmarkRunWarmRebuild(b *testing.B) {
 	re := newRunEnv(b, LocalOptions{})
 	root := re.context(b, benchDockerfile, map[string]tfile{"app.txt": {body: "v0\n"}})
 	req := Request{Root: root, Repo: re.host + "/bench/warm", Platforms: []string{platformString(hostPlatform())}}
-	builder, err := New(Config{Registry: re.reg, Local: LocalOptions{WorkDir: runWorkDir(b), CacheDir: b.TempDir()}})
+	builder, err := New(Config{Registry: re.reg, Local: LocalOptions{WorkDir: runWorkDir(b), CacheDir: b.TempDir(), Init: sandboxInitProgram(b)}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func BenchmarkRunNoop(b *testing.B) {
 	re := newRunEnv(b, LocalOptions{})
 	root := re.context(b, benchDockerfile, map[string]tfile{"app.txt": {body: "v1\n"}})
 	req := Request{Root: root, Repo: re.host + "/bench/noop", Platforms: []string{platformString(hostPlatform())}}
-	builder, err := New(Config{Registry: re.reg, Local: LocalOptions{WorkDir: runWorkDir(b), CacheDir: b.TempDir()}})
+	builder, err := New(Config{Registry: re.reg, Local: LocalOptions{WorkDir: runWorkDir(b), CacheDir: b.TempDir(), Init: sandboxInitProgram(b)}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func BenchmarkRunNoop(b *testing.B) {
 // up to date, as render does: one HEAD each, nothing built or pushed.
 func BenchmarkUnchanged100Components(b *testing.B) {
 	re := newRunEnv(b, LocalOptions{})
-	builder, err := New(Config{Registry: re.reg, Local: LocalOptions{WorkDir: runWorkDir(b), CacheDir: b.TempDir()}})
+	builder, err := New(Config{Registry: re.reg, Local: LocalOptions{WorkDir: runWorkDir(b), CacheDir: b.TempDir(), Init: sandboxInitProgram(b)}})
 	if err != nil {
 		b.Fatal(err)
 	}

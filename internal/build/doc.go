@@ -26,7 +26,9 @@
 // profile, no_new_privs, masked and read-only /proc and /sys paths,
 // nosuid/nodev mounts, a network namespace with only loopback, and as root
 // a cgroup with the memory, pids and CPU limits of [Limits]. The runtime
-// creates the container and executes the command in it. Its layer is the
+// creates and starts the container, whose pid 1 is the builder's own
+// static executable (package sandboxinit) running the command as its
+// child. Its layer is the
 // difference of the tree before and after: added and changed files
 // (content, mode and owner, not times), whiteouts, opaque directories,
 // sorted, with SOURCE_DATE_EPOCH times; a layer that holds the value of a

@@ -202,6 +202,7 @@ func TestEscapeRootless(t *testing.T) {
 			t.Skip("re-runs itself as nobody, which needs root")
 		}
 		needRun(t)
+		sandboxInitProgram(t) // built as root, passed on
 		reRunAsNobody(t, "TestEscapeRootless", escapeRootlessEnv)
 		return
 	}
@@ -213,7 +214,7 @@ func TestEscapeRootless(t *testing.T) {
 	}
 	e := newTestEnv(t)
 	base := e.seedBusybox(t)
-	local, err := NewLocal(LocalOptions{Registry: e.reg, WorkDir: t.TempDir(), CacheDir: t.TempDir()})
+	local, err := NewLocal(LocalOptions{Registry: e.reg, WorkDir: t.TempDir(), CacheDir: t.TempDir(), Init: sandboxInitProgram(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

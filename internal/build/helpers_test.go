@@ -36,7 +36,11 @@ const helperEnv = "FLEETWRIGHT_BUILD_TEST_HELPER"
 func TestMain(m *testing.M) {
 	switch os.Getenv(helperEnv) {
 	case "":
-		os.Exit(m.Run())
+		code := m.Run()
+		if sandboxInitOnce.dir != "" {
+			os.RemoveAll(sandboxInitOnce.dir)
+		}
+		os.Exit(code)
 	case "external":
 		os.Exit(fakeExternal(os.Args[1:]))
 	case "pack":

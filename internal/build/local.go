@@ -70,6 +70,12 @@ type LocalOptions struct {
 	// Runtime is the OCI runtime that runs RUN: a path, or a name looked up
 	// in PATH; default runc, else crun.
 	Runtime string
+	// Init is the pid 1 of each RUN's container: a statically linked
+	// executable that imports package sandboxinit, run from a read-only
+	// mount. Default: the builder's own executable when it is statically
+	// linked (release builds are); otherwise the runtime's init is pid 1
+	// and each RUN takes one more runtime call (see docs/build.md).
+	Init string
 	// Limits bound each RUN's memory, processes and CPU (as root; see
 	// docs/build.md); zero fields take DefaultLimits.
 	Limits Limits
@@ -102,6 +108,10 @@ type Local struct {
 	rtOnce         sync.Once
 	rtPath         string
 	rtErr          error
+	initOpt        string
+	initOnce       sync.Once
+	initPath       string
+	limitsOnce     sync.Once // the note that limits are not applied
 }
 
 // NewLocal returns a Local builder.
@@ -122,7 +132,7 @@ func NewLocal(opts LocalOptions) (*Local, error) {
 		workDir: opts.WorkDir, cacheRoot: opts.CacheDir, secrets: opts.Secrets, secretProjects: opts.SecretProjects, lookupEnv: opts.LookupEnv,
 		network: opts.Network, timeout: opts.Timeout, output: opts.Output, rootless: os.Geteuid() != 0,
 		binfmtDir: binfmtDir, noRegCache: opts.NoRegistryCache, noRun: opts.NoRun, cacheLocks: map[string]*sync.Mutex{},
-		runtime: opts.Runtime, limits: opts.Limits.withDefaults(),
+		runtime: opts.Runtime, limits: opts.Limits.withDefaults(), initOpt: opts.Init,
 	}
 	l.ids = idMap{base: rootIDBase, gidBase: rootIDBase}
 	if l.rootless {

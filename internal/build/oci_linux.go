@@ -12,11 +12,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/fleetwright/fleetwright/internal/build/sandboxinit"
 	"github.com/moby/profiles/seccomp"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
@@ -115,6 +117,12 @@ func ociSpec(s sandboxSpec, cgroup string) (*specs.Spec, error) {
 	} else {
 		sp.Mounts = append(sp.Mounts, specs.Mount{Destination: "/sys", Type: "sysfs", Source: "sysfs", Options: []string{"nosuid", "noexec", "nodev", "ro"}})
 	}
+	if s.Init != "" {
+		// The container's pid 1, read-only on the container's /dev tmpfs
+		// (so in no layer).
+		sp.Process.Args = append([]string{sandboxinit.Path}, s.Args...)
+		sp.Mounts = append(sp.Mounts, specs.Mount{Destination: sandboxinit.Path, Type: "bind", Source: s.Init, Options: []string{"bind", "ro", "nosuid", "nodev"}})
+	}
 	if s.Pipes != "" {
 		sp.Mounts = append(sp.Mounts, specs.Mount{Destination: "/dev/pipes", Type: "bind", Source: s.Pipes, Options: []string{"bind", "ro", "nosuid", "nodev"}})
 	}
@@ -155,13 +163,18 @@ func ociSpec(s sandboxSpec, cgroup string) (*specs.Spec, error) {
 // and reports how it ended. Output goes to out; the runtime's own messages
 // go to a log file, read back when it fails.
 //
-// The container is created, not started: its pid 1 is the runtime's own
-// init, waiting, and the command is executed in it as pid 2, so that it is
-// no init either (a signal it sends itself is not ignored; `kill -9 $$`
-// kills it). When the command has ended, or the context ends, render
-// kills that pid 1, and with it every process left in the container, and
-// waits until it is gone; the runtime then deletes the container, on bg
-// when given.
+// The command is never the container's pid 1, so that it is no init
+// either (a signal it sends itself is not ignored; `kill -9 $$` kills it).
+// With spec.Init, pid 1 is that statically linked executable (package
+// sandboxinit): it runs the command as its child, ends every other process
+// of the container when the command has ended and writes its exit code to
+// a pipe; one runtime call (run --detach) creates and starts the
+// container. Without it, pid 1 is the runtime's own init, left waiting in a
+// created container, and the command is executed in it (a second call,
+// exec). render holds a pidfd of the container's pid 1 while it runs; when
+// the command has ended, or the context ends, render kills that pid 1, and
+// with it every process left in the container, and waits until it is
+// gone; the runtime then deletes the container, on bg when given.
 func runSandbox(ctx context.Context, rt, state string, spec sandboxSpec, out io.Writer, bg *sync.WaitGroup) (sandboxResult, error) {
 	var res sandboxResult
 	var rnd [8]byte
@@ -179,7 +192,11 @@ func runSandbox(ctx context.Context, rt, state string, spec sandboxSpec, out io.
 		return res, err
 	}
 	defer os.RemoveAll(spec.Bundle)
-	for name, v := range map[string]any{"config.json": sp, "process.json": sp.Process} {
+	files := map[string]any{"config.json": sp}
+	if spec.Init == "" {
+		files["process.json"] = sp.Process
+	}
+	for name, v := range files {
 		b, err := json.Marshal(v)
 		if err != nil {
 			return res, err
@@ -207,10 +224,51 @@ func runSandbox(ctx context.Context, rt, state string, spec sandboxSpec, out io.
 			deleteContainer()
 		}
 	}()
-	// The container's pid 1 keeps the stdio of create: /dev/null, so that
-	// nothing waits for it to close a pipe.
 	pidFile := filepath.Join(spec.Bundle, "pid")
-	if err := runtime("create", "--bundle", spec.Bundle, "--pid-file", pidFile, id).Run(); err != nil {
+	create := runtime("create", "--bundle", spec.Bundle, "--pid-file", pidFile, id)
+	var (
+		outR, statusR *os.File
+		copied        chan struct{}
+	)
+	if spec.Init != "" {
+		// The container's processes write to outW (the runtime passes the
+		// stdio of create on), the init its exit code to statusW, its fd 3.
+		var outW, statusW *os.File
+		if outR, outW, err = os.Pipe(); err != nil {
+			return res, err
+		}
+		defer outR.Close()
+		defer outW.Close()
+		if statusR, statusW, err = os.Pipe(); err != nil {
+			return res, err
+		}
+		defer statusR.Close()
+		defer statusW.Close()
+		copied = make(chan struct{})
+		go func() {
+			io.Copy(out, outR)
+			close(copied)
+		}()
+		// Nothing is written to out once runSandbox has returned.
+		defer func() {
+			outR.Close()
+			<-copied
+		}()
+		// One call creates and starts the container.
+		create.Args = slices.Insert(create.Args, len(create.Args)-1, "--preserve-fds", "1")
+		create.Args[slices.Index(create.Args, "create")] = "run"
+		create.Args = slices.Insert(create.Args, len(create.Args)-1, "--detach")
+		create.Stdout, create.Stderr = outW, outW
+		create.ExtraFiles = []*os.File{statusW}
+		err = create.Run()
+		outW.Close()
+		statusW.Close()
+	} else {
+		// The container's pid 1 keeps the stdio of create: /dev/null, so
+		// that nothing waits for it to close a pipe.
+		err = create.Run()
+	}
+	if err != nil {
 		if _, serr := os.Stat(filepath.Join(state, id)); serr == nil {
 			created = true
 		}
@@ -218,36 +276,76 @@ func runSandbox(ctx context.Context, rt, state string, spec sandboxSpec, out io.
 	}
 	created = true
 	init, err := openInit(pidFile)
+	if spec.Init != "" {
+		// The container runs already: its init may have ended, and its
+		// pid been reused, before the pidfd was opened. The init holds
+		// the status pipe open while it runs: the pidfd is its if the pipe
+		// has a writer still. An init that has ended has ended every
+		// process of the container before (package sandboxinit).
+		if err != nil && errors.Is(err, unix.ESRCH) || err == nil && pipeClosed(statusR) {
+			if err == nil {
+				unix.Close(init)
+			}
+			init, err = -1, nil
+		}
+	}
 	if err != nil {
 		return res, fmt.Errorf("%s create: the container's pid 1: %w", filepath.Base(rt), err)
 	}
-	defer unix.Close(init)
-	cmd := runtime("exec", "--process", filepath.Join(spec.Bundle, "process.json"), id)
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		return res, fmt.Errorf("starting %s: %w", rt, err)
+	if init >= 0 {
+		defer unix.Close(init)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	var waitErr error
-	select {
-	case waitErr = <-done:
-	case <-ctx.Done():
-		// Kill the container's pid 1, and with it the pid namespace; the
-		// runtime's exec then returns. If it does not, kill it too.
-		killInit(init)
+
+	var (
+		status  []byte
+		waitErr error
+	)
+	if spec.Init != "" {
+		got := make(chan []byte, 1)
+		go func() {
+			b, _ := io.ReadAll(io.LimitReader(statusR, 64))
+			got <- b
+		}()
+		select {
+		case status = <-got:
+		case <-ctx.Done():
+		}
+	} else {
+		cmd := runtime("exec", "--process", filepath.Join(spec.Bundle, "process.json"), id)
+		cmd.Stdout, cmd.Stderr = out, out
+		if err := cmd.Start(); err != nil {
+			return res, fmt.Errorf("starting %s: %w", rt, err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
 		select {
 		case waitErr = <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			waitErr = <-done
+		case <-ctx.Done():
+			// Kill the container's pid 1, and with it the pid namespace; the
+			// runtime's exec then returns. If it does not, kill it too.
+			killInit(init)
+			select {
+			case waitErr = <-done:
+			case <-time.After(10 * time.Second):
+				cmd.Process.Kill()
+				waitErr = <-done
+			}
 		}
 	}
 	// Every process of the RUN ends with the pid namespace's init, before
 	// the layer is computed. Removing the container (its state and
 	// cgroup) can wait: bg runs it while the build goes on.
-	if err := killInit(init); err != nil {
-		return res, fmt.Errorf("ending the container: %w", err)
+	if init >= 0 {
+		if err := killInit(init); err != nil {
+			return res, fmt.Errorf("ending the container: %w", err)
+		}
+	}
+	if copied != nil {
+		select {
+		case <-copied:
+		case <-time.After(10 * time.Second):
+			outR.Close()
+		}
 	}
 	if cgroup != "" {
 		res.OOMKilled, res.PidsMax = cgroupEvents(cgroup)
@@ -264,7 +362,21 @@ func runSandbox(ctx context.Context, rt, state string, spec sandboxSpec, out io.
 		return res, ctx.Err()
 	}
 	if msg := runtimeError(logFile); msg != "" {
-		return res, &sandboxError{msg: fmt.Sprintf("%s exec: %s", filepath.Base(rt), msg)}
+		return res, &sandboxError{msg: fmt.Sprintf("%s: %s", filepath.Base(rt), msg)}
+	}
+	if spec.Init != "" {
+		n, err := strconv.Atoi(strings.TrimSpace(string(status)))
+		if err == nil {
+			res.Exit = n
+			return res, nil
+		}
+		// The init was killed before it could tell: by the kernel's
+		// out-of-memory killer, or at the process limit.
+		if res.OOMKilled || res.PidsMax {
+			res.Exit = 137
+			return res, nil
+		}
+		return res, fmt.Errorf("%s: the container's pid 1 ended without the command's exit code", filepath.Base(rt))
 	}
 	var ee *exec.ExitError
 	if errors.As(waitErr, &ee) {
@@ -278,6 +390,23 @@ func runSandbox(ctx context.Context, rt, state string, spec sandboxSpec, out io.
 		return res, fmt.Errorf("%s: %w", rt, waitErr)
 	}
 	return res, nil
+}
+
+// pipeClosed reports whether every writer of the pipe r reads from has
+// closed it.
+func pipeClosed(r *os.File) bool {
+	rc, err := r.SyscallConn()
+	if err != nil {
+		return false
+	}
+	hup := false
+	rc.Control(func(fd uintptr) {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		if n, err := unix.Poll(fds, 0); err == nil && n > 0 {
+			hup = fds[0].Revents&unix.POLLHUP != 0
+		}
+	})
+	return hup
 }
 
 // openInit returns a pidfd of the process whose pid the runtime wrote to

@@ -106,16 +106,6 @@ func (r *rootFS) resolve(p string, followLast bool) (string, error) {
 	return cur, nil
 }
 
-// inParent resolves the directory of p and keeps p's last component.
-func (r *rootFS) inParent(p string) (string, error) {
-	dir, base := path.Split(p)
-	d, err := r.resolve(path.Clean(dir), true)
-	if err != nil {
-		return "", err
-	}
-	return path.Join(d, base), nil
-}
-
 // readFile reads a file of the root filesystem, following links inside it.
 func (r *rootFS) readFile(p string) ([]byte, bool, error) {
 	rp, err := r.resolve(p, true)
@@ -140,6 +130,10 @@ func (r *rootFS) extract(rd io.Reader) error {
 		t    time.Time
 	}
 	var dirs []dirTime
+	// parents maps a folder named in this layer to the folder it resolves
+	// to, made: most entries share theirs. Only removing or replacing an
+	// entry can change what a made folder resolves to; that forgets them.
+	parents := map[string]string{}
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
@@ -152,18 +146,24 @@ func (r *rootFS) extract(rd io.Reader) error {
 		if name == "/" {
 			continue
 		}
-		if name, err = r.inParent(name); err != nil {
-			return fmt.Errorf("unpacking %s: %w", h.Name, err)
+		rawDir, base := path.Split(name)
+		rawDir = path.Clean(rawDir)
+		dir, known := parents[rawDir]
+		if !known {
+			if dir, err = r.resolve(rawDir, true); err != nil {
+				return fmt.Errorf("unpacking %s: %w", h.Name, err)
+			}
 		}
-		dir, base := path.Split(name)
-		dir = path.Clean(dir)
+		name = path.Join(dir, base)
 		if base == whiteoutOpaque {
+			clear(parents)
 			if err := r.clearDir(dir, created); err != nil {
 				return err
 			}
 			continue
 		}
 		if strings.HasPrefix(base, whiteoutPrefix) {
+			clear(parents)
 			target := path.Join(dir, strings.TrimPrefix(base, whiteoutPrefix))
 			if !created[target] {
 				if err := r.remove(target); err != nil {
@@ -173,13 +173,15 @@ func (r *rootFS) extract(rd io.Reader) error {
 			continue
 		}
 		rel := relName(name)
-		if dir != "/" {
+		if dir != "/" && !known {
 			if err := r.root.MkdirAll(relName(dir), 0o755); err != nil {
 				return fmt.Errorf("unpacking %s: %w", name, err)
 			}
+			parents[rawDir] = dir
 		}
 		old, lerr := r.root.Lstat(rel)
 		if lerr == nil && !(old.IsDir() && h.Typeflag == tar.TypeDir) {
+			clear(parents)
 			if err := r.remove(name); err != nil {
 				return err
 			}
@@ -200,6 +202,16 @@ func (r *rootFS) extract(rd io.Reader) error {
 			}
 			sum := sha256.New()
 			_, err = io.Copy(io.MultiWriter(f, sum), tr)
+			// Owner, then mode (a change of owner clears set-id bits), on
+			// the open file rather than by name again.
+			if err == nil {
+				if err = f.Chown(r.ids.toHost(h.Uid, false), r.ids.toHost(h.Gid, true)); err != nil && r.ids.rootless {
+					err = nil
+				}
+			}
+			if err == nil {
+				err = f.Chmod(fileMode(h) &^ fs.ModeType)
+			}
 			if cerr := f.Close(); err == nil {
 				err = cerr
 			}
@@ -207,6 +219,11 @@ func (r *rootFS) extract(rd io.Reader) error {
 				return fmt.Errorf("unpacking %s: %w", name, err)
 			}
 			r.sums[name] = [32]byte(sum.Sum(nil))
+			created[name] = true
+			if err := r.root.Chtimes(rel, h.ModTime, h.ModTime); err != nil {
+				return fmt.Errorf("unpacking %s: %w", name, err)
+			}
+			continue
 		case tar.TypeSymlink:
 			if err := r.root.Symlink(h.Linkname, rel); err != nil {
 				return fmt.Errorf("unpacking %s: %w", name, err)

@@ -22,6 +22,7 @@ func TestRootlessRun(t *testing.T) {
 			t.Skip("re-runs itself as nobody, which needs root")
 		}
 		needRun(t)
+		sandboxInitProgram(t) // built as root, passed on
 		reRunAsNobody(t, "TestRootlessRun", rootlessEnv)
 		return
 	}
@@ -31,11 +32,25 @@ func TestRootlessRun(t *testing.T) {
 	if b, err := os.ReadFile("/proc/sys/kernel/unprivileged_userns_clone"); err == nil && strings.TrimSpace(string(b)) == "0" {
 		t.Skip("unprivileged user namespaces are off")
 	}
+	for _, runtimeInit := range []bool{false, true} {
+		t.Run(map[bool]string{false: "static init", true: "runtime init"}[runtimeInit], func(t *testing.T) {
+			rootlessRun(t, runtimeInit)
+		})
+	}
+}
+
+// rootlessRun is TestRootlessRun with the static init as the container's
+// pid 1, or the runtime's.
+func rootlessRun(t *testing.T, runtimeInit bool) {
 	e := newTestEnv(t)
 	base := e.seedBusybox(t)
-	local, err := NewLocal(LocalOptions{Registry: e.reg, WorkDir: t.TempDir(), CacheDir: t.TempDir()})
+	output := &syncBuffer{}
+	local, err := NewLocal(LocalOptions{Registry: e.reg, WorkDir: t.TempDir(), CacheDir: t.TempDir(), Init: sandboxInitProgram(t), Output: output})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if runtimeInit {
+		withRuntimeInit(local)
 	}
 	e.local = local
 	root := t.TempDir()
@@ -50,6 +65,15 @@ func TestRootlessRun(t *testing.T) {
 	files := pull(t, res.Ref, time.Unix(0, 0))[0].Files
 	if got := files["/who"]; got.Content != "0 in fleetwright\n" || got.Owner != "0:0" {
 		t.Errorf("/who = %+v", got)
+	}
+	// Two RUNs (the second from another build): the note that the limits
+	// are not applied, once.
+	writeTree(t, root, map[string]tfile{"n/Dockerfile": {body: "FROM " + base + "\nRUN echo n > /n\n"}})
+	if _, err := e.build(t, Request{Root: root, Context: "n", Platforms: []string{platformString(hostPlatform())}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(output.String(), "platform.yaml build.limits (memory, pids, cpus) are not applied"); n != 1 {
+		t.Errorf("the note that the limits are not applied is in the build log %d times:\n%s", n, output)
 	}
 	writeTree(t, root, map[string]tfile{"u/Dockerfile": {body: "FROM " + base + "\nUSER app\nRUN true\n"}})
 	if _, err := e.build(t, Request{Root: root, Context: "u", Platforms: []string{platformString(hostPlatform())}}); err == nil || !strings.Contains(err.Error(), "Dockerfile:3: RUN: USER app needs the builder to run as root") {

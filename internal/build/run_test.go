@@ -154,6 +154,7 @@ func newRunEnv(t testing.TB, opts LocalOptions) *runTestEnv {
 	re := &runTestEnv{testEnv: e, base: e.seedBusybox(t), workDir: runWorkDir(t), cacheDir: t.TempDir(), output: &syncBuffer{}}
 	opts.Registry = e.reg
 	opts.WorkDir, opts.CacheDir, opts.Output = re.workDir, cmpOr(opts.CacheDir, re.cacheDir), re.output
+	opts.Init = cmpOr(opts.Init, sandboxInitProgram(t))
 	local, err := NewLocal(opts)
 	if err != nil {
 		t.Fatal(err)

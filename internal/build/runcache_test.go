@@ -21,7 +21,7 @@ RUN cat /app.txt /random > /combined
 // its own, empty, work and cache folders.
 func (re *runTestEnv) newRunner(t testing.TB) Builder {
 	t.Helper()
-	b, err := New(Config{Registry: re.reg, Local: LocalOptions{WorkDir: runWorkDir(t), CacheDir: t.TempDir()}})
+	b, err := New(Config{Registry: re.reg, Local: LocalOptions{WorkDir: runWorkDir(t), CacheDir: t.TempDir(), Init: sandboxInitProgram(t)}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,7 +54,7 @@ func (l *Local) runImage(ctx context.Context, img v1.Image, out io.Writer) (int,
 	if wd == "" {
 		wd = "/"
 	}
-	spec := sandboxSpec{Args: argv, Env: runEnv(cf.Config, nil), Dir: wd, Hostname: "fleetwright", IDs: l.ids, Limits: l.limits}
+	spec := sandboxSpec{Args: argv, Env: runEnv(cf.Config, nil), Dir: wd, Hostname: "fleetwright", IDs: l.ids, Limits: l.limits, Init: l.sandboxInit()}
 	if spec.UID, spec.GID, spec.Groups, err = runUser(cf.Config.User, r.readFile); err != nil {
 		return 0, err
 	}
@@ -65,6 +65,7 @@ func (l *Local) runImage(ctx context.Context, img v1.Image, out io.Writer) (int,
 	if err := r.checkCommand(&spec); err != nil {
 		return 127, err
 	}
+	l.noLimitsNote()
 	res, err := runSandbox(ctx, rt, filepath.Join(work, "runtime"), spec, out, nil)
 	return res.Exit, err
 }

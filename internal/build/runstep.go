@@ -248,7 +248,7 @@ func (x *executor) runInstr(ctx context.Context, df *dockerfile, p *plan, st *st
 	}
 	spec := sandboxSpec{
 		Args: argv, Env: runEnv(cfg, st.args), Dir: wd, Hostname: "fleetwright",
-		HostNetwork: hostNet, IDs: x.l.ids, Limits: x.l.limits,
+		HostNetwork: hostNet, IDs: x.l.ids, Limits: x.l.limits, Init: x.l.sandboxInit(),
 	}
 	mounts, key, err := x.resolveMounts(ctx, df, p, st, c, done)
 	if err != nil {
@@ -358,6 +358,7 @@ func (x *executor) runInstr(ctx context.Context, df *dockerfile, p *plan, st *st
 		out = io.MultiWriter(tail, x.l.output)
 	}
 	red := &redactor{w: out, secrets: mounts.secrets}
+	x.l.noLimitsNote()
 	step("")
 	x.l.log.Debug("RUN", "build", x.req.Name, "line", line)
 	res, runErr := runSandbox(ctx, rt, x.stateDir(), spec, red, &x.bg)

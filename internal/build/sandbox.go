@@ -26,6 +26,10 @@ type sandboxSpec struct {
 	// Pipes is a host folder mounted read-only at /dev/pipes: heredocs
 	// with a #! line, written there before the command runs.
 	Pipes string
+	// Init is the host path of a statically linked executable that
+	// imports package sandboxinit, the container's pid 1; empty: the
+	// runtime's own init, and the command executed beside it.
+	Init string
 	// IDs maps the user namespace's ids to the host's.
 	IDs idMap
 	// Limits are the cgroup limits; ignored when IDs.rootless, where no
