@@ -98,6 +98,16 @@ func (p *Prober) artifactStatuses(ctx context.Context, ks []*kustomizev1.Kustomi
 	links := map[client.ObjectKey]*projectLink{}
 	out := make([]ComponentStatus, 0, len(ks))
 	for i, k := range ks {
+		if apierrors.IsNotFound(sources[i].err) && p.deleted(ctx, k) {
+			// Flux prunes a component's Kustomization and its
+			// OCIRepository together: the source went after the
+			// Kustomizations were listed.
+			out = append(out, ComponentStatus{
+				Component: ComponentOf(k, t.Project, t.App), Kind: kustomizev1.KustomizationKind, Name: k.Name,
+				State: StateGone, Message: "being deleted, with its OCIRepository", Revision: k.Status.LastAppliedRevision,
+			})
+			continue
+		}
 		applier, err := p.applierOf(ctx, k, appliers)
 		if err == nil && applier != nil {
 			appliers[client.ObjectKeyFromObject(applier)] = applier
@@ -109,6 +119,13 @@ func (p *Prober) artifactStatuses(ctx context.Context, ks []*kustomizev1.Kustomi
 		out = append(out, artifactStatus(k, sources[i].o, sources[i].err, applier, err, link, t))
 	}
 	return out
+}
+
+// deleted reads k again and reports whether it is gone or being deleted.
+func (p *Prober) deleted(ctx context.Context, k *kustomizev1.Kustomization) bool {
+	var now kustomizev1.Kustomization
+	err := p.Client.Get(ctx, client.ObjectKeyFromObject(k), &now)
+	return apierrors.IsNotFound(err) || (err == nil && now.DeletionTimestamp != nil)
 }
 
 // projectLink is a Kustomization that applies components' Flux objects

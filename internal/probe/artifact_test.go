@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -309,6 +310,70 @@ func TestSyncOCIRepository(t *testing.T) {
 				t.Errorf("spec revision = %q, want %q", cs.SpecRevision, wantSpec)
 			}
 		})
+	}
+}
+
+// staleList is a reader whose Kustomization lists are those of a moment
+// ago: what the sync check read before Flux pruned the component between
+// its reads.
+type staleList struct {
+	client.Client
+	list kustomizev1.KustomizationList
+}
+
+func (s staleList) List(ctx context.Context, l client.ObjectList, opts ...client.ListOption) error {
+	if kl, ok := l.(*kustomizev1.KustomizationList); ok {
+		var o client.ListOptions
+		o.ApplyOptions(opts)
+		kl.Items = nil
+		for _, k := range s.list.Items {
+			if o.Namespace == "" || k.Namespace == o.Namespace {
+				kl.Items = append(kl.Items, *k.DeepCopy())
+			}
+		}
+		return nil
+	}
+	return s.Client.List(ctx, l, opts...)
+}
+
+// TestSyncSourcePrunedWithItsKustomization: Flux prunes a component's
+// Kustomization and its OCIRepository together; a sync check that listed
+// the Kustomization just before, and then finds no OCIRepository, says
+// the component is being deleted, not that it waits for its source.
+func TestSyncSourcePrunedWithItsKustomization(t *testing.T) {
+	t.Parallel()
+	c := env.Client
+	fluxNS := env.Namespace(t)
+	root := rootKustomization(t, c, fluxNS, "fleet")
+	setKustomizationStatus(t, c, root, rev, rev, metav1.Condition{Type: meta.ReadyCondition, Status: metav1.ConditionTrue,
+		Reason: meta.ReconciliationSucceededReason, Message: "Applied revision: " + rev})
+	o, k := ociComponent(t, c, fluxNS, root.Name, digestNew)
+	var before kustomizev1.KustomizationList
+	if err := c.List(t.Context(), &before, client.InNamespace(fluxNS)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Get(t.Context(), client.ObjectKeyFromObject(k), k); err != nil {
+		t.Fatal(err)
+	}
+	k.Finalizers = []string{kustomizev1.KustomizationFinalizer}
+	if err := c.Update(t.Context(), k); err != nil {
+		t.Fatal(err)
+	}
+	for _, obj := range []client.Object{k, o} {
+		if err := c.Delete(t.Context(), obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		if err := c.Get(context.Background(), client.ObjectKeyFromObject(k), k); err == nil {
+			k.Finalizers = nil
+			_ = c.Update(context.Background(), k)
+		}
+	})
+	p := &Prober{Client: staleList{Client: c, list: before}}
+	chk, _ := p.Sync(t.Context(), Target{Project: "shop", App: "api", Revision: rev, FluxNamespace: fluxNS})
+	if len(chk.Components) != 1 || chk.Components[0].State != StateGone || !strings.Contains(chk.Components[0].Message, "being deleted") {
+		t.Errorf("sync = %s %q, components %+v; want the component gone", chk.State, chk.Message, chk.Components)
 	}
 }
 
