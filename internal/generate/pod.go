@@ -285,7 +285,7 @@ func containerPorts(ps []spec.Port, svc []corev1.ServicePort) ([]corev1.Containe
 		if sp == 0 {
 			sp = p.Port
 		}
-		svc = append(svc, corev1.ServicePort{Name: p.Name, Port: int32(sp), TargetPort: intstr.FromString(p.Name), Protocol: proto})
+		svc = append(svc, corev1.ServicePort{Name: p.Name, Port: int32(sp), TargetPort: intstr.FromString(p.Name), Protocol: proto, NodePort: int32(p.NodePort)})
 	}
 	return out, svc
 }

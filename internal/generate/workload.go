@@ -94,6 +94,7 @@ func (r *renderer) workload(a *spec.LoadedApp, c *spec.Component) ([]object, err
 				Template:             pt.spec,
 				ServiceName:          governing,
 				VolumeClaimTemplates: pt.claims,
+				RevisionHistoryLimit: w.RevisionHistoryLimit,
 				PersistentVolumeClaimRetentionPolicy: &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
 					WhenDeleted: policy, WhenScaled: policy,
 				},
@@ -104,9 +105,11 @@ func (r *renderer) workload(a *spec.LoadedApp, c *spec.Component) ([]object, err
 			TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: kind},
 			ObjectMeta: meta,
 			Spec: appsv1.DeploymentSpec{
-				Replicas: count,
-				Selector: &metav1.LabelSelector{MatchLabels: sel},
-				Template: pt.spec,
+				Replicas:             count,
+				Selector:             &metav1.LabelSelector{MatchLabels: sel},
+				Template:             pt.spec,
+				Strategy:             strategy(w.Strategy),
+				RevisionHistoryLimit: w.RevisionHistoryLimit,
 			},
 		}})
 	}
@@ -119,6 +122,12 @@ func (r *renderer) workload(a *spec.LoadedApp, c *spec.Component) ([]object, err
 			Spec:       corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, Selector: sel, Ports: pt.service},
 		}
 		if t := w.Service; t != nil {
+			if len(t.Annotations) > 0 {
+				svc.Annotations = t.Annotations
+			}
+			if t.IPFamilyPolicy != "" {
+				svc.Spec.IPFamilyPolicy = new(corev1.IPFamilyPolicy(t.IPFamilyPolicy))
+			}
 			switch t.Type {
 			case spec.ServiceHeadless:
 				svc.Spec.ClusterIP = corev1.ClusterIPNone
@@ -380,9 +389,11 @@ func (r *renderer) env(a *spec.LoadedApp, c *spec.Component, in []spec.EnvVar, u
 			}
 			out = append(out, corev1.EnvVar{Name: e.Name, Value: expandable(*e.Value, earlier)})
 		case e.SecretRef != nil:
-			out = append(out, corev1.EnvVar{Name: e.Name, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
-				LocalObjectReference: corev1.LocalObjectReference{Name: e.SecretRef.Name}, Key: e.SecretRef.Key,
-			}}})
+			sel := &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: e.SecretRef.Name}, Key: e.SecretRef.Key}
+			if e.SecretRef.Optional {
+				sel.Optional = new(true)
+			}
+			out = append(out, corev1.EnvVar{Name: e.Name, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: sel}})
 		case e.ExportRef != nil:
 			exp, ref, err := r.resolve(a, c, e.ExportRef)
 			if err != nil {
@@ -518,4 +529,20 @@ func declared(ds []spec.DeclaredExport) []exports.Declared {
 		out = append(out, x)
 	}
 	return slices.Clip(out)
+}
+
+// strategy is a Deployment's strategy as the spec says it (nil: Kubernetes'
+// default, a rolling update of 25% and 25%).
+func strategy(s *spec.Strategy) appsv1.DeploymentStrategy {
+	if s == nil {
+		return appsv1.DeploymentStrategy{}
+	}
+	if s.Type == string(appsv1.RecreateDeploymentStrategyType) {
+		return appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
+	}
+	out := appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType}
+	if s.MaxSurge != nil || s.MaxUnavailable != nil {
+		out.RollingUpdate = &appsv1.RollingUpdateDeployment{MaxSurge: intOrPercent(s.MaxSurge), MaxUnavailable: intOrPercent(s.MaxUnavailable)}
+	}
+	return out
 }

@@ -77,6 +77,10 @@ type WorkloadSpec struct {
 	Ports []Port `json:"ports,omitempty"`
 	// Service configures the Service in front of the exposed ports: its type and name.
 	Service *Service `json:"service,omitempty"`
+	// Strategy is how new pods replace old ones: RollingUpdate (the default) or Recreate. A workload with a volume of its own (a StatefulSet) always rolls one pod at a time.
+	Strategy *Strategy `json:"strategy,omitempty"`
+	// RevisionHistoryLimit is how many old ReplicaSets the Deployment keeps for rollbacks (Kubernetes' default: 10).
+	RevisionHistoryLimit *int32 `json:"revision_history_limit,omitempty" jsonschema:"minimum=0,maximum=100"`
 	// Command overrides the image's entrypoint.
 	Command []string `json:"command,omitempty"`
 	// Args overrides the image's command (its arguments).
@@ -154,7 +158,7 @@ type EnvVar struct {
 	// Value is a literal value, written to Git as it is: never put a credential here.
 	Value *string `json:"value,omitempty"`
 	// SecretRef takes the value from a key of a Secret that exists in the project namespace.
-	SecretRef *SecretRef `json:"secret_ref,omitempty"`
+	SecretRef *EnvSecretRef `json:"secret_ref,omitempty"`
 	// ExportRef takes the value from an export of another component (or of another app of the same project).
 	ExportRef *ExportRef `json:"export_ref,omitempty"`
 }
@@ -165,6 +169,16 @@ type SecretRef struct {
 	Name string `json:"name" jsonschema:"required,minLength=1"`
 	// Key in the Secret.
 	Key string `json:"key" jsonschema:"required,minLength=1"`
+}
+
+// EnvSecretRef is the key of a Secret an environment variable takes its value from.
+type EnvSecretRef struct {
+	// Name of the Secret.
+	Name string `json:"name" jsonschema:"required,minLength=1"`
+	// Key in the Secret.
+	Key string `json:"key" jsonschema:"required,minLength=1"`
+	// Optional lets the pod start when the Secret or the key does not exist (the variable is then unset).
+	Optional bool `json:"optional,omitempty"`
 }
 
 // ExportRef points at an export of a component.

@@ -148,6 +148,8 @@ func checkKindFields(doc *Document, c *Component, w *WorkloadSpec, at Path, ps *
 		only(w.DisruptionBudget != nil, "disruption_budget", what+"'s pods run to completion and take no disruption_budget")
 		only(w.Service != nil, "service", what+" has no Service; use a workload component")
 		only(w.HealthCheck != nil, "health_check", what+" takes no health_check; use probes")
+		only(w.Strategy != nil, "strategy", what+" runs its pods to completion and takes no strategy")
+		only(w.RevisionHistoryLimit != nil, "revision_history_limit", what+" keeps no revisions; use a workload component")
 	} else {
 		only(w.BackoffLimit != nil, "backoff_limit", "backoff_limit is for job and cronjob components")
 		only(w.ActiveDeadlineSeconds != nil, "active_deadline_seconds", "active_deadline_seconds is for job and cronjob components")
@@ -182,6 +184,7 @@ func checkKindFields(doc *Document, c *Component, w *WorkloadSpec, at Path, ps *
 func (l *Loader) checkWorkloadFields(a *LoadedApp, c *Component, at Path, plat *Platform, ps *Problems) {
 	w, doc := c.WorkloadSpec, a.Doc
 	checkKindFields(doc, c, w, at, ps)
+	checkEverydayFields(doc, c, w, at, ps)
 	if w.Port > 0 && len(w.Ports) > 0 {
 		ps.AddKey(doc, at.Child("ports"), "set port or ports, not both: port is one TCP port named http, ports lists them all")
 	}
@@ -903,14 +906,7 @@ func checkDisruptionBudget(doc *Document, w *WorkloadSpec, at Path, ps *Problems
 		if f.v == nil {
 			continue
 		}
-		s := f.v.String()
-		if pct, ok := strings.CutSuffix(s, "%"); ok {
-			if n, err := strconv.Atoi(pct); err != nil || n < 0 || n > 100 {
-				ps.Add(doc, ba.Child(f.field), "%q is not a percentage from 0%% to 100%%", s)
-			}
-		} else if n, ok := f.v.Int(); !ok || n < 0 {
-			ps.Add(doc, ba.Child(f.field), "%q is neither a count nor a percentage such as 25%%", s)
-		}
+		checkIntOrPercent(doc, ba.Child(f.field), f.v, true, ps)
 	}
 	if n, ok := b.MaxUnavailable.intValue(); ok && n == 0 || b.MaxUnavailable != nil && b.MaxUnavailable.String() == "0%" {
 		ps.Warn(doc, ba.Child("max_unavailable"), "0 blocks every node drain until the budget changes")

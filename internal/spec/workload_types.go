@@ -40,6 +40,8 @@ type Port struct {
 	ServicePort int `json:"service_port,omitempty" jsonschema:"minimum=1,maximum=65535,example=5000"`
 	// Expose puts the port on the Service (default true); false keeps it on the pod only, such as a metrics port scraped from the pod.
 	Expose *bool `json:"expose,omitempty" jsonschema:"default=true"`
+	// NodePort is the port every node opens for it, with service.type NodePort or LoadBalancer (default: one Kubernetes picks from its node port range).
+	NodePort int `json:"node_port,omitempty" jsonschema:"minimum=1,maximum=65535,example=30001"`
 }
 
 // Service configures the Service in front of a workload's exposed ports.
@@ -48,6 +50,20 @@ type Service struct {
 	Type string `json:"type,omitempty" jsonschema:"enum=ClusterIP,enum=LoadBalancer,enum=NodePort,enum=Headless,default=ClusterIP"`
 	// Name of the Service, the host name callers use in the project namespace (default <app>-<component>): a DNS-1035 label.
 	Name string `json:"name,omitempty" jsonschema:"maxLength=63,example=api"`
+	// Annotations of the Service, such as a load balancer's settings or prometheus.io/scrape.
+	Annotations map[string]string `json:"annotations,omitempty"`
+	// IPFamilyPolicy of the Service: SingleStack (the cluster's default), PreferDualStack or RequireDualStack.
+	IPFamilyPolicy string `json:"ip_family_policy,omitempty" jsonschema:"enum=SingleStack,enum=PreferDualStack,enum=RequireDualStack"`
+}
+
+// Strategy is how a Deployment replaces its pods.
+type Strategy struct {
+	// Type is RollingUpdate (the default: new pods before old ones go) or Recreate (every old pod goes first, for an app that cannot run two versions at once).
+	Type string `json:"type,omitempty" jsonschema:"enum=RollingUpdate,enum=Recreate,default=RollingUpdate"`
+	// MaxSurge is how many pods above the count a rolling update may start: a number or a percentage (default 25%).
+	MaxSurge *IntOrPercent `json:"max_surge,omitempty"`
+	// MaxUnavailable is how many pods below the count a rolling update may stop: a number or a percentage (default 25%).
+	MaxUnavailable *IntOrPercent `json:"max_unavailable,omitempty"`
 }
 
 // EnvFrom imports every key of a ConfigMap or a Secret of the project namespace as environment variables.
