@@ -54,10 +54,16 @@ func BenchmarkIngestSQLite(b *testing.B) {
 	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu_us/event")
 }
 
-// postSigned posts every body, signed with the test key, from clients
-// goroutines sharing hc, and returns the answers' latencies, sorted, and
-// how many events failed (no answer, or not 200).
+// postSigned is postSignedTo with every body sent to url.
 func postSigned(hc *http.Client, url string, bodies [][]byte, clients int) ([]time.Duration, int64) {
+	return postSignedTo(hc, []string{url}, bodies, clients)
+}
+
+// postSignedTo posts every body, signed with the test key, from clients
+// goroutines sharing hc, body i to urls[i mod len(urls)], and returns the
+// answers' latencies, sorted, and how many events failed (no answer, or not
+// 200).
+func postSignedTo(hc *http.Client, urls []string, bodies [][]byte, clients int) ([]time.Duration, int64) {
 	var (
 		next  atomic.Int64
 		fails atomic.Int64
@@ -73,7 +79,7 @@ func postSigned(hc *http.Client, url string, bodies [][]byte, clients int) ([]ti
 				if i >= len(bodies) {
 					break
 				}
-				req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(bodies[i]))
+				req, _ := http.NewRequest(http.MethodPost, urls[i%len(urls)], bytes.NewReader(bodies[i]))
 				req.Header.Set(SignatureHeader, Sign([]byte(testKey), bodies[i]))
 				t0 := time.Now()
 				resp, err := hc.Do(req)
@@ -198,46 +204,4 @@ func BenchmarkIngestReplicas(b *testing.B) {
 			run(b, urls)
 		})
 	}
-}
-
-// postSignedTo is postSigned with body i sent to urls[i mod len(urls)].
-func postSignedTo(hc *http.Client, urls []string, bodies [][]byte, clients int) ([]time.Duration, int64) {
-	var (
-		next  atomic.Int64
-		fails atomic.Int64
-		mu    sync.Mutex
-		lat   = make([]time.Duration, 0, len(bodies))
-		wg    sync.WaitGroup
-	)
-	for range clients {
-		wg.Go(func() {
-			mine := make([]time.Duration, 0, len(bodies)/clients+1)
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(bodies) {
-					break
-				}
-				req, _ := http.NewRequest(http.MethodPost, urls[i%len(urls)], bytes.NewReader(bodies[i]))
-				req.Header.Set(SignatureHeader, Sign([]byte(testKey), bodies[i]))
-				t0 := time.Now()
-				resp, err := hc.Do(req)
-				if err != nil {
-					fails.Add(1)
-					continue
-				}
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				mine = append(mine, time.Since(t0))
-				if resp.StatusCode != http.StatusOK {
-					fails.Add(1)
-				}
-			}
-			mu.Lock()
-			lat = append(lat, mine...)
-			mu.Unlock()
-		})
-	}
-	wg.Wait()
-	slices.Sort(lat)
-	return lat, fails.Load()
 }
