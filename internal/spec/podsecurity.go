@@ -28,11 +28,7 @@ func podSecurityProfile(plat *Platform, project string) profile {
 	if plat == nil {
 		return profile{}
 	}
-	where := "policy.pod_security"
-	if s := plat.Projects[project]; s != nil && s.PodSecurity != "" {
-		where = "projects." + project + ".pod_security"
-	}
-	if l := plat.PodSecurityFor(project); l == "baseline" || l == "restricted" {
+	if l, where := plat.PodSecuritySource(project); l == "baseline" || l == "restricted" {
 		return profile{l, where}
 	}
 	return profile{}

@@ -19,13 +19,21 @@ import (
 // enforces: the project's pod_security, else policy.pod_security ("" for
 // none).
 func (p *Platform) PodSecurityFor(project string) string {
+	level, _ := p.PodSecuritySource(project)
+	return level
+}
+
+// PodSecuritySource is PodSecurityFor with the platform.yaml field that
+// sets it (projects.<name>.pod_security or policy.pod_security), for
+// messages.
+func (p *Platform) PodSecuritySource(project string) (level, field string) {
 	if s := p.Projects[project]; s != nil && s.PodSecurity != "" {
-		return s.PodSecurity
+		return s.PodSecurity, "projects." + project + ".pod_security"
 	}
 	if p.Policy != nil {
-		return p.Policy.PodSecurity
+		return p.Policy.PodSecurity, "policy.pod_security"
 	}
-	return ""
+	return "", ""
 }
 
 // DefaultsFor is the defaults of the project's apps: the platform's, with

@@ -95,11 +95,8 @@ func (r *run) levelOf(ns string) (psaapi.LevelVersion, string, bool) {
 	level, version, where := "", "", ""
 	if l, ok := r.nsLevels[ns]; ok {
 		level, version, where = l.level, l.version, "namespace "+ns
-	} else if l := r.plat.PodSecurityFor(ns); l != "" && ns != "" {
-		level, where = l, "platform.yaml's policy.pod_security"
-		if s := r.plat.Projects[ns]; s != nil && s.PodSecurity != "" {
-			where = "platform.yaml's projects." + ns + ".pod_security"
-		}
+	} else if l, field := r.plat.PodSecuritySource(ns); l != "" && ns != "" {
+		level, where = l, "platform.yaml's "+field
 	}
 	if level == "" {
 		return psaapi.LevelVersion{}, "", false
