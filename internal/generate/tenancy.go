@@ -78,7 +78,7 @@ func (r *renderer) emptied(withApps map[[2]string]bool) ([]emptiedProject, error
 				continue
 			}
 			data, ok := r.opts.Previous(p)
-			if !ok || !strings.HasPrefix(string(data), manifest.Header) || strings.Contains(string(data), layout.EmptiedLine) {
+			if !ok || !strings.HasPrefix(string(data), manifest.Header) || layout.IsEmptied(data) {
 				continue
 			}
 			ns := r.namespace(project, map[string]string{layout.EmptiedAnnotation: layout.Emptied})

@@ -1,7 +1,6 @@
 package review
 
 import (
-	"bytes"
 	"fmt"
 	"maps"
 	"path"
@@ -362,8 +361,8 @@ func (n counts) projectsPart() string {
 // that Flux deletes the apps' Kustomizations, as that account, before
 // the account; the next render removes the file and the namespace.
 func writeEmptied(b *strings.Builder, changes []fleet.Change) {
+	marked := layout.IsEmptied
 	for _, ch := range changes {
-		marked := func(data []byte) bool { return bytes.Contains(data, []byte(layout.EmptiedLine)) }
 		project := strings.TrimSuffix(path.Base(ch.Path), ".yaml")
 		switch {
 		case ch.Op != fleet.Delete && marked(ch.New) && !marked(ch.Old):

@@ -80,7 +80,7 @@ func (r *run) previous(p string) ([]byte, bool) {
 	if bytes.Contains(data, pruneDisabledLine) {
 		data = withoutLine(data, pruneDisabledLine)
 	}
-	if bytes.Contains(data, emptiedLine) {
+	if layout.IsEmptied(data) {
 		data = withoutLine(data, emptiedLine)
 	}
 	if ns := []byte("\n  namespace: " + r.plat.Fleet.SourceNamespace + "\n"); bytes.Contains(data, ns) && bytes.Contains(data, pruneOff) {

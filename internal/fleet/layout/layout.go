@@ -40,6 +40,7 @@
 package layout
 
 import (
+	"bytes"
 	"maps"
 	"path"
 	"slices"
@@ -116,6 +117,10 @@ const (
 	// without its indentation.
 	EmptiedLine = EmptiedAnnotation + `: "` + Emptied + `"`
 )
+
+// IsEmptied reports whether a project's file, as render writes it, is
+// marked EmptiedAnnotation.
+func IsEmptied(file []byte) bool { return bytes.Contains(file, []byte(EmptiedLine)) }
 
 // kustomize-controller labels every object it applies with the name and
 // namespace of the Kustomization that applied it (its owner labels): it
