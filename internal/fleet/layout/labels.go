@@ -11,6 +11,13 @@ const (
 	LabelApp       = labelPrefix + "app"
 	LabelProject   = labelPrefix + "project"
 	LabelComponent = labelPrefix + "component"
+	// LabelEnvironment names the environment (platform.yaml environments)
+	// an object was rendered for; the Flux objects of an app carry it as
+	// an event annotation too (EventAnnotationPrefix + EventEnvironment),
+	// so that every event of the app says where it ran.
+	LabelEnvironment = labelPrefix + "environment"
+	// EventEnvironment is the event metadata key that holds it.
+	EventEnvironment = "environment"
 	// Kubernetes' recommended labels.
 	LabelName      = "app.kubernetes.io/name"
 	LabelInstance  = "app.kubernetes.io/instance"

@@ -21,9 +21,12 @@ type Phase string
 // Deployment is one rollout of an app at one fleet revision, as
 // GET /api/v1/apps/{project}/{name}/deployments lists it.
 type Deployment struct {
-	ID           int64       `json:"id"`
-	Project      string      `json:"project"`
-	App          string      `json:"app"`
+	ID      int64  `json:"id"`
+	Project string `json:"project"`
+	App     string `json:"app"`
+	// Environment is the environment (platform.yaml environments) the
+	// deployment ran in; empty on a platform without environments.
+	Environment  string      `json:"environment,omitempty"`
 	Revision     string      `json:"revision"`
 	SpecRevision string      `json:"spec_revision,omitempty"`
 	StartedAt    time.Time   `json:"started_at"`

@@ -47,10 +47,19 @@ const maxDeploymentPages = 50
 // Deployments lists an app's deployments, newest first, following the
 // API's pages; max > 0 stops at that many.
 func (c *Client) Deployments(ctx context.Context, project, name string, max int) ([]Deployment, error) {
+	return c.DeploymentsIn(ctx, project, name, "", max)
+}
+
+// DeploymentsIn lists an app's deployments in one environment (all of
+// them when environment is empty), newest first, as Deployments does.
+func (c *Client) DeploymentsIn(ctx context.Context, project, name, environment string, max int) ([]Deployment, error) {
 	var out []Deployment
 	cursor := ""
 	for range maxDeploymentPages {
 		q := url.Values{"limit": {strconv.Itoa(c.PageSize)}}
+		if environment != "" {
+			q.Set("environment", environment)
+		}
 		if cursor != "" {
 			q.Set("cursor", cursor)
 		}
