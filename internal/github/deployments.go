@@ -2,6 +2,7 @@ package github
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -18,6 +19,11 @@ type DeploymentReporter interface {
 	// SetDeploymentStatus posts a status on the deployment id; the newest
 	// status is the deployment's state.
 	SetDeploymentStatus(ctx context.Context, repo Repo, id int64, s DeploymentStatus) error
+	// FindDeployment and LastDeploymentStatus read back what an earlier
+	// attempt may have written, so that a report retried after its sender
+	// died is not written twice.
+	FindDeployment(ctx context.Context, repo Repo, ref, environment string, payload map[string]string) (int64, error)
+	LastDeploymentStatus(ctx context.Context, repo Repo, id int64) (DeploymentStatus, error)
 }
 
 var _ DeploymentReporter = (*Client)(nil)
@@ -86,4 +92,49 @@ func (c *Client) SetDeploymentStatus(ctx context.Context, repo Repo, id int64, s
 func IsServerError(err error) bool {
 	var e *gh.ErrorResponse
 	return errors.As(err, &e) && e.Response != nil && e.Response.StatusCode >= http.StatusInternalServerError
+}
+
+// FindDeployment returns the newest deployment of repo at ref in
+// environment whose payload holds every key and value of payload (0 when
+// there is none among the newest 100). It tells whether a deployment
+// that was being created when its creator died reached GitHub.
+func (c *Client) FindDeployment(ctx context.Context, repo Repo, ref, environment string, payload map[string]string) (int64, error) {
+	deps, _, err := c.gh.Repositories.ListDeployments(ctx, repo.Owner, repo.Name, &gh.DeploymentsListOptions{
+		Ref: ref, Environment: environment, Task: "deploy", ListOptions: gh.ListOptions{PerPage: 100},
+	})
+	if err != nil {
+		return 0, fmt.Errorf("listing deployments of %s in %s on %s: %w", ref, environment, repo, err)
+	}
+	for _, d := range deps {
+		var got map[string]any
+		if json.Unmarshal(d.Payload, &got) != nil {
+			continue
+		}
+		if payloadHolds(got, payload) {
+			return d.GetID(), nil
+		}
+	}
+	return 0, nil
+}
+
+func payloadHolds(got map[string]any, want map[string]string) bool {
+	for k, v := range want {
+		if s, ok := got[k].(string); !ok || s != v {
+			return false
+		}
+	}
+	return true
+}
+
+// LastDeploymentStatus returns the newest status of deployment id of repo
+// (a zero DeploymentStatus when it has none).
+func (c *Client) LastDeploymentStatus(ctx context.Context, repo Repo, id int64) (DeploymentStatus, error) {
+	sts, _, err := c.gh.Repositories.ListDeploymentStatuses(ctx, repo.Owner, repo.Name, id, &gh.ListOptions{PerPage: 1})
+	if err != nil {
+		return DeploymentStatus{}, fmt.Errorf("reading the statuses of deployment %d of %s: %w", id, repo, err)
+	}
+	if len(sts) == 0 {
+		return DeploymentStatus{}, nil
+	}
+	return DeploymentStatus{State: sts[0].GetState(), Description: sts[0].GetDescription(), EnvironmentURL: sts[0].GetEnvironmentURL()}, nil
 }

@@ -128,3 +128,54 @@ func TestDeploymentErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestReadBackDeployments finds a deployment by ref, environment and
+// payload and reads its newest status, as a retried report does.
+func TestReadBackDeployments(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := githubtest.New(t, githubtest.WithToken(token))
+	const sha = "0123456789abcdef0123456789abcdef01234567"
+	srv.Expect("POST", "/repos/acme/fleet/deployments").Times(3)
+	srv.Expect("POST", "/repos/acme/fleet/deployments/*/statuses").Times(2)
+	srv.Expect("GET", "/repos/acme/fleet/deployments").Query("ref", sha).Query("environment", "shop/api").Times(2)
+	srv.Expect("GET", "/repos/acme/fleet/deployments/*/statuses").Times(2)
+	c := newClient(t, srv)
+
+	var ids []int64
+	for _, d := range []github.Deployment{
+		{Ref: sha, Environment: "shop/api", Payload: map[string]string{"app": "api", "revision": "main@sha1:1"}},
+		{Ref: sha, Environment: "shop/web", Payload: map[string]string{"app": "web", "revision": "main@sha1:2"}},
+		{Ref: sha, Environment: "shop/api", Payload: map[string]string{"app": "api", "revision": "main@sha1:2"}},
+	} {
+		id, err := c.CreateDeployment(ctx, repo, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	for _, tc := range []struct {
+		payload map[string]string
+		want    int64
+	}{
+		{map[string]string{"app": "api", "revision": "main@sha1:1"}, ids[0]},
+		{map[string]string{"app": "api", "revision": "main@sha1:3"}, 0},
+	} {
+		got, err := c.FindDeployment(ctx, repo, sha, "shop/api", tc.payload)
+		if err != nil || got != tc.want {
+			t.Errorf("FindDeployment(%v) = %d, %v; want %d", tc.payload, got, err, tc.want)
+		}
+	}
+
+	if st, err := c.LastDeploymentStatus(ctx, repo, ids[2]); err != nil || st != (github.DeploymentStatus{}) {
+		t.Errorf("LastDeploymentStatus of a deployment without statuses = %+v, %v", st, err)
+	}
+	for _, s := range []string{"in_progress", "success"} {
+		if err := c.SetDeploymentStatus(ctx, repo, ids[2], github.DeploymentStatus{State: s, Description: s}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st, err := c.LastDeploymentStatus(ctx, repo, ids[2]); err != nil || st.State != "success" || st.Description != "success" {
+		t.Errorf("LastDeploymentStatus = %+v, %v; want success", st, err)
+	}
+}

@@ -119,6 +119,13 @@ var migrations = []string{
 		created_at BIGINT NOT NULL
 	);
 	CREATE INDEX github_outbox_by_slot ON github_outbox (slot, id)`,
+	// 7: the outbox reports whose sending began: a report found here when
+	// it is sent again may have reached GitHub already (its sender died
+	// before deleting it), and is checked against GitHub first.
+	`CREATE TABLE github_sends (
+		outbox_id BIGINT PRIMARY KEY,
+		started_at BIGINT NOT NULL
+	)`,
 }
 
 // SchemaVersion is the schema version this build migrates to.

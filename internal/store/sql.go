@@ -703,11 +703,11 @@ func (s *sqlStore) SendOutbox(ctx context.Context, slots []int, send func(Outbox
 		if err != nil {
 			return false, fmt.Errorf("reading the GitHub outbox: %w", err)
 		}
-		send(e)
-		if _, err := s.execWrite(ctx, `DELETE FROM github_outbox WHERE id = ?`, e.ID); err != nil {
-			return true, fmt.Errorf("deleting a sent GitHub report: %w", err)
+		if e.Retried, err = s.markSending(ctx, e.ID); err != nil {
+			return false, err
 		}
-		return true, nil
+		send(e)
+		return true, s.deleteSent(ctx, e.ID)
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -729,14 +729,51 @@ func (s *sqlStore) SendOutbox(ctx context.Context, slots []int, send func(Outbox
 	if err != nil {
 		return false, fmt.Errorf("reading the GitHub outbox: %w", err)
 	}
+	// The mark is written outside tx, which dies with its sender.
+	if e.Retried, err = s.markSending(ctx, e.ID); err != nil {
+		return false, err
+	}
 	send(e)
-	if _, err := tx.ExecContext(ctx, `DELETE FROM github_outbox WHERE id = $1`, e.ID); err != nil {
-		return true, fmt.Errorf("deleting a sent GitHub report: %w", err)
+	for _, q := range []string{`DELETE FROM github_outbox WHERE id = $1`, `DELETE FROM github_sends WHERE outbox_id = $1`} {
+		if _, err := tx.ExecContext(ctx, q, e.ID); err != nil {
+			return true, fmt.Errorf("deleting a sent GitHub report: %w", err)
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return true, fmt.Errorf("commit: %w", err)
 	}
 	return true, nil
+}
+
+// markSending records that the outbox report id is being sent; it reports
+// whether an earlier attempt was recorded (Retried).
+func (s *sqlStore) markSending(ctx context.Context, id int64) (bool, error) {
+	n, err := s.execWrite(ctx, `INSERT INTO github_sends (outbox_id, started_at) VALUES (?, ?) ON CONFLICT (outbox_id) DO NOTHING`,
+		id, ts(time.Now()))
+	if err != nil {
+		return false, fmt.Errorf("recording a GitHub report being sent: %w", err)
+	}
+	return n == 0, nil
+}
+
+// deleteSent deletes the sent report id and its mark in one transaction
+// (one replica: no lock is held while the report is sent).
+func (s *sqlStore) deleteSent(ctx context.Context, id int64) (err error) {
+	defer s.lockWrites()()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer func() { err = errors.Join(err, rollback(tx)) }()
+	for _, q := range []string{`DELETE FROM github_outbox WHERE id = ?`, `DELETE FROM github_sends WHERE outbox_id = ?`} {
+		if _, err := tx.ExecContext(ctx, s.q(q), id); err != nil {
+			return fmt.Errorf("deleting a sent GitHub report: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
 }
 
 const deploymentCols = `id, project, app, revision, spec_revision, started_at, finished_at, updated_at, phase, message,

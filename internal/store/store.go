@@ -214,6 +214,10 @@ type OutboxEntry struct {
 	LiveURL      string
 	Restate      bool
 	CreatedAt    time.Time
+	// Retried reports that an earlier attempt to send this report began
+	// and did not finish: its sender may have died after GitHub took it,
+	// so GitHub is to be asked before it is written again.
+	Retried bool
 }
 
 // Store is the history store.
@@ -239,7 +243,9 @@ type Store interface {
 	// slots (see SlotOf; nil: every app) to send, and deletes it once send
 	// returns (send reports its own failures). On PostgreSQL the report is
 	// locked meanwhile (FOR UPDATE SKIP LOCKED): no two replicas send one
-	// report. It returns false when none was queued.
+	// report. Before send runs, the attempt is recorded (committed on its
+	// own), so that the entry of a sender that died mid-way comes back
+	// with Retried set. It returns false when none was queued.
 	SendOutbox(ctx context.Context, slots []int, send func(OutboxEntry)) (bool, error)
 
 	Deployment(ctx context.Context, id int64) (Deployment, error)

@@ -350,7 +350,7 @@ func TestMigrateIgnoredReason(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Back to version 3.
-		for _, q := range []string{`DROP TABLE github_outbox`, `DROP TABLE sessions`, `ALTER TABLE events DROP COLUMN ignored_reason`, `DELETE FROM schema_migrations WHERE version >= 4`} {
+		for _, q := range []string{`DROP TABLE github_sends`, `DROP TABLE github_outbox`, `DROP TABLE sessions`, `ALTER TABLE events DROP COLUMN ignored_reason`, `DELETE FROM schema_migrations WHERE version >= 4`} {
 			if _, err := s.db.ExecContext(ctx, q); err != nil {
 				t.Fatal(err)
 			}

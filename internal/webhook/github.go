@@ -204,19 +204,32 @@ func (g *githubWorker) post(e store.OutboxEntry) error {
 			ref = d.SpecRevision
 		}
 		env := d.Project + "/" + d.App
-		err := g.call(func(ctx context.Context) (err error) {
-			id, err = g.cfg.Reporter.CreateDeployment(ctx, g.cfg.Repo, github.Deployment{
-				Ref:         ref,
-				Environment: env,
-				Description: truncate(fmt.Sprintf("%s at %s", env, d.Revision), 140),
-				Payload: map[string]string{
-					"project": d.Project, "app": d.App, "revision": d.Revision, "spec_revision": d.SpecRevision,
-				},
+		payload := map[string]string{
+			"project": d.Project, "app": d.App, "revision": d.Revision, "spec_revision": d.SpecRevision,
+		}
+		if e.Retried {
+			// An earlier sender may have created it and died before
+			// storing its id.
+			if err := g.call(func(ctx context.Context) (err error) {
+				id, err = g.cfg.Reporter.FindDeployment(ctx, g.cfg.Repo, ref, env, payload)
+				return err
+			}); err != nil {
+				return err
+			}
+		}
+		if id == 0 {
+			err := g.call(func(ctx context.Context) (err error) {
+				id, err = g.cfg.Reporter.CreateDeployment(ctx, g.cfg.Repo, github.Deployment{
+					Ref:         ref,
+					Environment: env,
+					Description: truncate(fmt.Sprintf("%s at %s", env, d.Revision), 140),
+					Payload:     payload,
+				})
+				return err
 			})
-			return err
-		})
-		if err != nil {
-			return err
+			if err != nil {
+				return err
+			}
 		}
 		if err := g.st.SetGitHub(g.ctx, d.ID, id, ""); err != nil {
 			return err
@@ -231,6 +244,20 @@ func (g *githubWorker) post(e store.OutboxEntry) error {
 	}
 	if state == "success" {
 		status.EnvironmentURL = d.LiveURL
+	}
+	if e.Retried {
+		// An earlier sender may have posted it and died before recording
+		// it: GitHub's newest status tells.
+		var last github.DeploymentStatus
+		if err := g.call(func(ctx context.Context) (err error) {
+			last, err = g.cfg.Reporter.LastDeploymentStatus(ctx, g.cfg.Repo, id)
+			return err
+		}); err != nil {
+			return err
+		}
+		if last.State == status.State && last.Description == status.Description {
+			return g.st.SetGitHub(g.ctx, d.ID, id, state)
+		}
 	}
 	if err := g.call(func(ctx context.Context) error {
 		return g.cfg.Reporter.SetDeploymentStatus(ctx, g.cfg.Repo, id, status)
@@ -293,3 +320,4 @@ func truncate(s string, n int) string {
 	}
 	return string(r[:n-1]) + "…"
 }
+

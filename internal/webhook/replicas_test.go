@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -82,7 +83,11 @@ func newReplicas(t testing.TB, n int, mod func(i int, c *Config)) []*replica {
 	dsn, admin := postgresSchema(t)
 	var rs []*replica
 	for i := range n {
-		name := fmt.Sprintf("%s-r%d", strings.ReplaceAll(t.Name(), "/", "-"), i)
+		// PostgreSQL keeps 63 bytes of an application name: a long test
+		// name is cut, with a hash of the whole kept unique.
+		h := fnv.New32a()
+		h.Write([]byte(t.Name()))
+		name := fmt.Sprintf("%.40s-%08x-r%d", strings.ReplaceAll(t.Name(), "/", "-"), h.Sum32(), i)
 		u, _ := url.Parse(dsn)
 		q := u.Query()
 		q.Set("application_name", name)
@@ -493,6 +498,10 @@ func TestReplicasOwnerKilledMidRollout(t *testing.T) {
 	gh := githubtest.New(t, githubtest.WithToken("gh-token"))
 	gh.Expect("POST", "/repos/acme/fleet/deployments").JSONBody(deploymentBody(commitOf(rev1), "shop/api", rev1))
 	gh.Expect("POST", "/repos/acme/fleet/deployments/*/statuses").Times(2)
+	// Killed after GitHub took a report and before it was marked sent,
+	// the owner leaves it queued: its successor reads GitHub back first.
+	gh.Expect("GET", "/repos/acme/fleet/deployments").Between(0, 1)
+	gh.Expect("GET", "/repos/acme/fleet/deployments/*/statuses").Between(0, 1)
 	client := newGitHubClient(t, gh)
 	checker := &switchChecker{fakeChecker: fakeChecker{sync: probe.StatePassed, ready: probe.StateProgressing, reach: probe.StatePending}}
 	rs := newReplicas(t, 3, func(_ int, c *Config) {
@@ -565,10 +574,12 @@ func TestReplicasConcurrentFirstEvents(t *testing.T) {
 
 // stallingReporter passes calls to GitHub until stall is set, then holds
 // every call until its context ends (a replica stuck talking to GitHub
-// when it dies).
+// when it dies). With after set, the held call reaches GitHub first (a
+// replica that dies once GitHub answered).
 type stallingReporter struct {
 	github.DeploymentReporter
 	stall   atomic.Bool
+	after   bool
 	stalled chan struct{}
 	once    sync.Once
 }
@@ -581,6 +592,11 @@ func (s *stallingReporter) hold(ctx context.Context) error {
 
 func (s *stallingReporter) CreateDeployment(ctx context.Context, repo github.Repo, d github.Deployment) (int64, error) {
 	if s.stall.Load() {
+		if s.after {
+			if _, err := s.DeploymentReporter.CreateDeployment(ctx, repo, d); err != nil {
+				return 0, err
+			}
+		}
 		return 0, s.hold(ctx)
 	}
 	return s.DeploymentReporter.CreateDeployment(ctx, repo, d)
@@ -588,9 +604,91 @@ func (s *stallingReporter) CreateDeployment(ctx context.Context, repo github.Rep
 
 func (s *stallingReporter) SetDeploymentStatus(ctx context.Context, repo github.Repo, id int64, st github.DeploymentStatus) error {
 	if s.stall.Load() {
+		if s.after {
+			if err := s.DeploymentReporter.SetDeploymentStatus(ctx, repo, id, st); err != nil {
+				return err
+			}
+		}
 		return s.hold(ctx)
 	}
 	return s.DeploymentReporter.SetDeploymentStatus(ctx, repo, id, st)
+}
+
+// stallOnStatus stalls only the status calls (the deployment is created).
+type stallOnStatus struct{ *stallingReporter }
+
+func (s stallOnStatus) CreateDeployment(ctx context.Context, repo github.Repo, d github.Deployment) (int64, error) {
+	return s.DeploymentReporter.CreateDeployment(ctx, repo, d)
+}
+
+// TestReplicasOwnerDiesAfterGitHubAnswered: the owner dies after GitHub
+// took its request and before the report was marked sent. The new owner
+// neither creates a second GitHub deployment nor posts a status twice:
+// one deployment, in_progress then success, once each.
+func TestReplicasOwnerDiesAfterGitHubAnswered(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		onStatus bool
+		reads    []string
+	}{
+		{"after creating the deployment", false, []string{"/repos/acme/fleet/deployments", "/repos/acme/fleet/deployments/*/statuses"}},
+		{"after posting a status", true, []string{"/repos/acme/fleet/deployments/*/statuses"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			gh := githubtest.New(t, githubtest.WithToken("gh-token"))
+			gh.Expect("POST", "/repos/acme/fleet/deployments").JSONBody(deploymentBody(commitOf(rev1), "shop/api", rev1))
+			gh.Expect("POST", "/repos/acme/fleet/deployments/*/statuses").Times(2)
+			for _, p := range tc.reads {
+				gh.Expect("GET", p)
+			}
+			client := newGitHubClient(t, gh)
+			checker := &switchChecker{fakeChecker: fakeChecker{sync: probe.StatePassed, ready: probe.StateProgressing, reach: probe.StatePending}}
+			var reporters []*stallingReporter
+			rs := newReplicas(t, 3, func(i int, c *Config) {
+				r := &stallingReporter{DeploymentReporter: client, after: true, stalled: make(chan struct{})}
+				reporters = append(reporters, r)
+				var rep github.DeploymentReporter = r
+				if tc.onStatus {
+					rep = stallOnStatus{r}
+				}
+				c.GitHub = &GitHub{Reporter: rep, Repo: fleetRepo}
+				c.Prober = checker
+				c.RecheckInterval = time.Hour
+			})
+			first := owner(t, rs, "shop", "api")
+			for i, r := range rs {
+				if r == first {
+					reporters[i].stall.Store(true)
+					rs[0].mustPost(fixture(t, "kustomization-progressing"), 200)
+					select {
+					case <-reporters[i].stalled:
+					case <-time.After(20 * time.Second):
+						t.Fatal("the owner never sent the first GitHub report")
+					}
+				}
+			}
+			checker.set(fakeChecker{sync: probe.StatePassed, ready: probe.StatePassed, reach: probe.StatePassed, live: "https://api.example.test/"})
+			first.waitPhase("shop", "api", store.PhaseRunning)
+			first.crash(t)
+			waitUntil(t, "the new owner to send the success", func() bool {
+				ds := gh.Deployments(fleetRepo.String())
+				return len(ds) >= 1 && len(ds[len(ds)-1].Statuses) >= 2
+			})
+			ds := gh.Deployments(fleetRepo.String())
+			if len(ds) != 1 {
+				t.Fatalf("%d GitHub deployments; want 1", len(ds))
+			}
+			var states []string
+			for _, s := range ds[0].Statuses {
+				states = append(states, s.State)
+			}
+			if got := strings.Join(states, " "); got != "in_progress success" {
+				t.Errorf("statuses %s; want in_progress success", got)
+			}
+		})
+	}
 }
 
 // TestReplicasOutboxSurvivesKill: the owner dies while it sends the
@@ -602,6 +700,10 @@ func TestReplicasOutboxSurvivesKill(t *testing.T) {
 	gh := githubtest.New(t, githubtest.WithToken("gh-token"))
 	gh.Expect("POST", "/repos/acme/fleet/deployments").JSONBody(deploymentBody(commitOf(rev1), "shop/api", rev1))
 	gh.Expect("POST", "/repos/acme/fleet/deployments/*/statuses").Times(2)
+	// The dead owner's attempt is on record: the new owner asks GitHub
+	// whether the deployment and its first status exist before writing.
+	gh.Expect("GET", "/repos/acme/fleet/deployments").Query("ref", commitOf(rev1)).Query("environment", "shop/api")
+	gh.Expect("GET", "/repos/acme/fleet/deployments/*/statuses")
 	client := newGitHubClient(t, gh)
 	checker := &switchChecker{fakeChecker: fakeChecker{sync: probe.StatePassed, ready: probe.StateProgressing, reach: probe.StatePending}}
 	var reporters []*stallingReporter

@@ -164,6 +164,71 @@ func (s *Server) createDeploymentStatus(w http.ResponseWriter, r *http.Request) 
 	writeJSON(w, http.StatusCreated, s.deploymentStatusJSON(rs, d, st))
 }
 
+// listDeployments answers GET /repos/{owner}/{repo}/deployments: newest
+// first, filtered by sha, ref, task and environment as GitHub does.
+func (s *Server) listDeployments(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rs := s.repo(r.PathValue("owner") + "/" + r.PathValue("repo"))
+	q := r.URL.Query()
+	for k := range q {
+		if !slices.Contains([]string{"sha", "ref", "task", "environment", "per_page", "page"}, k) {
+			s.validationFailed(w, r, k, "invalid")
+			return
+		}
+	}
+	var match []*Deployment
+	for _, d := range rs.deployments {
+		if (q.Get("ref") == "" || q.Get("ref") == d.Ref) && (q.Get("task") == "" || q.Get("task") == d.Task) &&
+			(q.Get("environment") == "" || q.Get("environment") == d.Environment) &&
+			(q.Get("sha") == "" || q.Get("sha") == d.Ref) {
+			match = append(match, d)
+		}
+	}
+	slices.Reverse(match)
+	page, ok := s.page(w, r, len(match))
+	if !ok {
+		return
+	}
+	out := []any{}
+	for _, d := range match[page.from:page.to] {
+		out = append(out, s.deploymentJSON(rs, d))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// listDeploymentStatuses answers GET
+// /repos/{owner}/{repo}/deployments/{id}/statuses: newest first.
+func (s *Server) listDeploymentStatuses(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rs := s.repo(r.PathValue("owner") + "/" + r.PathValue("repo"))
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	i := slices.IndexFunc(rs.deployments, func(d *Deployment) bool { return err == nil && d.ID == id })
+	if i < 0 {
+		writeJSON(w, http.StatusNotFound, notFound())
+		return
+	}
+	for k := range r.URL.Query() {
+		if k != "per_page" && k != "page" {
+			s.validationFailed(w, r, k, "invalid")
+			return
+		}
+	}
+	d := rs.deployments[i]
+	sts := slices.Clone(d.Statuses)
+	slices.Reverse(sts)
+	page, ok := s.page(w, r, len(sts))
+	if !ok {
+		return
+	}
+	out := []any{}
+	for _, st := range sts[page.from:page.to] {
+		out = append(out, s.deploymentStatusJSON(rs, d, st))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
 func (s *Server) deploymentJSON(rs *repoState, d *Deployment) map[string]any {
 	api := s.URL + "repos/" + rs.owner + "/" + rs.name
 	u := api + "/deployments/" + strconv.FormatInt(d.ID, 10)

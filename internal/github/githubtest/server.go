@@ -266,6 +266,8 @@ func New(t testing.TB, opts ...Option) *Server {
 	mux.HandleFunc("DELETE /repos/{owner}/{repo}/issues/comments/{id}", s.deleteComment)
 	mux.HandleFunc("POST /repos/{owner}/{repo}/deployments", s.createDeployment)
 	mux.HandleFunc("POST /repos/{owner}/{repo}/deployments/{id}/statuses", s.createDeploymentStatus)
+	mux.HandleFunc("GET /repos/{owner}/{repo}/deployments", s.listDeployments)
+	mux.HandleFunc("GET /repos/{owner}/{repo}/deployments/{id}/statuses", s.listDeploymentStatuses)
 
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.serve(w, r, mux)
