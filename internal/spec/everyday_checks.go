@@ -7,6 +7,8 @@ import (
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 )
 
+func init() { fieldChecks = append(fieldChecks, checkEverydayFields) }
+
 // The everyday fields of a workload that used to take a patch: its
 // Deployment's strategy and revision history, node ports, and its Service's
 // annotations and IP family policy (secret_ref.optional needs no check).

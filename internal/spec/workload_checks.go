@@ -179,12 +179,19 @@ func checkKindFields(doc *Document, c *Component, w *WorkloadSpec, at Path, ps *
 	}
 }
 
+// fieldChecks are the checks of one field or a few of a workload, job or
+// cronjob that need nothing but the component: each lives in the file of
+// its fields and adds itself here (see docs/contributing.md).
+var fieldChecks []func(doc *Document, c *Component, w *WorkloadSpec, at Path, ps *Problems)
+
 // checkWorkloadFields checks the fields of real applications of a
 // workload, job or cronjob.
 func (l *Loader) checkWorkloadFields(a *LoadedApp, c *Component, at Path, plat *Platform, ps *Problems) {
 	w, doc := c.WorkloadSpec, a.Doc
 	checkKindFields(doc, c, w, at, ps)
-	checkEverydayFields(doc, c, w, at, ps)
+	for _, check := range fieldChecks {
+		check(doc, c, w, at, ps)
+	}
 	if w.Port > 0 && len(w.Ports) > 0 {
 		ps.AddKey(doc, at.Child("ports"), "set port or ports, not both: port is one TCP port named http, ports lists them all")
 	}
