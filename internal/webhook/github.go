@@ -320,4 +320,3 @@ func truncate(s string, n int) string {
 	}
 	return string(r[:n-1]) + "…"
 }
-
