@@ -103,6 +103,9 @@ func (r *renderer) pod(a *spec.LoadedApp, c *spec.Component, lbls map[string]str
 	main.SecurityContext = containerSecurity(merged, podSC)
 
 	pod := corev1.PodSpec{SecurityContext: podSC, RestartPolicy: restart}
+	for _, h := range w.HostAliases {
+		pod.HostAliases = append(pod.HostAliases, corev1.HostAlias{IP: h.IP, Hostnames: h.Hostnames})
+	}
 
 	// Volumes, in the spec's order; the files' volume last.
 	vols := map[string]bool{}

@@ -53,6 +53,14 @@ const (
 	BuildModeBuildpack  = "buildpack"
 )
 
+// HostAlias is one line of the pods' /etc/hosts.
+type HostAlias struct {
+	// IP is an IPv4 or IPv6 address, such as 10.1.2.3.
+	IP string `json:"ip" jsonschema:"example=10.1.2.3"`
+	// Hostnames that resolve to ip, such as legacy-db.internal.
+	Hostnames []string `json:"hostnames" jsonschema:"minItems=1,example=legacy-db.internal"`
+}
+
 // Component types.
 const (
 	TypeWorkload = "workload"
@@ -115,6 +123,8 @@ type WorkloadSpec struct {
 	Sidecars []Container `json:"sidecars,omitempty"`
 	// Pod holds settings of the pods: annotations, labels, node selector, tolerations, priority class, termination grace.
 	Pod *Pod `json:"pod,omitempty"`
+	// HostAliases add lines to the pods' /etc/hosts, each an IP address and the host names it answers for: for a name that DNS does not resolve, such as a legacy database or a partner's endpoint.
+	HostAliases []HostAlias `json:"host_aliases,omitempty"`
 	// DisruptionBudget limits voluntary disruptions; workloads with more than one replica get max_unavailable 1 by default.
 	DisruptionBudget *DisruptionBudget `json:"disruption_budget,omitempty"`
 	// Patches are kustomize patches on this component's generated objects: the escape hatch for what the spec cannot say.
