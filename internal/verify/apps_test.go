@@ -320,8 +320,8 @@ func FuzzAPIRules(f *testing.F) {
 		if err != nil || len(docs) == 0 || docs[0].Root == nil {
 			return
 		}
-		for kind := range kindRules {
-			for _, m := range apiRules(kind, docs[0].Root) {
+		for kind := range kinds {
+			for _, m := range missingRequired(kind, docs[0].Root) {
 				if m.msg == "" {
 					t.Errorf("%s: a problem without a message at %q", kind, m.field)
 				}

@@ -2,6 +2,8 @@ package verify
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -41,46 +43,75 @@ func join(rs ...[]rule) []rule {
 	return out
 }
 
-// builtinRequired holds, per group/kind, what the Kubernetes API server's
-// validation requires of the built-in kinds the fleet uses (their Go types
-// cannot say it: most such fields are tagged omitempty).
-var builtinRequired = map[string][]rule{
-	"apps/Deployment": join([]rule{{at: "", fields: []string{"spec"}}, {at: "spec", fields: []string{"selector", "template"}},
-		{at: "spec.template", fields: []string{"spec"}}}, podRules("spec.template.spec")),
-	"apps/StatefulSet": join([]rule{{at: "", fields: []string{"spec"}}, {at: "spec", fields: []string{"selector", "template"}},
-		{at: "spec.template", fields: []string{"spec"}}}, podRules("spec.template.spec")),
-	"apps/DaemonSet": join([]rule{{at: "", fields: []string{"spec"}}, {at: "spec", fields: []string{"selector", "template"}},
-		{at: "spec.template", fields: []string{"spec"}}}, podRules("spec.template.spec")),
-	"apps/ReplicaSet": join([]rule{{at: "", fields: []string{"spec"}}, {at: "spec", fields: []string{"selector", "template"}},
-		{at: "spec.template", fields: []string{"spec"}}}, podRules("spec.template.spec")),
-	"batch/Job": join([]rule{{at: "", fields: []string{"spec"}}, {at: "spec", fields: []string{"template"}},
-		{at: "spec.template", fields: []string{"spec"}}}, podRules("spec.template.spec")),
-	"batch/CronJob": join([]rule{{at: "", fields: []string{"spec"}}, {at: "spec", fields: []string{"schedule", "jobTemplate"}},
-		{at: "spec.jobTemplate", fields: []string{"spec"}}, {at: "spec.jobTemplate.spec", fields: []string{"template"}},
-		{at: "spec.jobTemplate.spec.template", fields: []string{"spec"}}}, podRules("spec.jobTemplate.spec.template.spec")),
-	"/Pod":     join([]rule{{at: "", fields: []string{"spec"}}}, podRules("spec")),
-	"/Service": {{at: "spec.ports[]", fields: []string{"port"}}},
-	"networking.k8s.io/Ingress": {
-		{at: "spec.rules[].http", fields: []string{"paths"}, nonEmpty: true},
-		{at: "spec.rules[].http.paths[]", fields: []string{"pathType", "backend"}},
-		{at: "spec.rules[].http.paths[].backend.service", fields: []string{"name", "port"}},
-		{at: "spec.defaultBackend.service", fields: []string{"name", "port"}},
-	},
-	"autoscaling/HorizontalPodAutoscaler": {
-		{at: "", fields: []string{"spec"}}, {at: "spec", fields: []string{"scaleTargetRef", "maxReplicas"}},
-		{at: "spec.scaleTargetRef", fields: []string{"kind", "name"}}, {at: "spec.metrics[]", fields: []string{"type"}},
-	},
-	"rbac.authorization.k8s.io/Role":               {{at: "rules[]", fields: []string{"verbs"}}},
-	"rbac.authorization.k8s.io/ClusterRole":        {{at: "rules[]", fields: []string{"verbs"}}},
-	"rbac.authorization.k8s.io/RoleBinding":        {{at: "", fields: []string{"roleRef"}}, {at: "roleRef", fields: []string{"apiGroup", "kind", "name"}}, {at: "subjects[]", fields: []string{"kind", "name"}}},
-	"rbac.authorization.k8s.io/ClusterRoleBinding": {{at: "", fields: []string{"roleRef"}}, {at: "roleRef", fields: []string{"apiGroup", "kind", "name"}}, {at: "subjects[]", fields: []string{"kind", "name"}}},
+// kind is what verify knows of one group/kind beyond its Go type: the
+// fields the API server (or a CustomResourceDefinition) requires, and the
+// rules the API server enforces that the type cannot say, each reported at
+// its field with the API server's sense of it.
+type kind struct {
+	required []rule
+	rules    []kindRule
 }
 
-// fluxRequired holds the required fields of Flux's kinds, as their
-// CustomResourceDefinitions declare them (TestFluxRequiredMatchesCRDs keeps
-// it in step), plus spec itself.
-var fluxRequired = map[string]map[string][]string{
-	"kustomize.toolkit.fluxcd.io/Kustomization": {
+// kindRule checks an object of its kind, reporting each problem at its
+// field through add.
+type kindRule func(root *node, add func(field, format string, args ...any))
+
+func rules(rs ...kindRule) []kindRule { return rs }
+
+// owner is what a kind that owns a pod template at tmpl requires.
+func owner(top []rule, tmpl string) []rule {
+	return join(top, []rule{{at: tmpl, fields: []string{"spec"}}}, podRules(tmpl+".spec"))
+}
+
+// workload is what a Deployment, StatefulSet, DaemonSet and ReplicaSet
+// require.
+var workload = owner([]rule{{at: "", fields: []string{"spec"}}, {at: "spec", fields: []string{"selector", "template"}}}, "spec.template")
+
+var binding = []rule{{at: "", fields: []string{"roleRef"}}, {at: "roleRef", fields: []string{"apiGroup", "kind", "name"}}, {at: "subjects[]", fields: []string{"kind", "name"}}}
+
+// kinds holds, per group/kind, everything verify checks of its objects
+// beyond their types. The Flux kinds' required fields are their CRDs'
+// (TestFluxRequiredMatchesCRDs keeps them in step), plus spec itself.
+var kinds = map[string]kind{
+	"apps/Deployment":  {required: workload, rules: rules(selectorMatches, podTemplateRules("spec.template.spec", "Always"))},
+	"apps/StatefulSet": {required: workload, rules: rules(selectorMatches, statefulSetRules)},
+	"apps/DaemonSet":   {required: workload, rules: rules(selectorMatches, podTemplateRules("spec.template.spec", "Always"))},
+	"apps/ReplicaSet":  {required: workload, rules: rules(selectorMatches, podTemplateRules("spec.template.spec", "Always"))},
+	"batch/Job": {
+		required: owner([]rule{{at: "", fields: []string{"spec"}}, {at: "spec", fields: []string{"template"}}}, "spec.template"),
+		rules:    rules(podTemplateRules("spec.template.spec", "OnFailure", "Never")),
+	},
+	"batch/CronJob": {
+		required: owner([]rule{{at: "", fields: []string{"spec"}}, {at: "spec", fields: []string{"schedule", "jobTemplate"}},
+			{at: "spec.jobTemplate", fields: []string{"spec"}}, {at: "spec.jobTemplate.spec", fields: []string{"template"}}}, "spec.jobTemplate.spec.template"),
+		rules: rules(cronJobRules),
+	},
+	"/Pod": {
+		required: join([]rule{{at: "", fields: []string{"spec"}}}, podRules("spec")),
+		rules:    rules(podTemplateRules("spec", "Always", "OnFailure", "Never")),
+	},
+	"/Service":                   {required: []rule{{at: "spec.ports[]", fields: []string{"port"}}}, rules: rules(serviceRules)},
+	"/PersistentVolumeClaim":     {rules: rules(func(root *node, add func(string, string, ...any)) { claimSpecRules(root.Get("spec"), "spec", add) })},
+	"/ConfigMap":                 {rules: rules(configMapRules)},
+	"policy/PodDisruptionBudget": {rules: rules(pdbRules)},
+	"networking.k8s.io/Ingress": {
+		required: []rule{
+			{at: "spec.rules[].http", fields: []string{"paths"}, nonEmpty: true},
+			{at: "spec.rules[].http.paths[]", fields: []string{"pathType", "backend"}},
+			{at: "spec.rules[].http.paths[].backend.service", fields: []string{"name", "port"}},
+			{at: "spec.defaultBackend.service", fields: []string{"name", "port"}},
+		},
+		rules: rules(ingressBackend),
+	},
+	"autoscaling/HorizontalPodAutoscaler": {required: []rule{
+		{at: "", fields: []string{"spec"}}, {at: "spec", fields: []string{"scaleTargetRef", "maxReplicas"}},
+		{at: "spec.scaleTargetRef", fields: []string{"kind", "name"}}, {at: "spec.metrics[]", fields: []string{"type"}},
+	}},
+	"rbac.authorization.k8s.io/Role":               {required: []rule{{at: "rules[]", fields: []string{"verbs"}}}},
+	"rbac.authorization.k8s.io/ClusterRole":        {required: []rule{{at: "rules[]", fields: []string{"verbs"}}}},
+	"rbac.authorization.k8s.io/RoleBinding":        {required: binding},
+	"rbac.authorization.k8s.io/ClusterRoleBinding": {required: binding},
+	"kustomize.toolkit.fluxcd.io/Kustomization": {required: crd(map[string][]string{
 		"":                                {"spec"},
 		"spec":                            {"interval", "prune", "sourceRef"},
 		"spec.decryption":                 {"provider"},
@@ -95,8 +126,8 @@ var fluxRequired = map[string]map[string][]string{
 		"spec.patches[]":                  {"patch"},
 		"spec.postBuild.substituteFrom[]": {"kind", "name"},
 		"spec.sourceRef":                  {"kind", "name"},
-	},
-	"helm.toolkit.fluxcd.io/HelmRelease": {
+	})},
+	"helm.toolkit.fluxcd.io/HelmRelease": {required: crd(map[string][]string{
 		"":                                         {"spec"},
 		"spec":                                     {"interval"},
 		"spec.chart":                               {"spec"},
@@ -117,15 +148,15 @@ var fluxRequired = map[string]map[string][]string{
 		"spec.upgrade.strategy":                    {"name"},
 		"spec.valuesFrom[]":                        {"kind", "name"},
 		"spec.waitStrategy":                        {"name"},
-	},
-	"source.toolkit.fluxcd.io/HelmRepository": {
+	})},
+	"source.toolkit.fluxcd.io/HelmRepository": {required: crd(map[string][]string{
 		"":                   {"spec"},
 		"spec":               {"url"},
 		"spec.accessFrom":    {"namespaceSelectors"},
 		"spec.certSecretRef": {"name"},
 		"spec.secretRef":     {"name"},
-	},
-	"source.toolkit.fluxcd.io/GitRepository": {
+	})},
+	"source.toolkit.fluxcd.io/GitRepository": {required: crd(map[string][]string{
 		"":                          {"spec"},
 		"spec":                      {"interval", "url"},
 		"spec.include[]":            {"repository"},
@@ -134,8 +165,8 @@ var fluxRequired = map[string]map[string][]string{
 		"spec.secretRef":            {"name"},
 		"spec.verify":               {"secretRef"},
 		"spec.verify.secretRef":     {"name"},
-	},
-	"source.toolkit.fluxcd.io/OCIRepository": {
+	})},
+	"source.toolkit.fluxcd.io/OCIRepository": {required: crd(map[string][]string{
 		"":                                 {"spec"},
 		"spec":                             {"interval", "url"},
 		"spec.certSecretRef":               {"name"},
@@ -145,16 +176,16 @@ var fluxRequired = map[string]map[string][]string{
 		"spec.verify.matchOIDCIdentity[]":  {"issuer", "subject"},
 		"spec.verify.secretRef":            {"name"},
 		"spec.verify.trustedRootSecretRef": {"name"},
-	},
-	"source.toolkit.fluxcd.io/HelmChart": {
+	}), rules: rules(ociRepositoryRules)},
+	"source.toolkit.fluxcd.io/HelmChart": {required: crd(map[string][]string{
 		"":                                {"spec"},
 		"spec":                            {"chart", "interval", "sourceRef"},
 		"spec.sourceRef":                  {"kind", "name"},
 		"spec.verify":                     {"provider"},
 		"spec.verify.matchOIDCIdentity[]": {"issuer", "subject"},
 		"spec.verify.secretRef":           {"name"},
-	},
-	"source.toolkit.fluxcd.io/Bucket": {
+	})},
+	"source.toolkit.fluxcd.io/Bucket": {required: crd(map[string][]string{
 		"":                       {"spec"},
 		"spec":                   {"bucketName", "endpoint", "interval"},
 		"spec.certSecretRef":     {"name"},
@@ -163,18 +194,51 @@ var fluxRequired = map[string]map[string][]string{
 		"spec.sts":               {"endpoint", "provider"},
 		"spec.sts.certSecretRef": {"name"},
 		"spec.sts.secretRef":     {"name"},
-	},
+	})},
+}
+
+// crd turns a CRD's required fields (path → fields) into rules, in the
+// order of their paths.
+func crd(req map[string][]string) []rule {
+	var out []rule
+	for _, at := range slices.Sorted(maps.Keys(req)) {
+		out = append(out, rule{at: at, fields: req[at]})
+	}
+	return out
+}
+
+// selectorMatches: a workload's selector must select its pod template.
+func selectorMatches(root *node, add func(string, string, ...any)) {
+	sel, _ := root.Path("spec.selector.matchLabels")
+	labels, _ := root.Path("spec.template.metadata.labels")
+	if sel == nil || sel.Kind != yamlx.MapNode {
+		return
+	}
+	for i := 0; i < len(sel.Kids); i += 2 {
+		k, v := sel.Kids[i].Str, sel.Kids[i+1]
+		if got := labels.Get(k); got == nil || got.Str != v.Str {
+			add("spec.selector.matchLabels", "selector does not match the pod template's labels (%s)", k)
+			return
+		}
+	}
+}
+
+// ingressBackend: an Ingress routes somewhere.
+func ingressBackend(root *node, add func(string, string, ...any)) {
+	if sp := root.Get("spec"); sp.Get("rules").IsNull() && sp.Get("defaultBackend").IsNull() {
+		add("spec", "an Ingress needs rules or a defaultBackend")
+	}
 }
 
 type missing struct {
 	field, msg string
 }
 
-// missingRequired returns the required fields an object lacks, and the
-// few cross-field rules the API server enforces on them.
-func missingRequired(kind string, root *node) []missing {
+// missingRequired returns the required fields an object of a group/kind
+// lacks, then what it breaks of the kind's rules.
+func missingRequired(k string, root *node) []missing {
 	var out []missing
-	check := func(r rule) {
+	for _, r := range kinds[k].required {
 		for _, m := range matchPath(root, r.at) {
 			if m.n.Kind != yamlx.MapNode {
 				continue
@@ -190,31 +254,12 @@ func missingRequired(kind string, root *node) []missing {
 			}
 		}
 	}
-	for _, r := range builtinRequired[kind] {
-		check(r)
+	for _, rule := range kinds[k].rules {
+		rule(root, func(field, format string, args ...any) {
+			out = append(out, missing{field, fmt.Sprintf(format, args...)})
+		})
 	}
-	for at, fields := range fluxRequired[kind] {
-		check(rule{at: at, fields: fields})
-	}
-	switch kind {
-	case "apps/Deployment", "apps/StatefulSet", "apps/DaemonSet", "apps/ReplicaSet":
-		sel, _ := root.Path("spec.selector.matchLabels")
-		labels, _ := root.Path("spec.template.metadata.labels")
-		if sel != nil && sel.Kind == yamlx.MapNode {
-			for i := 0; i < len(sel.Kids); i += 2 {
-				k, v := sel.Kids[i].Str, sel.Kids[i+1]
-				if got := labels.Get(k); got == nil || got.Str != v.Str {
-					out = append(out, missing{"spec.selector.matchLabels", fmt.Sprintf("selector does not match the pod template's labels (%s)", k)})
-					break
-				}
-			}
-		}
-	case "networking.k8s.io/Ingress":
-		if sp := root.Get("spec"); sp.Get("rules").IsNull() && sp.Get("defaultBackend").IsNull() {
-			out = append(out, missing{"spec", "an Ingress needs rules or a defaultBackend"})
-		}
-	}
-	return append(out, apiRules(kind, root)...)
+	return out
 }
 
 // match is a node a rule path leads to; its concrete path is built only

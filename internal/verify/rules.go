@@ -18,35 +18,6 @@ import (
 // kustomize patch makes and the API server rejects. Each is reported at its
 // field, with the API server's sense of it.
 
-// kindRules are the checks of each group/kind beyond required fields.
-var kindRules = map[string]func(root *node, add func(field, format string, args ...any)){
-	"apps/Deployment":                        podTemplateRules("spec.template.spec", "Always"),
-	"apps/DaemonSet":                         podTemplateRules("spec.template.spec", "Always"),
-	"apps/ReplicaSet":                        podTemplateRules("spec.template.spec", "Always"),
-	"apps/StatefulSet":                       statefulSetRules,
-	"batch/Job":                              podTemplateRules("spec.template.spec", "OnFailure", "Never"),
-	"batch/CronJob":                          cronJobRules,
-	"/Pod":                                   podTemplateRules("spec", "Always", "OnFailure", "Never"),
-	"/Service":                               serviceRules,
-	"/PersistentVolumeClaim":                 func(root *node, add func(string, string, ...any)) { claimSpecRules(root.Get("spec"), "spec", add) },
-	"policy/PodDisruptionBudget":             pdbRules,
-	"/ConfigMap":                             configMapRules,
-	"source.toolkit.fluxcd.io/OCIRepository": ociRepositoryRules,
-}
-
-// apiRules returns what an object breaks of its kind's rules.
-func apiRules(kind string, root *node) []missing {
-	f, ok := kindRules[kind]
-	if !ok {
-		return nil
-	}
-	var out []missing
-	f(root, func(field, format string, args ...any) {
-		out = append(out, missing{field, fmt.Sprintf(format, args...)})
-	})
-	return out
-}
-
 // enum checks that a scalar, when set, is one of the values.
 func enum(n *node, field string, add func(string, string, ...any), values ...string) {
 	if n == nil || n.IsNull() || n.Kind != yamlx.ScalarNode {
