@@ -327,42 +327,33 @@ func hpa(as *spec.Autoscaling, kind, name, ns string, lbls map[string]string) *a
 	}
 }
 
-// resources merges the workload's resources over the defaults of its
-// project (spec.Platform.DefaultsFor); none removes a default.
+// resources is a container's resources over the defaults of its project
+// (spec.Platform.ResourcesFor; none removes a default), as Kubernetes
+// takes them.
 func (r *renderer) resources(project string, w *spec.Resources) corev1.ResourceRequirements {
 	var out corev1.ResourceRequirements
-	apply := func(dst *corev1.ResourceList, l *spec.ResourceList) {
+	convert := func(l *spec.ResourceList) corev1.ResourceList {
 		if l == nil {
-			return
+			return nil
 		}
-		set := func(name corev1.ResourceName, q *spec.Quantity) {
+		var dst corev1.ResourceList
+		for name, q := range map[corev1.ResourceName]*spec.Quantity{corev1.ResourceCPU: l.CPU, corev1.ResourceMemory: l.Memory} {
 			if q == nil {
-				return
-			}
-			if q.IsNone() {
-				delete(*dst, name)
-				return
+				continue
 			}
 			v, err := resource.ParseQuantity(q.String())
 			if err != nil {
-				return // validation refused it already
+				continue // validation refused it already
 			}
-			if *dst == nil {
-				*dst = corev1.ResourceList{}
+			if dst == nil {
+				dst = corev1.ResourceList{}
 			}
-			(*dst)[name] = v
+			dst[name] = v
 		}
-		set(corev1.ResourceCPU, l.CPU)
-		set(corev1.ResourceMemory, l.Memory)
+		return dst
 	}
-	if d := r.opts.Platform.DefaultsFor(project); d != nil && d.Resources != nil {
-		apply(&out.Requests, d.Resources.Requests)
-		apply(&out.Limits, d.Resources.Limits)
-	}
-	if w != nil {
-		apply(&out.Requests, w.Requests)
-		apply(&out.Limits, w.Limits)
-	}
+	merged := r.opts.Platform.ResourcesFor(project, w)
+	out.Requests, out.Limits = convert(merged.Requests), convert(merged.Limits)
 	// A default request must not exceed the workload's own limit.
 	for name, lim := range out.Limits {
 		if req, ok := out.Requests[name]; ok && req.Cmp(lim) > 0 {

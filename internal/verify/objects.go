@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/kustomize/api/konfig"
 
+	"github.com/fleetwright/fleetwright/internal/policy"
 	"github.com/fleetwright/fleetwright/internal/tenancy"
 	"github.com/fleetwright/fleetwright/internal/yamlx"
 )
@@ -234,11 +235,13 @@ func (r *run) replicaInfo(o *object, gvk schema.GroupVersionKind) (*replicaCandi
 	} else {
 		field = "spec"
 	}
-	if replicas >= 2 {
+	// Whether an autoscaler scales it is known once every object is read
+	// (productionReplicas).
+	msg := policy.FewReplicas(replicas, o.cluster, false, false)
+	if msg == "" {
 		return nil, [2]string{}
 	}
-	f := r.finding(o, CheckProductionReplicas, sev, field,
-		fmt.Sprintf("runs %d replica(s) on production cluster %s and no HorizontalPodAutoscaler scales it; run at least 2 (policy production_replicas)", replicas, o.cluster))
+	f := r.finding(o, CheckProductionReplicas, sev, field, msg)
 	return &replicaCandidate{finding: f, namespace: o.namespace, name: o.name, kind: gvk.Kind}, [2]string{}
 }
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/fleetwright/fleetwright/internal/generate"
+	"github.com/fleetwright/fleetwright/internal/policy"
 	"github.com/fleetwright/fleetwright/internal/spec"
 	"github.com/fleetwright/fleetwright/internal/yamlx"
 )
@@ -25,33 +26,19 @@ type Policy struct {
 // DefaultPolicy is what applies when platform.yaml does not set a check:
 // a mutable :latest (or missing) tag fails; the rest warn, so that a
 // platform team turns each into an error when its fleet is ready.
-var DefaultPolicy = Policy{
-	RequireDigests:     SeverityWarning,
-	ForbidLatest:       spec.DefaultForbidLatest,
-	RequireRequests:    SeverityWarning,
-	RequireTLS:         SeverityWarning,
-	RequireProbes:      SeverityWarning,
-	ProductionReplicas: SeverityWarning,
-}
+var DefaultPolicy = PolicyOf(nil)
 
-// PolicyOf applies platform.yaml's policy settings over DefaultPolicy.
+// PolicyOf is the severity platform.yaml's policy gives each check (the
+// spec's Policy.Severity, which validate asks too).
 func PolicyOf(p *spec.Policy) Policy {
-	out := DefaultPolicy
-	if p == nil {
-		return out
+	return Policy{
+		RequireDigests:     p.Severity(spec.PolicyRequireDigests),
+		ForbidLatest:       p.Severity(spec.PolicyForbidLatest),
+		RequireRequests:    p.Severity(spec.PolicyRequireRequests),
+		RequireTLS:         p.Severity(spec.PolicyRequireTLS),
+		RequireProbes:      p.Severity(spec.PolicyRequireProbes),
+		ProductionReplicas: p.Severity(spec.PolicyProductionReplicas),
 	}
-	set := func(dst *Severity, v string) {
-		if v != "" {
-			*dst = Severity(v)
-		}
-	}
-	set(&out.RequireDigests, p.RequireDigests)
-	out.ForbidLatest = p.ForbidLatestSeverity()
-	set(&out.RequireRequests, p.RequireRequests)
-	set(&out.RequireTLS, p.RequireTLS)
-	set(&out.RequireProbes, p.RequireProbes)
-	set(&out.ProductionReplicas, p.ProductionReplicas)
-	return out
 }
 
 const pausedAnnotation = generate.AnnoPausedCount
@@ -82,37 +69,27 @@ func (r *run) checkPolicy(o *object) []Finding {
 				add(CheckForbidLatest, pol.ForbidLatest, c.path+".image", "%s", spec.ForbidLatestMessage(image))
 			}
 		}
-		what := "container"
+		pc := policy.Container{Name: c.n.Get("name").Text(), Role: policy.RoleContainer}
 		switch {
 		case c.sidecar:
-			what = "sidecar"
+			pc.Role = policy.RoleSidecar
 		case c.init:
-			what = "init container"
+			pc.Role = policy.RoleInit
 		}
 		req, _ := c.n.Path("resources.requests")
-		var lacking []string
 		for _, res := range []string{"cpu", "memory"} {
-			if req.Get(res).IsNull() {
-				lacking = append(lacking, res)
+			if !req.Get(res).IsNull() {
+				pc.Requests = append(pc.Requests, res)
 			}
 		}
-		if len(lacking) > 0 {
-			add(CheckRequireRequests, pol.RequireRequests, c.path+".resources.requests", "%s %q sets no %s request (policy require_requests)",
-				what, c.n.Get("name").Text(), strings.Join(lacking, " or "))
+		pc.Readiness, pc.Liveness = !c.n.Get("readinessProbe").IsNull(), !c.n.Get("livenessProbe").IsNull()
+		if m := policy.MissingRequests(pc); m != "" {
+			add(CheckRequireRequests, pol.RequireRequests, c.path+".resources.requests", "%s", m)
 		}
 		// Probes watch what runs as long as the pod: not an init container,
 		// which runs to completion, nor a Job's pods.
-		if longRunning[kind] && (!c.init || c.sidecar) {
-			var probes []string
-			for _, p := range []string{"readinessProbe", "livenessProbe"} {
-				if c.n.Get(p).IsNull() {
-					probes = append(probes, p)
-				}
-			}
-			if len(probes) > 0 {
-				add(CheckRequireProbes, pol.RequireProbes, c.path, "%s %q has no %s (policy require_probes)",
-					what, c.n.Get("name").Text(), strings.Join(probes, " or "))
-			}
+		if m := policy.MissingProbes(pc, longRunning[kind]); m != "" {
+			add(CheckRequireProbes, pol.RequireProbes, c.path, "%s", m)
 		}
 	}
 	if kind == "networking.k8s.io/Ingress" {
@@ -129,7 +106,7 @@ func (r *run) ingressTLS(o *object, sev Severity) []Finding {
 	spec := o.root.Get("spec")
 	tls := spec.Get("tls")
 	if tls == nil || tls.Kind != yamlx.SeqNode || len(tls.Kids) == 0 {
-		return []Finding{r.finding(o, CheckRequireTLS, sev, "spec", "Ingress has no TLS (policy require_tls)")}
+		return []Finding{r.finding(o, CheckRequireTLS, sev, "spec", policy.NoTLS)}
 	}
 	var covered []string
 	for _, t := range tls.Kids {
