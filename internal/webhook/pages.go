@@ -48,6 +48,8 @@ type PagesConfig struct {
 	PageSize int
 	// Streams bounds the live-update streams (limits.go).
 	Streams StreamLimits
+	// Prices price each app's requested resources on its page.
+	Prices Prices
 }
 
 //go:embed ui/*.html
@@ -187,6 +189,11 @@ func (p *pages) loadTemplates() error {
 		},
 		"time":     fmtTime,
 		"duration": fmtDuration,
+		"cpu":      fmtCPU,
+		"mem":      fmtMem,
+		"usageCells": func(v *usageView, r usageRow) usageCellsView {
+			return usageCellsView{View: v, Row: r}
+		},
 	}
 	p.tmpl = map[string]*template.Template{}
 	for _, name := range []string{"overview", "app", "login", "notfound"} {

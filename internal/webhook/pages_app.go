@@ -123,6 +123,9 @@ type appView struct {
 	Events     []EventView
 	EventError string
 	Logs       []logView
+	// Usage is the app's requested and used resources and their cost;
+	// nil without a cluster.
+	Usage *usageView
 	// Operator: the visitor is an operator of the app's project, and sees
 	// the rollback commands.
 	Operator bool
@@ -203,6 +206,7 @@ func (s *Server) appPage(r *http.Request, project, name string) (appView, error)
 	}
 	if s.cfg.Kube != nil {
 		s.podsAndLogs(ctx, &v)
+		s.usage(ctx, &v)
 	}
 	return v, nil
 }
