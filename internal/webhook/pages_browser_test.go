@@ -223,9 +223,6 @@ func TestBrowserStatusPages(t *testing.T) {
 	if want := []string{"pending", "deploying", "running"}; strings.Join(seen, ",") != strings.Join(want, ",") {
 		t.Errorf("phases seen on the page = %v, want %v", seen, want)
 	}
-	if *updateScreenshots {
-		screenshot(t, ctx, base+appPath, "status-app.png")
-	}
 
 	// A failed rollout: the overview shows it live, and the app's page
 	// shows Flux's reason on the sync check.
@@ -244,22 +241,6 @@ func TestBrowserStatusPages(t *testing.T) {
 	)
 	if reason := read(t, ctx, "the sync check's reason", chromedp.Text(chromedp.CSS("#check-sync .reason"))); !strings.Contains(reason, fluxReason) {
 		t.Errorf("the failed sync check reads %q, want Flux's reason %q", reason, fluxReason)
-	}
-	if *updateScreenshots {
-		// More apps for the picture: one rolling out, one whose host
-		// answers with another host's certificate.
-		for _, n := range []string{"web", "billing"} {
-			c := newClusterApp(t, project, fluxNS, n, 5*time.Minute, false)
-			c.setSynced(t, rev1)
-			c.setReplicas(t, 2, map[string]int32{"web": 1, "billing": 2}[n])
-			e.mustPost(fixture(t, "kustomization-progressing", withApp(project, n), inNamespace(fluxNS)), 200)
-		}
-		e.waitPhase(project, "web", store.PhaseDeploying)
-		e.waitApp(project, "billing", func(a store.App) bool { return strings.HasPrefix(a.Message, "reachability: ") })
-		screenshot(t, ctx, base+"/", "status-overview.png")
-		browse(t, ctx, "a phone's screen", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile, chromedp.EmulateScale(2)))
-		screenshot(t, ctx, base+"/", "status-overview-phone.png")
-		browse(t, ctx, "back to a desktop screen", chromedp.EmulateReset())
 	}
 }
 
