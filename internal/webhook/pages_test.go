@@ -382,6 +382,12 @@ func TestNotFoundPage(t *testing.T) {
 			t.Errorf("GET %s = %d %q, want the 404 page", path, rec.Code, rec.Body)
 		}
 	}
+	// A path written to put markup in the page: it shows as text.
+	rec = get(t, h, "/apps/%3Cscript%3Ealert(1)%3C%2Fscript%3E/x/y", testToken)
+	if rec.Code != 404 || strings.Contains(rec.Body.String(), "<script>alert") ||
+		!strings.Contains(rec.Body.String(), "No page /apps/&lt;script&gt;alert(1)&lt;/script&gt;/x/y.") {
+		t.Errorf("GET a path with markup = %d %q, want the 404 page with the path as text", rec.Code, rec.Body)
+	}
 	rec = get(t, h, "/api/v1/apps/shop/nope", testToken)
 	if rec.Code != 404 || !strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") || !strings.Contains(rec.Body.String(), `"error": "no app shop/nope"`) {
 		t.Errorf("GET /api/v1/apps/shop/nope = %d %s %q, want JSON", rec.Code, rec.Header().Get("Content-Type"), rec.Body)
