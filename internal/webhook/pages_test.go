@@ -39,7 +39,7 @@ func (c fixedClock) After(d time.Duration) <-chan time.Time { return time.After(
 
 // pageServer is a Server on a SQLite file that is not started: what the
 // store holds is exactly what a test wrote to it.
-func pageServer(t *testing.T, mod func(*Config)) (*Server, *store.SQL) {
+func pageServer(t testing.TB, mod func(*Config)) (*Server, *store.SQL) {
 	t.Helper()
 	st, err := store.OpenSQLite(t.Context(), filepath.Join(t.TempDir(), "history.db"), store.SQLiteOptions{})
 	if err != nil {
@@ -62,7 +62,7 @@ func pageServer(t *testing.T, mod func(*Config)) (*Server, *store.SQL) {
 
 // deployment records a Flux event of project/app at revision rev, and
 // then the phase and checks given; it returns the deployment's id.
-func recordDeployment(t *testing.T, st *store.SQL, project, app string, n int, phase store.Phase, msg string, res probe.Result, live string) int64 {
+func recordDeployment(t testing.TB, st *store.SQL, project, app string, n int, phase store.Phase, msg string, res probe.Result, live string) int64 {
 	t.Helper()
 	at := pageT0.Add(time.Duration(n) * time.Minute)
 	rev := fmt.Sprintf("main@sha1:%x", sha1.Sum(fmt.Appendf(nil, "fleet %d", n)))
@@ -210,7 +210,7 @@ func pageFixtures(t *testing.T, st *store.SQL) {
 }
 
 // get fetches a path from h with the bearer token tok (none if empty).
-func get(t *testing.T, h http.Handler, path, tok string) *httptest.ResponseRecorder {
+func get(t testing.TB, h http.Handler, path, tok string) *httptest.ResponseRecorder {
 	t.Helper()
 	req := httptest.NewRequest(http.MethodGet, path, nil)
 	if tok != "" {

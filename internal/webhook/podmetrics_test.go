@@ -24,7 +24,7 @@ import (
 // Deployment of 2 replicas whose two containers request 250m + 50m of CPU
 // and 256Mi + 64Mi of memory, and db, a StatefulSet of one replica
 // requesting 500m and 1Gi.
-func usageApp(t *testing.T, c client.Client, project string) {
+func usageApp(t testing.TB, c client.Client, project string) {
 	t.Helper()
 	labels := func(comp string) map[string]string {
 		return map[string]string{probe.LabelApp: "api", probe.LabelProject: project, probe.LabelComponent: comp}
@@ -60,7 +60,7 @@ func usageApp(t *testing.T, c client.Client, project string) {
 }
 
 // usageServer is a page server on the API server of cfg, with prices.
-func usageServer(t *testing.T, cfg *rest.Config, project string) *Server {
+func usageServer(t testing.TB, cfg *rest.Config, project string) *Server {
 	t.Helper()
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
@@ -171,4 +171,59 @@ func TestAppPageNoMetricsAPI(t *testing.T) {
 	if got := usageRows(t, page); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("the usage table reads\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+}
+
+// BenchmarkAppPageUsage renders the page of an app with two workloads and
+// three pods on the real API server, its PodMetrics read through the
+// aggregation layer from the test's metrics server: the card's reads
+// (Deployments, StatefulSets, PodMetrics) next to the page's others (pods,
+// events). The page without a metrics API is the same without the
+// aggregation hop; see docs/webhook.md.
+func BenchmarkAppPageUsage(b *testing.B) {
+	own, err := testenv.Start(b.Context())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = own.Stop() })
+	ms, stop, err := own.ServeMetrics(b.Context())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = stop() })
+	project := own.Namespace(b)
+	usageApp(b, own.Client, project)
+	labels := map[string]string{probe.LabelApp: "api", probe.LabelProject: project, probe.LabelComponent: "web"}
+	var pms []metricsv1beta1.PodMetrics
+	for _, n := range []string{"api-web-1", "api-web-2", "api-db-0"} {
+		pms = append(pms, metricsv1beta1.PodMetrics{ObjectMeta: metav1.ObjectMeta{Name: n, Labels: labels},
+			Containers: []metricsv1beta1.ContainerMetrics{{Name: "web", Usage: corev1.ResourceList{
+				corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("100Mi")}}}})
+	}
+	ms.SetPods(project, pms...)
+	srv := usageServer(b, own.Config, project)
+	path := "/apps/" + project + "/api"
+	for _, bc := range []struct {
+		name string
+		srv  *Server
+		want string
+	}{
+		{"metrics", srv, "<td>300m</td>"},
+		// The same page with no metrics client: the card without the use.
+		{"no-metrics", noMetrics(usageServer(b, own.Config, project)), `id="no-metrics"`},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			h := bc.srv.Handler()
+			for b.Loop() {
+				if rec := get(b, h, path, testToken); rec.Code != 200 || !strings.Contains(rec.Body.String(), bc.want) {
+					b.Fatalf("GET %s = %d", path, rec.Code)
+				}
+			}
+		})
+	}
+}
+
+// noMetrics makes srv read no metrics API.
+func noMetrics(srv *Server) *Server {
+	srv.cfg.Metrics = nil
+	return srv
 }
