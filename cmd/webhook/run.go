@@ -23,11 +23,13 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetwright/fleetwright/internal/cli"
 	"github.com/fleetwright/fleetwright/internal/github"
 	"github.com/fleetwright/fleetwright/internal/probe"
+	"github.com/fleetwright/fleetwright/internal/spec"
 	"github.com/fleetwright/fleetwright/internal/store"
 	"github.com/fleetwright/fleetwright/internal/version"
 	"github.com/fleetwright/fleetwright/internal/webhook"
@@ -73,6 +75,7 @@ type options struct {
 	fleetRepoURL    string
 	appsRepoURL     string
 	sessionTTL      time.Duration
+	platformFile    string
 	// Who sees what (docs/webhook.md).
 	accessFile           string
 	oidcIssuer           string
@@ -146,6 +149,7 @@ func parseFlagsHelp(args []string, stdout, stderr io.Writer, onHelp func(*flag.F
 	fs.StringVar(&o.fleetRepoURL, "fleet-repo-url", "", "web URL of the fleet repository: the status pages link fleet revisions to <url>/commit/<sha> (or put the commit where the URL says {commit})")
 	fs.StringVar(&o.appsRepoURL, "apps-repo-url", "", "web URL of the apps repository: the status pages link spec revisions to its commits, as -fleet-repo-url")
 	fs.DurationVar(&o.sessionTTL, "session-ttl", 12*time.Hour, "how long a sign-in to the status pages lasts")
+	fs.StringVar(&o.platformFile, "platform-file", "", "the apps repository's platform.yaml: its prices (cpu_hour, memory_gib_hour) price each app's requested resources on the status pages")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return o, err
@@ -285,6 +289,11 @@ func serve(ctx context.Context, o options, _ io.Writer, stderr io.Writer) error 
 	if err := readSecrets(o, &cfg, log); err != nil {
 		return err
 	}
+	prices, err := readPrices(o.platformFile)
+	if err != nil {
+		return err
+	}
+	cfg.Pages.Prices = prices
 	st, err := openStore(ctx, o, log)
 	if err != nil {
 		return err
@@ -387,6 +396,30 @@ func readSecrets(o options, cfg *webhook.Config, log *slog.Logger) error {
 	return nil
 }
 
+// readPrices reads the prices of a platform file, checked as render
+// checks it; none without a file.
+func readPrices(file string) (webhook.Prices, error) {
+	if file == "" {
+		return webhook.Prices{}, nil
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return webhook.Prices{}, fmt.Errorf("-platform-file: %w", err)
+	}
+	l, err := spec.NewLoader(nil, "")
+	if err != nil {
+		return webhook.Prices{}, err
+	}
+	plat, ps := l.LoadPlatformFile(file, data)
+	if ps.HasErrors() {
+		return webhook.Prices{}, cli.Usagef("-platform-file %s:\n%s", file, ps.Error())
+	}
+	if plat.Prices == nil {
+		return webhook.Prices{}, nil
+	}
+	return webhook.Prices{CPUHour: plat.Prices.CPUHour, MemoryGiBHour: plat.Prices.MemoryGiBHour, Currency: plat.Prices.Currency}, nil
+}
+
 // noLimit maps a flag's 0 (no limit) to the config's negative.
 func noLimit(n int) int {
 	if n == 0 {
@@ -416,11 +449,15 @@ func connectCluster(o options, cfg *webhook.Config, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("creating cluster client: %w", err)
 	}
+	mc, err := metricsclient.NewForConfig(restCfg)
+	if err != nil {
+		return fmt.Errorf("creating metrics client: %w", err)
+	}
 	p, err := newProber(o, c, log)
 	if err != nil {
 		return err
 	}
-	cfg.Cluster, cfg.Kube, cfg.Prober = c, kube, p
+	cfg.Cluster, cfg.Kube, cfg.Metrics, cfg.Prober = c, kube, mc, p
 	return nil
 }
 

@@ -375,3 +375,25 @@ func TestServeOnPostgresOwnsAndReleases(t *testing.T) {
 		t.Errorf("after shutdown %d advisory locks are held; want 0", n)
 	}
 }
+
+// TestPlatformFilePrices reads the prices of a platform file, and refuses
+// to start on a bad one with the problem at its line and column.
+func TestPlatformFilePrices(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	good := writeFile(t, dir, "platform.yaml", "registry: registry.example.com/fleet\nprices:\n  cpu_hour: 0.031\n  memory_gib_hour: 0.0042\n  currency: EUR")
+	p, err := readPrices(good)
+	if err != nil || p != (webhook.Prices{CPUHour: 0.031, MemoryGiBHour: 0.0042, Currency: "EUR"}) {
+		t.Errorf("readPrices = %+v, %v", p, err)
+	}
+	if p, err := readPrices(writeFile(t, t.TempDir(), "platform.yaml", "registry: r.example.com/x")); err != nil || p.Set() {
+		t.Errorf("readPrices of a file without prices = %+v, %v", p, err)
+	}
+	bad := writeFile(t, t.TempDir(), "platform.yaml", "prices:\n  cpu_hour: -0.031\n  memory_gib_hour: lots")
+	err = run(t.Context(), []string{"-listen", "127.0.0.1:0", "-sqlite", filepath.Join(dir, "h.db"), "-platform-file", bad}, io.Discard, io.Discard)
+	ee, ok := errors.AsType[*cli.ExitError](err)
+	if !ok || ee.Code != cli.ExitUsage || !strings.Contains(err.Error(), bad+":2:13: prices.cpu_hour: must be ≥ 0; got -0.031") ||
+		!strings.Contains(err.Error(), bad+":3:20: prices.memory_gib_hour: must be a number, not a string") {
+		t.Errorf("run with a bad platform file = %v, want a usage error at its lines", err)
+	}
+}

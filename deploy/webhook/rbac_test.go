@@ -22,10 +22,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
+	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -193,6 +196,18 @@ func TestRoleServesEveryPage(t *testing.T) {
 		}
 	}
 
+	// The pod's use, served through the aggregation layer (the only test
+	// of this package's API server that reads metrics.k8s.io).
+	ms, stopMetrics, err := env.ServeMetrics(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = stopMetrics() })
+	ms.SetPods(project, metricsv1beta1.PodMetrics{ObjectMeta: metav1.ObjectMeta{Name: pod, Labels: podLabels},
+		Timestamp: metav1.Now(), Window: metav1.Duration{Duration: 30 * time.Second},
+		Containers: []metricsv1beta1.ContainerMetrics{{Name: comp, Usage: corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse("137m"), corev1.ResourceMemory: resource.MustParse("93Mi")}}}})
+
 	// The webhook, wired as cmd/webhook wires it, reading as its account.
 	cfg := asWebhook()
 	c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
@@ -203,6 +218,10 @@ func TestRoleServesEveryPage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	mc, err := metricsclient.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	st, err := store.OpenSQLite(ctx, filepath.Join(t.TempDir(), "history.db"), store.SQLiteOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -210,7 +229,7 @@ func TestRoleServesEveryPage(t *testing.T) {
 	const hmacKey, token = "hmac-key", "api-token"
 	srv, err := webhook.New(webhook.Config{
 		Store: st, HMACKey: []byte(hmacKey), APIToken: token,
-		Cluster: c, Kube: kube, Prober: &probe.Prober{Client: c, RequestTimeout: time.Second},
+		Cluster: c, Kube: kube, Metrics: mc, Prober: &probe.Prober{Client: c, RequestTimeout: time.Second},
 		Resolver: webhook.NewClusterResolver(c, nil, time.Minute),
 		Backoff:  probe.Backoff{Initial: 20 * time.Millisecond, Max: 100 * time.Millisecond}, RecheckInterval: -1,
 	})
@@ -294,7 +313,7 @@ func TestRoleServesEveryPage(t *testing.T) {
 	}{
 		{"/api/v1" + appPath + "/deploy-status", http.StatusOK, nil},
 		{"/", http.StatusOK, []string{project}},
-		{appPath, http.StatusOK, []string{pod, "Successfully assigned", logLine}},
+		{appPath, http.StatusOK, []string{pod, "Successfully assigned", logLine, "<td>137m</td><td>93Mi</td>"}},
 		{"/api/v1/apps", http.StatusOK, []string{`"name": "api"`}},
 		{"/api/v1" + appPath, http.StatusOK, []string{d.Name}},
 		{"/api/v1" + appPath + "/deployments", http.StatusOK, []string{rev}},

@@ -28,6 +28,8 @@ type Platform struct {
 	ProjectIDs map[string]string `json:"project_ids,omitempty"`
 	// AddonInstances are shared addons, managed outside any app, that export_ref.addon_instance_id can name.
 	AddonInstances []AddonInstance `json:"addon_instances,omitempty"`
+	// Prices per hour of requested CPU and memory: the webhook's status pages show each app's cost with them.
+	Prices *Prices `json:"prices,omitempty"`
 }
 
 // Issuer names a cert-manager issuer.

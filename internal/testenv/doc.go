@@ -31,6 +31,21 @@
 // until they are established and served. `bash hack/crds/gen.sh -check`
 // fails when the committed copies are stale.
 //
+// # Aggregation layer
+//
+// Start gives the API server the flags of its aggregation layer, as kubeadm
+// does: a front-proxy CA it trusts for request headers
+// (--requestheader-client-ca-file and the --requestheader-* names) and the
+// client certificate signed by it that it presents to the servers it
+// proxies to (--proxy-client-cert-file, common name FrontProxyClientName),
+// made afresh at each start (ECDSA, in milliseconds). Env.ServeMetrics runs
+// a metrics.k8s.io/v1beta1 server in the test process and registers it with
+// an APIService (its Service is an ExternalName one naming localhost, which
+// the aggregation layer resolves without any endpoints), so that clients
+// read PodMetrics through the API server as from metrics-server; the
+// APIService is cluster-wide, so a test that serves metrics starts an Env
+// of its own.
+//
 // # Use
 //
 // One server per test binary, one namespace per test:

@@ -40,6 +40,8 @@ type Env struct {
 
 	env        *envtest.Environment
 	kubeconfig []byte
+	frontProxy *frontProxy
+	tmp        string
 	stopOnce   sync.Once
 	stopErr    error
 }
@@ -97,6 +99,16 @@ func Start(ctx context.Context, opts ...Option) (*Env, error) {
 	te.ControlPlane.Etcd = &envtest.Etcd{Path: filepath.Join(dir, "etcd")}
 	// The data lives only as long as the test binary: skip fsync.
 	te.ControlPlane.Etcd.Configure().Set("unsafe-no-fsync", "true")
+	// The aggregation layer: the API server proxies the API groups that
+	// APIService objects register (metrics.k8s.io, say) to their servers.
+	tmp, err := os.MkdirTemp("", "fleetwright-testenv-")
+	if err != nil {
+		return nil, err
+	}
+	fp, err := newFrontProxy(filepath.Join(tmp, "front-proxy"), te.ControlPlane.GetAPIServer())
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("creating the aggregation layer's certificates: %w", err), os.RemoveAll(tmp))
+	}
 	if cfg.output != nil {
 		te.ControlPlane.GetAPIServer().Out = cfg.output
 		te.ControlPlane.GetAPIServer().Err = cfg.output
@@ -109,10 +121,10 @@ func Start(ctx context.Context, opts ...Option) (*Env, error) {
 	restCfg, err := te.Start()
 	if err != nil {
 		// Start may fail after etcd or the API server came up.
-		return nil, errors.Join(fmt.Errorf("starting test API server from %s: %w", dir, err), stopQuietly(te))
+		return nil, errors.Join(fmt.Errorf("starting test API server from %s: %w", dir, err), stopQuietly(te), os.RemoveAll(tmp))
 	}
 	cfg.logger.Info("test API server up, CRDs served", "took", time.Since(began).Round(time.Millisecond))
-	e := &Env{Config: restCfg, Scheme: scheme, env: te, kubeconfig: te.KubeConfig}
+	e := &Env{Config: restCfg, Scheme: scheme, env: te, kubeconfig: te.KubeConfig, frontProxy: fp, tmp: tmp}
 	if e.Client, err = client.New(restCfg, client.Options{Scheme: scheme}); err != nil {
 		return nil, errors.Join(fmt.Errorf("creating client: %w", err), e.Stop())
 	}
@@ -201,6 +213,7 @@ func (e *Env) Stop() error {
 		if err := e.env.Stop(); err != nil {
 			e.stopErr = fmt.Errorf("stopping test API server: %w", err)
 		}
+		e.stopErr = errors.Join(e.stopErr, os.RemoveAll(e.tmp))
 	})
 	return e.stopErr
 }

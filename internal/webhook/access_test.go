@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/fleetwright/fleetwright/internal/probe"
@@ -45,6 +46,14 @@ func accessServer(t *testing.T) (*Server, *store.SQL) {
 	return srv, st
 }
 
+// isNoAppPage reports whether page is the site's 404 page for the app
+// project/name, naming nothing of the project beyond what was asked.
+func isNoAppPage(page, project, name string) bool {
+	return strings.Contains(page, `<section class="head notfound" id="notfound">`) &&
+		strings.Contains(page, `<p class="message">No app `+project+"/"+name+`.</p>`) &&
+		strings.Count(page, project) == 1 // the message
+}
+
 // TestViewerOfOneProjectGetsNothingOfAnother is a viewer of shop trying
 // every way to billing's apps: their pages, the API's reads, the names of
 // apps guessed, the overview.
@@ -55,10 +64,18 @@ func TestViewerOfOneProjectGetsNothingOfAnother(t *testing.T) {
 
 	// billing's apps answer exactly as apps that do not exist: the names
 	// a viewer guesses tell nothing.
+	var first string
 	for _, name := range []string{"invoices", "reports", "nope", "admin"} {
 		rec := get(t, h, "/apps/billing/"+name, shopViewerToken)
-		if rec.Code != 404 || rec.Body.String() != "No app billing/"+name+".\n" {
+		page := rec.Body.String()
+		if rec.Code != 404 || !isNoAppPage(page, "billing", name) {
 			t.Errorf("GET /apps/billing/%s as a viewer of shop = %d %q, want 404 as for no app", name, rec.Code, rec.Body)
+		}
+		// The same page, but for the name asked for.
+		if same := strings.ReplaceAll(page, "billing/"+name+".", "billing/NAME."); first == "" {
+			first = same
+		} else if same != first {
+			t.Errorf("GET /apps/billing/%s differs from the page of another name:\n%s", name, cmp.Diff(first, same))
 		}
 		for _, p := range []string{"", "/deployments", "/deploy-status", "/events", "/pods", "/logs?component=web"} {
 			path := "/api/v1/apps/billing/" + name + p

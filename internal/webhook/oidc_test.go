@@ -163,7 +163,7 @@ func TestOIDCSignIn(t *testing.T) {
 		t.Error("alice, a viewer, is shown rollback commands")
 	}
 	for _, name := range []string{"invoices", "reports", "nope"} {
-		if code, page := getWith(t, c, base+"/apps/billing/"+name); code != 404 || page != "No app billing/"+name+".\n" {
+		if code, page := getWith(t, c, base+"/apps/billing/"+name); code != 404 || !isNoAppPage(page, "billing", name) {
 			t.Errorf("alice: GET /apps/billing/%s = %d %q, want 404 as for no app", name, code, page)
 		}
 	}

@@ -48,6 +48,8 @@ type PagesConfig struct {
 	PageSize int
 	// Streams bounds the live-update streams (limits.go).
 	Streams StreamLimits
+	// Prices price each app's requested resources on its page.
+	Prices Prices
 }
 
 //go:embed ui/*.html
@@ -187,9 +189,14 @@ func (p *pages) loadTemplates() error {
 		},
 		"time":     fmtTime,
 		"duration": fmtDuration,
+		"cpu":      fmtCPU,
+		"mem":      fmtMem,
+		"usageCells": func(v *usageView, r usageRow) usageCellsView {
+			return usageCellsView{View: v, Row: r}
+		},
 	}
 	p.tmpl = map[string]*template.Template{}
-	for _, name := range []string{"overview", "app", "login"} {
+	for _, name := range []string{"overview", "app", "login", "notfound"} {
 		t, err := template.New(name).Funcs(funcs).ParseFS(pageTemplates, "ui/layout.html", "ui/"+name+".html")
 		if err != nil {
 			return fmt.Errorf("parsing the %s page: %w", name, err)
@@ -235,6 +242,9 @@ func securityHeaders(h http.Header) {
 func (s *Server) pageRoutes(m *http.ServeMux) {
 	m.HandleFunc("GET /{$}", s.page("overview", s.handleOverview))
 	m.HandleFunc("GET /apps/{project}/{name}", s.page("app", s.handleAppPage))
+	m.HandleFunc("GET /apps/", s.page("notfound", func(w http.ResponseWriter, r *http.Request) {
+		s.notFound(w, r, "No page "+r.URL.Path+".")
+	}))
 	m.HandleFunc("GET /login", s.handleLoginForm)
 	m.HandleFunc("POST /login", s.handleLogin)
 	m.HandleFunc("POST /logout", s.handleLogout)
@@ -351,6 +361,26 @@ func (s *Server) render(w http.ResponseWriter, code int, name string, data any) 
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(code)
 	_, _ = w.Write(buf.Bytes())
+}
+
+// notFoundView is the site's own 404 page.
+type notFoundView struct {
+	pageBase
+	Message string
+	// Project links to the overview of a project the visitor may see.
+	Project string
+}
+
+// notFound answers 404 with the site's page: its navigation, msg, and a
+// way back. It names a project only when the visitor may see it, so that
+// it says the same of an app that does not exist and of one the visitor
+// may not see.
+func (s *Server) notFound(w http.ResponseWriter, r *http.Request, msg string) {
+	v := notFoundView{pageBase: s.base(r, "Not found"), Message: msg}
+	if p := r.PathValue("project"); p != "" && visitorFrom(r).grant.allows(p) {
+		v.Project = p
+	}
+	s.render(w, http.StatusNotFound, "notfound", v)
 }
 
 func (s *Server) handleStatic(w http.ResponseWriter, r *http.Request) {

@@ -23,10 +23,53 @@ type checkView struct {
 	About string
 }
 
-var checkTitles = map[string][2]string{
-	probe.CheckSync:         {"GitOps sync", "Flux applied the revision"},
-	probe.CheckReadiness:    {"Workload readiness", "every workload runs the new spec and is available"},
-	probe.CheckReachability: {"Reachability and certificate", "an HTTPS request to each host succeeds with a valid certificate"},
+var checkTitles = map[string]string{
+	probe.CheckSync:         "GitOps sync",
+	probe.CheckReadiness:    "Workload readiness",
+	probe.CheckReachability: "Reachability and certificate",
+}
+
+// checkAbout says what a check looks at, as far as its state allows: only
+// a passed check says that what it waits for happened.
+func checkAbout(c probe.Check) string {
+	passed := c.State == probe.StatePassed
+	switch c.Name {
+	case probe.CheckSync:
+		switch {
+		case passed:
+			return "Flux applied the revision"
+		case c.State == probe.StateFailed:
+			return "Flux did not apply the revision"
+		case c.State == probe.StateGone:
+			return "Flux pruned the app's objects"
+		}
+		return "waits for Flux to apply the revision"
+	case probe.CheckReadiness:
+		switch {
+		case passed:
+			return "every workload runs the new spec and is available"
+		case c.State == probe.StateSkipped:
+			return "not checked: whether every workload runs the new spec and is available"
+		}
+		return "waits for every workload to run the new spec and be available"
+	case probe.CheckReachability:
+		switch {
+		case passed:
+			return "an HTTPS request to each host succeeded with a valid certificate"
+		case c.State == probe.StateSkipped:
+			return "not checked: whether an HTTPS request to each host succeeds with a valid certificate"
+		}
+		return "waits for an HTTPS request to each host to succeed with a valid certificate"
+	}
+	return ""
+}
+
+// componentView is one component of the app as its page shows it.
+type componentView struct {
+	ComponentHealth
+	// FluxObject is the kind, namespace and name of the Flux object of
+	// the component's latest event, when the checks saw none of its objects.
+	FluxObject string
 }
 
 // historyView is one deployment of the app's history.
@@ -36,6 +79,7 @@ type historyView struct {
 	Revision   revLink
 	Spec       revLink
 	Phase      store.Phase
+	Badge      badgeView
 	Message    string
 	Started    string
 	Finished   string
@@ -56,6 +100,7 @@ type appView struct {
 	pageBase
 	App        store.App
 	Phase      store.Phase
+	Badge      badgeView
 	Message    string
 	Active     bool
 	Revision   revLink
@@ -68,7 +113,7 @@ type appView struct {
 	Checks     []checkView
 	TimedOut   bool
 	Paused     bool
-	Components []ComponentHealth
+	Components []componentView
 	History    []historyView
 	OlderURL   string
 	NewestURL  string
@@ -78,6 +123,9 @@ type appView struct {
 	Events     []EventView
 	EventError string
 	Logs       []logView
+	// Usage is the app's requested and used resources and their cost;
+	// nil without a cluster.
+	Usage *usageView
 	// Operator: the visitor is an operator of the app's project, and sees
 	// the rollback commands.
 	Operator bool
@@ -107,7 +155,7 @@ func (s *Server) handleAppPage(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		plainError(w, http.StatusNotFound, "No app "+project+"/"+name+".")
+		s.notFound(w, r, "No app "+project+"/"+name+".")
 		return
 	case err != nil:
 		s.log.Error("reading the history store", "err", err)
@@ -133,19 +181,21 @@ func (s *Server) appPage(r *http.Request, project, name string) (appView, error)
 	}
 	res := decodeResult(d)
 	pc := s.pages.cfg
-	v := appView{pageBase: s.base(r, project+"/"+name), App: a, Phase: d.Phase, Message: d.Message,
+	v := appView{pageBase: s.base(r, project+"/"+name), App: a, Phase: d.Phase, Badge: phaseBadge(d.Phase, res, true), Message: d.Message,
 		Active:   d.Phase == store.PhasePending || d.Phase == store.PhaseDeploying || d.Phase == store.PhaseDegraded,
 		Revision: linkRevision(pc.FleetRepoURL, d.Revision), Spec: linkRevision(pc.AppsRepoURL, d.SpecRevision),
 		LiveURL: liveURL(d, res), Deployment: d, Started: fmtTime(d.StartedAt), Finished: fmtTime(d.FinishedAt),
-		TimedOut: res.TimedOut, Paused: res.Paused, Components: componentHealth(d, res), Kube: s.cfg.Kube != nil}
+		TimedOut: res.TimedOut, Paused: res.Paused, Kube: s.cfg.Kube != nil}
+	for _, c := range componentHealth(d, res) {
+		v.Components = append(v.Components, componentView{ComponentHealth: c})
+	}
 	v.Stream = "/ui/stream?project=" + url.QueryEscape(project) + "&app=" + url.QueryEscape(name)
 	v.Seq = seq
 	if d.Timeout > 0 {
 		v.Timeout = d.Timeout.String()
 	}
 	for i, c := range res.Checks {
-		t := checkTitles[c.Name]
-		v.Checks = append(v.Checks, checkView{Check: c, Step: i + 1, Title: t[0], About: t[1]})
+		v.Checks = append(v.Checks, checkView{Check: c, Step: i + 1, Title: checkTitles[c.Name], About: checkAbout(c)})
 	}
 	v.Operator = visitorFrom(r).grant.roleOn(project) >= roleOperator
 	if err := s.history(ctx, &v, r.URL.Query().Get("before")); err != nil {
@@ -156,6 +206,7 @@ func (s *Server) appPage(r *http.Request, project, name string) (appView, error)
 	}
 	if s.cfg.Kube != nil {
 		s.podsAndLogs(ctx, &v)
+		s.usage(ctx, &v)
 	}
 	return v, nil
 }
@@ -193,6 +244,7 @@ func (s *Server) history(ctx context.Context, v *appView, cursor string) error {
 	if err != nil {
 		return err
 	}
+	fluxObjects(v, events)
 	byDep := map[int64][]store.PhaseChange{}
 	for _, c := range changes {
 		byDep[c.DeploymentID] = append(byDep[c.DeploymentID], c)
@@ -212,7 +264,17 @@ func (s *Server) history(ctx context.Context, v *appView, cursor string) error {
 		h := historyView{ID: d.ID, Current: d.ID == a.DeploymentID, Revision: linkRevision(pc.FleetRepoURL, d.Revision),
 			Spec: linkRevision(pc.AppsRepoURL, d.SpecRevision), Phase: d.Phase, Message: d.Message,
 			Started: fmtTime(d.StartedAt), Finished: fmtTime(d.FinishedAt), Flux: evByDep[d.ID]}
+		h.Badge = phaseBadge(d.Phase, decodeResult(d), h.Current)
 		cs := byDep[d.ID] // newest first
+		if at := failedAt(d, cs); !at.IsZero() {
+			// A deployment that failed after it had finished rolling out
+			// (degraded for longer than its timeout) keeps the end of its
+			// rollout as its end: it finished failing when it failed.
+			h.Finished = fmtTime(at)
+			if h.Current {
+				v.Finished = h.Finished
+			}
+		}
 		if len(cs) > changesShown {
 			h.EarlierChanges = len(cs) - changesShown
 			cs = cs[:changesShown]
@@ -229,6 +291,43 @@ func (s *Server) history(ctx context.Context, v *appView, cursor string) error {
 		v.History = append(v.History, h)
 	}
 	return nil
+}
+
+// failedAt is when a failed deployment failed: its newest phase change to
+// failed (changes newest first), if later than its recorded end.
+func failedAt(d store.Deployment, changes []store.PhaseChange) time.Time {
+	if d.Phase != store.PhaseFailed {
+		return time.Time{}
+	}
+	for _, c := range changes {
+		if c.To == store.PhaseFailed {
+			if c.At.After(d.FinishedAt) {
+				return c.At
+			}
+			break
+		}
+	}
+	return time.Time{}
+}
+
+// fluxObjects names the Flux object of each current component the checks
+// saw no object of, from Flux's newest event about it.
+func fluxObjects(v *appView, events []store.Event) {
+	for i := range v.Components {
+		c := &v.Components[i]
+		if len(c.Sync) > 0 || c.Flux == nil {
+			continue
+		}
+		for _, e := range events { // newest first
+			if e.DeploymentID == v.Deployment.ID && e.Kind == c.Flux.Kind && cmpOr(e.Component, e.Name) == c.Flux.Name {
+				c.FluxObject = e.Kind + "/" + e.Namespace + "/" + e.Name
+				break
+			}
+		}
+		if c.FluxObject == "" {
+			c.FluxObject = c.Flux.Kind + " of component " + c.Flux.Name
+		}
+	}
 }
 
 // appEvents fills the app's newest events: Flux's, from the store, and,

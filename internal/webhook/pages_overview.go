@@ -58,6 +58,7 @@ type phaseChip struct {
 type overviewRow struct {
 	Project, Name, Cluster string
 	Phase                  store.Phase
+	Badge                  badgeView
 	Message                string
 	URL                    string
 	Revision, Spec         revLink
@@ -169,6 +170,7 @@ func (s *Server) overview(r *http.Request, f overviewFilter) (overviewView, erro
 			return overviewView{}, err
 		}
 		res := decodeResult(d)
+		row.Badge = phaseBadge(a.Phase, res, true)
 		row.LiveURL = liveURL(d, res)
 		if days, warn := tlsDays(res); days != nil {
 			row.TLSDays, row.HasTLS, row.TLSWarn = *days, true, warn

@@ -39,7 +39,7 @@ func (c fixedClock) After(d time.Duration) <-chan time.Time { return time.After(
 
 // pageServer is a Server on a SQLite file that is not started: what the
 // store holds is exactly what a test wrote to it.
-func pageServer(t *testing.T, mod func(*Config)) (*Server, *store.SQL) {
+func pageServer(t testing.TB, mod func(*Config)) (*Server, *store.SQL) {
 	t.Helper()
 	st, err := store.OpenSQLite(t.Context(), filepath.Join(t.TempDir(), "history.db"), store.SQLiteOptions{})
 	if err != nil {
@@ -62,7 +62,7 @@ func pageServer(t *testing.T, mod func(*Config)) (*Server, *store.SQL) {
 
 // deployment records a Flux event of project/app at revision rev, and
 // then the phase and checks given; it returns the deployment's id.
-func recordDeployment(t *testing.T, st *store.SQL, project, app string, n int, phase store.Phase, msg string, res probe.Result, live string) int64 {
+func recordDeployment(t testing.TB, st *store.SQL, project, app string, n int, phase store.Phase, msg string, res probe.Result, live string) int64 {
 	t.Helper()
 	at := pageT0.Add(time.Duration(n) * time.Minute)
 	rev := fmt.Sprintf("main@sha1:%x", sha1.Sum(fmt.Appendf(nil, "fleet %d", n)))
@@ -178,6 +178,30 @@ func pageFixtures(t *testing.T, st *store.SQL) {
 		}
 	}
 
+	// superseded: a running deployment, then a newer revision rolling
+	// out; the older one is no longer running.
+	recordDeployment(t, st, "shop", "checkout", 10, store.PhaseRunning, "sync passed, readiness passed, reachability passed",
+		probe.Result{Checks: []probe.Check{sync, ready, reach}}, "")
+	recordDeployment(t, st, "shop", "checkout", 11, store.PhaseDeploying, "readiness: Deployment checkout-web: 2/2 updated, 1/2 available",
+		probe.Result{Checks: []probe.Check{sync, check(probe.CheckReadiness, probe.StateProgressing, "Deployment checkout-web: 2/2 updated, 1/2 available", 3, at),
+			check(probe.CheckReachability, probe.StatePending, "", 0, time.Time{})}}, "")
+
+	// failed long after its rollout: running at 12:12:20, degraded at
+	// 12:40, failed at 12:50 (degraded for longer than its timeout).
+	id = recordDeployment(t, st, "billing", "ledger", 12, store.PhaseRunning, "sync passed, readiness passed, reachability passed",
+		probe.Result{Checks: []probe.Check{sync, ready, reach}}, "")
+	for i, ph := range []store.Phase{store.PhaseDegraded, store.PhaseFailed} {
+		msg := "readiness: Deployment ledger-web: 2/2 updated, 1/2 available"
+		if ph == store.PhaseFailed {
+			msg = "degraded for longer than the timeout (5m0s): " + msg
+		}
+		if _, err := st.UpdateDeployment(t.Context(), store.DeploymentUpdate{ID: id, Phase: ph, Message: msg,
+			Checks: json.RawMessage(`{"checks":[]}`), UpdatedAt: pageT0.Add(time.Duration(40+10*i) * time.Minute),
+			FinishedAt: pageT0.Add(12*time.Minute + 20*time.Second)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
 	// skipped: no cluster, so readiness and reachability do not apply.
 	evSync := check(probe.CheckSync, probe.StatePassed, "1 components reconciled (from Flux events)", 1, at)
 	recordDeployment(t, st, "billing", "reports", 6, store.PhaseRunning, "sync passed, readiness skipped, reachability skipped",
@@ -186,7 +210,7 @@ func pageFixtures(t *testing.T, st *store.SQL) {
 }
 
 // get fetches a path from h with the bearer token tok (none if empty).
-func get(t *testing.T, h http.Handler, path, tok string) *httptest.ResponseRecorder {
+func get(t testing.TB, h http.Handler, path, tok string) *httptest.ResponseRecorder {
 	t.Helper()
 	req := httptest.NewRequest(http.MethodGet, path, nil)
 	if tok != "" {
@@ -238,6 +262,8 @@ func TestPageGolden(t *testing.T) {
 		{"app-skipped.html", "/apps/billing/reports"},
 		{"app-flapping.html", "/apps/shop/flappy"},
 		{"app-tls-warning.html", "/apps/shop/legacy"},
+		{"app-superseded.html", "/apps/shop/checkout"},
+		{"app-failed-later.html", "/apps/billing/ledger"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -329,5 +355,41 @@ func TestAppPageHistoryPages(t *testing.T) {
 	}
 	if strings.Contains(first, `<li class="deployment current" id="deployment-12">`) && strings.Count(first, "render rollback") != 2*9 {
 		t.Errorf("first page has %d rollback commands, want 9 (each in the text and the copy button)", strings.Count(first, "render rollback")/2)
+	}
+}
+
+// TestNotFoundPage: an app that does not exist, and a path under /apps/
+// that names no app, get the site's own 404 page (its navigation and a
+// way back); the API answers JSON as before.
+func TestNotFoundPage(t *testing.T) {
+	t.Parallel()
+	srv, st := pageServer(t, nil)
+	pageFixtures(t, st)
+	h := srv.Handler()
+	rec := get(t, h, "/apps/shop/nope", testToken)
+	if rec.Code != 404 || rec.Header().Get("Content-Type") != "text/html; charset=utf-8" {
+		t.Fatalf("GET /apps/shop/nope = %d %s", rec.Code, rec.Header().Get("Content-Type"))
+	}
+	golden(t, "notfound.html", rec.Body.Bytes())
+	if !strings.Contains(rec.Body.String(), `<p class="message">No app shop/nope.</p>`) ||
+		!strings.Contains(rec.Body.String(), `<a class="button" href="/?project=shop">Apps of shop</a>`) {
+		t.Errorf("the 404 page of shop/nope lacks its message or the way back to shop's apps")
+	}
+	for _, path := range []string{"/apps/shop", "/apps/shop/web/more"} {
+		rec := get(t, h, path, testToken)
+		if rec.Code != 404 || !strings.Contains(rec.Body.String(), `<p class="message">No page `+path+`.</p>`) ||
+			!strings.Contains(rec.Body.String(), `<a class="brand" href="/">fleetwright</a>`) {
+			t.Errorf("GET %s = %d %q, want the 404 page", path, rec.Code, rec.Body)
+		}
+	}
+	// A path written to put markup in the page: it shows as text.
+	rec = get(t, h, "/apps/%3Cscript%3Ealert(1)%3C%2Fscript%3E/x/y", testToken)
+	if rec.Code != 404 || strings.Contains(rec.Body.String(), "<script>alert") ||
+		!strings.Contains(rec.Body.String(), "No page /apps/&lt;script&gt;alert(1)&lt;/script&gt;/x/y.") {
+		t.Errorf("GET a path with markup = %d %q, want the 404 page with the path as text", rec.Code, rec.Body)
+	}
+	rec = get(t, h, "/api/v1/apps/shop/nope", testToken)
+	if rec.Code != 404 || !strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") || !strings.Contains(rec.Body.String(), `"error": "no app shop/nope"`) {
+		t.Errorf("GET /api/v1/apps/shop/nope = %d %s %q, want JSON", rec.Code, rec.Header().Get("Content-Type"), rec.Body)
 	}
 }

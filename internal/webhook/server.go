@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"k8s.io/client-go/kubernetes"
+	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetwright/fleetwright/internal/probe"
@@ -34,6 +35,9 @@ type Config struct {
 	Cluster client.Reader
 	// Kube serves pods, Kubernetes events and logs; nil answers those with 503.
 	Kube kubernetes.Interface
+	// Metrics reads the apps' PodMetrics (metrics.k8s.io) for the app
+	// pages; nil: the pages say the cluster has no metrics API.
+	Metrics metricsclient.Interface
 	// Prober runs the checks against the cluster; default a probe.Prober on Cluster.
 	Prober probe.Checker
 	// Resolver maps an event's object to its app when the event's metadata
