@@ -614,75 +614,12 @@ type stub struct {
 // and makes the mount points its mounts need.
 func (x *executor) prepareSandbox(r *rootFS, spec *sandboxSpec, scripts map[string]string) ([]stub, error) {
 	var stubs []stub
-	ensure := func(p string, dir bool) error {
-		p, err := r.resolve(p, true)
-		if err != nil {
-			return err
-		}
-		var missing []string
-		for q := p; q != "/"; q = path.Dir(q) {
-			if _, err := r.root.Lstat(relName(q)); err == nil {
-				break
-			} else if !errors.Is(err, fs.ErrNotExist) {
-				return err
-			}
-			missing = append(missing, q)
-		}
-		for i := len(missing) - 1; i >= 0; i-- {
-			q := missing[i]
-			if i > 0 || dir {
-				if err := r.root.Mkdir(relName(q), 0o755); err != nil {
-					return err
-				}
-				stubs = append(stubs, stub{q, true})
-				if err := r.chownRoot(q); err != nil {
-					return err
-				}
-				continue
-			}
-			f, err := r.root.OpenFile(relName(q), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-			if err != nil {
-				return err
-			}
-			f.Close()
-			stubs = append(stubs, stub{q, false})
-			if err := r.chownRoot(q); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
 	for _, d := range []string{"/proc", "/dev", "/sys"} {
-		if err := ensure(d, true); err != nil {
+		if err := r.ensureMountPoint(d, true, &stubs); err != nil {
 			return stubs, fmt.Errorf("mount point %s: %w", d, err)
 		}
 	}
-	hosts := "127.0.0.1\tlocalhost fleetwright\n::1\tlocalhost ip6-localhost ip6-loopback\n"
-	resolv := ""
-	if spec.HostNetwork {
-		if b, err := os.ReadFile("/etc/resolv.conf"); err == nil {
-			resolv = string(b)
-		}
-	}
-	x.layerSeq++
-	spec.Bundle = filepath.Join(x.workDir, fmt.Sprintf("bundle-%d", x.layerSeq))
-	if len(scripts) > 0 {
-		spec.Pipes = filepath.Join(x.workDir, fmt.Sprintf("pipes-%d", x.layerSeq))
-		if err := os.Mkdir(spec.Pipes, 0o755); err != nil {
-			return stubs, err
-		}
-		for name, data := range scripts {
-			if err := os.WriteFile(filepath.Join(spec.Pipes, name), []byte(data), 0o755); err != nil {
-				return stubs, err
-			}
-		}
-	}
-	spec.Hosts = filepath.Join(x.workDir, fmt.Sprintf("hosts-%d", x.layerSeq))
-	spec.Resolv = filepath.Join(x.workDir, fmt.Sprintf("resolv-%d", x.layerSeq))
-	if err := os.WriteFile(spec.Hosts, []byte(hosts), 0o644); err != nil {
-		return stubs, err
-	}
-	if err := os.WriteFile(spec.Resolv, []byte(resolv), 0o644); err != nil {
+	if err := x.writeSandboxFiles(spec, scripts); err != nil {
 		return stubs, err
 	}
 	for _, f := range []string{"/etc/hosts", "/etc/resolv.conf"} {
@@ -695,7 +632,7 @@ func (x *executor) prepareSandbox(r *rootFS, spec *sandboxSpec, scripts map[stri
 			}
 			continue
 		}
-		if err := ensure(f, false); err != nil {
+		if err := r.ensureMountPoint(f, false, &stubs); err != nil {
 			return stubs, fmt.Errorf("mount point %s: %w", f, err)
 		}
 	}
@@ -705,7 +642,7 @@ func (x *executor) prepareSandbox(r *rootFS, spec *sandboxSpec, scripts map[stri
 			fi, err := os.Stat(m.Source)
 			dir = err != nil || fi.IsDir()
 		}
-		if err := ensure(m.Target, dir); err != nil {
+		if err := r.ensureMountPoint(m.Target, dir, &stubs); err != nil {
 			return stubs, fmt.Errorf("mount point %s: %w", m.Target, err)
 		}
 		// The kernel resolves the target on the host side: give it the path
@@ -717,6 +654,82 @@ func (x *executor) prepareSandbox(r *rootFS, spec *sandboxSpec, scripts map[stri
 		spec.Mounts[i].Target = real
 	}
 	return stubs, nil
+}
+
+// ensureMountPoint makes the mount point p (a folder if dir, else an
+// empty file) in the root filesystem, with the folders missing above it,
+// owned by the sandbox's root, and adds what it made to stubs. p is
+// resolved inside the root filesystem first.
+func (r *rootFS) ensureMountPoint(p string, dir bool, stubs *[]stub) error {
+	p, err := r.resolve(p, true)
+	if err != nil {
+		return err
+	}
+	var missing []string
+	for q := p; q != "/"; q = path.Dir(q) {
+		if _, err := r.root.Lstat(relName(q)); err == nil {
+			break
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		missing = append(missing, q)
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		q := missing[i]
+		if i > 0 || dir {
+			if err := r.root.Mkdir(relName(q), 0o755); err != nil {
+				return err
+			}
+			*stubs = append(*stubs, stub{q, true})
+			if err := r.chownRoot(q); err != nil {
+				return err
+			}
+			continue
+		}
+		f, err := r.root.OpenFile(relName(q), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		if err != nil {
+			return err
+		}
+		f.Close()
+		*stubs = append(*stubs, stub{q, false})
+		if err := r.chownRoot(q); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeSandboxFiles names the RUN's bundle and writes, beside it, what the
+// sandbox mounts from the host: the heredoc scripts (in spec.Pipes),
+// /etc/hosts and /etc/resolv.conf (the host's with the host's network,
+// else empty).
+func (x *executor) writeSandboxFiles(spec *sandboxSpec, scripts map[string]string) error {
+	hosts := "127.0.0.1\tlocalhost fleetwright\n::1\tlocalhost ip6-localhost ip6-loopback\n"
+	resolv := ""
+	if spec.HostNetwork {
+		if b, err := os.ReadFile("/etc/resolv.conf"); err == nil {
+			resolv = string(b)
+		}
+	}
+	x.layerSeq++
+	spec.Bundle = filepath.Join(x.workDir, fmt.Sprintf("bundle-%d", x.layerSeq))
+	if len(scripts) > 0 {
+		spec.Pipes = filepath.Join(x.workDir, fmt.Sprintf("pipes-%d", x.layerSeq))
+		if err := os.Mkdir(spec.Pipes, 0o755); err != nil {
+			return err
+		}
+		for name, data := range scripts {
+			if err := os.WriteFile(filepath.Join(spec.Pipes, name), []byte(data), 0o755); err != nil {
+				return err
+			}
+		}
+	}
+	spec.Hosts = filepath.Join(x.workDir, fmt.Sprintf("hosts-%d", x.layerSeq))
+	spec.Resolv = filepath.Join(x.workDir, fmt.Sprintf("resolv-%d", x.layerSeq))
+	if err := os.WriteFile(spec.Hosts, []byte(hosts), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(spec.Resolv, []byte(resolv), 0o644)
 }
 
 // removeStubs removes the mount points prepareSandbox made, deepest first,
@@ -909,26 +922,9 @@ func (x *executor) resolveMounts(ctx context.Context, df *dockerfile, p *plan, s
 	for _, m := range instructions.GetMounts(c) {
 		switch m.Type {
 		case instructions.MountTypeCache:
-			if m.Target == "" {
-				return ms, "", errors.New("--mount=type=cache needs a target")
-			}
-			if m.From != "" {
-				return ms, "", errors.New("--mount=type=cache,from=… is not supported by the built-in builder")
-			}
-			target := abs(m.Target)
-			id := m.CacheID
-			if id == "" {
-				id = target
-			}
-			dir, unlock, err := x.l.cacheDir(id, m)
-			if err != nil {
+			if err := x.addCacheMount(ms, &key, m, abs); err != nil {
 				return ms, "", err
 			}
-			if unlock != nil {
-				ms.unlock = append(ms.unlock, unlock)
-			}
-			ms.list = append(ms.list, resolvedMount{sandboxMount: sandboxMount{Kind: "bind", Source: dir, Target: target, ReadOnly: m.ReadOnly}})
-			fmt.Fprintf(&key, "mount cache %q %q %v\n", id, target, m.ReadOnly)
 		case instructions.MountTypeTmpfs:
 			if m.Target == "" {
 				return ms, "", errors.New("--mount=type=tmpfs needs a target")
@@ -937,54 +933,9 @@ func (x *executor) resolveMounts(ctx context.Context, df *dockerfile, p *plan, s
 			ms.list = append(ms.list, resolvedMount{sandboxMount: sandboxMount{Kind: "tmpfs", Target: target, Size: m.SizeLimit}})
 			fmt.Fprintf(&key, "mount tmpfs %q %d\n", target, m.SizeLimit)
 		case instructions.MountTypeSecret:
-			id := m.CacheID
-			if id == "" && m.Target != "" {
-				id = path.Base(m.Target)
-			}
-			if id == "" {
-				return ms, "", errors.New("--mount=type=secret needs an id")
-			}
-			if allowed, ok := x.l.secretProjects[id]; ok && !slices.Contains(allowed, x.req.Project) {
-				return ms, "", secretRefused(id, x.req.Project, allowed)
-			}
-			val, ok, err := x.l.secret(id)
-			if err != nil {
+			if err := x.addSecretMount(ms, &key, m, abs); err != nil {
 				return ms, "", err
 			}
-			fmt.Fprintf(&key, "mount secret %q %q %v\n", id, m.Target, m.Env != nil)
-			if !ok {
-				if m.Required {
-					return ms, "", fmt.Errorf("secret %q is required but not configured (platform.yaml build.secrets, or --build-secret)", id)
-				}
-				continue
-			}
-			ms.secrets = append(ms.secrets, val)
-			ms.secretIDs = append(ms.secretIDs, id)
-			if m.Env != nil {
-				name := *m.Env
-				if name == "" {
-					name = id
-				}
-				ms.env = append(ms.env, name+"="+string(val))
-			}
-			if m.Target == "" && m.Env != nil {
-				continue // only in the environment
-			}
-			target := m.Target
-			if target == "" {
-				target = "/run/secrets/" + id
-			}
-			rm := resolvedMount{sandboxMount: sandboxMount{Kind: "secret", Target: abs(target), Data: val, ID: id}}
-			if m.Mode != nil {
-				rm.Mode = uint32(*m.Mode)
-			}
-			if m.UID != nil {
-				rm.UID = uint32(*m.UID)
-			}
-			if m.GID != nil {
-				rm.GID = uint32(*m.GID)
-			}
-			ms.list = append(ms.list, rm)
 		case instructions.MountTypeBind:
 			if m.Target == "" {
 				return ms, "", errors.New("--mount=type=bind needs a target")
@@ -1005,6 +956,89 @@ func (x *executor) resolveMounts(ctx context.Context, df *dockerfile, p *plan, s
 	return ms, key.String(), nil
 }
 
+// addCacheMount adds the cache mount m to ms, and its part of the cache
+// key to key: the cache's id and target, never what it holds. abs makes
+// a target absolute in the working directory.
+func (x *executor) addCacheMount(ms *mountSet, key *strings.Builder, m *instructions.Mount, abs func(string) string) error {
+	if m.Target == "" {
+		return errors.New("--mount=type=cache needs a target")
+	}
+	if m.From != "" {
+		return errors.New("--mount=type=cache,from=… is not supported by the built-in builder")
+	}
+	target := abs(m.Target)
+	id := m.CacheID
+	if id == "" {
+		id = target
+	}
+	dir, unlock, err := x.l.cacheDir(id, m)
+	if err != nil {
+		return err
+	}
+	if unlock != nil {
+		ms.unlock = append(ms.unlock, unlock)
+	}
+	ms.list = append(ms.list, resolvedMount{sandboxMount: sandboxMount{Kind: "bind", Source: dir, Target: target, ReadOnly: m.ReadOnly}})
+	fmt.Fprintf(key, "mount cache %q %q %v\n", id, target, m.ReadOnly)
+	return nil
+}
+
+// addSecretMount adds the secret mount m to ms, as a file, an environment
+// variable or both, and its part of the cache key to key (never the
+// secret's value). A secret the project may not use is refused; one not
+// configured is left out, or an error if the mount requires it.
+func (x *executor) addSecretMount(ms *mountSet, key *strings.Builder, m *instructions.Mount, abs func(string) string) error {
+	id := m.CacheID
+	if id == "" && m.Target != "" {
+		id = path.Base(m.Target)
+	}
+	if id == "" {
+		return errors.New("--mount=type=secret needs an id")
+	}
+	if allowed, ok := x.l.secretProjects[id]; ok && !slices.Contains(allowed, x.req.Project) {
+		return secretRefused(id, x.req.Project, allowed)
+	}
+	val, ok, err := x.l.secret(id)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(key, "mount secret %q %q %v\n", id, m.Target, m.Env != nil)
+	if !ok {
+		if m.Required {
+			return fmt.Errorf("secret %q is required but not configured (platform.yaml build.secrets, or --build-secret)", id)
+		}
+		return nil
+	}
+	ms.secrets = append(ms.secrets, val)
+	ms.secretIDs = append(ms.secretIDs, id)
+	if m.Env != nil {
+		name := *m.Env
+		if name == "" {
+			name = id
+		}
+		ms.env = append(ms.env, name+"="+string(val))
+	}
+	if m.Target == "" && m.Env != nil {
+		return nil // only in the environment
+	}
+	target := m.Target
+	if target == "" {
+		target = "/run/secrets/" + id
+	}
+	rm := resolvedMount{sandboxMount: sandboxMount{Kind: "secret", Target: abs(target), Data: val, ID: id}}
+	if m.Mode != nil {
+		rm.Mode = uint32(*m.Mode)
+	}
+	if m.UID != nil {
+		rm.UID = uint32(*m.UID)
+	}
+	if m.GID != nil {
+		rm.GID = uint32(*m.GID)
+	}
+	ms.list = append(ms.list, rm)
+	return nil
+}
+
 // bindSource makes the directory (or file) a bind mount shows: a fresh
 // copy, so that what the command writes there is dropped. It returns it
 // with a digest of what it holds.
@@ -1019,65 +1053,81 @@ func (x *executor) bindSource(ctx context.Context, df *dockerfile, p *plan, st *
 		return "", "", err
 	}
 	x.rootfses = append(x.rootfses, r)
+	if m.From == "" {
+		return x.bindContext(r, m)
+	}
+	return x.bindFrom(ctx, df, p, st, r, m, line, done)
+}
+
+// bindContext copies into r, at its root, what the bind mount m shows of
+// the build context, as COPY sees it, and returns the path to mount with
+// a digest of the files' names, modes, links and contents.
+func (x *executor) bindContext(r *rootFS, m *instructions.Mount) (string, string, error) {
+	dir := r.dir
 	src := cleanAbs(m.Source)
 	h := sha256.New()
-	if m.From == "" {
-		// The build context, as COPY sees it.
-		rel := relName(src)
-		if rel == "." {
-			rel = ""
+	rel := relName(src)
+	if rel == "." {
+		rel = ""
+	}
+	f, err := x.bc.mountSource(rel)
+	if err != nil {
+		return "", "", fmt.Errorf("--mount=type=bind,source=%s: %w", m.Source, err)
+	}
+	rel = f.rel
+	if rel == "." {
+		rel = ""
+	}
+	files := []ctxFile{f}
+	prefix := ""
+	if f.mode.IsDir() {
+		files = x.bc.below(rel)
+		if rel != "" {
+			prefix = rel + "/"
 		}
-		f, err := x.bc.mountSource(rel)
+	}
+	for _, cf := range files {
+		name := "/" + strings.TrimPrefix(cf.rel, prefix)
+		if !f.mode.IsDir() {
+			name = "/" + path.Base(cf.rel)
+		}
+		fmt.Fprintf(h, "%s %o %s\n", name, uint32(cf.mode), cf.link)
+		switch {
+		case cf.mode.IsDir():
+			err = r.root.MkdirAll(relName(name), 0o755)
+		case cf.mode&fs.ModeSymlink != 0:
+			if err = r.root.MkdirAll(relName(path.Dir(name)), 0o755); err == nil {
+				err = r.root.Symlink(cf.link, relName(name))
+			}
+		case cf.mode.IsRegular():
+			var data []byte
+			if data, err = x.readFile(cf.rel); err == nil {
+				h.Write(data)
+				if err = r.root.MkdirAll(relName(path.Dir(name)), 0o755); err == nil {
+					err = r.root.WriteFile(relName(name), data, cf.mode.Perm())
+				}
+			}
+		}
+		if err == nil {
+			err = r.chownRoot(name)
+		}
 		if err != nil {
 			return "", "", fmt.Errorf("--mount=type=bind,source=%s: %w", m.Source, err)
 		}
-		rel = f.rel
-		if rel == "." {
-			rel = ""
-		}
-		files := []ctxFile{f}
-		prefix := ""
-		if f.mode.IsDir() {
-			files = x.bc.below(rel)
-			if rel != "" {
-				prefix = rel + "/"
-			}
-		}
-		for _, cf := range files {
-			name := "/" + strings.TrimPrefix(cf.rel, prefix)
-			if !f.mode.IsDir() {
-				name = "/" + path.Base(cf.rel)
-			}
-			fmt.Fprintf(h, "%s %o %s\n", name, uint32(cf.mode), cf.link)
-			switch {
-			case cf.mode.IsDir():
-				err = r.root.MkdirAll(relName(name), 0o755)
-			case cf.mode&fs.ModeSymlink != 0:
-				if err = r.root.MkdirAll(relName(path.Dir(name)), 0o755); err == nil {
-					err = r.root.Symlink(cf.link, relName(name))
-				}
-			case cf.mode.IsRegular():
-				var data []byte
-				if data, err = x.readFile(cf.rel); err == nil {
-					h.Write(data)
-					if err = r.root.MkdirAll(relName(path.Dir(name)), 0o755); err == nil {
-						err = r.root.WriteFile(relName(name), data, cf.mode.Perm())
-					}
-				}
-			}
-			if err == nil {
-				err = r.chownRoot(name)
-			}
-			if err != nil {
-				return "", "", fmt.Errorf("--mount=type=bind,source=%s: %w", m.Source, err)
-			}
-		}
-		if !f.mode.IsDir() {
-			return filepath.Join(dir, path.Base(f.rel)), "context " + hex.EncodeToString(h.Sum(nil)), nil
-		}
-		return dir, "context " + hex.EncodeToString(h.Sum(nil)), nil
 	}
-	// Another stage, or an image.
+	if !f.mode.IsDir() {
+		return filepath.Join(dir, path.Base(f.rel)), "context " + hex.EncodeToString(h.Sum(nil)), nil
+	}
+	return dir, "context " + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// bindFrom brings up in r the stage or image the bind mount m names in
+// from=, and returns the path to mount, with a digest of the layers below
+// and the source.
+func (x *executor) bindFrom(ctx context.Context, df *dockerfile, p *plan, st *stageState, r *rootFS, m *instructions.Mount, line int, done map[int]*stageState) (string, string, error) {
+	dir := r.dir
+	src := cleanAbs(m.Source)
+	h := sha256.New()
 	lex := shell.NewLex(df.escape)
 	from, _, err := lex.ProcessWord(m.From, env{args: p.meta})
 	if err != nil {
