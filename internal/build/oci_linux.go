@@ -88,22 +88,49 @@ func ociSpec(s sandboxSpec, cgroup string) (*specs.Spec, error) {
 		sp.Linux.Namespaces = append(sp.Linux.Namespaces, specs.LinuxNamespace{Type: specs.NetworkNamespace})
 	}
 	if cgroup != "" {
-		l := s.Limits.withDefaults()
-		period := uint64(100000)
-		quota := int64(l.CPUs * float64(period))
 		sp.Linux.CgroupsPath = cgroup
-		sp.Linux.Resources = &specs.LinuxResources{
-			Devices: []specs.LinuxDeviceCgroup{{Allow: false, Access: "rwm"}},
-			Memory:  &specs.LinuxMemory{Limit: &l.Memory, Swap: &l.Memory},
-			Pids:    &specs.LinuxPids{Limit: &l.Pids},
-			CPU:     &specs.LinuxCPU{Quota: &quota, Period: &period},
-		}
+		sp.Linux.Resources = ociResources(s.Limits)
 	}
+	if s.Init != "" {
+		// Our init is the container's pid 1; the command its child.
+		sp.Process.Args = append([]string{sandboxinit.Path}, s.Args...)
+	}
+	mounts, err := ociMounts(s)
+	if err != nil {
+		return nil, err
+	}
+	sp.Mounts = mounts
+	prof, err := seccomp.GetDefaultProfile(sp)
+	if err != nil {
+		return nil, fmt.Errorf("seccomp profile: %w", err)
+	}
+	sp.Linux.Seccomp = prof
+	return sp, nil
+}
+
+// ociResources is the cgroup configuration of a RUN: no devices, and the
+// memory (swap included), process and CPU limits.
+func ociResources(limits Limits) *specs.LinuxResources {
+	l := limits.withDefaults()
+	period := uint64(100000)
+	quota := int64(l.CPUs * float64(period))
+	return &specs.LinuxResources{
+		Devices: []specs.LinuxDeviceCgroup{{Allow: false, Access: "rwm"}},
+		Memory:  &specs.LinuxMemory{Limit: &l.Memory, Swap: &l.Memory},
+		Pids:    &specs.LinuxPids{Limit: &l.Pids},
+		CPU:     &specs.LinuxCPU{Quota: &quota, Period: &period},
+	}
+}
+
+// ociMounts is what a RUN's container mounts: the kernel's filesystems,
+// our init, the heredoc scripts, /etc/hosts and /etc/resolv.conf, then
+// the RUN's own mounts.
+func ociMounts(s sandboxSpec) ([]specs.Mount, error) {
 	ptsOpts := []string{"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620"}
 	if !s.IDs.rootless {
 		ptsOpts = append(ptsOpts, "gid=5") // tty
 	}
-	sp.Mounts = []specs.Mount{
+	mounts := []specs.Mount{
 		{Destination: "/proc", Type: "proc", Source: "proc", Options: []string{"nosuid", "noexec", "nodev"}},
 		{Destination: "/dev", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "strictatime", "mode=755", "size=65536k"}},
 		{Destination: "/dev/pts", Type: "devpts", Source: "devpts", Options: ptsOpts},
@@ -113,22 +140,21 @@ func ociSpec(s sandboxSpec, cgroup string) (*specs.Spec, error) {
 	if s.HostNetwork {
 		// sysfs needs a network namespace of the RUN's own user namespace;
 		// with the host's network the host's /sys is shown read-only.
-		sp.Mounts = append(sp.Mounts, specs.Mount{Destination: "/sys", Type: "none", Source: "/sys", Options: []string{"rbind", "nosuid", "noexec", "nodev", "ro"}})
+		mounts = append(mounts, specs.Mount{Destination: "/sys", Type: "none", Source: "/sys", Options: []string{"rbind", "nosuid", "noexec", "nodev", "ro"}})
 	} else {
-		sp.Mounts = append(sp.Mounts, specs.Mount{Destination: "/sys", Type: "sysfs", Source: "sysfs", Options: []string{"nosuid", "noexec", "nodev", "ro"}})
+		mounts = append(mounts, specs.Mount{Destination: "/sys", Type: "sysfs", Source: "sysfs", Options: []string{"nosuid", "noexec", "nodev", "ro"}})
 	}
 	if s.Init != "" {
 		// The container's pid 1, read-only on the container's /dev tmpfs
 		// (so in no layer).
-		sp.Process.Args = append([]string{sandboxinit.Path}, s.Args...)
-		sp.Mounts = append(sp.Mounts, specs.Mount{Destination: sandboxinit.Path, Type: "bind", Source: s.Init, Options: []string{"bind", "ro", "nosuid", "nodev"}})
+		mounts = append(mounts, specs.Mount{Destination: sandboxinit.Path, Type: "bind", Source: s.Init, Options: []string{"bind", "ro", "nosuid", "nodev"}})
 	}
 	if s.Pipes != "" {
-		sp.Mounts = append(sp.Mounts, specs.Mount{Destination: "/dev/pipes", Type: "bind", Source: s.Pipes, Options: []string{"bind", "ro", "nosuid", "nodev"}})
+		mounts = append(mounts, specs.Mount{Destination: "/dev/pipes", Type: "bind", Source: s.Pipes, Options: []string{"bind", "ro", "nosuid", "nodev"}})
 	}
 	for _, f := range []struct{ src, dst string }{{s.Hosts, "/etc/hosts"}, {s.Resolv, "/etc/resolv.conf"}} {
 		if f.src != "" {
-			sp.Mounts = append(sp.Mounts, specs.Mount{Destination: f.dst, Type: "bind", Source: f.src, Options: []string{"bind", "ro", "nosuid", "nodev", "noexec"}})
+			mounts = append(mounts, specs.Mount{Destination: f.dst, Type: "bind", Source: f.src, Options: []string{"bind", "ro", "nosuid", "nodev", "noexec"}})
 		}
 	}
 	for _, m := range s.Mounts {
@@ -138,25 +164,20 @@ func ociSpec(s sandboxSpec, cgroup string) (*specs.Spec, error) {
 			if m.ReadOnly {
 				mode = "ro"
 			}
-			sp.Mounts = append(sp.Mounts, specs.Mount{Destination: m.Target, Type: "bind", Source: m.Source, Options: []string{"bind", mode, "nosuid", "nodev"}})
+			mounts = append(mounts, specs.Mount{Destination: m.Target, Type: "bind", Source: m.Source, Options: []string{"bind", mode, "nosuid", "nodev"}})
 		case "tmpfs":
 			opts := []string{"nosuid", "nodev", "mode=1777"}
 			if m.Size > 0 {
 				opts = append(opts, "size="+strconv.FormatInt(m.Size, 10))
 			}
-			sp.Mounts = append(sp.Mounts, specs.Mount{Destination: m.Target, Type: "tmpfs", Source: "tmpfs", Options: opts})
+			mounts = append(mounts, specs.Mount{Destination: m.Target, Type: "tmpfs", Source: "tmpfs", Options: opts})
 		case "secret":
-			sp.Mounts = append(sp.Mounts, specs.Mount{Destination: m.Target, Type: "bind", Source: m.Source, Options: []string{"bind", "ro", "nosuid", "nodev", "noexec"}})
+			mounts = append(mounts, specs.Mount{Destination: m.Target, Type: "bind", Source: m.Source, Options: []string{"bind", "ro", "nosuid", "nodev", "noexec"}})
 		default:
 			return nil, fmt.Errorf("mount type %q", m.Kind)
 		}
 	}
-	prof, err := seccomp.GetDefaultProfile(sp)
-	if err != nil {
-		return nil, fmt.Errorf("seccomp profile: %w", err)
-	}
-	sp.Linux.Seccomp = prof
-	return sp, nil
+	return mounts, nil
 }
 
 // runSandbox runs spec's command with the OCI runtime rt (runc or crun)
