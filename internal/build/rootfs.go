@@ -123,146 +123,180 @@ func (r *rootFS) readFile(p string) ([]byte, bool, error) {
 // applying its whiteouts to what lies below. Paths and links are resolved
 // inside the root. Devices and pipes are skipped.
 func (r *rootFS) extract(rd io.Reader) error {
-	tr := tar.NewReader(rd)
-	created := map[string]bool{}
-	type dirTime struct {
-		name string
-		t    time.Time
-	}
-	var dirs []dirTime
-	// parents maps a folder named in this layer to the folder it resolves
-	// to, made: most entries share theirs. Only removing or replacing an
-	// entry can change what a made folder resolves to; that forgets them.
-	parents := map[string]string{}
+	x := &extraction{r: r, tr: tar.NewReader(rd), created: map[string]bool{}, parents: map[string]string{}}
 	for {
-		h, err := tr.Next()
+		h, err := x.tr.Next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
 			return fmt.Errorf("reading layer: %w", err)
 		}
-		name := cleanAbs(h.Name)
-		if name == "/" {
-			continue
-		}
-		rawDir, base := path.Split(name)
-		rawDir = path.Clean(rawDir)
-		dir, known := parents[rawDir]
-		if !known {
-			if dir, err = r.resolve(rawDir, true); err != nil {
-				return fmt.Errorf("unpacking %s: %w", h.Name, err)
-			}
-		}
-		name = path.Join(dir, base)
-		if base == whiteoutOpaque {
-			clear(parents)
-			if err := r.clearDir(dir, created); err != nil {
-				return err
-			}
-			continue
-		}
-		if strings.HasPrefix(base, whiteoutPrefix) {
-			clear(parents)
-			target := path.Join(dir, strings.TrimPrefix(base, whiteoutPrefix))
-			if !created[target] {
-				if err := r.remove(target); err != nil {
-					return err
-				}
-			}
-			continue
-		}
-		rel := relName(name)
-		if dir != "/" && !known {
-			if err := r.root.MkdirAll(relName(dir), 0o755); err != nil {
-				return fmt.Errorf("unpacking %s: %w", name, err)
-			}
-			parents[rawDir] = dir
-		}
-		old, lerr := r.root.Lstat(rel)
-		if lerr == nil && !(old.IsDir() && h.Typeflag == tar.TypeDir) {
-			clear(parents)
-			if err := r.remove(name); err != nil {
-				return err
-			}
-			lerr = fs.ErrNotExist
-		}
-		switch h.Typeflag {
-		case tar.TypeDir:
-			if lerr != nil {
-				if err := r.root.Mkdir(rel, 0o700); err != nil {
-					return fmt.Errorf("unpacking %s: %w", name, err)
-				}
-			}
-			dirs = append(dirs, dirTime{rel, h.ModTime})
-		case tar.TypeReg:
-			f, err := r.root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-			if err != nil {
-				return fmt.Errorf("unpacking %s: %w", name, err)
-			}
-			sum := sha256.New()
-			_, err = io.Copy(io.MultiWriter(f, sum), tr)
-			// Owner, then mode (a change of owner clears set-id bits), on
-			// the open file rather than by name again.
-			if err == nil {
-				if err = f.Chown(r.ids.toHost(h.Uid, false), r.ids.toHost(h.Gid, true)); err != nil && r.ids.rootless {
-					err = nil
-				}
-			}
-			if err == nil {
-				err = f.Chmod(fileMode(h) &^ fs.ModeType)
-			}
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				return fmt.Errorf("unpacking %s: %w", name, err)
-			}
-			r.sums[name] = [32]byte(sum.Sum(nil))
-			created[name] = true
-			if err := r.root.Chtimes(rel, h.ModTime, h.ModTime); err != nil {
-				return fmt.Errorf("unpacking %s: %w", name, err)
-			}
-			continue
-		case tar.TypeSymlink:
-			if err := r.root.Symlink(h.Linkname, rel); err != nil {
-				return fmt.Errorf("unpacking %s: %w", name, err)
-			}
-		case tar.TypeLink:
-			target, err := r.resolve(cleanAbs(h.Linkname), false)
-			if err != nil {
-				return fmt.Errorf("unpacking %s: hard link to %s: %w", name, h.Linkname, err)
-			}
-			if err := r.root.Link(relName(target), rel); err != nil {
-				return fmt.Errorf("unpacking %s: hard link to %s: %w", name, target, err)
-			}
-			if s, ok := r.sums[target]; ok {
-				r.sums[name] = s
-			}
-		default:
-			continue
-		}
-		created[name] = true
-		if err := r.root.Lchown(rel, r.ids.toHost(h.Uid, false), r.ids.toHost(h.Gid, true)); err != nil && !r.ids.rootless {
-			return fmt.Errorf("unpacking %s: %w", name, err)
-		}
-		if h.Typeflag == tar.TypeSymlink {
-			continue
-		}
-		if err := r.root.Chmod(rel, fileMode(h)&^fs.ModeType); err != nil {
-			return fmt.Errorf("unpacking %s: %w", name, err)
-		}
-		if h.Typeflag == tar.TypeReg {
-			if err := r.root.Chtimes(rel, h.ModTime, h.ModTime); err != nil {
-				return fmt.Errorf("unpacking %s: %w", name, err)
-			}
+		if err := x.entry(h); err != nil {
+			return err
 		}
 	}
 	// Directories last, deepest first: their children changed their times.
-	for i := len(dirs) - 1; i >= 0; i-- {
-		if err := r.root.Chtimes(dirs[i].name, dirs[i].t, dirs[i].t); err != nil {
-			return fmt.Errorf("unpacking %s: %w", dirs[i].name, err)
+	for i := len(x.dirs) - 1; i >= 0; i-- {
+		if err := r.root.Chtimes(x.dirs[i].name, x.dirs[i].t, x.dirs[i].t); err != nil {
+			return fmt.Errorf("unpacking %s: %w", x.dirs[i].name, err)
 		}
+	}
+	return nil
+}
+
+// extraction is one layer being unpacked by extract.
+type extraction struct {
+	r  *rootFS
+	tr *tar.Reader
+	// created holds the paths this layer made: a whiteout later in the
+	// layer does not remove them.
+	created map[string]bool
+	// dirs are the folders of the layer with their times, set last.
+	dirs []dirTime
+	// parents maps a folder named in this layer to the folder it resolves
+	// to, made: most entries share theirs. Only removing or replacing an
+	// entry can change what a made folder resolves to; that forgets them.
+	parents map[string]string
+}
+
+// dirTime is a folder's modification time, set after its contents.
+type dirTime struct {
+	name string
+	t    time.Time
+}
+
+// entry unpacks the layer's entry h: a whiteout removes what lies below,
+// anything else replaces it (but a folder, which is kept), in its folder
+// as resolved in the root.
+func (x *extraction) entry(h *tar.Header) error {
+	r := x.r
+	name := cleanAbs(h.Name)
+	if name == "/" {
+		return nil
+	}
+	rawDir, base := path.Split(name)
+	rawDir = path.Clean(rawDir)
+	dir, known := x.parents[rawDir]
+	if !known {
+		var err error
+		if dir, err = r.resolve(rawDir, true); err != nil {
+			return fmt.Errorf("unpacking %s: %w", h.Name, err)
+		}
+	}
+	name = path.Join(dir, base)
+	if base == whiteoutOpaque {
+		clear(x.parents)
+		return r.clearDir(dir, x.created)
+	}
+	if strings.HasPrefix(base, whiteoutPrefix) {
+		clear(x.parents)
+		target := path.Join(dir, strings.TrimPrefix(base, whiteoutPrefix))
+		if !x.created[target] {
+			return r.remove(target)
+		}
+		return nil
+	}
+	rel := relName(name)
+	if dir != "/" && !known {
+		if err := r.root.MkdirAll(relName(dir), 0o755); err != nil {
+			return fmt.Errorf("unpacking %s: %w", name, err)
+		}
+		x.parents[rawDir] = dir
+	}
+	old, lerr := r.root.Lstat(rel)
+	if lerr == nil && !(old.IsDir() && h.Typeflag == tar.TypeDir) {
+		clear(x.parents)
+		if err := r.remove(name); err != nil {
+			return err
+		}
+		lerr = fs.ErrNotExist
+	}
+	switch h.Typeflag {
+	case tar.TypeDir:
+		if lerr != nil {
+			if err := r.root.Mkdir(rel, 0o700); err != nil {
+				return fmt.Errorf("unpacking %s: %w", name, err)
+			}
+		}
+		x.dirs = append(x.dirs, dirTime{rel, h.ModTime})
+	case tar.TypeReg:
+		return x.regular(h, name, rel)
+	case tar.TypeSymlink, tar.TypeLink:
+		if err := x.link(h, name, rel); err != nil {
+			return err
+		}
+	default:
+		return nil
+	}
+	x.created[name] = true
+	if err := r.root.Lchown(rel, r.ids.toHost(h.Uid, false), r.ids.toHost(h.Gid, true)); err != nil && !r.ids.rootless {
+		return fmt.Errorf("unpacking %s: %w", name, err)
+	}
+	if h.Typeflag == tar.TypeSymlink {
+		return nil
+	}
+	if err := r.root.Chmod(rel, fileMode(h)&^fs.ModeType); err != nil {
+		return fmt.Errorf("unpacking %s: %w", name, err)
+	}
+	return nil
+}
+
+// regular writes the regular file h, the layer's current entry, at name
+// (rel from the root), with its owner, mode and time, and records its
+// checksum.
+func (x *extraction) regular(h *tar.Header, name, rel string) error {
+	r := x.r
+	f, err := r.root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("unpacking %s: %w", name, err)
+	}
+	sum := sha256.New()
+	_, err = io.Copy(io.MultiWriter(f, sum), x.tr)
+	// Owner, then mode (a change of owner clears set-id bits), on
+	// the open file rather than by name again.
+	if err == nil {
+		if err = f.Chown(r.ids.toHost(h.Uid, false), r.ids.toHost(h.Gid, true)); err != nil && r.ids.rootless {
+			err = nil
+		}
+	}
+	if err == nil {
+		err = f.Chmod(fileMode(h) &^ fs.ModeType)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("unpacking %s: %w", name, err)
+	}
+	r.sums[name] = [32]byte(sum.Sum(nil))
+	x.created[name] = true
+	if err := r.root.Chtimes(rel, h.ModTime, h.ModTime); err != nil {
+		return fmt.Errorf("unpacking %s: %w", name, err)
+	}
+	return nil
+}
+
+// link makes the symbolic or hard link h at name (rel from the root); a
+// hard link's target is resolved inside the root, and shares its
+// checksum.
+func (x *extraction) link(h *tar.Header, name, rel string) error {
+	r := x.r
+	if h.Typeflag == tar.TypeSymlink {
+		if err := r.root.Symlink(h.Linkname, rel); err != nil {
+			return fmt.Errorf("unpacking %s: %w", name, err)
+		}
+		return nil
+	}
+	target, err := r.resolve(cleanAbs(h.Linkname), false)
+	if err != nil {
+		return fmt.Errorf("unpacking %s: hard link to %s: %w", name, h.Linkname, err)
+	}
+	if err := r.root.Link(relName(target), rel); err != nil {
+		return fmt.Errorf("unpacking %s: hard link to %s: %w", name, target, err)
+	}
+	if s, ok := r.sums[target]; ok {
+		r.sums[name] = s
 	}
 	return nil
 }
