@@ -434,14 +434,61 @@ func (d diffEntry) tarName() string {
 // none of at least two earlier entries is marked opaque instead of
 // whiting each one out.
 func diffTrees(before, after map[string]snapEntry, sums map[string][32]byte, sumOf func(p string) ([32]byte, error)) ([]diffEntry, error) {
-	children := func(m map[string]snapEntry) map[string][]string {
-		c := map[string][]string{}
-		for p := range m {
-			c[path.Dir(p)] = append(c[path.Dir(p)], p)
+	opaque := opaqueDirs(before, after)
+	var out []diffEntry
+	for d := range opaque {
+		out = append(out, diffEntry{path: d, kind: diffOpaque})
+		if d != "/" {
+			out = append(out, diffEntry{path: d, kind: diffAdd, st: after[d]})
 		}
-		return c
 	}
-	bKids := children(before)
+	for p, a := range after {
+		if opaque[p] {
+			continue
+		}
+		b, inBefore := before[p]
+		emit := !inBefore || underOpaque(opaque, p)
+		if !emit {
+			if a.mode.Type() != b.mode.Type() && b.mode.IsDir() {
+				out = append(out, diffEntry{path: p, kind: diffWhiteout})
+			}
+			var err error
+			if emit, err = entryChanged(p, a, b, sums, sumOf); err != nil {
+				return nil, err
+			}
+		}
+		if emit {
+			out = append(out, diffEntry{path: p, kind: diffAdd, st: a})
+		}
+	}
+	for p := range before {
+		if _, ok := after[p]; ok {
+			continue
+		}
+		parent := path.Dir(p)
+		pa, ok := after[parent]
+		if parent == "/" {
+			ok, pa = true, snapEntry{mode: fs.ModeDir}
+		}
+		if !ok || !pa.mode.IsDir() || underOpaque(opaque, p) {
+			continue
+		}
+		if pb, ok := before[parent]; parent != "/" && (!ok || !pb.mode.IsDir()) {
+			continue
+		}
+		out = append(out, diffEntry{path: p, kind: diffWhiteout})
+	}
+	slices.SortFunc(out, func(a, b diffEntry) int { return strings.Compare(a.tarName(), b.tarName()) })
+	return out, nil
+}
+
+// opaqueDirs returns the directories, in after, that kept none of at least
+// two entries they held in before.
+func opaqueDirs(before, after map[string]snapEntry) map[string]bool {
+	bKids := map[string][]string{}
+	for p := range before {
+		bKids[path.Dir(p)] = append(bKids[path.Dir(p)], p)
+	}
 	opaque := map[string]bool{}
 	for d, kids := range bKids {
 		a, ok := after[d]
@@ -462,78 +509,48 @@ func diffTrees(before, after map[string]snapEntry, sums map[string][32]byte, sum
 			opaque[d] = true
 		}
 	}
-	underOpaque := func(p string) bool {
-		for d := path.Dir(p); ; d = path.Dir(d) {
-			if opaque[d] {
-				return true
-			}
-			if d == "/" {
-				return false
-			}
+	return opaque
+}
+
+// underOpaque reports whether p lies in one of the opaque directories.
+func underOpaque(opaque map[string]bool, p string) bool {
+	for d := path.Dir(p); ; d = path.Dir(d) {
+		if opaque[d] {
+			return true
+		}
+		if d == "/" {
+			return false
 		}
 	}
-	var out []diffEntry
-	for d := range opaque {
-		out = append(out, diffEntry{path: d, kind: diffOpaque})
-		if d != "/" {
-			out = append(out, diffEntry{path: d, kind: diffAdd, st: after[d]})
+}
+
+// entryChanged reports whether p, a in after and b in before, changed:
+// its type, mode or owner; for a regular file whose inode changed, its
+// content (by size, then by sumOf against its sum in sums); for a link or
+// device, its target or number. A directory changes with its mode and
+// owner only.
+func entryChanged(p string, a, b snapEntry, sums map[string][32]byte, sumOf func(p string) ([32]byte, error)) (bool, error) {
+	switch {
+	case a.mode.Type() != b.mode.Type(), a.mode != b.mode, a.uid != b.uid, a.gid != b.gid:
+		return true, nil
+	case a.mode.IsDir():
+		return false, nil
+	case a.mode.IsRegular():
+		if sameStat(a, b) {
+			return false, nil
 		}
+		old, ok := sums[p]
+		if !ok || a.size != b.size {
+			return true, nil
+		}
+		sum, err := sumOf(p)
+		if err != nil {
+			return false, err
+		}
+		return sum != old, nil
+	default:
+		return a.link != b.link || a.rdev != b.rdev, nil
 	}
-	for p, a := range after {
-		if opaque[p] {
-			continue
-		}
-		b, inBefore := before[p]
-		emit := !inBefore || underOpaque(p)
-		if !emit {
-			typeChanged := a.mode.Type() != b.mode.Type()
-			if typeChanged && b.mode.IsDir() {
-				out = append(out, diffEntry{path: p, kind: diffWhiteout})
-			}
-			switch {
-			case typeChanged, a.mode != b.mode, a.uid != b.uid, a.gid != b.gid:
-				emit = true
-			case a.mode.IsDir():
-			case a.mode.IsRegular():
-				if !sameStat(a, b) {
-					old, ok := sums[p]
-					if !ok || a.size != b.size {
-						emit = true
-					} else {
-						sum, err := sumOf(p)
-						if err != nil {
-							return nil, err
-						}
-						emit = sum != old
-					}
-				}
-			default:
-				emit = a.link != b.link || a.rdev != b.rdev
-			}
-		}
-		if emit {
-			out = append(out, diffEntry{path: p, kind: diffAdd, st: a})
-		}
-	}
-	for p := range before {
-		if _, ok := after[p]; ok {
-			continue
-		}
-		parent := path.Dir(p)
-		pa, ok := after[parent]
-		if parent == "/" {
-			ok, pa = true, snapEntry{mode: fs.ModeDir}
-		}
-		if !ok || !pa.mode.IsDir() || underOpaque(p) {
-			continue
-		}
-		if pb, ok := before[parent]; parent != "/" && (!ok || !pb.mode.IsDir()) {
-			continue
-		}
-		out = append(out, diffEntry{path: p, kind: diffWhiteout})
-	}
-	slices.SortFunc(out, func(a, b diffEntry) int { return strings.Compare(a.tarName(), b.tarName()) })
-	return out, nil
 }
 
 // writeDiff writes the entries as a gzip-compressed layer file at dst,
@@ -575,29 +592,7 @@ func (r *rootFS) writeDiff(entries []diffEntry, epoch time.Time, mt types.MediaT
 				return nil, nil, &leakError{id: scan.ids[i], path: e.path}
 			}
 		}
-		h.Mode, h.Uid, h.Gid = tarMode(st.mode), int(st.uid), int(st.gid)
-		switch {
-		case st.mode.IsDir():
-			h.Typeflag = tar.TypeDir
-			h.Name += "/"
-		case st.mode&fs.ModeSymlink != 0:
-			h.Typeflag, h.Linkname = tar.TypeSymlink, st.link
-		case st.mode.IsRegular():
-			if first, ok := linkedTo[st.ino]; ok && st.nlink > 1 {
-				h.Typeflag, h.Linkname = tar.TypeLink, strings.TrimPrefix(first, "/")
-				sums[e.path] = sums[first]
-				break
-			}
-			h.Typeflag, h.Size = tar.TypeReg, st.size
-		case st.mode&fs.ModeNamedPipe != 0:
-			h.Typeflag = tar.TypeFifo
-		case st.mode&fs.ModeDevice != 0:
-			h.Typeflag = tar.TypeBlock
-			if st.mode&fs.ModeCharDevice != 0 {
-				h.Typeflag = tar.TypeChar
-			}
-			h.Devmajor, h.Devminor = int64(devMajor(st.rdev)), int64(devMinor(st.rdev))
-		default:
+		if !addedHeader(h, e, linkedTo, sums) {
 			continue // sockets
 		}
 		if err := tw.WriteHeader(h); err != nil {
@@ -606,28 +601,11 @@ func (r *rootFS) writeDiff(entries []diffEntry, epoch time.Time, mt types.MediaT
 		if h.Typeflag != tar.TypeReg {
 			continue
 		}
-		src, err := r.root.Open(relName(e.path))
+		sum, err := r.writeContent(tw, e, scan)
 		if err != nil {
 			return nil, nil, err
 		}
-		sum := sha256.New()
-		var w io.Writer = io.MultiWriter(tw, sum)
-		if scan != nil {
-			scan.reset()
-			w = io.MultiWriter(tw, sum, scan)
-		}
-		n, err := io.Copy(w, io.LimitReader(src, st.size))
-		src.Close()
-		if scan != nil && scan.hit >= 0 {
-			return nil, nil, &leakError{id: scan.ids[scan.hit], path: e.path}
-		}
-		if err == nil && n != st.size {
-			err = fmt.Errorf("%s changed size while it was read", e.path)
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-		sums[e.path] = [32]byte(sum.Sum(nil))
+		sums[e.path] = sum
 		if st.nlink > 1 {
 			linkedTo[st.ino] = e.path
 		}
@@ -648,6 +626,69 @@ func (r *rootFS) writeDiff(entries []diffEntry, epoch time.Time, mt types.MediaT
 		size:      counter.n,
 		mediaType: mt,
 	}, sums, nil
+}
+
+// addedHeader completes h, the tar header of the added entry e, with its
+// type, mode, owner and what its type needs. A regular file that is a
+// further link to an inode written already (linkedTo, by inode) becomes a
+// hard link to it, with its sum in sums. It reports false for a socket,
+// which a layer does not hold.
+func addedHeader(h *tar.Header, e diffEntry, linkedTo map[uint64]string, sums map[string][32]byte) bool {
+	st := e.st
+	h.Mode, h.Uid, h.Gid = tarMode(st.mode), int(st.uid), int(st.gid)
+	switch {
+	case st.mode.IsDir():
+		h.Typeflag = tar.TypeDir
+		h.Name += "/"
+	case st.mode&fs.ModeSymlink != 0:
+		h.Typeflag, h.Linkname = tar.TypeSymlink, st.link
+	case st.mode.IsRegular():
+		if first, ok := linkedTo[st.ino]; ok && st.nlink > 1 {
+			h.Typeflag, h.Linkname = tar.TypeLink, strings.TrimPrefix(first, "/")
+			sums[e.path] = sums[first]
+			break
+		}
+		h.Typeflag, h.Size = tar.TypeReg, st.size
+	case st.mode&fs.ModeNamedPipe != 0:
+		h.Typeflag = tar.TypeFifo
+	case st.mode&fs.ModeDevice != 0:
+		h.Typeflag = tar.TypeBlock
+		if st.mode&fs.ModeCharDevice != 0 {
+			h.Typeflag = tar.TypeChar
+		}
+		h.Devmajor, h.Devminor = int64(devMajor(st.rdev)), int64(devMinor(st.rdev))
+	default:
+		return false
+	}
+	return true
+}
+
+// writeContent copies the content of the regular file e from the root
+// filesystem to w, searched for secrets by scan when set, and returns its
+// SHA-256. A file whose size is not the snapshot's is an error.
+func (r *rootFS) writeContent(w io.Writer, e diffEntry, scan *leakScanner) ([32]byte, error) {
+	src, err := r.root.Open(relName(e.path))
+	if err != nil {
+		return [32]byte{}, err
+	}
+	sum := sha256.New()
+	dst := io.MultiWriter(w, sum)
+	if scan != nil {
+		scan.reset()
+		dst = io.MultiWriter(w, sum, scan)
+	}
+	n, err := io.Copy(dst, io.LimitReader(src, e.st.size))
+	src.Close()
+	if scan != nil && scan.hit >= 0 {
+		return [32]byte{}, &leakError{id: scan.ids[scan.hit], path: e.path}
+	}
+	if err == nil && n != e.st.size {
+		err = fmt.Errorf("%s changed size while it was read", e.path)
+	}
+	if err != nil {
+		return [32]byte{}, err
+	}
+	return [32]byte(sum.Sum(nil)), nil
 }
 
 func devMajor(dev uint64) uint64 { return ((dev >> 8) & 0xfff) | ((dev >> 32) & ^uint64(0xfff)) }
