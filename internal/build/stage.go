@@ -206,21 +206,19 @@ func (x *executor) dispatch(ctx context.Context, df *dockerfile, p *plan, st *st
 // expandInstr expands the words of c in the stage's environment: with lex
 // those it expands as single words, with raw (quotes kept) the others.
 func expandInstr(st *stageState, c instructions.Command, lex, raw *shell.Lex) error {
-	if ex, ok := c.(instructions.SupportsSingleWordExpansion); ok {
-		if err := ex.Expand(func(w string) (string, error) {
-			v, _, err := lex.ProcessWord(w, st.env())
+	with := func(l *shell.Lex) func(string) (string, error) {
+		return func(w string) (string, error) {
+			v, _, err := l.ProcessWord(w, st.env())
 			return v, err
-		}); err != nil {
+		}
+	}
+	if ex, ok := c.(instructions.SupportsSingleWordExpansion); ok {
+		if err := ex.Expand(with(lex)); err != nil {
 			return err
 		}
 	}
 	if ex, ok := c.(instructions.SupportsSingleWordExpansionRaw); ok {
-		if err := ex.ExpandRaw(func(w string) (string, error) {
-			v, _, err := raw.ProcessWord(w, st.env())
-			return v, err
-		}); err != nil {
-			return err
-		}
+		return ex.ExpandRaw(with(raw))
 	}
 	return nil
 }
