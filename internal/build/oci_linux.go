@@ -364,18 +364,14 @@ func (r *sandboxRun) start(out io.Writer) error {
 // copied to out from here on, the init its exit code to statusW, its fd 3.
 // Every end is closed on return, the output copied before.
 func (r *sandboxRun) openPipes(out io.Writer) (outW, statusW *os.File, err error) {
-	outR, outW, err := os.Pipe()
+	outR, outW, err := r.pipe()
 	if err != nil {
 		return nil, nil, err
 	}
-	r.onReturn(func() { outR.Close() })
-	r.onReturn(func() { outW.Close() })
-	statusR, statusW, err := os.Pipe()
+	statusR, statusW, err := r.pipe()
 	if err != nil {
 		return nil, nil, err
 	}
-	r.onReturn(func() { statusR.Close() })
-	r.onReturn(func() { statusW.Close() })
 	r.outR, r.statusR = outR, statusR
 	copied := make(chan struct{})
 	r.copied = copied
@@ -389,6 +385,17 @@ func (r *sandboxRun) openPipes(out io.Writer) (outW, statusW *os.File, err error
 		<-copied
 	})
 	return outW, statusW, nil
+}
+
+// pipe makes a pipe whose ends are closed on return, the writer first.
+func (r *sandboxRun) pipe() (*os.File, *os.File, error) {
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	r.onReturn(func() { pr.Close() })
+	r.onReturn(func() { pw.Close() })
+	return pr, pw, nil
 }
 
 // openInit opens a pidfd of the container's pid 1 into r.init, or leaves
