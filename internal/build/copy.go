@@ -53,6 +53,9 @@ type srcItem struct {
 	archive bool         // ADD of a local archive: unpack it
 }
 
+// copy executes a COPY or ADD: it gathers the sources, places them under
+// the destination with the owner and mode asked for, adds the folders
+// the layer needs and adds the layer to the stage.
 func (x *executor) copy(ctx context.Context, df *dockerfile, p *plan, st *stageState, cs copySpec, done map[int]*stageState) error {
 	fail := func(err error) error {
 		var ue *UnsupportedError
@@ -61,46 +64,14 @@ func (x *executor) copy(ctx context.Context, df *dockerfile, p *plan, st *stageS
 		}
 		return df.errorf(cs.line, "%s: %w", cs.instr(), err)
 	}
-	var own *owner
-	if cs.chown != "" {
-		o, err := resolveChown(cs.chown, func(name string) ([]byte, bool, error) { return readStageFile(st.fs, name) })
-		if err != nil {
-			return fail(err)
-		}
-		own = &o
+	t := &copyTree{out: map[string]*fileEntry{}, known: st.known}
+	if err := t.setOptions(st, cs); err != nil {
+		return fail(err)
 	}
-	var chmod *fs.FileMode
-	if cs.chmod != "" {
-		bits, err := parseChmod(cs.chmod)
-		if err != nil {
-			return fail(err)
-		}
-		m := fileMode(&tar.Header{Mode: int64(bits)})
-		chmod = &m
-	}
-
-	var items []srcItem
-	var err error
-	if cs.from == "" {
-		items, err = x.contextItems(df, cs)
-	} else {
-		var sfs *stageFS
-		if sfs, err = x.fromFS(ctx, df, p, st, cs, done); err == nil {
-			items, err = fsItems(sfs, cs.sources)
-		}
-	}
+	items, err := x.copyItems(ctx, df, p, st, cs, done)
 	if err != nil {
 		return fail(err)
 	}
-	for _, c := range cs.contents {
-		items = append(items, srcItem{name: c.Path, entries: []*fileEntry{{mode: 0o644, data: []byte(c.Data)}}})
-	}
-	if len(cs.excludes) > 0 {
-		if items, err = exclude(items, cs.excludes); err != nil {
-			return fail(err)
-		}
-	}
-
 	dest := cs.dest
 	if !path.IsAbs(dest) {
 		wd := st.cfg.Config.WorkingDir
@@ -112,85 +83,162 @@ func (x *executor) copy(ctx context.Context, df *dockerfile, p *plan, st *stageS
 	dest = path.Clean(dest)
 	destIsDir := strings.HasSuffix(cs.dest, "/") || cs.dest == "." || strings.HasSuffix(cs.dest, "/.") ||
 		dest == "/" || len(items) > 1
-
-	out := map[string]*fileEntry{}
-	put := func(target string, e *fileEntry, keepOwner bool) {
-		n := *e
-		n.path = target
-		switch {
-		case own != nil:
-			n.uid, n.gid = own.uid, own.gid
-		case !keepOwner:
-			n.uid, n.gid = 0, 0
-		}
-		if chmod != nil && !n.isSymlink() {
-			n.mode = n.mode&fs.ModeType | *chmod
-		}
-		out[target] = &n
+	needDest, err := t.place(items, dest, destIsDir, cs.from != "")
+	if err != nil {
+		return fail(err)
 	}
+	// Directories: the destination, and in a stage built on scratch alone
+	// every missing parent, so the layer stands on its own.
+	if needDest {
+		t.ensureDir(dest, true)
+	}
+	for _, p := range slices.Sorted(maps.Keys(t.out)) {
+		for _, a := range ancestors(p) {
+			t.ensureDir(a, false)
+		}
+	}
+	if err := x.addCopyLayer(st, cs, slices.Collect(maps.Values(t.out))); err != nil {
+		return fail(err)
+	}
+	return nil
+}
+
+// copyItems gathers the sources of a COPY or ADD: from the build context,
+// or from the stage or image of --from; then the heredocs; less what
+// --exclude names.
+func (x *executor) copyItems(ctx context.Context, df *dockerfile, p *plan, st *stageState, cs copySpec, done map[int]*stageState) ([]srcItem, error) {
+	var items []srcItem
+	var err error
+	if cs.from == "" {
+		items, err = x.contextItems(df, cs)
+	} else {
+		var sfs *stageFS
+		if sfs, err = x.fromFS(ctx, df, p, st, cs, done); err == nil {
+			items, err = fsItems(sfs, cs.sources)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range cs.contents {
+		items = append(items, srcItem{name: c.Path, entries: []*fileEntry{{mode: 0o644, data: []byte(c.Data)}}})
+	}
+	if len(cs.excludes) > 0 {
+		return exclude(items, cs.excludes)
+	}
+	return items, nil
+}
+
+// copyTree is what a COPY or ADD writes, by path, with the owner and mode
+// its --chown and --chmod give.
+type copyTree struct {
+	out   map[string]*fileEntry
+	own   *owner                // --chown, nil for none
+	chmod *fs.FileMode          // --chmod, nil for none
+	known map[string]*fileEntry // the stage's files, in a stage built on scratch alone
+}
+
+// setOptions reads --chown (the names in the stage's /etc/passwd and
+// /etc/group) and --chmod.
+func (t *copyTree) setOptions(st *stageState, cs copySpec) error {
+	if cs.chown != "" {
+		o, err := resolveChown(cs.chown, func(name string) ([]byte, bool, error) { return readStageFile(st.fs, name) })
+		if err != nil {
+			return err
+		}
+		t.own = &o
+	}
+	if cs.chmod != "" {
+		bits, err := parseChmod(cs.chmod)
+		if err != nil {
+			return err
+		}
+		m := fileMode(&tar.Header{Mode: int64(bits)})
+		t.chmod = &m
+	}
+	return nil
+}
+
+// put writes e at target: owned as --chown says, else by root unless
+// keepOwner, with --chmod's mode but on links.
+func (t *copyTree) put(target string, e *fileEntry, keepOwner bool) {
+	n := *e
+	n.path = target
+	switch {
+	case t.own != nil:
+		n.uid, n.gid = t.own.uid, t.own.gid
+	case !keepOwner:
+		n.uid, n.gid = 0, 0
+	}
+	if t.chmod != nil && !n.isSymlink() {
+		n.mode = n.mode&fs.ModeType | *t.chmod
+	}
+	t.out[target] = &n
+}
+
+// place puts the items at dest (into it if destIsDir), unpacking the
+// archives of ADD; keep keeps the owners of the files of another stage.
+// It reports whether dest is a folder that must exist.
+func (t *copyTree) place(items []srcItem, dest string, destIsDir, keep bool) (bool, error) {
 	needDest := false
 	for _, it := range items {
-		keep := cs.from != ""
 		switch {
 		case it.archive:
 			entries, err := unpackArchive(it.entries[0].data)
 			if err != nil {
-				return fail(fmt.Errorf("%s: %w", it.name, err))
+				return false, fmt.Errorf("%s: %w", it.name, err)
 			}
 			for _, e := range entries {
-				put(path.Join(dest, e.path), e, true)
+				t.put(path.Join(dest, e.path), e, true)
 			}
 			needDest = true
 		case it.dir:
 			for _, e := range it.entries {
-				put(path.Join(dest, e.path), e, keep)
+				t.put(path.Join(dest, e.path), e, keep)
 			}
 			needDest = true
 		case destIsDir:
-			put(path.Join(dest, it.name), it.entries[0], keep)
+			t.put(path.Join(dest, it.name), it.entries[0], keep)
 			needDest = true
 		default:
-			put(dest, it.entries[0], keep)
+			t.put(dest, it.entries[0], keep)
 		}
 	}
+	return needDest, nil
+}
 
-	// Directories: the destination, and in a stage built on scratch alone
-	// every missing parent, so the layer stands on its own.
-	ensure := func(d string, withOwner bool) {
-		if d == "/" || out[d] != nil {
-			return
-		}
-		o := owner{}
-		if withOwner && own != nil {
-			o = *own
-		}
-		if st.known != nil {
-			if _, ok := st.known[d]; !ok {
-				out[d] = &fileEntry{path: d, mode: fs.ModeDir | 0o755, uid: o.uid, gid: o.gid}
-			}
-			return
-		}
-		if withOwner && own != nil {
-			out[d] = &fileEntry{path: d, mode: fs.ModeDir | 0o755, uid: o.uid, gid: o.gid}
-		}
+// ensureDir adds the folder d unless it is written already: in a stage
+// built on scratch alone, where it is not known yet; elsewhere only to
+// give it --chown's owner, if withOwner.
+func (t *copyTree) ensureDir(d string, withOwner bool) {
+	if d == "/" || t.out[d] != nil {
+		return
 	}
-	if needDest {
-		ensure(dest, true)
+	o := owner{}
+	if withOwner && t.own != nil {
+		o = *t.own
 	}
-	for _, p := range slices.Sorted(maps.Keys(out)) {
-		for _, a := range ancestors(p) {
-			ensure(a, false)
+	if t.known != nil {
+		if _, ok := t.known[d]; !ok {
+			t.out[d] = &fileEntry{path: d, mode: fs.ModeDir | 0o755, uid: o.uid, gid: o.gid}
 		}
+		return
 	}
+	if withOwner && t.own != nil {
+		t.out[d] = &fileEntry{path: d, mode: fs.ModeDir | 0o755, uid: o.uid, gid: o.gid}
+	}
+}
 
-	entries := slices.Collect(maps.Values(out))
+// addCopyLayer adds the layer of entries to the stage, and entries to
+// what the stage's filesystem knows of.
+func (x *executor) addCopyLayer(st *stageState, cs copySpec, entries []*fileEntry) error {
 	raw, err := writeTar(entries, x.epoch)
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	layer, err := x.layerFor(raw, st.layerType)
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	st.adds = append(st.adds, mutate.Addendum{
 		Layer:   layer,

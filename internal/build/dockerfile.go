@@ -163,7 +163,43 @@ func (d *dockerfile) stageByName(name string, limit int) (int, bool) {
 // instruction the daemonless builder cannot execute.
 func (d *dockerfile) plan(target, buildPlatform v1.Platform, buildArgs map[string]string, targetName string) (*plan, error) {
 	lex := shell.NewLex(d.escape)
-	meta := platformArgs(target, buildPlatform)
+	meta, err := d.globalArgs(lex, platformArgs(target, buildPlatform), buildArgs)
+	if err != nil {
+		return nil, err
+	}
+	p := &plan{platform: target, meta: meta, byIndex: map[int]*stagePlan{}}
+	all, err := d.stagePlans(lex, meta, target)
+	if err != nil {
+		return nil, err
+	}
+	if targetName == "" {
+		p.target = all[len(all)-1]
+	} else {
+		i, ok := d.stageByName(targetName, len(d.stages))
+		if !ok || isNumber(targetName) {
+			return nil, &DockerfileError{File: d.file, Err: fmt.Errorf("target stage %q not found", targetName)}
+		}
+		p.target = all[i]
+	}
+	w := &planWalk{d: d, lex: lex, all: all, p: p, seen: map[int]bool{}}
+	if err := w.visit(p.target); err != nil {
+		return nil, err
+	}
+	for _, sp := range all {
+		if w.seen[sp.index] {
+			p.needed = append(p.needed, sp)
+			p.byIndex[sp.index] = sp
+		}
+	}
+	if err := d.checkSupported(p.needed); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// globalArgs adds to meta, the automatic platform ARGs, the ARGs before
+// the first FROM: the build's value of each, else its default expanded.
+func (d *dockerfile) globalArgs(lex *shell.Lex, meta, buildArgs map[string]string) (map[string]string, error) {
 	for _, a := range d.metaArgs {
 		for _, kv := range a.Args {
 			if v, ok := buildArgs[kv.Key]; ok {
@@ -180,7 +216,13 @@ func (d *dockerfile) plan(target, buildPlatform v1.Platform, buildArgs map[strin
 			meta[kv.Key] = v
 		}
 	}
-	p := &plan{platform: target, meta: meta, byIndex: map[int]*stagePlan{}}
+	return meta, nil
+}
+
+// stagePlans resolves the FROM of every stage with the global ARGs meta:
+// its base, an image or an earlier stage, and its platform (target's
+// unless --platform says otherwise).
+func (d *dockerfile) stagePlans(lex *shell.Lex, meta map[string]string, target v1.Platform) ([]*stagePlan, error) {
 	all := make([]*stagePlan, len(d.stages))
 	for i := range d.stages {
 		st := &d.stages[i]
@@ -207,81 +249,83 @@ func (d *dockerfile) plan(target, buildPlatform v1.Platform, buildArgs map[strin
 		}
 		all[i] = sp
 	}
-	if targetName == "" {
-		p.target = all[len(all)-1]
-	} else {
-		i, ok := d.stageByName(targetName, len(d.stages))
-		if !ok || isNumber(targetName) {
-			return nil, &DockerfileError{File: d.file, Err: fmt.Errorf("target stage %q not found", targetName)}
-		}
-		p.target = all[i]
-	}
+	return all, nil
+}
 
-	// Walk the dependencies of the target.
-	seen := map[int]bool{}
-	var visit func(sp *stagePlan) error
-	visit = func(sp *stagePlan) error {
-		if seen[sp.index] {
-			return nil
-		}
-		seen[sp.index] = true
-		switch {
-		case sp.baseStage >= 0:
-			if err := visit(all[sp.baseStage]); err != nil {
-				return err
-			}
-		case !strings.EqualFold(sp.base, "scratch"):
-			p.images = append(p.images, imageUse{ref: sp.base, platform: sp.platform, line: sp.line})
-		}
-		for _, c := range sp.stage.Commands {
-			var froms []string
-			what := "COPY --from"
-			switch c := c.(type) {
-			case *instructions.CopyCommand:
-				if c.From != "" {
-					froms = append(froms, c.From)
-				}
-			case *instructions.RunCommand:
-				what = "RUN --mount from"
-				for _, m := range instructions.GetMounts(c) {
-					if m.From != "" && m.Type == instructions.MountTypeBind {
-						froms = append(froms, m.From)
-					}
-				}
-			}
-			line := lineOf(c.(interface{ Location() []parser.Range }))
-			for _, f := range froms {
-				from, _, err := lex.ProcessWord(f, env{args: meta})
-				if err != nil {
-					return d.errorf(line, "%s=%s: %v", what, f, err)
-				}
-				if j, ok := d.stageByName(from, sp.index); ok {
-					if err := visit(all[j]); err != nil {
-						return err
-					}
-					continue
-				}
-				if _, ok := d.stageByName(from, len(d.stages)); ok {
-					return d.errorf(line, "%s=%s: the stage is defined later", what, from)
-				}
-				p.images = append(p.images, imageUse{ref: from, platform: target, line: line})
-			}
-		}
+// planWalk walks the dependencies of a plan's target: the stages it
+// builds on or reads from, marked in seen, and the registry images they
+// read, added to p.images.
+type planWalk struct {
+	d    *dockerfile
+	lex  *shell.Lex
+	all  []*stagePlan
+	p    *plan
+	seen map[int]bool
+}
+
+// visit walks sp and, first, the stages it needs.
+func (w *planWalk) visit(sp *stagePlan) error {
+	if w.seen[sp.index] {
 		return nil
 	}
-	if err := visit(p.target); err != nil {
-		return nil, err
+	w.seen[sp.index] = true
+	switch {
+	case sp.baseStage >= 0:
+		if err := w.visit(w.all[sp.baseStage]); err != nil {
+			return err
+		}
+	case !strings.EqualFold(sp.base, "scratch"):
+		w.p.images = append(w.p.images, imageUse{ref: sp.base, platform: sp.platform, line: sp.line})
 	}
-	for _, sp := range all {
-		if seen[sp.index] {
-			p.needed = append(p.needed, sp)
-			p.byIndex[sp.index] = sp
+	for _, c := range sp.stage.Commands {
+		what, froms := commandFroms(c)
+		line := lineOf(c.(interface{ Location() []parser.Range }))
+		for _, f := range froms {
+			if err := w.visitFrom(sp, what, f, line); err != nil {
+				return err
+			}
 		}
 	}
-	if err := d.checkSupported(p.needed); err != nil {
-		return nil, err
+	return nil
+}
+
+// visitFrom walks what the from= f of an instruction (what: COPY --from
+// or RUN --mount from) of sp at line names: an earlier stage, or an image.
+func (w *planWalk) visitFrom(sp *stagePlan, what, f string, line int) error {
+	d := w.d
+	from, _, err := w.lex.ProcessWord(f, env{args: w.p.meta})
+	if err != nil {
+		return d.errorf(line, "%s=%s: %v", what, f, err)
 	}
-	return p, nil
+	if j, ok := d.stageByName(from, sp.index); ok {
+		return w.visit(w.all[j])
+	}
+	if _, ok := d.stageByName(from, len(d.stages)); ok {
+		return d.errorf(line, "%s=%s: the stage is defined later", what, from)
+	}
+	w.p.images = append(w.p.images, imageUse{ref: from, platform: w.p.platform, line: line})
+	return nil
+}
+
+// commandFroms returns the from= values of an instruction that reads
+// another stage or an image (COPY --from, RUN --mount=type=bind,from=),
+// with how messages name them.
+func commandFroms(c instructions.Command) (what string, froms []string) {
+	what = "COPY --from"
+	switch c := c.(type) {
+	case *instructions.CopyCommand:
+		if c.From != "" {
+			froms = append(froms, c.From)
+		}
+	case *instructions.RunCommand:
+		what = "RUN --mount from"
+		for _, m := range instructions.GetMounts(c) {
+			if m.From != "" && m.Type == instructions.MountTypeBind {
+				froms = append(froms, m.From)
+			}
+		}
+	}
+	return what, froms
 }
 
 func isNumber(s string) bool {

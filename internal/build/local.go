@@ -243,121 +243,35 @@ func (x *executor) readFile(rel string) ([]byte, error) {
 	return b, nil
 }
 
+// run builds the image for plats and pushes it: one image, or an index of
+// one per platform that the base images offer.
 func (x *executor) run(ctx context.Context, plats []v1.Platform, explicit bool) (Result, error) {
-	// Plan every platform first: unsupported instructions fail before any
-	// network traffic. Each plan parses afresh, since expansion rewrites
-	// the parsed instructions in place.
-	var plans []platPlan
-	for _, pl := range plats {
-		df, err := parseDockerfile(x.bc.display, x.bc.dockerfile)
-		if err != nil {
-			return Result{}, err
-		}
-		p, err := df.plan(pl, x.l.buildPlatform, x.req.BuildArgs, x.req.Target)
-		if err != nil {
-			return Result{}, err
-		}
-		if x.l.noRun {
-			if line := firstRun(p.needed); line > 0 {
-				return Result{}, &UnsupportedError{File: df.file, Line: line, Instruction: "RUN", Reason: "is left to the external builder"}
-			}
-		}
-		plans = append(plans, platPlan{df, p})
+	plans, err := x.planAll(plats)
+	if err != nil {
+		return Result{}, err
 	}
-
-	// Keep the platforms every registry image offers.
-	var kept []platPlan
-	for _, pp := range plans {
-		ok := true
-		for _, use := range pp.p.images {
-			b, err := x.base(ctx, pp.df, use)
-			if err != nil {
-				return Result{}, err
-			}
-			if b.has(use.platform) {
-				continue
-			}
-			if explicit || platformString(use.platform) != platformString(pp.p.platform) {
-				return Result{}, pp.df.errorf(use.line, "%s has no image for %s (it has %s)", use.ref, platformString(use.platform), b.platformList())
-			}
-			ok = false
-			x.l.log.Debug("platform skipped", "build", x.req.Name, "platform", platformString(pp.p.platform), "image", use.ref)
-		}
-		if ok {
-			kept = append(kept, pp)
-		}
-	}
-	if len(kept) == 0 {
-		return Result{}, fmt.Errorf("%s: the base images share none of the platforms %s", x.bc.display, strings.Join(x.req.Platforms, ", "))
+	kept, err := x.keepOffered(ctx, plans, explicit)
+	if err != nil {
+		return Result{}, err
 	}
 	x.logPlatforms(plats, kept, explicit)
 
 	if hasRun(kept[0].df) && !x.l.noRegCache {
 		x.cache = x.l.loadCache(ctx, x.req.Repo)
 	}
-
-	type built struct {
-		img      v1.Image
-		platform v1.Platform
-	}
-	var images []built
+	var images []builtImage
 	for _, pp := range kept {
 		img, err := x.runPlan(ctx, pp.df, pp.p)
 		if err != nil {
 			return Result{}, err
 		}
-		images = append(images, built{img, pp.p.platform})
+		images = append(images, builtImage{img, pp.p.platform})
 		x.l.log.Debug("image built", "build", x.req.Name, "platform", platformString(pp.p.platform))
 	}
-
 	ref := x.req.Repo + ":" + x.req.Tag
-	tag, err := name.NewTag(ref, x.l.reg.NameOptions()...)
+	digest, platforms, err := x.push(ctx, ref, images)
 	if err != nil {
-		return Result{}, fmt.Errorf("image reference %q: %w", ref, err)
-	}
-	opts := x.l.reg.RemoteOptions(ctx)
-	var digest v1.Hash
-	var platforms []string
-	if len(images) == 1 {
-		if err := remote.Write(tag, images[0].img, opts...); err != nil {
-			return Result{}, fmt.Errorf("pushing %s: %w", ref, err)
-		}
-		if digest, err = images[0].img.Digest(); err != nil {
-			return Result{}, err
-		}
-		platforms = []string{platformString(images[0].platform)}
-	} else {
-		mt, err := images[0].img.MediaType()
-		if err != nil {
-			return Result{}, err
-		}
-		idxType := types.OCIImageIndex
-		if mt == types.DockerManifestSchema2 {
-			idxType = types.DockerManifestList
-		}
-		var idx v1.ImageIndex = mutate.IndexMediaType(empty.Index, idxType)
-		for _, b := range images {
-			imt, err := b.img.MediaType()
-			if err != nil {
-				return Result{}, err
-			}
-			cf, err := b.img.ConfigFile()
-			if err != nil {
-				return Result{}, err
-			}
-			p := v1.Platform{OS: cf.OS, Architecture: cf.Architecture, Variant: cf.Variant}
-			idx = mutate.AppendManifests(idx, mutate.IndexAddendum{
-				Add:        b.img,
-				Descriptor: v1.Descriptor{MediaType: imt, Platform: &p},
-			})
-			platforms = append(platforms, platformString(b.platform))
-		}
-		if err := remote.WriteIndex(tag, idx, opts...); err != nil {
-			return Result{}, fmt.Errorf("pushing %s: %w", ref, err)
-		}
-		if digest, err = idx.Digest(); err != nil {
-			return Result{}, err
-		}
+		return Result{}, err
 	}
 	if err := x.cache.save(); err != nil {
 		// The image is pushed; a cache that could not be written only
@@ -371,6 +285,133 @@ func (x *executor) run(ctx context.Context, plats []v1.Platform, explicit bool) 
 		Digest:    digest.String(),
 		Platforms: platforms,
 	}, nil
+}
+
+// planAll plans every platform first: unsupported instructions fail
+// before any network traffic. Each plan parses afresh, since expansion
+// rewrites the parsed instructions in place.
+func (x *executor) planAll(plats []v1.Platform) ([]platPlan, error) {
+	var plans []platPlan
+	for _, pl := range plats {
+		df, err := parseDockerfile(x.bc.display, x.bc.dockerfile)
+		if err != nil {
+			return nil, err
+		}
+		p, err := df.plan(pl, x.l.buildPlatform, x.req.BuildArgs, x.req.Target)
+		if err != nil {
+			return nil, err
+		}
+		if x.l.noRun {
+			if line := firstRun(p.needed); line > 0 {
+				return nil, &UnsupportedError{File: df.file, Line: line, Instruction: "RUN", Reason: "is left to the external builder"}
+			}
+		}
+		plans = append(plans, platPlan{df, p})
+	}
+	return plans, nil
+}
+
+// keepOffered keeps the plans of the platforms every registry image they
+// read offers. A platform asked for explicitly, or an image read for
+// another platform than the plan's, that is not offered is an error; so
+// is keeping none.
+func (x *executor) keepOffered(ctx context.Context, plans []platPlan, explicit bool) ([]platPlan, error) {
+	var kept []platPlan
+	for _, pp := range plans {
+		ok := true
+		for _, use := range pp.p.images {
+			b, err := x.base(ctx, pp.df, use)
+			if err != nil {
+				return nil, err
+			}
+			if b.has(use.platform) {
+				continue
+			}
+			if explicit || platformString(use.platform) != platformString(pp.p.platform) {
+				return nil, pp.df.errorf(use.line, "%s has no image for %s (it has %s)", use.ref, platformString(use.platform), b.platformList())
+			}
+			ok = false
+			x.l.log.Debug("platform skipped", "build", x.req.Name, "platform", platformString(pp.p.platform), "image", use.ref)
+		}
+		if ok {
+			kept = append(kept, pp)
+		}
+	}
+	if len(kept) == 0 {
+		return nil, fmt.Errorf("%s: the base images share none of the platforms %s", x.bc.display, strings.Join(x.req.Platforms, ", "))
+	}
+	return kept, nil
+}
+
+// builtImage is the image built for one platform.
+type builtImage struct {
+	img      v1.Image
+	platform v1.Platform
+}
+
+// push pushes the images to ref: one image alone, several as an index
+// of the media type family of the first. It returns the digest pushed and
+// the images' platforms.
+func (x *executor) push(ctx context.Context, ref string, images []builtImage) (v1.Hash, []string, error) {
+	tag, err := name.NewTag(ref, x.l.reg.NameOptions()...)
+	if err != nil {
+		return v1.Hash{}, nil, fmt.Errorf("image reference %q: %w", ref, err)
+	}
+	opts := x.l.reg.RemoteOptions(ctx)
+	if len(images) == 1 {
+		if err := remote.Write(tag, images[0].img, opts...); err != nil {
+			return v1.Hash{}, nil, fmt.Errorf("pushing %s: %w", ref, err)
+		}
+		digest, err := images[0].img.Digest()
+		if err != nil {
+			return v1.Hash{}, nil, err
+		}
+		return digest, []string{platformString(images[0].platform)}, nil
+	}
+	idx, platforms, err := imageIndex(images)
+	if err != nil {
+		return v1.Hash{}, nil, err
+	}
+	if err := remote.WriteIndex(tag, idx, opts...); err != nil {
+		return v1.Hash{}, nil, fmt.Errorf("pushing %s: %w", ref, err)
+	}
+	digest, err := idx.Digest()
+	if err != nil {
+		return v1.Hash{}, nil, err
+	}
+	return digest, platforms, nil
+}
+
+// imageIndex is the index of images, an OCI index or, for Docker images,
+// a Docker manifest list, with the images' platforms.
+func imageIndex(images []builtImage) (v1.ImageIndex, []string, error) {
+	mt, err := images[0].img.MediaType()
+	if err != nil {
+		return nil, nil, err
+	}
+	idxType := types.OCIImageIndex
+	if mt == types.DockerManifestSchema2 {
+		idxType = types.DockerManifestList
+	}
+	var idx v1.ImageIndex = mutate.IndexMediaType(empty.Index, idxType)
+	var platforms []string
+	for _, b := range images {
+		imt, err := b.img.MediaType()
+		if err != nil {
+			return nil, nil, err
+		}
+		cf, err := b.img.ConfigFile()
+		if err != nil {
+			return nil, nil, err
+		}
+		p := v1.Platform{OS: cf.OS, Architecture: cf.Architecture, Variant: cf.Variant}
+		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{
+			Add:        b.img,
+			Descriptor: v1.Descriptor{MediaType: imt, Platform: &p},
+		})
+		platforms = append(platforms, platformString(b.platform))
+	}
+	return idx, platforms, nil
 }
 
 // logPlatforms says on the output which platforms the build makes, and

@@ -88,22 +88,49 @@ func ociSpec(s sandboxSpec, cgroup string) (*specs.Spec, error) {
 		sp.Linux.Namespaces = append(sp.Linux.Namespaces, specs.LinuxNamespace{Type: specs.NetworkNamespace})
 	}
 	if cgroup != "" {
-		l := s.Limits.withDefaults()
-		period := uint64(100000)
-		quota := int64(l.CPUs * float64(period))
 		sp.Linux.CgroupsPath = cgroup
-		sp.Linux.Resources = &specs.LinuxResources{
-			Devices: []specs.LinuxDeviceCgroup{{Allow: false, Access: "rwm"}},
-			Memory:  &specs.LinuxMemory{Limit: &l.Memory, Swap: &l.Memory},
-			Pids:    &specs.LinuxPids{Limit: &l.Pids},
-			CPU:     &specs.LinuxCPU{Quota: &quota, Period: &period},
-		}
+		sp.Linux.Resources = ociResources(s.Limits)
 	}
+	if s.Init != "" {
+		// Our init is the container's pid 1; the command its child.
+		sp.Process.Args = append([]string{sandboxinit.Path}, s.Args...)
+	}
+	mounts, err := ociMounts(s)
+	if err != nil {
+		return nil, err
+	}
+	sp.Mounts = mounts
+	prof, err := seccomp.GetDefaultProfile(sp)
+	if err != nil {
+		return nil, fmt.Errorf("seccomp profile: %w", err)
+	}
+	sp.Linux.Seccomp = prof
+	return sp, nil
+}
+
+// ociResources is the cgroup configuration of a RUN: no devices, and the
+// memory (swap included), process and CPU limits.
+func ociResources(limits Limits) *specs.LinuxResources {
+	l := limits.withDefaults()
+	period := uint64(100000)
+	quota := int64(l.CPUs * float64(period))
+	return &specs.LinuxResources{
+		Devices: []specs.LinuxDeviceCgroup{{Allow: false, Access: "rwm"}},
+		Memory:  &specs.LinuxMemory{Limit: &l.Memory, Swap: &l.Memory},
+		Pids:    &specs.LinuxPids{Limit: &l.Pids},
+		CPU:     &specs.LinuxCPU{Quota: &quota, Period: &period},
+	}
+}
+
+// ociMounts is what a RUN's container mounts: the kernel's filesystems,
+// our init, the heredoc scripts, /etc/hosts and /etc/resolv.conf, then
+// the RUN's own mounts.
+func ociMounts(s sandboxSpec) ([]specs.Mount, error) {
 	ptsOpts := []string{"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620"}
 	if !s.IDs.rootless {
 		ptsOpts = append(ptsOpts, "gid=5") // tty
 	}
-	sp.Mounts = []specs.Mount{
+	mounts := []specs.Mount{
 		{Destination: "/proc", Type: "proc", Source: "proc", Options: []string{"nosuid", "noexec", "nodev"}},
 		{Destination: "/dev", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "strictatime", "mode=755", "size=65536k"}},
 		{Destination: "/dev/pts", Type: "devpts", Source: "devpts", Options: ptsOpts},
@@ -113,22 +140,21 @@ func ociSpec(s sandboxSpec, cgroup string) (*specs.Spec, error) {
 	if s.HostNetwork {
 		// sysfs needs a network namespace of the RUN's own user namespace;
 		// with the host's network the host's /sys is shown read-only.
-		sp.Mounts = append(sp.Mounts, specs.Mount{Destination: "/sys", Type: "none", Source: "/sys", Options: []string{"rbind", "nosuid", "noexec", "nodev", "ro"}})
+		mounts = append(mounts, specs.Mount{Destination: "/sys", Type: "none", Source: "/sys", Options: []string{"rbind", "nosuid", "noexec", "nodev", "ro"}})
 	} else {
-		sp.Mounts = append(sp.Mounts, specs.Mount{Destination: "/sys", Type: "sysfs", Source: "sysfs", Options: []string{"nosuid", "noexec", "nodev", "ro"}})
+		mounts = append(mounts, specs.Mount{Destination: "/sys", Type: "sysfs", Source: "sysfs", Options: []string{"nosuid", "noexec", "nodev", "ro"}})
 	}
 	if s.Init != "" {
 		// The container's pid 1, read-only on the container's /dev tmpfs
 		// (so in no layer).
-		sp.Process.Args = append([]string{sandboxinit.Path}, s.Args...)
-		sp.Mounts = append(sp.Mounts, specs.Mount{Destination: sandboxinit.Path, Type: "bind", Source: s.Init, Options: []string{"bind", "ro", "nosuid", "nodev"}})
+		mounts = append(mounts, specs.Mount{Destination: sandboxinit.Path, Type: "bind", Source: s.Init, Options: []string{"bind", "ro", "nosuid", "nodev"}})
 	}
 	if s.Pipes != "" {
-		sp.Mounts = append(sp.Mounts, specs.Mount{Destination: "/dev/pipes", Type: "bind", Source: s.Pipes, Options: []string{"bind", "ro", "nosuid", "nodev"}})
+		mounts = append(mounts, specs.Mount{Destination: "/dev/pipes", Type: "bind", Source: s.Pipes, Options: []string{"bind", "ro", "nosuid", "nodev"}})
 	}
 	for _, f := range []struct{ src, dst string }{{s.Hosts, "/etc/hosts"}, {s.Resolv, "/etc/resolv.conf"}} {
 		if f.src != "" {
-			sp.Mounts = append(sp.Mounts, specs.Mount{Destination: f.dst, Type: "bind", Source: f.src, Options: []string{"bind", "ro", "nosuid", "nodev", "noexec"}})
+			mounts = append(mounts, specs.Mount{Destination: f.dst, Type: "bind", Source: f.src, Options: []string{"bind", "ro", "nosuid", "nodev", "noexec"}})
 		}
 	}
 	for _, m := range s.Mounts {
@@ -138,25 +164,20 @@ func ociSpec(s sandboxSpec, cgroup string) (*specs.Spec, error) {
 			if m.ReadOnly {
 				mode = "ro"
 			}
-			sp.Mounts = append(sp.Mounts, specs.Mount{Destination: m.Target, Type: "bind", Source: m.Source, Options: []string{"bind", mode, "nosuid", "nodev"}})
+			mounts = append(mounts, specs.Mount{Destination: m.Target, Type: "bind", Source: m.Source, Options: []string{"bind", mode, "nosuid", "nodev"}})
 		case "tmpfs":
 			opts := []string{"nosuid", "nodev", "mode=1777"}
 			if m.Size > 0 {
 				opts = append(opts, "size="+strconv.FormatInt(m.Size, 10))
 			}
-			sp.Mounts = append(sp.Mounts, specs.Mount{Destination: m.Target, Type: "tmpfs", Source: "tmpfs", Options: opts})
+			mounts = append(mounts, specs.Mount{Destination: m.Target, Type: "tmpfs", Source: "tmpfs", Options: opts})
 		case "secret":
-			sp.Mounts = append(sp.Mounts, specs.Mount{Destination: m.Target, Type: "bind", Source: m.Source, Options: []string{"bind", "ro", "nosuid", "nodev", "noexec"}})
+			mounts = append(mounts, specs.Mount{Destination: m.Target, Type: "bind", Source: m.Source, Options: []string{"bind", "ro", "nosuid", "nodev", "noexec"}})
 		default:
 			return nil, fmt.Errorf("mount type %q", m.Kind)
 		}
 	}
-	prof, err := seccomp.GetDefaultProfile(sp)
-	if err != nil {
-		return nil, fmt.Errorf("seccomp profile: %w", err)
-	}
-	sp.Linux.Seccomp = prof
-	return sp, nil
+	return mounts, nil
 }
 
 // runSandbox runs spec's command with the OCI runtime rt (runc or crun)
@@ -175,16 +196,14 @@ func ociSpec(s sandboxSpec, cgroup string) (*specs.Spec, error) {
 // the command has ended, or the context ends, render kills that pid 1, and
 // with it every process left in the container, and waits until it is
 // gone; the runtime then deletes the container, on bg when given.
+//
+// On return, in this order: the pidfd is closed, the pipes are closed
+// (after the output copied from them has reached out), a container left
+// created is deleted, and the bundle is removed.
 func runSandbox(ctx context.Context, rt, state string, spec sandboxSpec, out io.Writer, bg *sync.WaitGroup) (sandboxResult, error) {
 	var res sandboxResult
-	var rnd [8]byte
-	rand.Read(rnd[:])
-	id := "fleetwright-" + hex.EncodeToString(rnd[:])
-	cgroup := ""
-	if !spec.IDs.rootless {
-		cgroup = cgroupParent + "/" + id
-	}
-	sp, err := ociSpec(spec, cgroup)
+	r := newSandboxRun(rt, state, spec)
+	sp, err := ociSpec(spec, r.cgroup)
 	if err != nil {
 		return res, err
 	}
@@ -192,68 +211,130 @@ func runSandbox(ctx context.Context, rt, state string, spec sandboxSpec, out io.
 		return res, err
 	}
 	defer os.RemoveAll(spec.Bundle)
+	if err := r.writeBundle(sp); err != nil {
+		return res, err
+	}
+	defer func() {
+		if r.created {
+			r.deleteContainer()
+		}
+	}()
+	defer r.close()
+	if err := r.start(out); err != nil {
+		return res, err
+	}
+	if err := r.openInit(); err != nil {
+		return res, err
+	}
+	if r.init >= 0 {
+		defer unix.Close(r.init)
+	}
+	status, waitErr, err := r.wait(ctx, out)
+	if err != nil {
+		return res, err
+	}
+	if res, err = r.end(bg); err != nil {
+		return res, err
+	}
+	return r.result(ctx, res, status, waitErr)
+}
+
+// sandboxRun is one run of a RUN's container by an OCI runtime, from its
+// bundle to its deletion; runSandbox calls its steps in order.
+type sandboxRun struct {
+	rt, state string
+	spec      sandboxSpec
+	id        string
+	cgroup    string // from the hierarchy's root; "" for none (rootless)
+	logFile   string // the runtime's log, in the bundle
+	pidFile   string // where the runtime writes the pid of the container's pid 1
+	// created: the container exists, and is deleted on return.
+	created bool
+	// With spec.Init: the container's output, copied to out until copied
+	// is closed, and the init's exit status.
+	outR, statusR *os.File
+	copied        chan struct{}
+	// closers run in reverse order on return (close).
+	closers []func()
+	// init is a pidfd of the container's pid 1; -1 once it is known gone.
+	init int
+}
+
+// newSandboxRun names the container of a run of spec: a random id, its
+// cgroup (as root), its log and pid files in the bundle.
+func newSandboxRun(rt, state string, spec sandboxSpec) *sandboxRun {
+	var rnd [8]byte
+	rand.Read(rnd[:])
+	r := &sandboxRun{rt: rt, state: state, spec: spec, id: "fleetwright-" + hex.EncodeToString(rnd[:]), init: -1}
+	if !spec.IDs.rootless {
+		r.cgroup = cgroupParent + "/" + r.id
+	}
+	r.logFile = filepath.Join(spec.Bundle, "runtime.log")
+	r.pidFile = filepath.Join(spec.Bundle, "pid")
+	return r
+}
+
+// writeBundle writes the runtime configuration sp into the bundle and,
+// for exec without an init of ours, the command's process.json.
+func (r *sandboxRun) writeBundle(sp *specs.Spec) error {
 	files := map[string]any{"config.json": sp}
-	if spec.Init == "" {
+	if r.spec.Init == "" {
 		files["process.json"] = sp.Process
 	}
 	for name, v := range files {
 		b, err := json.Marshal(v)
 		if err != nil {
-			return res, err
+			return err
 		}
-		if err := os.WriteFile(filepath.Join(spec.Bundle, name), b, 0o600); err != nil {
-			return res, err
+		if err := os.WriteFile(filepath.Join(r.spec.Bundle, name), b, 0o600); err != nil {
+			return err
 		}
 	}
-	logFile := filepath.Join(spec.Bundle, "runtime.log")
-	runtime := func(args ...string) *exec.Cmd {
-		return exec.Command(rt, append([]string{"--root", state, "--log", logFile, "--log-format", "json"}, args...)...)
+	return nil
+}
+
+// runtime is a call of the runtime with its state folder and log file.
+func (r *sandboxRun) runtime(args ...string) *exec.Cmd {
+	return exec.Command(r.rt, append([]string{"--root", r.state, "--log", r.logFile, "--log-format", "json"}, args...)...)
+}
+
+// failed is the error of the runtime call what: the last error the
+// runtime logged, else err.
+func (r *sandboxRun) failed(what string, err error) error {
+	if msg := runtimeError(r.logFile); msg != "" {
+		return &sandboxError{msg: fmt.Sprintf("%s %s: %s", filepath.Base(r.rt), what, msg)}
 	}
-	failed := func(what string, err error) error {
-		if msg := runtimeError(logFile); msg != "" {
-			return &sandboxError{msg: fmt.Sprintf("%s %s: %s", filepath.Base(rt), what, msg)}
-		}
-		return fmt.Errorf("%s %s: %w", filepath.Base(rt), what, err)
+	return fmt.Errorf("%s %s: %w", filepath.Base(r.rt), what, err)
+}
+
+// deleteContainer deletes the container, its state and cgroup. It runs
+// without the log file: the bundle folder holding it may be gone when a
+// deletion on bg runs.
+func (r *sandboxRun) deleteContainer() error {
+	return exec.Command(r.rt, "--root", r.state, "delete", "--force", r.id).Run()
+}
+
+// onReturn makes close run f, before what was given to it earlier.
+func (r *sandboxRun) onReturn(f func()) { r.closers = append(r.closers, f) }
+
+// close runs what onReturn was given, the last first.
+func (r *sandboxRun) close() {
+	for _, f := range slices.Backward(r.closers) {
+		f()
 	}
-	created := false
-	// Without the log file: the bundle folder holding it may be gone when a
-	// deletion on bg runs.
-	deleteContainer := func() error { return exec.Command(rt, "--root", state, "delete", "--force", id).Run() }
-	defer func() {
-		if created {
-			deleteContainer()
+}
+
+// start creates the container: with spec.Init created and started in one
+// call (run --detach), otherwise created with the runtime's init waiting
+// in it.
+func (r *sandboxRun) start(out io.Writer) error {
+	create := r.runtime("create", "--bundle", r.spec.Bundle, "--pid-file", r.pidFile, r.id)
+	var err error
+	if r.spec.Init != "" {
+		outW, statusW, perr := r.openPipes(out)
+		if perr != nil {
+			return perr
 		}
-	}()
-	pidFile := filepath.Join(spec.Bundle, "pid")
-	create := runtime("create", "--bundle", spec.Bundle, "--pid-file", pidFile, id)
-	var (
-		outR, statusR *os.File
-		copied        chan struct{}
-	)
-	if spec.Init != "" {
-		// The container's processes write to outW (the runtime passes the
-		// stdio of create on), the init its exit code to statusW, its fd 3.
-		var outW, statusW *os.File
-		if outR, outW, err = os.Pipe(); err != nil {
-			return res, err
-		}
-		defer outR.Close()
-		defer outW.Close()
-		if statusR, statusW, err = os.Pipe(); err != nil {
-			return res, err
-		}
-		defer statusR.Close()
-		defer statusW.Close()
-		copied = make(chan struct{})
-		go func() {
-			io.Copy(out, outR)
-			close(copied)
-		}()
-		// Nothing is written to out once runSandbox has returned.
-		defer func() {
-			outR.Close()
-			<-copied
-		}()
 		// One call creates and starts the container.
 		create.Args = slices.Insert(create.Args, len(create.Args)-1, "--preserve-fds", "1")
 		create.Args[slices.Index(create.Args, "create")] = "run"
@@ -269,20 +350,65 @@ func runSandbox(ctx context.Context, rt, state string, spec sandboxSpec, out io.
 		err = create.Run()
 	}
 	if err != nil {
-		if _, serr := os.Stat(filepath.Join(state, id)); serr == nil {
-			created = true
+		if _, serr := os.Stat(filepath.Join(r.state, r.id)); serr == nil {
+			r.created = true
 		}
-		return res, failed("create", err)
+		return r.failed("create", err)
 	}
-	created = true
-	init, err := openInit(pidFile)
-	if spec.Init != "" {
+	r.created = true
+	return nil
+}
+
+// openPipes makes the pipes of a container with our init: the container's
+// processes write to outW (the runtime passes the stdio of its call on),
+// copied to out from here on, the init its exit code to statusW, its fd 3.
+// Every end is closed on return, the output copied before.
+func (r *sandboxRun) openPipes(out io.Writer) (outW, statusW *os.File, err error) {
+	outR, outW, err := r.pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	statusR, statusW, err := r.pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	r.outR, r.statusR = outR, statusR
+	copied := make(chan struct{})
+	r.copied = copied
+	go func() {
+		io.Copy(out, outR)
+		close(copied)
+	}()
+	// Nothing is written to out once runSandbox has returned.
+	r.onReturn(func() {
+		outR.Close()
+		<-copied
+	})
+	return outW, statusW, nil
+}
+
+// pipe makes a pipe whose ends are closed on return, the writer first.
+func (r *sandboxRun) pipe() (*os.File, *os.File, error) {
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	r.onReturn(func() { pr.Close() })
+	r.onReturn(func() { pw.Close() })
+	return pr, pw, nil
+}
+
+// openInit opens a pidfd of the container's pid 1 into r.init, or leaves
+// it -1 when a container with our init has ended already.
+func (r *sandboxRun) openInit() error {
+	init, err := openInit(r.pidFile)
+	if r.spec.Init != "" {
 		// The container runs already: its init may have ended, and its
 		// pid been reused, before the pidfd was opened. The init holds
 		// the status pipe open while it runs: the pidfd is its if the pipe
 		// has a writer still. An init that has ended has ended every
 		// process of the container before (package sandboxinit).
-		if err != nil && errors.Is(err, unix.ESRCH) || err == nil && pipeClosed(statusR) {
+		if err != nil && errors.Is(err, unix.ESRCH) || err == nil && pipeClosed(r.statusR) {
 			if err == nil {
 				unix.Close(init)
 			}
@@ -290,81 +416,100 @@ func runSandbox(ctx context.Context, rt, state string, spec sandboxSpec, out io.
 		}
 	}
 	if err != nil {
-		return res, fmt.Errorf("%s create: the container's pid 1: %w", filepath.Base(rt), err)
+		return fmt.Errorf("%s create: the container's pid 1: %w", filepath.Base(r.rt), err)
 	}
-	if init >= 0 {
-		defer unix.Close(init)
-	}
+	r.init = init
+	return nil
+}
 
-	var (
-		status  []byte
-		waitErr error
-	)
-	if spec.Init != "" {
-		got := make(chan []byte, 1)
-		go func() {
-			b, _ := io.ReadAll(io.LimitReader(statusR, 64))
-			got <- b
-		}()
-		select {
-		case status = <-got:
-		case <-ctx.Done():
-		}
-	} else {
-		cmd := runtime("exec", "--process", filepath.Join(spec.Bundle, "process.json"), id)
-		cmd.Stdout, cmd.Stderr = out, out
-		if err := cmd.Start(); err != nil {
-			return res, fmt.Errorf("starting %s: %w", rt, err)
-		}
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
+// wait waits until the command has ended, or ctx has: with our init for
+// the exit status it writes, otherwise for the runtime's exec (waitErr).
+func (r *sandboxRun) wait(ctx context.Context, out io.Writer) (status []byte, waitErr, err error) {
+	if r.spec.Init == "" {
+		waitErr, err := r.exec(ctx, out)
+		return nil, waitErr, err
+	}
+	got := make(chan []byte, 1)
+	go func() {
+		b, _ := io.ReadAll(io.LimitReader(r.statusR, 64))
+		got <- b
+	}()
+	select {
+	case status = <-got:
+	case <-ctx.Done():
+	}
+	return status, nil, nil
+}
+
+// exec executes the command in the created container and waits until it
+// has ended (waitErr is how), or ctx has: then it kills the container's
+// pid 1, and with it the pid namespace; the runtime's exec then returns.
+// If it does not, exec kills that too.
+func (r *sandboxRun) exec(ctx context.Context, out io.Writer) (waitErr, err error) {
+	cmd := r.runtime("exec", "--process", filepath.Join(r.spec.Bundle, "process.json"), r.id)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", r.rt, err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case waitErr = <-done:
+	case <-ctx.Done():
+		killInit(r.init)
 		select {
 		case waitErr = <-done:
-		case <-ctx.Done():
-			// Kill the container's pid 1, and with it the pid namespace; the
-			// runtime's exec then returns. If it does not, kill it too.
-			killInit(init)
-			select {
-			case waitErr = <-done:
-			case <-time.After(10 * time.Second):
-				cmd.Process.Kill()
-				waitErr = <-done
-			}
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			waitErr = <-done
 		}
 	}
-	// Every process of the RUN ends with the pid namespace's init, before
-	// the layer is computed. Removing the container (its state and
-	// cgroup) can wait: bg runs it while the build goes on.
-	if init >= 0 {
-		if err := killInit(init); err != nil {
+	return waitErr, nil
+}
+
+// end ends the container once its command has: every process of the RUN
+// ends with the pid namespace's init, before the layer is computed, and
+// its output has reached out. It reads which limits the cgroup hit, then
+// deletes the container: on bg when given, while the build goes on.
+func (r *sandboxRun) end(bg *sync.WaitGroup) (sandboxResult, error) {
+	var res sandboxResult
+	if r.init >= 0 {
+		if err := killInit(r.init); err != nil {
 			return res, fmt.Errorf("ending the container: %w", err)
 		}
 	}
-	if copied != nil {
+	if r.copied != nil {
 		select {
-		case <-copied:
+		case <-r.copied:
 		case <-time.After(10 * time.Second):
-			outR.Close()
+			r.outR.Close()
 		}
 	}
-	if cgroup != "" {
-		res.OOMKilled, res.PidsMax = cgroupEvents(cgroup)
+	if r.cgroup != "" {
+		res.OOMKilled, res.PidsMax = cgroupEvents(r.cgroup)
 	}
-	created = false
+	r.created = false
 	if bg != nil {
-		bg.Go(func() { deleteContainer() })
-	} else if err := deleteContainer(); err != nil {
-		if _, serr := os.Stat(filepath.Join(state, id)); serr == nil {
-			return res, fmt.Errorf("%s delete: %w", filepath.Base(rt), err)
+		bg.Go(func() { r.deleteContainer() })
+	} else if err := r.deleteContainer(); err != nil {
+		if _, serr := os.Stat(filepath.Join(r.state, r.id)); serr == nil {
+			return res, fmt.Errorf("%s delete: %w", filepath.Base(r.rt), err)
 		}
 	}
+	return res, nil
+}
+
+// result completes res with how the command ended: the exit status our
+// init wrote, or that of the runtime's exec (waitErr); an error when ctx
+// ended or the runtime logged one.
+func (r *sandboxRun) result(ctx context.Context, res sandboxResult, status []byte, waitErr error) (sandboxResult, error) {
 	if ctx.Err() != nil {
 		return res, ctx.Err()
 	}
-	if msg := runtimeError(logFile); msg != "" {
-		return res, &sandboxError{msg: fmt.Sprintf("%s: %s", filepath.Base(rt), msg)}
+	if msg := runtimeError(r.logFile); msg != "" {
+		return res, &sandboxError{msg: fmt.Sprintf("%s: %s", filepath.Base(r.rt), msg)}
 	}
-	if spec.Init != "" {
+	if r.spec.Init != "" {
 		n, err := strconv.Atoi(strings.TrimSpace(string(status)))
 		if err == nil {
 			res.Exit = n
@@ -376,7 +521,7 @@ func runSandbox(ctx context.Context, rt, state string, spec sandboxSpec, out io.
 			res.Exit = 137
 			return res, nil
 		}
-		return res, fmt.Errorf("%s: the container's pid 1 ended without the command's exit code", filepath.Base(rt))
+		return res, fmt.Errorf("%s: the container's pid 1 ended without the command's exit code", filepath.Base(r.rt))
 	}
 	var ee *exec.ExitError
 	if errors.As(waitErr, &ee) {
@@ -387,7 +532,7 @@ func runSandbox(ctx context.Context, rt, state string, spec sandboxSpec, out io.
 		return res, nil
 	}
 	if waitErr != nil {
-		return res, fmt.Errorf("%s: %w", rt, waitErr)
+		return res, fmt.Errorf("%s: %w", r.rt, waitErr)
 	}
 	return res, nil
 }

@@ -123,146 +123,180 @@ func (r *rootFS) readFile(p string) ([]byte, bool, error) {
 // applying its whiteouts to what lies below. Paths and links are resolved
 // inside the root. Devices and pipes are skipped.
 func (r *rootFS) extract(rd io.Reader) error {
-	tr := tar.NewReader(rd)
-	created := map[string]bool{}
-	type dirTime struct {
-		name string
-		t    time.Time
-	}
-	var dirs []dirTime
-	// parents maps a folder named in this layer to the folder it resolves
-	// to, made: most entries share theirs. Only removing or replacing an
-	// entry can change what a made folder resolves to; that forgets them.
-	parents := map[string]string{}
+	x := &extraction{r: r, tr: tar.NewReader(rd), created: map[string]bool{}, parents: map[string]string{}}
 	for {
-		h, err := tr.Next()
+		h, err := x.tr.Next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
 			return fmt.Errorf("reading layer: %w", err)
 		}
-		name := cleanAbs(h.Name)
-		if name == "/" {
-			continue
-		}
-		rawDir, base := path.Split(name)
-		rawDir = path.Clean(rawDir)
-		dir, known := parents[rawDir]
-		if !known {
-			if dir, err = r.resolve(rawDir, true); err != nil {
-				return fmt.Errorf("unpacking %s: %w", h.Name, err)
-			}
-		}
-		name = path.Join(dir, base)
-		if base == whiteoutOpaque {
-			clear(parents)
-			if err := r.clearDir(dir, created); err != nil {
-				return err
-			}
-			continue
-		}
-		if strings.HasPrefix(base, whiteoutPrefix) {
-			clear(parents)
-			target := path.Join(dir, strings.TrimPrefix(base, whiteoutPrefix))
-			if !created[target] {
-				if err := r.remove(target); err != nil {
-					return err
-				}
-			}
-			continue
-		}
-		rel := relName(name)
-		if dir != "/" && !known {
-			if err := r.root.MkdirAll(relName(dir), 0o755); err != nil {
-				return fmt.Errorf("unpacking %s: %w", name, err)
-			}
-			parents[rawDir] = dir
-		}
-		old, lerr := r.root.Lstat(rel)
-		if lerr == nil && !(old.IsDir() && h.Typeflag == tar.TypeDir) {
-			clear(parents)
-			if err := r.remove(name); err != nil {
-				return err
-			}
-			lerr = fs.ErrNotExist
-		}
-		switch h.Typeflag {
-		case tar.TypeDir:
-			if lerr != nil {
-				if err := r.root.Mkdir(rel, 0o700); err != nil {
-					return fmt.Errorf("unpacking %s: %w", name, err)
-				}
-			}
-			dirs = append(dirs, dirTime{rel, h.ModTime})
-		case tar.TypeReg:
-			f, err := r.root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-			if err != nil {
-				return fmt.Errorf("unpacking %s: %w", name, err)
-			}
-			sum := sha256.New()
-			_, err = io.Copy(io.MultiWriter(f, sum), tr)
-			// Owner, then mode (a change of owner clears set-id bits), on
-			// the open file rather than by name again.
-			if err == nil {
-				if err = f.Chown(r.ids.toHost(h.Uid, false), r.ids.toHost(h.Gid, true)); err != nil && r.ids.rootless {
-					err = nil
-				}
-			}
-			if err == nil {
-				err = f.Chmod(fileMode(h) &^ fs.ModeType)
-			}
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				return fmt.Errorf("unpacking %s: %w", name, err)
-			}
-			r.sums[name] = [32]byte(sum.Sum(nil))
-			created[name] = true
-			if err := r.root.Chtimes(rel, h.ModTime, h.ModTime); err != nil {
-				return fmt.Errorf("unpacking %s: %w", name, err)
-			}
-			continue
-		case tar.TypeSymlink:
-			if err := r.root.Symlink(h.Linkname, rel); err != nil {
-				return fmt.Errorf("unpacking %s: %w", name, err)
-			}
-		case tar.TypeLink:
-			target, err := r.resolve(cleanAbs(h.Linkname), false)
-			if err != nil {
-				return fmt.Errorf("unpacking %s: hard link to %s: %w", name, h.Linkname, err)
-			}
-			if err := r.root.Link(relName(target), rel); err != nil {
-				return fmt.Errorf("unpacking %s: hard link to %s: %w", name, target, err)
-			}
-			if s, ok := r.sums[target]; ok {
-				r.sums[name] = s
-			}
-		default:
-			continue
-		}
-		created[name] = true
-		if err := r.root.Lchown(rel, r.ids.toHost(h.Uid, false), r.ids.toHost(h.Gid, true)); err != nil && !r.ids.rootless {
-			return fmt.Errorf("unpacking %s: %w", name, err)
-		}
-		if h.Typeflag == tar.TypeSymlink {
-			continue
-		}
-		if err := r.root.Chmod(rel, fileMode(h)&^fs.ModeType); err != nil {
-			return fmt.Errorf("unpacking %s: %w", name, err)
-		}
-		if h.Typeflag == tar.TypeReg {
-			if err := r.root.Chtimes(rel, h.ModTime, h.ModTime); err != nil {
-				return fmt.Errorf("unpacking %s: %w", name, err)
-			}
+		if err := x.entry(h); err != nil {
+			return err
 		}
 	}
 	// Directories last, deepest first: their children changed their times.
-	for i := len(dirs) - 1; i >= 0; i-- {
-		if err := r.root.Chtimes(dirs[i].name, dirs[i].t, dirs[i].t); err != nil {
-			return fmt.Errorf("unpacking %s: %w", dirs[i].name, err)
+	for i := len(x.dirs) - 1; i >= 0; i-- {
+		if err := r.root.Chtimes(x.dirs[i].name, x.dirs[i].t, x.dirs[i].t); err != nil {
+			return fmt.Errorf("unpacking %s: %w", x.dirs[i].name, err)
 		}
+	}
+	return nil
+}
+
+// extraction is one layer being unpacked by extract.
+type extraction struct {
+	r  *rootFS
+	tr *tar.Reader
+	// created holds the paths this layer made: a whiteout later in the
+	// layer does not remove them.
+	created map[string]bool
+	// dirs are the folders of the layer with their times, set last.
+	dirs []dirTime
+	// parents maps a folder named in this layer to the folder it resolves
+	// to, made: most entries share theirs. Only removing or replacing an
+	// entry can change what a made folder resolves to; that forgets them.
+	parents map[string]string
+}
+
+// dirTime is a folder's modification time, set after its contents.
+type dirTime struct {
+	name string
+	t    time.Time
+}
+
+// entry unpacks the layer's entry h: a whiteout removes what lies below,
+// anything else replaces it (but a folder, which is kept), in its folder
+// as resolved in the root.
+func (x *extraction) entry(h *tar.Header) error {
+	r := x.r
+	name := cleanAbs(h.Name)
+	if name == "/" {
+		return nil
+	}
+	rawDir, base := path.Split(name)
+	rawDir = path.Clean(rawDir)
+	dir, known := x.parents[rawDir]
+	if !known {
+		var err error
+		if dir, err = r.resolve(rawDir, true); err != nil {
+			return fmt.Errorf("unpacking %s: %w", h.Name, err)
+		}
+	}
+	name = path.Join(dir, base)
+	if base == whiteoutOpaque {
+		clear(x.parents)
+		return r.clearDir(dir, x.created)
+	}
+	if strings.HasPrefix(base, whiteoutPrefix) {
+		clear(x.parents)
+		target := path.Join(dir, strings.TrimPrefix(base, whiteoutPrefix))
+		if !x.created[target] {
+			return r.remove(target)
+		}
+		return nil
+	}
+	rel := relName(name)
+	if dir != "/" && !known {
+		if err := r.root.MkdirAll(relName(dir), 0o755); err != nil {
+			return fmt.Errorf("unpacking %s: %w", name, err)
+		}
+		x.parents[rawDir] = dir
+	}
+	old, lerr := r.root.Lstat(rel)
+	if lerr == nil && !(old.IsDir() && h.Typeflag == tar.TypeDir) {
+		clear(x.parents)
+		if err := r.remove(name); err != nil {
+			return err
+		}
+		lerr = fs.ErrNotExist
+	}
+	switch h.Typeflag {
+	case tar.TypeDir:
+		if lerr != nil {
+			if err := r.root.Mkdir(rel, 0o700); err != nil {
+				return fmt.Errorf("unpacking %s: %w", name, err)
+			}
+		}
+		x.dirs = append(x.dirs, dirTime{rel, h.ModTime})
+	case tar.TypeReg:
+		return x.regular(h, name, rel)
+	case tar.TypeSymlink, tar.TypeLink:
+		if err := x.link(h, name, rel); err != nil {
+			return err
+		}
+	default:
+		return nil
+	}
+	x.created[name] = true
+	if err := r.root.Lchown(rel, r.ids.toHost(h.Uid, false), r.ids.toHost(h.Gid, true)); err != nil && !r.ids.rootless {
+		return fmt.Errorf("unpacking %s: %w", name, err)
+	}
+	if h.Typeflag == tar.TypeSymlink {
+		return nil
+	}
+	if err := r.root.Chmod(rel, fileMode(h)&^fs.ModeType); err != nil {
+		return fmt.Errorf("unpacking %s: %w", name, err)
+	}
+	return nil
+}
+
+// regular writes the regular file h, the layer's current entry, at name
+// (rel from the root), with its owner, mode and time, and records its
+// checksum.
+func (x *extraction) regular(h *tar.Header, name, rel string) error {
+	r := x.r
+	f, err := r.root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("unpacking %s: %w", name, err)
+	}
+	sum := sha256.New()
+	_, err = io.Copy(io.MultiWriter(f, sum), x.tr)
+	// Owner, then mode (a change of owner clears set-id bits), on
+	// the open file rather than by name again.
+	if err == nil {
+		if err = f.Chown(r.ids.toHost(h.Uid, false), r.ids.toHost(h.Gid, true)); err != nil && r.ids.rootless {
+			err = nil
+		}
+	}
+	if err == nil {
+		err = f.Chmod(fileMode(h) &^ fs.ModeType)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("unpacking %s: %w", name, err)
+	}
+	r.sums[name] = [32]byte(sum.Sum(nil))
+	x.created[name] = true
+	if err := r.root.Chtimes(rel, h.ModTime, h.ModTime); err != nil {
+		return fmt.Errorf("unpacking %s: %w", name, err)
+	}
+	return nil
+}
+
+// link makes the symbolic or hard link h at name (rel from the root); a
+// hard link's target is resolved inside the root, and shares its
+// checksum.
+func (x *extraction) link(h *tar.Header, name, rel string) error {
+	r := x.r
+	if h.Typeflag == tar.TypeSymlink {
+		if err := r.root.Symlink(h.Linkname, rel); err != nil {
+			return fmt.Errorf("unpacking %s: %w", name, err)
+		}
+		return nil
+	}
+	target, err := r.resolve(cleanAbs(h.Linkname), false)
+	if err != nil {
+		return fmt.Errorf("unpacking %s: hard link to %s: %w", name, h.Linkname, err)
+	}
+	if err := r.root.Link(relName(target), rel); err != nil {
+		return fmt.Errorf("unpacking %s: hard link to %s: %w", name, target, err)
+	}
+	if s, ok := r.sums[target]; ok {
+		r.sums[name] = s
 	}
 	return nil
 }
@@ -400,14 +434,61 @@ func (d diffEntry) tarName() string {
 // none of at least two earlier entries is marked opaque instead of
 // whiting each one out.
 func diffTrees(before, after map[string]snapEntry, sums map[string][32]byte, sumOf func(p string) ([32]byte, error)) ([]diffEntry, error) {
-	children := func(m map[string]snapEntry) map[string][]string {
-		c := map[string][]string{}
-		for p := range m {
-			c[path.Dir(p)] = append(c[path.Dir(p)], p)
+	opaque := opaqueDirs(before, after)
+	var out []diffEntry
+	for d := range opaque {
+		out = append(out, diffEntry{path: d, kind: diffOpaque})
+		if d != "/" {
+			out = append(out, diffEntry{path: d, kind: diffAdd, st: after[d]})
 		}
-		return c
 	}
-	bKids := children(before)
+	for p, a := range after {
+		if opaque[p] {
+			continue
+		}
+		b, inBefore := before[p]
+		emit := !inBefore || underOpaque(opaque, p)
+		if !emit {
+			if a.mode.Type() != b.mode.Type() && b.mode.IsDir() {
+				out = append(out, diffEntry{path: p, kind: diffWhiteout})
+			}
+			var err error
+			if emit, err = entryChanged(p, a, b, sums, sumOf); err != nil {
+				return nil, err
+			}
+		}
+		if emit {
+			out = append(out, diffEntry{path: p, kind: diffAdd, st: a})
+		}
+	}
+	for p := range before {
+		if _, ok := after[p]; ok {
+			continue
+		}
+		parent := path.Dir(p)
+		pa, ok := after[parent]
+		if parent == "/" {
+			ok, pa = true, snapEntry{mode: fs.ModeDir}
+		}
+		if !ok || !pa.mode.IsDir() || underOpaque(opaque, p) {
+			continue
+		}
+		if pb, ok := before[parent]; parent != "/" && (!ok || !pb.mode.IsDir()) {
+			continue
+		}
+		out = append(out, diffEntry{path: p, kind: diffWhiteout})
+	}
+	slices.SortFunc(out, func(a, b diffEntry) int { return strings.Compare(a.tarName(), b.tarName()) })
+	return out, nil
+}
+
+// opaqueDirs returns the directories, in after, that kept none of at least
+// two entries they held in before.
+func opaqueDirs(before, after map[string]snapEntry) map[string]bool {
+	bKids := map[string][]string{}
+	for p := range before {
+		bKids[path.Dir(p)] = append(bKids[path.Dir(p)], p)
+	}
 	opaque := map[string]bool{}
 	for d, kids := range bKids {
 		a, ok := after[d]
@@ -428,78 +509,48 @@ func diffTrees(before, after map[string]snapEntry, sums map[string][32]byte, sum
 			opaque[d] = true
 		}
 	}
-	underOpaque := func(p string) bool {
-		for d := path.Dir(p); ; d = path.Dir(d) {
-			if opaque[d] {
-				return true
-			}
-			if d == "/" {
-				return false
-			}
+	return opaque
+}
+
+// underOpaque reports whether p lies in one of the opaque directories.
+func underOpaque(opaque map[string]bool, p string) bool {
+	for d := path.Dir(p); ; d = path.Dir(d) {
+		if opaque[d] {
+			return true
+		}
+		if d == "/" {
+			return false
 		}
 	}
-	var out []diffEntry
-	for d := range opaque {
-		out = append(out, diffEntry{path: d, kind: diffOpaque})
-		if d != "/" {
-			out = append(out, diffEntry{path: d, kind: diffAdd, st: after[d]})
+}
+
+// entryChanged reports whether p, a in after and b in before, changed:
+// its type, mode or owner; for a regular file whose inode changed, its
+// content (by size, then by sumOf against its sum in sums); for a link or
+// device, its target or number. A directory changes with its mode and
+// owner only.
+func entryChanged(p string, a, b snapEntry, sums map[string][32]byte, sumOf func(p string) ([32]byte, error)) (bool, error) {
+	switch {
+	case a.mode.Type() != b.mode.Type(), a.mode != b.mode, a.uid != b.uid, a.gid != b.gid:
+		return true, nil
+	case a.mode.IsDir():
+		return false, nil
+	case a.mode.IsRegular():
+		if sameStat(a, b) {
+			return false, nil
 		}
+		old, ok := sums[p]
+		if !ok || a.size != b.size {
+			return true, nil
+		}
+		sum, err := sumOf(p)
+		if err != nil {
+			return false, err
+		}
+		return sum != old, nil
+	default:
+		return a.link != b.link || a.rdev != b.rdev, nil
 	}
-	for p, a := range after {
-		if opaque[p] {
-			continue
-		}
-		b, inBefore := before[p]
-		emit := !inBefore || underOpaque(p)
-		if !emit {
-			typeChanged := a.mode.Type() != b.mode.Type()
-			if typeChanged && b.mode.IsDir() {
-				out = append(out, diffEntry{path: p, kind: diffWhiteout})
-			}
-			switch {
-			case typeChanged, a.mode != b.mode, a.uid != b.uid, a.gid != b.gid:
-				emit = true
-			case a.mode.IsDir():
-			case a.mode.IsRegular():
-				if !sameStat(a, b) {
-					old, ok := sums[p]
-					if !ok || a.size != b.size {
-						emit = true
-					} else {
-						sum, err := sumOf(p)
-						if err != nil {
-							return nil, err
-						}
-						emit = sum != old
-					}
-				}
-			default:
-				emit = a.link != b.link || a.rdev != b.rdev
-			}
-		}
-		if emit {
-			out = append(out, diffEntry{path: p, kind: diffAdd, st: a})
-		}
-	}
-	for p := range before {
-		if _, ok := after[p]; ok {
-			continue
-		}
-		parent := path.Dir(p)
-		pa, ok := after[parent]
-		if parent == "/" {
-			ok, pa = true, snapEntry{mode: fs.ModeDir}
-		}
-		if !ok || !pa.mode.IsDir() || underOpaque(p) {
-			continue
-		}
-		if pb, ok := before[parent]; parent != "/" && (!ok || !pb.mode.IsDir()) {
-			continue
-		}
-		out = append(out, diffEntry{path: p, kind: diffWhiteout})
-	}
-	slices.SortFunc(out, func(a, b diffEntry) int { return strings.Compare(a.tarName(), b.tarName()) })
-	return out, nil
 }
 
 // writeDiff writes the entries as a gzip-compressed layer file at dst,
@@ -541,29 +592,7 @@ func (r *rootFS) writeDiff(entries []diffEntry, epoch time.Time, mt types.MediaT
 				return nil, nil, &leakError{id: scan.ids[i], path: e.path}
 			}
 		}
-		h.Mode, h.Uid, h.Gid = tarMode(st.mode), int(st.uid), int(st.gid)
-		switch {
-		case st.mode.IsDir():
-			h.Typeflag = tar.TypeDir
-			h.Name += "/"
-		case st.mode&fs.ModeSymlink != 0:
-			h.Typeflag, h.Linkname = tar.TypeSymlink, st.link
-		case st.mode.IsRegular():
-			if first, ok := linkedTo[st.ino]; ok && st.nlink > 1 {
-				h.Typeflag, h.Linkname = tar.TypeLink, strings.TrimPrefix(first, "/")
-				sums[e.path] = sums[first]
-				break
-			}
-			h.Typeflag, h.Size = tar.TypeReg, st.size
-		case st.mode&fs.ModeNamedPipe != 0:
-			h.Typeflag = tar.TypeFifo
-		case st.mode&fs.ModeDevice != 0:
-			h.Typeflag = tar.TypeBlock
-			if st.mode&fs.ModeCharDevice != 0 {
-				h.Typeflag = tar.TypeChar
-			}
-			h.Devmajor, h.Devminor = int64(devMajor(st.rdev)), int64(devMinor(st.rdev))
-		default:
+		if !addedHeader(h, e, linkedTo, sums) {
 			continue // sockets
 		}
 		if err := tw.WriteHeader(h); err != nil {
@@ -572,28 +601,11 @@ func (r *rootFS) writeDiff(entries []diffEntry, epoch time.Time, mt types.MediaT
 		if h.Typeflag != tar.TypeReg {
 			continue
 		}
-		src, err := r.root.Open(relName(e.path))
+		sum, err := r.writeContent(tw, e, scan)
 		if err != nil {
 			return nil, nil, err
 		}
-		sum := sha256.New()
-		var w io.Writer = io.MultiWriter(tw, sum)
-		if scan != nil {
-			scan.reset()
-			w = io.MultiWriter(tw, sum, scan)
-		}
-		n, err := io.Copy(w, io.LimitReader(src, st.size))
-		src.Close()
-		if scan != nil && scan.hit >= 0 {
-			return nil, nil, &leakError{id: scan.ids[scan.hit], path: e.path}
-		}
-		if err == nil && n != st.size {
-			err = fmt.Errorf("%s changed size while it was read", e.path)
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-		sums[e.path] = [32]byte(sum.Sum(nil))
+		sums[e.path] = sum
 		if st.nlink > 1 {
 			linkedTo[st.ino] = e.path
 		}
@@ -614,6 +626,69 @@ func (r *rootFS) writeDiff(entries []diffEntry, epoch time.Time, mt types.MediaT
 		size:      counter.n,
 		mediaType: mt,
 	}, sums, nil
+}
+
+// addedHeader completes h, the tar header of the added entry e, with its
+// type, mode, owner and what its type needs. A regular file that is a
+// further link to an inode written already (linkedTo, by inode) becomes a
+// hard link to it, with its sum in sums. It reports false for a socket,
+// which a layer does not hold.
+func addedHeader(h *tar.Header, e diffEntry, linkedTo map[uint64]string, sums map[string][32]byte) bool {
+	st := e.st
+	h.Mode, h.Uid, h.Gid = tarMode(st.mode), int(st.uid), int(st.gid)
+	switch {
+	case st.mode.IsDir():
+		h.Typeflag = tar.TypeDir
+		h.Name += "/"
+	case st.mode&fs.ModeSymlink != 0:
+		h.Typeflag, h.Linkname = tar.TypeSymlink, st.link
+	case st.mode.IsRegular():
+		if first, ok := linkedTo[st.ino]; ok && st.nlink > 1 {
+			h.Typeflag, h.Linkname = tar.TypeLink, strings.TrimPrefix(first, "/")
+			sums[e.path] = sums[first]
+			break
+		}
+		h.Typeflag, h.Size = tar.TypeReg, st.size
+	case st.mode&fs.ModeNamedPipe != 0:
+		h.Typeflag = tar.TypeFifo
+	case st.mode&fs.ModeDevice != 0:
+		h.Typeflag = tar.TypeBlock
+		if st.mode&fs.ModeCharDevice != 0 {
+			h.Typeflag = tar.TypeChar
+		}
+		h.Devmajor, h.Devminor = int64(devMajor(st.rdev)), int64(devMinor(st.rdev))
+	default:
+		return false
+	}
+	return true
+}
+
+// writeContent copies the content of the regular file e from the root
+// filesystem to w, searched for secrets by scan when set, and returns its
+// SHA-256. A file whose size is not the snapshot's is an error.
+func (r *rootFS) writeContent(w io.Writer, e diffEntry, scan *leakScanner) ([32]byte, error) {
+	src, err := r.root.Open(relName(e.path))
+	if err != nil {
+		return [32]byte{}, err
+	}
+	sum := sha256.New()
+	dst := io.MultiWriter(w, sum)
+	if scan != nil {
+		scan.reset()
+		dst = io.MultiWriter(w, sum, scan)
+	}
+	n, err := io.Copy(dst, io.LimitReader(src, e.st.size))
+	src.Close()
+	if scan != nil && scan.hit >= 0 {
+		return [32]byte{}, &leakError{id: scan.ids[scan.hit], path: e.path}
+	}
+	if err == nil && n != e.st.size {
+		err = fmt.Errorf("%s changed size while it was read", e.path)
+	}
+	if err != nil {
+		return [32]byte{}, err
+	}
+	return [32]byte(sum.Sum(nil)), nil
 }
 
 func devMajor(dev uint64) uint64 { return ((dev >> 8) & 0xfff) | ((dev >> 32) & ^uint64(0xfff)) }

@@ -212,194 +212,271 @@ func runUser(spec string, etc etcLookup) (uid, gid uint32, groups []uint32, err 
 // the layer cache when a build with the same parent layers, command,
 // environment and mount sources made one, else by running it.
 func (x *executor) runInstr(ctx context.Context, df *dockerfile, p *plan, st *stageState, c *instructions.RunCommand, done map[int]*stageState) error {
-	line := lineOf(c)
+	r := &runStep{x: x, df: df, st: st, c: c, line: lineOf(c)}
 	cfg := st.cfg.Config
-	fail := func(format string, a ...any) error { return df.errorf(line, "RUN: "+format, a...) }
 	if x.l.noRun {
-		return &UnsupportedError{File: df.file, Line: line, Instruction: "RUN", Reason: "is left to the external builder"}
+		return &UnsupportedError{File: df.file, Line: r.line, Instruction: "RUN", Reason: "is left to the external builder"}
 	}
 	if err := x.l.canRun(st.plan.platform); err != nil {
-		return fail("%w", err)
+		return r.fail("%w", err)
 	}
 	argv, scripts, err := runArgv(c, cfg.Shell)
 	if err != nil {
-		return fail("%w", err)
+		return r.fail("%w", err)
 	}
-	network := instructions.GetNetwork(c)
-	hostNet := false
-	switch network {
-	case "", "default":
-		hostNet = x.l.network == "host"
-	case "none":
-	case "host":
-		if x.l.network != "host" {
-			return fail("--network=host is not allowed; platform.yaml's build.network must be host")
-		}
-		hostNet = true
-	default:
-		return fail("--network=%s: want none, default or host", network)
+	r.scripts = scripts
+	hostNet, err := x.hostNetwork(c)
+	if err != nil {
+		return r.fail("%w", err)
 	}
 	if sec := instructions.GetSecurity(c); sec != "" && sec != "sandbox" {
-		return fail("--security=%s is not supported by the built-in builder", sec)
+		return r.fail("--security=%s is not supported by the built-in builder", sec)
 	}
 	wd := cfg.WorkingDir
 	if wd == "" {
 		wd = "/"
 	}
-	spec := sandboxSpec{
+	r.spec = sandboxSpec{
 		Args: argv, Env: runEnv(cfg, st.args), Dir: wd, Hostname: "fleetwright",
 		HostNetwork: hostNet, IDs: x.l.ids, Limits: x.l.limits, Init: x.l.sandboxInit(),
 	}
 	mounts, key, err := x.resolveMounts(ctx, df, p, st, c, done)
 	if err != nil {
-		return fail("%w", err)
+		return r.fail("%w", err)
 	}
 	defer mounts.release()
-	spec.Env = append(spec.Env, mounts.env...)
-
-	// The cache key: the layers below, what runs and how, and the mounts'
-	// sources (never a secret's value).
-	h := sha256.New()
-	fmt.Fprintf(h, "fleetwright-run-v1\nplatform %s\nuser %q\nworkdir %q\nnetwork %v\n", platformString(st.plan.platform), cfg.User, wd, hostNet)
-	for _, l := range st.fs.layers {
-		d, err := layerDiffID(l)
-		if err != nil {
-			return fail("%w", err)
-		}
-		fmt.Fprintf(h, "layer %s\n", d)
+	r.mounts = mounts
+	r.spec.Env = append(r.spec.Env, mounts.env...)
+	cacheKey, err := r.cacheKey(wd, key)
+	if err != nil {
+		return r.fail("%w", err)
 	}
-	for _, a := range spec.Args {
-		fmt.Fprintf(h, "arg %q\n", a)
-	}
-	for _, e := range runEnv(cfg, st.args) {
-		fmt.Fprintf(h, "env %q\n", e)
-	}
-	for _, n := range slices.Sorted(maps.Keys(scripts)) {
-		fmt.Fprintf(h, "script %q %q\n", n, scripts[n])
-	}
-	h.Write([]byte(key))
-	cacheKey := hex.EncodeToString(h.Sum(nil))
 	code := commandText(c)
-
-	step := func(note string) {
-		if x.l.output != nil {
-			prefix := ""
-			if x.req.Name != "" {
-				prefix = x.req.Name + ": "
-			}
-			fmt.Fprintf(x.l.output, "%s%s:%d: RUN %s%s\n", prefix, df.file, line, redact(runSummary(c), mounts.secrets), note)
-		}
-	}
 	if l, ok := x.cache.lookup(cacheKey); ok {
-		step(" (from the layer cache)")
-		x.l.log.Debug("RUN cache hit", "build", x.req.Name, "line", line)
+		r.step(" (from the layer cache)")
+		x.l.log.Debug("RUN cache hit", "build", x.req.Name, "line", r.line)
 		x.addRunLayer(st, l, code)
 		x.cache.use(cacheKey, l)
 		return nil
 	}
-
-	rfs, err := x.rootfsFor(st)
+	rt, stubs, before, err := r.prepare()
 	if err != nil {
-		return fail("unpacking the stage: %w", err)
+		return err
 	}
+	if err := r.run(ctx, rt, stubs); err != nil {
+		return err
+	}
+	layer, err := r.layer(before)
+	if err != nil {
+		return err
+	}
+	x.addRunLayer(st, layer, code)
+	r.rfs.applied = len(st.fs.layers)
+	x.cache.add(cacheKey, layer)
+	return nil
+}
+
+// hostNetwork reports whether RUN c runs in the host's network, by its
+// --network and platform.yaml's build.network, or why it may not run.
+func (x *executor) hostNetwork(c *instructions.RunCommand) (bool, error) {
+	switch network := instructions.GetNetwork(c); network {
+	case "", "default":
+		return x.l.network == "host", nil
+	case "none":
+		return false, nil
+	case "host":
+		if x.l.network != "host" {
+			return false, errors.New("--network=host is not allowed; platform.yaml's build.network must be host")
+		}
+		return true, nil
+	default:
+		return false, fmt.Errorf("--network=%s: want none, default or host", network)
+	}
+}
+
+// runStep is one RUN instruction on its way to a layer: runInstr fills it
+// as it learns what runs and how.
+type runStep struct {
+	x       *executor
+	df      *dockerfile
+	st      *stageState
+	c       *instructions.RunCommand
+	line    int
+	spec    sandboxSpec
+	scripts map[string]string // by name: the heredoc scripts of the command
+	mounts  *mountSet
+	rfs     *rootFS // the stage's tree, once the RUN is not from the cache
+}
+
+// fail is an error at the RUN's line.
+func (r *runStep) fail(format string, a ...any) error {
+	return r.df.errorf(r.line, "RUN: "+format, a...)
+}
+
+// step writes the progress line of the RUN, with note after it.
+func (r *runStep) step(note string) {
+	x := r.x
+	if x.l.output != nil {
+		prefix := ""
+		if x.req.Name != "" {
+			prefix = x.req.Name + ": "
+		}
+		fmt.Fprintf(x.l.output, "%s%s:%d: RUN %s%s\n", prefix, r.df.file, r.line, redact(runSummary(r.c), r.mounts.secrets), note)
+	}
+}
+
+// cacheKey is the key of the RUN's layer in the layer cache: the layers
+// below, what runs and how (in working directory wd), and the mounts'
+// sources, mountKey (never a secret's value).
+func (r *runStep) cacheKey(wd, mountKey string) (string, error) {
+	cfg := r.st.cfg.Config
+	h := sha256.New()
+	fmt.Fprintf(h, "fleetwright-run-v1\nplatform %s\nuser %q\nworkdir %q\nnetwork %v\n", platformString(r.st.plan.platform), cfg.User, wd, r.spec.HostNetwork)
+	for _, l := range r.st.fs.layers {
+		d, err := layerDiffID(l)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "layer %s\n", d)
+	}
+	for _, a := range r.spec.Args {
+		fmt.Fprintf(h, "arg %q\n", a)
+	}
+	for _, e := range runEnv(cfg, r.st.args) {
+		fmt.Fprintf(h, "env %q\n", e)
+	}
+	for _, n := range slices.Sorted(maps.Keys(r.scripts)) {
+		fmt.Fprintf(h, "script %q %q\n", n, r.scripts[n])
+	}
+	h.Write([]byte(mountKey))
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// prepare makes the stage's tree ready for the RUN: unpacked, its user
+// known, its secrets in files, the stubs of the sandbox in place and the
+// command checked. It returns the runtime's path, the stubs to remove
+// after the run and the tree as it was before them.
+func (r *runStep) prepare() (string, []stub, map[string]snapEntry, error) {
+	x, cfg := r.x, r.st.cfg.Config
+	rfs, err := x.rootfsFor(r.st)
+	if err != nil {
+		return "", nil, nil, r.fail("unpacking the stage: %w", err)
+	}
+	r.rfs = rfs
+	spec := &r.spec
 	if spec.UID, spec.GID, spec.Groups, err = runUser(cfg.User, rfs.readFile); err != nil {
-		return fail("%w", err)
+		return "", nil, nil, r.fail("%w", err)
 	}
 	if x.l.rootless && (spec.UID != 0 || spec.GID != 0) {
-		return fail("USER %s needs the builder to run as root: without root, RUN runs in a user namespace that maps only uid 0", cfg.User)
+		return "", nil, nil, r.fail("USER %s needs the builder to run as root: without root, RUN runs in a user namespace that maps only uid 0", cfg.User)
 	}
 	rt, err := x.l.runtimePath()
 	if err != nil {
-		return fail("%w", err)
+		return "", nil, nil, r.fail("%w", err)
 	}
-	for i := range mounts.list {
-		m := &mounts.list[i].sandboxMount
+	for i := range r.mounts.list {
+		m := &r.mounts.list[i].sandboxMount
 		if m.Kind == "secret" {
 			if m.Mode == 0 {
 				m.Mode = 0o400
 			}
 			if m.Source, err = x.secretFile(*m); err != nil {
-				return fail("secret %q: %w", m.ID, err)
+				return "", nil, nil, r.fail("secret %q: %w", m.ID, err)
 			}
 		}
 		spec.Mounts = append(spec.Mounts, *m)
 	}
 	before, err := snapshot(rfs.dir, rfs.ids)
 	if err != nil {
-		return fail("%w", err)
+		return "", nil, nil, r.fail("%w", err)
 	}
-	stubs, err := x.prepareSandbox(rfs, &spec, scripts)
+	stubs, err := x.prepareSandbox(rfs, spec, r.scripts)
 	if err != nil {
 		removeStubs(rfs, stubs)
-		return fail("%w", err)
+		return "", nil, nil, r.fail("%w", err)
 	}
-	if len(mounts.env) > 0 {
+	if len(r.mounts.env) > 0 {
 		// The bundle holds the command's environment, secrets included:
 		// keep it off the disk too.
 		if err := x.ensureSecretDir(); err != nil {
 			removeStubs(rfs, stubs)
-			return fail("%w", err)
+			return "", nil, nil, r.fail("%w", err)
 		}
 		spec.Bundle = filepath.Join(x.secretDir, filepath.Base(spec.Bundle))
 	}
 	spec.Rootfs = rfs.dir
-	if err := rfs.checkCommand(&spec); err != nil {
+	if err := rfs.checkCommand(spec); err != nil {
 		removeStubs(rfs, stubs)
 		var se *sandboxError
 		if errors.As(err, &se) && se.notFound {
-			return &RunError{File: df.file, Line: line, Command: runSummary(c), ExitCode: 127, Output: redact(se.msg, mounts.secrets)}
+			return "", nil, nil, &RunError{File: r.df.file, Line: r.line, Command: runSummary(r.c), ExitCode: 127, Output: redact(se.msg, r.mounts.secrets)}
 		}
-		return fail("%w", err)
+		return "", nil, nil, r.fail("%w", err)
 	}
+	return rt, stubs, before, nil
+}
 
+// run runs the command in the sandbox with the runtime rt, its output
+// redacted, then removes the secrets' files and the stubs. A command that
+// did not end well is a RunError with the last lines of its output.
+func (r *runStep) run(ctx context.Context, rt string, stubs []stub) error {
+	x := r.x
 	tail := &lineTail{max: RunOutputLines}
 	var out io.Writer = tail
 	if x.l.output != nil {
 		out = io.MultiWriter(tail, x.l.output)
 	}
-	red := &redactor{w: out, secrets: mounts.secrets}
+	red := &redactor{w: out, secrets: r.mounts.secrets}
 	x.l.noLimitsNote()
-	step("")
-	x.l.log.Debug("RUN", "build", x.req.Name, "line", line)
-	res, runErr := runSandbox(ctx, rt, x.stateDir(), spec, red, &x.bg)
+	r.step("")
+	x.l.log.Debug("RUN", "build", x.req.Name, "line", r.line)
+	res, runErr := runSandbox(ctx, rt, x.stateDir(), r.spec, red, &x.bg)
 	red.flush()
-	mounts.removeSecretFiles()
-	if err := removeStubs(rfs, stubs); err != nil && runErr == nil {
+	r.mounts.removeSecretFiles()
+	if err := removeStubs(r.rfs, stubs); err != nil && runErr == nil {
 		runErr = err
 	}
 	if runErr != nil {
 		if ctx.Err() != nil {
-			return &RunError{File: df.file, Line: line, Command: runSummary(c), Killed: true, Err: ctx.Err(), Output: tail.String()}
+			return &RunError{File: r.df.file, Line: r.line, Command: runSummary(r.c), Killed: true, Err: ctx.Err(), Output: tail.String()}
 		}
-		return fail("%w", runErr)
+		return r.fail("%w", runErr)
 	}
 	if res.Exit != 0 {
-		re := &RunError{File: df.file, Line: line, Command: runSummary(c), ExitCode: res.Exit, Output: tail.String()}
+		re := &RunError{File: r.df.file, Line: r.line, Command: runSummary(r.c), ExitCode: res.Exit, Output: tail.String()}
 		switch {
 		case res.OOMKilled:
-			re.Limit = fmt.Sprintf("out of memory: the memory limit of %s was reached (platform.yaml build.limits.memory)", memoryString(spec.Limits.Memory))
+			re.Limit = fmt.Sprintf("out of memory: the memory limit of %s was reached (platform.yaml build.limits.memory)", memoryString(r.spec.Limits.Memory))
 		case res.PidsMax:
-			re.Limit = fmt.Sprintf("the process limit of %d was reached (platform.yaml build.limits.pids)", spec.Limits.Pids)
+			re.Limit = fmt.Sprintf("the process limit of %d was reached (platform.yaml build.limits.pids)", r.spec.Limits.Pids)
 		}
 		return re
 	}
+	return nil
+}
+
+// layer writes the layer of what the RUN changed in the stage's tree
+// since before, and brings the tree's known checksums up to date. A
+// secret's value found in it is a SecretLeakError.
+func (r *runStep) layer(before map[string]snapEntry) (*fileLayer, error) {
+	x, rfs := r.x, r.rfs
 	after, err := snapshot(rfs.dir, rfs.ids)
 	if err != nil {
-		return fail("%w", err)
+		return nil, r.fail("%w", err)
 	}
 	entries, err := diffTrees(before, after, rfs.sums, rfs.sumFile)
 	if err != nil {
-		return fail("%w", err)
+		return nil, r.fail("%w", err)
 	}
 	x.layerSeq++
-	scan := newLeakScanner(mounts.secretIDs, mounts.secrets)
-	layer, sums, err := rfs.writeDiff(entries, x.epoch, st.layerType, filepath.Join(x.workDir, fmt.Sprintf("layer-%d.tar.gz", x.layerSeq)), scan)
+	scan := newLeakScanner(r.mounts.secretIDs, r.mounts.secrets)
+	layer, sums, err := rfs.writeDiff(entries, x.epoch, r.st.layerType, filepath.Join(x.workDir, fmt.Sprintf("layer-%d.tar.gz", x.layerSeq)), scan)
 	var leak *leakError
 	if errors.As(err, &leak) {
-		return &SecretLeakError{File: df.file, Line: line, Command: runSummary(c), Secret: leak.id, Path: leak.path}
+		return nil, &SecretLeakError{File: r.df.file, Line: r.line, Command: runSummary(r.c), Secret: leak.id, Path: leak.path}
 	}
 	if err != nil {
-		return fail("writing the layer: %w", err)
+		return nil, r.fail("writing the layer: %w", err)
 	}
 	for _, e := range entries {
 		if e.kind == diffWhiteout || (e.kind == diffAdd && !e.st.mode.IsRegular()) {
@@ -413,10 +490,7 @@ func (x *executor) runInstr(ctx context.Context, df *dockerfile, p *plan, st *st
 		}
 	}
 	maps.Copy(rfs.sums, sums)
-	x.addRunLayer(st, layer, code)
-	rfs.applied = len(st.fs.layers)
-	x.cache.add(cacheKey, layer)
-	return nil
+	return layer, nil
 }
 
 // runSummary is RUN's command as messages show it: its first line, cut.
@@ -540,75 +614,12 @@ type stub struct {
 // and makes the mount points its mounts need.
 func (x *executor) prepareSandbox(r *rootFS, spec *sandboxSpec, scripts map[string]string) ([]stub, error) {
 	var stubs []stub
-	ensure := func(p string, dir bool) error {
-		p, err := r.resolve(p, true)
-		if err != nil {
-			return err
-		}
-		var missing []string
-		for q := p; q != "/"; q = path.Dir(q) {
-			if _, err := r.root.Lstat(relName(q)); err == nil {
-				break
-			} else if !errors.Is(err, fs.ErrNotExist) {
-				return err
-			}
-			missing = append(missing, q)
-		}
-		for i := len(missing) - 1; i >= 0; i-- {
-			q := missing[i]
-			if i > 0 || dir {
-				if err := r.root.Mkdir(relName(q), 0o755); err != nil {
-					return err
-				}
-				stubs = append(stubs, stub{q, true})
-				if err := r.chownRoot(q); err != nil {
-					return err
-				}
-				continue
-			}
-			f, err := r.root.OpenFile(relName(q), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-			if err != nil {
-				return err
-			}
-			f.Close()
-			stubs = append(stubs, stub{q, false})
-			if err := r.chownRoot(q); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
 	for _, d := range []string{"/proc", "/dev", "/sys"} {
-		if err := ensure(d, true); err != nil {
+		if err := r.ensureMountPoint(d, true, &stubs); err != nil {
 			return stubs, fmt.Errorf("mount point %s: %w", d, err)
 		}
 	}
-	hosts := "127.0.0.1\tlocalhost fleetwright\n::1\tlocalhost ip6-localhost ip6-loopback\n"
-	resolv := ""
-	if spec.HostNetwork {
-		if b, err := os.ReadFile("/etc/resolv.conf"); err == nil {
-			resolv = string(b)
-		}
-	}
-	x.layerSeq++
-	spec.Bundle = filepath.Join(x.workDir, fmt.Sprintf("bundle-%d", x.layerSeq))
-	if len(scripts) > 0 {
-		spec.Pipes = filepath.Join(x.workDir, fmt.Sprintf("pipes-%d", x.layerSeq))
-		if err := os.Mkdir(spec.Pipes, 0o755); err != nil {
-			return stubs, err
-		}
-		for name, data := range scripts {
-			if err := os.WriteFile(filepath.Join(spec.Pipes, name), []byte(data), 0o755); err != nil {
-				return stubs, err
-			}
-		}
-	}
-	spec.Hosts = filepath.Join(x.workDir, fmt.Sprintf("hosts-%d", x.layerSeq))
-	spec.Resolv = filepath.Join(x.workDir, fmt.Sprintf("resolv-%d", x.layerSeq))
-	if err := os.WriteFile(spec.Hosts, []byte(hosts), 0o644); err != nil {
-		return stubs, err
-	}
-	if err := os.WriteFile(spec.Resolv, []byte(resolv), 0o644); err != nil {
+	if err := x.writeSandboxFiles(spec, scripts); err != nil {
 		return stubs, err
 	}
 	for _, f := range []string{"/etc/hosts", "/etc/resolv.conf"} {
@@ -621,7 +632,7 @@ func (x *executor) prepareSandbox(r *rootFS, spec *sandboxSpec, scripts map[stri
 			}
 			continue
 		}
-		if err := ensure(f, false); err != nil {
+		if err := r.ensureMountPoint(f, false, &stubs); err != nil {
 			return stubs, fmt.Errorf("mount point %s: %w", f, err)
 		}
 	}
@@ -631,7 +642,7 @@ func (x *executor) prepareSandbox(r *rootFS, spec *sandboxSpec, scripts map[stri
 			fi, err := os.Stat(m.Source)
 			dir = err != nil || fi.IsDir()
 		}
-		if err := ensure(m.Target, dir); err != nil {
+		if err := r.ensureMountPoint(m.Target, dir, &stubs); err != nil {
 			return stubs, fmt.Errorf("mount point %s: %w", m.Target, err)
 		}
 		// The kernel resolves the target on the host side: give it the path
@@ -643,6 +654,82 @@ func (x *executor) prepareSandbox(r *rootFS, spec *sandboxSpec, scripts map[stri
 		spec.Mounts[i].Target = real
 	}
 	return stubs, nil
+}
+
+// ensureMountPoint makes the mount point p (a folder if dir, else an
+// empty file) in the root filesystem, with the folders missing above it,
+// owned by the sandbox's root, and adds what it made to stubs. p is
+// resolved inside the root filesystem first.
+func (r *rootFS) ensureMountPoint(p string, dir bool, stubs *[]stub) error {
+	p, err := r.resolve(p, true)
+	if err != nil {
+		return err
+	}
+	var missing []string
+	for q := p; q != "/"; q = path.Dir(q) {
+		if _, err := r.root.Lstat(relName(q)); err == nil {
+			break
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		missing = append(missing, q)
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		q := missing[i]
+		if i > 0 || dir {
+			if err := r.root.Mkdir(relName(q), 0o755); err != nil {
+				return err
+			}
+			*stubs = append(*stubs, stub{q, true})
+			if err := r.chownRoot(q); err != nil {
+				return err
+			}
+			continue
+		}
+		f, err := r.root.OpenFile(relName(q), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		if err != nil {
+			return err
+		}
+		f.Close()
+		*stubs = append(*stubs, stub{q, false})
+		if err := r.chownRoot(q); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeSandboxFiles names the RUN's bundle and writes, beside it, what the
+// sandbox mounts from the host: the heredoc scripts (in spec.Pipes),
+// /etc/hosts and /etc/resolv.conf (the host's with the host's network,
+// else empty).
+func (x *executor) writeSandboxFiles(spec *sandboxSpec, scripts map[string]string) error {
+	hosts := "127.0.0.1\tlocalhost fleetwright\n::1\tlocalhost ip6-localhost ip6-loopback\n"
+	resolv := ""
+	if spec.HostNetwork {
+		if b, err := os.ReadFile("/etc/resolv.conf"); err == nil {
+			resolv = string(b)
+		}
+	}
+	x.layerSeq++
+	spec.Bundle = filepath.Join(x.workDir, fmt.Sprintf("bundle-%d", x.layerSeq))
+	if len(scripts) > 0 {
+		spec.Pipes = filepath.Join(x.workDir, fmt.Sprintf("pipes-%d", x.layerSeq))
+		if err := os.Mkdir(spec.Pipes, 0o755); err != nil {
+			return err
+		}
+		for name, data := range scripts {
+			if err := os.WriteFile(filepath.Join(spec.Pipes, name), []byte(data), 0o755); err != nil {
+				return err
+			}
+		}
+	}
+	spec.Hosts = filepath.Join(x.workDir, fmt.Sprintf("hosts-%d", x.layerSeq))
+	spec.Resolv = filepath.Join(x.workDir, fmt.Sprintf("resolv-%d", x.layerSeq))
+	if err := os.WriteFile(spec.Hosts, []byte(hosts), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(spec.Resolv, []byte(resolv), 0o644)
 }
 
 // removeStubs removes the mount points prepareSandbox made, deepest first,
@@ -835,26 +922,9 @@ func (x *executor) resolveMounts(ctx context.Context, df *dockerfile, p *plan, s
 	for _, m := range instructions.GetMounts(c) {
 		switch m.Type {
 		case instructions.MountTypeCache:
-			if m.Target == "" {
-				return ms, "", errors.New("--mount=type=cache needs a target")
-			}
-			if m.From != "" {
-				return ms, "", errors.New("--mount=type=cache,from=… is not supported by the built-in builder")
-			}
-			target := abs(m.Target)
-			id := m.CacheID
-			if id == "" {
-				id = target
-			}
-			dir, unlock, err := x.l.cacheDir(id, m)
-			if err != nil {
+			if err := x.addCacheMount(ms, &key, m, abs); err != nil {
 				return ms, "", err
 			}
-			if unlock != nil {
-				ms.unlock = append(ms.unlock, unlock)
-			}
-			ms.list = append(ms.list, resolvedMount{sandboxMount: sandboxMount{Kind: "bind", Source: dir, Target: target, ReadOnly: m.ReadOnly}})
-			fmt.Fprintf(&key, "mount cache %q %q %v\n", id, target, m.ReadOnly)
 		case instructions.MountTypeTmpfs:
 			if m.Target == "" {
 				return ms, "", errors.New("--mount=type=tmpfs needs a target")
@@ -863,54 +933,9 @@ func (x *executor) resolveMounts(ctx context.Context, df *dockerfile, p *plan, s
 			ms.list = append(ms.list, resolvedMount{sandboxMount: sandboxMount{Kind: "tmpfs", Target: target, Size: m.SizeLimit}})
 			fmt.Fprintf(&key, "mount tmpfs %q %d\n", target, m.SizeLimit)
 		case instructions.MountTypeSecret:
-			id := m.CacheID
-			if id == "" && m.Target != "" {
-				id = path.Base(m.Target)
-			}
-			if id == "" {
-				return ms, "", errors.New("--mount=type=secret needs an id")
-			}
-			if allowed, ok := x.l.secretProjects[id]; ok && !slices.Contains(allowed, x.req.Project) {
-				return ms, "", secretRefused(id, x.req.Project, allowed)
-			}
-			val, ok, err := x.l.secret(id)
-			if err != nil {
+			if err := x.addSecretMount(ms, &key, m, abs); err != nil {
 				return ms, "", err
 			}
-			fmt.Fprintf(&key, "mount secret %q %q %v\n", id, m.Target, m.Env != nil)
-			if !ok {
-				if m.Required {
-					return ms, "", fmt.Errorf("secret %q is required but not configured (platform.yaml build.secrets, or --build-secret)", id)
-				}
-				continue
-			}
-			ms.secrets = append(ms.secrets, val)
-			ms.secretIDs = append(ms.secretIDs, id)
-			if m.Env != nil {
-				name := *m.Env
-				if name == "" {
-					name = id
-				}
-				ms.env = append(ms.env, name+"="+string(val))
-			}
-			if m.Target == "" && m.Env != nil {
-				continue // only in the environment
-			}
-			target := m.Target
-			if target == "" {
-				target = "/run/secrets/" + id
-			}
-			rm := resolvedMount{sandboxMount: sandboxMount{Kind: "secret", Target: abs(target), Data: val, ID: id}}
-			if m.Mode != nil {
-				rm.Mode = uint32(*m.Mode)
-			}
-			if m.UID != nil {
-				rm.UID = uint32(*m.UID)
-			}
-			if m.GID != nil {
-				rm.GID = uint32(*m.GID)
-			}
-			ms.list = append(ms.list, rm)
 		case instructions.MountTypeBind:
 			if m.Target == "" {
 				return ms, "", errors.New("--mount=type=bind needs a target")
@@ -931,6 +956,89 @@ func (x *executor) resolveMounts(ctx context.Context, df *dockerfile, p *plan, s
 	return ms, key.String(), nil
 }
 
+// addCacheMount adds the cache mount m to ms, and its part of the cache
+// key to key: the cache's id and target, never what it holds. abs makes
+// a target absolute in the working directory.
+func (x *executor) addCacheMount(ms *mountSet, key *strings.Builder, m *instructions.Mount, abs func(string) string) error {
+	if m.Target == "" {
+		return errors.New("--mount=type=cache needs a target")
+	}
+	if m.From != "" {
+		return errors.New("--mount=type=cache,from=… is not supported by the built-in builder")
+	}
+	target := abs(m.Target)
+	id := m.CacheID
+	if id == "" {
+		id = target
+	}
+	dir, unlock, err := x.l.cacheDir(id, m)
+	if err != nil {
+		return err
+	}
+	if unlock != nil {
+		ms.unlock = append(ms.unlock, unlock)
+	}
+	ms.list = append(ms.list, resolvedMount{sandboxMount: sandboxMount{Kind: "bind", Source: dir, Target: target, ReadOnly: m.ReadOnly}})
+	fmt.Fprintf(key, "mount cache %q %q %v\n", id, target, m.ReadOnly)
+	return nil
+}
+
+// addSecretMount adds the secret mount m to ms, as a file, an environment
+// variable or both, and its part of the cache key to key (never the
+// secret's value). A secret the project may not use is refused; one not
+// configured is left out, or an error if the mount requires it.
+func (x *executor) addSecretMount(ms *mountSet, key *strings.Builder, m *instructions.Mount, abs func(string) string) error {
+	id := m.CacheID
+	if id == "" && m.Target != "" {
+		id = path.Base(m.Target)
+	}
+	if id == "" {
+		return errors.New("--mount=type=secret needs an id")
+	}
+	if allowed, ok := x.l.secretProjects[id]; ok && !slices.Contains(allowed, x.req.Project) {
+		return secretRefused(id, x.req.Project, allowed)
+	}
+	val, ok, err := x.l.secret(id)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(key, "mount secret %q %q %v\n", id, m.Target, m.Env != nil)
+	if !ok {
+		if m.Required {
+			return fmt.Errorf("secret %q is required but not configured (platform.yaml build.secrets, or --build-secret)", id)
+		}
+		return nil
+	}
+	ms.secrets = append(ms.secrets, val)
+	ms.secretIDs = append(ms.secretIDs, id)
+	if m.Env != nil {
+		name := *m.Env
+		if name == "" {
+			name = id
+		}
+		ms.env = append(ms.env, name+"="+string(val))
+	}
+	if m.Target == "" && m.Env != nil {
+		return nil // only in the environment
+	}
+	target := m.Target
+	if target == "" {
+		target = "/run/secrets/" + id
+	}
+	rm := resolvedMount{sandboxMount: sandboxMount{Kind: "secret", Target: abs(target), Data: val, ID: id}}
+	if m.Mode != nil {
+		rm.Mode = uint32(*m.Mode)
+	}
+	if m.UID != nil {
+		rm.UID = uint32(*m.UID)
+	}
+	if m.GID != nil {
+		rm.GID = uint32(*m.GID)
+	}
+	ms.list = append(ms.list, rm)
+	return nil
+}
+
 // bindSource makes the directory (or file) a bind mount shows: a fresh
 // copy, so that what the command writes there is dropped. It returns it
 // with a digest of what it holds.
@@ -945,65 +1053,81 @@ func (x *executor) bindSource(ctx context.Context, df *dockerfile, p *plan, st *
 		return "", "", err
 	}
 	x.rootfses = append(x.rootfses, r)
+	if m.From == "" {
+		return x.bindContext(r, m)
+	}
+	return x.bindFrom(ctx, df, p, st, r, m, line, done)
+}
+
+// bindContext copies into r, at its root, what the bind mount m shows of
+// the build context, as COPY sees it, and returns the path to mount with
+// a digest of the files' names, modes, links and contents.
+func (x *executor) bindContext(r *rootFS, m *instructions.Mount) (string, string, error) {
+	dir := r.dir
 	src := cleanAbs(m.Source)
 	h := sha256.New()
-	if m.From == "" {
-		// The build context, as COPY sees it.
-		rel := relName(src)
-		if rel == "." {
-			rel = ""
+	rel := relName(src)
+	if rel == "." {
+		rel = ""
+	}
+	f, err := x.bc.mountSource(rel)
+	if err != nil {
+		return "", "", fmt.Errorf("--mount=type=bind,source=%s: %w", m.Source, err)
+	}
+	rel = f.rel
+	if rel == "." {
+		rel = ""
+	}
+	files := []ctxFile{f}
+	prefix := ""
+	if f.mode.IsDir() {
+		files = x.bc.below(rel)
+		if rel != "" {
+			prefix = rel + "/"
 		}
-		f, err := x.bc.mountSource(rel)
+	}
+	for _, cf := range files {
+		name := "/" + strings.TrimPrefix(cf.rel, prefix)
+		if !f.mode.IsDir() {
+			name = "/" + path.Base(cf.rel)
+		}
+		fmt.Fprintf(h, "%s %o %s\n", name, uint32(cf.mode), cf.link)
+		switch {
+		case cf.mode.IsDir():
+			err = r.root.MkdirAll(relName(name), 0o755)
+		case cf.mode&fs.ModeSymlink != 0:
+			if err = r.root.MkdirAll(relName(path.Dir(name)), 0o755); err == nil {
+				err = r.root.Symlink(cf.link, relName(name))
+			}
+		case cf.mode.IsRegular():
+			var data []byte
+			if data, err = x.readFile(cf.rel); err == nil {
+				h.Write(data)
+				if err = r.root.MkdirAll(relName(path.Dir(name)), 0o755); err == nil {
+					err = r.root.WriteFile(relName(name), data, cf.mode.Perm())
+				}
+			}
+		}
+		if err == nil {
+			err = r.chownRoot(name)
+		}
 		if err != nil {
 			return "", "", fmt.Errorf("--mount=type=bind,source=%s: %w", m.Source, err)
 		}
-		rel = f.rel
-		if rel == "." {
-			rel = ""
-		}
-		files := []ctxFile{f}
-		prefix := ""
-		if f.mode.IsDir() {
-			files = x.bc.below(rel)
-			if rel != "" {
-				prefix = rel + "/"
-			}
-		}
-		for _, cf := range files {
-			name := "/" + strings.TrimPrefix(cf.rel, prefix)
-			if !f.mode.IsDir() {
-				name = "/" + path.Base(cf.rel)
-			}
-			fmt.Fprintf(h, "%s %o %s\n", name, uint32(cf.mode), cf.link)
-			switch {
-			case cf.mode.IsDir():
-				err = r.root.MkdirAll(relName(name), 0o755)
-			case cf.mode&fs.ModeSymlink != 0:
-				if err = r.root.MkdirAll(relName(path.Dir(name)), 0o755); err == nil {
-					err = r.root.Symlink(cf.link, relName(name))
-				}
-			case cf.mode.IsRegular():
-				var data []byte
-				if data, err = x.readFile(cf.rel); err == nil {
-					h.Write(data)
-					if err = r.root.MkdirAll(relName(path.Dir(name)), 0o755); err == nil {
-						err = r.root.WriteFile(relName(name), data, cf.mode.Perm())
-					}
-				}
-			}
-			if err == nil {
-				err = r.chownRoot(name)
-			}
-			if err != nil {
-				return "", "", fmt.Errorf("--mount=type=bind,source=%s: %w", m.Source, err)
-			}
-		}
-		if !f.mode.IsDir() {
-			return filepath.Join(dir, path.Base(f.rel)), "context " + hex.EncodeToString(h.Sum(nil)), nil
-		}
-		return dir, "context " + hex.EncodeToString(h.Sum(nil)), nil
 	}
-	// Another stage, or an image.
+	if !f.mode.IsDir() {
+		return filepath.Join(dir, path.Base(f.rel)), "context " + hex.EncodeToString(h.Sum(nil)), nil
+	}
+	return dir, "context " + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// bindFrom brings up in r the stage or image the bind mount m names in
+// from=, and returns the path to mount, with a digest of the layers below
+// and the source.
+func (x *executor) bindFrom(ctx context.Context, df *dockerfile, p *plan, st *stageState, r *rootFS, m *instructions.Mount, line int, done map[int]*stageState) (string, string, error) {
+	dir := r.dir
+	src := cleanAbs(m.Source)
+	h := sha256.New()
 	lex := shell.NewLex(df.escape)
 	from, _, err := lex.ProcessWord(m.From, env{args: p.meta})
 	if err != nil {

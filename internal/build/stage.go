@@ -158,26 +158,14 @@ func commandText(c instructions.Command) string {
 	return strings.ToUpper(c.Name())
 }
 
+// dispatch executes one instruction of a stage, its words expanded: ARG
+// sets a build argument, COPY, ADD and RUN add a layer, the others change
+// the image's configuration and its history.
 func (x *executor) dispatch(ctx context.Context, df *dockerfile, p *plan, st *stageState, c instructions.Command, lex, raw *shell.Lex, done map[int]*stageState) error {
 	line := lineOf(c)
-	expand := func(w string) (string, error) {
-		v, _, err := lex.ProcessWord(w, st.env())
-		return v, err
+	if err := expandInstr(st, c, lex, raw); err != nil {
+		return df.errorf(line, "%s: %v", strings.ToUpper(c.Name()), err)
 	}
-	if ex, ok := c.(instructions.SupportsSingleWordExpansion); ok {
-		if err := ex.Expand(expand); err != nil {
-			return df.errorf(line, "%s: %v", strings.ToUpper(c.Name()), err)
-		}
-	}
-	if ex, ok := c.(instructions.SupportsSingleWordExpansionRaw); ok {
-		if err := ex.ExpandRaw(func(w string) (string, error) {
-			v, _, err := raw.ProcessWord(w, st.env())
-			return v, err
-		}); err != nil {
-			return df.errorf(line, "%s: %v", strings.ToUpper(c.Name()), err)
-		}
-	}
-	cfg := &st.cfg.Config
 	switch c := c.(type) {
 	case *instructions.ArgCommand:
 		for _, kv := range c.Args {
@@ -190,6 +178,57 @@ func (x *executor) dispatch(ctx context.Context, df *dockerfile, p *plan, st *st
 			}
 		}
 		return nil
+	case *instructions.CopyCommand:
+		return x.copy(ctx, df, p, st, copySpec{
+			line: line, code: c.String(), sources: c.SourcePaths, contents: c.SourceContents,
+			dest: c.DestPath, from: c.From, chown: c.Chown, chmod: c.Chmod, excludes: c.ExcludePatterns,
+		}, done)
+	case *instructions.AddCommand:
+		return x.copy(ctx, df, p, st, copySpec{
+			line: line, code: c.String(), sources: c.SourcePaths, contents: c.SourceContents,
+			dest: c.DestPath, chown: c.Chown, chmod: c.Chmod, excludes: c.ExcludePatterns,
+			add: true, unpack: c.Unpack,
+		}, done)
+	case *instructions.RunCommand:
+		return x.runInstr(ctx, df, p, st, c, done)
+	}
+	known, err := configure(df, st, c, lex, line)
+	if err != nil {
+		return err
+	}
+	if !known {
+		return &UnsupportedError{File: df.file, Line: line, Instruction: strings.ToUpper(c.Name()), Reason: "is not supported by the built-in builder"}
+	}
+	x.history(st, c)
+	return nil
+}
+
+// expandInstr expands the words of c in the stage's environment: with lex
+// those it expands as single words, with raw (quotes kept) the others.
+func expandInstr(st *stageState, c instructions.Command, lex, raw *shell.Lex) error {
+	with := func(l *shell.Lex) func(string) (string, error) {
+		return func(w string) (string, error) {
+			v, _, err := l.ProcessWord(w, st.env())
+			return v, err
+		}
+	}
+	if ex, ok := c.(instructions.SupportsSingleWordExpansion); ok {
+		if err := ex.Expand(with(lex)); err != nil {
+			return err
+		}
+	}
+	if ex, ok := c.(instructions.SupportsSingleWordExpansionRaw); ok {
+		return ex.ExpandRaw(with(raw))
+	}
+	return nil
+}
+
+// configure applies to the stage's image configuration the instruction c
+// at line, one that changes only that; known is false for an instruction
+// that is none of them.
+func configure(df *dockerfile, st *stageState, c instructions.Command, lex *shell.Lex, line int) (known bool, err error) {
+	cfg := &st.cfg.Config
+	switch c := c.(type) {
 	case *instructions.EnvCommand:
 		for _, kv := range c.Env {
 			cfg.Env = setEnv(cfg.Env, kv.Key, kv.Value)
@@ -214,23 +253,8 @@ func (x *executor) dispatch(ctx context.Context, df *dockerfile, p *plan, st *st
 	case *instructions.UserCommand:
 		cfg.User = c.User
 	case *instructions.ExposeCommand:
-		for _, word := range c.Ports {
-			words, err := lex.ProcessWords(word, st.env())
-			if err != nil {
-				return df.errorf(line, "EXPOSE: %v", err)
-			}
-			for _, w := range words {
-				ports, err := parsePorts(w)
-				if err != nil {
-					return df.errorf(line, "EXPOSE: %v", err)
-				}
-				if cfg.ExposedPorts == nil {
-					cfg.ExposedPorts = map[string]struct{}{}
-				}
-				for _, port := range ports {
-					cfg.ExposedPorts[port] = struct{}{}
-				}
-			}
+		if err := exposePorts(cfg, c, lex, st.env()); err != nil {
+			return true, df.errorf(line, "EXPOSE: %v", err)
 		}
 	case *instructions.EntrypointCommand:
 		cfg.Entrypoint = commandLine(c.ShellDependantCmdLine, cfg.Shell)
@@ -259,7 +283,7 @@ func (x *executor) dispatch(ctx context.Context, df *dockerfile, p *plan, st *st
 		}
 		for _, v := range c.Volumes {
 			if v == "" {
-				return df.errorf(line, "VOLUME: empty path")
+				return true, df.errorf(line, "VOLUME: empty path")
 			}
 			cfg.Volumes[v] = struct{}{}
 		}
@@ -267,23 +291,33 @@ func (x *executor) dispatch(ctx context.Context, df *dockerfile, p *plan, st *st
 		cfg.OnBuild = append(cfg.OnBuild, c.Expression)
 	case *instructions.MaintainerCommand:
 		st.cfg.Author = c.Maintainer
-	case *instructions.CopyCommand:
-		return x.copy(ctx, df, p, st, copySpec{
-			line: line, code: c.String(), sources: c.SourcePaths, contents: c.SourceContents,
-			dest: c.DestPath, from: c.From, chown: c.Chown, chmod: c.Chmod, excludes: c.ExcludePatterns,
-		}, done)
-	case *instructions.AddCommand:
-		return x.copy(ctx, df, p, st, copySpec{
-			line: line, code: c.String(), sources: c.SourcePaths, contents: c.SourceContents,
-			dest: c.DestPath, chown: c.Chown, chmod: c.Chmod, excludes: c.ExcludePatterns,
-			add: true, unpack: c.Unpack,
-		}, done)
-	case *instructions.RunCommand:
-		return x.runInstr(ctx, df, p, st, c, done)
 	default:
-		return &UnsupportedError{File: df.file, Line: line, Instruction: strings.ToUpper(c.Name()), Reason: "is not supported by the built-in builder"}
+		return false, nil
 	}
-	x.history(st, c)
+	return true, nil
+}
+
+// exposePorts adds the ports of EXPOSE c, its words expanded in env, to
+// cfg.
+func exposePorts(cfg *v1.Config, c *instructions.ExposeCommand, lex *shell.Lex, env shell.EnvGetter) error {
+	for _, word := range c.Ports {
+		words, err := lex.ProcessWords(word, env)
+		if err != nil {
+			return err
+		}
+		for _, w := range words {
+			ports, err := parsePorts(w)
+			if err != nil {
+				return err
+			}
+			if cfg.ExposedPorts == nil {
+				cfg.ExposedPorts = map[string]struct{}{}
+			}
+			for _, port := range ports {
+				cfg.ExposedPorts[port] = struct{}{}
+			}
+		}
+	}
 	return nil
 }
 

@@ -36,30 +36,17 @@ func resolveMongoDB(c *chartContext) (*result, error) {
 	if err != nil {
 		return nil, err
 	}
-	arch, err := v.str("architecture", "standalone")
+	svc, replicaset, err := mongodbService(v, full)
 	if err != nil {
-		return nil, err
-	}
-	replicaset := arch == "replicaset"
-	svc := full
-	if replicaset {
-		svc = full + "-headless"
-	}
-	if svc, err = v.firstStr(svc, "service.nameOverride"); err != nil {
 		return nil, err
 	}
 	port, err := v.port("service.ports.mongodb", 27017)
 	if err != nil {
 		return nil, err
 	}
-	ns, err := v.firstStr("", "global.namespaceOverride")
+	ns, err := c.namespaceOf("global.namespaceOverride")
 	if err != nil {
 		return nil, err
-	}
-	if ns == "" {
-		if ns, err = c.namespaceOf(); err != nil {
-			return nil, err
-		}
 	}
 	what := "MongoDB"
 	if replicaset {
@@ -69,43 +56,19 @@ func resolveMongoDB(c *chartContext) (*result, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := strconv.Itoa(port)
-	hosts := []string{host + ":" + p}
-	var query []string
+	conn := connURL{scheme: "mongodb", hosts: []string{host + ":" + strconv.Itoa(port)}}
 	if replicaset {
-		n, err := v.count("replicaCount", 2)
-		if err != nil {
+		if conn.hosts, conn.query, err = mongodbMembers(v, full, host, port); err != nil {
 			return nil, err
 		}
-		if n == 0 {
-			return nil, fmt.Errorf("values replicaCount: a replica set needs at least one member")
-		}
-		rs, err := v.str("replicaSetName", "rs0")
-		if err != nil {
-			return nil, err
-		}
-		hosts = hosts[:0]
-		for i := range n {
-			hosts = append(hosts, full+"-"+strconv.Itoa(i)+"."+host+":"+p)
-		}
-		query = append(query, queryPair("replicaSet", rs))
 	}
-
-	users, err := customList(v, "auth.username", "auth.usernames")
-	if err != nil {
-		return nil, err
-	}
-	dbs, err := customList(v, "auth.database", "auth.databases")
+	users, dbs, err := mongodbCustomUsers(v)
 	if err != nil {
 		return nil, err
 	}
 	if v.truthy("tls.enabled", false) {
-		query = append(query, queryPair("tls", "true"))
+		conn.query = append(conn.query, queryPair("tls", "true"))
 	}
-	if len(users) != len(dbs) {
-		return nil, fmt.Errorf("values auth.usernames and auth.databases must have the same length (the chart refuses them otherwise)")
-	}
-	conn := connURL{scheme: "mongodb", hosts: hosts, query: query}
 	switch {
 	case !v.truthy("auth.enabled", true):
 		reason := "auth.enabled is false: MongoDB runs without users"
@@ -124,37 +87,101 @@ func resolveMongoDB(c *chartContext) (*result, error) {
 		}
 		return r, nil
 	default:
-		existing, err := v.str("auth.existingSecret", "")
-		if err != nil {
+		if err := mongodbCredentials(r, v, full, users, dbs, &conn); err != nil {
 			return nil, err
 		}
-		name := full
-		if existing != "" {
-			name = existing
-		}
-		user, key, desc := "", "", ""
-		if len(users) == 1 {
-			user, key, desc = users[0], "mongodb-passwords", "password of the MongoDB custom user"
-			conn.path = dbs[0]
-			r.add(Export{Key: KeyDatabase, Kind: Plain, Value: dbs[0], Description: "MongoDB database of the custom user"})
-		} else {
-			if user, err = v.str("auth.rootUser", "root"); err != nil {
-				return nil, err
-			}
-			key, desc = "mongodb-root-password", "password of the MongoDB root user"
-			conn.query = append(conn.query, queryPair("authSource", "admin"))
-			r.missing(KeyDatabase, "no custom database: set auth.usernames and auth.databases")
-		}
-		ref, err := secretRef(name, key, "the chart's key names")
-		if err != nil {
-			return nil, err
-		}
-		conn.user, conn.password = user, ref
-		r.add(Export{Key: KeyUsername, Kind: Plain, Value: user, Description: "MongoDB user"})
-		r.add(passwordExport(ref, desc))
 	}
 	r.add(conn.export("MongoDB connection URI"))
 	return r, nil
+}
+
+// mongodbService returns the name of the Service of bitnami/mongodb,
+// "mongodb.service.nameOverride", and whether the architecture is a
+// replica set.
+func mongodbService(v values, full string) (name string, replicaset bool, err error) {
+	arch, err := v.str("architecture", "standalone")
+	if err != nil {
+		return "", false, err
+	}
+	replicaset = arch == "replicaset"
+	name = full
+	if replicaset {
+		name = full + "-headless"
+	}
+	if name, err = v.firstStr(name, "service.nameOverride"); err != nil {
+		return "", false, err
+	}
+	return name, replicaset, nil
+}
+
+// mongodbMembers returns the hosts of the members of a replica set behind
+// the headless Service host, as templates/NOTES.txt lists them, and the
+// query that names the replica set.
+func mongodbMembers(v values, full, host string, port int) (hosts, query []string, err error) {
+	n, err := v.count("replicaCount", 2)
+	if err != nil {
+		return nil, nil, err
+	}
+	if n == 0 {
+		return nil, nil, fmt.Errorf("values replicaCount: a replica set needs at least one member")
+	}
+	rs, err := v.str("replicaSetName", "rs0")
+	if err != nil {
+		return nil, nil, err
+	}
+	p := strconv.Itoa(port)
+	for i := range n {
+		hosts = append(hosts, full+"-"+strconv.Itoa(i)+"."+host+":"+p)
+	}
+	return hosts, []string{queryPair("replicaSet", rs)}, nil
+}
+
+// mongodbCustomUsers returns the custom users and their databases,
+// "mongodb.customUsers" and "mongodb.customDatabases", which the chart
+// requires to be as many.
+func mongodbCustomUsers(v values) (users, dbs []string, err error) {
+	if users, err = customList(v, "auth.username", "auth.usernames"); err != nil {
+		return nil, nil, err
+	}
+	if dbs, err = customList(v, "auth.database", "auth.databases"); err != nil {
+		return nil, nil, err
+	}
+	if len(users) != len(dbs) {
+		return nil, nil, fmt.Errorf("values auth.usernames and auth.databases must have the same length (the chart refuses them otherwise)")
+	}
+	return users, dbs, nil
+}
+
+// mongodbCredentials adds the user, the password and, for a custom user,
+// the database of a MongoDB with auth and at most one custom user, and
+// puts them in conn: the custom user when there is one, else the root user,
+// who authenticates against the admin database.
+func mongodbCredentials(r *result, v values, full string, users, dbs []string, conn *connURL) error {
+	name, _, err := secretName(v, full, "auth.existingSecret")
+	if err != nil {
+		return err
+	}
+	user, key, desc := "", "", ""
+	if len(users) == 1 {
+		user, key, desc = users[0], "mongodb-passwords", "password of the MongoDB custom user"
+		conn.path = dbs[0]
+		r.add(Export{Key: KeyDatabase, Kind: Plain, Value: dbs[0], Description: "MongoDB database of the custom user"})
+	} else {
+		if user, err = v.str("auth.rootUser", "root"); err != nil {
+			return err
+		}
+		key, desc = "mongodb-root-password", "password of the MongoDB root user"
+		conn.query = append(conn.query, queryPair("authSource", "admin"))
+		r.missing(KeyDatabase, "no custom database: set auth.usernames and auth.databases")
+	}
+	ref, err := secretRef(name, key, "the chart's key names")
+	if err != nil {
+		return err
+	}
+	conn.user, conn.password = user, ref
+	r.add(Export{Key: KeyUsername, Kind: Plain, Value: user, Description: "MongoDB user"})
+	r.add(passwordExport(ref, desc))
+	return nil
 }
 
 // customList joins a deprecated single value and its list replacement, as
@@ -182,19 +209,12 @@ func customList(v values, single, list string) ([]string, error) {
 // (<fullname>-arbiter-headless, arbiter.enabled by default),
 // metrics-svc.yaml (<fullname>-metrics).
 func mongodbServices(c *chartContext, full string, add func(...string)) (namespace string, err error) {
-	a, err := c.v.str("architecture", "standalone")
+	svc, replicaset, err := mongodbService(c.v, full)
 	if err != nil {
 		return "", err
 	}
-	svc := full
-	if a == "replicaset" {
-		svc = full + "-headless"
-	}
-	if svc, err = c.v.firstStr(svc, "service.nameOverride"); err != nil {
-		return "", err
-	}
 	add(svc)
-	if a == "replicaset" && c.v.truthy("arbiter.enabled", true) {
+	if replicaset && c.v.truthy("arbiter.enabled", true) {
 		add(full + "-arbiter-headless")
 	}
 	if c.v.truthy("metrics.enabled", false) {

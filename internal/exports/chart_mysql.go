@@ -50,15 +50,9 @@ func resolveMySQLFamily(c *chartContext, prefix, product string) (*result, error
 	if err != nil {
 		return nil, err
 	}
-	svc := full
-	if arch, err := v.str("architecture", "standalone"); err != nil {
+	svc, err := primaryService(v, full)
+	if err != nil {
 		return nil, err
-	} else if arch == "replication" {
-		primary, err := v.str("primary.name", "primary")
-		if err != nil {
-			return nil, err
-		}
-		svc = trunc63(full + "-" + primary)
 	}
 	port, err := v.port("primary.service.ports.mysql", 3306)
 	if err != nil {
@@ -83,13 +77,9 @@ func resolveMySQLFamily(c *chartContext, prefix, product string) (*result, error
 	if prefix == "mysql" && !v.truthy("auth.createDatabase", true) {
 		db = ""
 	}
-	existing, err := v.str("auth.existingSecret", "")
+	secret, existing, err := secretName(v, full, "auth.existingSecret")
 	if err != nil {
 		return nil, err
-	}
-	secretName := full
-	if existing != "" {
-		secretName = existing
 	}
 	key := prefix + "-root-password"
 	if user == "" {
@@ -111,7 +101,7 @@ func resolveMySQLFamily(c *chartContext, prefix, product string) (*result, error
 	case customFiles && existing == "":
 		r.missing(KeyPassword, "the chart creates no Secret when auth.customPasswordFiles is set without auth.existingSecret")
 	default:
-		if password, err = secretRef(secretName, key, "the chart's key names"); err != nil {
+		if password, err = secretRef(secret, key, "the chart's key names"); err != nil {
 			return nil, err
 		}
 		r.add(passwordExport(password, "password of the "+product+" user"))
@@ -133,13 +123,11 @@ func mysqlServices(c *chartContext, full string, add func(...string)) (namespace
 	if err != nil {
 		return "", err
 	}
-	primary := full
+	primary, err := primaryService(c.v, full)
+	if err != nil {
+		return "", err
+	}
 	if a == "replication" {
-		name, err := c.v.str("primary.name", "primary")
-		if err != nil {
-			return "", err
-		}
-		primary = trunc63(full + "-" + name)
 		sec, err := c.v.str("secondary.name", "secondary")
 		if err != nil {
 			return "", err

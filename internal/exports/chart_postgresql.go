@@ -32,15 +32,9 @@ func resolvePostgreSQL(c *chartContext) (*result, error) {
 	if err != nil {
 		return nil, err
 	}
-	svc := full
-	if arch, err := v.str("architecture", "standalone"); err != nil {
+	svc, err := primaryService(v, full)
+	if err != nil {
 		return nil, err
-	} else if arch == "replication" {
-		primary, err := v.str("primary.name", "primary")
-		if err != nil {
-			return nil, err
-		}
-		svc = trunc63(full + "-" + primary)
 	}
 	portPath := "primary.service.ports.postgresql"
 	if v.truthy("global.postgresql.service.ports.postgresql", false) {
@@ -66,13 +60,9 @@ func resolvePostgreSQL(c *chartContext) (*result, error) {
 	if err != nil {
 		return nil, err
 	}
-	existing, err := v.firstStr("", "global.postgresql.auth.existingSecret", "auth.existingSecret")
+	secret, existing, err := secretName(v, full, "global.postgresql.auth.existingSecret", "auth.existingSecret")
 	if err != nil {
 		return nil, err
-	}
-	secretName := full
-	if existing != "" {
-		secretName = existing
 	}
 	adminKey, adminFrom := "postgres-password", "the chart's Secret"
 	userKey, userFrom := "password", "the chart's Secret"
@@ -100,13 +90,13 @@ func resolvePostgreSQL(c *chartContext) (*result, error) {
 	if user == "" || user == "postgres" {
 		user = "postgres"
 		if v.truthy("auth.enablePostgresUser", true) {
-			if password, err = secretRef(secretName, adminKey, adminFrom); err != nil {
+			if password, err = secretRef(secret, adminKey, adminFrom); err != nil {
 				return nil, err
 			}
 		} else {
 			r.missing(KeyPassword, "the postgres user has no password: auth.enablePostgresUser is false and no auth.username is set")
 		}
-	} else if password, err = secretRef(secretName, userKey, userFrom); err != nil {
+	} else if password, err = secretRef(secret, userKey, userFrom); err != nil {
 		return nil, err
 	}
 	r.add(Export{Key: KeyUsername, Kind: Plain, Value: user, Description: "PostgreSQL user"})
@@ -132,13 +122,11 @@ func postgresqlServices(c *chartContext, full string, add func(...string)) (name
 	if err != nil {
 		return "", err
 	}
-	primary := full
+	primary, err := primaryService(c.v, full)
+	if err != nil {
+		return "", err
+	}
 	if a == "replication" {
-		name, err := c.v.str("primary.name", "primary")
-		if err != nil {
-			return "", err
-		}
-		primary = trunc63(full + "-" + name)
 		read, err := c.v.str("readReplicas.name", "read")
 		if err != nil {
 			return "", err

@@ -30,10 +30,41 @@ func (c *chartContext) service(r *result, name, namespace string, port int, what
 }
 
 // namespaceOf returns the namespace the chart puts its objects in:
-// namespaceOverride when set ("common.names.namespace" in
+// the first of the chart's own overrides that is set, else
+// namespaceOverride ("common.names.namespace" in
 // bitnami/common/templates/_names.tpl), else the release namespace.
-func (c *chartContext) namespaceOf() (string, error) {
-	return c.v.firstStr(c.namespace, "namespaceOverride")
+func (c *chartContext) namespaceOf(overrides ...string) (string, error) {
+	return c.v.firstStr(c.namespace, append(overrides, "namespaceOverride")...)
+}
+
+// secretName returns the name of the chart's Secret, as the charts'
+// "<chart>.secretName" helpers do: the first existing Secret the values
+// at paths name, else fullname. existing is that Secret's name, "" for
+// the chart's own.
+func secretName(v values, full string, paths ...string) (name, existing string, err error) {
+	if existing, err = v.firstStr("", paths...); err != nil {
+		return "", "", err
+	}
+	if existing != "" {
+		return existing, existing, nil
+	}
+	return full, "", nil
+}
+
+// primaryService returns the name of the primary's Service of a chart
+// with architecture standalone or replication, as the "<chart>.primary.fullname"
+// helpers of bitnami/postgresql, mysql and mariadb do: fullname, or
+// "<fullname>-<primary.name>" when architecture=replication.
+func primaryService(v values, full string) (string, error) {
+	arch, err := v.str("architecture", "standalone")
+	if err != nil || arch != "replication" {
+		return full, err
+	}
+	primary, err := v.str("primary.name", "primary")
+	if err != nil {
+		return "", err
+	}
+	return trunc63(full + "-" + primary), nil
 }
 
 // secretRef checks a Secret reference computed from values.

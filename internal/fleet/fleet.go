@@ -307,22 +307,31 @@ func (x *Index) Apply(root string, plan *Plan) error {
 		return nil
 	}
 	root = filepath.Clean(root)
-	errs := make([]error, len(plan.Changes))
+	return inParallel(len(plan.Changes), func(i int) error {
+		c := &plan.Changes[i]
+		if c.Op == Delete {
+			x.forget(c.Path)
+			return nil
+		}
+		return x.recordFile(root, c.Path, c.New)
+	})
+}
+
+// inParallel calls do for 0 to n-1 on as many goroutines as there are
+// cores, at least two (creating and reading files is kernel work that two
+// cores share), and joins the errors in the order of i.
+func inParallel(n int, do func(i int) error) error {
+	errs := make([]error, n)
 	var wg sync.WaitGroup
 	next := make(chan int, 256)
 	for range max(2, runtime.GOMAXPROCS(0)) {
 		wg.Go(func() {
 			for i := range next {
-				c := &plan.Changes[i]
-				if c.Op == Delete {
-					x.forget(c.Path)
-				} else {
-					errs[i] = x.recordFile(root, c.Path, c.New)
-				}
+				errs[i] = do(i)
 			}
 		})
 	}
-	for i := range plan.Changes {
+	for i := range n {
 		next <- i
 	}
 	close(next)
@@ -351,24 +360,10 @@ func applyStopping(root string, plan *Plan, stop func(step string) bool) error {
 	// A folder that does not exist yet is staged whole and moved into place
 	// in one rename: that needs no journal.
 	journaled := s.dirExists(root)
-	type job struct {
-		src, path string
-		data      []byte
-	}
-	var jobs []job
-	var deletes []string
-	for _, c := range plan.Changes {
-		if c.Op == Delete {
-			deletes = append(deletes, c.Path)
-			continue
-		}
-		dst := filepath.Join(root, filepath.FromSlash(c.Path))
-		tmp, err := s.place(dst)
-		if err != nil {
-			s.abort()
-			return err
-		}
-		jobs = append(jobs, job{tmp, c.Path, c.New})
+	jobs, deletes, err := s.placeAll(plan)
+	if err != nil {
+		s.abort()
+		return err
 	}
 	if len(jobs) == 0 && len(deletes) == 0 {
 		return nil
@@ -383,30 +378,7 @@ func applyStopping(root string, plan *Plan, stop func(step string) bool) error {
 			return err
 		}
 	}
-	// Write in parallel: creating files is kernel work that two cores share.
-	errs := make([]error, len(jobs))
-	var wg sync.WaitGroup
-	next := make(chan int, 256)
-	for range max(2, runtime.GOMAXPROCS(0)) {
-		wg.Go(func() {
-			for i := range next {
-				j := jobs[i]
-				if err := s.mkdir(filepath.Dir(j.src)); err != nil {
-					errs[i] = err
-					continue
-				}
-				if err := writeNew(j.src, j.data); err != nil {
-					errs[i] = fmt.Errorf("writing %s: %w", j.path, err)
-				}
-			}
-		})
-	}
-	for i := range jobs {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	if err := s.write(jobs); err != nil {
 		s.abort()
 		if jr != nil {
 			jr.discard(root)
@@ -438,6 +410,61 @@ func applyStopping(root string, plan *Plan, stop func(step string) bool) error {
 		}
 		return err
 	}
+	if err := removeAll(root, deletes, stop); err != nil {
+		return err
+	}
+	if jr != nil {
+		return done(root)
+	}
+	return nil
+}
+
+// stagedFile is a new file of a plan: the temporary path it is written to
+// before it moves into place, its path in the plan and its content.
+type stagedFile struct {
+	src, path string
+	data      []byte
+}
+
+// placeAll gives every file the plan writes its temporary path, and lists
+// the paths the plan deletes.
+func (s *stager) placeAll(plan *Plan) ([]stagedFile, []string, error) {
+	var jobs []stagedFile
+	var deletes []string
+	for _, c := range plan.Changes {
+		if c.Op == Delete {
+			deletes = append(deletes, c.Path)
+			continue
+		}
+		dst := filepath.Join(s.root, filepath.FromSlash(c.Path))
+		tmp, err := s.place(dst)
+		if err != nil {
+			return nil, nil, err
+		}
+		jobs = append(jobs, stagedFile{tmp, c.Path, c.New})
+	}
+	return jobs, deletes, nil
+}
+
+// write writes the staged files to their temporary paths, in parallel,
+// making their folders first.
+func (s *stager) write(jobs []stagedFile) error {
+	return inParallel(len(jobs), func(i int) error {
+		j := jobs[i]
+		if err := s.mkdir(filepath.Dir(j.src)); err != nil {
+			return err
+		}
+		if err := writeNew(j.src, j.data); err != nil {
+			return fmt.Errorf("writing %s: %w", j.path, err)
+		}
+		return nil
+	})
+}
+
+// removeAll removes the files deletes names in root, one already gone
+// being no error, then the folders that left empty, deepest first, never
+// root. It stops dead where stop("deleted") says so after a removal.
+func removeAll(root string, deletes []string, stop func(step string) bool) error {
 	dirs := make([]string, 0, len(deletes))
 	for _, d := range deletes {
 		p := filepath.Join(root, filepath.FromSlash(d))
@@ -449,11 +476,7 @@ func applyStopping(root string, plan *Plan, stop func(step string) bool) error {
 		}
 		dirs = append(dirs, filepath.Dir(p))
 	}
-	// Remove folders left empty, deepest first, never the root.
 	pruneEmpty(root, dirs)
-	if jr != nil {
-		return done(root)
-	}
 	return nil
 }
 

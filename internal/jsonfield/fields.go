@@ -165,6 +165,22 @@ type candidate struct {
 // first. A name found at several places goes to the shallowest field; at
 // equal depth to the only tagged one; otherwise nobody gets it.
 func build(t reflect.Type) *Struct {
+	s := &Struct{byName: map[string]int{}}
+	s.Sorted = dominant(candidates(t))
+	s.Fields = slices.Clone(s.Sorted)
+	slices.SortFunc(s.Fields, func(a, b Field) int { return slices.Compare(a.Index, b.Index) })
+	for i, f := range s.Fields {
+		s.byName[f.Name] = i
+		s.Quoted = s.Quoted || f.Quoted
+	}
+	return s
+}
+
+// candidates lists every field of t and of the structs it embeds that
+// could be a member, with its depth, level by level, shallowest first.
+// A field of a struct embedded twice at one level is listed twice, so
+// that it clashes with itself.
+func candidates(t reflect.Type) []candidate {
 	type level struct {
 		t     reflect.Type
 		index []int
@@ -209,18 +225,7 @@ func build(t reflect.Type) *Struct {
 					}
 					continue
 				}
-				f := Field{
-					Name: name, Index: index, Type: sf.Type, Tagged: name != "",
-					OmitEmpty: hasOption(opts, "omitempty"),
-					OmitZero:  hasOption(opts, "omitzero"),
-					Quoted:    hasOption(opts, "string") && quotable(ft.Kind()),
-				}
-				if f.Name == "" {
-					f.Name = sf.Name
-				}
-				if f.OmitZero {
-					f.isZero = zeroFunc(sf.Type)
-				}
+				f := newField(sf, name, opts, index, ft)
 				found = append(found, candidate{f, depth})
 				if count[l.t] > 1 {
 					// The struct is embedded twice at this level: its
@@ -230,6 +235,32 @@ func build(t reflect.Type) *Struct {
 			}
 		}
 	}
+	return found
+}
+
+// newField is the member for the struct field sf at index, named name by
+// its tag (or "" for its Go name), with the tag's options opts; ft is its
+// type, a pointer's element for an unnamed pointer type.
+func newField(sf reflect.StructField, name, opts string, index []int, ft reflect.Type) Field {
+	f := Field{
+		Name: name, Index: index, Type: sf.Type, Tagged: name != "",
+		OmitEmpty: hasOption(opts, "omitempty"),
+		OmitZero:  hasOption(opts, "omitzero"),
+		Quoted:    hasOption(opts, "string") && quotable(ft.Kind()),
+	}
+	if f.Name == "" {
+		f.Name = sf.Name
+	}
+	if f.OmitZero {
+		f.isZero = zeroFunc(sf.Type)
+	}
+	return f
+}
+
+// dominant keeps, of the candidates for each name, the one that gets it:
+// the shallowest, at equal depth the only tagged one; a name with no such
+// one is nobody's. The result is sorted by name.
+func dominant(found []candidate) []Field {
 	slices.SortFunc(found, func(a, b candidate) int {
 		if c := strings.Compare(a.Name, b.Name); c != 0 {
 			return c
@@ -245,7 +276,7 @@ func build(t reflect.Type) *Struct {
 		}
 		return slices.Compare(a.Index, b.Index)
 	})
-	s := &Struct{byName: map[string]int{}}
+	var sorted []Field
 	for i := 0; i < len(found); {
 		j := i + 1
 		for j < len(found) && found[j].Name == found[i].Name {
@@ -254,17 +285,11 @@ func build(t reflect.Type) *Struct {
 		// found[i] is the best of its name; a second one as deep and as
 		// tagged makes the name ambiguous.
 		if j == i+1 || found[i+1].depth != found[i].depth || found[i+1].Tagged != found[i].Tagged {
-			s.Sorted = append(s.Sorted, found[i].Field)
+			sorted = append(sorted, found[i].Field)
 		}
 		i = j
 	}
-	s.Fields = slices.Clone(s.Sorted)
-	slices.SortFunc(s.Fields, func(a, b Field) int { return slices.Compare(a.Index, b.Index) })
-	for i, f := range s.Fields {
-		s.byName[f.Name] = i
-		s.Quoted = s.Quoted || f.Quoted
-	}
-	return s
+	return sorted
 }
 
 // admit reports whether a struct field can be a member, or hold members:

@@ -39,52 +39,12 @@ func toGeneric(v reflect.Value) (any, error) {
 		}
 		return toGeneric(v.Elem())
 	case reflect.Struct:
-		fields := jsonfield.Of(t).Fields
-		out := make(map[string]any, len(fields))
-		for i := range fields {
-			f := &fields[i]
-			fv, ok := f.Get(v)
-			if !ok || f.Omit(fv) {
-				continue
-			}
-			if f.Quoted {
-				g, err := quoted(fv)
-				if err != nil {
-					return nil, fmt.Errorf("%s: %w", f.Name, err)
-				}
-				out[f.Name] = g
-				continue
-			}
-			g, err := toGeneric(fv)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", f.Name, err)
-			}
-			if g == nil && (fv.Kind() == reflect.Map || fv.Kind() == reflect.Slice) {
-				// nil maps and slices are null in JSON; keep the key.
-				out[f.Name] = nil
-				continue
-			}
-			out[f.Name] = g
-		}
-		return out, nil
+		return structToGeneric(v)
 	case reflect.Map:
 		if v.IsNil() {
 			return nil, nil
 		}
-		out := make(map[string]any, v.Len())
-		it := v.MapRange()
-		for it.Next() {
-			k, err := mapKey(it.Key())
-			if err != nil {
-				return nil, err
-			}
-			g, err := toGeneric(it.Value())
-			if err != nil {
-				return nil, err
-			}
-			out[k] = g
-		}
-		return out, nil
+		return mapToGeneric(v)
 	case reflect.Slice:
 		if v.IsNil() {
 			return nil, nil
@@ -92,17 +52,9 @@ func toGeneric(v reflect.Value) (any, error) {
 		if t.Elem().Kind() == reflect.Uint8 {
 			return base64.StdEncoding.EncodeToString(v.Bytes()), nil
 		}
-		fallthrough
+		return listToGeneric(v)
 	case reflect.Array:
-		out := make([]any, v.Len())
-		for i := range out {
-			g, err := toGeneric(v.Index(i))
-			if err != nil {
-				return nil, err
-			}
-			out[i] = g
-		}
-		return out, nil
+		return listToGeneric(v)
 	case reflect.String:
 		return v.String(), nil
 	case reflect.Bool:
@@ -119,6 +71,72 @@ func toGeneric(v reflect.Value) (any, error) {
 		return json.Number(b), nil
 	}
 	return nil, fmt.Errorf("cannot encode %s", t)
+}
+
+// structToGeneric is toGeneric of a struct: a map of the members
+// encoding/json would write, by their JSON names.
+func structToGeneric(v reflect.Value) (any, error) {
+	fields := jsonfield.Of(v.Type()).Fields
+	out := make(map[string]any, len(fields))
+	for i := range fields {
+		f := &fields[i]
+		fv, ok := f.Get(v)
+		if !ok || f.Omit(fv) {
+			continue
+		}
+		if f.Quoted {
+			g, err := quoted(fv)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", f.Name, err)
+			}
+			out[f.Name] = g
+			continue
+		}
+		g, err := toGeneric(fv)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.Name, err)
+		}
+		if g == nil && (fv.Kind() == reflect.Map || fv.Kind() == reflect.Slice) {
+			// nil maps and slices are null in JSON; keep the key.
+			out[f.Name] = nil
+			continue
+		}
+		out[f.Name] = g
+	}
+	return out, nil
+}
+
+// mapToGeneric is toGeneric of a map that is not nil: a map by the keys'
+// JSON names.
+func mapToGeneric(v reflect.Value) (any, error) {
+	out := make(map[string]any, v.Len())
+	it := v.MapRange()
+	for it.Next() {
+		k, err := mapKey(it.Key())
+		if err != nil {
+			return nil, err
+		}
+		g, err := toGeneric(it.Value())
+		if err != nil {
+			return nil, err
+		}
+		out[k] = g
+	}
+	return out, nil
+}
+
+// listToGeneric is toGeneric of an array, or of a slice that is neither
+// nil nor of bytes: a list of its elements.
+func listToGeneric(v reflect.Value) (any, error) {
+	out := make([]any, v.Len())
+	for i := range out {
+		g, err := toGeneric(v.Index(i))
+		if err != nil {
+			return nil, err
+		}
+		out[i] = g
+	}
+	return out, nil
 }
 
 var (

@@ -43,98 +43,17 @@ func Capture(app *specedit.Doc, opts CaptureOptions) (string, []byte, error) {
 	if opts.Version == "" {
 		opts.Version = "1.0.0"
 	}
-	compsPath := specedit.Path{"components"}
-	comps, err := app.Lookup(compsPath)
-	if err != nil {
-		return "", nil, fmt.Errorf("%s has no components to capture: %w", app.Name(), err)
+	if err := checkCapturable(app); err != nil {
+		return "", nil, err
 	}
-	if comps.Kind != yaml.SequenceNode {
-		return "", nil, fmt.Errorf("%s: components is not a list", app.Name())
-	}
-	if lit := findPlaceholderText(comps); lit != "" {
-		return "", nil, fmt.Errorf("%s: the value %q holds \"${{\", which templates read as a placeholder; change it to \"$${{\" in the template by hand", app.Name(), lit)
-	}
-
-	var params []Param
-	var reps []specedit.Replacement
-	byPath := map[string]string{}
-	for _, cp := range opts.Params {
-		if !paramName.MatchString(cp.Name) {
-			return "", nil, fmt.Errorf("%q is not a valid parameter name (letters, digits and _, not starting with a digit)", cp.Name)
-		}
-		p, err := app.Resolve(cp.Path)
-		if err != nil {
-			return "", nil, fmt.Errorf("parameter %s: %w", cp.Name, err)
-		}
-		if len(p) < 2 || p[0] != "components" {
-			return "", nil, fmt.Errorf("parameter %s: %s is not inside components; a template holds only components", cp.Name, cp.Path)
-		}
-		if prev, dup := byPath[p.String()]; dup {
-			return "", nil, fmt.Errorf("parameters %s and %s name the same value %s", prev, cp.Name, p)
-		}
-		byPath[p.String()] = cp.Name
-		n, _ := app.Lookup(p)
-		if n.Kind != yaml.ScalarNode || n.ShortTag() == "!!null" {
-			return "", nil, fmt.Errorf("parameter %s: %s is not a single value (a string, number or boolean)", cp.Name, p)
-		}
-		def, err := scalarValue(n)
-		if err != nil {
-			return "", nil, fmt.Errorf("parameter %s: %s: %w", cp.Name, p, err)
-		}
-		typ := String
-		switch n.ShortTag() {
-		case "!!int":
-			typ = Integer
-		case "!!float":
-			typ = Number
-		case "!!bool":
-			typ = Boolean
-		}
-		desc := cp.Description
-		if desc == "" {
-			desc = "captured from " + cp.Path.String()
-		}
-		if i := indexParam(params, cp.Name); i >= 0 {
-			if params[i].Type != typ || !reflect.DeepEqual(params[i].Default, def) {
-				return "", nil, fmt.Errorf("parameter %s names values that differ (%v and %v)", cp.Name, params[i].Default, def)
-			}
-		} else {
-			params = append(params, Param{Name: cp.Name, Type: typ, Default: def, Description: desc})
-		}
-		s, e, err := app.Span(p)
-		if err != nil {
-			return "", nil, err
-		}
-		flow, _ := app.InFlow(p)
-		text := Placeholder(cp.Name)
-		if flow || n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0 {
-			text = `"` + text + `"`
-		}
-		reps = append(reps, specedit.Replacement{Start: s, End: e, Text: text})
-	}
-
-	// The components' own text, with the placeholders in it.
-	var start, end int
-	if app.IsJSON() {
-		start, end, err = app.Span(compsPath)
-	} else {
-		if k := componentsKey(app.Root()); k == nil || k.Column != 1 {
-			return "", nil, fmt.Errorf("%s: components must start at the beginning of its line", app.Name())
-		}
-		start, end, err = app.EntrySpan(compsPath)
-	}
+	params, reps, err := captureParams(app, opts.Params)
 	if err != nil {
 		return "", nil, err
 	}
-	replaced, err := app.ReplaceSpans(reps)
+	body, err := componentsText(app, reps)
 	if err != nil {
 		return "", nil, err
 	}
-	delta := 0
-	for _, r := range reps {
-		delta += len(r.Text) - (r.End - r.Start)
-	}
-	body := string(replaced[start : end+delta])
 
 	var name string
 	var out []byte
@@ -148,24 +67,156 @@ func Capture(app *specedit.Doc, opts CaptureOptions) (string, []byte, error) {
 	if err != nil {
 		return "", nil, err
 	}
+	if err := checkGivesBack(app, name, out); err != nil {
+		return "", nil, err
+	}
+	return name, out, nil
+}
 
-	// The template with its defaults must give back the app's components.
+// componentsPath is where an app spec holds the components a template captures.
+var componentsPath = specedit.Path{"components"}
+
+// checkCapturable reports why the components of app cannot become a
+// template: there are none, they are not a list, or a value in them
+// already reads as a placeholder.
+func checkCapturable(app *specedit.Doc) error {
+	comps, err := app.Lookup(componentsPath)
+	if err != nil {
+		return fmt.Errorf("%s has no components to capture: %w", app.Name(), err)
+	}
+	if comps.Kind != yaml.SequenceNode {
+		return fmt.Errorf("%s: components is not a list", app.Name())
+	}
+	if lit := findPlaceholderText(comps); lit != "" {
+		return fmt.Errorf("%s: the value %q holds \"${{\", which templates read as a placeholder; change it to \"$${{\" in the template by hand", app.Name(), lit)
+	}
+	return nil
+}
+
+// captureParams turns the values named by cps into the template's
+// parameters and the replacements that put their placeholders in the
+// text. Several parameters of one name are one parameter, provided they
+// name equal values; two names for one value are an error.
+func captureParams(app *specedit.Doc, cps []CaptureParam) ([]Param, []specedit.Replacement, error) {
+	var params []Param
+	var reps []specedit.Replacement
+	byPath := map[string]string{}
+	for _, cp := range cps {
+		if !paramName.MatchString(cp.Name) {
+			return nil, nil, fmt.Errorf("%q is not a valid parameter name (letters, digits and _, not starting with a digit)", cp.Name)
+		}
+		p, err := app.Resolve(cp.Path)
+		if err != nil {
+			return nil, nil, fmt.Errorf("parameter %s: %w", cp.Name, err)
+		}
+		if len(p) < 2 || p[0] != "components" {
+			return nil, nil, fmt.Errorf("parameter %s: %s is not inside components; a template holds only components", cp.Name, cp.Path)
+		}
+		if prev, dup := byPath[p.String()]; dup {
+			return nil, nil, fmt.Errorf("parameters %s and %s name the same value %s", prev, cp.Name, p)
+		}
+		byPath[p.String()] = cp.Name
+		param, rep, err := captureParam(app, cp, p)
+		if err != nil {
+			return nil, nil, err
+		}
+		if i := indexParam(params, cp.Name); i >= 0 {
+			if params[i].Type != param.Type || !reflect.DeepEqual(params[i].Default, param.Default) {
+				return nil, nil, fmt.Errorf("parameter %s names values that differ (%v and %v)", cp.Name, params[i].Default, param.Default)
+			}
+		} else {
+			params = append(params, param)
+		}
+		reps = append(reps, rep)
+	}
+	return params, reps, nil
+}
+
+// captureParam makes the parameter cp of the value at p, the resolved
+// path of cp.Path, and the replacement that puts its placeholder there,
+// quoted where the value was quoted or stands in a flow collection.
+func captureParam(app *specedit.Doc, cp CaptureParam, p specedit.Path) (Param, specedit.Replacement, error) {
+	n, _ := app.Lookup(p)
+	if n.Kind != yaml.ScalarNode || n.ShortTag() == "!!null" {
+		return Param{}, specedit.Replacement{}, fmt.Errorf("parameter %s: %s is not a single value (a string, number or boolean)", cp.Name, p)
+	}
+	def, err := scalarValue(n)
+	if err != nil {
+		return Param{}, specedit.Replacement{}, fmt.Errorf("parameter %s: %s: %w", cp.Name, p, err)
+	}
+	typ := String
+	switch n.ShortTag() {
+	case "!!int":
+		typ = Integer
+	case "!!float":
+		typ = Number
+	case "!!bool":
+		typ = Boolean
+	}
+	desc := cp.Description
+	if desc == "" {
+		desc = "captured from " + cp.Path.String()
+	}
+	s, e, err := app.Span(p)
+	if err != nil {
+		return Param{}, specedit.Replacement{}, err
+	}
+	flow, _ := app.InFlow(p)
+	text := Placeholder(cp.Name)
+	if flow || n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0 {
+		text = `"` + text + `"`
+	}
+	return Param{Name: cp.Name, Type: typ, Default: def, Description: desc},
+		specedit.Replacement{Start: s, End: e, Text: text}, nil
+}
+
+// componentsText is the components' own text with reps applied: in YAML
+// the whole components entry, key included, which must start its line;
+// in JSON the components' value.
+func componentsText(app *specedit.Doc, reps []specedit.Replacement) (string, error) {
+	var start, end int
+	var err error
+	if app.IsJSON() {
+		start, end, err = app.Span(componentsPath)
+	} else {
+		if k := componentsKey(app.Root()); k == nil || k.Column != 1 {
+			return "", fmt.Errorf("%s: components must start at the beginning of its line", app.Name())
+		}
+		start, end, err = app.EntrySpan(componentsPath)
+	}
+	if err != nil {
+		return "", err
+	}
+	replaced, err := app.ReplaceSpans(reps)
+	if err != nil {
+		return "", err
+	}
+	delta := 0
+	for _, r := range reps {
+		delta += len(r.Text) - (r.End - r.Start)
+	}
+	return string(replaced[start : end+delta]), nil
+}
+
+// checkGivesBack reports an error unless the template out, named name,
+// expanded with its defaults gives back the components of app.
+func checkGivesBack(app *specedit.Doc, name string, out []byte) error {
 	t, err := Parse(name, out)
 	if err != nil {
-		return "", nil, fmt.Errorf("the captured template is invalid:\n%w", err)
+		return fmt.Errorf("the captured template is invalid:\n%w", err)
 	}
 	exp, _ := t.Expand(nil)
 	var got, want any
 	if err := exp.Decode(&got); err != nil {
-		return "", nil, err
+		return err
 	}
-	if want, err = app.Value(compsPath); err != nil {
-		return "", nil, err
+	if want, err = app.Value(componentsPath); err != nil {
+		return err
 	}
 	if !reflect.DeepEqual(got, want) {
-		return "", nil, fmt.Errorf("the captured template does not give back the components of %s", app.Name())
+		return fmt.Errorf("the captured template does not give back the components of %s", app.Name())
 	}
-	return name, out, nil
+	return nil
 }
 
 func indexParam(ps []Param, name string) int {

@@ -259,97 +259,112 @@ func (p *parser) params(t *Template, v *yaml.Node) {
 			p.add(item, at, "a parameter must be a map with name and type")
 			continue
 		}
-		pr := Param{Line: item.Line, Col: item.Column}
-		var defNode *yaml.Node
-		for j := 0; j+1 < len(item.Content); j += 2 {
-			k, val := item.Content[j], item.Content[j+1]
-			switch k.Value {
-			case "name":
-				pr.Name = p.str(val, at+".name")
-				pr.Line, pr.Col = val.Line, val.Column
-			case "type":
-				pr.Type = Type(p.str(val, at+".type"))
-			case "description":
-				pr.Description = p.str(val, at+".description")
-			case "required":
-				if val.ShortTag() != "!!bool" {
-					p.add(val, at+".required", "must be true or false")
-				}
-				pr.Required = val.Value == "true"
-			case "default":
-				defNode = val
-				pr.defLine, pr.defCol = val.Line, val.Column
-			case "enum":
-				if val.Kind != yaml.SequenceNode || len(val.Content) == 0 {
-					p.add(val, at+".enum", "must be a list of values")
-					continue
-				}
-				for _, e := range val.Content {
-					ev, err := scalarValue(e)
-					if err != nil {
-						p.add(e, at+".enum", "%v", err)
-						continue
-					}
-					pr.Enum = append(pr.Enum, ev)
-				}
-			case "minimum", "maximum":
-				ev, err := scalarValue(val)
-				n, ok := ev.(json.Number)
-				if err != nil || !ok {
-					p.add(val, at+"."+k.Value, "must be a number")
-					continue
-				}
-				if k.Value == "minimum" {
-					pr.Minimum = &n
-				} else {
-					pr.Maximum = &n
-				}
-			case "pattern":
-				pr.Pattern = p.str(val, at+".pattern")
-				if _, err := regexp.Compile(pr.Pattern); err != nil {
-					p.add(val, at+".pattern", "invalid regular expression: %v", err)
-				}
-			default:
-				p.add(k, at+"."+k.Value, "unknown field %q; a parameter has name, type, description, required, default, enum, minimum, maximum and pattern", k.Value)
-			}
-		}
-		switch {
-		case pr.Name == "":
-			p.add(item, at, "a parameter needs a name")
-		case !paramName.MatchString(pr.Name):
-			p.add(item, at+".name", "%q is not a valid parameter name (letters, digits and _, not starting with a digit)", pr.Name)
-		case t.Param(pr.Name) != nil:
-			p.add(item, at+".name", "parameter %q is declared twice", pr.Name)
-		}
-		switch pr.Type {
-		case String, Integer, Boolean, Number:
-		case "":
-			p.add(item, at, "parameter %q needs a type: string, integer, boolean or number", pr.Name)
-		default:
-			p.add(item, at+".type", "unknown type %q; use string, integer, boolean or number", pr.Type)
-		}
-		if (pr.Minimum != nil || pr.Maximum != nil) && pr.Type != Integer && pr.Type != Number {
-			p.add(item, at, "minimum and maximum apply to integer and number parameters only")
-		}
-		if pr.Pattern != "" && pr.Type != String {
-			p.add(item, at, "pattern applies to string parameters only")
-		}
-		if defNode != nil {
-			dv, err := scalarValue(defNode)
-			if err != nil {
-				p.add(defNode, at+".default", "%v", err)
-			} else if dv == nil {
-				p.add(defNode, at+".default", "must not be empty")
-			}
-			pr.Default = dv
-			if pr.Required && dv != nil {
-				p.add(defNode, at+".default", "a required parameter takes no default; drop one of them")
-			}
-		}
-		if !pr.Required && defNode == nil {
-			p.add(item, at, "parameter %q needs a default, or required: true", pr.Name)
-		}
+		pr, defNode := p.paramFields(item, at)
+		p.checkParam(t, item, at, &pr, defNode)
 		t.Params = append(t.Params, pr)
+	}
+}
+
+// paramFields reads the fields of the parameter item, at path at, and
+// returns the parameter with its default's node, nil if it has none;
+// the default's value is left to checkParam.
+func (p *parser) paramFields(item *yaml.Node, at string) (Param, *yaml.Node) {
+	pr := Param{Line: item.Line, Col: item.Column}
+	var defNode *yaml.Node
+	for j := 0; j+1 < len(item.Content); j += 2 {
+		k, val := item.Content[j], item.Content[j+1]
+		switch k.Value {
+		case "name":
+			pr.Name = p.str(val, at+".name")
+			pr.Line, pr.Col = val.Line, val.Column
+		case "type":
+			pr.Type = Type(p.str(val, at+".type"))
+		case "description":
+			pr.Description = p.str(val, at+".description")
+		case "required":
+			if val.ShortTag() != "!!bool" {
+				p.add(val, at+".required", "must be true or false")
+			}
+			pr.Required = val.Value == "true"
+		case "default":
+			defNode = val
+			pr.defLine, pr.defCol = val.Line, val.Column
+		case "enum":
+			if val.Kind != yaml.SequenceNode || len(val.Content) == 0 {
+				p.add(val, at+".enum", "must be a list of values")
+				continue
+			}
+			for _, e := range val.Content {
+				ev, err := scalarValue(e)
+				if err != nil {
+					p.add(e, at+".enum", "%v", err)
+					continue
+				}
+				pr.Enum = append(pr.Enum, ev)
+			}
+		case "minimum", "maximum":
+			ev, err := scalarValue(val)
+			n, ok := ev.(json.Number)
+			if err != nil || !ok {
+				p.add(val, at+"."+k.Value, "must be a number")
+				continue
+			}
+			if k.Value == "minimum" {
+				pr.Minimum = &n
+			} else {
+				pr.Maximum = &n
+			}
+		case "pattern":
+			pr.Pattern = p.str(val, at+".pattern")
+			if _, err := regexp.Compile(pr.Pattern); err != nil {
+				p.add(val, at+".pattern", "invalid regular expression: %v", err)
+			}
+		default:
+			p.add(k, at+"."+k.Value, "unknown field %q; a parameter has name, type, description, required, default, enum, minimum, maximum and pattern", k.Value)
+		}
+	}
+	return pr, defNode
+}
+
+// checkParam checks the parameter pr, read from item at path at, against
+// the parameters of t read before it and against its own fields, and
+// sets its default from defNode.
+func (p *parser) checkParam(t *Template, item *yaml.Node, at string, pr *Param, defNode *yaml.Node) {
+	switch {
+	case pr.Name == "":
+		p.add(item, at, "a parameter needs a name")
+	case !paramName.MatchString(pr.Name):
+		p.add(item, at+".name", "%q is not a valid parameter name (letters, digits and _, not starting with a digit)", pr.Name)
+	case t.Param(pr.Name) != nil:
+		p.add(item, at+".name", "parameter %q is declared twice", pr.Name)
+	}
+	switch pr.Type {
+	case String, Integer, Boolean, Number:
+	case "":
+		p.add(item, at, "parameter %q needs a type: string, integer, boolean or number", pr.Name)
+	default:
+		p.add(item, at+".type", "unknown type %q; use string, integer, boolean or number", pr.Type)
+	}
+	if (pr.Minimum != nil || pr.Maximum != nil) && pr.Type != Integer && pr.Type != Number {
+		p.add(item, at, "minimum and maximum apply to integer and number parameters only")
+	}
+	if pr.Pattern != "" && pr.Type != String {
+		p.add(item, at, "pattern applies to string parameters only")
+	}
+	if defNode != nil {
+		dv, err := scalarValue(defNode)
+		if err != nil {
+			p.add(defNode, at+".default", "%v", err)
+		} else if dv == nil {
+			p.add(defNode, at+".default", "must not be empty")
+		}
+		pr.Default = dv
+		if pr.Required && dv != nil {
+			p.add(defNode, at+".default", "a required parameter takes no default; drop one of them")
+		}
+	}
+	if !pr.Required && defNode == nil {
+		p.add(item, at, "parameter %q needs a default, or required: true", pr.Name)
 	}
 }
 
