@@ -171,9 +171,11 @@ func TestServeAndShutdown(t *testing.T) {
 
 	// Shut down while events are in flight.
 	var (
-		mu    sync.Mutex
-		acked []int64
-		wg    sync.WaitGroup
+		mu       sync.Mutex
+		acked    []int64
+		wg       sync.WaitGroup
+		firstAck = make(chan struct{})
+		once     sync.Once
 	)
 	for w := range 8 {
 		wg.Go(func() {
@@ -186,11 +188,16 @@ func TestServeAndShutdown(t *testing.T) {
 					mu.Lock()
 					acked = append(acked, id)
 					mu.Unlock()
+					once.Do(func() { close(firstAck) })
 				}
 			}
 		})
 	}
-	time.Sleep(20 * time.Millisecond)
+	// Shut down once events flow, however loaded the machine.
+	select {
+	case <-firstAck:
+	case <-time.After(30 * time.Second):
+	}
 	cancel()
 	wg.Wait()
 	select {
