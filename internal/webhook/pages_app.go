@@ -123,7 +123,7 @@ func (s *Server) appPage(r *http.Request, project, name string) (appView, error)
 	if err != nil {
 		return appView{}, err
 	}
-	a, err := s.cfg.Store.App(ctx, project, name)
+	a, err := s.appInPage(ctx, project, name, r.URL.Query().Get("environment"))
 	if err != nil {
 		return appView{}, err
 	}
@@ -171,7 +171,7 @@ func (s *Server) history(ctx context.Context, v *appView, cursor string) error {
 			v.NewestURL = appPageURL(a.Project, a.Name) + "#history"
 		}
 	}
-	ds, err := s.cfg.Store.Deployments(ctx, a.Project, a.Name, historyPageSize+1, before)
+	ds, err := s.cfg.Store.DeploymentsIn(ctx, a.Project, a.Name, a.Environment, historyPageSize+1, before)
 	if err != nil {
 		return err
 	}
@@ -185,7 +185,7 @@ func (s *Server) history(ctx context.Context, v *appView, cursor string) error {
 	// The phase changes of the page's deployments (bounded: an app that
 	// flaps between running and degraded for days has many), and Flux's
 	// newest messages.
-	changes, err := s.cfg.Store.AppPhaseChanges(ctx, a.Project, a.Name, ds[len(ds)-1].ID, ds[0].ID, maxPhaseChanges)
+	changes, err := s.cfg.Store.AppPhaseChanges(ctx, a.Project, a.Name, a.Environment, ds[len(ds)-1].ID, ds[0].ID, maxPhaseChanges)
 	if err != nil {
 		return err
 	}

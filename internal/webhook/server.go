@@ -97,8 +97,9 @@ type Config struct {
 // GitHub; every replica stores events and serves reads. store.Owners is
 // the implementation on PostgreSQL.
 type Coordinator interface {
-	// Owns reports whether this replica owns the app now.
-	Owns(project, app string) bool
+	// Owns reports whether this replica owns the app in the environment
+	// ("": no environment) now.
+	Owns(project, app, env string) bool
 	// OwnedSlots returns the slots (store.SlotOf) of the apps it owns.
 	OwnedSlots() []int
 	// Changed is signalled when this replica gained or lost apps.
