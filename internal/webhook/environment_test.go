@@ -7,8 +7,10 @@ import (
 	"testing"
 	"time"
 
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	eventv1 "github.com/fluxcd/pkg/apis/event/v1beta1"
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/github/githubtest"
@@ -208,5 +210,34 @@ func TestHostileEnvironment(t *testing.T) {
 	var eb errorBody
 	if code := e.api("/api/v1/apps/shop/api/deployments?environment="+url.QueryEscape("../x"), &eb); code != 400 {
 		t.Errorf("deployments in environment ../x = %d %q", code, eb.Error)
+	}
+}
+
+// TestClusterResolverEnvironment checks that an event without metadata
+// takes its environment from the object's label (or event annotation), as
+// it takes its app, on a real API server.
+func TestClusterResolverEnvironment(t *testing.T) {
+	t.Parallel()
+	fluxNS := env.Namespace(t)
+	r := NewClusterResolver(env.Client, nil, time.Minute)
+	for name, meta := range map[string]metav1.ObjectMeta{
+		"shop-api-web": {Labels: map[string]string{probe.LabelApp: "api", probe.LabelProject: "shop", layout.LabelEnvironment: "staging"}},
+		"shop-cart-web": {Annotations: map[string]string{probe.AnnotationApp: "cart", probe.AnnotationProject: "shop",
+			layout.EventAnnotationPrefix + layout.EventEnvironment: "production"}},
+		"shop-bare-web": {Labels: map[string]string{probe.LabelApp: "bare", probe.LabelProject: "shop"}},
+	} {
+		meta.Name, meta.Namespace = name, fluxNS
+		k := &kustomizev1.Kustomization{ObjectMeta: meta, Spec: kustomizev1.KustomizationSpec{
+			Interval: metav1.Duration{Duration: 10 * time.Minute}, Path: "./apps", Prune: true,
+			SourceRef: kustomizev1.CrossNamespaceSourceReference{Kind: "GitRepository", Name: "fleet"}}}
+		if err := env.Client.Create(t.Context(), k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, want := range map[string]string{"shop-api-web": "staging", "shop-cart-web": "production", "shop-bare-web": ""} {
+		ref, ok, err := r.Resolve(t.Context(), kustomizev1.KustomizationKind, fluxNS, name)
+		if err != nil || !ok || ref.Environment != want {
+			t.Errorf("%s: %+v %v %v, want environment %q", name, ref, ok, err, want)
+		}
 	}
 }
