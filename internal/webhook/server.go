@@ -52,6 +52,10 @@ type Config struct {
 	RecheckInterval time.Duration
 	// FluxNamespace holds the apps' Kustomizations; default flux-system.
 	FluxNamespace string
+	// Environments are the platform's environments in order (platform.yaml
+	// environments): the app page shows an app's release in each side by
+	// side, and what each lacks of the one before it.
+	Environments []string
 	// StreamHeartbeat is the interval of keep-alive comments on the event
 	// stream; default 15s. StreamPoll is how often a stream looks for changes
 	// written by other replicas; default 2s.
@@ -135,6 +139,9 @@ func (c *Config) setDefaults() error {
 	}
 	if c.FluxNamespace == "" {
 		c.FluxNamespace = "flux-system"
+	}
+	if err := validateEnvironments(c.Environments); err != nil {
+		return err
 	}
 	if c.StreamHeartbeat <= 0 {
 		c.StreamHeartbeat = 15 * time.Second
