@@ -3,6 +3,7 @@ package webhook
 import (
 	"fmt"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -240,4 +241,18 @@ func TestClusterResolverEnvironment(t *testing.T) {
 			t.Errorf("%s: %+v %v %v, want environment %q", name, ref, ok, err, want)
 		}
 	}
+}
+
+// FuzzValidEnvironment checks validEnvironment, which judges the
+// environment an event's sender names, against the DNS label grammar.
+func FuzzValidEnvironment(f *testing.F) {
+	for _, s := range []string{"staging", "production", "a", "a-b", "-a", "a-", "A", "", "../x", strings.Repeat("a", 63), strings.Repeat("a", 64), "é", "a\x00"} {
+		f.Add(s)
+	}
+	label := regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := validEnvironment(s), label.MatchString(s); got != want {
+			t.Errorf("validEnvironment(%q) = %v, want %v", s, got, want)
+		}
+	})
 }
