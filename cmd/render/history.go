@@ -13,18 +13,20 @@ func runHistory(ctx context.Context, args []string, io stdio) error {
 	repoDir := fs.String("repo", ".", "the apps repository (or a folder inside it)")
 	format := fs.String("format", "text", "output format: text or json")
 	limit := fs.Int("limit", 50, "at most this many revisions and deployments (0: all)")
+	env := addEnvFlag(fs)
 	wf := addWebhookFlags(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
-		return cli.Usagef("usage: render history APP [--webhook URL --token-file F] [--format text|json]")
+		return cli.Usagef("usage: render history APP [--env ENV] [--webhook URL --token-file F] [--format text|json]")
 	}
 	if *format != "text" && *format != "json" {
 		return cli.Usagef("--format must be text or json")
 	}
 	o := lifecycleOptions(io, *repoDir, pos[0])
+	o.Environment = *env
 	if o.Deployments, err = wf.deployments(); err != nil {
 		return err
 	}

@@ -15,6 +15,11 @@ type webhookFlags struct {
 	url, tokenFile string
 }
 
+// addEnvFlag adds --env, the environment history and rollback are about.
+func addEnvFlag(fs *flag.FlagSet) *string {
+	return fs.String("env", "", "the environment (platform.yaml environments): the app in its cluster, and the webhook's deployments there only")
+}
+
 func addWebhookFlags(fs *flag.FlagSet) *webhookFlags {
 	f := &webhookFlags{}
 	fs.StringVar(&f.url, "webhook", "", "base URL of the fleetwright webhook, such as https://fleetwright.example.com")

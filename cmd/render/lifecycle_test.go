@@ -208,6 +208,15 @@ func TestHistoryOutput(t *testing.T) {
 	if strings.Contains(got.String()+r.stderr, "s3cret") || strings.Contains(r.stderr, "n0t-the-t0ken") {
 		t.Error("a token was printed")
 	}
+	// --env names an environment of the platform.
+	r = runCmd(t, nil, "history", "api", "--env", "qa", "--repo", root)
+	if r.code != 1 || !strings.Contains(r.stderr, `no environment "qa" on the platform`) {
+		t.Errorf("--env qa: exit %d\n%s", r.code, r.stderr)
+	}
+	r = runCmd(t, nil, "rollback", "api", "--env", "qa", "--to", revs[0], "--repo", root)
+	if r.code != 1 || !strings.Contains(r.stderr, `no environment "qa" on the platform`) {
+		t.Errorf("rollback --env qa: exit %d\n%s", r.code, r.stderr)
+	}
 }
 
 func TestParseArgs(t *testing.T) {

@@ -72,6 +72,7 @@ type options struct {
 	// The status pages (docs/webhook.md).
 	viewerTokenFile string
 	clusterName     string
+	environments    string
 	fleetRepoURL    string
 	appsRepoURL     string
 	sessionTTL      time.Duration
@@ -146,6 +147,7 @@ func parseFlagsHelp(args []string, stdout, stderr io.Writer, onHelp func(*flag.F
 	fs.IntVar(&o.maxStreamsPerToken, "max-streams-per-token", webhook.DefaultMaxStreamsPerToken, "streams of one token, the API token or a viewer token (0: no limit)")
 	fs.IntVar(&o.maxStreamsPerAddress, "max-streams-per-address", webhook.DefaultMaxStreamsPerAddr, "streams of one client IP address (0: no limit)")
 	fs.StringVar(&o.clusterName, "cluster-name", "", "the cluster's name in the fleet (clusters/<name>): shown on the status pages and used in their rollback commands")
+	fs.StringVar(&o.environments, "environments", "", "the platform's environments in order, comma-separated (platform.yaml environments): the app page shows an app's release in each side by side")
 	fs.StringVar(&o.fleetRepoURL, "fleet-repo-url", "", "web URL of the fleet repository: the status pages link fleet revisions to <url>/commit/<sha> (or put the commit where the URL says {commit})")
 	fs.StringVar(&o.appsRepoURL, "apps-repo-url", "", "web URL of the apps repository: the status pages link spec revisions to its commits, as -fleet-repo-url")
 	fs.DurationVar(&o.sessionTTL, "session-ttl", 12*time.Hour, "how long a sign-in to the status pages lasts")
@@ -270,7 +272,7 @@ func serve(ctx context.Context, o options, _ io.Writer, stderr io.Writer) error 
 
 	cfg := webhook.Config{
 		Concurrency: o.concurrency, DefaultTimeout: o.defaultTimeout, RecheckInterval: o.recheck,
-		FluxNamespace: o.fluxNamespace, Logger: log,
+		FluxNamespace: o.fluxNamespace, Logger: log, Environments: splitList(o.environments),
 		ReadHeaderTimeout: orNone(o.readHeaderTimeout), ReadTimeout: orNone(o.readTimeout),
 		WriteTimeout: orNone(o.writeTimeout), IdleTimeout: orNone(o.idleTimeout),
 		MaxPendingBodyBytes: o.maxPendingBodyBytes,
@@ -589,4 +591,16 @@ func restConfig(o options) (*rest.Config, error) {
 		return c, nil
 	}
 	return nil, nil
+}
+
+// splitList splits a comma-separated flag value, dropping spaces and
+// empty items.
+func splitList(s string) []string {
+	var out []string
+	for item := range strings.SplitSeq(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
 }

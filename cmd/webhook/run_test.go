@@ -99,7 +99,7 @@ func TestServeAndShutdown(t *testing.T) {
 		"-hmac-key-file", writeFile(t, dir, "hmac", "s3cret"),
 		"-api-token-file", writeFile(t, dir, "token", "tok"),
 		"-recheck-interval", "0", "-log-level", "warn",
-		"-viewer-token-file", writeFile(t, dir, "viewer", "look shop\npeek billing"), "-cluster-name", "prod",
+		"-viewer-token-file", writeFile(t, dir, "viewer", "look shop\npeek billing"), "-cluster-name", "prod", "-environments", "staging, production",
 	}
 	o, err := parseFlags(args, io.Discard)
 	if err != nil {

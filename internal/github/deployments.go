@@ -34,7 +34,9 @@ var _ DeploymentReporter = (*Client)(nil)
 type Deployment struct {
 	// Ref is the commit (or branch or tag) deployed.
 	Ref string
-	// Environment names where it goes ("project/app").
+	// Environment names where it goes: "project/app", or the name of the
+	// platform's environment (where GitHub's environment protection rules
+	// apply).
 	Environment string
 	Description string
 	// Payload is extra data kept with the deployment.
@@ -49,6 +51,10 @@ type DeploymentStatus struct {
 	Description string
 	// EnvironmentURL, when set, links the deployed app.
 	EnvironmentURL string
+	// KeepOthersActive turns off GitHub's auto_inactive: a success then
+	// leaves the environment's earlier deployments as they are (an
+	// environment that many apps share; each app retires its own).
+	KeepOthersActive bool
 }
 
 // CreateDeployment creates a deployment of repo.
@@ -80,6 +86,9 @@ func (c *Client) SetDeploymentStatus(ctx context.Context, repo Repo, id int64, s
 	}
 	if s.EnvironmentURL != "" {
 		req.EnvironmentURL = gh.Ptr(s.EnvironmentURL)
+	}
+	if s.KeepOthersActive {
+		req.AutoInactive = gh.Ptr(false)
 	}
 	if _, _, err := c.gh.Repositories.CreateDeploymentStatus(ctx, repo.Owner, repo.Name, id, req); err != nil {
 		return fmt.Errorf("posting status %s on deployment %d of %s: %w", s.State, id, repo, err)

@@ -14,9 +14,11 @@ import (
 // History is what made an app: the commits that changed its folder or
 // its template's, and the deployments the webhook recorded.
 type History struct {
-	App   string   // project/name
-	File  string   // its spec file, as messages show it
-	Paths []string // the folders whose commits are listed
+	App string // project/name
+	// Environment is the environment the deployments are of ("": all).
+	Environment string
+	File        string   // its spec file, as messages show it
+	Paths       []string // the folders whose commits are listed
 	// Revisions are the commits, newest first.
 	Revisions []Revision
 	// Deployments are the app's deployments, newest first (none without
@@ -44,6 +46,7 @@ type Revision struct {
 func (h History) MarshalJSON() ([]byte, error) {
 	type deployment struct {
 		ID           int64     `json:"id"`
+		Environment  string    `json:"environment,omitempty"`
 		Revision     string    `json:"revision"`
 		SpecRevision string    `json:"spec_revision,omitempty"`
 		Phase        api.Phase `json:"phase"`
@@ -54,17 +57,18 @@ func (h History) MarshalJSON() ([]byte, error) {
 	}
 	out := struct {
 		App         string       `json:"app"`
+		Environment string       `json:"environment,omitempty"`
 		File        string       `json:"file"`
 		Paths       []string     `json:"paths"`
 		Revisions   []Revision   `json:"revisions"`
 		Deployments []deployment `json:"deployments,omitempty"`
-	}{App: h.App, File: h.File, Paths: h.Paths, Revisions: h.Revisions}
+	}{App: h.App, Environment: h.Environment, File: h.File, Paths: h.Paths, Revisions: h.Revisions}
 	if out.Revisions == nil {
 		out.Revisions = []Revision{}
 	}
 	for _, d := range h.Deployments {
 		out.Deployments = append(out.Deployments, deployment{
-			ID: d.ID, Revision: d.Revision, SpecRevision: d.SpecRevision, Phase: d.Phase,
+			ID: d.ID, Environment: d.Environment, Revision: d.Revision, SpecRevision: d.SpecRevision, Phase: d.Phase,
 			Message: d.Message, StartedAt: d.StartedAt, FinishedAt: d.FinishedAt, LiveURL: d.LiveURL,
 		})
 	}
@@ -99,7 +103,7 @@ func ReadHistory(ctx context.Context, o Options, limit int) (*History, error) {
 	if err != nil {
 		return nil, refused(err)
 	}
-	h := &History{App: appName(a), File: w.display(a.File), Paths: paths, Revisions: []Revision{}}
+	h := &History{App: appName(a), Environment: o.Environment, File: w.display(a.File), Paths: paths, Revisions: []Revision{}}
 	for _, c := range commits {
 		h.Revisions = append(h.Revisions, Revision{
 			Commit: c.Hash, Author: c.Author.Name, AuthorEmail: c.Author.Email, Date: c.Author.When.UTC(),
@@ -109,7 +113,7 @@ func ReadHistory(ctx context.Context, o Options, limit int) (*History, error) {
 	if o.Deployments == nil {
 		return h, nil
 	}
-	deps, err := o.Deployments.Deployments(ctx, a.Project, a.Spec.Name, limit)
+	deps, err := o.Deployments.DeploymentsIn(ctx, a.Project, a.Spec.Name, o.Environment, limit)
 	if err != nil {
 		return nil, refused(err)
 	}

@@ -1,17 +1,21 @@
 package lifecycle
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/fleetwright/fleetwright/internal/webhook/api"
 )
 
 // WriteText writes the history as render history prints it: a table of
 // the revisions and, withDeployments, one of the deployments, with commits
 // shortened to 12 digits and messages to their first line.
 func (h *History) WriteText(w io.Writer, withDeployments bool) error {
-	fmt.Fprintf(w, "%s (%s)\n\nREVISIONS\n", h.App, strings.Join(h.Paths, ", "))
+	fmt.Fprintf(w, "%s (%s)\n\nREVISIONS\n", inEnvironment(h.App, h.Environment), strings.Join(h.Paths, ", "))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "COMMIT\tDATE\tAUTHOR\tDEPLOYED\tMESSAGE")
 	for _, r := range h.Revisions {
@@ -39,8 +43,16 @@ func (h *History) WriteText(w io.Writer, withDeployments bool) error {
 	}
 	fmt.Fprintln(w, "\nDEPLOYMENTS")
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	// The deployments of every environment name theirs.
+	envs := h.Environment == "" && slices.ContainsFunc(h.Deployments, func(d api.Deployment) bool { return d.Environment != "" })
+	if envs {
+		fmt.Fprint(tw, "ENVIRONMENT\t")
+	}
 	fmt.Fprintln(tw, "ID\tSTARTED\tFINISHED\tPHASE\tSPEC\tFLEET\tMESSAGE")
 	for _, d := range h.Deployments {
+		if envs {
+			fmt.Fprintf(tw, "%s\t", cmp.Or(d.Environment, "-"))
+		}
 		finished := "-"
 		if !d.FinishedAt.IsZero() {
 			finished = d.FinishedAt.UTC().Format("2006-01-02 15:04Z")

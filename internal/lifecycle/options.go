@@ -34,12 +34,18 @@ type Options struct {
 	// Deployments, when set, is where History and Rollback read the
 	// deployments of the app.
 	Deployments DeploymentLister
+	// Environment, when set, is the environment (platform.yaml
+	// environments) History and Rollback are about: the app is the one
+	// in the environment's cluster, and the deployments are those the
+	// webhook recorded in that environment only.
+	Environment string
 }
 
-// DeploymentLister lists the deployments of an app, newest first; max > 0
-// stops at that many. *api.Client is one.
+// DeploymentLister lists the deployments of an app in an environment
+// (all of them when environment is empty), newest first; max > 0 stops at
+// that many. *api.Client is one.
 type DeploymentLister interface {
-	Deployments(ctx context.Context, project, name string, max int) ([]api.Deployment, error)
+	DeploymentsIn(ctx context.Context, project, name, environment string, max int) ([]api.Deployment, error)
 }
 
 func (o Options) getenv(k string) string {

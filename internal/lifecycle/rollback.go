@@ -22,6 +22,8 @@ var digits = regexp.MustCompile(`^[0-9]+$`)
 // commit, branch or tag or, when o.Deployments is set and to is a number,
 // the spec revision of that deployment. Committed, it is a new commit on
 // top of the history: nothing is reverted and no history is rewritten.
+// With o.Environment the app is the one in the environment's cluster, and
+// a deployment id must be one of that environment's.
 func Rollback(ctx context.Context, o Options, to string) (*Change, error) {
 	w, a, err := openApp(o)
 	if err != nil {
@@ -36,7 +38,7 @@ func Rollback(ctx context.Context, o Options, to string) (*Change, error) {
 	ref := to
 	var dep *api.Deployment
 	if o.Deployments != nil && digits.MatchString(ref) {
-		if dep, err = findDeployment(ctx, o.Deployments, a, ref); err != nil {
+		if dep, err = findDeployment(ctx, o.Deployments, a, o.Environment, ref); err != nil {
 			return nil, err
 		}
 		ref = dep.SpecRevision
@@ -59,7 +61,7 @@ func Rollback(ctx context.Context, o Options, to string) (*Change, error) {
 		return nil, refuse("%s did not exist at %s", w.display(dir), short(hash))
 	}
 	if same && diffFiles(w.abs, write, remove) == "" {
-		return nothing("%s is already as it was at %s; nothing to do", appName(a), short(hash)), nil
+		return nothing("%s is already as it was at %s; nothing to do", inEnvironment(appName(a), o.Environment), short(hash)), nil
 	}
 	if t := a.Spec.Template; t != nil {
 		tdir := path.Join(rel, spec.TemplateDir(t.Name))
@@ -77,9 +79,9 @@ func Rollback(ctx context.Context, o Options, to string) (*Change, error) {
 	return w.done(&Change{
 		Write:   write,
 		Remove:  remove,
-		Subject: fmt.Sprintf("rollback %s to %s", appName(a), what),
+		Subject: fmt.Sprintf("rollback %s to %s", inEnvironment(appName(a), o.Environment), what),
 		Body:    rollbackBody(dir, hash, info[0], dep),
-		Done:    fmt.Sprintf("restored %s to %s (%s/)", appName(a), what, w.display(dir)),
+		Done:    fmt.Sprintf("restored %s to %s (%s/)", inEnvironment(appName(a), o.Environment), what, w.display(dir)),
 	})
 }
 
@@ -91,17 +93,21 @@ func rollbackBody(dir, hash string, target gitrepo.Commit, dep *api.Deployment) 
 	fmt.Fprintf(&body, "Restores %s/ as it was at commit %s:\n", dir, hash)
 	fmt.Fprintf(&body, "    %s (%s, %s)\n", target.Subject, target.Author.Name, target.Author.When.UTC().Format("2006-01-02 15:04:05Z"))
 	if dep != nil {
-		fmt.Fprintf(&body, "That spec was deployed as deployment %d (fleet revision %s, phase %s).\n", dep.ID, dep.Revision, dep.Phase)
+		in := ""
+		if dep.Environment != "" {
+			in = " in " + dep.Environment
+		}
+		fmt.Fprintf(&body, "That spec was deployed%s as deployment %d (fleet revision %s, phase %s).\n", in, dep.ID, dep.Revision, dep.Phase)
 	}
 	fmt.Fprintf(&body, "\nRollback-To: %s", hash)
 	return body.String()
 }
 
 // findDeployment finds the deployment whose id is the number id among
-// the app's deployments.
-func findDeployment(ctx context.Context, l DeploymentLister, a *spec.LoadedApp, id string) (*api.Deployment, error) {
+// the app's deployments in env (all of them when env is empty).
+func findDeployment(ctx context.Context, l DeploymentLister, a *spec.LoadedApp, env, id string) (*api.Deployment, error) {
 	n, _ := strconv.ParseInt(id, 10, 64)
-	deps, err := l.Deployments(ctx, a.Project, a.Spec.Name, 0)
+	deps, err := l.DeploymentsIn(ctx, a.Project, a.Spec.Name, env, 0)
 	if err != nil {
 		return nil, refused(err)
 	}
@@ -113,7 +119,7 @@ func findDeployment(ctx context.Context, l DeploymentLister, a *spec.LoadedApp, 
 	}
 	switch {
 	case dep == nil:
-		return nil, refuse("%w: the webhook has no deployment %d of %s", ErrNoDeployment, n, appName(a))
+		return nil, refuse("%w: the webhook has no deployment %d of %s", ErrNoDeployment, n, inEnvironment(appName(a), env))
 	case dep.SpecRevision == "":
 		return nil, refuse("deployment %d of %s recorded no spec revision; roll back to a commit instead", n, appName(a))
 	}

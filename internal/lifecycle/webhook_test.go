@@ -45,7 +45,7 @@ func TestWebhookDeployments(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := d.Deployments(context.Background(), "shop", "api", 1); err != nil {
+		if _, err := d.DeploymentsIn(context.Background(), "shop", "api", "", 1); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -69,21 +69,34 @@ func openApp(o Options) (*workspace, *spec.LoadedApp, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	a, err := w.findApp(o.App)
+	cluster := ""
+	if o.Environment != "" {
+		if cluster, err = environmentCluster(&w.repo.Platform, o.Environment); err != nil {
+			return nil, nil, err
+		}
+	}
+	a, err := w.findApp(o.App, cluster)
 	if err != nil {
 		return nil, nil, err
 	}
 	return w, a, nil
 }
 
-// findApp resolves APP, PROJECT/APP or CLUSTER/PROJECT/APP.
-func (w *workspace) findApp(addr string) (*spec.LoadedApp, error) {
+// findApp resolves APP, PROJECT/APP or CLUSTER/PROJECT/APP among the
+// apps of cluster (every cluster's when it is empty).
+func (w *workspace) findApp(addr, cluster string) (*spec.LoadedApp, error) {
 	parts := strings.Split(addr, "/")
 	if len(parts) > 3 || slices.Contains(parts, "") {
 		return nil, fmt.Errorf("%q is not an app: write APP, PROJECT/APP or CLUSTER/PROJECT/APP", addr)
 	}
+	if len(parts) == 3 && cluster != "" && parts[0] != cluster {
+		return nil, refuse("%q names cluster %s, but the environment's cluster is %s", addr, parts[0], cluster)
+	}
 	var found []*spec.LoadedApp
 	for _, a := range w.repo.Apps {
+		if cluster != "" && a.Cluster != cluster {
+			continue
+		}
 		ok := false
 		switch len(parts) {
 		case 1:
@@ -102,6 +115,9 @@ func (w *workspace) findApp(addr string) (*spec.LoadedApp, error) {
 		return found[0], nil
 	case 0:
 		msg := fmt.Sprintf("no app %q in %s", addr, w.root)
+		if cluster != "" {
+			msg = fmt.Sprintf("no app %q in cluster %s in %s", addr, cluster, w.root)
+		}
 		if sug := closest(parts[len(parts)-1], w.repo.Apps); sug != "" {
 			msg += fmt.Sprintf("; did you mean %q?", sug)
 		} else if len(w.repo.Apps) == 0 {

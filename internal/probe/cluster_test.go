@@ -474,6 +474,12 @@ func TestReadinessAgainstAPIServer(t *testing.T) {
 			if chk.State != tc.state || paused != tc.paused || !strings.Contains(chk.Message, tc.msgPart) {
 				t.Errorf("readiness = %s %q paused=%v, want %s containing %q paused=%v", chk.State, chk.Message, paused, tc.state, tc.msgPart, tc.paused)
 			}
+			// Each workload names the images it runs (the release).
+			for _, w := range chk.Components {
+				if want := "registry.example.test/" + w.Name + ":v1"; len(w.Images) != 1 || w.Images[0] != want {
+					t.Errorf("%s %s images = %q, want %q", w.Kind, w.Name, w.Images, want)
+				}
+			}
 		})
 	}
 }

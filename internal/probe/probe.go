@@ -80,6 +80,9 @@ type ComponentStatus struct {
 	// so the target revision's objects are no longer in the cluster (the
 	// later revision's deployment takes over).
 	Moved bool `json:"moved,omitempty"`
+	// Images are the container images of a workload's pod template (as
+	// render pins them: by digest), in the order its containers list them.
+	Images []string `json:"images,omitempty"`
 	// Replica counts of a Deployment.
 	Desired   *int32 `json:"desired,omitempty"`
 	Updated   *int32 `json:"updated,omitempty"`

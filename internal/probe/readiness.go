@@ -82,6 +82,7 @@ func StatefulSetStatus(d *appsv1.StatefulSet) ComponentStatus {
 	s := ComponentStatus{
 		Component: d.Labels[LabelComponent], Kind: "StatefulSet", Name: d.Name,
 		Desired: &desired, Updated: &st.UpdatedReplicas, Available: &st.AvailableReplicas,
+		Images: podImages(&d.Spec.Template.Spec),
 	}
 	counts := fmt.Sprintf("%d/%d updated, %d/%d ready", st.UpdatedReplicas, desired, st.ReadyReplicas, desired)
 	partitioned := d.Spec.UpdateStrategy.RollingUpdate != nil && d.Spec.UpdateStrategy.RollingUpdate.Partition != nil && *d.Spec.UpdateStrategy.RollingUpdate.Partition > 0
@@ -114,6 +115,7 @@ func DeploymentStatus(d *appsv1.Deployment) ComponentStatus {
 	s := ComponentStatus{
 		Component: d.Labels[LabelComponent], Kind: "Deployment", Name: d.Name,
 		Desired: &desired, Updated: &st.UpdatedReplicas, Available: &st.AvailableReplicas,
+		Images: podImages(&d.Spec.Template.Spec),
 	}
 	counts := fmt.Sprintf("%d/%d updated, %d/%d available", st.UpdatedReplicas, desired, st.AvailableReplicas, desired)
 	for _, cond := range st.Conditions {
@@ -142,4 +144,17 @@ func DeploymentStatus(d *appsv1.Deployment) ComponentStatus {
 		}
 	}
 	return s
+}
+
+// podImages lists the images of a pod spec's containers (init containers
+// first), as a workload's release names them.
+func podImages(p *corev1.PodSpec) []string {
+	var out []string
+	for _, c := range p.InitContainers {
+		out = append(out, c.Image)
+	}
+	for _, c := range p.Containers {
+		out = append(out, c.Image)
+	}
+	return out
 }

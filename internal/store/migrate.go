@@ -10,7 +10,8 @@ import (
 
 // migrations are the schema steps in order; step i has version i+1. Append
 // only: a released step is never edited. {{pk}} is the dialect's
-// auto-increment primary key type.
+// auto-increment primary key type. A step that differs between the
+// dialects is a dialectStep's key (see dialectSteps).
 var migrations = []string{
 	`CREATE TABLE events (
 		id {{pk}},
@@ -119,7 +120,12 @@ var migrations = []string{
 		created_at BIGINT NOT NULL
 	);
 	CREATE INDEX github_outbox_by_slot ON github_outbox (slot, id)`,
-	// 7: the outbox reports whose sending began: a report found here when
+	// 7: environments. The same app in two environments is two histories:
+	// a deployment is unique by project, app, environment and revision, and
+	// an app's current state is one row per environment. Existing rows are
+	// in the environment "" (a platform without environments).
+	stepEnvironments,
+	// 8: the outbox reports whose sending began: a report found here when
 	// it is sent again may have reached GitHub already (its sender died
 	// before deleting it), and is checked against GitHub first.
 	`CREATE TABLE github_sends (
@@ -128,11 +134,105 @@ var migrations = []string{
 	)`,
 }
 
+// stepEnvironments is step 7's key in dialectSteps.
+const stepEnvironments = "{{environments}}"
+
+// dialectSteps are the steps whose text differs per dialect: SQLite
+// cannot drop a table's constraints, so it copies the tables into new
+// ones; PostgreSQL changes them in place and keeps its identity columns'
+// sequences.
+var dialectSteps = map[string]map[string]string{
+	stepEnvironments: {
+		"postgres": `ALTER TABLE deployments ADD COLUMN environment TEXT NOT NULL DEFAULT '';
+	ALTER TABLE deployments DROP CONSTRAINT deployments_project_app_revision_key;
+	ALTER TABLE deployments ADD CONSTRAINT deployments_by_revision UNIQUE (project, app, environment, revision);
+	DROP INDEX deployments_by_app;
+	CREATE INDEX deployments_by_app ON deployments (project, app, environment, id);
+	DROP INDEX deployments_active;
+	CREATE INDEX deployments_active ON deployments (project, app, environment, superseded_by, id);
+	ALTER TABLE apps ADD COLUMN environment TEXT NOT NULL DEFAULT '';
+	ALTER TABLE apps DROP CONSTRAINT apps_pkey;
+	ALTER TABLE apps ADD PRIMARY KEY (project, name, environment);
+	` + environmentColumns,
+		"sqlite": `CREATE TABLE deployments_v7 (
+		id {{pk}},
+		project TEXT NOT NULL,
+		app TEXT NOT NULL,
+		environment TEXT NOT NULL DEFAULT '',
+		revision TEXT NOT NULL,
+		spec_revision TEXT NOT NULL,
+		started_at BIGINT NOT NULL,
+		finished_at BIGINT NOT NULL,
+		updated_at BIGINT NOT NULL,
+		phase TEXT NOT NULL,
+		message TEXT NOT NULL,
+		components TEXT NOT NULL,
+		checks TEXT NOT NULL,
+		live_url TEXT NOT NULL,
+		timeout_ms BIGINT NOT NULL,
+		github_id BIGINT NOT NULL,
+		github_state TEXT NOT NULL,
+		superseded_by BIGINT NOT NULL,
+		UNIQUE (project, app, environment, revision)
+	);
+	INSERT INTO deployments_v7 (id, project, app, revision, spec_revision, started_at, finished_at, updated_at,
+		phase, message, components, checks, live_url, timeout_ms, github_id, github_state, superseded_by)
+		SELECT id, project, app, revision, spec_revision, started_at, finished_at, updated_at,
+		phase, message, components, checks, live_url, timeout_ms, github_id, github_state, superseded_by FROM deployments;
+	DROP TABLE deployments;
+	ALTER TABLE deployments_v7 RENAME TO deployments;
+	CREATE INDEX deployments_by_app ON deployments (project, app, environment, id);
+	CREATE INDEX deployments_open ON deployments (finished_at);
+	CREATE INDEX deployments_active ON deployments (project, app, environment, superseded_by, id);
+	CREATE TABLE apps_v7 (
+		project TEXT NOT NULL,
+		name TEXT NOT NULL,
+		environment TEXT NOT NULL DEFAULT '',
+		phase TEXT NOT NULL,
+		message TEXT NOT NULL,
+		deployment_id BIGINT NOT NULL,
+		revision TEXT NOT NULL,
+		spec_revision TEXT NOT NULL,
+		live_url TEXT NOT NULL,
+		updated_at BIGINT NOT NULL,
+		PRIMARY KEY (project, name, environment)
+	);
+	INSERT INTO apps_v7 (project, name, phase, message, deployment_id, revision, spec_revision, live_url, updated_at)
+		SELECT project, name, phase, message, deployment_id, revision, spec_revision, live_url, updated_at FROM apps;
+	DROP TABLE apps;
+	ALTER TABLE apps_v7 RENAME TO apps;
+	` + environmentColumns,
+	},
+}
+
+// environmentColumns is the part of step 7 both dialects share: the
+// environment of each event, phase change and queued GitHub report.
+const environmentColumns = `ALTER TABLE events ADD COLUMN environment TEXT NOT NULL DEFAULT '';
+	ALTER TABLE phase_changes ADD COLUMN environment TEXT NOT NULL DEFAULT '';
+	DROP INDEX phase_changes_by_app;
+	CREATE INDEX phase_changes_by_app ON phase_changes (project, app, environment, deployment_id, seq);
+	ALTER TABLE github_outbox ADD COLUMN environment TEXT NOT NULL DEFAULT ''`
+
+// step returns the text of step v (1-based) for the dialect.
+func (d dialect) step(v int) string {
+	text := migrations[v-1]
+	if alt, ok := dialectSteps[text]; ok {
+		text = alt[d.name]
+	}
+	return strings.ReplaceAll(text, "{{pk}}", d.pk)
+}
+
 // SchemaVersion is the schema version this build migrates to.
 func SchemaVersion() int { return len(migrations) }
 
 // migrate applies the steps the database has not seen, in one transaction.
-func (s *sqlStore) migrate(ctx context.Context, now time.Time) (err error) {
+func (s *sqlStore) migrate(ctx context.Context, now time.Time) error {
+	return s.migrateTo(ctx, now, len(migrations))
+}
+
+// migrateTo applies the steps the database has not seen up to version
+// target (tests build an older schema with it).
+func (s *sqlStore) migrateTo(ctx context.Context, now time.Time, target int) (err error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin migration: %w", err)
@@ -158,8 +258,8 @@ func (s *sqlStore) migrate(ctx context.Context, now time.Time) (err error) {
 	if have > len(migrations) {
 		return fmt.Errorf("database schema version %d is newer than this build's %d", have, len(migrations))
 	}
-	for v := have + 1; v <= len(migrations); v++ {
-		for stmt := range strings.SplitSeq(strings.ReplaceAll(migrations[v-1], "{{pk}}", s.d.pk), ";") {
+	for v := have + 1; v <= target; v++ {
+		for stmt := range strings.SplitSeq(s.d.step(v), ";") {
 			if strings.TrimSpace(stmt) == "" {
 				continue
 			}

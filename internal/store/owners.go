@@ -98,10 +98,11 @@ func (s *SQL) Owners(opts OwnersOptions) (*Owners, error) {
 	}, nil
 }
 
-// SlotOf returns the slot of an app.
-func SlotOf(project, app string) int {
+// SlotOf returns the slot of an app in an environment (see AppKey; an
+// app of no environment keeps the slot it had before environments).
+func SlotOf(project, app, env string) int {
 	h := fnv.New32a()
-	h.Write([]byte(project + "/" + app))
+	h.Write([]byte(AppKey(project, app, env)))
 	return int(h.Sum32() % OwnerSlots)
 }
 
@@ -137,11 +138,11 @@ func (o *Owners) Close() {
 	o.dropConn(true)
 }
 
-// Owns reports whether this replica owns the app now.
-func (o *Owners) Owns(project, app string) bool {
+// Owns reports whether this replica owns the app in the environment now.
+func (o *Owners) Owns(project, app, env string) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return o.owned[SlotOf(project, app)]
+	return o.owned[SlotOf(project, app, env)]
 }
 
 // OwnedSlots returns the slots this replica owns, in order.

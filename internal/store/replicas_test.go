@@ -68,7 +68,7 @@ func TestUpdateDeploymentCompareAndSet(t *testing.T) {
 		if d.Phase != PhaseDeploying || d.Message != "rolling" {
 			t.Fatalf("after a refused transition the deployment is %s %q; want deploying \"rolling\"", d.Phase, d.Message)
 		}
-		a, err := s.App(ctx, "shop", "api")
+		a, err := s.App(ctx, "shop", "api", "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -326,7 +326,7 @@ func TestOwnersShareTheApps(t *testing.T) {
 		app := fmt.Sprintf("app%d", i)
 		n := 0
 		for _, o := range owners {
-			if o.Owns("shop", app) {
+			if o.Owns("shop", app, "") {
 				n++
 			}
 		}
@@ -539,12 +539,12 @@ func TestGitHubOutbox(t *testing.T) {
 			t.Fatal(err)
 		}
 		if ss[0].Dialect() == "postgres" {
-			other := (SlotOf("shop", "app0") + 1) % OwnerSlots
+			other := (SlotOf("shop", "app0", "") + 1) % OwnerSlots
 			if ok, err := ss[2].SendOutbox(ctx, []int{other}, func(OutboxEntry) { t.Error("sent another slot's report") }); err != nil || ok {
 				t.Fatalf("SendOutbox of another slot: %v, %v", ok, err)
 			}
 		}
-		if ok, err := ss[2].SendOutbox(ctx, []int{SlotOf("shop", "app0")}, func(e OutboxEntry) {
+		if ok, err := ss[2].SendOutbox(ctx, []int{SlotOf("shop", "app0", "")}, func(e OutboxEntry) {
 			if e.Phase != PhaseDegraded {
 				t.Errorf("sent %+v", e)
 			}

@@ -18,7 +18,8 @@ const (
 // Retention says which history Prune drops. An app's current deployment, and
 // its events, are always kept.
 type Retention struct {
-	// KeepPerApp is how many deployments of each app are kept, newest first;
+	// KeepPerApp is how many deployments of each app are kept in each of
+	// its environments, newest first;
 	// 0 keeps all.
 	KeepPerApp int
 	// MaxAge drops deployments that finished longer ago, and events and
@@ -81,7 +82,7 @@ func (s *sqlStore) prune(ctx context.Context, r Retention, now time.Time) (Prune
 	var conds []string
 	var args []any
 	if r.KeepPerApp > 0 {
-		conds = append(conds, `id IN (SELECT id FROM (SELECT id, ROW_NUMBER() OVER (PARTITION BY project, app ORDER BY id DESC) AS n
+		conds = append(conds, `id IN (SELECT id FROM (SELECT id, ROW_NUMBER() OVER (PARTITION BY project, app, environment ORDER BY id DESC) AS n
 			FROM deployments) ranked WHERE n > ?)`)
 		args = append(args, r.KeepPerApp)
 	}
@@ -210,7 +211,7 @@ func cleanText(s string) string {
 // clean returns e with every text field storable (see cleanText).
 func (e Event) clean() Event {
 	for _, f := range []*string{&e.DedupeKey, &e.Kind, &e.Namespace, &e.Name, &e.Severity, &e.Reason, &e.Message,
-		&e.Revision, &e.Controller, &e.Project, &e.App, &e.Component, &e.SpecRevision, &e.Health, &e.IgnoredReason} {
+		&e.Revision, &e.Controller, &e.Project, &e.App, &e.Component, &e.SpecRevision, &e.Environment, &e.Health, &e.IgnoredReason} {
 		*f = cleanText(*f)
 	}
 	if !utf8.Valid(e.Body) || strings.ContainsRune(string(e.Body), 0) {

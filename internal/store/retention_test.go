@@ -77,7 +77,7 @@ func TestSupersedeUsesActiveIndex(t *testing.T) {
 	t.Parallel()
 	s := openTestSQLite(t)
 	rows, err := s.db.QueryContext(t.Context(), `EXPLAIN QUERY PLAN UPDATE deployments SET updated_at = 1
-		WHERE project = 'p' AND app = 'a' AND superseded_by = 0 AND id < 10`)
+		WHERE project = 'p' AND app = 'a' AND environment = 'e' AND superseded_by = 0 AND id < 10`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestSupersedeUsesActiveIndex(t *testing.T) {
 		}
 		plan = append(plan, detail)
 	}
-	if len(plan) != 1 || !strings.Contains(plan[0], "deployments_active (project=? AND app=? AND superseded_by=? AND id<?)") {
+	if len(plan) != 1 || !strings.Contains(plan[0], "deployments_active (project=? AND app=? AND environment=? AND superseded_by=? AND id<?)") {
 		t.Errorf("plan = %q, want a search of deployments_active", plan)
 	}
 }

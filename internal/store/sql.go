@@ -211,7 +211,7 @@ func (s *sqlStore) recordEvents(ctx context.Context, events []Event, now time.Ti
 	for _, e := range events {
 		if e.App != "" && e.Project != "" && e.IgnoredReason == "" {
 			e = e.clean()
-			apps = append(apps, appLockKey(e.Project, e.App))
+			apps = append(apps, appLockKey(e.Project, e.App, e.Environment))
 		}
 	}
 	if err := s.lockApps(ctx, tx, apps...); err != nil {
@@ -241,12 +241,23 @@ func (s *sqlStore) recordEvents(ctx context.Context, events []Event, now time.Ti
 // from appLockKey; logLockKey guards the phase log's tail.
 const logLockKey = 0x666c6565747700 // "fleetw\0"
 
-// appLockKey is the advisory lock key of one app (a 64-bit FNV-1a hash of
-// "project/app"; two apps that collide only wait on each other).
-func appLockKey(project, app string) int64 {
+// appLockKey is the advisory lock key of one app in one environment (a
+// 64-bit FNV-1a hash of AppKey; two apps that collide only wait on each
+// other).
+func appLockKey(project, app, env string) int64 {
 	h := fnv.New64a()
-	h.Write([]byte("app\x00" + project + "/" + app))
+	h.Write([]byte("app\x00" + AppKey(project, app, env)))
 	return int64(h.Sum64())
+}
+
+// AppKey names an app in an environment: "project/app", and
+// "project/app@environment" in an environment. Names and environments are
+// DNS labels, so no two differ only in where the separators fall.
+func AppKey(project, app, env string) string {
+	if env == "" {
+		return project + "/" + app
+	}
+	return project + "/" + app + "@" + env
 }
 
 // lockApps takes the transaction's locks of the given apps, in ascending
@@ -347,7 +358,7 @@ func (s *sqlStore) recordEvent(tx *txStmts, e Event, now time.Time) (Recorded, e
 		// An event that counts for no app keeps its metadata, not its
 		// body, nor the app it may have named.
 		e.Body = nil
-		e.Project, e.App, e.Component, e.SpecRevision = "", "", "", ""
+		e.Project, e.App, e.Component, e.SpecRevision, e.Environment = "", "", "", "", ""
 	}
 	var (
 		r   Recorded
@@ -365,12 +376,12 @@ func (s *sqlStore) recordEvent(tx *txStmts, e Event, now time.Time) (Recorded, e
 	err = tx.queryRow(`INSERT INTO events
 		(dedupe_key, received_at, event_time, object_kind, object_namespace, object_name,
 		 severity, reason, message, revision, controller, project, app, component, spec_revision,
-		 status, deployment_id, body, ignored_reason)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		 status, deployment_id, body, ignored_reason, environment)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (dedupe_key) DO NOTHING RETURNING id`,
 		e.DedupeKey, ts(e.ReceivedAt), ts(e.EventTime), e.Kind, e.Namespace, e.Name,
 		e.Severity, e.Reason, e.Message, e.Revision, e.Controller, e.Project, e.App, e.Component, e.SpecRevision,
-		status, r.DeploymentID, string(e.Body), e.IgnoredReason).Scan(&r.EventID)
+		status, r.DeploymentID, string(e.Body), e.IgnoredReason, e.Environment).Scan(&r.EventID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Recorded{Duplicate: true}, nil
 	}
@@ -391,7 +402,7 @@ func (s *sqlStore) recordEvent(tx *txStmts, e Event, now time.Time) (Recorded, e
 // batchDeployment finds (or creates) e's deployment, from the batch's
 // memory when an earlier event of the batch joined it.
 func (s *sqlStore) batchDeployment(t *txStmts, e Event, now time.Time) (int64, *batchDeployment, bool, error) {
-	app := e.Project + "\x00" + e.App
+	app := e.Project + "\x00" + e.App + "\x00" + e.Environment
 	rev := app + "\x00" + e.Revision
 	id, ok := t.byRev[rev]
 	if e.JoinLatest {
@@ -455,10 +466,10 @@ func (s *sqlStore) joinDeployment(tx *txStmts, e Event, now time.Time) (int64, [
 	)
 	if e.JoinLatest {
 		err = tx.queryRow(`SELECT d.id, d.components FROM apps a JOIN deployments d ON d.id = a.deployment_id
-			WHERE a.project = ? AND a.name = ?`, e.Project, e.App).Scan(&id, &comps)
+			WHERE a.project = ? AND a.name = ? AND a.environment = ?`, e.Project, e.App, e.Environment).Scan(&id, &comps)
 	} else {
-		err = tx.queryRow(`SELECT id, components FROM deployments WHERE project = ? AND app = ? AND revision = ?`,
-			e.Project, e.App, e.Revision).Scan(&id, &comps)
+		err = tx.queryRow(`SELECT id, components FROM deployments WHERE project = ? AND app = ? AND environment = ? AND revision = ?`,
+			e.Project, e.App, e.Environment, e.Revision).Scan(&id, &comps)
 	}
 	switch {
 	case err == nil:
@@ -472,8 +483,8 @@ func (s *sqlStore) joinDeployment(tx *txStmts, e Event, now time.Time) (int64, [
 	}
 	if e.JoinLatest {
 		// No deployment yet: the event's own revision keys one, unless it exists.
-		err = tx.queryRow(`SELECT id, components FROM deployments WHERE project = ? AND app = ? AND revision = ?`,
-			e.Project, e.App, e.Revision).Scan(&id, &comps)
+		err = tx.queryRow(`SELECT id, components FROM deployments WHERE project = ? AND app = ? AND environment = ? AND revision = ?`,
+			e.Project, e.App, e.Environment, e.Revision).Scan(&id, &comps)
 		if err == nil {
 			var cs []ComponentState
 			if err := json.Unmarshal([]byte(comps), &cs); err != nil {
@@ -507,14 +518,14 @@ func (s *sqlStore) joinDeployment(tx *txStmts, e Event, now time.Time) (int64, [
 func (s *sqlStore) createDeployment(t *txStmts, e Event, now time.Time) (id int64, created bool, err error) {
 	ctx, tx := t.ctx, t.tx
 	err = tx.QueryRowContext(ctx, s.q(`INSERT INTO deployments
-		(project, app, revision, spec_revision, started_at, finished_at, updated_at, phase, message,
+		(project, app, environment, revision, spec_revision, started_at, finished_at, updated_at, phase, message,
 		 components, checks, live_url, timeout_ms, github_id, github_state, superseded_by)
-		VALUES (?, ?, ?, ?, ?, 0, ?, ?, '', '[]', '', '', 0, 0, '', 0)
-		ON CONFLICT (project, app, revision) DO NOTHING RETURNING id`),
-		e.Project, e.App, e.Revision, e.SpecRevision, ts(now), ts(now), string(PhasePending)).Scan(&id)
+		VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, '', '[]', '', '', 0, 0, '', 0)
+		ON CONFLICT (project, app, environment, revision) DO NOTHING RETURNING id`),
+		e.Project, e.App, e.Environment, e.Revision, e.SpecRevision, ts(now), ts(now), string(PhasePending)).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
-		err = tx.QueryRowContext(ctx, s.q(`SELECT id FROM deployments WHERE project = ? AND app = ? AND revision = ?`),
-			e.Project, e.App, e.Revision).Scan(&id)
+		err = tx.QueryRowContext(ctx, s.q(`SELECT id FROM deployments WHERE project = ? AND app = ? AND environment = ? AND revision = ?`),
+			e.Project, e.App, e.Environment, e.Revision).Scan(&id)
 		if err != nil {
 			return 0, false, fmt.Errorf("reading the deployment created meanwhile: %w", err)
 		}
@@ -528,26 +539,27 @@ func (s *sqlStore) createDeployment(t *txStmts, e Event, now time.Time) (id int6
 		message = CASE WHEN finished_at = 0 THEN ? ELSE message END,
 		finished_at = CASE WHEN finished_at = 0 THEN ? ELSE finished_at END,
 		updated_at = ?, superseded_by = ?
-		WHERE project = ? AND app = ? AND superseded_by = 0 AND id < ?`),
-		"superseded by revision "+e.Revision, ts(now), ts(now), id, e.Project, e.App, id); err != nil {
+		WHERE project = ? AND app = ? AND environment = ? AND superseded_by = 0 AND id < ?`),
+		"superseded by revision "+e.Revision, ts(now), ts(now), id, e.Project, e.App, e.Environment, id); err != nil {
 		return 0, false, fmt.Errorf("superseding deployments: %w", err)
 	}
 	var from string
-	err = tx.QueryRowContext(ctx, s.q(`SELECT phase FROM apps WHERE project = ? AND name = ?`), e.Project, e.App).Scan(&from)
+	err = tx.QueryRowContext(ctx, s.q(`SELECT phase FROM apps WHERE project = ? AND name = ? AND environment = ?`),
+		e.Project, e.App, e.Environment).Scan(&from)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return 0, false, fmt.Errorf("reading app: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO apps
-		(project, name, phase, message, deployment_id, revision, spec_revision, live_url, updated_at)
-		VALUES (?, ?, ?, '', ?, ?, ?, '', ?)
-		ON CONFLICT (project, name) DO UPDATE SET phase = excluded.phase, message = excluded.message,
+		(project, name, environment, phase, message, deployment_id, revision, spec_revision, live_url, updated_at)
+		VALUES (?, ?, ?, ?, '', ?, ?, ?, '', ?)
+		ON CONFLICT (project, name, environment) DO UPDATE SET phase = excluded.phase, message = excluded.message,
 		deployment_id = excluded.deployment_id, revision = excluded.revision,
 		spec_revision = excluded.spec_revision, updated_at = excluded.updated_at`),
-		e.Project, e.App, string(PhasePending), id, e.Revision, e.SpecRevision, ts(now)); err != nil {
+		e.Project, e.App, e.Environment, string(PhasePending), id, e.Revision, e.SpecRevision, ts(now)); err != nil {
 		return 0, false, fmt.Errorf("updating app: %w", err)
 	}
 	t.changes = append(t.changes, PhaseChange{
-		Project: e.Project, App: e.App, DeploymentID: id, Revision: e.Revision,
+		Project: e.Project, App: e.App, Environment: e.Environment, DeploymentID: id, Revision: e.Revision,
 		From: Phase(from), To: PhasePending, Message: "revision " + e.Revision + " received", At: now,
 	})
 	return id, true, nil
@@ -556,9 +568,9 @@ func (s *sqlStore) createDeployment(t *txStmts, e Event, now time.Time) (id int6
 func (s *sqlStore) insertChange(ctx context.Context, tx *sql.Tx, c PhaseChange) (int64, error) {
 	var seq int64
 	if err := tx.QueryRowContext(ctx, s.q(`INSERT INTO phase_changes
-		(project, app, deployment_id, revision, from_phase, to_phase, message, at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`),
-		c.Project, c.App, c.DeploymentID, c.Revision, string(c.From), string(c.To), c.Message, ts(c.At)).Scan(&seq); err != nil {
+		(project, app, environment, deployment_id, revision, from_phase, to_phase, message, at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`),
+		c.Project, c.App, c.Environment, c.DeploymentID, c.Revision, string(c.From), string(c.To), c.Message, ts(c.At)).Scan(&seq); err != nil {
 		return 0, fmt.Errorf("recording phase change: %w", err)
 	}
 	return seq, nil
@@ -585,25 +597,25 @@ func (s *sqlStore) updateDeployment(ctx context.Context, u DeploymentUpdate) (_ 
 		}
 	}()
 	var (
-		project, app, rev, phase string
-		current, superseded      int64
+		project, app, env, rev, phase string
+		current, superseded           int64
 	)
 	if s.d.advisory {
 		// The app's lock first, as every writer takes it (lockApps).
-		err = tx.QueryRowContext(ctx, s.q(`SELECT project, app FROM deployments WHERE id = ?`), u.ID).Scan(&project, &app)
+		err = tx.QueryRowContext(ctx, s.q(`SELECT project, app, environment FROM deployments WHERE id = ?`), u.ID).Scan(&project, &app, &env)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, fmt.Errorf("deployment %d: %w", u.ID, ErrNotFound)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("reading deployment %d: %w", u.ID, err)
 		}
-		if err := s.lockApps(ctx, tx, appLockKey(project, app)); err != nil {
+		if err := s.lockApps(ctx, tx, appLockKey(project, app, env)); err != nil {
 			return nil, err
 		}
 	}
-	err = tx.QueryRowContext(ctx, s.q(`SELECT d.project, d.app, d.revision, d.phase, COALESCE(a.deployment_id, 0), d.superseded_by
-		FROM deployments d LEFT JOIN apps a ON a.project = d.project AND a.name = d.app WHERE d.id = ?`), u.ID).
-		Scan(&project, &app, &rev, &phase, &current, &superseded)
+	err = tx.QueryRowContext(ctx, s.q(`SELECT d.project, d.app, d.environment, d.revision, d.phase, COALESCE(a.deployment_id, 0), d.superseded_by
+		FROM deployments d LEFT JOIN apps a ON a.project = d.project AND a.name = d.app AND a.environment = d.environment WHERE d.id = ?`), u.ID).
+		Scan(&project, &app, &env, &rev, &phase, &current, &superseded)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("deployment %d: %w", u.ID, ErrNotFound)
 	}
@@ -633,16 +645,16 @@ func (s *sqlStore) updateDeployment(ctx context.Context, u DeploymentUpdate) (_ 
 		if u.Phase == PhaseDeleted {
 			live, args = "''", args[:2]
 		}
-		args = append(args, ts(u.UpdatedAt), u.ID, project, app)
+		args = append(args, ts(u.UpdatedAt), u.ID, project, app, env)
 		if _, err := tx.ExecContext(ctx, s.q(`UPDATE apps SET phase = ?, message = ?, live_url = `+live+`, updated_at = ?,
-			spec_revision = (SELECT spec_revision FROM deployments WHERE id = ?) WHERE project = ? AND name = ?`), args...); err != nil {
+			spec_revision = (SELECT spec_revision FROM deployments WHERE id = ?) WHERE project = ? AND name = ? AND environment = ?`), args...); err != nil {
 			return nil, fmt.Errorf("updating app %s/%s: %w", project, app, err)
 		}
 	}
 	var change *PhaseChange
 	if Phase(phase) != u.Phase {
 		change = &PhaseChange{
-			Project: project, App: app, DeploymentID: u.ID, Revision: rev,
+			Project: project, App: app, Environment: env, DeploymentID: u.ID, Revision: rev,
 			From: Phase(phase), To: u.Phase, Message: u.Message, At: u.UpdatedAt.UTC(),
 		}
 		seqs, err := s.flushChanges(ctx, tx, []PhaseChange{*change})
@@ -657,8 +669,8 @@ func (s *sqlStore) updateDeployment(ctx context.Context, u DeploymentUpdate) (_ 
 			restate = 1
 		}
 		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO github_outbox
-			(deployment_id, project, app, slot, phase, message, live_url, restate, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-			u.ID, project, app, SlotOf(project, app), string(u.Phase), u.Message, u.LiveURL, restate, ts(u.UpdatedAt)); err != nil {
+			(deployment_id, project, app, environment, slot, phase, message, live_url, restate, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+			u.ID, project, app, env, SlotOf(project, app, env), string(u.Phase), u.Message, u.LiveURL, restate, ts(u.UpdatedAt)); err != nil {
 			return nil, fmt.Errorf("queueing the GitHub report: %w", err)
 		}
 	}
@@ -681,7 +693,7 @@ func (s *sqlStore) SetGitHub(ctx context.Context, deploymentID, githubID int64, 
 }
 
 func (s *sqlStore) SendOutbox(ctx context.Context, slots []int, send func(OutboxEntry)) (_ bool, err error) {
-	const cols = `id, deployment_id, project, app, phase, message, live_url, restate, created_at`
+	const cols = `id, deployment_id, project, app, environment, phase, message, live_url, restate, created_at`
 	scan := func(row interface{ Scan(...any) error }) (OutboxEntry, error) {
 		var (
 			e       OutboxEntry
@@ -689,7 +701,7 @@ func (s *sqlStore) SendOutbox(ctx context.Context, slots []int, send func(Outbox
 			restate int64
 			created int64
 		)
-		err := row.Scan(&e.ID, &e.DeploymentID, &e.Project, &e.App, &phase, &e.Message, &e.LiveURL, &restate, &created)
+		err := row.Scan(&e.ID, &e.DeploymentID, &e.Project, &e.App, &e.Environment, &phase, &e.Message, &e.LiveURL, &restate, &created)
 		e.Phase, e.Restate, e.CreatedAt = Phase(phase), restate != 0, fromTS(created)
 		return e, err
 	}
@@ -776,7 +788,7 @@ func (s *sqlStore) deleteSent(ctx context.Context, id int64) (err error) {
 	return nil
 }
 
-const deploymentCols = `id, project, app, revision, spec_revision, started_at, finished_at, updated_at, phase, message,
+const deploymentCols = `id, project, app, environment, revision, spec_revision, started_at, finished_at, updated_at, phase, message,
 	components, checks, live_url, timeout_ms, github_id, github_state`
 
 func scanDeployment(row interface{ Scan(...any) error }) (Deployment, error) {
@@ -786,7 +798,7 @@ func scanDeployment(row interface{ Scan(...any) error }) (Deployment, error) {
 		phase, comps, checks       string
 		timeoutMS                  int64
 	)
-	if err := row.Scan(&d.ID, &d.Project, &d.App, &d.Revision, &d.SpecRevision, &started, &finished, &updated,
+	if err := row.Scan(&d.ID, &d.Project, &d.App, &d.Environment, &d.Revision, &d.SpecRevision, &started, &finished, &updated,
 		&phase, &d.Message, &comps, &checks, &d.LiveURL, &timeoutMS, &d.GitHubID, &d.GitHubState); err != nil {
 		return d, err
 	}
@@ -850,12 +862,20 @@ func (s *sqlStore) Deployments(ctx context.Context, project, app string, limit i
 		WHERE project = ? AND app = ? AND id < ? ORDER BY id DESC LIMIT ?`, project, app, beforeID, limit)
 }
 
+func (s *sqlStore) DeploymentsIn(ctx context.Context, project, app, env string, limit int, beforeID int64) ([]Deployment, error) {
+	if beforeID <= 0 {
+		beforeID = 1<<63 - 1
+	}
+	return s.queryDeployments(ctx, `SELECT `+deploymentCols+` FROM deployments
+		WHERE project = ? AND app = ? AND environment = ? AND id < ? ORDER BY id DESC LIMIT ?`, project, app, env, beforeID, limit)
+}
+
 func (s *sqlStore) ActiveDeployments(ctx context.Context) ([]Deployment, error) {
 	return s.queryDeployments(ctx, `SELECT `+deploymentCols+` FROM deployments
 		WHERE finished_at = 0 OR id IN (SELECT deployment_id FROM apps) ORDER BY id`)
 }
 
-const appCols = `project, name, phase, message, deployment_id, revision, spec_revision, live_url, updated_at`
+const appCols = `project, name, environment, phase, message, deployment_id, revision, spec_revision, live_url, updated_at`
 
 func scanApp(row interface{ Scan(...any) error }) (App, error) {
 	var (
@@ -863,7 +883,7 @@ func scanApp(row interface{ Scan(...any) error }) (App, error) {
 		phase   string
 		updated int64
 	)
-	if err := row.Scan(&a.Project, &a.Name, &phase, &a.Message, &a.DeploymentID, &a.Revision, &a.SpecRevision, &a.LiveURL, &updated); err != nil {
+	if err := row.Scan(&a.Project, &a.Name, &a.Environment, &phase, &a.Message, &a.DeploymentID, &a.Revision, &a.SpecRevision, &a.LiveURL, &updated); err != nil {
 		return a, err
 	}
 	a.Phase, a.UpdatedAt = Phase(phase), fromTS(updated)
@@ -871,29 +891,29 @@ func scanApp(row interface{ Scan(...any) error }) (App, error) {
 }
 
 func (s *sqlStore) Apps(ctx context.Context) ([]App, error) {
-	return queryAll(ctx, s.db, "apps", `SELECT `+appCols+` FROM apps ORDER BY project, name`, scanApp)
+	return queryAll(ctx, s.db, "apps", `SELECT `+appCols+` FROM apps ORDER BY project, name, environment`, scanApp)
 }
 
-func (s *sqlStore) App(ctx context.Context, project, name string) (App, error) {
-	a, err := scanApp(s.db.QueryRowContext(ctx, s.q(`SELECT `+appCols+` FROM apps WHERE project = ? AND name = ?`), project, name))
+func (s *sqlStore) App(ctx context.Context, project, name, env string) (App, error) {
+	a, err := scanApp(s.db.QueryRowContext(ctx, s.q(`SELECT `+appCols+` FROM apps WHERE project = ? AND name = ? AND environment = ?`), project, name, env))
 	if errors.Is(err, sql.ErrNoRows) {
-		return a, fmt.Errorf("app %s/%s: %w", project, name, ErrNotFound)
+		return a, fmt.Errorf("app %s: %w", AppKey(project, name, env), ErrNotFound)
 	}
 	if err != nil {
-		return a, fmt.Errorf("reading app %s/%s: %w", project, name, err)
+		return a, fmt.Errorf("reading app %s: %w", AppKey(project, name, env), err)
 	}
 	return a, nil
 }
 
 func (s *sqlStore) PhaseChanges(ctx context.Context, after int64, limit int) ([]PhaseChange, error) {
-	return queryAll(ctx, s.db, "phase changes", s.q(`SELECT seq, project, app, deployment_id, revision, from_phase, to_phase, message, at
+	return queryAll(ctx, s.db, "phase changes", s.q(`SELECT seq, project, app, environment, deployment_id, revision, from_phase, to_phase, message, at
 		FROM phase_changes WHERE seq > ? ORDER BY seq LIMIT ?`), scanPhaseChange, after, limit)
 }
 
-func (s *sqlStore) AppPhaseChanges(ctx context.Context, project, app string, minDeployment, maxDeployment int64, limit int) ([]PhaseChange, error) {
-	return queryAll(ctx, s.db, "phase changes", s.q(`SELECT seq, project, app, deployment_id, revision, from_phase, to_phase, message, at
-		FROM phase_changes WHERE project = ? AND app = ? AND deployment_id BETWEEN ? AND ? ORDER BY seq DESC LIMIT ?`),
-		scanPhaseChange, project, app, minDeployment, maxDeployment, limit)
+func (s *sqlStore) AppPhaseChanges(ctx context.Context, project, app, env string, minDeployment, maxDeployment int64, limit int) ([]PhaseChange, error) {
+	return queryAll(ctx, s.db, "phase changes", s.q(`SELECT seq, project, app, environment, deployment_id, revision, from_phase, to_phase, message, at
+		FROM phase_changes WHERE project = ? AND app = ? AND environment = ? AND deployment_id BETWEEN ? AND ? ORDER BY seq DESC LIMIT ?`),
+		scanPhaseChange, project, app, env, minDeployment, maxDeployment, limit)
 }
 
 func scanPhaseChange(row interface{ Scan(...any) error }) (PhaseChange, error) {
@@ -902,7 +922,7 @@ func scanPhaseChange(row interface{ Scan(...any) error }) (PhaseChange, error) {
 		from, to string
 		at       int64
 	)
-	if err := row.Scan(&c.Seq, &c.Project, &c.App, &c.DeploymentID, &c.Revision, &from, &to, &c.Message, &at); err != nil {
+	if err := row.Scan(&c.Seq, &c.Project, &c.App, &c.Environment, &c.DeploymentID, &c.Revision, &from, &to, &c.Message, &at); err != nil {
 		return c, err
 	}
 	c.From, c.To, c.At = Phase(from), Phase(to), fromTS(at)
@@ -911,7 +931,7 @@ func scanPhaseChange(row interface{ Scan(...any) error }) (PhaseChange, error) {
 
 func (s *sqlStore) Events(ctx context.Context, project, app string, limit int) ([]Event, error) {
 	return queryAll(ctx, s.db, "events", s.q(`SELECT id, received_at, event_time, object_kind, object_namespace, object_name,
-		severity, reason, message, revision, controller, project, app, component, spec_revision, status, deployment_id, ignored_reason
+		severity, reason, message, revision, controller, project, app, component, spec_revision, status, deployment_id, ignored_reason, environment
 		FROM events WHERE project = ? AND app = ? ORDER BY id DESC LIMIT ?`), scanEvent, project, app, limit)
 }
 
@@ -921,7 +941,7 @@ func scanEvent(row interface{ Scan(...any) error }) (Event, error) {
 		rcv, evts int64
 	)
 	if err := row.Scan(&e.ID, &rcv, &evts, &e.Kind, &e.Namespace, &e.Name, &e.Severity, &e.Reason, &e.Message,
-		&e.Revision, &e.Controller, &e.Project, &e.App, &e.Component, &e.SpecRevision, &e.Status, &e.DeploymentID, &e.IgnoredReason); err != nil {
+		&e.Revision, &e.Controller, &e.Project, &e.App, &e.Component, &e.SpecRevision, &e.Status, &e.DeploymentID, &e.IgnoredReason, &e.Environment); err != nil {
 		return e, err
 	}
 	e.ReceivedAt, e.EventTime = fromTS(rcv), fromTS(evts)

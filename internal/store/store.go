@@ -68,6 +68,10 @@ type Event struct {
 	App          string `json:"app,omitempty"`
 	Component    string `json:"component,omitempty"`
 	SpecRevision string `json:"spec_revision,omitempty"`
+	// Environment is the environment the event's object runs in (its
+	// metadata's environment); empty on a platform without environments.
+	// The same app in two environments is two histories.
+	Environment string `json:"environment,omitempty"`
 
 	// JoinLatest makes the event join the app's newest deployment instead of
 	// keying a deployment by Revision (a HelmRelease reports a chart version,
@@ -118,6 +122,7 @@ type Deployment struct {
 	ID           int64            `json:"id"`
 	Project      string           `json:"project"`
 	App          string           `json:"app"`
+	Environment  string           `json:"environment,omitempty"`
 	Revision     string           `json:"revision"`
 	SpecRevision string           `json:"spec_revision,omitempty"`
 	StartedAt    time.Time        `json:"started_at"`
@@ -137,10 +142,12 @@ type Deployment struct {
 // Finished reports whether the deployment has ended.
 func (d Deployment) Finished() bool { return !d.FinishedAt.IsZero() }
 
-// App is the current state of one app: the phase of its newest deployment.
+// App is the current state of one app in one environment: the phase of
+// its newest deployment there.
 type App struct {
 	Project      string    `json:"project"`
 	Name         string    `json:"name"`
+	Environment  string    `json:"environment,omitempty"`
 	Phase        Phase     `json:"phase"`
 	Message      string    `json:"message,omitempty"`
 	DeploymentID int64     `json:"deployment_id"`
@@ -155,6 +162,7 @@ type PhaseChange struct {
 	Seq          int64     `json:"seq"`
 	Project      string    `json:"project"`
 	App          string    `json:"app"`
+	Environment  string    `json:"environment,omitempty"`
 	DeploymentID int64     `json:"deployment_id"`
 	Revision     string    `json:"revision"`
 	From         Phase     `json:"from,omitempty"`
@@ -209,6 +217,7 @@ type OutboxEntry struct {
 	ID           int64
 	DeploymentID int64
 	Project, App string
+	Environment  string
 	Phase        Phase
 	Message      string
 	LiveURL      string
@@ -249,23 +258,29 @@ type Store interface {
 	SendOutbox(ctx context.Context, slots []int, send func(OutboxEntry)) (bool, error)
 
 	Deployment(ctx context.Context, id int64) (Deployment, error)
-	// Deployments lists an app's deployments newest first, with ids below
-	// beforeID when beforeID > 0.
+	// Deployments lists an app's deployments in every environment newest
+	// first, with ids below beforeID when beforeID > 0.
 	Deployments(ctx context.Context, project, app string, limit int, beforeID int64) ([]Deployment, error)
+	// DeploymentsIn lists an app's deployments in one environment ("":
+	// those of no environment) as Deployments does.
+	DeploymentsIn(ctx context.Context, project, app, env string, limit int, beforeID int64) ([]Deployment, error)
 	// ActiveDeployments returns the deployments that are not finished and the
 	// current deployment of every app, oldest first.
 	ActiveDeployments(ctx context.Context) ([]Deployment, error)
 
+	// Apps lists every app in every environment, by project, name and
+	// environment.
 	Apps(ctx context.Context) ([]App, error)
-	App(ctx context.Context, project, name string) (App, error)
+	// App returns an app's state in one environment ("": no environment).
+	App(ctx context.Context, project, name, env string) (App, error)
 
 	// LatestSeq returns the Seq of the newest phase change (0 if none).
 	LatestSeq(ctx context.Context) (int64, error)
 	// PhaseChanges returns changes with Seq > after, in order.
 	PhaseChanges(ctx context.Context, after int64, limit int) ([]PhaseChange, error)
-	// AppPhaseChanges returns the phase changes of an app's deployments
-	// with ids from minDeployment to maxDeployment, newest first.
-	AppPhaseChanges(ctx context.Context, project, app string, minDeployment, maxDeployment int64, limit int) ([]PhaseChange, error)
+	// AppPhaseChanges returns the phase changes of an app's deployments in
+	// one environment with ids from minDeployment to maxDeployment, newest first.
+	AppPhaseChanges(ctx context.Context, project, app, env string, minDeployment, maxDeployment int64, limit int) ([]PhaseChange, error)
 	// Events returns an app's stored events, newest first; with project
 	// and app empty, the ignored events.
 	Events(ctx context.Context, project, app string, limit int) ([]Event, error)

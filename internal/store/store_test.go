@@ -257,7 +257,7 @@ func TestRecordEvents(t *testing.T) {
 		if !old.Finished() || !strings.Contains(old.Message, "superseded by revision "+rev2) {
 			t.Errorf("old deployment not superseded: %+v", old)
 		}
-		app, err := s.App(ctx, "shop", "api")
+		app, err := s.App(ctx, "shop", "api", "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -346,14 +346,11 @@ func TestMigrateIgnoredReason(t *testing.T) {
 	t.Parallel()
 	forEachStore(t, func(t *testing.T, s *SQL) {
 		ctx := t.Context()
-		if _, err := s.RecordEvents(ctx, []Event{{DedupeKey: "k", Kind: "GitRepository", Namespace: "flux-system", Name: "fleet", Reason: "NewArtifact"}}, t0); err != nil {
+		resetTo(t, s, 3)
+		if _, err := s.db.ExecContext(ctx, `INSERT INTO events (dedupe_key, received_at, event_time, object_kind, object_namespace,
+			object_name, severity, reason, message, revision, controller, project, app, component, spec_revision, status, deployment_id, body)
+			VALUES ('k', 1, 1, 'GitRepository', 'flux-system', 'fleet', 'info', 'NewArtifact', '', '', '', '', '', '', '', 'ignored', 0, '')`); err != nil {
 			t.Fatal(err)
-		}
-		// Back to version 3.
-		for _, q := range []string{`DROP TABLE github_sends`, `DROP TABLE github_outbox`, `DROP TABLE sessions`, `ALTER TABLE events DROP COLUMN ignored_reason`, `DELETE FROM schema_migrations WHERE version >= 4`} {
-			if _, err := s.db.ExecContext(ctx, q); err != nil {
-				t.Fatal(err)
-			}
 		}
 		if err := s.migrate(ctx, t0); err != nil {
 			t.Fatal(err)
@@ -369,6 +366,20 @@ func TestMigrateIgnoredReason(t *testing.T) {
 			t.Errorf("events after the migration = %+v", evs)
 		}
 	})
+}
+
+// resetTo empties the database and migrates it to schema version v: a
+// database an older build wrote.
+func resetTo(t *testing.T, s *SQL, v int) {
+	t.Helper()
+	for _, table := range []string{"events", "deployments", "apps", "phase_changes", "sessions", "github_outbox", "github_sends", "schema_migrations"} {
+		if _, err := s.db.ExecContext(t.Context(), `DROP TABLE IF EXISTS `+table); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.migrateTo(t.Context(), t0, v); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestJoinLatestWithoutDeployment(t *testing.T) {
@@ -425,7 +436,7 @@ func TestUpdateDeployment(t *testing.T) {
 		if d.Phase != PhaseRunning || d.LiveURL != "https://api.example.com/" || string(d.Checks) != string(checks) || d.Timeout != 90*time.Second || !d.FinishedAt.Equal(t0.Add(3*time.Second)) {
 			t.Errorf("deployment = %+v", d)
 		}
-		app, err := s.App(ctx, "shop", "api")
+		app, err := s.App(ctx, "shop", "api", "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -447,7 +458,7 @@ func TestUpdateDeployment(t *testing.T) {
 		if _, err := s.UpdateDeployment(ctx, DeploymentUpdate{ID: 9999, Phase: PhaseFailed}); !errors.Is(err, ErrNotFound) {
 			t.Errorf("UpdateDeployment(missing) = %v, want ErrNotFound", err)
 		}
-		if _, err := s.App(ctx, "shop", "nope"); !errors.Is(err, ErrNotFound) {
+		if _, err := s.App(ctx, "shop", "nope", ""); !errors.Is(err, ErrNotFound) {
 			t.Errorf("App(missing) = %v, want ErrNotFound", err)
 		}
 
@@ -462,7 +473,7 @@ func TestUpdateDeployment(t *testing.T) {
 		if d, _ := s.Deployment(ctx, id); d.Phase != PhaseRunning || d.Message != "all checks passed" {
 			t.Errorf("superseded deployment changed: %+v", d)
 		}
-		app, _ = s.App(ctx, "shop", "api")
+		app, _ = s.App(ctx, "shop", "api", "")
 		if app.Phase != PhasePending || app.DeploymentID != r2[0].DeploymentID {
 			t.Errorf("app moved by old deployment: %+v", app)
 		}
@@ -497,7 +508,7 @@ func TestSpecRevisionFromCluster(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			a, err := s.App(ctx, "shop", "api")
+			a, err := s.App(ctx, "shop", "api", "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -565,7 +576,7 @@ func TestDeletedIsFinal(t *testing.T) {
 		if c == nil || c.From != PhaseRunning || c.To != PhaseDeleted {
 			t.Errorf("change = %+v", c)
 		}
-		a, err := s.App(ctx, "shop", "api")
+		a, err := s.App(ctx, "shop", "api", "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -657,14 +668,14 @@ func TestPhaseChangesAfter(t *testing.T) {
 			t.Fatal(err)
 		}
 		id1, id2 := r[0].DeploymentID, r2[1].DeploymentID
-		mine, err := s.AppPhaseChanges(ctx, "p", "a", id1, id1, 2)
+		mine, err := s.AppPhaseChanges(ctx, "p", "a", "", id1, id1, 2)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if diff := cmp.Diff([]PhaseChange{all[4], all[3]}, mine); diff != "" {
 			t.Errorf("AppPhaseChanges of the first deployment (-want +got):\n%s", diff)
 		}
-		both, err := s.AppPhaseChanges(ctx, "p", "a", id1, id2, 100)
+		both, err := s.AppPhaseChanges(ctx, "p", "a", "", id1, id2, 100)
 		if err != nil {
 			t.Fatal(err)
 		}

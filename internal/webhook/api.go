@@ -39,15 +39,32 @@ func (s *Server) handleApps(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"apps": apps})
 }
 
-// appAndDeployment loads the app of the path and its current deployment.
+// environmentParam reads the query's environment ("" when it names
+// none), answering 400 when it cannot name one.
+func environmentParam(w http.ResponseWriter, r *http.Request) (string, bool) {
+	env := r.URL.Query().Get("environment")
+	if env != "" && !validEnvironment(env) {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("environment %q is not a DNS label", clip(env)))
+		return "", false
+	}
+	return env, true
+}
+
+// appAndDeployment loads the app of the path in the query's environment
+// and its current deployment.
 func (s *Server) appAndDeployment(w http.ResponseWriter, r *http.Request) (store.App, store.Deployment, bool) {
 	if !s.granted(w, r) {
 		return store.App{}, store.Deployment{}, false
 	}
-	a, err := s.cfg.Store.App(r.Context(), r.PathValue("project"), r.PathValue("name"))
+	env, ok := environmentParam(w, r)
+	if !ok {
+		return store.App{}, store.Deployment{}, false
+	}
+	project, name := r.PathValue("project"), r.PathValue("name")
+	a, err := s.cfg.Store.App(r.Context(), project, name, env)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			writeError(w, http.StatusNotFound, fmt.Sprintf("no app %s/%s", r.PathValue("project"), r.PathValue("name")))
+			writeError(w, http.StatusNotFound, s.noApp(r.Context(), project, name, env))
 		} else {
 			s.storeError(w, err)
 		}
@@ -246,12 +263,8 @@ func (s *Server) handleDeployments(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	project, name := r.PathValue("project"), r.PathValue("name")
-	if _, err := s.cfg.Store.App(r.Context(), project, name); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			writeError(w, http.StatusNotFound, fmt.Sprintf("no app %s/%s", project, name))
-			return
-		}
-		s.storeError(w, err)
+	env, ok := environmentParam(w, r)
+	if !ok {
 		return
 	}
 	limit := defaultPageSize
@@ -272,10 +285,24 @@ func (s *Server) handleDeployments(w http.ResponseWriter, r *http.Request) {
 		}
 		before = n
 	}
-	// One more than asked tells whether a next page exists.
-	ds, err := s.cfg.Store.Deployments(r.Context(), project, name, limit+1, before)
+	// One more than asked tells whether a next page exists. An app's
+	// current deployment in each environment is never pruned: a first
+	// page without any is an app that never ran (there).
+	var (
+		ds  []store.Deployment
+		err error
+	)
+	if env == "" {
+		ds, err = s.cfg.Store.Deployments(r.Context(), project, name, limit+1, before)
+	} else {
+		ds, err = s.cfg.Store.DeploymentsIn(r.Context(), project, name, env, limit+1, before)
+	}
 	if err != nil {
 		s.storeError(w, err)
+		return
+	}
+	if len(ds) == 0 && before == 0 {
+		writeError(w, http.StatusNotFound, s.noApp(r.Context(), project, name, env))
 		return
 	}
 	next := ""
@@ -295,6 +322,7 @@ func (s *Server) handleDeployments(w http.ResponseWriter, r *http.Request) {
 type DeployStatus struct {
 	Project      string        `json:"project"`
 	Name         string        `json:"name"`
+	Environment  string        `json:"environment,omitempty"`
 	DeploymentID int64         `json:"deployment_id"`
 	Revision     string        `json:"revision"`
 	Phase        store.Phase   `json:"phase"`
@@ -310,7 +338,7 @@ func (s *Server) handleDeployStatus(w http.ResponseWriter, r *http.Request) {
 	}
 	res := decodeResult(d)
 	writeJSON(w, http.StatusOK, DeployStatus{
-		Project: a.Project, Name: a.Name, DeploymentID: d.ID, Revision: d.Revision,
+		Project: a.Project, Name: a.Name, Environment: a.Environment, DeploymentID: d.ID, Revision: d.Revision,
 		Phase: d.Phase, Message: d.Message, Checks: res.Checks, LiveURL: d.LiveURL,
 	})
 }
@@ -544,4 +572,17 @@ func (s *Server) handleLogs(w http.ResponseWriter, r *http.Request) {
 // appSelector selects the objects of an app by the labels render writes.
 func appSelector(project, app string) string {
 	return probe.LabelApp + "=" + app + "," + probe.LabelProject + "=" + project
+}
+
+// noApp says that the app does not run in env: with env empty, and the
+// app running in environments, which ones to name.
+func (s *Server) noApp(ctx context.Context, project, name, env string) string {
+	if env != "" {
+		return fmt.Sprintf("no app %s/%s in environment %s", project, name, env)
+	}
+	ds, err := s.cfg.Store.Deployments(ctx, project, name, 1, 0)
+	if err != nil || len(ds) == 0 {
+		return fmt.Sprintf("no app %s/%s", project, name)
+	}
+	return fmt.Sprintf("no app %s/%s outside environments: it runs in environment %s (name one with ?environment=)", project, name, ds[0].Environment)
 }

@@ -124,7 +124,7 @@ func recordedArtifacts(d store.Deployment) map[string]string {
 // they were).
 func (s *Server) artifactsOf(ctx context.Context, d store.Deployment) map[string]string {
 	out := map[string]string{}
-	if prev, err := s.cfg.Store.Deployments(ctx, d.Project, d.App, 1, d.ID); err == nil && len(prev) == 1 {
+	if prev, err := s.cfg.Store.DeploymentsIn(ctx, d.Project, d.App, d.Environment, 1, d.ID); err == nil && len(prev) == 1 {
 		for k, v := range recordedArtifacts(prev[0]) {
 			out[k] = v
 		}
@@ -138,7 +138,7 @@ func (s *Server) artifactsOf(ctx context.Context, d store.Deployment) map[string
 // ownArtifacts is artifactsOf without what is inherited: what d's checks
 // recorded, over what its events were credited with.
 func (s *Server) ownArtifacts(d store.Deployment) map[string]string {
-	out := s.pins.of(d.Project+"/"+d.App, d.Revision)
+	out := s.pins.of(store.AppKey(d.Project, d.App, d.Environment), d.Revision)
 	for k, v := range recordedArtifacts(d) {
 		out[k] = v
 	}
@@ -149,7 +149,8 @@ func (s *Server) ownArtifacts(d store.Deployment) map[string]string {
 // revision the webhook can name.
 var errNoFleetRevision = errors.New("no fleet revision known for the artifact revision")
 
-// fleetRevisionOf returns the fleet revision an event of the app's
+// fleetRevisionOf returns the fleet revision an event of the app's (in
+// environment env)
 // Kustomization or OCIRepository about artifact revision rev belongs to:
 //
 //  1. the app's current deployment's, when it is known to pin rev (unless
@@ -172,11 +173,11 @@ var errNoFleetRevision = errors.New("no fleet revision known for the artifact re
 //
 // Without a cluster nothing tells which fleet revision pinned the artifact:
 // the event is the current deployment's, or none's.
-func (s *Server) fleetRevisionOf(ctx context.Context, kind, namespace, name, project, app, rev string) (string, error) {
+func (s *Server) fleetRevisionOf(ctx context.Context, kind, namespace, name, project, app, env, rev string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if s.cfg.Cluster == nil {
-		latest, ok, err := s.currentDeployment(ctx, project, app)
+		latest, ok, err := s.currentDeployment(ctx, project, app, env)
 		switch {
 		case err != nil:
 			return "", err
@@ -186,12 +187,12 @@ func (s *Server) fleetRevisionOf(ctx context.Context, kind, namespace, name, pro
 		return latest.Revision, nil
 	}
 	namespace = cmp.Or(namespace, s.cfg.FluxNamespace)
-	appKey := project + "/" + app
+	appKey := store.AppKey(project, app, env)
 	digest := probe.ArtifactDigest(rev)
 	key := pinKey{app: appKey, name: name, digest: digest}
 	// The current deployment known to pin the digest needs no cluster
 	// read: most reports are a component's periodic ones.
-	latest, hasLatest, err := s.currentDeployment(ctx, project, app)
+	latest, hasLatest, err := s.currentDeployment(ctx, project, app, env)
 	if err != nil {
 		return "", err
 	}
@@ -258,7 +259,7 @@ func (s *Server) fleetRevisionOf(ctx context.Context, kind, namespace, name, pro
 	case seen:
 		return remembered, nil
 	}
-	recent, err := s.cfg.Store.Deployments(ctx, project, app, 20, 0)
+	recent, err := s.cfg.Store.DeploymentsIn(ctx, project, app, env, 20, 0)
 	if err != nil {
 		return "", fmt.Errorf("reading the deployments of %s: %w", appKey, err)
 	}
@@ -274,18 +275,19 @@ func (s *Server) fleetRevisionOf(ctx context.Context, kind, namespace, name, pro
 	return "", errNoFleetRevision
 }
 
-// currentDeployment returns the app's current deployment, if it has one.
-func (s *Server) currentDeployment(ctx context.Context, project, app string) (store.Deployment, bool, error) {
-	a, err := s.cfg.Store.App(ctx, project, app)
+// currentDeployment returns the app's current deployment in the
+// environment, if it has one.
+func (s *Server) currentDeployment(ctx context.Context, project, app, env string) (store.Deployment, bool, error) {
+	a, err := s.cfg.Store.App(ctx, project, app, env)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return store.Deployment{}, false, nil
 	case err != nil:
-		return store.Deployment{}, false, fmt.Errorf("reading app %s/%s: %w", project, app, err)
+		return store.Deployment{}, false, fmt.Errorf("reading app %s: %w", store.AppKey(project, app, env), err)
 	}
 	d, err := s.cfg.Store.Deployment(ctx, a.DeploymentID)
 	if err != nil {
-		return store.Deployment{}, false, fmt.Errorf("reading the current deployment of %s/%s: %w", project, app, err)
+		return store.Deployment{}, false, fmt.Errorf("reading the current deployment of %s: %w", store.AppKey(project, app, env), err)
 	}
 	return d, true, nil
 }

@@ -247,7 +247,7 @@ func TestClusterArtifactsJourney(t *testing.T) {
 	// revB's, and its rechecks keep it running.
 	f.rootApplied(t, revC)
 	time.Sleep(500 * time.Millisecond) // rechecks run every 100ms
-	if a, err := e.st.App(t.Context(), project, "api"); err != nil || a.Phase != store.PhaseRunning || a.Revision != revB {
+	if a, err := e.st.App(t.Context(), project, "api", ""); err != nil || a.Phase != store.PhaseRunning || a.Revision != revB {
 		t.Errorf("after revC: %+v, %v; want running at %s", a, err, revB)
 	}
 	// web's periodic report, after the root moved on, is revB's.
@@ -414,7 +414,7 @@ func TestFleetRevisionOf(t *testing.T) {
 			if tc.ociEvent {
 				kind = sourcev1.OCIRepositoryKind
 			}
-			got, err := e.srv.fleetRevisionOf(t.Context(), kind, fluxNS, project+"-api-web", project, "api", tc.event)
+			got, err := e.srv.fleetRevisionOf(t.Context(), kind, fluxNS, project+"-api-web", project, "api", "", tc.event)
 			if got != tc.want || !errors.Is(err, tc.wantErr) || (tc.wantErr == nil && err != nil) {
 				t.Errorf("fleetRevisionOf = %q, %v; want %q, %v", got, err, tc.want, tc.wantErr)
 			}
@@ -500,7 +500,7 @@ func TestFleetRevisionOfWhileTheRootApplies(t *testing.T) {
 				Message: "Applied revision: " + revB, ObservedGeneration: root.Generation, LastTransitionTime: metav1.Now()}}
 			done <- env.Client.Status().Update(context.Background(), root)
 		}()
-		got, err := e.srv.fleetRevisionOf(t.Context(), kustomizev1.KustomizationKind, fluxNS, project+"-api-web", project, "api", web2)
+		got, err := e.srv.fleetRevisionOf(t.Context(), kustomizev1.KustomizationKind, fluxNS, project+"-api-web", project, "api", "", web2)
 		if err := <-done; err != nil {
 			t.Fatal(err)
 		}
@@ -516,7 +516,7 @@ func TestFleetRevisionOfWhileTheRootApplies(t *testing.T) {
 		e := clusterEnv(t, fluxNS, nil, "127.0.0.1:1", func(c *Config) { c.RecheckInterval = -1 })
 		ctx, cancel := context.WithTimeout(t.Context(), 20*settlePoll)
 		defer cancel()
-		got, err := e.srv.fleetRevisionOf(ctx, kustomizev1.KustomizationKind, fluxNS, project+"-api-web", project, "api", web2)
+		got, err := e.srv.fleetRevisionOf(ctx, kustomizev1.KustomizationKind, fluxNS, project+"-api-web", project, "api", "", web2)
 		if want := "is still applying " + revB; got != "" || err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("fleetRevisionOf = %q, %v; want an error containing %q", got, err, want)
 		}

@@ -116,7 +116,7 @@ func TestForgedEventsChangeNothing(t *testing.T) {
 	}
 	waitTrackerIdle(t, e)
 
-	after, err := e.st.App(t.Context(), "shop", "api")
+	after, err := e.st.App(t.Context(), "shop", "api", "")
 	if err != nil {
 		t.Fatal(err)
 	}

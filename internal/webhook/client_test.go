@@ -131,7 +131,7 @@ func TestWireTypesMatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, d := range []store.Deployment{
-		{ID: 7, Project: "shop", App: "api", Revision: "main@sha1:abc", SpecRevision: "0123", StartedAt: at, FinishedAt: at.Add(time.Minute),
+		{ID: 7, Project: "shop", App: "api", Environment: "staging", Revision: "main@sha1:abc", SpecRevision: "0123", StartedAt: at, FinishedAt: at.Add(time.Minute),
 			UpdatedAt: at.Add(2 * time.Minute), Phase: store.PhaseFailed, Message: "sync check failed", LiveURL: "https://x/",
 			Components: []store.ComponentState{{Name: "web", Kind: "Kustomization", Health: store.HealthFailed, Reason: "HealthCheckFailed", Message: "m", Terminal: true, UpdatedAt: at}},
 			Checks:     checks, Timeout: time.Minute, GitHubID: 3, GitHubState: "failure"},

@@ -148,7 +148,7 @@ func (g *githubWorker) drain() {
 		sent, err := g.st.SendOutbox(g.ctx, slots, func(e store.OutboxEntry) {
 			if err := g.post(e); err != nil {
 				g.metrics.github.WithLabelValues("error").Inc()
-				g.log.Error("GitHub deployment status", "app", e.Project+"/"+e.App, "deployment", e.DeploymentID, "err", err)
+				g.log.Error("GitHub deployment status", "app", store.AppKey(e.Project, e.App, e.Environment), "deployment", e.DeploymentID, "err", err)
 			}
 		})
 		if err != nil {
@@ -172,7 +172,7 @@ func (g *githubWorker) post(e store.OutboxEntry) error {
 	if err != nil {
 		return err
 	}
-	d := store.Deployment{ID: cur.ID, Project: cur.Project, App: cur.App, Revision: cur.Revision,
+	d := store.Deployment{ID: cur.ID, Project: cur.Project, App: cur.App, Environment: cur.Environment, Revision: cur.Revision,
 		Phase: e.Phase, Message: e.Message, LiveURL: e.LiveURL}
 	state := githubState(d.Phase)
 	if state == "" && cur.GitHubID != 0 {
@@ -203,10 +203,15 @@ func (g *githubWorker) post(e store.OutboxEntry) error {
 		if g.cfg.UseSpecRevision && d.SpecRevision != "" {
 			ref = d.SpecRevision
 		}
-		env := d.Project + "/" + d.App
+		what := d.Project + "/" + d.App
 		payload := map[string]string{
 			"project": d.Project, "app": d.App, "revision": d.Revision, "spec_revision": d.SpecRevision,
 		}
+		if d.Environment != "" {
+			what += " in " + d.Environment
+			payload["environment"] = d.Environment
+		}
+		env := githubEnvironment(d)
 		if e.Retried {
 			// An earlier sender may have created it and died before
 			// storing its id.
@@ -222,7 +227,7 @@ func (g *githubWorker) post(e store.OutboxEntry) error {
 				id, err = g.cfg.Reporter.CreateDeployment(ctx, g.cfg.Repo, github.Deployment{
 					Ref:         ref,
 					Environment: env,
-					Description: truncate(fmt.Sprintf("%s at %s", env, d.Revision), 140),
+					Description: truncate(fmt.Sprintf("%s at %s", what, d.Revision), 140),
 					Payload:     payload,
 				})
 				return err
@@ -241,6 +246,9 @@ func (g *githubWorker) post(e store.OutboxEntry) error {
 	status := github.DeploymentStatus{
 		State:       state,
 		Description: truncate(string(d.Phase)+": "+d.Message, 140),
+		// An environment of the platform is every app's: GitHub's
+		// auto_inactive would retire the other apps' deployments there.
+		KeepOthersActive: d.Environment != "",
 	}
 	if state == "success" {
 		status.EnvironmentURL = d.LiveURL
@@ -264,15 +272,57 @@ func (g *githubWorker) post(e store.OutboxEntry) error {
 	}); err != nil {
 		return err
 	}
-	return g.st.SetGitHub(g.ctx, d.ID, id, state)
+	if err := g.st.SetGitHub(g.ctx, d.ID, id, state); err != nil {
+		return err
+	}
+	if state == "success" && d.Environment != "" {
+		return g.retireEarlier(d)
+	}
+	return nil
+}
+
+// githubEnvironment is the GitHub environment of a deployment: the
+// platform's environment, where GitHub's protection rules for it apply;
+// "project/app" on a platform without environments.
+func githubEnvironment(d store.Deployment) string {
+	if d.Environment != "" {
+		return d.Environment
+	}
+	return d.Project + "/" + d.App
+}
+
+// retireEarlier marks inactive the GitHub deployments of the app's
+// earlier deployments in d's environment that are still a success there:
+// what GitHub's auto_inactive does for an environment of one app, done
+// for this app alone.
+func (g *githubWorker) retireEarlier(d store.Deployment) error {
+	ds, err := g.st.DeploymentsIn(g.ctx, d.Project, d.App, d.Environment, 20, d.ID)
+	if err != nil {
+		return err
+	}
+	for _, p := range ds {
+		if p.GitHubID == 0 || p.GitHubState != "success" {
+			continue
+		}
+		st := github.DeploymentStatus{State: "inactive", Description: truncate("superseded by revision "+d.Revision, 140), KeepOthersActive: true}
+		if err := g.call(func(ctx context.Context) error {
+			return g.cfg.Reporter.SetDeploymentStatus(ctx, g.cfg.Repo, p.GitHubID, st)
+		}); err != nil {
+			return err
+		}
+		if err := g.st.SetGitHub(g.ctx, p.ID, p.GitHubID, "inactive"); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // latestGitHubID returns the GitHub deployment of the newest of the app's
-// deployments before d that has one (0 when none has).
+// deployments in d's environment before d that has one (0 when none has).
 func (g *githubWorker) latestGitHubID(d store.Deployment) (int64, error) {
 	before := d.ID
 	for range 10 {
-		ds, err := g.st.Deployments(g.ctx, d.Project, d.App, 20, before)
+		ds, err := g.st.DeploymentsIn(g.ctx, d.Project, d.App, d.Environment, 20, before)
 		if err != nil {
 			return 0, err
 		}

@@ -120,7 +120,7 @@ func TestGitHubWaitsForSpecRevision(t *testing.T) {
 	deadline := time.Now().Add(20 * time.Second)
 	for a.SpecRevision != spec2 && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
-		a, _ = e.st.App(t.Context(), "shop", "api")
+		a, _ = e.st.App(t.Context(), "shop", "api", "")
 	}
 	checker.set(fakeChecker{sync: probe.StatePassed, ready: probe.StatePassed, reach: probe.StatePassed, live: "https://api.example.test/", spec: spec2})
 	a = e.waitPhase("shop", "api", store.PhaseRunning)
@@ -252,7 +252,7 @@ func TestGitHubRetriesServerErrors(t *testing.T) {
 		}
 		// A retry would come 500ms after the refusal (and be unexpected).
 		time.Sleep(700 * time.Millisecond)
-		a, err := e.st.App(t.Context(), "shop", "api")
+		a, err := e.st.App(t.Context(), "shop", "api", "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -267,7 +267,7 @@ func waitGitHubState(t *testing.T, e *testEnv, want string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		a, err := e.st.App(t.Context(), "shop", "api")
+		a, err := e.st.App(t.Context(), "shop", "api", "")
 		if err == nil {
 			d, err := e.st.Deployment(t.Context(), a.DeploymentID)
 			if err == nil && d.GitHubState == want && d.GitHubID != 0 {

@@ -40,6 +40,7 @@ const (
 	metaProject      = "project"
 	metaComponent    = "component"
 	metaSpecRevision = "spec-revision"
+	metaEnvironment  = layout.EventEnvironment
 	metaPrefix       = eventv1.Group + "/"
 )
 
@@ -141,12 +142,18 @@ func revisionOf(ev *eventv1.Event) string {
 	return r
 }
 
-// dedupeKey identifies an event by object, revision, reason and message.
-func dedupeKey(ev *eventv1.Event, revision string) string {
+// dedupeKey identifies an event by object, revision, reason and message,
+// and environment: the same object at the same revision in two
+// environments (clusters) says the same words about two deployments.
+func dedupeKey(ev *eventv1.Event, revision, env string) string {
 	h := sha256.New()
 	for _, s := range []string{ev.InvolvedObject.Kind, ev.InvolvedObject.Namespace, ev.InvolvedObject.Name, revision, ev.Reason, ev.Message} {
 		h.Write([]byte(s))
 		h.Write([]byte{0})
+	}
+	if env != "" {
+		// Outside environments the key stays what it was before them.
+		h.Write([]byte("environment\x00" + env))
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
@@ -175,6 +182,7 @@ type ingestResponse struct {
 	DeploymentID int64  `json:"deployment_id,omitempty"`
 	Project      string `json:"project,omitempty"`
 	App          string `json:"app,omitempty"`
+	Environment  string `json:"environment,omitempty"`
 	Error        string `json:"error,omitempty"`
 	// Reason says why an ignored event counts for no app.
 	Reason string `json:"reason,omitempty"`
@@ -239,7 +247,7 @@ func (s *Server) handleFlux(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusServiceUnavailable, ingestResponse{Status: "error", Error: "storing event failed"})
 		return
 	}
-	resp := ingestResponse{EventID: got.EventID, DeploymentID: got.DeploymentID, Project: rec.Project, App: rec.App}
+	resp := ingestResponse{EventID: got.EventID, DeploymentID: got.DeploymentID, Project: rec.Project, App: rec.App, Environment: rec.Environment}
 	switch {
 	case got.Duplicate:
 		result, resp.Status = resultDuplicate, "duplicate"
@@ -253,7 +261,7 @@ func (s *Server) handleFlux(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusAccepted, resp)
 	default:
 		result, resp.Status = resultApplied, "applied"
-		s.tracker.notify(notice{deploymentID: got.DeploymentID, project: rec.Project, app: rec.App, newDeployment: got.NewDeployment,
+		s.tracker.notify(notice{deploymentID: got.DeploymentID, project: rec.Project, app: rec.App, env: rec.Environment, newDeployment: got.NewDeployment,
 			component: rec.Kind + "/" + cmpOr(rec.Component, rec.Name), health: rec.Health, terminal: rec.Terminal})
 		writeJSON(w, http.StatusOK, resp)
 	}
@@ -267,12 +275,12 @@ func (s *Server) toRecord(ctx context.Context, ev *eventv1.Event, body []byte) (
 	now := s.now()
 	rev := revisionOf(ev)
 	rec = store.Event{
-		DedupeKey: dedupeKey(ev, rev), ReceivedAt: now, EventTime: ev.Timestamp.UTC(),
+		ReceivedAt: now, EventTime: ev.Timestamp.UTC(),
 		Kind: ev.InvolvedObject.Kind, Namespace: ev.InvolvedObject.Namespace, Name: ev.InvolvedObject.Name,
 		Severity: ev.Severity, Reason: ev.Reason, Message: ev.Message, Revision: rev,
 		Controller: ev.ReportingController, Body: body,
 		Project: metaValue(ev, metaProject), App: metaValue(ev, metaApp), Component: metaValue(ev, metaComponent),
-		SpecRevision: metaValue(ev, metaSpecRevision),
+		SpecRevision: metaValue(ev, metaSpecRevision), Environment: metaValue(ev, metaEnvironment),
 	}
 	if ev.Timestamp.IsZero() {
 		rec.EventTime = now
@@ -286,8 +294,10 @@ func (s *Server) toRecord(ctx context.Context, ev *eventv1.Event, body []byte) (
 			rec.Project, rec.App = ref.Project, ref.App
 			rec.Component = cmpOr(rec.Component, ref.Component)
 			rec.SpecRevision = cmpOr(rec.SpecRevision, ref.SpecRevision)
+			rec.Environment = cmpOr(rec.Environment, ref.Environment)
 		}
 	}
+	rec.DedupeKey = dedupeKey(ev, rev, rec.Environment)
 	if rec.Project == "" || rec.App == "" {
 		// An event of no known app is kept as metadata: its body would let
 		// anyone who can post fill the disk.
@@ -305,32 +315,39 @@ func (s *Server) toRecord(ctx context.Context, ev *eventv1.Event, body []byte) (
 		s.log.Warn("event ignored", "reason", why)
 		return ignored(rec, why), "", nil
 	}
+	if env := rec.Environment; env != "" && !validEnvironment(env) {
+		// Its history would be one no platform has, and its name is
+		// the sender's to choose: kept as metadata only.
+		why := fmt.Sprintf("environment %q is not a DNS label (lower-case letters, digits and '-', at most 63)", clip(env))
+		s.log.Warn("event ignored", "reason", why)
+		return ignored(rec, why), "", nil
+	}
 	rec.Health, rec.Terminal = health(ev)
 	// A HelmRelease reports its chart version, not a fleet revision: its events
 	// join the app's newest deployment. So does an event with no revision.
 	rec.JoinLatest = ev.InvolvedObject.Kind == "HelmRelease" || rev == ""
 	if kind := ev.InvolvedObject.Kind; probe.IsArtifactRevision(rev) && (kind == kustomizev1.KustomizationKind || kind == sourcev1.OCIRepositoryKind) {
-		fleet, err := s.fleetRevisionOf(ctx, kind, ev.InvolvedObject.Namespace, ev.InvolvedObject.Name, rec.Project, rec.App, rev)
+		fleet, err := s.fleetRevisionOf(ctx, kind, ev.InvolvedObject.Namespace, ev.InvolvedObject.Name, rec.Project, rec.App, rec.Environment, rev)
 		switch {
 		case errors.Is(err, errNoFleetRevision):
 			s.log.Info("event of an artifact revision no deployment pins", "object", kind+"/"+ev.InvolvedObject.Namespace+"/"+ev.InvolvedObject.Name,
-				"revision", rev, "app", rec.Project+"/"+rec.App)
+				"revision", rev, "app", store.AppKey(rec.Project, rec.App, rec.Environment))
 			rec.Health, rec.Terminal = "", false
-			return ignored(rec, "artifact revision "+rev+" is pinned by no fleet revision of app "+rec.Project+"/"+rec.App), "", nil
+			return ignored(rec, "artifact revision "+rev+" is pinned by no fleet revision of app "+store.AppKey(rec.Project, rec.App, rec.Environment)), "", nil
 		case err != nil:
 			return rec, "", err
 		}
 		// The deployment is the fleet revision's; the artifact revision
 		// stays in the key, so that the same report of two pins is two events.
 		rec.Revision = fleet
-		rec.DedupeKey = dedupeKey(ev, fleet+" "+rev)
+		rec.DedupeKey = dedupeKey(ev, fleet+" "+rev, rec.Environment)
 	}
 	return rec, "", nil
 }
 
 // ignored is rec stored as counting for no app, for the reason why.
 func ignored(rec store.Event, why string) store.Event {
-	rec.Project, rec.App, rec.Component, rec.SpecRevision, rec.Body = "", "", "", "", nil
+	rec.Project, rec.App, rec.Component, rec.SpecRevision, rec.Environment, rec.Body = "", "", "", "", "", nil
 	rec.IgnoredReason = why
 	return rec
 }
@@ -531,4 +548,19 @@ func (b *batcher) run() {
 			q.done <- batchResult{rec: recs[i]}
 		}
 	}
+}
+
+// validEnvironment reports whether env can name an environment: a DNS
+// label (RFC 1123), as platform.yaml's environment names are.
+func validEnvironment(env string) bool {
+	if len(env) == 0 || len(env) > 63 || env[0] == '-' || env[len(env)-1] == '-' {
+		return false
+	}
+	for i := 0; i < len(env); i++ {
+		c := env[i]
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' {
+			return false
+		}
+	}
+	return true
 }

@@ -342,7 +342,7 @@ func FuzzDecodeEvent(f *testing.F) {
 		if ev.InvolvedObject.Kind == "" || ev.InvolvedObject.Name == "" || ev.Reason == "" {
 			t.Fatalf("accepted an event without its required fields: %+v", ev)
 		}
-		_ = dedupeKey(&ev, revisionOf(&ev))
+		_ = dedupeKey(&ev, revisionOf(&ev), metaValue(&ev, metaEnvironment))
 		_, _ = health(&ev)
 	})
 }

@@ -152,6 +152,9 @@ func newPages(c *Config) (*pages, error) {
 	if err := p.loadTemplates(); err != nil {
 		return nil, err
 	}
+	if err := p.loadEnvironmentTemplate(); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 

@@ -129,6 +129,8 @@ type appView struct {
 	// Operator: the visitor is an operator of the app's project, and sees
 	// the rollback commands.
 	Operator bool
+	// Environments are the app's environments side by side (pages_env.go).
+	Environments []envView
 }
 
 const (
@@ -171,7 +173,7 @@ func (s *Server) appPage(r *http.Request, project, name string) (appView, error)
 	if err != nil {
 		return appView{}, err
 	}
-	a, err := s.cfg.Store.App(ctx, project, name)
+	a, err := s.appInPage(ctx, project, name, r.URL.Query().Get("environment"))
 	if err != nil {
 		return appView{}, err
 	}
@@ -181,7 +183,7 @@ func (s *Server) appPage(r *http.Request, project, name string) (appView, error)
 	}
 	res := decodeResult(d)
 	pc := s.pages.cfg
-	v := appView{pageBase: s.base(r, project+"/"+name), App: a, Phase: d.Phase, Badge: phaseBadge(d.Phase, res, true), Message: d.Message,
+	v := appView{pageBase: s.base(r, appInEnvironment(project+"/"+name, a.Environment)), App: a, Phase: d.Phase, Badge: phaseBadge(d.Phase, res, true), Message: d.Message,
 		Active:   d.Phase == store.PhasePending || d.Phase == store.PhaseDeploying || d.Phase == store.PhaseDegraded,
 		Revision: linkRevision(pc.FleetRepoURL, d.Revision), Spec: linkRevision(pc.AppsRepoURL, d.SpecRevision),
 		LiveURL: liveURL(d, res), Deployment: d, Started: fmtTime(d.StartedAt), Finished: fmtTime(d.FinishedAt),
@@ -190,6 +192,9 @@ func (s *Server) appPage(r *http.Request, project, name string) (appView, error)
 		v.Components = append(v.Components, componentView{ComponentHealth: c})
 	}
 	v.Stream = "/ui/stream?project=" + url.QueryEscape(project) + "&app=" + url.QueryEscape(name)
+	if a.Environment != "" {
+		v.Stream += "&environment=" + url.QueryEscape(a.Environment)
+	}
 	v.Seq = seq
 	if d.Timeout > 0 {
 		v.Timeout = d.Timeout.String()
@@ -202,6 +207,9 @@ func (s *Server) appPage(r *http.Request, project, name string) (appView, error)
 		return appView{}, err
 	}
 	if err := s.appEvents(ctx, &v); err != nil {
+		return appView{}, err
+	}
+	if err := s.environments(ctx, &v); err != nil {
 		return appView{}, err
 	}
 	if s.cfg.Kube != nil {
@@ -219,16 +227,16 @@ func (s *Server) history(ctx context.Context, v *appView, cursor string) error {
 	if cursor != "" {
 		if n, err := decodeCursor(cursor); err == nil {
 			before = n
-			v.NewestURL = appPageURL(a.Project, a.Name) + "#history"
+			v.NewestURL = envAppURL(a, "") + "#history"
 		}
 	}
-	ds, err := s.cfg.Store.Deployments(ctx, a.Project, a.Name, historyPageSize+1, before)
+	ds, err := s.cfg.Store.DeploymentsIn(ctx, a.Project, a.Name, a.Environment, historyPageSize+1, before)
 	if err != nil {
 		return err
 	}
 	if len(ds) > historyPageSize {
 		ds = ds[:historyPageSize]
-		v.OlderURL = appPageURL(a.Project, a.Name) + "?before=" + encodeCursor(ds[len(ds)-1].ID) + "#history"
+		v.OlderURL = envAppURL(a, "before="+encodeCursor(ds[len(ds)-1].ID)) + "#history"
 	}
 	if len(ds) == 0 {
 		return nil
@@ -236,7 +244,7 @@ func (s *Server) history(ctx context.Context, v *appView, cursor string) error {
 	// The phase changes of the page's deployments (bounded: an app that
 	// flaps between running and degraded for days has many), and Flux's
 	// newest messages.
-	changes, err := s.cfg.Store.AppPhaseChanges(ctx, a.Project, a.Name, ds[len(ds)-1].ID, ds[0].ID, maxPhaseChanges)
+	changes, err := s.cfg.Store.AppPhaseChanges(ctx, a.Project, a.Name, a.Environment, ds[len(ds)-1].ID, ds[0].ID, maxPhaseChanges)
 	if err != nil {
 		return err
 	}
@@ -256,8 +264,11 @@ func (s *Server) history(ctx context.Context, v *appView, cursor string) error {
 		}
 	}
 	target := a.Project + "/" + a.Name
-	if c := s.pages.cfg.ClusterName; c != "" {
+	if c := s.pages.cfg.ClusterName; c != "" && a.Environment == "" {
 		target = c + "/" + target
+	}
+	if a.Environment != "" {
+		target += " --env " + a.Environment
 	}
 	pc := s.pages.cfg
 	for _, d := range ds {

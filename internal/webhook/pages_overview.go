@@ -161,8 +161,8 @@ func (s *Server) overview(r *http.Request, f overviewFilter) (overviewView, erro
 		v.From, v.To = lo+1, hi
 	}
 	for _, a := range rows[lo:hi] {
-		row := overviewRow{Project: a.Project, Name: a.Name, Cluster: cluster, Phase: a.Phase, Message: a.Message,
-			URL:      appPageURL(a.Project, a.Name),
+		row := overviewRow{Project: a.Project, Name: a.Name, Cluster: cmpOr(a.Environment, cluster), Phase: a.Phase, Message: a.Message,
+			URL:      envAppURL(a, ""),
 			Revision: linkRevision(s.pages.cfg.FleetRepoURL, a.Revision), Spec: linkRevision(s.pages.cfg.AppsRepoURL, a.SpecRevision),
 			Updated: fmtTime(a.UpdatedAt)}
 		d, err := s.cfg.Store.Deployment(ctx, a.DeploymentID)

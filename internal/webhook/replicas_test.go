@@ -185,7 +185,7 @@ func (r *replica) crash(t *testing.T) {
 func owner(t *testing.T, rs []*replica, project, app string) *replica {
 	t.Helper()
 	for _, r := range rs {
-		if !r.crashed && r.owners.Owns(project, app) {
+		if !r.crashed && r.owners.Owns(project, app, "") {
 			return r
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/probe"
 )
 
@@ -21,6 +22,9 @@ type AppRef struct {
 	App          string
 	Component    string
 	SpecRevision string
+	// Environment is the environment the object was rendered for ("":
+	// none).
+	Environment string
 }
 
 // Resolver finds the app of the object an event is about.
@@ -93,6 +97,7 @@ func (r *ClusterResolver) Resolve(ctx context.Context, kind, namespace, name str
 			Project:      cmpOr(l[probe.LabelProject], a[probe.AnnotationProject]),
 			App:          cmpOr(l[probe.LabelApp], a[probe.AnnotationApp]),
 			SpecRevision: a[probe.AnnotationSpecRevision],
+			Environment:  cmpOr(l[layout.LabelEnvironment], a[layout.EventAnnotationPrefix+layout.EventEnvironment]),
 		}
 		ok = ref.Project != "" && ref.App != ""
 		if ok {

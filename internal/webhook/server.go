@@ -56,6 +56,10 @@ type Config struct {
 	RecheckInterval time.Duration
 	// FluxNamespace holds the apps' Kustomizations; default flux-system.
 	FluxNamespace string
+	// Environments are the platform's environments in order (platform.yaml
+	// environments): the app page shows an app's release in each side by
+	// side, and what each lacks of the one before it.
+	Environments []string
 	// StreamHeartbeat is the interval of keep-alive comments on the event
 	// stream; default 15s. StreamPoll is how often a stream looks for changes
 	// written by other replicas; default 2s.
@@ -101,8 +105,9 @@ type Config struct {
 // GitHub; every replica stores events and serves reads. store.Owners is
 // the implementation on PostgreSQL.
 type Coordinator interface {
-	// Owns reports whether this replica owns the app now.
-	Owns(project, app string) bool
+	// Owns reports whether this replica owns the app in the environment
+	// ("": no environment) now.
+	Owns(project, app, env string) bool
 	// OwnedSlots returns the slots (store.SlotOf) of the apps it owns.
 	OwnedSlots() []int
 	// Changed is signalled when this replica gained or lost apps.
@@ -138,6 +143,9 @@ func (c *Config) setDefaults() error {
 	}
 	if c.FluxNamespace == "" {
 		c.FluxNamespace = "flux-system"
+	}
+	if err := validateEnvironments(c.Environments); err != nil {
+		return err
 	}
 	if c.StreamHeartbeat <= 0 {
 		c.StreamHeartbeat = 15 * time.Second

@@ -76,6 +76,8 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 		last = n
 	}
 	project, app := r.URL.Query().Get("project"), r.URL.Query().Get("app")
+	// With environment set, only that environment's changes ("": all).
+	env := r.URL.Query().Get("environment")
 	g := visitorFrom(r).grant
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
@@ -113,7 +115,7 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 		}
 		for _, c := range changes {
 			last = c.Seq
-			if !g.allows(c.Project) || (project != "" && c.Project != project) || (app != "" && c.App != app) {
+			if !g.allows(c.Project) || (project != "" && c.Project != project) || (app != "" && c.App != app) || (env != "" && c.Environment != env) {
 				continue
 			}
 			data, err := json.Marshal(c)

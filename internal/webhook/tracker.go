@@ -15,8 +15,10 @@ import (
 
 // notice tells the tracker that an event was stored for a deployment.
 type notice struct {
-	deploymentID  int64
-	project, app  string
+	deploymentID int64
+	project, app string
+	// env is the app's environment ("" on a platform without them).
+	env           string
 	newDeployment bool
 	component     string
 	health        string
@@ -37,6 +39,7 @@ type wireNotice struct {
 	DeploymentID  int64  `json:"d,omitempty"`
 	Project       string `json:"p"`
 	App           string `json:"a,omitempty"`
+	Env           string `json:"e,omitempty"`
 	NewDeployment bool   `json:"n,omitempty"`
 	Component     string `json:"c,omitempty"`
 	Health        string `json:"h,omitempty"`
@@ -45,17 +48,17 @@ type wireNotice struct {
 	ProjectWide   bool   `json:"w,omitempty"`
 }
 
-// owns reports whether this replica owns the app (always, without a
-// Coordinator).
-func (t *tracker) owns(project, app string) bool {
+// owns reports whether this replica owns the app in the environment
+// (always, without a Coordinator).
+func (t *tracker) owns(project, app, env string) bool {
 	c := t.s.cfg.Coordinator
-	return c == nil || c.Owns(project, app)
+	return c == nil || c.Owns(project, app, env)
 }
 
 // forward queues a notice for the app's owner (every replica listens; the
 // owner acts on it); flushForwards sends what is queued.
 func (t *tracker) forward(n notice) {
-	t.forwards = append(t.forwards, wireNotice{DeploymentID: n.deploymentID, Project: n.project, App: n.app, NewDeployment: n.newDeployment,
+	t.forwards = append(t.forwards, wireNotice{DeploymentID: n.deploymentID, Project: n.project, App: n.app, Env: n.env, NewDeployment: n.newDeployment,
 		Component: n.component, Health: n.health, Terminal: n.terminal, Recheck: n.recheck, ProjectWide: n.projectWide})
 }
 
@@ -83,7 +86,7 @@ func (t *tracker) flushForwards() {
 		if len(b) > maxNoticeBytes {
 			// One notice too big: the owner reads the rest from the store.
 			w := fs[0]
-			b, _ = json.Marshal([]wireNotice{{DeploymentID: w.DeploymentID, Project: w.Project, App: w.App, Recheck: true, ProjectWide: w.ProjectWide}})
+			b, _ = json.Marshal([]wireNotice{{DeploymentID: w.DeploymentID, Project: w.Project, App: w.App, Env: w.Env, Recheck: true, ProjectWide: w.ProjectWide}})
 		}
 		if err := t.s.cfg.Coordinator.Notify(t.ctx, string(b)); err != nil && t.ctx.Err() == nil {
 			// The owner's periodic round picks the apps up anyway.
@@ -102,7 +105,7 @@ func (t *tracker) received(msg string) {
 	}
 	t.mu.Lock()
 	for _, w := range ws {
-		t.queue = append(t.queue, notice{deploymentID: w.DeploymentID, project: w.Project, app: w.App, newDeployment: w.NewDeployment,
+		t.queue = append(t.queue, notice{deploymentID: w.DeploymentID, project: w.Project, app: w.App, env: w.Env, newDeployment: w.NewDeployment,
 			component: w.Component, health: w.Health, terminal: w.Terminal, recheck: w.Recheck, projectWide: w.ProjectWide, remote: true})
 	}
 	t.mu.Unlock()
@@ -124,7 +127,7 @@ type tracker struct {
 	// healths holds the latest event health per deployment and component: an
 	// event that repeats it does not wake the deployment's checks.
 	healths map[int64]map[string]string
-	// appOf names the app ("project/app") of each deployment with state in
+	// appOf names the app (store.AppKey) of each deployment with state in
 	// the maps above, and latest each app's newest deployment seen: the
 	// state of older ones is dropped, so memory follows the apps, not the
 	// history.
@@ -194,6 +197,7 @@ type run struct {
 	wake    chan struct{}
 	project string
 	app     string
+	env     string
 	// terminal holds a Flux failure of the revision that arrived while the
 	// run was going: handled again once it ends, in case the run ended on
 	// its own timeout before it saw it (guarded by tracker.mu).
@@ -242,10 +246,10 @@ func (t *tracker) resume() error {
 		return fmt.Errorf("resuming deployments: %w", err)
 	}
 	for _, d := range active {
-		if !t.owns(d.Project, d.App) {
+		if !t.owns(d.Project, d.App, d.Environment) {
 			continue
 		}
-		t.notify(notice{deploymentID: d.ID, project: d.Project, app: d.App, recheck: true, remote: true})
+		t.notify(notice{deploymentID: d.ID, project: d.Project, app: d.App, env: d.Environment, recheck: true, remote: true})
 	}
 	if t.s.github != nil {
 		// The GitHub reports a replica that died left queued.
@@ -259,7 +263,7 @@ func (t *tracker) resume() error {
 func (t *tracker) rebalance() {
 	t.mu.Lock()
 	for id, r := range t.runs {
-		if !t.owns(r.project, r.app) {
+		if !t.owns(r.project, r.app, r.env) {
 			r.cancel()
 			delete(t.runs, id)
 			t.forget(id)
@@ -343,8 +347,8 @@ func (t *tracker) periodic() {
 			// A rollout another replica owned, or a notice that was lost.
 			due = t.runs[a.DeploymentID] == nil
 		}
-		if due && t.owns(a.Project, a.Name) {
-			t.queue = append(t.queue, notice{deploymentID: a.DeploymentID, project: a.Project, app: a.Name, recheck: true, remote: true})
+		if due && t.owns(a.Project, a.Name, a.Environment) {
+			t.queue = append(t.queue, notice{deploymentID: a.DeploymentID, project: a.Project, app: a.Name, env: a.Environment, recheck: true, remote: true})
 		}
 		t.mu.Unlock()
 	}
@@ -356,7 +360,7 @@ func (t *tracker) handle(n notice) {
 	if t.ctx.Err() != nil {
 		return
 	}
-	if t.s.cfg.Coordinator != nil && !n.remote && (n.projectWide || !t.owns(n.project, n.app)) {
+	if t.s.cfg.Coordinator != nil && !n.remote && (n.projectWide || !t.owns(n.project, n.app, n.env)) {
 		// To the owner; a project's event to every replica, each acting
 		// for the apps it owns.
 		t.forward(n)
@@ -366,11 +370,11 @@ func (t *tracker) handle(n notice) {
 		t.handleProject(n)
 		return
 	}
-	if !t.owns(n.project, n.app) {
+	if !t.owns(n.project, n.app, n.env) {
 		return
 	}
 	t.mu.Lock()
-	key := n.project + "/" + n.app
+	key := store.AppKey(n.project, n.app, n.env)
 	if n.deploymentID > t.latest[key] {
 		t.latest[key] = n.deploymentID
 		// The app's older deployments are superseded: forget them and, for
@@ -382,7 +386,7 @@ func (t *tracker) handle(n notice) {
 		}
 		if n.newDeployment {
 			for id, r := range t.runs {
-				if id != n.deploymentID && r.project == n.project && r.app == n.app {
+				if id != n.deploymentID && r.project == n.project && r.app == n.app && r.env == n.env {
 					r.cancel()
 					delete(t.runs, id)
 					t.forget(id)
@@ -423,9 +427,9 @@ func (t *tracker) handle(n notice) {
 		t.s.log.Error("reading deployment", "id", n.deploymentID, "err", err)
 		return
 	}
-	app, err := t.s.cfg.Store.App(t.ctx, d.Project, d.App)
+	app, err := t.s.cfg.Store.App(t.ctx, d.Project, d.App, d.Environment)
 	if err != nil {
-		t.s.log.Error("reading app", "app", d.Project+"/"+d.App, "err", err)
+		t.s.log.Error("reading app", "app", store.AppKey(d.Project, d.App, d.Environment), "err", err)
 		return
 	}
 	current := app.DeploymentID == d.ID
@@ -468,7 +472,7 @@ func (t *tracker) handleProject(n notice) {
 		if r.project != n.project {
 			continue
 		}
-		busy[r.app] = true
+		busy[store.AppKey(r.project, r.app, r.env)] = true
 		select {
 		case r.wake <- struct{}{}:
 		default:
@@ -485,9 +489,9 @@ func (t *tracker) handleProject(n notice) {
 	}
 	for _, a := range apps {
 		switch {
-		case a.Project != n.project || busy[a.Name]:
+		case a.Project != n.project || busy[store.AppKey(a.Project, a.Name, a.Environment)]:
 		case a.Phase == store.PhasePending || a.Phase == store.PhaseDeploying || a.Phase == store.PhaseFailed:
-			t.handle(notice{deploymentID: a.DeploymentID, project: a.Project, app: a.Name, recheck: true, remote: true})
+			t.handle(notice{deploymentID: a.DeploymentID, project: a.Project, app: a.Name, env: a.Environment, recheck: true, remote: true})
 		}
 	}
 }
@@ -514,7 +518,7 @@ func (t *tracker) forget(id int64) {
 
 func (t *tracker) startRun(d store.Deployment, mode runMode, started time.Time) {
 	ctx, cancel := context.WithCancel(t.ctx)
-	r := &run{cancel: cancel, wake: make(chan struct{}, 1), project: d.Project, app: d.App}
+	r := &run{cancel: cancel, wake: make(chan struct{}, 1), project: d.Project, app: d.App, env: d.Environment}
 	t.mu.Lock()
 	t.runs[d.ID] = r
 	t.mu.Unlock()
@@ -615,7 +619,7 @@ func (t *tracker) apply(ctx context.Context, id int64, mode runMode, res probe.R
 		t.s.log.Error("reading deployment", "id", id, "err", err)
 		return
 	}
-	if !t.owns(d.Project, d.App) {
+	if !t.owns(d.Project, d.App, d.Environment) {
 		// The app moved to another replica: its checks here are ending.
 		return
 	}
@@ -725,7 +729,7 @@ func (t *tracker) apply(ctx context.Context, id int64, mode runMode, res probe.R
 	if change == nil {
 		return
 	}
-	t.s.log.Info("phase changed", "app", change.Project+"/"+change.App, "revision", change.Revision,
+	t.s.log.Info("phase changed", "app", store.AppKey(change.Project, change.App, change.Environment), "revision", change.Revision,
 		"from", string(change.From), "to", string(change.To), "message", change.Message)
 	t.s.metrics.phases.WithLabelValues(string(change.To)).Inc()
 	t.s.hub.notify()
@@ -783,7 +787,7 @@ func (c *deploymentChecker) sawApp(ctx context.Context, d store.Deployment) bool
 	if saw(d) {
 		return true
 	}
-	prev, err := c.st.Deployments(ctx, d.Project, d.App, 1, d.ID)
+	prev, err := c.st.DeploymentsIn(ctx, d.Project, d.App, d.Environment, 1, d.ID)
 	return err == nil && len(prev) == 1 && saw(prev[0])
 }
 

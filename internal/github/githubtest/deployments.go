@@ -34,6 +34,9 @@ type DeploymentStatus struct {
 	EnvironmentURL string
 	LogURL         string
 	TargetURL      string
+	// NoAutoInactive: the status was posted with auto_inactive false (the
+	// environment's earlier deployments keep their state).
+	NoAutoInactive bool
 	CreatedAt      time.Time
 }
 
@@ -130,6 +133,7 @@ func (s *Server) createDeploymentStatus(w http.ResponseWriter, r *http.Request) 
 		LogURL         *string `json:"log_url"`
 		Description    *string `json:"description"`
 		EnvironmentURL *string `json:"environment_url"`
+		AutoInactive   *bool   `json:"auto_inactive"`
 	}
 	if !s.decode(w, r, &in, "state", "target_url", "log_url", "description", "environment", "environment_url", "auto_inactive") {
 		return
@@ -159,7 +163,7 @@ func (s *Server) createDeploymentStatus(w http.ResponseWriter, r *http.Request) 
 	}
 	st := DeploymentStatus{ID: s.id(), State: *in.State, CreatedAt: s.tick(),
 		Description: deref(in.Description), EnvironmentURL: deref(in.EnvironmentURL),
-		LogURL: deref(in.LogURL), TargetURL: deref(in.TargetURL)}
+		LogURL: deref(in.LogURL), TargetURL: deref(in.TargetURL), NoAutoInactive: in.AutoInactive != nil && !*in.AutoInactive}
 	d.Statuses = append(d.Statuses, st)
 	writeJSON(w, http.StatusCreated, s.deploymentStatusJSON(rs, d, st))
 }
