@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -136,7 +137,7 @@ func runRender(ctx context.Context, args []string, io stdio) error {
 		for i, a := range repo.Apps {
 			apps[i] = a.App()
 		}
-		before, err := pv.Previous(ctx, layout.FluxDirs(&repo.Platform, apps))
+		before, err := pv.Previous(ctx, previousDirs(repo, apps))
 		if err != nil {
 			return err
 		}
@@ -250,4 +251,19 @@ func renderError(err error) error {
 		return &cli.ExitError{Code: cli.ExitFailed, Err: err}
 	}
 	return err
+}
+
+// previousDirs are the folders of the fleet a render reads before it
+// writes: those of the apps' Flux objects, and the folders of the apps in
+// an environment with promote_from, whose files it keeps as they are
+// (generate.Options.Promote).
+func previousDirs(repo *spec.Repo, apps []layout.App) []string {
+	dirs := layout.FluxDirs(&repo.Platform, apps)
+	for _, a := range repo.Apps {
+		if e := repo.Platform.EnvironmentByName(a.Environment); e != nil && !e.Rendered() {
+			dirs = append(dirs, layout.AppDir(a.Cluster, a.Project, a.Spec.Name))
+		}
+	}
+	slices.Sort(dirs)
+	return slices.Compact(dirs)
 }

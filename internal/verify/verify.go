@@ -168,7 +168,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		desired = make(chan rendered, 1)
 		images := r.fleetImages(opts.Apps.Repo)
 		go func() {
-			files, err := r.desiredFleet(opts.Apps, images)
+			files, err := r.desiredFleet(ctx, opts.Apps, images)
 			desired <- rendered{files, err}
 		}()
 	}
