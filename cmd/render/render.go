@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -56,16 +57,7 @@ func parseRenderFlags(args []string, io stdio) (*renderFlags, error) {
 		f.secrets[id] = src
 		return nil
 	})
-	lo := &f.lo
-	fs.StringVar(&lo.Mode, "mode", "", "how the fleet lands: dir (write --out), push (commit and push to the fleet branch) or pull-request (default: platform.yaml fleet.mode)")
-	fs.StringVar(&lo.RepoURL, "fleet-repo", "", "fleet repository URL for push and pull-request (default: platform.yaml fleet.repo, else the apps repository's origin)")
-	fs.StringVar(&lo.Branch, "fleet-branch", "", "fleet branch (default: platform.yaml fleet.branch)")
-	fs.StringVar(&lo.Head, "pr-branch", "fleetwright/render", "head branch of the fleet pull request")
-	fs.StringVar(&lo.Workdir, "workdir", "", "folder to clone the fleet repository into (default: a temporary folder)")
-	fs.StringVar(&lo.GitHubRepo, "github-repo", "", "the fleet repository on GitHub as owner/name (default: from --fleet-repo)")
-	fs.StringVar(&lo.GitHubAPI, "github-api", "", "GitHub API root (default: $GITHUB_API_URL or https://api.github.com/)")
-	fs.StringVar(&lo.Author.Name, "author-name", "fleetwright", "author of fleet commits")
-	fs.StringVar(&lo.Author.Email, "author-email", "fleetwright@users.noreply.github.com", "e-mail of the author of fleet commits")
+	addLandingFlags(fs, &f.lo, "fleetwright/render")
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
 	}
@@ -83,6 +75,20 @@ func parseRenderFlags(args []string, io stdio) (*renderFlags, error) {
 		f.path = fs.Arg(0)
 	}
 	return &f, nil
+}
+
+// addLandingFlags adds the flags that say where the fleet lands; head is
+// the default head branch of the fleet pull request.
+func addLandingFlags(fs *flag.FlagSet, lo *sink.Config, head string) {
+	fs.StringVar(&lo.Mode, "mode", "", "how the fleet lands: dir (write --out), push (commit and push to the fleet branch) or pull-request (default: platform.yaml fleet.mode)")
+	fs.StringVar(&lo.RepoURL, "fleet-repo", "", "fleet repository URL for push and pull-request (default: platform.yaml fleet.repo, else the apps repository's origin)")
+	fs.StringVar(&lo.Branch, "fleet-branch", "", "fleet branch (default: platform.yaml fleet.branch)")
+	fs.StringVar(&lo.Head, "pr-branch", head, "head branch of the fleet pull request")
+	fs.StringVar(&lo.Workdir, "workdir", "", "folder to clone the fleet repository into (default: a temporary folder)")
+	fs.StringVar(&lo.GitHubRepo, "github-repo", "", "the fleet repository on GitHub as owner/name (default: from --fleet-repo)")
+	fs.StringVar(&lo.GitHubAPI, "github-api", "", "GitHub API root (default: $GITHUB_API_URL or https://api.github.com/)")
+	fs.StringVar(&lo.Author.Name, "author-name", "fleetwright", "author of fleet commits")
+	fs.StringVar(&lo.Author.Email, "author-email", "fleetwright@users.noreply.github.com", "e-mail of the author of fleet commits")
 }
 
 // runRender loads and validates the specs, renders the fleet and lands it
