@@ -17,8 +17,9 @@ import (
 )
 
 // Environments (platform.yaml environments): every copy of an app in an
-// environment gets a release file (layout.ReleaseFile) beside its
-// component folders, which records what the copy was rendered from. An
+// environment that is promoted, or promoted from, gets a release file
+// (layout.ReleaseFile) beside its component folders, which records what
+// the copy was rendered from. An
 // environment with promote_from changes only by promotion: a render keeps
 // its apps' files as the fleet has them, byte for byte, by the list its
 // release file holds, unless Options.Promote asks for the app.
@@ -67,6 +68,21 @@ func ParseRelease(data []byte) (*Release, error) {
 type Promotion struct {
 	From       string // the environment promoted from
 	AppsCommit string // the apps-repository commit rendered at
+}
+
+// recordsReleases reports whether the copies of apps in environment env
+// get a release file: in an environment that promotes, or is promoted,
+// from another.
+func (r *renderer) recordsReleases(env string) bool {
+	if env == "" {
+		return false
+	}
+	for _, e := range r.opts.Platform.Environments {
+		if e.PromoteFrom != "" && (e.Name == env || e.PromoteFrom == env) {
+			return true
+		}
+	}
+	return false
 }
 
 // kept reports whether the render keeps a's files as the fleet has them.

@@ -194,7 +194,7 @@ func Render(repo *spec.Repo, opts Options) (*Fleet, error) {
 					}
 				}
 				results[i], errs[i] = r.app(a, places[i])
-				if errs[i] == nil && a.Environment != "" {
+				if errs[i] == nil && r.recordsReleases(a.Environment) {
 					var rf File
 					rf, errs[i] = r.release(a, results[i])
 					results[i] = append(results[i], rf)
