@@ -46,7 +46,7 @@ func parsePromoteFlags(args []string, io stdio) (*promoteFlags, error) {
 	fs.BoolVar(&f.offline, "offline", false, "do not contact registries: keep image tags as written (with a warning naming them)")
 	f.webhook = addWebhookFlags(fs)
 	f.format = "text"
-	addLandingFlags(fs, &f.lo, "")
+	addLandingFlags(fs, &f.lo, "", "pull-request")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return nil, err
@@ -59,6 +59,9 @@ func parsePromoteFlags(args []string, io stdio) (*promoteFlags, error) {
 	}
 	if !f.force && f.webhook.url == "" {
 		return nil, cli.Usagef("render promote asks the webhook whether the release runs in the source environment: set --webhook (or --force --reason)")
+	}
+	if f.lo.Mode == "" {
+		f.lo.Mode = "pull-request" // a promotion is reviewed
 	}
 	if f.lo.Head == "" {
 		f.lo.Head = "fleetwright/promote-" + f.to

@@ -57,7 +57,7 @@ func parseRenderFlags(args []string, io stdio) (*renderFlags, error) {
 		f.secrets[id] = src
 		return nil
 	})
-	addLandingFlags(fs, &f.lo, "fleetwright/render")
+	addLandingFlags(fs, &f.lo, "fleetwright/render", "platform.yaml fleet.mode")
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
 	}
@@ -78,9 +78,10 @@ func parseRenderFlags(args []string, io stdio) (*renderFlags, error) {
 }
 
 // addLandingFlags adds the flags that say where the fleet lands; head is
-// the default head branch of the fleet pull request.
-func addLandingFlags(fs *flag.FlagSet, lo *sink.Config, head string) {
-	fs.StringVar(&lo.Mode, "mode", "", "how the fleet lands: dir (write --out), push (commit and push to the fleet branch) or pull-request (default: platform.yaml fleet.mode)")
+// the default head branch of the fleet pull request, and modeDefault says
+// what --mode defaults to.
+func addLandingFlags(fs *flag.FlagSet, lo *sink.Config, head, modeDefault string) {
+	fs.StringVar(&lo.Mode, "mode", "", "how the fleet lands: dir (write --out), push (commit and push to the fleet branch) or pull-request (default: "+modeDefault+")")
 	fs.StringVar(&lo.RepoURL, "fleet-repo", "", "fleet repository URL for push and pull-request (default: platform.yaml fleet.repo, else the apps repository's origin)")
 	fs.StringVar(&lo.Branch, "fleet-branch", "", "fleet branch (default: platform.yaml fleet.branch)")
 	fs.StringVar(&lo.Head, "pr-branch", head, "head branch of the fleet pull request")
