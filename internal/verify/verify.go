@@ -139,7 +139,7 @@ type run struct {
 }
 
 type objectKey struct {
-	group, kind, namespace, name string
+	cluster, group, kind, namespace, name string
 }
 
 // Run verifies the fleet. Findings are in the report; the error is for
