@@ -54,10 +54,10 @@ type ociRepo struct {
 type pos struct{ line, col int }
 
 func (o *ociRepo) key() string    { return o.namespace + "/" + o.name }
+func (o *ociRepo) object() string { return "OCIRepository/" + o.name }
 
 // id names the OCIRepository in the fleet: its key on its cluster.
 func (o *ociRepo) id() string { return o.cluster + "\x00" + o.key() }
-func (o *ociRepo) object() string { return "OCIRepository/" + o.name }
 
 func isOCIRepository(n *node) bool {
 	return strings.HasPrefix(n.Get("apiVersion").Text(), "source.toolkit.fluxcd.io/") && n.Get("kind").Text() == "OCIRepository"

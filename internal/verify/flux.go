@@ -47,11 +47,11 @@ type dependency struct {
 }
 
 func (k *fluxKS) key() string    { return k.namespace + "/" + k.name }
+func (k *fluxKS) object() string { return "Kustomization/" + k.name }
 
 // id names the Kustomization in the fleet: its key on its cluster. Two
 // clusters (two environments) hold Kustomizations of the same key.
 func (k *fluxKS) id() string { return k.cluster + "\x00" + k.key() }
-func (k *fluxKS) object() string { return "Kustomization/" + k.name }
 
 // discover finds every Flux Kustomization and OCIRepository in the fleet's
 // YAML files.
