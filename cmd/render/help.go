@@ -44,6 +44,8 @@ func help() *cli.Help {
 		{Name: "rollback", Args: "APP [--env ENV] --to REF", Summary: "commit the app's folder as it was at REF (a Git revision, or a deployment the webhook recorded)",
 			Examples: []string{"render rollback shop/api --to HEAD~1", "render rollback shop/api --to 7 --webhook https://fleet.example.com --token-file token",
 				"render rollback shop/api --env production --to 7 --webhook https://fleet.example.com --token-file token"}},
+		{Name: "promote", Args: "[APP...] --to ENV", Summary: "render apps into an environment with promote_from at the release that runs, every check green, in the environment it is promoted from",
+			Examples: []string{"render promote shop/api --to production --webhook https://fleet.example.com --token-file token", "render promote --to production --force --reason 'hotfix, staging is down'"}},
 		{Name: "delete", Args: "APP", Summary: "remove the app's folder (refused while other apps use its exports); Flux then prunes the app",
 			Examples: []string{"render delete shop/api --commit"}},
 		{Name: "history", Args: "APP [--env ENV]", Summary: "list the app's spec changes from Git, and its deployments with --webhook",

@@ -4,9 +4,11 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -55,16 +57,7 @@ func parseRenderFlags(args []string, io stdio) (*renderFlags, error) {
 		f.secrets[id] = src
 		return nil
 	})
-	lo := &f.lo
-	fs.StringVar(&lo.Mode, "mode", "", "how the fleet lands: dir (write --out), push (commit and push to the fleet branch) or pull-request (default: platform.yaml fleet.mode)")
-	fs.StringVar(&lo.RepoURL, "fleet-repo", "", "fleet repository URL for push and pull-request (default: platform.yaml fleet.repo, else the apps repository's origin)")
-	fs.StringVar(&lo.Branch, "fleet-branch", "", "fleet branch (default: platform.yaml fleet.branch)")
-	fs.StringVar(&lo.Head, "pr-branch", "fleetwright/render", "head branch of the fleet pull request")
-	fs.StringVar(&lo.Workdir, "workdir", "", "folder to clone the fleet repository into (default: a temporary folder)")
-	fs.StringVar(&lo.GitHubRepo, "github-repo", "", "the fleet repository on GitHub as owner/name (default: from --fleet-repo)")
-	fs.StringVar(&lo.GitHubAPI, "github-api", "", "GitHub API root (default: $GITHUB_API_URL or https://api.github.com/)")
-	fs.StringVar(&lo.Author.Name, "author-name", "fleetwright", "author of fleet commits")
-	fs.StringVar(&lo.Author.Email, "author-email", "fleetwright@users.noreply.github.com", "e-mail of the author of fleet commits")
+	addLandingFlags(fs, &f.lo, "fleetwright/render", "platform.yaml fleet.mode")
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
 	}
@@ -82,6 +75,21 @@ func parseRenderFlags(args []string, io stdio) (*renderFlags, error) {
 		f.path = fs.Arg(0)
 	}
 	return &f, nil
+}
+
+// addLandingFlags adds the flags that say where the fleet lands; head is
+// the default head branch of the fleet pull request, and modeDefault says
+// what --mode defaults to.
+func addLandingFlags(fs *flag.FlagSet, lo *sink.Config, head, modeDefault string) {
+	fs.StringVar(&lo.Mode, "mode", "", "how the fleet lands: dir (write --out), push (commit and push to the fleet branch) or pull-request (default: "+modeDefault+")")
+	fs.StringVar(&lo.RepoURL, "fleet-repo", "", "fleet repository URL for push and pull-request (default: platform.yaml fleet.repo, else the apps repository's origin)")
+	fs.StringVar(&lo.Branch, "fleet-branch", "", "fleet branch (default: platform.yaml fleet.branch)")
+	fs.StringVar(&lo.Head, "pr-branch", head, "head branch of the fleet pull request")
+	fs.StringVar(&lo.Workdir, "workdir", "", "folder to clone the fleet repository into (default: a temporary folder)")
+	fs.StringVar(&lo.GitHubRepo, "github-repo", "", "the fleet repository on GitHub as owner/name (default: from --fleet-repo)")
+	fs.StringVar(&lo.GitHubAPI, "github-api", "", "GitHub API root (default: $GITHUB_API_URL or https://api.github.com/)")
+	fs.StringVar(&lo.Author.Name, "author-name", "fleetwright", "author of fleet commits")
+	fs.StringVar(&lo.Author.Email, "author-email", "fleetwright@users.noreply.github.com", "e-mail of the author of fleet commits")
 }
 
 // runRender loads and validates the specs, renders the fleet and lands it
@@ -136,7 +144,7 @@ func runRender(ctx context.Context, args []string, io stdio) error {
 		for i, a := range repo.Apps {
 			apps[i] = a.App()
 		}
-		before, err := pv.Previous(ctx, layout.FluxDirs(&repo.Platform, apps))
+		before, err := pv.Previous(ctx, previousDirs(repo, apps))
 		if err != nil {
 			return err
 		}
@@ -250,4 +258,19 @@ func renderError(err error) error {
 		return &cli.ExitError{Code: cli.ExitFailed, Err: err}
 	}
 	return err
+}
+
+// previousDirs are the folders of the fleet a render reads before it
+// writes: those of the apps' Flux objects, and the folders of the apps in
+// an environment with promote_from, whose files it keeps as they are
+// (generate.Options.Promote).
+func previousDirs(repo *spec.Repo, apps []layout.App) []string {
+	dirs := layout.FluxDirs(&repo.Platform, apps)
+	for _, a := range repo.Apps {
+		if e := repo.Platform.EnvironmentByName(a.Environment); e != nil && !e.Rendered() {
+			dirs = append(dirs, layout.AppDir(a.Cluster, a.Project, a.Spec.Name))
+		}
+	}
+	slices.Sort(dirs)
+	return slices.Compact(dirs)
 }

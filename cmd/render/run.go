@@ -36,6 +36,8 @@ func run(ctx context.Context, args []string, io stdio) error {
 			return runScale(ctx, args[1:], io)
 		case "rollback":
 			return runRollback(ctx, args[1:], io)
+		case "promote":
+			return runPromote(ctx, args[1:], io)
 		case "delete":
 			return runDelete(ctx, args[1:], io)
 		case "history":

@@ -196,7 +196,9 @@ func (f *flags) loadSpecs(ctx context.Context, opts *verify.Options, io stdio) (
 			if err != nil {
 				return nil, "", &cli.ExitError{Code: cli.ExitUsage, Err: fmt.Errorf("reading the spec history: %w", err)}
 			}
-			opts.Apps = &verify.Apps{Repo: repo, SpecRevision: revs}
+			opts.Apps = &verify.Apps{Repo: repo, SpecRevision: revs, AtRelease: func(ctx context.Context, ref string, folders map[string]string) (*spec.Repo, error) {
+				return render.LoadRelease(ctx, root, ref, folders)
+			}}
 		}
 		return verify.SpecFindings(ps.Sort()), root, nil
 	case f.platform != "":

@@ -114,7 +114,7 @@ func TestActionUnknownCommand(t *testing.T) {
 					commands = append(commands, l)
 				}
 			}
-			want := []string{"::error::unknown command '" + tt.want + "': use validate, render, review, diff, verify, new, pause, resume, scale, rollback, delete, history or template"}
+			want := []string{"::error::unknown command '" + tt.want + "': use validate, render, review, diff, verify, promote, new, pause, resume, scale, rollback, delete, history or template"}
 			if diff := cmp.Diff(want, commands); diff != "" {
 				t.Errorf("workflow commands (-want +got):\n%s\nstdout:\n%s", diff, res.stdout)
 			}

@@ -1,6 +1,7 @@
 package generate_test
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -22,6 +23,27 @@ func BenchmarkRender10k(b *testing.B) { benchRender(b, 10_000) }
 // The same with a source per component (fleet.artifacts): every component
 // folder is also packed and digested (what render then pushes).
 func BenchmarkRender10kArtifacts(b *testing.B) { benchRender(b, 10_000, withArtifacts) }
+
+// The same apps in two environments (platform.yaml environments), both
+// written by the render (neither has promote_from): twice the apps' files,
+// with the environment label and each copy's release file. Compare with
+// BenchmarkRender10k (docs/environments.md).
+func BenchmarkRender10kTwoEnvironments(b *testing.B) { benchRender(b, 10_000, withEnvironments) }
+
+// withEnvironments gives a synthetic repository two environments, staging
+// on its cluster and production on a second one.
+func withEnvironments(b *testing.B, src string) {
+	p := filepath.Join(src, "platform.yaml")
+	data, err := os.ReadFile(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	data = append(bytes.Replace(data, []byte("clusters: [{name: bench}]"), []byte("clusters: [{name: bench}, {name: bench-prod}]"), 1),
+		"environments: [{name: staging, cluster: bench}, {name: production, cluster: bench-prod}]\n"...)
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+}
 
 // A re-render over an unchanged fleet: everything but the writes, which
 // must be none.
@@ -90,7 +112,7 @@ func benchNoop(b *testing.B, n int) {
 // renderOnce renders src into out and returns how many files it wrote.
 func renderOnce(b testing.TB, src, out string, n int) int {
 	repo := load(b, nil, src)
-	if len(repo.Apps) != n {
+	if len(repo.Apps) != n*max(1, len(repo.Platform.Environments)) {
 		b.Fatalf("%d apps", len(repo.Apps))
 	}
 	// As render does: the fleet index, kept beside the output folder here,

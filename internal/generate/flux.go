@@ -40,12 +40,20 @@ func (r *renderer) eventAnnotations(a *spec.LoadedApp, component string) map[str
 // its artifact, so that Flux would reconcile the component on commits that
 // change another. The webhook takes the spec revision from the component's
 // Kustomization instead.
+//
+// With platform environments, they name the app's environment as well
+// (the event's metadata key environment), so that the webhook records
+// where a deployment ran.
 func componentEventAnnotations(a *spec.LoadedApp, component string) map[string]string {
-	return map[string]string{
+	m := map[string]string{
 		EventPrefix + "app":       a.Spec.Name,
 		EventPrefix + "project":   a.Project,
 		EventPrefix + "component": component,
 	}
+	if a.Environment != "" {
+		m[EventPrefix+layout.EventEnvironment] = a.Environment
+	}
+	return m
 }
 
 // fluxFinalizers is the finalizer Flux's controllers add to each of their

@@ -73,6 +73,12 @@ type Options struct {
 	// needs (see emptied). Without it, a project without apps is simply
 	// left out.
 	PreviousDir func(dir string) []string
+	// Promote, for an app's copy in an environment with promote_from,
+	// says whether this render promotes it (true: it is generated, and its
+	// release file records the promotion). The copies it does not promote
+	// keep the files the fleet has (Previous), by their release file; a
+	// copy the fleet has no release of is not in its environment yet.
+	Promote func(a *spec.LoadedApp) (Promotion, bool)
 }
 
 // FilesIn is Options.PreviousDir over the fleet files by path.
@@ -174,6 +180,10 @@ func Render(repo *spec.Repo, opts Options) (*Fleet, error) {
 		wg.Go(func() {
 			for i := range next {
 				a := repo.Apps[i]
+				if r.kept(a) {
+					results[i], errs[i] = r.keep(a)
+					continue
+				}
 				if dg != nil && (places[i] == placeCluster || places[i] == placeProject) && !r.stayed[a.Key()] {
 					if d, ok := dg.digest(r, a); ok {
 						if opts.Reuse(a.Key(), d) {
@@ -184,6 +194,11 @@ func Render(repo *spec.Repo, opts Options) (*Fleet, error) {
 					}
 				}
 				results[i], errs[i] = r.app(a, places[i])
+				if errs[i] == nil && r.recordsReleases(a.Environment) {
+					var rf File
+					rf, errs[i] = r.release(a, results[i])
+					results[i] = append(results[i], rf)
+				}
 			}
 		})
 	}
@@ -205,6 +220,9 @@ func Render(repo *spec.Repo, opts Options) (*Fleet, error) {
 			return nil, fmt.Errorf("%s: %w", a.Doc.File, errs[i])
 		}
 		files = append(files, results[i]...)
+		if len(results[i]) == 0 && !reused[i] {
+			continue // a copy not promoted into its environment yet
+		}
 		projects[[2]string{a.Cluster, a.Project}] = true
 		if places[i] == placePrepare {
 			fl.Preparing = append(fl.Preparing, a.Key())
@@ -384,9 +402,10 @@ func (r *renderer) component(a *spec.LoadedApp, c *spec.Component) ([]object, er
 	return nil, fmt.Errorf("unknown component type %q", c.Type)
 }
 
-// labels are the labels of every object of a component.
+// labels are the labels of every object of a component; with platform
+// environments, they name the app's environment too.
 func labels(a *spec.LoadedApp, component string) map[string]string {
-	return map[string]string{
+	l := map[string]string{
 		LabelName:      component,
 		LabelInstance:  objectName(a, component),
 		LabelPartOf:    a.Spec.Name,
@@ -395,6 +414,10 @@ func labels(a *spec.LoadedApp, component string) map[string]string {
 		LabelProject:   a.Project,
 		LabelComponent: component,
 	}
+	if a.Environment != "" {
+		l[layout.LabelEnvironment] = a.Environment
+	}
+	return l
 }
 
 // selector picks a workload's pods; it must never change for a Deployment.

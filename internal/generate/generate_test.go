@@ -70,7 +70,7 @@ func TestGoldenFleets(t *testing.T) {
 // renders: the seed's apps, and those of the real-application fields.
 func TestExamplesRender(t *testing.T) {
 	t.Parallel()
-	for root, want := range map[string]string{"../../examples": "testdata/fleets/examples", "../../examples/real-apps": "testdata/fleets/examples-real-apps"} {
+	for root, want := range map[string]string{"../../examples": "testdata/fleets/examples", "../../examples/real-apps": "testdata/fleets/examples-real-apps", "../../examples/environments": "testdata/fleets/examples-environments"} {
 		repo := load(t, nil, root)
 		got := render(t, repo, nil)
 		golden.Tree(t, want, got)

@@ -2,9 +2,11 @@ package review
 
 import (
 	"bytes"
+	"path"
 	"strconv"
 	"strings"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/yamlx"
 )
 
@@ -33,7 +35,7 @@ func (o object) label() string {
 func parseFleet(files map[string][]byte, skip ...func(string) bool) map[string]object {
 	out := map[string]object{}
 	for p, b := range files {
-		if strings.HasSuffix(p, "/kustomization.yaml") || len(skip) > 0 && skip[0](p) {
+		if strings.HasSuffix(p, "/kustomization.yaml") || isReleaseFile(p) || len(skip) > 0 && skip[0](p) {
 			continue
 		}
 		for _, doc := range bytes.Split(b, []byte("\n---\n")) {
@@ -51,6 +53,12 @@ func parseFleet(files map[string][]byte, skip ...func(string) bool) map[string]o
 		}
 	}
 	return out
+}
+
+// isReleaseFile reports whether p is the release file of an app in an
+// environment (layout.ReleaseFile): a record, not an object Flux applies.
+func isReleaseFile(p string) bool {
+	return path.Base(p) == layout.ReleaseFileName && !layout.InComponentDir(p) && layout.AppOf(p) != ""
 }
 
 // value returns n as encoding/json would decode its JSON: maps, lists,

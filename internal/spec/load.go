@@ -56,6 +56,9 @@ type LoadedApp struct {
 	Project string
 	Cluster string
 	Timeout time.Duration
+	// Environment is the platform environment this copy of the app is
+	// for ("" when platform.yaml declares none); Cluster is its cluster.
+	Environment string
 }
 
 // Key identifies the app in its cluster: cluster/project/name.
@@ -150,14 +153,16 @@ func (l *Loader) Load(fsys fs.FS) (*Repo, Problems) {
 	files = l.oneSpecPerFolder(files, &ps)
 	// Read and check the files in parallel: most of the time is spent
 	// waiting for the disk and parsing YAML.
-	apps := make([]*LoadedApp, len(files))
+	apps := make([][]*LoadedApp, len(files))
 	problems := make([]Problems, len(files))
 	var wg sync.WaitGroup
 	next := make(chan int, 64)
 	for range max(2, runtime.GOMAXPROCS(0)) {
 		wg.Go(func() {
 			for i := range next {
-				apps[i] = l.loadApp(fsys, files[i], &repo.Platform, &problems[i])
+				if a := l.loadApp(fsys, files[i], &repo.Platform, &problems[i]); a != nil {
+					apps[i] = l.environments(fsys, a, &repo.Platform, slices.Clip(problems[i]), &problems[i])
+				}
 			}
 		})
 	}
@@ -168,9 +173,7 @@ func (l *Loader) Load(fsys fs.FS) (*Repo, Problems) {
 	wg.Wait()
 	for i, a := range apps {
 		ps = append(ps, problems[i]...)
-		if a != nil {
-			repo.Apps = append(repo.Apps, a)
-		}
+		repo.Apps = append(repo.Apps, a...)
 	}
 	slices.SortStableFunc(repo.Apps, func(a, b *LoadedApp) int {
 		return strings.Compare(a.Key(), b.Key())
@@ -335,6 +338,7 @@ func (l *Loader) loadPlatform(fsys fs.FS, ps *Problems) (Platform, *Document) {
 			l.schemas.check(l.schemas.platform, doc, ps)
 			decode(doc, &p)
 			checkPlatform(&p, doc, ps)
+			checkEnvironments(&p, doc, ps)
 		}
 	}
 	ApplyPlatformDefaults(&p)
@@ -344,6 +348,7 @@ func (l *Loader) loadPlatform(fsys fs.FS, ps *Problems) (Platform, *Document) {
 // ApplyPlatformDefaults fills unset platform fields with the documented defaults.
 func ApplyPlatformDefaults(p *Platform) {
 	mergeProjectDefaults(p)
+	environmentClusters(p)
 	if p.AppsDomain == "" {
 		p.AppsDomain = DefaultAppsDomain
 	}
@@ -499,7 +504,13 @@ func resolveApp(a *LoadedApp, plat *Platform, ps *Problems) {
 		}
 	}
 	a.Cluster = s.Cluster
-	if a.Cluster == "" {
+	if len(plat.Environments) > 0 {
+		// Each environment names its cluster (see environments).
+		if s.Cluster != "" {
+			ps.Add(a.Doc, Path{"cluster"}, "platform.yaml declares environments, each with its cluster: the app deploys to theirs; remove cluster (environments.<name>.enabled: false keeps the app out of one)")
+		}
+		a.Cluster = plat.Environments[0].Cluster
+	} else if a.Cluster == "" {
 		a.Cluster = plat.DefaultCluster
 	} else if plat.ClusterByName(a.Cluster) == nil {
 		names := make([]string, len(plat.Clusters))

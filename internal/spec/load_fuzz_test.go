@@ -43,6 +43,9 @@ func FuzzLoad(f *testing.F) {
 	f.Add([]byte("name: x\ncomponents: [{name: y-z, type: workload, workload_spec: {image: n:1}}]\n"),
 		[]byte("name: x-y\ncomponents: [{name: z, type: workload, workload_spec: {image: n:1}}]\n"),
 		[]byte("clusters: [{name: a, path: clusters/one}, {name: b, path: clusters/one/two}]\n"))
+	f.Add([]byte("name: a\ncomponents: [{name: web, type: workload, workload_spec: {image: n:1, port: 80, replicas: 1}}]\nenvironments: {production: {components: {web: {workload_spec: {replicas: 4, port: null, ingress: {enabled: true}}}}}, staging: {enabled: false}}\n"),
+		[]byte("name: b\ncomponents: [{name: web, type: workload, workload_spec: {image: x:1}}]\nenvironments: {prod: {}, preview: {enabled: false}}\n"),
+		[]byte("environments: [{name: staging, cluster: s}, {name: production, cluster: p, promote_from: staging}]\n"))
 	f.Fuzz(func(t *testing.T, a, b, platform []byte) {
 		files := map[string][]byte{
 			"apps/shop/a/app.yaml": a,

@@ -66,12 +66,7 @@ func mergeDefaults(base, over *Defaults) *Defaults {
 	if base == nil {
 		return over
 	}
-	b, err1 := json.Marshal(base)
-	o, err2 := json.Marshal(over)
-	if err1 != nil || err2 != nil {
-		return over
-	}
-	m, err := jsonpatch.MergePatch(b, o)
+	m, err := mergePatch(base, over)
 	if err != nil {
 		return over
 	}
@@ -80,6 +75,22 @@ func mergeDefaults(base, over *Defaults) *Defaults {
 		return over
 	}
 	return &out
+}
+
+// mergePatch returns the JSON of patch merged into base (a JSON merge
+// patch, RFC 7386), each given as a value encoding/json marshals: what
+// merges a project's defaults over the platform's, and an environment's
+// override over a component (see environments.go).
+func mergePatch(base, patch any) ([]byte, error) {
+	b, err := json.Marshal(base)
+	if err != nil {
+		return nil, err
+	}
+	o, err := json.Marshal(patch)
+	if err != nil {
+		return nil, err
+	}
+	return jsonpatch.MergePatch(b, o)
 }
 
 // checkProjectSettings checks platform.yaml's projects: each name a project

@@ -18,6 +18,8 @@ type App struct {
 	Paused bool `json:"paused,omitempty"`
 	// Template instantiates a stack template from templates/<name>/ instead of listing components.
 	Template *TemplateRef `json:"template,omitempty"`
+	// Environments tailor the app per platform environment (platform.yaml environments), by name: enabled, and a JSON merge patch per component. An environment not listed gets the app as written.
+	Environments map[string]*AppEnvironment `json:"environments,omitempty"`
 	// Components of the app: workloads (containers) and addons (Helm charts such as databases).
 	Components []Component `json:"components,omitempty"`
 }

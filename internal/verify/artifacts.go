@@ -19,6 +19,7 @@ import (
 // fleet of artifacts has one per component).
 type ociRepo struct {
 	name, namespace string
+	cluster         string // the cluster its file is for
 	file            string
 	line            int
 	url             string
@@ -55,6 +56,9 @@ type pos struct{ line, col int }
 func (o *ociRepo) key() string    { return o.namespace + "/" + o.name }
 func (o *ociRepo) object() string { return "OCIRepository/" + o.name }
 
+// id names the OCIRepository in the fleet: its key on its cluster.
+func (o *ociRepo) id() string { return o.cluster + "\x00" + o.key() }
+
 func isOCIRepository(n *node) bool {
 	return strings.HasPrefix(n.Get("apiVersion").Text(), "source.toolkit.fluxcd.io/") && n.Get("kind").Text() == "OCIRepository"
 }
@@ -87,6 +91,7 @@ func (r *run) ociRepo(file string, n *node) *ociRepo {
 	o := &ociRepo{
 		name:      md.Get("name").Text(),
 		namespace: md.Get("namespace").Text(),
+		cluster:   r.clusterOf(file),
 		file:      file,
 		line:      int(n.Line),
 		url:       sp.Get("url").Text(),
@@ -320,13 +325,13 @@ func (r *run) notGenerated(o *ociRepo) []string {
 func (r *run) resolveSources(kss []*fluxKS, repos []*ociRepo) {
 	byKey := make(map[string]*ociRepo, len(repos))
 	for _, o := range repos {
-		byKey[o.key()] = o
+		byKey[o.id()] = o
 	}
 	for _, k := range kss {
 		if k.sourceKind != "OCIRepository" {
 			continue
 		}
-		o := byKey[k.sourceNamespace+"/"+k.sourceName]
+		o := byKey[k.cluster+"\x00"+k.sourceNamespace+"/"+k.sourceName]
 		if o == nil {
 			if k.sourceName != "" { // a missing name is an API finding
 				r.findings.add(Finding{
@@ -372,7 +377,7 @@ func (k *fluxKS) ociDir() string {
 // second definition of one (reported as a duplicate object).
 func sortRepos(all []*ociRepo) []*ociRepo {
 	slices.SortStableFunc(all, func(a, b *ociRepo) int {
-		if c := strings.Compare(a.key(), b.key()); c != 0 {
+		if c := strings.Compare(a.id(), b.id()); c != 0 {
 			return c
 		}
 		if c := strings.Compare(a.file, b.file); c != 0 {
@@ -380,5 +385,5 @@ func sortRepos(all []*ociRepo) []*ociRepo {
 		}
 		return a.line - b.line
 	})
-	return slices.CompactFunc(all, func(a, b *ociRepo) bool { return a.key() == b.key() })
+	return slices.CompactFunc(all, func(a, b *ociRepo) bool { return a.id() == b.id() })
 }

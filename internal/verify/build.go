@@ -275,7 +275,7 @@ func (r *run) assembleFiles(ks *fluxKS, files, also []string) ([]*object, bool) 
 				continue
 			}
 			gvk := gvkOf(o.root)
-			key := objectKey{gvk.Group, gvk.Kind, o.namespace, o.name}
+			key := objectKey{o.cluster, gvk.Group, gvk.Kind, o.namespace, o.name}
 			if seenObj[key] {
 				return nil, false
 			}

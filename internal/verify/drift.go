@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"sigs.k8s.io/kustomize/api/konfig"
@@ -26,6 +28,14 @@ type Apps struct {
 	// SpecRevision is what render passes to generate.Options.SpecRevision:
 	// the same function, so both write the same annotations.
 	SpecRevision func(*spec.LoadedApp) string
+	// AtRelease loads the apps repository as a promotion rendered it: at
+	// the commit ref, with the app folders given (the folder of each
+	// spec → a revision) as they were at their revisions (see
+	// render.LoadRelease). With it, the apps of an environment with
+	// promote_from are rendered again from the release their files record
+	// and compared like the others; without it, their files are taken as
+	// they are.
+	AtRelease func(ctx context.Context, ref string, folders map[string]string) (*spec.Repo, error)
 }
 
 // desiredFleet renders the specs the way render does. Images that render
@@ -34,7 +44,7 @@ type Apps struct {
 // it reads the fleet as it is (generate.Options.Previous), which decides
 // where the Flux objects of each app go while they move to their
 // project's source (see previous).
-func (r *run) desiredFleet(apps *Apps, images map[string]string) (map[string][]byte, error) {
+func (r *run) desiredFleet(ctx context.Context, apps *Apps, images map[string]string) (map[string][]byte, error) {
 	repo := apps.Repo
 	f, err := generate.Render(repo, generate.Options{
 		Platform:     &repo.Platform,
@@ -46,7 +56,108 @@ func (r *run) desiredFleet(apps *Apps, images map[string]string) (map[string][]b
 	if err != nil {
 		return nil, err
 	}
-	return f.Map(), nil
+	files := f.Map()
+	if apps.AtRelease != nil {
+		if err := r.releases(ctx, apps, f, files); err != nil {
+			return nil, err
+		}
+	}
+	return files, nil
+}
+
+// releases renders again, from the release each records, the apps of the
+// environments with promote_from, which the render of the specs kept as
+// the fleet has them, and puts them in files in place of the kept ones:
+// the apps repository at the release's apps_commit, the app's folder at
+// its spec_revision, its images those the release pins. An app whose
+// files differ from that render has drifted like any other.
+func (r *run) releases(ctx context.Context, apps *Apps, f *generate.Fleet, files map[string][]byte) error {
+	plat := &apps.Repo.Platform
+	type kept struct {
+		app *spec.LoadedApp
+		rel *generate.Release
+	}
+	byCommit := map[string][]kept{}
+	for _, a := range apps.Repo.Apps {
+		e := plat.EnvironmentByName(a.Environment)
+		if e == nil || e.Rendered() {
+			continue
+		}
+		rf := layout.ReleaseFile(a.Cluster, a.Project, a.Spec.Name)
+		data, ok := r.t.files[rf]
+		if !ok {
+			continue // not promoted there yet
+		}
+		rel, err := generate.ParseRelease(data)
+		if err != nil {
+			return fmt.Errorf("%s: %w", rf, err)
+		}
+		if rel.AppsCommit == "" || rel.SpecRevision == "" {
+			return fmt.Errorf("%s: the release of %s in %s records no apps_commit or spec_revision: it was not written by a promotion; promote the app again (render promote %s --to %s)",
+				rf, a.Spec.Name, a.Environment, a.Spec.Name, a.Environment)
+		}
+		byCommit[rel.AppsCommit] = append(byCommit[rel.AppsCommit], kept{a, rel})
+	}
+	byApp := map[string][]string{}
+	for _, x := range f.Files {
+		byApp[x.App] = append(byApp[x.App], x.Path)
+	}
+	for _, commit := range slices.Sorted(maps.Keys(byCommit)) {
+		ks := byCommit[commit]
+		folders := map[string]string{}
+		for _, k := range ks {
+			folders[path.Dir(k.app.File)] = k.rel.SpecRevision
+		}
+		repo, err := apps.AtRelease(ctx, commit, folders)
+		if err != nil {
+			return fmt.Errorf("loading the apps repository of the releases at %s: %w", commit, err)
+		}
+		releases := map[string]*generate.Release{}
+		images := map[string]string{}
+		for _, k := range ks {
+			releases[k.app.Key()] = k.rel
+		}
+		for _, a := range repo.Apps {
+			if rel, ok := releases[a.Key()]; ok {
+				for c, img := range rel.Images {
+					images[spec.NodeID(a, c)] = img
+				}
+			}
+		}
+		rf, err := generate.Render(repo, generate.Options{
+			Platform: &repo.Platform,
+			SpecRevision: func(a *spec.LoadedApp) string {
+				if rel, ok := releases[a.Key()]; ok {
+					return rel.SpecRevision
+				}
+				return ""
+			},
+			Images:      images,
+			Previous:    r.previous,
+			PreviousDir: generate.FilesIn(r.t.files),
+			Promote: func(a *spec.LoadedApp) (generate.Promotion, bool) {
+				rel, ok := releases[a.Key()]
+				if !ok {
+					return generate.Promotion{}, false
+				}
+				return generate.Promotion{From: rel.PromotedFrom, AppsCommit: rel.AppsCommit}, true
+			},
+		})
+		if err != nil {
+			return fmt.Errorf("rendering the releases at %s: %w", commit, err)
+		}
+		for key := range releases {
+			for _, p := range byApp[key] {
+				delete(files, p)
+			}
+		}
+		for _, x := range rf.Files {
+			if _, ok := releases[x.App]; ok {
+				files[x.Path] = x.Data
+			}
+		}
+	}
+	return nil
 }
 
 // pruneDisabledLine is the line of the annotation that the first render

@@ -49,6 +49,10 @@ type dependency struct {
 func (k *fluxKS) key() string    { return k.namespace + "/" + k.name }
 func (k *fluxKS) object() string { return "Kustomization/" + k.name }
 
+// id names the Kustomization in the fleet: its key on its cluster. Two
+// clusters (two environments) hold Kustomizations of the same key.
+func (k *fluxKS) id() string { return k.cluster + "\x00" + k.key() }
+
 // discover finds every Flux Kustomization and OCIRepository in the fleet's
 // YAML files.
 func (r *run) discover(ctx context.Context) ([]*fluxKS, []*ociRepo) {
@@ -97,13 +101,13 @@ func (r *run) discover(ctx context.Context) ([]*fluxKS, []*ociRepo) {
 		repos = append(repos, f...)
 	}
 	slices.SortStableFunc(all, func(a, b *fluxKS) int {
-		return cmp.Or(strings.Compare(a.key(), b.key()), strings.Compare(a.file, b.file), cmp.Compare(a.line, b.line))
+		return cmp.Or(strings.Compare(a.id(), b.id()), strings.Compare(a.file, b.file), cmp.Compare(a.line, b.line))
 	})
 	// A Kustomization defined twice is built once; the duplicate is
 	// reported with the other objects.
 	out := all[:0]
 	for i, k := range all {
-		if i == 0 || all[i-1].key() != k.key() {
+		if i == 0 || all[i-1].id() != k.id() {
 			out = append(out, k)
 		}
 	}
@@ -165,8 +169,8 @@ func checkDependsOn(kss []*fluxKS, display func(string) string) []Finding {
 	byKey := make(map[string]*fluxKS, len(kss))
 	g := graph.New()
 	for _, k := range kss {
-		byKey[k.key()] = k
-		g.AddNode(k.key())
+		byKey[k.id()] = k
+		g.AddNode(k.id())
 	}
 	for _, k := range kss {
 		for i, d := range k.deps {
@@ -174,7 +178,7 @@ func checkDependsOn(kss []*fluxKS, display func(string) string) []Finding {
 				continue // a missing name is an API finding
 			}
 			target := d.namespace + "/" + d.name
-			if _, ok := byKey[target]; !ok {
+			if _, ok := byKey[k.cluster+"\x00"+target]; !ok {
 				out = append(out, Finding{
 					Check: CheckDeps, Severity: SeverityError, File: display(k.file), Line: d.line, Column: d.col,
 					Object: k.object(), Field: fmt.Sprintf("spec.dependsOn[%d].name", i),
@@ -182,17 +186,21 @@ func checkDependsOn(kss []*fluxKS, display func(string) string) []Finding {
 				})
 				continue
 			}
-			g.AddEdge(k.key(), target)
+			g.AddEdge(k.id(), k.cluster+"\x00"+target)
 		}
 	}
 	if _, err := g.Order(); err != nil {
 		var ce *graph.CycleError
 		if errors.As(err, &ce) && len(ce.Cycle) > 0 {
 			k := byKey[ce.Cycle[0]]
+			names := make([]string, len(ce.Cycle))
+			for i, id := range ce.Cycle {
+				_, names[i], _ = strings.Cut(id, "\x00")
+			}
 			out = append(out, Finding{
 				Check: CheckDeps, Severity: SeverityError, File: display(k.file), Line: k.line,
 				Object: k.object(), Field: "spec.dependsOn",
-				Message: "dependency cycle: " + strings.Join(ce.Cycle, " -> "),
+				Message: "dependency cycle: " + strings.Join(names, " -> "),
 			})
 		}
 	}
@@ -207,13 +215,13 @@ func checkDependsOn(kss []*fluxKS, display func(string) string) []Finding {
 func checkReadyPins(kss []*fluxKS, display func(string) string) []Finding {
 	byKey := make(map[string]*fluxKS, len(kss))
 	for _, k := range kss {
-		byKey[k.key()] = k
+		byKey[k.id()] = k
 	}
 	var out []Finding
 	for _, k := range kss {
 		for i, d := range k.deps {
 			pin, ok := layout.ReadyExprDigest(d.readyExpr)
-			dep := byKey[d.namespace+"/"+d.name]
+			dep := byKey[k.cluster+"\x00"+d.namespace+"/"+d.name]
 			if !ok || dep == nil || dep.oci == nil || dep.oci.digest == "" || dep.oci.digest == pin {
 				continue
 			}

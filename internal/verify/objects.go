@@ -39,7 +39,7 @@ func (r *run) checkObject(o *object) {
 	if tenancy.ClusterScoped(gvk.Group, gvk.Kind) {
 		ns = "" // one object of its name in the cluster, whatever namespace a file gives it
 	}
-	reg := registration{key: objectKey{gvk.Group, gvk.Kind, ns, o.name}, file: o.file, line: line}
+	reg := registration{key: objectKey{o.cluster, gvk.Group, gvk.Kind, ns, o.name}, file: o.file, line: line}
 	if reg.file == "" && o.ks != nil {
 		// An object no file holds (a patch changed its kind or name): the
 		// Kustomization that applies it.

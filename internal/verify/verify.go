@@ -139,7 +139,7 @@ type run struct {
 }
 
 type objectKey struct {
-	group, kind, namespace, name string
+	cluster, group, kind, namespace, name string
 }
 
 // Run verifies the fleet. Findings are in the report; the error is for
@@ -168,7 +168,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		desired = make(chan rendered, 1)
 		images := r.fleetImages(opts.Apps.Repo)
 		go func() {
-			files, err := r.desiredFleet(opts.Apps, images)
+			files, err := r.desiredFleet(ctx, opts.Apps, images)
 			desired <- rendered{files, err}
 		}()
 	}

@@ -9,6 +9,7 @@
 //	<cluster path>/apps/<project>-<app>.yaml            the app's Flux Kustomizations
 //	<cluster path>/projects/<project>.yaml              the project's Namespace, service account and RoleBinding
 //	apps/<cluster>/<project>/<app>/<component>/         kustomization.yaml + <kind>-<name>.yaml
+//	apps/<cluster>/<project>/<app>/release.yaml         with platform environments: the app's release there
 //
 // An app's Flux objects live in its project's namespace and run as the
 // project's service account (ProjectServiceAccount), which the project's
@@ -266,6 +267,21 @@ func projectLevel(name string) bool { return strings.HasPrefix(name, "_") }
 // ComponentDir is the folder of a component's objects.
 func ComponentDir(cluster, project, app, component string) string {
 	return path.Join(AppsDir, cluster, project, app, component)
+}
+
+// AppDir is the folder of an app's component folders.
+func AppDir(cluster, project, app string) string {
+	return path.Join(AppsDir, cluster, project, app)
+}
+
+// ReleaseFileName is the name of the file, in an app's folder (AppDir),
+// that records the release of an app in a platform environment: the spec
+// revision and images it was rendered from and the files it consists of.
+const ReleaseFileName = "release.yaml"
+
+// ReleaseFile is the release file of an app in an environment.
+func ReleaseFile(cluster, project, app string) string {
+	return path.Join(AppDir(cluster, project, app), ReleaseFileName)
 }
 
 // ProjectDir is the folder of a project's Namespace on a cluster Flux

@@ -38,6 +38,10 @@ type Push struct {
 	// message as the apps repository's commit.
 	Author     gitrepo.Signature
 	SpecCommit string
+	// Message, when set, writes the commit message (the first line the
+	// pull request's title, the rest its body) for the fleet paths
+	// changed, instead of the list of apps render writes.
+	Message func(paths []string) string
 	// DryRun compares with Branch only: nothing is committed or pushed.
 	DryRun bool
 	// Progress, when set, hears how the clone of the fleet repository goes:
@@ -115,9 +119,14 @@ func (p *Push) change(f *generate.Fleet) gitrepo.Change {
 	}
 	return gitrepo.Change{
 		Prefixes: prefixes, Files: files,
-		Keep:     func(_ string, b []byte) bool { return !bytes.HasPrefix(b, []byte(manifest.Header)) },
-		Describe: func(paths []string) string { return commitMessage(p.rel(paths), p.SpecCommit) },
-		Author:   p.Author,
+		Keep: func(_ string, b []byte) bool { return !bytes.HasPrefix(b, []byte(manifest.Header)) },
+		Describe: func(paths []string) string {
+			if p.Message != nil {
+				return p.Message(p.rel(paths))
+			}
+			return commitMessage(p.rel(paths), p.SpecCommit)
+		},
+		Author: p.Author,
 	}
 }
 
