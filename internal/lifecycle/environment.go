@@ -14,6 +14,16 @@ import (
 // (platform.yaml environments[].cluster) names the cluster of each; one
 // that does not names each environment by its cluster.
 func environmentCluster(p *spec.Platform, env string) (string, error) {
+	if len(p.Environments) > 0 {
+		if e := p.EnvironmentByName(env); e != nil {
+			return e.Cluster, nil
+		}
+		var names []string
+		for _, e := range p.Environments {
+			names = append(names, e.Name)
+		}
+		return "", refuse("no environment %q on the platform (its environments: %s)", env, strings.Join(names, ", "))
+	}
 	var names []string
 	for _, c := range p.Clusters {
 		if c.Name == env {
@@ -22,6 +32,20 @@ func environmentCluster(p *spec.Platform, env string) (string, error) {
 		names = append(names, c.Name)
 	}
 	return "", refuse("no environment %q on the platform (its clusters: %s)", env, strings.Join(names, ", "))
+}
+
+// promotedOnly refuses a change of the app's spec aimed at an environment
+// that only promotion changes (promote_from): the spec is every
+// environment's, and such an environment keeps its release until the next
+// promotion, so the change would reach the environments rendered from the
+// apps repository instead.
+func promotedOnly(p *spec.Platform, env, app string) error {
+	e := p.EnvironmentByName(env)
+	if e == nil || e.PromoteFrom == "" {
+		return nil
+	}
+	return refuse("environment %s changes only by promotion (promote_from: %s): roll %s back in %s, let it run there, then render promote %s --to %s",
+		env, e.PromoteFrom, app, e.PromoteFrom, app, env)
 }
 
 // inEnvironment names the app in the environment, as messages show it.

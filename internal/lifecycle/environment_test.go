@@ -185,3 +185,27 @@ func TestEnvironmentHistoryAndRollback(t *testing.T) {
 		t.Errorf("every environment's history as text:\n%s", text.String())
 	}
 }
+
+// TestRollbackRefusedWherePromotionRules: with platform.yaml environments,
+// the spec is every environment's, and one with promote_from keeps its
+// release until a promotion: a rollback aimed at it is refused with the way
+// to do it, and an environment the platform does not list is named as such.
+func TestRollbackRefusedWherePromotionRules(t *testing.T) {
+	t.Parallel()
+	root := copyRepo(t)
+	golden.WriteFiles(t, root, map[string]string{
+		"platform.yaml": "apps_domain: apps.example.com\nbuild: {pin: false}\nclusters: [{name: stage-eu}, {name: prod-eu}]\n" +
+			"environments:\n  - {name: staging, cluster: stage-eu}\n  - {name: production, cluster: prod-eu, promote_from: staging}\n",
+	})
+	gittest.Git(t, root, "init", "--quiet", "--initial-branch=main")
+	rev := commitWorkTree(t, root, "two environments", t0)
+	for _, tc := range []struct{ env, want string }{
+		{"production", "environment production changes only by promotion (promote_from: staging): roll shop/api back in staging, let it run there, then render promote shop/api --to production"},
+		{"qa", `no environment "qa" on the platform (its environments: staging, production)`},
+	} {
+		_, err := lifecycle.Rollback(context.Background(), lifecycle.Options{Repo: root, App: "shop/api", Environment: tc.env, Now: clock(1740844800)}, rev)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("rollback --env %s: %v; want %q", tc.env, err, tc.want)
+		}
+	}
+}

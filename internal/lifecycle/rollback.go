@@ -29,6 +29,9 @@ func Rollback(ctx context.Context, o Options, to string) (*Change, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := promotedOnly(&w.repo.Platform, o.Environment, a.Project+"/"+a.Spec.Name); err != nil {
+		return nil, err
+	}
 	g, rel, err := openGit(o, w.root, w.abs)
 	if err != nil {
 		return nil, err
