@@ -63,7 +63,7 @@ func (r *renderer) pod(a *spec.LoadedApp, c *spec.Component, lbls map[string]str
 	if image == "" {
 		return pt, fmt.Errorf("no image: build_mode %s images must be built before rendering", w.BuildMode)
 	}
-	env, err := r.env(a, c, w.Env, used)
+	env, err := r.env(a, c, a.Spec.WorkloadEnv(w), used)
 	if err != nil {
 		return pt, err
 	}
@@ -75,7 +75,7 @@ func (r *renderer) pod(a *spec.LoadedApp, c *spec.Component, lbls map[string]str
 		Command:   w.Command,
 		Args:      w.Args,
 		Env:       env,
-		EnvFrom:   envFrom(w.EnvFrom),
+		EnvFrom:   envFrom(a.Spec.WorkloadEnvFrom(w)),
 		Resources: r.resources(a.Project, w.Resources),
 	}
 	var declared []spec.Port

@@ -158,6 +158,7 @@ func (l *Loader) checkApp(a *LoadedApp, plat *Platform, ps *Problems) {
 			ps.Add(doc, Path{"name"}, "%s", m)
 		}
 	}
+	l.checkAppEnv(a, plat, ps)
 	if len(s.Components) == 0 && s.Template == nil && doc.Has(Path{"name"}) {
 		ps.Add(doc, nil, "an app needs at least one component (or a template)")
 	}
@@ -682,7 +683,7 @@ func (l *Loader) checkRepo(repo *Repo, ps *Problems) {
 			if c.WorkloadSpec == nil {
 				continue
 			}
-			for _, ref := range exportRefs(c.WorkloadSpec, i) {
+			for _, ref := range exportRefs(&a.Spec, c.WorkloadSpec, i) {
 				r, at := ref.r, ref.at
 				if r.Component == "" || r.AddonInstanceID != "" {
 					continue
@@ -731,9 +732,17 @@ type exportRefAt struct {
 }
 
 // exportRefs returns the export_refs of a workload's containers, with
-// their paths; component i is the workload's.
-func exportRefs(w *WorkloadSpec, i int) []exportRefAt {
+// their paths: those it inherits from the app's env, then its own;
+// component i is the workload's.
+func exportRefs(s *App, w *WorkloadSpec, i int) []exportRefAt {
 	var out []exportRefAt
+	if len(s.Env) > 0 {
+		for _, j := range s.inheritedEnv(w) {
+			if r := s.Env[j].ExportRef; r != nil {
+				out = append(out, exportRefAt{r, Path{"env", j, "export_ref"}})
+			}
+		}
+	}
 	for j := range w.Env {
 		if r := w.Env[j].ExportRef; r != nil {
 			out = append(out, exportRefAt{r, Path{"components", i, "workload_spec", "env", j, "export_ref"}})

@@ -18,8 +18,28 @@ type App struct {
 	Paused bool `json:"paused,omitempty"`
 	// Template instantiates a stack template from templates/<name>/ instead of listing components.
 	Template *TemplateRef `json:"template,omitempty"`
+	// Env lists environment variables every workload, job and cronjob of the app gets before its own; a component's entry of the same name wins. Each has exactly one of value, secret_ref or export_ref.
+	Env []EnvVar `json:"env,omitempty"`
+	// EnvFrom imports every key of ConfigMaps and Secrets of the project namespace into every workload, job and cronjob of the app, before the component's own env_from.
+	EnvFrom []EnvFrom `json:"env_from,omitempty"`
+	// Volumes are app-wide persistent volumes: one PersistentVolumeClaim each, which workloads mount with a volume's shared.
+	Volumes []AppVolume `json:"volumes,omitempty"`
 	// Components of the app: workloads (containers) and addons (Helm charts such as databases).
 	Components []Component `json:"components,omitempty"`
+}
+
+// AppVolume is an app-wide PersistentVolumeClaim that the app's workloads share.
+type AppVolume struct {
+	// Name of the volume, unique within the app: a DNS-1123 label. The claim is named <app>-<name>.
+	Name string `json:"name" jsonschema:"required,minLength=1,maxLength=63,example=media"`
+	// Size of the claim.
+	Size *Quantity `json:"size" jsonschema:"required,example=100Gi"`
+	// AccessModes of the claim (default ReadWriteOnce). Workloads on different nodes need ReadWriteMany.
+	AccessModes []string `json:"access_modes,omitempty" jsonschema:"enum=ReadWriteOnce,enum=ReadOnlyMany,enum=ReadWriteMany,enum=ReadWriteOncePod"`
+	// StorageClass of the claim (default: the cluster's default class).
+	StorageClass string `json:"storage_class,omitempty" jsonschema:"example=nfs"`
+	// Retain keeps the claim when the volume or the app is deleted (default true); false deletes it with them.
+	Retain *bool `json:"retain,omitempty" jsonschema:"default=true"`
 }
 
 // TemplateRef selects a stack template and the values of its parameters.

@@ -235,7 +235,7 @@ func (l *Loader) checkWorkloadFields(a *LoadedApp, c *Component, at Path, plat *
 		}
 	}
 
-	checkEnvRefs(doc, w.Env, at, ps)
+	checkEnvRefs(doc, w.Env, at, a.Spec.Env, ps)
 	if len(w.EnvFrom) > 0 {
 		checkEnvFrom(doc, w.EnvFrom, at.Child("env_from"), ps)
 	}
@@ -472,12 +472,15 @@ func checkProbes(doc *Document, pr *Probes, ports []containerPort, at Path, init
 // an earlier entry of the same list. A name no entry has is an error when
 // it has the shape of a variable (DB_HOST), a warning when it is only a
 // valid Kubernetes name (not-a-ref), and text otherwise ($(date +%s)).
-func checkEnvRefs(doc *Document, env []EnvVar, container Path, ps *Problems) {
+func checkEnvRefs(doc *Document, env []EnvVar, container Path, inherited []EnvVar, ps *Problems) {
 	if !slices.ContainsFunc(env, func(e EnvVar) bool { return e.Value != nil && strings.Contains(*e.Value, "$(") }) {
 		return
 	}
 	at := container.Child("env")
 	index := map[string]int{}
+	for _, e := range inherited {
+		index[e.Name] = -1 // the app's entries come before the container's own
+	}
 	for i, e := range env {
 		if _, dup := index[e.Name]; !dup && e.Name != "" {
 			index[e.Name] = i
@@ -743,7 +746,7 @@ func (l *Loader) checkContainer(a *LoadedApp, c *Component, k *Container, kind s
 	checkPodSecurity(doc, k.SecurityContext, at.Child("security_context"), podSecurityProfile(plat, a.Project), ps)
 	checkWords(doc, at, k.Command, k.Args, ps)
 	l.checkEnvList(a, c, k.Env, at.Child("env"), plat, ps)
-	checkEnvRefs(doc, k.Env, at, ps)
+	checkEnvRefs(doc, k.Env, at, nil, ps)
 	checkEnvFrom(doc, k.EnvFrom, at.Child("env_from"), ps)
 	mounts := map[string]Path{}
 	known := slices.Sorted(mapKeys(volumes))
