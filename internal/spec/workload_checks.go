@@ -593,23 +593,29 @@ func (l *Loader) checkVolumes(doc *Document, c *Component, w *WorkloadSpec, at P
 			names[v.Name] = true
 		}
 		n := 0
-		for _, set := range []bool{v.Size != nil, v.EmptyDir != nil, v.Secret != nil, v.ConfigMap != nil} {
+		for _, set := range []bool{v.Size != nil, v.Shared != "", v.Claim != "", v.EmptyDir != nil, v.Secret != nil, v.ConfigMap != nil} {
 			if set {
 				n++
 			}
 		}
 		switch {
 		case n == 0:
-			ps.Add(doc, va, "volume %q needs one of size (persistent), empty_dir, secret or config_map", v.Name)
+			ps.Add(doc, va, "volume %q needs one of size (persistent), shared, claim, empty_dir, secret or config_map", v.Name)
 		case n > 1:
-			ps.Add(doc, va, "volume %q takes one of size (persistent), empty_dir, secret or config_map, not %d", v.Name, n)
+			ps.Add(doc, va, "volume %q takes one of size (persistent), shared, claim, empty_dir, secret or config_map, not %d", v.Name, n)
+		}
+		if v.Claim != "" && !isSubdomain(v.Claim) {
+			ps.Add(doc, va.Child("claim"), "%q is not a valid PersistentVolumeClaim name", v.Claim)
 		}
 		if v.Size == nil {
 			for _, f := range []struct {
 				set   bool
 				field string
 			}{{v.Retain != nil, "retain"}, {v.StorageClass != "", "storage_class"}, {len(v.AccessModes) > 0, "access_modes"}} {
-				if f.set {
+				switch {
+				case f.set && v.Shared != "":
+					ps.AddKey(doc, va.Child(f.field), "%s of a shared volume is set on the app's volume %s", f.field, v.Shared)
+				case f.set:
 					ps.AddKey(doc, va.Child(f.field), "%s is for a persistent volume (one with size)", f.field)
 				}
 			}
