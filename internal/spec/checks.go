@@ -160,6 +160,7 @@ func (l *Loader) checkApp(a *LoadedApp, plat *Platform, ps *Problems) {
 	}
 	l.checkAppEnv(a, plat, ps)
 	checkAppVolumes(a, ps)
+	checkRoutes(a, plat, ps)
 	if len(s.Components) == 0 && s.Template == nil && doc.Has(Path{"name"}) {
 		ps.Add(doc, nil, "an app needs at least one component (or a template)")
 	}

@@ -247,10 +247,22 @@ type Ingress struct {
 	Enabled bool `json:"enabled"`
 	// Host name; defaults to <app>-<project>.<apps_domain> from platform.yaml.
 	Host string `json:"host,omitempty" jsonschema:"example=api.example.com"`
-	// Path prefix routed to the workload (default /).
+	// Path prefix routed to the workload (default /). Use routes for several paths.
 	Path string `json:"path,omitempty" jsonschema:"default=/"`
+	// Routes send path prefixes of the host to this workload or to other workloads of the app, on one Ingress with one certificate. Instead of path.
+	Routes []Route `json:"routes,omitempty"`
 	// TLS issues a certificate through cert-manager; on unless set to false.
 	TLS *bool `json:"tls,omitempty"`
+}
+
+// Route sends a path prefix of an ingress's host to a workload's Service.
+type Route struct {
+	// Path prefix, such as /api/v1/streaming; the longest prefix that matches a request wins.
+	Path string `json:"path" jsonschema:"required,minLength=1,example=/api/v1/streaming"`
+	// Component whose Service receives the requests: a workload of this app (default: the one whose ingress this is).
+	Component string `json:"component,omitempty" jsonschema:"example=streaming"`
+	// Port of that Service, by name (default: the port named http, else its first TCP port).
+	Port string `json:"port,omitempty" jsonschema:"example=http"`
 }
 
 // HealthCheck configures HTTP probes.
