@@ -155,7 +155,7 @@ func (l *Loader) checkApp(a *LoadedApp, plat *Platform, ps *Problems) {
 	s, doc := &a.Spec, a.Doc
 	if s.Name != "" {
 		if m := checkLabel(s.Name, 63); m != "" {
-			ps.Add(doc, Path{"name"}, "%s", m)
+			ps.Add(doc, Path{"name"}, "app name %q %s", s.Name, m)
 		}
 	}
 	l.checkAppEnv(a, plat, ps)
@@ -177,7 +177,7 @@ func (l *Loader) checkApp(a *LoadedApp, plat *Platform, ps *Problems) {
 		}
 		names[c.Name] = i
 		if m := checkLabel(c.Name, 63); m != "" {
-			ps.Add(doc, at.Child("name"), "%s", m)
+			ps.Add(doc, at.Child("name"), "component name %q %s", c.Name, m)
 		} else if obj := layout.ObjectName(s.Name, c.Name); len(obj) > 63 {
 			ps.Add(doc, at.Child("name"), "object name %q (app-component) is %d characters; Kubernetes allows 63", obj, len(obj))
 		} else if c.Type == TypeAddon && len(obj) > maxReleaseName {

@@ -794,6 +794,14 @@ func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(mapKeys(m
 
 var capabilityName = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
 
+// foldCapability is a capability as Kubernetes names it: upper case,
+// without CAP_. The checks compare names folded, so that one word written
+// another way (all, cap_net_raw) is one problem, not one per check.
+func foldCapability(c string) string {
+	u := strings.ToUpper(c)
+	return strings.TrimPrefix(u, "CAP_")
+}
+
 // checkSecurityContext checks a container's security settings.
 func checkSecurityContext(doc *Document, s *SecurityContext, at Path, ps *Problems) {
 	if s == nil {
@@ -809,9 +817,11 @@ func checkSecurityContext(doc *Document, s *SecurityContext, at Path, ps *Proble
 		}{{"add", s.Capabilities.Add}, {"drop", s.Capabilities.Drop}} {
 			for i, cp := range list.caps {
 				ca := at.Child("capabilities").Child(list.field).Child(i)
-				switch {
-				case strings.HasPrefix(strings.ToUpper(cp), "CAP_"):
-					ps.Add(doc, ca, "write %s without CAP_, as Kubernetes names capabilities", strings.ToUpper(strings.TrimPrefix(strings.ToUpper(cp), "CAP_")))
+				switch folded := foldCapability(cp); {
+				case strings.HasPrefix(strings.ToUpper(cp), "CAP_") && capabilityName.MatchString(folded):
+					ps.Add(doc, ca, "write %s without CAP_, as Kubernetes names capabilities", folded)
+				case cp != folded && capabilityName.MatchString(folded):
+					ps.Add(doc, ca, "write %s in upper case, as Kubernetes names capabilities", folded)
 				case !capabilityName.MatchString(cp):
 					ps.Add(doc, ca, "%q is not a capability name, such as NET_BIND_SERVICE or ALL", cp)
 				case slices.Index(list.caps, cp) < i:
