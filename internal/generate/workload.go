@@ -271,10 +271,11 @@ func (r *renderer) ingress(a *spec.LoadedApp, c *spec.Component, name, service, 
 			}},
 		}}
 	}
-	for _, rt := range spec.IngressRoutes(c) {
-		if len(ing.Routes) == 0 {
-			break
-		}
+	var routes []spec.Route
+	if len(ing.Routes) > 0 {
+		routes = spec.IngressRoutes(c)
+	}
+	for _, rt := range routes {
 		svc, p := service, rt.Port
 		if rt.Component != c.Name {
 			t := a.Component(rt.Component)

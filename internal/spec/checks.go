@@ -737,14 +737,17 @@ type exportRefAt struct {
 // their paths: those it inherits from the app's env, then its own;
 // component i is the workload's.
 func exportRefs(s *App, w *WorkloadSpec, i int) []exportRefAt {
-	var out []exportRefAt
-	if len(s.Env) > 0 {
-		for _, j := range s.inheritedEnv(w) {
-			if r := s.Env[j].ExportRef; r != nil {
-				out = append(out, exportRefAt{r, Path{"env", j, "export_ref"}})
-			}
-		}
+	own := containerExportRefs(w, i)
+	if len(s.Env) == 0 {
+		return own
 	}
+	return append(appExportRefs(s, w), own...)
+}
+
+// containerExportRefs returns the export_refs of a workload's containers'
+// own env, with their paths.
+func containerExportRefs(w *WorkloadSpec, i int) []exportRefAt {
+	var out []exportRefAt
 	for j := range w.Env {
 		if r := w.Env[j].ExportRef; r != nil {
 			out = append(out, exportRefAt{r, Path{"components", i, "workload_spec", "env", j, "export_ref"}})
@@ -761,6 +764,18 @@ func exportRefs(s *App, w *WorkloadSpec, i int) []exportRefAt {
 					out = append(out, exportRefAt{r, Path{"components", i, "workload_spec", kind, k, "env", j, "export_ref"}})
 				}
 			}
+		}
+	}
+	return out
+}
+
+// appExportRefs returns the export_refs a workload inherits from the
+// app's env, with their paths.
+func appExportRefs(s *App, w *WorkloadSpec) []exportRefAt {
+	var out []exportRefAt
+	for _, j := range s.inheritedEnv(w) {
+		if r := s.Env[j].ExportRef; r != nil {
+			out = append(out, exportRefAt{r, Path{"env", j, "export_ref"}})
 		}
 	}
 	return out
