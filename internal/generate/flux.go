@@ -150,7 +150,7 @@ func (r *renderer) readinessDeps(a *spec.LoadedApp, c *spec.Component) []string 
 		}
 	}
 	if c.WorkloadSpec != nil {
-		for _, ref := range exportRefs(c.WorkloadSpec) {
+		for _, ref := range exportRefs(&a.Spec, c.WorkloadSpec) {
 			if ref.Component == "" || ref.AddonInstanceID != "" {
 				continue
 			}
@@ -177,9 +177,10 @@ func (r *renderer) readinessDeps(a *spec.LoadedApp, c *spec.Component) []string 
 	return slices.Compact(names)
 }
 
-// exportRefs returns the export_refs of a workload's containers: its own,
-// its init containers' and its sidecars'.
-func exportRefs(w *spec.WorkloadSpec) []*spec.ExportRef {
+// exportRefs returns the export_refs of a workload's containers: its own
+// (with those it inherits from the app's env), its init containers' and
+// its sidecars'.
+func exportRefs(s *spec.App, w *spec.WorkloadSpec) []*spec.ExportRef {
 	var out []*spec.ExportRef
 	add := func(env []spec.EnvVar) {
 		for i := range env {
@@ -188,7 +189,7 @@ func exportRefs(w *spec.WorkloadSpec) []*spec.ExportRef {
 			}
 		}
 	}
-	add(w.Env)
+	add(s.WorkloadEnv(w))
 	for i := range w.InitContainers {
 		add(w.InitContainers[i].Env)
 	}

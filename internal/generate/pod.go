@@ -63,7 +63,7 @@ func (r *renderer) pod(a *spec.LoadedApp, c *spec.Component, lbls map[string]str
 	if image == "" {
 		return pt, fmt.Errorf("no image: build_mode %s images must be built before rendering", w.BuildMode)
 	}
-	env, err := r.env(a, c, w.Env, used)
+	env, err := r.env(a, c, a.Spec.WorkloadEnv(w), used)
 	if err != nil {
 		return pt, err
 	}
@@ -75,7 +75,7 @@ func (r *renderer) pod(a *spec.LoadedApp, c *spec.Component, lbls map[string]str
 		Command:   w.Command,
 		Args:      w.Args,
 		Env:       env,
-		EnvFrom:   envFrom(w.EnvFrom),
+		EnvFrom:   envFrom(a.Spec.WorkloadEnvFrom(w)),
 		Resources: r.resources(a.Project, w.Resources),
 	}
 	var declared []spec.Port
@@ -127,6 +127,22 @@ func (r *renderer) pod(a *spec.LoadedApp, c *spec.Component, lbls map[string]str
 			if v.Retain != nil && !*v.Retain {
 				pt.retain = false
 			}
+		case v.Shared != "":
+			claim := spec.SharedClaimName(a.Spec.Name, v.Shared)
+			pod.Volumes = append(pod.Volumes, corev1.Volume{Name: v.Name, VolumeSource: corev1.VolumeSource{
+				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim},
+			}})
+			if av := a.Spec.SharedVolume(v.Shared); av != nil && a.Spec.SharedVolumeOwner(v.Shared) == c.Name && !slices.ContainsFunc(pt.extra, func(o object) bool { return o.kind == "PersistentVolumeClaim" && o.name == claim }) {
+				pvc, err := sharedClaim(a, av, lbls)
+				if err != nil {
+					return pt, err
+				}
+				pt.extra = append(pt.extra, object{"PersistentVolumeClaim", claim, pvc})
+			}
+		case v.Claim != "":
+			pod.Volumes = append(pod.Volumes, corev1.Volume{Name: v.Name, VolumeSource: corev1.VolumeSource{
+				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: v.Claim},
+			}})
 		case v.EmptyDir != nil:
 			ed := &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMedium(v.EmptyDir.Medium)}
 			if v.EmptyDir.SizeLimit != nil {
@@ -147,7 +163,7 @@ func (r *renderer) pod(a *spec.LoadedApp, c *spec.Component, lbls map[string]str
 				Items:                keyPaths(v.ConfigMap.Items), Optional: optional(v.ConfigMap.Optional), DefaultMode: v.ConfigMap.DefaultMode,
 			}}})
 		default:
-			return pt, fmt.Errorf("volume %s: set one of size, empty_dir, secret or config_map", v.Name)
+			return pt, fmt.Errorf("volume %s: set one of size, shared, claim, empty_dir, secret or config_map", v.Name)
 		}
 		if v.MountPath != "" {
 			main.VolumeMounts = append(main.VolumeMounts, corev1.VolumeMount{
@@ -456,6 +472,23 @@ func claimTemplate(v spec.Volume) (corev1.PersistentVolumeClaim, error) {
 		claim.Spec.StorageClassName = new(v.StorageClass)
 	}
 	return claim, nil
+}
+
+// sharedClaim builds the PersistentVolumeClaim of an app-wide volume. A
+// claim the volume retains (the default) carries Flux's prune annotation,
+// so that it stays when the volume, its owner or the app leaves the fleet.
+func sharedClaim(a *spec.LoadedApp, v *spec.AppVolume, lbls map[string]string) (*corev1.PersistentVolumeClaim, error) {
+	claim, err := claimTemplate(spec.Volume{Name: spec.SharedClaimName(a.Spec.Name, v.Name), Size: v.Size, AccessModes: v.AccessModes, StorageClass: v.StorageClass})
+	if err != nil {
+		return nil, err
+	}
+	claim.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"}
+	claim.Namespace = a.Project
+	claim.Labels = lbls
+	if v.RetainShared() {
+		claim.Annotations = map[string]string{layout.PruneAnnotation: "disabled"}
+	}
+	return &claim, nil
 }
 
 // files builds the ConfigMap of a component's files, its checksum, the

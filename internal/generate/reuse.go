@@ -174,7 +174,7 @@ func (d *digester) digest(r *renderer, a *spec.LoadedApp) (Digest, bool) {
 		if c.WorkloadSpec == nil {
 			continue
 		}
-		for _, e := range workloadEnv(c.WorkloadSpec) {
+		for _, e := range workloadEnv(&a.Spec, c.WorkloadSpec) {
 			if e.ExportRef == nil || e.ExportRef.App == "" || e.ExportRef.App == a.Spec.Name {
 				continue
 			}
@@ -199,13 +199,15 @@ func appendField(b, p []byte) []byte {
 	return append(binary.AppendUvarint(b, uint64(len(p))), p...)
 }
 
-// workloadEnv lists the env vars of a workload's containers: its own, its
-// init containers' and its sidecars'.
-func workloadEnv(w *spec.WorkloadSpec) []spec.EnvVar {
+// workloadEnv lists the env vars of a workload's containers: its own (with
+// those it inherits from the app's env), its init containers' and its
+// sidecars'.
+func workloadEnv(s *spec.App, w *spec.WorkloadSpec) []spec.EnvVar {
+	env := s.WorkloadEnv(w)
 	if len(w.InitContainers) == 0 && len(w.Sidecars) == 0 {
-		return w.Env
+		return env
 	}
-	out := slices.Clone(w.Env)
+	out := slices.Clone(env)
 	for _, x := range w.InitContainers {
 		out = append(out, x.Env...)
 	}

@@ -257,25 +257,52 @@ func (r *renderer) ingress(a *spec.LoadedApp, c *spec.Component, name, service, 
 	ing := c.WorkloadSpec.Ingress
 	plat := r.opts.Platform
 	host := spec.IngressHost(a, c, plat)
-	p := ing.Path
-	if p == "" {
-		p = "/"
-	}
 	prefix := networkingv1.PathTypePrefix
+	var paths []networkingv1.HTTPIngressPath
+	if len(ing.Routes) == 0 {
+		p := ing.Path
+		if p == "" {
+			p = "/"
+		}
+		paths = []networkingv1.HTTPIngressPath{{
+			Path: p, PathType: &prefix,
+			Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
+				Name: service, Port: networkingv1.ServiceBackendPort{Name: port},
+			}},
+		}}
+	}
+	var routes []spec.Route
+	if len(ing.Routes) > 0 {
+		routes = spec.IngressRoutes(c)
+	}
+	for _, rt := range routes {
+		svc, p := service, rt.Port
+		if rt.Component != c.Name {
+			t := a.Component(rt.Component)
+			if t == nil || t.WorkloadSpec == nil {
+				continue // validation reports it
+			}
+			svc = serviceName(a, t)
+			if p == "" {
+				p = spec.DefaultIngressPort(t.WorkloadSpec)
+			}
+		} else if p == "" {
+			p = port
+		}
+		paths = append(paths, networkingv1.HTTPIngressPath{
+			Path: rt.Path, PathType: &prefix,
+			Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
+				Name: svc, Port: networkingv1.ServiceBackendPort{Name: p},
+			}},
+		})
+	}
 	obj := &networkingv1.Ingress{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "Ingress"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: a.Project, Labels: lbls},
 		Spec: networkingv1.IngressSpec{
 			Rules: []networkingv1.IngressRule{{
-				Host: host,
-				IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
-					Paths: []networkingv1.HTTPIngressPath{{
-						Path: p, PathType: &prefix,
-						Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
-							Name: service, Port: networkingv1.ServiceBackendPort{Name: port},
-						}},
-					}},
-				}},
+				Host:             host,
+				IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{Paths: paths}},
 			}},
 		},
 	}
@@ -284,14 +311,38 @@ func (r *renderer) ingress(a *spec.LoadedApp, c *spec.Component, name, service, 
 		obj.Spec.IngressClassName = &cls
 	}
 	if ing.TLS == nil || *ing.TLS {
-		key := "cert-manager.io/cluster-issuer"
-		if plat.CertIssuer.Kind == "Issuer" {
-			key = "cert-manager.io/issuer"
+		// One certificate per host: of the app's Ingresses of one host,
+		// that of the first component by name requests it, and the others
+		// serve its Secret.
+		secret := name + "-tls"
+		owner := c.Name
+		if sharedHosts(a) {
+			owner = spec.HostCertificateOwner(a, host, plat)
 		}
-		obj.Annotations = map[string]string{key: plat.CertIssuer.Name}
-		obj.Spec.TLS = []networkingv1.IngressTLS{{Hosts: []string{host}, SecretName: name + "-tls"}}
+		if owner == c.Name {
+			key := "cert-manager.io/cluster-issuer"
+			if plat.CertIssuer.Kind == "Issuer" {
+				key = "cert-manager.io/issuer"
+			}
+			obj.Annotations = map[string]string{key: plat.CertIssuer.Name}
+		} else {
+			secret = objectName(a, owner) + "-tls"
+		}
+		obj.Spec.TLS = []networkingv1.IngressTLS{{Hosts: []string{host}, SecretName: secret}}
 	}
 	return obj
+}
+
+// sharedHosts reports whether more than one component of the app has an
+// ingress, so that two may serve one host.
+func sharedHosts(a *spec.LoadedApp) bool {
+	n := 0
+	for i := range a.Spec.Components {
+		if w := a.Spec.Components[i].WorkloadSpec; w != nil && w.Ingress != nil && w.Ingress.Enabled {
+			n++
+		}
+	}
+	return n > 1
 }
 
 func hpa(as *spec.Autoscaling, kind, name, ns string, lbls map[string]string) *autoscalingv2.HorizontalPodAutoscaler {

@@ -258,7 +258,7 @@ func TestRefusedChanges(t *testing.T) {
 		{"too many replicas", scale("api", "server", 5000), invalid, "apps/shop/api/app.yaml:21:17: components[1].workload_spec.replicas: must be ≤ 1000; got 5000"},
 		{"min above max", scaleBounds("web", "frontend", 9, 3), invalid, "min_replicas (9) is greater than max_replicas (3)"},
 		{"autoscaling without max", scaleBounds("api", "worker", 2, -1), invalid, `missing required field "max_replicas"`},
-		{"bad app name", newApp(lifecycle.NewApp{Name: "Blog", Project: "shop", Image: "nginx:1.27"}), invalid, "apps/shop/Blog/app.yaml:2:7: name: must consist of lowercase letters"},
+		{"bad app name", newApp(lifecycle.NewApp{Name: "Blog", Project: "shop", Image: "nginx:1.27"}), invalid, "apps/shop/Blog/app.yaml:2:7: name: app name \"Blog\" must consist of lowercase letters"},
 		{"delete with users", del("api"), inUse, "apps/shop/web/app.json:13:45: components[0].workload_spec.env[0].export_ref: API_URL of shop/web (server.url)"},
 		{"unknown app", pause("apy"), refused, `no app "apy" in `},
 		{"unknown component", scale("api", "cache", 2), refused, `shop/api has no component "cache"; its workloads: server, worker`},

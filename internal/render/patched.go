@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/filesys"
@@ -89,7 +91,7 @@ func checkComponent(comps *generate.Components, a *spec.LoadedApp, i int, t tena
 	if refused {
 		return // never hand kustomize what could exhaust memory
 	}
-	after, err := buildFolder(dir, files, a.Project)
+	after, err := buildFolder(dir, files, a.Project, -1)
 	if err != nil {
 		ps.Add(a.Doc, at, "%v", err)
 		return
@@ -97,6 +99,19 @@ func checkComponent(comps *generate.Components, a *spec.LoadedApp, i int, t tena
 	for _, p := range tenancy.CheckPatched(before, after, t) {
 		j := blame(c.WorkloadSpec.Patches, decoded, p)
 		ps.Add(a.Doc, at.Child(j), "%s", p)
+	}
+	// A patch without which kustomize builds the same objects changes
+	// nothing: it selects nothing, or its fields do not reach the objects
+	// (a strategic merge list entry that misses its merge keys), or it sets
+	// what is there already. Each is a patch its author believes works.
+	for j := range c.WorkloadSpec.Patches {
+		without, err := buildFolder(dir, files, a.Project, j)
+		if err != nil {
+			continue // a later patch needs this one: it does something
+		}
+		if reflect.DeepEqual(without, after) {
+			ps.Add(a.Doc, at.Child(j).Child("patch"), "changes nothing: kustomize builds the same objects without it; check that it names the objects (kind, metadata.name or target) and fields the component renders, and that it sets a value they do not have")
+		}
 	}
 }
 
@@ -126,7 +141,8 @@ func unpatched(dir string, files []generate.File) ([]tenancy.Object, int, error)
 // buildFolder builds a component's folder with kustomize from memory, as
 // kustomize-controller does with the component's Flux Kustomization: the
 // project as the target namespace, no plugins, nothing outside the folder.
-func buildFolder(dir string, files []generate.File, namespace string) (out []tenancy.Object, err error) {
+// skip ≥ 0 leaves that patch out.
+func buildFolder(dir string, files []generate.File, namespace string, skip int) (out []tenancy.Object, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			out, err = nil, fmt.Errorf("kustomize build of the component's folder failed: %v", p)
@@ -141,6 +157,9 @@ func buildFolder(dir string, files []generate.File, namespace string) (out []ten
 				return nil, err
 			}
 			k["namespace"] = namespace // the Flux Kustomization's targetNamespace
+			if list, ok := k["patches"].([]any); ok && skip >= 0 && skip < len(list) {
+				k["patches"] = slices.Delete(slices.Clone(list), skip, skip+1)
+			}
 			if data, err = yaml.Marshal(k); err != nil {
 				return nil, err
 			}

@@ -76,7 +76,7 @@ func BenchmarkKustomizeComponentFolder(b *testing.B) {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		if _, err := buildFolder(dir, files, a.Project); err != nil {
+		if _, err := buildFolder(dir, files, a.Project, -1); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -60,7 +60,7 @@ func writeGraphs(b *strings.Builder, apps []*appChange, repo *spec.Repo) {
 			if c.WorkloadSpec == nil {
 				continue
 			}
-			for _, e := range c.WorkloadSpec.Env {
+			for _, e := range a.Spec.WorkloadEnv(c.WorkloadSpec) {
 				r := e.ExportRef
 				if r == nil || r.Component == "" {
 					continue

@@ -114,6 +114,7 @@ func Build(in Input) *Comment {
 	baseW, headW := workloads(baseObjs), workloads(headObjs)
 	c.Danger = append(c.Danger, dangers(apps, baseObjs, headObjs, baseW, headW, fx.removedOCI, fx.keptApps, fx.keptDirs)...)
 	c.Danger = append(c.Danger, fx.danger...)
+	c.Danger = append(c.Danger, splitClaims(baseObjs, headObjs)...)
 	c.FullDiff = fleet.Diff(changes, "")
 
 	var b strings.Builder

@@ -155,9 +155,12 @@ func (l *Loader) checkApp(a *LoadedApp, plat *Platform, ps *Problems) {
 	s, doc := &a.Spec, a.Doc
 	if s.Name != "" {
 		if m := checkLabel(s.Name, 63); m != "" {
-			ps.Add(doc, Path{"name"}, "%s", m)
+			ps.Add(doc, Path{"name"}, "app name %q %s", s.Name, m)
 		}
 	}
+	l.checkAppEnv(a, plat, ps)
+	checkAppVolumes(a, ps)
+	checkRoutes(a, plat, ps)
 	if len(s.Components) == 0 && s.Template == nil && doc.Has(Path{"name"}) {
 		ps.Add(doc, nil, "an app needs at least one component (or a template)")
 	}
@@ -174,7 +177,7 @@ func (l *Loader) checkApp(a *LoadedApp, plat *Platform, ps *Problems) {
 		}
 		names[c.Name] = i
 		if m := checkLabel(c.Name, 63); m != "" {
-			ps.Add(doc, at.Child("name"), "%s", m)
+			ps.Add(doc, at.Child("name"), "component name %q %s", c.Name, m)
 		} else if obj := layout.ObjectName(s.Name, c.Name); len(obj) > 63 {
 			ps.Add(doc, at.Child("name"), "object name %q (app-component) is %d characters; Kubernetes allows 63", obj, len(obj))
 		} else if c.Type == TypeAddon && len(obj) > maxReleaseName {
@@ -682,7 +685,7 @@ func (l *Loader) checkRepo(repo *Repo, ps *Problems) {
 			if c.WorkloadSpec == nil {
 				continue
 			}
-			for _, ref := range exportRefs(c.WorkloadSpec, i) {
+			for _, ref := range exportRefs(&a.Spec, c.WorkloadSpec, i) {
 				r, at := ref.r, ref.at
 				if r.Component == "" || r.AddonInstanceID != "" {
 					continue
@@ -731,8 +734,19 @@ type exportRefAt struct {
 }
 
 // exportRefs returns the export_refs of a workload's containers, with
-// their paths; component i is the workload's.
-func exportRefs(w *WorkloadSpec, i int) []exportRefAt {
+// their paths: those it inherits from the app's env, then its own;
+// component i is the workload's.
+func exportRefs(s *App, w *WorkloadSpec, i int) []exportRefAt {
+	own := containerExportRefs(w, i)
+	if len(s.Env) == 0 {
+		return own
+	}
+	return append(appExportRefs(s, w), own...)
+}
+
+// containerExportRefs returns the export_refs of a workload's containers'
+// own env, with their paths.
+func containerExportRefs(w *WorkloadSpec, i int) []exportRefAt {
 	var out []exportRefAt
 	for j := range w.Env {
 		if r := w.Env[j].ExportRef; r != nil {
@@ -750,6 +764,18 @@ func exportRefs(w *WorkloadSpec, i int) []exportRefAt {
 					out = append(out, exportRefAt{r, Path{"components", i, "workload_spec", kind, k, "env", j, "export_ref"}})
 				}
 			}
+		}
+	}
+	return out
+}
+
+// appExportRefs returns the export_refs a workload inherits from the
+// app's env, with their paths.
+func appExportRefs(s *App, w *WorkloadSpec) []exportRefAt {
+	var out []exportRefAt
+	for _, j := range s.inheritedEnv(w) {
+		if r := s.Env[j].ExportRef; r != nil {
+			out = append(out, exportRefAt{r, Path{"env", j, "export_ref"}})
 		}
 	}
 	return out

@@ -383,7 +383,7 @@ func parseTree(file string, data []byte) (*yaml.Node, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, &Problem{File: file, Pos: Pos{1, 1}, Message: "file is empty"}
 		}
-		return nil, yamlProblem(file, err)
+		return nil, yamlProblem(file, data, err)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
@@ -424,18 +424,22 @@ func lineCol(data []byte, off int) (int, int) {
 	return line, col
 }
 
-// yamlProblem turns yaml.v3's "yaml: line N: msg" into a positioned problem.
-func yamlProblem(file string, err error) error {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	line := 1
-	if rest, ok := strings.CutPrefix(msg, "line "); ok {
-		if n, tail, ok := strings.Cut(rest, ": "); ok {
-			if l, err := strconv.Atoi(n); err == nil {
-				line, msg = l, tail
-			}
+// yamlProblem turns yaml.v3's "yaml: line N: msg" into a positioned
+// problem, at the line where the parser stopped (yamlErrorLine) and its
+// first character.
+func yamlProblem(file string, data []byte, err error) error {
+	line, msg := splitYAMLError(err)
+	if line == 0 {
+		return &Problem{File: file, Pos: Pos{1, 1}, Message: "invalid YAML: " + msg}
+	}
+	col := 1
+	if l := yamlErrorLine(data, line, msg); l != line {
+		line, col = l, lineStart(data, l)
+		if msg == "did not find expected key" {
+			msg += "; is this line indented as the keys beside it?"
 		}
 	}
-	return &Problem{File: file, Pos: Pos{line, 1}, Message: "invalid YAML: " + msg}
+	return &Problem{File: file, Pos: Pos{line, col}, Message: "invalid YAML: " + msg}
 }
 
 type converter struct {

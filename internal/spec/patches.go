@@ -139,6 +139,9 @@ func checkPatches(doc *Document, a *LoadedApp, c *Component, w *WorkloadSpec, at
 			case p.Target == nil && k == "ConfigMap" && n != objName+"-files":
 				ps.Add(doc, pa.Child("patch"), "the component's ConfigMap (of its files) is named %s-files, not %s: the patch would match nothing", objName, n)
 			}
+			if m := mergeKeyProblem(k, v); m != "" {
+				ps.Add(doc, pa.Child("patch"), "%s", m)
+			}
 			if k == "Secret" {
 				if _, has := v["data"]; has {
 					ps.Add(doc, pa.Child("patch"), "a patch may not carry Secret data, which would be written to Git")

@@ -49,6 +49,9 @@ func checkPodSecurity(doc *Document, s *SecurityContext, at Path, prof profile, 
 	}
 	if s.Capabilities != nil {
 		for i, c := range s.Capabilities.Add {
+			if c = foldCapability(c); !capabilityName.MatchString(c) {
+				continue // not a capability: checkSecurityContext says so
+			}
 			if profile == "restricted" && c != "NET_BIND_SERVICE" || !slices.Contains(baselineCapabilities, c) {
 				refuse(at.Child("capabilities").Child("add").Child(i), "adding the capability "+c)
 			}
@@ -66,7 +69,7 @@ func checkPodSecurity(doc *Document, s *SecurityContext, at Path, prof profile, 
 	if s.RunAsUser != nil && *s.RunAsUser == 0 {
 		refuse(at.Child("run_as_user"), "running as user 0 (root)")
 	}
-	if s.Capabilities != nil && len(s.Capabilities.Drop) > 0 && !slices.Contains(s.Capabilities.Drop, "ALL") {
+	if s.Capabilities != nil && len(s.Capabilities.Drop) > 0 && !slices.ContainsFunc(s.Capabilities.Drop, func(c string) bool { return foldCapability(c) == "ALL" }) {
 		refuse(at.Child("capabilities").Child("drop"), "a container that keeps capabilities (drop must list ALL)")
 	}
 }

@@ -23,12 +23,25 @@ func literalProblem(v, instead, urlInstead string) string {
 	}
 	m := ms[0]
 	if m.Kind == secretscan.URLPassword {
-		if strings.Contains(urlInstead, "%s") {
-			urlInstead = fmt.Sprintf(urlInstead, m.Scheme+"://"+m.User+":$(THAT_VAR)@…")
+		// The match leaves out a user that holds the password; the hint
+		// keeps its place, so that the URL written as it says stays one.
+		user, redacted := m.User, m.Redacted()
+		if user == "" && urlHasUser(v[m.Start:m.End]) {
+			user, redacted = "<user>", m.Scheme+"://****:****@…"
 		}
-		return fmt.Sprintf("holds %s (%s), which would be written to Git; %s", m.What, m.Redacted(), urlInstead)
+		if strings.Contains(urlInstead, "%s") {
+			urlInstead = fmt.Sprintf(urlInstead, m.Scheme+"://"+user+":$(THAT_VAR)@…")
+		}
+		return fmt.Sprintf("holds %s (%s), which would be written to Git; %s", m.What, redacted, urlInstead)
 	}
 	return fmt.Sprintf("holds %s, which would be written to Git; %s", m.What, instead)
+}
+
+// urlHasUser reports whether scheme://user:password, as a match spans
+// it, names a user.
+func urlHasUser(s string) bool {
+	_, rest, ok := strings.Cut(s, "://")
+	return ok && !strings.HasPrefix(rest, ":")
 }
 
 // urlFromEnv is how a workload builds a URL with a password.

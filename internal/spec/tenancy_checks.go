@@ -76,7 +76,10 @@ func checkHosts(apps []*LoadedApp, plat *Platform, ps *Problems) {
 		}
 		key := c.a.Cluster + "/" + c.host
 		if prev, dup := seen[key]; dup {
-			ps.Add(c.a.Doc, at(c), "host %q is already claimed by %s", c.host, who(all[prev]))
+			if p := all[prev]; p.a != c.a {
+				ps.Add(c.a.Doc, at(c), "host %q of app %s is already claimed by app %s (%s, component %s); a host belongs to one app: serve its paths from that app's ingress, whose routes send each path to one of its components", c.host, c.a.Spec.Name, p.a.Spec.Name, p.a.Doc.File, p.a.Spec.Components[p.i].Name)
+			}
+			// Within one app, checkRoutes compares the paths.
 			continue
 		}
 		seen[key] = k

@@ -20,8 +20,28 @@ type App struct {
 	Template *TemplateRef `json:"template,omitempty"`
 	// Environments tailor the app per platform environment (platform.yaml environments), by name: enabled, and a JSON merge patch per component. An environment not listed gets the app as written.
 	Environments map[string]*AppEnvironment `json:"environments,omitempty"`
+	// Env lists environment variables every workload, job and cronjob of the app gets before its own; a component's entry of the same name wins. Each has exactly one of value, secret_ref or export_ref.
+	Env []EnvVar `json:"env,omitempty"`
+	// EnvFrom imports every key of ConfigMaps and Secrets of the project namespace into every workload, job and cronjob of the app, before the component's own env_from.
+	EnvFrom []EnvFrom `json:"env_from,omitempty"`
+	// Volumes are app-wide persistent volumes: one PersistentVolumeClaim each, which workloads mount with a volume's shared.
+	Volumes []AppVolume `json:"volumes,omitempty"`
 	// Components of the app: workloads (containers) and addons (Helm charts such as databases).
 	Components []Component `json:"components,omitempty"`
+}
+
+// AppVolume is an app-wide PersistentVolumeClaim that the app's workloads share.
+type AppVolume struct {
+	// Name of the volume, unique within the app: a DNS-1123 label. The claim is named <app>-<name>.
+	Name string `json:"name" jsonschema:"required,minLength=1,maxLength=63,example=media"`
+	// Size of the claim.
+	Size *Quantity `json:"size" jsonschema:"required,example=100Gi"`
+	// AccessModes of the claim (default ReadWriteOnce). Workloads on different nodes need ReadWriteMany.
+	AccessModes []string `json:"access_modes,omitempty" jsonschema:"enum=ReadWriteOnce,enum=ReadOnlyMany,enum=ReadWriteMany,enum=ReadWriteOncePod"`
+	// StorageClass of the claim (default: the cluster's default class).
+	StorageClass string `json:"storage_class,omitempty" jsonschema:"example=nfs"`
+	// Retain keeps the claim when the volume or the app is deleted (default true); false deletes it with them.
+	Retain *bool `json:"retain,omitempty" jsonschema:"default=true"`
 }
 
 // TemplateRef selects a stack template and the values of its parameters.
@@ -239,10 +259,22 @@ type Ingress struct {
 	Enabled bool `json:"enabled"`
 	// Host name; defaults to <app>-<project>.<apps_domain> from platform.yaml.
 	Host string `json:"host,omitempty" jsonschema:"example=api.example.com"`
-	// Path prefix routed to the workload (default /).
+	// Path prefix routed to the workload (default /). Use routes for several paths.
 	Path string `json:"path,omitempty" jsonschema:"default=/"`
+	// Routes send path prefixes of the host to this workload or to other workloads of the app, on one Ingress with one certificate. Instead of path.
+	Routes []Route `json:"routes,omitempty"`
 	// TLS issues a certificate through cert-manager; on unless set to false.
 	TLS *bool `json:"tls,omitempty"`
+}
+
+// Route sends a path prefix of an ingress's host to a workload's Service.
+type Route struct {
+	// Path prefix, such as /api/v1/streaming; the longest prefix that matches a request wins.
+	Path string `json:"path" jsonschema:"required,minLength=1,example=/api/v1/streaming"`
+	// Component whose Service receives the requests: a workload of this app (default: the one whose ingress this is).
+	Component string `json:"component,omitempty" jsonschema:"example=streaming"`
+	// Port of that Service, by name (default: the port named http, else its first TCP port).
+	Port string `json:"port,omitempty" jsonschema:"example=http"`
 }
 
 // HealthCheck configures HTTP probes.

@@ -242,7 +242,7 @@ func (l *Loader) checkWorkloadFields(a *LoadedApp, c *Component, at Path, plat *
 		}
 	}
 
-	checkEnvRefs(doc, w.Env, at, ps)
+	checkEnvRefs(doc, w.Env, at, a.Spec.Env, ps)
 	if len(w.EnvFrom) > 0 {
 		checkEnvFrom(doc, w.EnvFrom, at.Child("env_from"), ps)
 	}
@@ -479,12 +479,15 @@ func checkProbes(doc *Document, pr *Probes, ports []containerPort, at Path, init
 // an earlier entry of the same list. A name no entry has is an error when
 // it has the shape of a variable (DB_HOST), a warning when it is only a
 // valid Kubernetes name (not-a-ref), and text otherwise ($(date +%s)).
-func checkEnvRefs(doc *Document, env []EnvVar, container Path, ps *Problems) {
+func checkEnvRefs(doc *Document, env []EnvVar, container Path, inherited []EnvVar, ps *Problems) {
 	if !slices.ContainsFunc(env, func(e EnvVar) bool { return e.Value != nil && strings.Contains(*e.Value, "$(") }) {
 		return
 	}
 	at := container.Child("env")
 	index := map[string]int{}
+	for _, e := range inherited {
+		index[e.Name] = -1 // the app's entries come before the container's own
+	}
 	for i, e := range env {
 		if _, dup := index[e.Name]; !dup && e.Name != "" {
 			index[e.Name] = i
@@ -597,23 +600,29 @@ func (l *Loader) checkVolumes(doc *Document, c *Component, w *WorkloadSpec, at P
 			names[v.Name] = true
 		}
 		n := 0
-		for _, set := range []bool{v.Size != nil, v.EmptyDir != nil, v.Secret != nil, v.ConfigMap != nil} {
+		for _, set := range []bool{v.Size != nil, v.Shared != "", v.Claim != "", v.EmptyDir != nil, v.Secret != nil, v.ConfigMap != nil} {
 			if set {
 				n++
 			}
 		}
 		switch {
 		case n == 0:
-			ps.Add(doc, va, "volume %q needs one of size (persistent), empty_dir, secret or config_map", v.Name)
+			ps.Add(doc, va, "volume %q needs one of size (persistent), shared, claim, empty_dir, secret or config_map", v.Name)
 		case n > 1:
-			ps.Add(doc, va, "volume %q takes one of size (persistent), empty_dir, secret or config_map, not %d", v.Name, n)
+			ps.Add(doc, va, "volume %q takes one of size (persistent), shared, claim, empty_dir, secret or config_map, not %d", v.Name, n)
+		}
+		if v.Claim != "" && !isSubdomain(v.Claim) {
+			ps.Add(doc, va.Child("claim"), "%q is not a valid PersistentVolumeClaim name", v.Claim)
 		}
 		if v.Size == nil {
 			for _, f := range []struct {
 				set   bool
 				field string
 			}{{v.Retain != nil, "retain"}, {v.StorageClass != "", "storage_class"}, {len(v.AccessModes) > 0, "access_modes"}} {
-				if f.set {
+				switch {
+				case f.set && v.Shared != "":
+					ps.AddKey(doc, va.Child(f.field), "%s of a shared volume is set on the app's volume %s", f.field, v.Shared)
+				case f.set:
 					ps.AddKey(doc, va.Child(f.field), "%s is for a persistent volume (one with size)", f.field)
 				}
 			}
@@ -750,7 +759,7 @@ func (l *Loader) checkContainer(a *LoadedApp, c *Component, k *Container, kind s
 	checkPodSecurity(doc, k.SecurityContext, at.Child("security_context"), podSecurityProfile(plat, a.Project), ps)
 	checkWords(doc, at, k.Command, k.Args, ps)
 	l.checkEnvList(a, c, k.Env, at.Child("env"), plat, ps)
-	checkEnvRefs(doc, k.Env, at, ps)
+	checkEnvRefs(doc, k.Env, at, nil, ps)
 	checkEnvFrom(doc, k.EnvFrom, at.Child("env_from"), ps)
 	mounts := map[string]Path{}
 	known := slices.Sorted(mapKeys(volumes))
@@ -792,6 +801,14 @@ func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(mapKeys(m
 
 var capabilityName = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
 
+// foldCapability is a capability as Kubernetes names it: upper case,
+// without CAP_. The checks compare names folded, so that one word written
+// another way (all, cap_net_raw) is one problem, not one per check.
+func foldCapability(c string) string {
+	u := strings.ToUpper(c)
+	return strings.TrimPrefix(u, "CAP_")
+}
+
 // checkSecurityContext checks a container's security settings.
 func checkSecurityContext(doc *Document, s *SecurityContext, at Path, ps *Problems) {
 	if s == nil {
@@ -807,9 +824,11 @@ func checkSecurityContext(doc *Document, s *SecurityContext, at Path, ps *Proble
 		}{{"add", s.Capabilities.Add}, {"drop", s.Capabilities.Drop}} {
 			for i, cp := range list.caps {
 				ca := at.Child("capabilities").Child(list.field).Child(i)
-				switch {
-				case strings.HasPrefix(strings.ToUpper(cp), "CAP_"):
-					ps.Add(doc, ca, "write %s without CAP_, as Kubernetes names capabilities", strings.ToUpper(strings.TrimPrefix(strings.ToUpper(cp), "CAP_")))
+				switch folded := foldCapability(cp); {
+				case strings.HasPrefix(strings.ToUpper(cp), "CAP_") && capabilityName.MatchString(folded):
+					ps.Add(doc, ca, "write %s without CAP_, as Kubernetes names capabilities", folded)
+				case cp != folded && capabilityName.MatchString(folded):
+					ps.Add(doc, ca, "write %s in upper case, as Kubernetes names capabilities", folded)
 				case !capabilityName.MatchString(cp):
 					ps.Add(doc, ca, "%q is not a capability name, such as NET_BIND_SERVICE or ALL", cp)
 				case slices.Index(list.caps, cp) < i:

@@ -180,7 +180,7 @@ type ServiceAccount struct {
 	Annotations map[string]string `json:"annotations,omitempty"`
 }
 
-// Volume is storage mounted into the workload's container: persistent (size set), empty_dir, secret or config_map.
+// Volume is storage mounted into the workload's container: persistent (size set), shared (an app-wide claim), claim (an existing one), empty_dir, secret or config_map.
 type Volume struct {
 	// Name of the volume, unique within the component: a DNS-1123 label. Extra containers mount it by this name.
 	Name string `json:"name" jsonschema:"required,minLength=1,maxLength=63,example=data"`
@@ -198,6 +198,10 @@ type Volume struct {
 	AccessModes []string `json:"access_modes,omitempty" jsonschema:"enum=ReadWriteOnce,enum=ReadOnlyMany,enum=ReadWriteMany,enum=ReadWriteOncePod"`
 	// Retain keeps the claims of a persistent volume when replicas shrink or the app is deleted (default true); false deletes them with it.
 	Retain *bool `json:"retain,omitempty" jsonschema:"default=true"`
+	// Shared mounts an app-wide volume, named in the app's volumes: one claim that every component naming it mounts.
+	Shared string `json:"shared,omitempty" jsonschema:"example=media"`
+	// Claim mounts a PersistentVolumeClaim that already exists in the project namespace, by its name.
+	Claim string `json:"claim,omitempty" jsonschema:"example=legacy-data"`
 	// EmptyDir is scratch space that lives as long as the pod.
 	EmptyDir *EmptyDir `json:"empty_dir,omitempty"`
 	// Secret mounts the keys of a Secret of the project namespace as files.

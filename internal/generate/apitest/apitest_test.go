@@ -117,7 +117,7 @@ func TestRenderedObjectsAreValid(t *testing.T) {
 		got = append(got, k)
 	}
 	slices.Sort(got)
-	want := []string{"ConfigMap", "CronJob", "Deployment", "HelmRelease", "HelmRepository", "HorizontalPodAutoscaler", "Ingress", "Job", "Kustomization", "Namespace", "OCIRepository", "PodDisruptionBudget", "RoleBinding", "Service", "ServiceAccount", "StatefulSet"}
+	want := []string{"ConfigMap", "CronJob", "Deployment", "HelmRelease", "HelmRepository", "HorizontalPodAutoscaler", "Ingress", "Job", "Kustomization", "Namespace", "OCIRepository", "PersistentVolumeClaim", "PodDisruptionBudget", "RoleBinding", "Service", "ServiceAccount", "StatefulSet"}
 	if !slices.Equal(got, want) {
 		t.Errorf("kinds checked = %v, want %v", got, want)
 	}

@@ -1,0 +1,208 @@
+package spec
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// SharedClaimName is the name of the PersistentVolumeClaim of an app-wide
+// volume: <app>-<volume>.
+func SharedClaimName(app, volume string) string { return app + "-" + volume }
+
+// SharedVolume returns the app-wide volume of that name, or nil.
+func (s *App) SharedVolume(name string) *AppVolume {
+	for i := range s.Volumes {
+		if s.Volumes[i].Name == name {
+			return &s.Volumes[i]
+		}
+	}
+	return nil
+}
+
+// SharedVolumeOwner is the component whose objects hold the claim of an
+// app-wide volume: of those that mount it, the first workload by name, else
+// the first job or cronjob by name (a workload's pods use the claim as soon
+// as it is applied, which binds it where binding waits for a consumer). It
+// does not depend on the order of the components; "" when none mounts it.
+func (s *App) SharedVolumeOwner(volume string) string {
+	owner, ownerWorkload := "", false
+	for i := range s.Components {
+		c := &s.Components[i]
+		if c.WorkloadSpec == nil || c.Type == TypeAddon {
+			continue
+		}
+		isWorkload := c.Type == TypeWorkload
+		better := owner == "" || (isWorkload && !ownerWorkload) || (isWorkload == ownerWorkload && c.Name < owner)
+		if better && slices.ContainsFunc(c.WorkloadSpec.Volumes, func(v Volume) bool { return v.Shared == volume }) {
+			owner, ownerWorkload = c.Name, isWorkload
+		}
+	}
+	return owner
+}
+
+// RetainShared reports whether the claim of an app-wide volume outlives
+// its removal from the fleet (retain, true unless set to false).
+func (v *AppVolume) RetainShared() bool { return v.Retain == nil || *v.Retain }
+
+// spreads reports whether a component's pods can run on more than one node
+// at a time: a workload with more than one replica, or an autoscaler that
+// may add them.
+func spreads(c *Component) bool {
+	w := c.WorkloadSpec
+	if c.Type != TypeWorkload || w == nil {
+		return false
+	}
+	if w.Autoscaling != nil && w.Autoscaling.MaxReplicas > 1 {
+		return true
+	}
+	return w.Replicas != nil && *w.Replicas > 1
+}
+
+// checkAppVolumes checks the app-wide volumes and what the components
+// mount of them: each shared names one, a claim mounted on one node at a
+// time (ReadWriteOnce) by pods that can run on several is a warning, and so
+// is a volume of one name with size on two components, which is two
+// claims, not one.
+func checkAppVolumes(a *LoadedApp, ps *Problems) {
+	s, doc := &a.Spec, a.Doc
+	if len(s.Volumes) == 0 && !anyVolume(s) {
+		return
+	}
+	declared := map[string]int{}
+	for i, v := range s.Volumes {
+		at := Path{"volumes", i}
+		if v.Name != "" {
+			if j, dup := declared[v.Name]; dup {
+				ps.Add(doc, at.Child("name"), "volume %q is declared twice (also volumes[%d])", v.Name, j)
+			} else {
+				declared[v.Name] = i
+			}
+			if m := checkNamespace(v.Name); m != "" {
+				ps.Add(doc, at.Child("name"), "%s", m)
+			} else if s.Name != "" && len(SharedClaimName(s.Name, v.Name)) > 253 {
+				ps.Add(doc, at.Child("name"), "the claim's name %s is longer than 253 characters", SharedClaimName(s.Name, v.Name))
+			}
+		}
+		if v.Size != nil {
+			// the schema reports a size that is not a quantity
+			if q, err := v.Size.Parse(); err == nil && q.Sign() <= 0 {
+				ps.Add(doc, at.Child("size"), "must be more than 0")
+			}
+		}
+		if v.StorageClass != "" && !isSubdomain(v.StorageClass) {
+			ps.Add(doc, at.Child("storage_class"), "%q is not a valid StorageClass name", v.StorageClass)
+		}
+		for k, m := range v.AccessModes {
+			if slices.Index(v.AccessModes, m) < k {
+				ps.Add(doc, at.Child("access_modes").Child(k), "%s is listed twice", m)
+			}
+		}
+	}
+
+	type mount struct {
+		component string
+		spreads   bool
+	}
+	mounts := map[string][]mount{}
+	sized := map[string]string{} // volume name with size -> first component
+	for i := range s.Components {
+		c := &s.Components[i]
+		w := c.WorkloadSpec
+		if w == nil || c.Type == TypeAddon {
+			continue
+		}
+		for j, v := range w.Volumes {
+			at := Path{"components", i, "workload_spec", "volumes", j}
+			if v.Shared != "" {
+				if _, ok := declared[v.Shared]; !ok {
+					msg := fmt.Sprintf("no volume %q in the app's volumes", v.Shared)
+					names := slices.Sorted(mapKeys(declared))
+					if sug := suggest(v.Shared, names); sug != "" {
+						msg += fmt.Sprintf("; did you mean %q?", sug)
+					} else if len(names) > 0 {
+						msg += "; the app declares " + strings.Join(names, ", ")
+					} else {
+						msg += "; declare it there: volumes: [{name: " + v.Shared + ", size: 10Gi}]"
+					}
+					ps.Add(doc, at.Child("shared"), "%s", msg)
+					continue
+				}
+				ms := mounts[v.Shared]
+				if !slices.ContainsFunc(ms, func(m mount) bool { return m.component == c.Name }) {
+					mounts[v.Shared] = append(ms, mount{c.Name, spreads(c)})
+				}
+			}
+			if v.Size != nil && v.Name != "" {
+				if first, ok := sized[v.Name]; ok && first != c.Name {
+					ps.Warn(doc, at.Child("name"), "component %s has a volume %q with size too: those are separate claims per replica, and neither component sees the other's files; to share one, declare it in the app's volumes and mount it with shared: %s", first, v.Name, v.Name)
+				} else if !ok {
+					sized[v.Name] = c.Name
+				}
+			}
+		}
+	}
+	for i, v := range s.Volumes {
+		ms := mounts[v.Name]
+		at := Path{"volumes", i, "name"}
+		if v.Name == "" || declared[v.Name] != i || checkNamespace(v.Name) != "" {
+			continue
+		}
+		if len(ms) == 0 {
+			ps.Warn(doc, at, "no component mounts volume %q (a workload volume with shared: %s does), so render makes no claim for it", v.Name, v.Name)
+			continue
+		}
+		if !oneNode(v.AccessModes) {
+			continue
+		}
+		mode := "ReadWriteOnce"
+		if len(v.AccessModes) > 0 {
+			mode = v.AccessModes[0]
+			at = Path{"volumes", i, "access_modes"}
+		}
+		var who string
+		switch {
+		case len(ms) > 1:
+			names := make([]string, len(ms))
+			for k, m := range ms {
+				names[k] = m.component
+			}
+			who = "components " + strings.Join(names, ", ") + " mount it, and their pods can run on different nodes"
+		case ms[0].spreads:
+			who = "component " + ms[0].component + " mounts it with more than one replica, which can run on different nodes"
+		default:
+			continue
+		}
+		what := "is attached to one node at a time, so pods on the others do not start"
+		if mode == "ReadWriteOncePod" {
+			what = "is used by one pod at a time, so the others do not start"
+		}
+		ps.Warn(doc, at, "%s: a %s claim %s; use ReadWriteMany (with a storage class that offers it)", who, mode, what)
+	}
+}
+
+// oneNode reports whether access modes attach a claim to one node at a
+// time (no ReadWriteMany or ReadOnlyMany); none means ReadWriteOnce.
+func oneNode(modes []string) bool {
+	return !slices.Contains(modes, "ReadWriteMany") && !slices.Contains(modes, "ReadOnlyMany")
+}
+
+// anyVolume reports whether some component mounts an app-wide volume or
+// has a volume with size (which checkAppVolumes compares across
+// components).
+func anyVolume(s *App) bool {
+	n := 0
+	for i := range s.Components {
+		if w := s.Components[i].WorkloadSpec; w != nil {
+			for _, v := range w.Volumes {
+				if v.Shared != "" {
+					return true
+				}
+				if v.Size != nil {
+					n++
+				}
+			}
+		}
+	}
+	return n > 1
+}
