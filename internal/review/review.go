@@ -1,6 +1,7 @@
 package review
 
 import (
+	"context"
 	"fmt"
 	"path"
 	"reflect"
@@ -33,6 +34,13 @@ type Input struct {
 	// FullDiffHint tells readers where the whole diff is (the step summary,
 	// an artifact).
 	FullDiffHint string
+	// BaseCommit and HeadCommit are the commits rendered; the comment
+	// names them (short) at the top.
+	BaseCommit, HeadCommit string
+	// Charts, when set, renders the charts of the HelmReleases that
+	// change, whose objects the comment then shows and judges like any
+	// other (see Charts); nil shows HelmReleases as the fleet has them.
+	Charts Charts
 }
 
 // Comment is the built review.
@@ -52,12 +60,22 @@ type appChange struct {
 }
 
 // Build writes the comment.
-func Build(in Input) *Comment {
+func Build(in Input) *Comment { return BuildContext(context.Background(), in) }
+
+// BuildContext writes the comment; ctx bounds the fetching of charts.
+func BuildContext(ctx context.Context, in Input) *Comment {
 	limit := in.Limit
 	if limit <= 0 {
 		limit = GitHubLimit
 	}
 	changes := diffMaps(in.Base, in.Head)
+	notes := &chartNotes{}
+	if in.Charts != nil && len(changes) > 0 {
+		in.Base, in.Head, notes = renderCharts(ctx, in.Charts, in.Base, in.Head, changes)
+		if len(notes.rendered) > 0 {
+			changes = diffMaps(in.Base, in.Head)
+		}
+	}
 	c := &Comment{Empty: len(changes) == 0}
 	apps := groupByApp(changes, in.Base, in.Head)
 	// Objects of files that did not change are the same on both sides and
@@ -109,16 +127,18 @@ func Build(in Input) *Comment {
 			c.Danger = append(c.Danger, fmt.Sprintf("%s does not build, so Flux cannot apply it: %s", code(dir+"/kustomization.yaml"), md(e)))
 		}
 	}
-	c.Danger = append(c.Danger, tenancy(baseObjs, headObjs, in.Base, in.Head, fx.sources(), removedApps)...)
+	c.Danger = append(c.Danger, tenancy(baseObjs, headObjs, in.Base, in.Head, fx.sources(), removedApps, notes.files)...)
 	// Workloads by workloadKey, which pairs them across renames.
 	baseW, headW := workloads(baseObjs), workloads(headObjs)
 	c.Danger = append(c.Danger, dangers(apps, baseObjs, headObjs, baseW, headW, fx.removedOCI, fx.keptApps, fx.keptDirs)...)
 	c.Danger = append(c.Danger, fx.danger...)
+	c.Danger = append(c.Danger, notes.danger...)
 	c.FullDiff = fleet.Diff(changes, "")
 
 	var b strings.Builder
 	b.WriteString(Marker + "\n")
 	b.WriteString("## fleetwright: what this change does to the fleet\n\n")
+	writeCommits(&b, in.BaseCommit, in.HeadCommit)
 	if c.Empty {
 		b.WriteString("No fleet file changes.\n")
 		c.Body = b.String()
@@ -132,6 +152,7 @@ func Build(in Input) *Comment {
 		b.WriteString("\n")
 	}
 	writeSummary(&b, apps, baseObjs, headObjs, fx)
+	notes.write(&b)
 	fx.writeSources(&b, removedApps)
 	writeEmptied(&b, changes)
 	writeImages(&b, baseW, headW)
