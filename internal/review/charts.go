@@ -85,11 +85,14 @@ type helmRelease struct {
 }
 
 // renderCharts renders the HelmReleases of the changed folders on both
-// sides, and returns the fleets with the rendered objects added as files
+// sides, and returns the rendered objects as files to add to each side,
 // below each release's folder (chartDir), so that they diff, count and
-// are judged like any other object. A release whose chart cannot be
-// fetched or rendered gets a line saying why; the review goes on.
-func renderCharts(ctx context.Context, charts Charts, base, head map[string][]byte, changes []fleet.Change) (map[string][]byte, map[string][]byte, *chartNotes) {
+// are judged like any other object. picked are the files of the changed
+// apps (and the changed files), where the releases are looked for; full
+// are the whole fleets, where their sources and ConfigMaps are. A release
+// whose chart cannot be fetched or rendered gets a line saying why; the
+// review goes on.
+func renderCharts(ctx context.Context, charts Charts, picked, full [2]map[string][]byte, changes []fleet.Change) ([2]map[string][]byte, *chartNotes) {
 	notes := &chartNotes{files: map[string]bool{}}
 	dirs := map[string]bool{}
 	cmNames := map[string]bool{} // ConfigMaps that change: releases reading them render again
@@ -105,13 +108,11 @@ func renderCharts(ctx context.Context, charts Charts, base, head map[string][]by
 			}
 		}
 	}
-	sides := [2]map[string]helmRelease{releasesIn(base, dirs, cmNames), releasesIn(head, dirs, cmNames)}
-	if len(sides[0]) == 0 && len(sides[1]) == 0 {
-		return base, head, notes
-	}
 	var added [2]map[string][]byte
-	for i := range added {
+	var sides [2]map[string]helmRelease
+	for i := range 2 {
 		added[i] = map[string][]byte{}
+		sides[i] = releasesIn(picked[i], full[i], dirs, cmNames)
 	}
 	for _, id := range unionKeys(sides[0], sides[1]) {
 		bh, bok := sides[0][id]
@@ -177,13 +178,7 @@ func renderCharts(ctx context.Context, charts Charts, base, head map[string][]by
 		}
 		notes.rendered = append(notes.rendered, line+fmt.Sprintf(", objects below %s", code(dir+"/")))
 	}
-	if len(added[0]) == 0 && len(added[1]) == 0 {
-		return base, head, notes
-	}
-	nb, nh := maps.Clone(base), maps.Clone(head)
-	maps.Copy(nb, added[0])
-	maps.Copy(nh, added[1])
-	return nb, nh, notes
+	return added, notes
 }
 
 func ptrIf(h helmRelease, ok bool) *helmRelease {
@@ -195,11 +190,16 @@ func ptrIf(h helmRelease, ok bool) *helmRelease {
 
 func side(i int) string { return [2]string{"base", "head"}[i] }
 
-// releasesIn reads the HelmReleases of the folders dirs, and of those
-// whose valuesFrom names a ConfigMap of cms, on one side.
-func releasesIn(files map[string][]byte, dirs, cms map[string]bool) map[string]helmRelease {
+// releasesIn reads the HelmReleases of the folders dirs among picked,
+// and those of files whose valuesFrom names a ConfigMap of cms, on one
+// side.
+func releasesIn(picked, files map[string][]byte, dirs, cms map[string]bool) map[string]helmRelease {
+	scan := picked
+	if len(cms) > 0 {
+		scan = files // a ConfigMap's readers may be anywhere
+	}
 	pick := map[string][]byte{}
-	for p, b := range files {
+	for p, b := range scan {
 		if (dirs[path.Dir(p)] || len(cms) > 0 && bytes.Contains(b, []byte("valuesFrom"))) &&
 			bytes.Contains(b, []byte("kind: HelmRelease")) && !strings.Contains(path.Dir(p), "/"+chartDir) {
 			pick[p] = b

@@ -3,6 +3,7 @@ package review
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path"
 	"reflect"
 	"slices"
@@ -69,36 +70,48 @@ func BuildContext(ctx context.Context, in Input) *Comment {
 		limit = GitHubLimit
 	}
 	changes := diffMaps(in.Base, in.Head)
-	notes := &chartNotes{}
-	if in.Charts != nil && len(changes) > 0 {
-		in.Base, in.Head, notes = renderCharts(ctx, in.Charts, in.Base, in.Head, changes)
-		if len(notes.rendered) > 0 {
-			changes = diffMaps(in.Base, in.Head)
-		}
-	}
-	c := &Comment{Empty: len(changes) == 0}
-	apps := groupByApp(changes, in.Base, in.Head)
+	var apps []*appChange
+	var baseFiles, headFiles map[string][]byte
 	// Objects of files that did not change are the same on both sides and
 	// cancel out of every section below, except in the resource totals of
 	// a changed app, which count all of its workloads: parse the changed
 	// files and the files of changed apps, not the whole fleet.
-	changedFiles, changedApps := map[string]bool{}, map[string]bool{}
-	for _, ch := range changes {
-		changedFiles[ch.Path] = true
-	}
-	for _, a := range apps {
-		changedApps[a.key] = true
-	}
-	pick := func(files map[string][]byte) map[string][]byte {
-		out := map[string][]byte{}
-		for p, b := range files {
-			if changedFiles[p] || changedApps[layout.AppOf(p)] {
-				out[p] = b
-			}
+	scope := func() {
+		apps = groupByApp(changes, in.Base, in.Head)
+		changedFiles, changedApps := map[string]bool{}, map[string]bool{}
+		for _, ch := range changes {
+			changedFiles[ch.Path] = true
 		}
-		return out
+		for _, a := range apps {
+			changedApps[a.key] = true
+		}
+		pick := func(files map[string][]byte) map[string][]byte {
+			out := map[string][]byte{}
+			for p, b := range files {
+				if changedFiles[p] || changedApps[layout.AppOf(p)] {
+					out[p] = b
+				}
+			}
+			return out
+		}
+		baseFiles, headFiles = pick(in.Base), pick(in.Head)
 	}
-	baseFiles, headFiles := pick(in.Base), pick(in.Head)
+	scope()
+	// The objects the changed HelmReleases' charts render join the fleets
+	// as files, and everything below reads them like the fleet's own.
+	notes := &chartNotes{}
+	if in.Charts != nil && len(changes) > 0 {
+		var added [2]map[string][]byte
+		added, notes = renderCharts(ctx, in.Charts, [2]map[string][]byte{baseFiles, headFiles}, [2]map[string][]byte{in.Base, in.Head}, changes)
+		if len(added[0])+len(added[1]) > 0 {
+			in.Base, in.Head = maps.Clone(in.Base), maps.Clone(in.Head)
+			maps.Copy(in.Base, added[0])
+			maps.Copy(in.Head, added[1])
+			changes = diffMaps(in.Base, in.Head)
+			scope()
+		}
+	}
+	c := &Comment{Empty: len(changes) == 0}
 	// The components' Flux sources: what Flux reconciles, and which
 	// changes are consequences of others.
 	removedApps := map[string]bool{}

@@ -27,7 +27,6 @@ import (
 	"github.com/Masterminds/semver/v3"
 	"helm.sh/helm/v4/pkg/chart/common"
 	"helm.sh/helm/v4/pkg/chart/common/util"
-	chart "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
 	"helm.sh/helm/v4/pkg/engine"
@@ -285,11 +284,6 @@ func readLimited(r io.Reader, max int64, what string) ([]byte, error) {
 func sha256Digest(b []byte) string {
 	s := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(s[:])
-}
-
-// chartOf is the chart of a loaded archive, for tests and the fuzzer.
-func chartOf(archive []byte) (*chart.Chart, error) {
-	return loader.LoadArchive(bytes.NewReader(archive))
 }
 
 // semverExact parses an exact version (1.2.3, with a pre-release or build

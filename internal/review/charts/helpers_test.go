@@ -1,63 +1,26 @@
 package charts_test
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"io"
-	"io/fs"
 	"log"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/google/go-containerregistry/pkg/registry"
 	helmregistry "helm.sh/helm/v4/pkg/registry"
+
+	"github.com/fleetwright/fleetwright/internal/review/charts"
 )
 
-// chartArchive packs the chart folder testdata/charts/<dir> as `helm
-// package` does: a gzipped tar whose entries are below the chart's name.
-func chartArchive(t testing.TB, dir string) []byte {
-	t.Helper()
-	root := filepath.Join("testdata", "charts", dir)
-	var buf bytes.Buffer
-	gz := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(gz)
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		hdr := &tar.Header{Name: "webcache/" + filepath.ToSlash(rel), Mode: 0o644, Size: int64(len(b)), ModTime: time.Unix(0, 0)}
-		if err := tw.WriteHeader(hdr); err != nil {
-			return err
-		}
-		_, err = tw.Write(b)
-		return err
-	})
-	if err == nil {
-		err = tw.Close()
-	}
-	if err == nil {
-		err = gz.Close()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
+// chartArchive packs the chart folder testdata/charts/<dir>.
+func chartArchive(t testing.TB, dir string) []byte { return charts.PackChart(t, dir) }
 
 // chartRepo is a chart repository on loopback: index.yaml and one archive
 // per version of the webcache chart, with their digests.
