@@ -398,13 +398,40 @@ func objectFiles(dir string, objs []map[string]any, ns string) map[string][]byte
 		if err != nil {
 			continue
 		}
-		p := dir + "/" + strings.ToLower(kind) + "-" + n + ".yaml"
+		p := dir + "/" + fileName(kind) + "-" + fileName(n) + ".yaml"
 		if _, dup := out[p]; dup {
-			p = dir + "/" + strings.ToLower(kind) + "-" + str(get(m, "metadata", "namespace")) + "-" + n + ".yaml"
+			p = dir + "/" + fileName(kind) + "-" + fileName(str(get(m, "metadata", "namespace"))) + "-" + fileName(n) + ".yaml"
+		}
+		for i := 2; ; i++ {
+			if _, dup := out[p]; !dup {
+				break
+			}
+			p = fmt.Sprintf("%s/%s-%s-%d.yaml", dir, fileName(kind), fileName(n), i)
 		}
 		out[p] = b
 	}
 	return out
+}
+
+// fileName is s lowercased as a file name: anything but letters, digits,
+// '.', '-' and '_' (a '/' in a rendered name) becomes '_', so that no
+// rendered object's file lands outside its release's folder.
+func fileName(s string) string {
+	s = strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-', r == '_':
+			return r
+		case r >= 'A' && r <= 'Z':
+			return r + 'a' - 'A'
+		case r == '.':
+			return r
+		}
+		return '_'
+	}, s)
+	if s == "" || strings.Trim(s, ".") == "" {
+		s = "_" + s
+	}
+	return s
 }
 
 // renderedClusterScoped says whether a rendered object's kind is

@@ -103,3 +103,44 @@ func TestSecretsNeverShown(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderedNamesStayInTheirFolder: a chart whose objects' names are
+// paths cannot make the review read them as fleet files elsewhere (a
+// kustomization.yaml, another app's file): each is a file of its
+// release's folder.
+func TestRenderedNamesStayInTheirFolder(t *testing.T) {
+	t.Parallel()
+	names := []string{"../../../../../../clusters/default/apps/shop-web.yaml", "../kustomization", "..", "x/../../y"}
+	c := review.BuildContext(context.Background(), review.Input{
+		Base:   release{source: "HelmRepository", url: "http://unused.test", version: "1.0.0"}.files(),
+		Head:   release{source: "HelmRepository", url: "http://unused.test", version: "1.0.1"}.files(),
+		Charts: namedCharts(names),
+	})
+	n := 0
+	for _, l := range strings.Split(c.FullDiff, "\n") {
+		p, ok := strings.CutPrefix(l, "+++ ")
+		if !ok || !strings.Contains(p, "chart-web-cache") {
+			continue
+		}
+		n++
+		if !strings.HasPrefix(p, releaseDir+"chart-web-cache/") || strings.Count(p, "/") != strings.Count(releaseDir, "/")+1 || strings.Contains(p, "/../") {
+			t.Errorf("a rendered object's file is %q", p)
+		}
+	}
+	if n != len(names) {
+		t.Errorf("%d rendered files, want %d:\n%s", n, len(names), c.FullDiff)
+	}
+}
+
+// namedCharts renders ConfigMaps of the given names, each with the
+// version in its data.
+type namedCharts []string
+
+func (n namedCharts) Render(_ context.Context, rel review.Release) (*review.Rendered, error) {
+	out := &review.Rendered{Chart: rel.Chart, Version: rel.Version}
+	for _, name := range n {
+		out.Objects = append(out.Objects, map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": name}, "data": map[string]any{"version": rel.Version}})
+	}
+	return out, nil
+}
