@@ -104,6 +104,12 @@ func TestReviewRendersCharts(t *testing.T) {
 			danger: []string{"the chart changes CustomResourceDefinition `purges.webcache.example.com` (spec.versions)"},
 		},
 		{
+			name:   "crd-removed",
+			base:   release{source: "HelmRepository-oci", url: "oci://" + host + "/charts", version: "2.0.0"},
+			head:   release{source: "HelmRepository-oci", url: "oci://" + host + "/charts", version: "1.1.0"},
+			danger: []string{"moves to another major version", "the chart no longer has CustomResourceDefinition `purges.webcache.example.com`"},
+		},
+		{
 			name: "offline",
 			base: release{source: "HelmRepository", url: dead.URL, version: "1.0.0"},
 			head: release{source: "HelmRepository", url: dead.URL, version: "2.0.0", values: values,
