@@ -5,13 +5,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/fleetwright/fleetwright/internal/cli"
 	gh "github.com/fleetwright/fleetwright/internal/github"
 	"github.com/fleetwright/fleetwright/internal/render"
 	"github.com/fleetwright/fleetwright/internal/review"
+	"github.com/fleetwright/fleetwright/internal/review/charts"
 )
 
 // reviewFlags are the flags of render review, with the pull request's
@@ -22,6 +26,8 @@ type reviewFlags struct {
 	ghRepo, ghAPI  string
 	diffFile, path string
 	post           bool
+	charts         bool
+	chartCache     string
 }
 
 func parseReviewFlags(args []string, io stdio) (*reviewFlags, error) {
@@ -34,6 +40,8 @@ func parseReviewFlags(args []string, io stdio) (*reviewFlags, error) {
 	fs.StringVar(&f.ghAPI, "github-api", "", "GitHub API root (default: $GITHUB_API_URL or https://api.github.com/)")
 	fs.StringVar(&f.diffFile, "diff-file", "", "write the full diff here")
 	fs.BoolVar(&f.post, "post", true, "post the comment on the pull request (false: print it)")
+	fs.BoolVar(&f.charts, "charts", true, "render the charts of the HelmReleases that change and show their objects (false: show HelmReleases as the fleet has them)")
+	fs.StringVar(&f.chartCache, "chart-cache", "", "folder of the chart archives fetched, by digest (default: fleetwright/charts in the user cache folder)")
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
 	}
@@ -45,6 +53,29 @@ func parseReviewFlags(args []string, io stdio) (*reviewFlags, error) {
 		f.path = fs.Arg(0)
 	}
 	return &f, nil
+}
+
+// chartRenderer renders charts with Helm, caching archives in the
+// folder --chart-cache names, or below the user cache folder; nil with
+// --charts=false.
+func (f *reviewFlags) chartRenderer(io stdio) review.Charts {
+	if !f.charts {
+		return nil
+	}
+	dir := f.chartCache
+	if dir == "" {
+		userCache := func() (string, error) {
+			if d := io.getenv("XDG_CACHE_HOME"); d != "" {
+				return d, nil
+			}
+			if h := io.getenv("HOME"); h != "" {
+				return filepath.Join(h, ".cache"), nil
+			}
+			return "", errors.New("no HOME")
+		}
+		dir, _ = charts.DefaultCacheDir(userCache) // none: no cache
+	}
+	return charts.New(charts.Options{CacheDir: dir, HTTPClient: &http.Client{Timeout: time.Minute}})
 }
 
 // fromEvent fills what the flags leave out from the pull request event.
@@ -83,6 +114,7 @@ func runReview(ctx context.Context, args []string, io stdio) error {
 	res, err := render.Review(ctx, render.ReviewOptions{
 		Base: g.At(f.base), Head: g.At(f.head), Progress: progress,
 		FullDiffHint: "the full diff is in the job summary",
+		Charts:       f.chartRenderer(io),
 	})
 	progress.Done()
 	if err != nil {

@@ -55,7 +55,9 @@ func TestReviewComment(t *testing.T) {
 		"GITHUB_TOKEN": landToken, "GITHUB_REPOSITORY": "acme/apps", "GITHUB_EVENT_PATH": evPath,
 		"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": summary, "GITHUB_OUTPUT": filepath.Join(t.TempDir(), "out"),
 	}
-	args := []string{"review", "--github-api", api.URL, "--diff-file", filepath.Join(t.TempDir(), "fleet.diff"), dir}
+	// The db's chart is on the Internet: not fetched here (internal/review/charts
+	// tests rendering with repositories on loopback).
+	args := []string{"review", "--charts=false", "--github-api", api.URL, "--diff-file", filepath.Join(t.TempDir(), "fleet.diff"), dir}
 
 	api.Expect("GET", comments)
 	api.Expect("POST", comments)
@@ -68,7 +70,7 @@ func TestReviewComment(t *testing.T) {
 		t.Fatalf("%d comments", len(posted))
 	}
 	body := posted[0].Body
-	for _, want := range []string{"**1 app(s) added, 1 changed, 0 removed.**", "`nginx:1.27` | `nginx:1.28`", "flowchart LR", "<details><summary>added — HelmRelease shop/db-pg"} {
+	for _, want := range []string{"Base `" + base[:7] + "` → head `" + head[:7] + "`.", "**1 app(s) added, 1 changed, 0 removed.**", "`nginx:1.27` | `nginx:1.28`", "flowchart LR", "<details><summary>added — HelmRelease shop/db-pg"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("comment lacks %q:\n%s", want, body)
 		}

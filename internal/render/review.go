@@ -15,8 +15,11 @@ type ReviewOptions struct {
 	Base, Head Source
 	// FullDiffHint tells readers of the comment where the whole diff is.
 	FullDiffHint string
-	Logger       *slog.Logger
-	Progress     Progress
+	// Charts renders the charts of the HelmReleases that change (nil:
+	// the comment shows HelmReleases as the fleet has them).
+	Charts   review.Charts
+	Logger   *slog.Logger
+	Progress Progress
 }
 
 // ReviewResult is what a pull request changes in the fleet.
@@ -71,6 +74,19 @@ func Review(ctx context.Context, opts ReviewOptions) (*ReviewResult, error) {
 	if head == nil {
 		return &ReviewResult{Body: review.Invalid(headProblems), HeadProblems: headProblems}, nil
 	}
-	c := review.Build(review.Input{Base: base, Head: head, BaseRepo: baseRepo, HeadRepo: headRepo, FullDiffHint: opts.FullDiffHint})
+	c := review.BuildContext(ctx, review.Input{
+		Base: base, Head: head, BaseRepo: baseRepo, HeadRepo: headRepo, FullDiffHint: opts.FullDiffHint,
+		BaseCommit: commitOf(opts.Base), HeadCommit: commitOf(opts.Head), Charts: opts.Charts,
+	})
 	return &ReviewResult{Body: c.Body, Comment: c, HeadProblems: headProblems}, nil
+}
+
+// commitOf is the commit a Git revision names ("" for a folder).
+func commitOf(src Source) string {
+	if g, ok := src.(*gitSource); ok {
+		if h, err := g.r.g.Resolve(g.ref); err == nil {
+			return h
+		}
+	}
+	return ""
 }

@@ -1,6 +1,8 @@
 package review
 
 import (
+	"context"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -246,6 +248,40 @@ func FuzzDocsOf(f *testing.F) {
 		}
 		if want := strings.Split(s, "\n---\n"); !reflect.DeepEqual(got, want) {
 			t.Errorf("docsOf(%q) = %q, want %q", s, got, want)
+		}
+	})
+}
+
+// echoCharts renders one ConfigMap holding the release it was asked for.
+type echoCharts struct{}
+
+func (echoCharts) Render(_ context.Context, rel Release) (*Rendered, error) {
+	return &Rendered{Chart: rel.Chart, Version: rel.Version, Objects: []map[string]any{{
+		"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": rel.Name},
+		"data": map[string]any{"values": fmt.Sprint(rel.Values)},
+	}}}, nil
+}
+
+// FuzzHelmReleases: a HelmRelease, its source and its values ConfigMap in
+// the fleet (edited by hand) come from outside; reading what they ask Helm
+// for never panics, and a rendered Secret's data is never shown.
+func FuzzHelmReleases(f *testing.F) {
+	hr := "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: r, namespace: p}\nspec:\n  chart: {spec: {chart: c, version: 1.0.0, sourceRef: {kind: HelmRepository, name: r}}}\n" +
+		"  valuesFrom: [{kind: ConfigMap, name: v, targetPath: a.b}, {kind: Secret, name: s}, {kind: ConfigMap, name: v}]\n  values: {x: 1}\n"
+	src := "apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata: {name: r, namespace: p}\nspec: {url: 'https://c.example'}\n"
+	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: v, namespace: p}\ndata: {values.yaml: 'y: 2'}\n"
+	f.Add(hr, strings.Replace(hr, "1.0.0", "2.0.0", 1), src, cm)
+	f.Add(strings.Replace(hr, "chart: {spec", "chartRef: {kind: OCIRepository, name: r}\n  x: {spec", 1), hr, strings.Replace(src, "HelmRepository", "OCIRepository", 1), "kind: ConfigMap\n")
+	f.Fuzz(func(t *testing.T, base, head, src, cm string) {
+		const dir = "apps/c/p/a/db/"
+		side := func(hr string) map[string][]byte {
+			return map[string][]byte{dir + "helmrelease-r.yaml": []byte(hr), dir + "source-r.yaml": []byte(src), "apps/c/p/a/cfg/configmap-v.yaml": []byte(cm)}
+		}
+		c := BuildContext(context.Background(), Input{Base: side(base), Head: side(head), Charts: echoCharts{}})
+		for _, l := range strings.Split(c.FullDiff, "\n") {
+			if strings.Contains(l, "values: ") && strings.Contains(l, "map[") {
+				t.Errorf("a rendered Secret's data is shown: %q", l)
+			}
 		}
 	})
 }

@@ -1,7 +1,9 @@
 package review
 
 import (
+	"context"
 	"fmt"
+	"maps"
 	"path"
 	"reflect"
 	"slices"
@@ -33,6 +35,13 @@ type Input struct {
 	// FullDiffHint tells readers where the whole diff is (the step summary,
 	// an artifact).
 	FullDiffHint string
+	// BaseCommit and HeadCommit are the commits rendered; the comment
+	// names them (short) at the top.
+	BaseCommit, HeadCommit string
+	// Charts, when set, renders the charts of the HelmReleases that
+	// change, whose objects the comment then shows and judges like any
+	// other (see Charts); nil shows HelmReleases as the fleet has them.
+	Charts Charts
 }
 
 // Comment is the built review.
@@ -52,35 +61,57 @@ type appChange struct {
 }
 
 // Build writes the comment.
-func Build(in Input) *Comment {
+func Build(in Input) *Comment { return BuildContext(context.Background(), in) }
+
+// BuildContext writes the comment; ctx bounds the fetching of charts.
+func BuildContext(ctx context.Context, in Input) *Comment {
 	limit := in.Limit
 	if limit <= 0 {
 		limit = GitHubLimit
 	}
 	changes := diffMaps(in.Base, in.Head)
-	c := &Comment{Empty: len(changes) == 0}
-	apps := groupByApp(changes, in.Base, in.Head)
+	var apps []*appChange
+	var baseFiles, headFiles map[string][]byte
 	// Objects of files that did not change are the same on both sides and
 	// cancel out of every section below, except in the resource totals of
 	// a changed app, which count all of its workloads: parse the changed
 	// files and the files of changed apps, not the whole fleet.
-	changedFiles, changedApps := map[string]bool{}, map[string]bool{}
-	for _, ch := range changes {
-		changedFiles[ch.Path] = true
-	}
-	for _, a := range apps {
-		changedApps[a.key] = true
-	}
-	pick := func(files map[string][]byte) map[string][]byte {
-		out := map[string][]byte{}
-		for p, b := range files {
-			if changedFiles[p] || changedApps[layout.AppOf(p)] {
-				out[p] = b
-			}
+	scope := func() {
+		apps = groupByApp(changes, in.Base, in.Head)
+		changedFiles, changedApps := map[string]bool{}, map[string]bool{}
+		for _, ch := range changes {
+			changedFiles[ch.Path] = true
 		}
-		return out
+		for _, a := range apps {
+			changedApps[a.key] = true
+		}
+		pick := func(files map[string][]byte) map[string][]byte {
+			out := map[string][]byte{}
+			for p, b := range files {
+				if changedFiles[p] || changedApps[layout.AppOf(p)] {
+					out[p] = b
+				}
+			}
+			return out
+		}
+		baseFiles, headFiles = pick(in.Base), pick(in.Head)
 	}
-	baseFiles, headFiles := pick(in.Base), pick(in.Head)
+	scope()
+	// The objects the changed HelmReleases' charts render join the fleets
+	// as files, and everything below reads them like the fleet's own.
+	notes := &chartNotes{}
+	if in.Charts != nil && len(changes) > 0 {
+		var added [2]map[string][]byte
+		added, notes = renderCharts(ctx, in.Charts, [2]map[string][]byte{baseFiles, headFiles}, [2]map[string][]byte{in.Base, in.Head}, changes)
+		if len(added[0])+len(added[1]) > 0 {
+			in.Base, in.Head = maps.Clone(in.Base), maps.Clone(in.Head)
+			maps.Copy(in.Base, added[0])
+			maps.Copy(in.Head, added[1])
+			changes = diffMaps(in.Base, in.Head)
+			scope()
+		}
+	}
+	c := &Comment{Empty: len(changes) == 0}
 	// The components' Flux sources: what Flux reconciles, and which
 	// changes are consequences of others.
 	removedApps := map[string]bool{}
@@ -109,17 +140,19 @@ func Build(in Input) *Comment {
 			c.Danger = append(c.Danger, fmt.Sprintf("%s does not build, so Flux cannot apply it: %s", code(dir+"/kustomization.yaml"), md(e)))
 		}
 	}
-	c.Danger = append(c.Danger, tenancy(baseObjs, headObjs, in.Base, in.Head, fx.sources(), removedApps)...)
+	c.Danger = append(c.Danger, tenancy(baseObjs, headObjs, in.Base, in.Head, fx.sources(), removedApps, notes.files)...)
 	// Workloads by workloadKey, which pairs them across renames.
 	baseW, headW := workloads(baseObjs), workloads(headObjs)
 	c.Danger = append(c.Danger, dangers(apps, baseObjs, headObjs, baseW, headW, fx.removedOCI, fx.keptApps, fx.keptDirs)...)
 	c.Danger = append(c.Danger, fx.danger...)
 	c.Danger = append(c.Danger, splitClaims(baseObjs, headObjs)...)
+	c.Danger = append(c.Danger, notes.danger...)
 	c.FullDiff = fleet.Diff(changes, "")
 
 	var b strings.Builder
 	b.WriteString(Marker + "\n")
 	b.WriteString("## fleetwright: what this change does to the fleet\n\n")
+	writeCommits(&b, in.BaseCommit, in.HeadCommit)
 	if c.Empty {
 		b.WriteString("No fleet file changes.\n")
 		c.Body = b.String()
@@ -133,6 +166,7 @@ func Build(in Input) *Comment {
 		b.WriteString("\n")
 	}
 	writeSummary(&b, apps, baseObjs, headObjs, fx)
+	notes.write(&b)
 	fx.writeSources(&b, removedApps)
 	writeEmptied(&b, changes)
 	writeImages(&b, baseW, headW)

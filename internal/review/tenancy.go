@@ -112,8 +112,10 @@ func (k gk) name() string {
 // explained are the Flux sources the comment explains under Flux sources
 // (the OCIRepositories of components and projects, whose digests it
 // checks): not new kinds. The hosts of a removed app go with
-// it, as its own danger line says.
-func tenancy(base, head map[string]object, baseFiles, headFiles map[string][]byte, explained, removedApps map[string]bool) []string {
+// it, as its own danger line says. rendered are the files of objects a
+// chart renders: not new kinds either (the chart brings them), and their
+// CRDs have the Charts lines (crdChanges) instead.
+func tenancy(base, head map[string]object, baseFiles, headFiles map[string][]byte, explained, removedApps, rendered map[string]bool) []string {
 	// The objects to judge: every object added, and those changed of the
 	// kinds judged when they change. Deciding that first spares comparing
 	// the objects of the usual kinds, which are most of a large change.
@@ -138,9 +140,11 @@ func tenancy(base, head map[string]object, baseFiles, headFiles map[string][]byt
 			prev = &bo
 		}
 		k := groupKind(ho)
+		fromChart := rendered[ho.File]
 		switch {
 		case rbacKinds[k]:
 			out = append(out, rbac(prev, ho))
+		case fromChart && k == (gk{"apiextensions.k8s.io", "CustomResourceDefinition"}):
 		case clusterScoped[k]:
 			out = append(out, clusterObject(prev, ho))
 		case !namespaced[k] && ho.Kind != "":
@@ -154,7 +158,7 @@ func tenancy(base, head map[string]object, baseFiles, headFiles map[string][]byt
 		if d := fluxInComponent(prev, ho); d != "" {
 			out = append(out, d)
 		}
-		if !bok && !explained[id] {
+		if !bok && !explained[id] && !fromChart {
 			newKinds[k] = append(newKinds[k], ho)
 		}
 	}
