@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/probe"
 	"github.com/fleetwright/fleetwright/internal/store"
 	"github.com/fleetwright/fleetwright/internal/webhook"
@@ -132,7 +133,7 @@ func TestRoleServesEveryPage(t *testing.T) {
 	const logLine = "GET /healthz 200 in 3ms"
 	port := kubelet(t, map[string]string{project + "/" + pod + "/" + comp: logLine + "\n"})
 
-	labels := map[string]string{probe.LabelApp: app, probe.LabelProject: project, probe.LabelComponent: comp}
+	labels := map[string]string{layout.LabelApp: app, layout.LabelProject: project, layout.LabelComponent: comp}
 	const rev = "main@sha1:2dc6a1f0c3e94b7d8a5f6e1b2c3d4e5f60718293"
 	k := &kustomizev1.Kustomization{
 		ObjectMeta: metav1.ObjectMeta{Name: project + "-" + app + "-" + comp, Namespace: project, Labels: labels},

@@ -13,11 +13,6 @@ import (
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 )
 
-// AnnoArtifactPath on a component's OCIRepository names the fleet folder
-// its artifact is built from (the artifact's title): verify rebuilds the
-// artifact from that folder's files and compares digests.
-const AnnoArtifactPath = layout.AnnotationArtifactPath
-
 // ComponentArtifact packs the generated files of one component folder
 // (paths relative to the fleet root, all inside dir) as its OCI artifact.
 func ComponentArtifact(dir string, files []File) (*artifact.Artifact, error) {
@@ -41,7 +36,7 @@ const DefaultArtifactInterval = 10 * time.Minute
 // takes unlabelled sources.
 func (r *renderer) ociRepository(ns, name string, lbls, annos map[string]string, dir, digest string) *sourcev1.OCIRepository {
 	plat := r.opts.Platform
-	annos[AnnoArtifactPath] = dir
+	annos[layout.AnnotationArtifactPath] = dir
 	cfg := plat.Fleet.Artifacts
 	interval := DefaultArtifactInterval
 	if d, err := time.ParseDuration(cfg.Interval); err == nil && d > 0 {

@@ -104,16 +104,16 @@ components:
 		if k.Spec.SourceRef.Kind != sourcev1.OCIRepositoryKind || k.Spec.SourceRef.Name != name || k.Spec.Path != "./" {
 			t.Errorf("Kustomization %s reads %+v at %q, want its OCIRepository at ./", name, k.Spec.SourceRef, k.Spec.Path)
 		}
-		if k.Labels[generate.LabelShard] == "" {
+		if k.Labels[layout.LabelShard] == "" {
 			t.Errorf("Kustomization %s has no shard label", name)
 		}
-		if _, ok := o.Labels[generate.LabelShard]; ok {
+		if _, ok := o.Labels[layout.LabelShard]; ok {
 			t.Errorf("OCIRepository %s has a shard label", name)
 		}
-		if o.Annotations[generate.AnnoArtifactPath] != art.Title {
-			t.Errorf("OCIRepository %s: artifact path %q, want %q", name, o.Annotations[generate.AnnoArtifactPath], art.Title)
+		if o.Annotations[layout.AnnotationArtifactPath] != art.Title {
+			t.Errorf("OCIRepository %s: artifact path %q, want %q", name, o.Annotations[layout.AnnotationArtifactPath], art.Title)
 		}
-		if o.Labels[generate.LabelApp] != "a" || o.Annotations[generate.EventPrefix+"component"] == "" {
+		if o.Labels[layout.LabelApp] != "a" || o.Annotations[layout.EventAnnotationPrefix+"component"] == "" {
 			t.Errorf("OCIRepository %s labels %v annotations %v", name, o.Labels, o.Annotations)
 		}
 	}
@@ -151,13 +151,13 @@ func checkProjectSource(t *testing.T, data []byte, art *artifact.Artifact, files
 	if o.Namespace != "p" || k.Namespace != "p" || k.Spec.ServiceAccountName != layout.ProjectServiceAccount {
 		t.Errorf("project source in %s and %s, run as %q; want both in the project's namespace, run as its account", o.Namespace, k.Namespace, k.Spec.ServiceAccountName)
 	}
-	if o.Spec.Reference == nil || o.Spec.Reference.Digest != art.Digest.String() || o.Annotations[generate.AnnoArtifactPath] != "apps/c/p/_flux" || art.Title != "apps/c/p/_flux" {
+	if o.Spec.Reference == nil || o.Spec.Reference.Digest != art.Digest.String() || o.Annotations[layout.AnnotationArtifactPath] != "apps/c/p/_flux" || art.Title != "apps/c/p/_flux" {
 		t.Errorf("project OCIRepository %+v pins %s (%s)", o, art.Digest, art.Title)
 	}
 	if k.Spec.SourceRef.Kind != sourcev1.OCIRepositoryKind || k.Spec.SourceRef.Name != "project-p" || k.Spec.Path != "./" || !k.Spec.Prune || k.Spec.Wait || len(k.Spec.DependsOn) != 0 {
 		t.Errorf("project Kustomization %+v", k.Spec)
 	}
-	if _, ok := k.Labels[generate.LabelShard]; ok {
+	if _, ok := k.Labels[layout.LabelShard]; ok {
 		t.Errorf("project Kustomization has a shard label: %v", k.Labels)
 	}
 	got := map[string]string{}
@@ -321,7 +321,7 @@ components:
 		if moved != (name == "p-a-api") {
 			t.Errorf("%s: artifact moved = %v with a commit that changed the api's image", name, moved)
 		}
-		if got := after[name].Annotations[generate.AnnoSpecRevision]; got != strings.Repeat("b", 40) {
+		if got := after[name].Annotations[layout.AnnotationSpecRevision]; got != strings.Repeat("b", 40) {
 			t.Errorf("%s names spec revision %q, want the new commit", name, got)
 		}
 	}

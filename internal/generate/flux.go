@@ -26,8 +26,8 @@ func (r *renderer) eventAnnotations(a *spec.LoadedApp, component string) map[str
 	m := componentEventAnnotations(a, component)
 	if r.opts.SpecRevision != nil {
 		if rev := r.opts.SpecRevision(a); rev != "" {
-			m[EventPrefix+"spec-revision"] = rev
-			m[AnnoSpecRevision] = rev
+			m[layout.EventAnnotationPrefix+layout.EventSpecRevision] = rev
+			m[layout.AnnotationSpecRevision] = rev
 		}
 	}
 	return m
@@ -46,12 +46,12 @@ func (r *renderer) eventAnnotations(a *spec.LoadedApp, component string) map[str
 // where a deployment ran.
 func componentEventAnnotations(a *spec.LoadedApp, component string) map[string]string {
 	m := map[string]string{
-		EventPrefix + "app":       a.Spec.Name,
-		EventPrefix + "project":   a.Project,
-		EventPrefix + "component": component,
+		layout.EventAnnotationPrefix + layout.EventApp:       a.Spec.Name,
+		layout.EventAnnotationPrefix + layout.EventProject:   a.Project,
+		layout.EventAnnotationPrefix + layout.EventComponent: component,
 	}
 	if a.Environment != "" {
-		m[EventPrefix+layout.EventEnvironment] = a.Environment
+		m[layout.EventAnnotationPrefix+layout.EventEnvironment] = a.Environment
 	}
 	return m
 }
@@ -220,15 +220,10 @@ func readsSecret(e exports.Export) bool {
 func (r *renderer) fluxLabels(a *spec.LoadedApp, component string) map[string]string {
 	l := labels(a, component)
 	if cl := r.opts.Platform.ClusterByName(a.Cluster); cl != nil && len(cl.Shards) > 0 {
-		l[LabelShard] = Shard(cl.Shards, a.Project, a.Spec.Name)
+		l[layout.LabelShard] = Shard(cl.Shards, a.Project, a.Spec.Name)
 	}
 	return l
 }
-
-// LabelShard is Flux's sharding label: a kustomize-controller started
-// with --watch-label-selector=sharding.fluxcd.io/key=<shard> reconciles
-// the Kustomizations that carry it.
-const LabelShard = "sharding.fluxcd.io/key"
 
 // Shard picks the shard of an app: a hash of its project and name, so that
 // apps spread evenly and an app's shard changes only when the list does.
@@ -310,7 +305,7 @@ func kustomizeFile(resources []string) map[string]any {
 
 // projectLabels are the labels of a project's own objects.
 func projectLabels(project string) map[string]string {
-	return map[string]string{LabelProject: project, LabelManagedBy: ManagedBy}
+	return map[string]string{layout.LabelProject: project, layout.LabelManagedBy: layout.ManagedBy}
 }
 
 // namespace is the project's Namespace, with the pod security labels of
@@ -357,7 +352,7 @@ func (r *renderer) project(cluster, project string, art *artifact.Artifact) ([]F
 		TypeMeta: metav1.TypeMeta{APIVersion: "kustomize.toolkit.fluxcd.io/v1", Kind: "Kustomization"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name: projectKustomizationName(project), Namespace: plat.Fleet.SourceNamespace, Labels: lbls,
-			Annotations: map[string]string{EventPrefix + "project": project},
+			Annotations: map[string]string{layout.EventAnnotationPrefix + layout.EventProject: project},
 			Finalizers:  fluxFinalizers(),
 		},
 		Spec: kustomizev1.KustomizationSpec{

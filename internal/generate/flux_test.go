@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/generate"
 )
 
@@ -207,7 +208,7 @@ func TestShardLabels(t *testing.T) {
 	for i := range n {
 		app := fmt.Sprintf("a%02d", i)
 		ks := fluxObjects(t, out["clusters/c/apps/p-"+app+".yaml"])
-		api, cron := ks["p-"+app+"-api"].Labels[generate.LabelShard], ks["p-"+app+"-cron"].Labels[generate.LabelShard]
+		api, cron := ks["p-"+app+"-api"].Labels[layout.LabelShard], ks["p-"+app+"-cron"].Labels[layout.LabelShard]
 		if api == "" || api != cron {
 			t.Errorf("%s: shards %q and %q, want one shard for the whole app", app, api, cron)
 		}
@@ -224,7 +225,7 @@ func TestShardLabels(t *testing.T) {
 		"platform.yaml":     []byte("apps_domain: apps.test\nclusters: [{name: c}]\nbuild: {pin: false}\n"),
 		"apps/p/a/app.yaml": []byte("name: a\ncomponents:\n  - {name: api, type: workload, workload_spec: {image: x/api:1}}\n"),
 	}, ""), nil)
-	if l, ok := fluxObjects(t, plain["clusters/c/apps/p-a.yaml"])["p-a-api"].Labels[generate.LabelShard]; ok {
+	if l, ok := fluxObjects(t, plain["clusters/c/apps/p-a.yaml"])["p-a-api"].Labels[layout.LabelShard]; ok {
 		t.Errorf("shard label %q without shards in platform.yaml", l)
 	}
 }

@@ -23,22 +23,6 @@ import (
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
 
-// Labels and annotations render writes (see layout's).
-const (
-	LabelApp         = layout.LabelApp
-	LabelProject     = layout.LabelProject
-	LabelComponent   = layout.LabelComponent
-	LabelName        = layout.LabelName
-	LabelInstance    = layout.LabelInstance
-	LabelPartOf      = layout.LabelPartOf
-	LabelManagedBy   = layout.LabelManagedBy
-	ManagedBy        = layout.ManagedBy
-	EventPrefix      = layout.EventAnnotationPrefix
-	AnnoSpecRevision = layout.AnnotationSpecRevision
-	AnnoExportsSum   = layout.AnnotationExportsSum
-	AnnoPausedCount  = layout.AnnotationPausedCount
-)
-
 // Options configure a render.
 type Options struct {
 	// Platform settings, with defaults applied.
@@ -406,13 +390,13 @@ func (r *renderer) component(a *spec.LoadedApp, c *spec.Component) ([]object, er
 // environments, they name the app's environment too.
 func labels(a *spec.LoadedApp, component string) map[string]string {
 	l := map[string]string{
-		LabelName:      component,
-		LabelInstance:  objectName(a, component),
-		LabelPartOf:    a.Spec.Name,
-		LabelManagedBy: ManagedBy,
-		LabelApp:       a.Spec.Name,
-		LabelProject:   a.Project,
-		LabelComponent: component,
+		layout.LabelName:      component,
+		layout.LabelInstance:  objectName(a, component),
+		layout.LabelPartOf:    a.Spec.Name,
+		layout.LabelManagedBy: layout.ManagedBy,
+		layout.LabelApp:       a.Spec.Name,
+		layout.LabelProject:   a.Project,
+		layout.LabelComponent: component,
 	}
 	if a.Environment != "" {
 		l[layout.LabelEnvironment] = a.Environment
@@ -422,7 +406,7 @@ func labels(a *spec.LoadedApp, component string) map[string]string {
 
 // selector picks a workload's pods; it must never change for a Deployment.
 func selector(a *spec.LoadedApp, component string) map[string]string {
-	return map[string]string{LabelName: component, LabelInstance: objectName(a, component)}
+	return map[string]string{layout.LabelName: component, layout.LabelInstance: objectName(a, component)}
 }
 
 func objectName(a *spec.LoadedApp, component string) string {

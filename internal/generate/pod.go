@@ -20,11 +20,6 @@ import (
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
 
-// AnnoFilesSum is the checksum of a component's files on its pod template:
-// a changed file changes the template, so the pods roll and read it (files
-// are mounted with subPath, which Kubernetes does not update in place).
-const AnnoFilesSum = layout.AnnotationFilesSum
-
 // filesVolume is the name of the volume holding a component's files; a
 // user's volume of that name is refused.
 const filesVolume = "fleetwright-files"
@@ -179,7 +174,7 @@ func (r *renderer) pod(a *spec.LoadedApp, c *spec.Component, lbls map[string]str
 			return pt, err
 		}
 		pt.extra = append(pt.extra, object{"ConfigMap", cm.Name, cm})
-		annotations[AnnoFilesSum] = sum
+		annotations[layout.AnnotationFilesSum] = sum
 		main.VolumeMounts = append(main.VolumeMounts, mounts...)
 		pod.Volumes = append(pod.Volumes, corev1.Volume{Name: filesVolume, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 			LocalObjectReference: corev1.LocalObjectReference{Name: cm.Name}, Items: items,
@@ -247,7 +242,7 @@ func (r *renderer) pod(a *spec.LoadedApp, c *spec.Component, lbls map[string]str
 		pod.TerminationGracePeriodSeconds = p.TerminationGracePeriodSeconds
 	}
 	if len(used) > 0 {
-		annotations[AnnoExportsSum] = exports.Checksum(used)
+		annotations[layout.AnnotationExportsSum] = exports.Checksum(used)
 	}
 	pt.spec = corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: annotations},

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/fleetwright/fleetwright/internal/exports"
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
 
@@ -55,7 +56,7 @@ func (r *renderer) workload(a *spec.LoadedApp, c *spec.Component) ([]object, err
 		if w.Autoscaling != nil {
 			paused = max(w.Autoscaling.MinReplicas, 1)
 		}
-		meta.Annotations = map[string]string{AnnoPausedCount: itoa(int(paused))}
+		meta.Annotations = map[string]string{layout.AnnotationPausedCount: itoa(int(paused))}
 	case autoscale:
 		// The autoscaler owns the count; a replicas field here would fight it
 		// on every reconcile.

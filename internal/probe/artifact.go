@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/fluxcd/pkg/apis/meta"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
@@ -314,7 +315,7 @@ func artifactStatus(k *kustomizev1.Kustomization, o *sourcev1.OCIRepository, oEr
 	// From here on the OCIRepository's spec is the target revision's.
 	s.Artifact = pin
 	if annotated {
-		s.SpecRevision = cmp.Or(k.GetAnnotations()[AnnotationSpecRevision], k.GetAnnotations()[AnnotationFleetSpecRevision])
+		s.SpecRevision = cmp.Or(k.GetAnnotations()[layout.EventAnnotationPrefix+layout.EventSpecRevision], k.GetAnnotations()[layout.AnnotationSpecRevision])
 	}
 	if src := sourceWait(o, oci, pin); src != nil {
 		s.State, s.Message = src.state, src.message

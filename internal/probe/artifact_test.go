@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/fluxcd/pkg/apis/meta"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
@@ -24,10 +25,10 @@ const (
 // reading it, both applied by the Kustomization root (owner labels).
 func ociComponent(t *testing.T, c client.Client, fluxNS, root, digest string) (*sourcev1.OCIRepository, *kustomizev1.Kustomization) {
 	t.Helper()
-	labels := map[string]string{LabelApp: "api", LabelProject: "shop", LabelComponent: "web",
-		LabelAppliedByName: root, LabelAppliedByNamespace: fluxNS}
-	annotations := map[string]string{AnnotationApp: "api", AnnotationProject: "shop", AnnotationComponent: "web",
-		AnnotationSpecRevision: "9f8e7d6c5b4a39281706f5e4d3c2b1a098765432"}
+	labels := map[string]string{layout.LabelApp: "api", layout.LabelProject: "shop", layout.LabelComponent: "web",
+		layout.AppliedByNameLabel: root, layout.AppliedByNamespaceLabel: fluxNS}
+	annotations := map[string]string{layout.EventAnnotationPrefix + layout.EventApp: "api", layout.EventAnnotationPrefix + layout.EventProject: "shop", layout.EventAnnotationPrefix + layout.EventComponent: "web",
+		layout.EventAnnotationPrefix + layout.EventSpecRevision: "9f8e7d6c5b4a39281706f5e4d3c2b1a098765432"}
 	o := &sourcev1.OCIRepository{
 		ObjectMeta: metav1.ObjectMeta{Name: "shop-api-web", Namespace: fluxNS, Labels: labels, Annotations: annotations},
 		Spec: sourcev1.OCIRepositorySpec{

@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/testenv"
 )
 
@@ -28,7 +29,7 @@ func TestMain(m *testing.M) { os.Exit(testenv.Main(m, &env)) }
 const rev = "main@sha1:2dc6a1f0c3e94b7d8a5f6e1b2c3d4e5f60718293"
 
 func appLabels(project, app, component string) map[string]string {
-	return map[string]string{LabelApp: app, LabelProject: project, LabelComponent: component}
+	return map[string]string{layout.LabelApp: app, layout.LabelProject: project, layout.LabelComponent: component}
 }
 
 // kustomization creates a Flux Kustomization of the app as render writes it.
@@ -37,7 +38,7 @@ func kustomization(t *testing.T, c client.Client, fluxNS, project, app, componen
 	k := &kustomizev1.Kustomization{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: project + "-" + app + "-" + component, Namespace: fluxNS,
-			Annotations: map[string]string{AnnotationApp: app, AnnotationProject: project, AnnotationComponent: component},
+			Annotations: map[string]string{layout.EventAnnotationPrefix + layout.EventApp: app, layout.EventAnnotationPrefix + layout.EventProject: project, layout.EventAnnotationPrefix + layout.EventComponent: component},
 		},
 		Spec: kustomizev1.KustomizationSpec{
 			Interval:  metav1.Duration{Duration: 10 * time.Minute},
@@ -146,8 +147,8 @@ func appliedBy(t *testing.T, c client.Client, fluxNS, root, source string, annot
 	k := &kustomizev1.Kustomization{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: "shop-api-web", Namespace: fluxNS, Annotations: annotations,
-			Labels: map[string]string{LabelApp: "api", LabelProject: "shop", LabelComponent: "web",
-				LabelAppliedByName: root, LabelAppliedByNamespace: fluxNS},
+			Labels: map[string]string{layout.LabelApp: "api", layout.LabelProject: "shop", layout.LabelComponent: "web",
+				layout.AppliedByNameLabel: root, layout.AppliedByNamespaceLabel: fluxNS},
 		},
 		Spec: kustomizev1.KustomizationSpec{
 			Interval: metav1.Duration{Duration: 10 * time.Minute}, Timeout: &metav1.Duration{Duration: time.Minute},
@@ -192,7 +193,7 @@ func TestSyncAppliedBy(t *testing.T) {
 		return metav1.Condition{Type: meta.ReadyCondition, Status: status, Reason: reason, Message: msg}
 	}
 	applied := ready(metav1.ConditionTrue, meta.ReconciliationSucceededReason, "Applied revision: "+rev)
-	eventAnno := map[string]string{AnnotationSpecRevision: spec}
+	eventAnno := map[string]string{layout.EventAnnotationPrefix + layout.EventSpecRevision: spec}
 	tests := []struct {
 		name        string
 		annotations map[string]string
@@ -251,7 +252,7 @@ func TestSyncAppliedBy(t *testing.T) {
 			state: StatePassed, spec: spec,
 		},
 		{
-			name: "no root in the cluster", annotations: map[string]string{AnnotationFleetSpecRevision: spec}, source: "fleet", noRoot: true,
+			name: "no root in the cluster", annotations: map[string]string{layout.AnnotationSpecRevision: spec}, source: "fleet", noRoot: true,
 			app:   func(t *testing.T, k *kustomizev1.Kustomization) { setKustomizationStatus(t, c, k, rev, rev, applied) },
 			state: StatePassed, spec: spec,
 		},
@@ -486,7 +487,7 @@ func TestReadinessAgainstAPIServer(t *testing.T) {
 
 // managed adds render's managed-by label.
 func managed(l map[string]string) map[string]string {
-	l[LabelManagedBy] = ManagedBy
+	l[layout.LabelManagedBy] = layout.ManagedBy
 	return l
 }
 

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/probe/fleettest"
 )
 
@@ -318,7 +319,7 @@ func TestSyncWhileMovingToProjectSources(t *testing.T) {
 	const rev2 = "main@sha1:5555555555555555555555555555555555555555"
 	for _, o := range []client.Object{moved.ProjectSource, moved.Project} {
 		o.SetNamespace(s.ns)
-		o.SetLabels(map[string]string{LabelAppliedByName: s.root.Name, LabelAppliedByNamespace: s.ns})
+		o.SetLabels(map[string]string{layout.AppliedByNameLabel: s.root.Name, layout.AppliedByNamespaceLabel: s.ns})
 		if err := s.c.Create(t.Context(), o); err != nil {
 			t.Fatal(err)
 		}
@@ -338,7 +339,7 @@ func TestSyncWhileMovingToProjectSources(t *testing.T) {
 			t.Fatal(err)
 		}
 		l, a := o.GetLabels(), o.GetAnnotations()
-		l[LabelAppliedByName] = moved.Project.Name
+		l[layout.AppliedByNameLabel] = moved.Project.Name
 		delete(a, "kustomize.toolkit.fluxcd.io/prune")
 		o.SetLabels(l)
 		o.SetAnnotations(a)

@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	networkingv1 "k8s.io/api/networking/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -139,7 +140,7 @@ func (p *Prober) Reachability(ctx context.Context, t Target) (Check, string) {
 	// Only the Ingresses render wrote: anyone who can create an Ingress in
 	// the namespace must not aim the probes elsewhere.
 	sel := AppSelector(t.Project, t.App)
-	sel[LabelManagedBy] = ManagedBy
+	sel[layout.LabelManagedBy] = layout.ManagedBy
 	if err := p.Client.List(ctx, &list, client.InNamespace(t.namespace()), sel); err != nil {
 		c.State, c.Message = StateProgressing, fmt.Sprintf("listing Ingresses: %v", err)
 		return c, ""

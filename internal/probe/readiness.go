@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -17,7 +18,7 @@ const ProgressDeadlineExceeded = "ProgressDeadlineExceeded"
 
 // AppSelector selects the Kubernetes objects rendered for an app.
 func AppSelector(project, app string) client.MatchingLabels {
-	return client.MatchingLabels{LabelApp: app, LabelProject: project}
+	return client.MatchingLabels{layout.LabelApp: app, layout.LabelProject: project}
 }
 
 // Readiness checks every Deployment and StatefulSet of the app by kstatus
@@ -80,7 +81,7 @@ func StatefulSetStatus(d *appsv1.StatefulSet) ComponentStatus {
 	}
 	st := d.Status
 	s := ComponentStatus{
-		Component: d.Labels[LabelComponent], Kind: "StatefulSet", Name: d.Name,
+		Component: d.Labels[layout.LabelComponent], Kind: "StatefulSet", Name: d.Name,
 		Desired: &desired, Updated: &st.UpdatedReplicas, Available: &st.AvailableReplicas,
 		Images: podImages(&d.Spec.Template.Spec),
 	}
@@ -113,7 +114,7 @@ func DeploymentStatus(d *appsv1.Deployment) ComponentStatus {
 	}
 	st := d.Status
 	s := ComponentStatus{
-		Component: d.Labels[LabelComponent], Kind: "Deployment", Name: d.Name,
+		Component: d.Labels[layout.LabelComponent], Kind: "Deployment", Name: d.Name,
 		Desired: &desired, Updated: &st.UpdatedReplicas, Available: &st.AvailableReplicas,
 		Images: podImages(&d.Spec.Template.Spec),
 	}

@@ -19,32 +19,6 @@ import (
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 )
 
-// Labels and annotations that tie an object to an app.
-const (
-	LabelApp       = layout.LabelApp
-	LabelProject   = layout.LabelProject
-	LabelComponent = layout.LabelComponent
-	// LabelManagedBy is ManagedBy on every object render writes (as
-	// internal/generate labels them); only Ingresses with it are probed.
-	LabelManagedBy = layout.LabelManagedBy
-	ManagedBy      = layout.ManagedBy
-
-	AnnotationPrefix       = layout.EventAnnotationPrefix
-	AnnotationApp          = AnnotationPrefix + "app"
-	AnnotationProject      = AnnotationPrefix + "project"
-	AnnotationComponent    = AnnotationPrefix + "component"
-	AnnotationSpecRevision = AnnotationPrefix + "spec-revision"
-	// AnnotationFleetSpecRevision carries the same commit as
-	// AnnotationSpecRevision under fleetwright's own prefix.
-	AnnotationFleetSpecRevision = layout.AnnotationSpecRevision
-)
-
-// kustomize-controller's owner labels (see layout.AppliedByNameLabel).
-const (
-	LabelAppliedByName      = layout.AppliedByNameLabel
-	LabelAppliedByNamespace = layout.AppliedByNamespaceLabel
-)
-
 // terminalReasons are Ready=False reasons of a Kustomization that no retry of
 // the same revision fixes: the build of the revision fails, or Flux's own
 // health check (bounded by the app's timeout) gave up.
@@ -53,18 +27,18 @@ var terminalReasons = []string{meta.BuildFailedReason, meta.HealthCheckFailedRea
 // belongsTo reports whether a Flux object's labels or annotations name the app.
 func belongsTo(o client.Object, t Target) bool {
 	l, a := o.GetLabels(), o.GetAnnotations()
-	if l[LabelApp] == t.App && l[LabelProject] == t.Project {
+	if l[layout.LabelApp] == t.App && l[layout.LabelProject] == t.Project {
 		return true
 	}
-	return a[AnnotationApp] == t.App && a[AnnotationProject] == t.Project
+	return a[layout.EventAnnotationPrefix+layout.EventApp] == t.App && a[layout.EventAnnotationPrefix+layout.EventProject] == t.Project
 }
 
 // ComponentOf returns the component a Flux object of the app stands for.
 func ComponentOf(o client.Object, project, app string) string {
-	if c := o.GetLabels()[LabelComponent]; c != "" {
+	if c := o.GetLabels()[layout.LabelComponent]; c != "" {
 		return c
 	}
-	if c := o.GetAnnotations()[AnnotationComponent]; c != "" {
+	if c := o.GetAnnotations()[layout.EventAnnotationPrefix+layout.EventComponent]; c != "" {
 		return c
 	}
 	return strings.TrimPrefix(o.GetName(), project+"-"+app+"-")
@@ -172,7 +146,7 @@ func (p *Prober) Sync(ctx context.Context, t Target) (Check, time.Duration) {
 // cluster. listed holds the Kustomizations already read.
 func (p *Prober) applierOf(ctx context.Context, k *kustomizev1.Kustomization, listed map[client.ObjectKey]*kustomizev1.Kustomization) (*kustomizev1.Kustomization, error) {
 	l := k.GetLabels()
-	key := client.ObjectKey{Namespace: l[LabelAppliedByNamespace], Name: l[LabelAppliedByName]}
+	key := client.ObjectKey{Namespace: l[layout.AppliedByNamespaceLabel], Name: l[layout.AppliedByNameLabel]}
 	if key.Name == "" || key.Namespace == "" {
 		return nil, nil
 	}
@@ -194,7 +168,7 @@ func (p *Prober) applierOf(ctx context.Context, k *kustomizev1.Kustomization, li
 // has applied the target revision too, and sets its spec revision once its
 // annotation is known to be the target revision's.
 func withApplier(s *ComponentStatus, k, applier *kustomizev1.Kustomization, t Target) {
-	spec := cmp.Or(k.GetAnnotations()[AnnotationSpecRevision], k.GetAnnotations()[AnnotationFleetSpecRevision])
+	spec := cmp.Or(k.GetAnnotations()[layout.EventAnnotationPrefix+layout.EventSpecRevision], k.GetAnnotations()[layout.AnnotationSpecRevision])
 	if applier == nil || !sameSource(applier, k) {
 		// Nothing in the cluster tells when the annotation was last written:
 		// trust it once Flux reached a verdict on the revision.

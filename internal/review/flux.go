@@ -26,7 +26,7 @@ import (
 // change to show on its own.
 
 // artifactPathAnnotation names the folder an OCIRepository's artifact is
-// built from (generate.AnnoArtifactPath).
+// built from (layout.AnnotationArtifactPath).
 const artifactPathAnnotation = layout.AnnotationArtifactPath
 
 // fluxDoc is one document of a file holding Flux objects.

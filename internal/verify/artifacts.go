@@ -10,7 +10,6 @@ import (
 
 	"github.com/fleetwright/fleetwright/internal/fleet/artifact"
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
-	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/manifest"
 )
 
@@ -109,9 +108,9 @@ func (r *run) ociRepo(file string, n *node) *ociRepo {
 			o.pin = fmt.Sprintf("spec.ref.%s %s", f, v)
 		}
 	}
-	if a := md.Get("annotations").Get(generate.AnnoArtifactPath); a != nil {
+	if a := md.Get("annotations").Get(layout.AnnotationArtifactPath); a != nil {
 		o.annotated, o.dir = true, a.Text()
-		o.dirAt = at(n, "metadata.annotations."+generate.AnnoArtifactPath)
+		o.dirAt = at(n, "metadata.annotations."+layout.AnnotationArtifactPath)
 		o.project = isFluxDir(o.dir)
 	}
 	return o
@@ -164,7 +163,7 @@ func (r *run) checkArtifacts(ctx context.Context, repos []*ociRepo) {
 			r.findings.add(r.ociFinding(o, "spec.url", o.urlAt,
 				"url %s is not the fleet's artifact repository %s (platform.yaml fleet.artifacts.repository); %s", o.url, want, reRender))
 		}
-		annotation := "metadata.annotations." + generate.AnnoArtifactPath
+		annotation := "metadata.annotations." + layout.AnnotationArtifactPath
 		if o.dir == "" || o.dir != path.Clean(o.dir) || o.dir == "." || path.IsAbs(o.dir) || o.dir == ".." || strings.HasPrefix(o.dir, "../") {
 			r.findings.add(r.ociFinding(o, annotation, o.dirAt,
 				"%q is not a folder path inside the fleet, such as apps/<cluster>/<project>/<app>/<component> or apps/<cluster>/<project>/_flux", o.dir))

@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
-	"github.com/fleetwright/fleetwright/internal/generate"
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/kbuild"
 	"github.com/fleetwright/fleetwright/internal/yamlx"
 )
@@ -92,7 +92,7 @@ func (r *run) build(ks *fluxKS) {
 		return // reported: no fleet file defines its OCIRepository
 	case ks.oci != nil:
 		fail(SeverityInfo, "not built: its source is OCIRepository %s/%s, which names no fleet folder to build from (annotation %s)",
-			ks.sourceNamespace, ks.sourceName, generate.AnnoArtifactPath)
+			ks.sourceNamespace, ks.sourceName, layout.AnnotationArtifactPath)
 		return
 	case ks.sourceKind != "GitRepository" || ks.sourceName != r.plat.Fleet.SourceName || ks.sourceNamespace != r.plat.Fleet.SourceNamespace:
 		fail(SeverityInfo, "not built: its source is %s %s/%s, not the fleet's GitRepository %s/%s",

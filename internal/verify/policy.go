@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/fleetwright/fleetwright/internal/generate"
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/policy"
 	"github.com/fleetwright/fleetwright/internal/spec"
 	"github.com/fleetwright/fleetwright/internal/yamlx"
@@ -41,7 +41,7 @@ func PolicyOf(p *spec.Policy) Policy {
 	}
 }
 
-const pausedAnnotation = generate.AnnoPausedCount
+const pausedAnnotation = layout.AnnotationPausedCount
 
 // longRunning are the workload kinds whose containers should have probes.
 var longRunning = map[string]bool{

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
-	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
 
@@ -78,7 +77,7 @@ func (r *run) checkProjectSources(kss []*fluxKS, repos []*ociRepo) {
 			msg += fmt.Sprintf("OCIRepository %s (%s:%d) is built from %s, but no Kustomization reads it", o.name, r.display(o.file), o.line, r.display(dir))
 		case r.t.files[pf] != nil:
 			msg += fmt.Sprintf("the project's file %s has no project source (an OCIRepository built from %s, annotation %s, and the Kustomization %s that applies it)",
-				r.display(pf), r.display(dir), generate.AnnoArtifactPath, layout.ProjectFluxName(project))
+				r.display(pf), r.display(dir), layout.AnnotationArtifactPath, layout.ProjectFluxName(project))
 		default:
 			msg += fmt.Sprintf("the fleet has no project file %s to hold the project's source (an OCIRepository built from %s and the Kustomization %s that applies it)",
 				r.display(pf), r.display(dir), layout.ProjectFluxName(project))

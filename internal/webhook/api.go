@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/probe"
 	"github.com/fleetwright/fleetwright/internal/store"
 	"github.com/fleetwright/fleetwright/internal/webhook/api"
@@ -396,7 +397,7 @@ func (s *Server) handlePods(w http.ResponseWriter, r *http.Request) {
 func podViews(pods []corev1.Pod) []PodView {
 	out := make([]PodView, 0, len(pods))
 	for _, p := range pods {
-		v := PodView{Name: p.Name, Component: p.Labels[probe.LabelComponent], Phase: string(p.Status.Phase), Node: p.Spec.NodeName, Images: []string{}}
+		v := PodView{Name: p.Name, Component: p.Labels[layout.LabelComponent], Phase: string(p.Status.Phase), Node: p.Spec.NodeName, Images: []string{}}
 		if p.Status.StartTime != nil {
 			v.StartedAt = p.Status.StartTime.UTC()
 		}
@@ -571,7 +572,7 @@ func (s *Server) handleLogs(w http.ResponseWriter, r *http.Request) {
 
 // appSelector selects the objects of an app by the labels render writes.
 func appSelector(project, app string) string {
-	return probe.LabelApp + "=" + app + "," + probe.LabelProject + "=" + project
+	return layout.LabelApp + "=" + app + "," + layout.LabelProject + "=" + project
 }
 
 // noApp says that the app does not run in env: with env empty, and the

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/probe"
 	"github.com/fleetwright/fleetwright/internal/store"
 )
@@ -335,7 +336,7 @@ func (s *Server) appliedRevisionOf(ctx context.Context, o *sourcev1.OCIRepositor
 
 func (s *Server) appliedRevisionThrough(ctx context.Context, o *sourcev1.OCIRepository, throughProject bool) (string, error) {
 	l := o.GetLabels()
-	key := client.ObjectKey{Namespace: l[probe.LabelAppliedByNamespace], Name: l[probe.LabelAppliedByName]}
+	key := client.ObjectKey{Namespace: l[layout.AppliedByNamespaceLabel], Name: l[layout.AppliedByNameLabel]}
 	if key.Name == "" || key.Namespace == "" {
 		return "", nil
 	}

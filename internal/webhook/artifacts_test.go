@@ -19,6 +19,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/probe"
 	"github.com/fleetwright/fleetwright/internal/store"
 )
@@ -60,10 +61,10 @@ func newOCIFleet(t testing.TB, fluxNS, project string, pins map[string]string) *
 	}
 	for comp, digest := range pins {
 		name := project + "-api-" + comp
-		labels := map[string]string{probe.LabelApp: "api", probe.LabelProject: project, probe.LabelComponent: comp,
-			probe.LabelAppliedByName: f.root.Name, probe.LabelAppliedByNamespace: fluxNS}
-		annotations := map[string]string{probe.AnnotationApp: "api", probe.AnnotationProject: project, probe.AnnotationComponent: comp,
-			probe.AnnotationSpecRevision: fixtureSpec}
+		labels := map[string]string{layout.LabelApp: "api", layout.LabelProject: project, layout.LabelComponent: comp,
+			layout.AppliedByNameLabel: f.root.Name, layout.AppliedByNamespaceLabel: fluxNS}
+		annotations := map[string]string{layout.EventAnnotationPrefix + layout.EventApp: "api", layout.EventAnnotationPrefix + layout.EventProject: project, layout.EventAnnotationPrefix + layout.EventComponent: comp,
+			layout.EventAnnotationPrefix + layout.EventSpecRevision: fixtureSpec}
 		o := &sourcev1.OCIRepository{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: fluxNS, Labels: labels, Annotations: annotations},
 			Spec: sourcev1.OCIRepositorySpec{URL: "oci://registry.example.test/fleet", Interval: metav1.Duration{Duration: 10 * time.Minute},
@@ -140,7 +141,7 @@ func webWorkload(t *testing.T, project string) {
 	sel := map[string]string{"app.kubernetes.io/instance": "api-web"}
 	d := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: "api-web", Namespace: project,
-			Labels: map[string]string{probe.LabelApp: "api", probe.LabelProject: project, probe.LabelComponent: "web"}},
+			Labels: map[string]string{layout.LabelApp: "api", layout.LabelProject: project, layout.LabelComponent: "web"}},
 		Spec: appsv1.DeploymentSpec{Replicas: ptr.To(int32(1)), Selector: &metav1.LabelSelector{MatchLabels: sel},
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: sel},
 				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "registry.example.test/web:v1"}}}}},
@@ -280,7 +281,7 @@ func TestClusterArtifactsJourney(t *testing.T) {
 	}
 	// One request marks both deleted: a recheck between two would see the
 	// app half gone (degraded), as it would between the root's deletes.
-	appOf := client.MatchingLabels{probe.LabelApp: "api", probe.LabelProject: project}
+	appOf := client.MatchingLabels{layout.LabelApp: "api", layout.LabelProject: project}
 	for _, o := range []client.Object{&kustomizev1.Kustomization{}, &sourcev1.OCIRepository{}} {
 		if err := env.Client.DeleteAllOf(t.Context(), o, client.InNamespace(fluxNS), appOf); err != nil {
 			t.Fatal(err)
@@ -380,7 +381,7 @@ func TestFleetRevisionOf(t *testing.T) {
 			}
 			if tc.noOwner {
 				o := f.oci["web"]
-				delete(o.Labels, probe.LabelAppliedByName)
+				delete(o.Labels, layout.AppliedByNameLabel)
 				if err := env.Client.Update(t.Context(), o); err != nil {
 					t.Fatal(err)
 				}

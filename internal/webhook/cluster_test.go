@@ -24,6 +24,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/probe"
 	"github.com/fleetwright/fleetwright/internal/store"
 	"github.com/fleetwright/fleetwright/internal/testenv"
@@ -44,12 +45,12 @@ type clusterApp struct {
 func newClusterApp(t *testing.T, project, fluxNS, name string, timeout time.Duration, withLabels bool) *clusterApp {
 	t.Helper()
 	c := env.Client
-	labels := map[string]string{probe.LabelApp: name, probe.LabelProject: project, probe.LabelComponent: "web"}
+	labels := map[string]string{layout.LabelApp: name, layout.LabelProject: project, layout.LabelComponent: "web"}
 	a := &clusterApp{project: project, name: name, host: name + "." + project + ".example.test"}
 	a.k = &kustomizev1.Kustomization{
 		ObjectMeta: metav1.ObjectMeta{Name: project + "-" + name + "-web", Namespace: fluxNS,
-			Annotations: map[string]string{probe.AnnotationApp: name, probe.AnnotationProject: project, probe.AnnotationComponent: "web",
-				probe.AnnotationSpecRevision: fixtureSpec}},
+			Annotations: map[string]string{layout.EventAnnotationPrefix + layout.EventApp: name, layout.EventAnnotationPrefix + layout.EventProject: project, layout.EventAnnotationPrefix + layout.EventComponent: "web",
+				layout.EventAnnotationPrefix + layout.EventSpecRevision: fixtureSpec}},
 		Spec: kustomizev1.KustomizationSpec{
 			Interval: metav1.Duration{Duration: 10 * time.Minute}, Timeout: &metav1.Duration{Duration: timeout},
 			Path: "./apps/prod/" + project + "/" + name + "/web", Prune: true, Wait: true,
@@ -70,7 +71,7 @@ func newClusterApp(t *testing.T, project, fluxNS, name string, timeout time.Dura
 	prefix := networkingv1.PathTypePrefix
 	ing := &networkingv1.Ingress{
 		ObjectMeta: metav1.ObjectMeta{Name: name + "-web", Namespace: project,
-			Labels: map[string]string{probe.LabelApp: name, probe.LabelProject: project, probe.LabelComponent: "web", probe.LabelManagedBy: probe.ManagedBy}},
+			Labels: map[string]string{layout.LabelApp: name, layout.LabelProject: project, layout.LabelComponent: "web", layout.LabelManagedBy: layout.ManagedBy}},
 		Spec: networkingv1.IngressSpec{
 			TLS: []networkingv1.IngressTLS{{Hosts: []string{a.host}, SecretName: name + "-web-tls"}},
 			Rules: []networkingv1.IngressRule{{Host: a.host, IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
@@ -277,7 +278,7 @@ func TestClusterSpecRevision(t *testing.T) {
 	if err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(a.k), a.k); err != nil {
 		t.Fatal(err)
 	}
-	a.k.Labels = map[string]string{probe.LabelAppliedByName: root.Name, probe.LabelAppliedByNamespace: fluxNS}
+	a.k.Labels = map[string]string{layout.AppliedByNameLabel: root.Name, layout.AppliedByNamespaceLabel: fluxNS}
 	if err := env.Client.Update(t.Context(), a.k); err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +299,7 @@ func TestClusterSpecRevision(t *testing.T) {
 	if err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(a.k), a.k); err != nil {
 		t.Fatal(err)
 	}
-	a.k.Annotations[probe.AnnotationSpecRevision] = specNew
+	a.k.Annotations[layout.EventAnnotationPrefix+layout.EventSpecRevision] = specNew
 	if err := env.Client.Update(t.Context(), a.k); err != nil {
 		t.Fatal(err)
 	}
@@ -483,7 +484,7 @@ func TestClusterResolverPodsAndLogs(t *testing.T) {
 
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "shop-web-5d9c7-abcde", Namespace: project,
-			Labels: map[string]string{probe.LabelApp: "shop", probe.LabelProject: project, probe.LabelComponent: "web"}},
+			Labels: map[string]string{layout.LabelApp: "shop", layout.LabelProject: project, layout.LabelComponent: "web"}},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "registry.example.test/web:v1"}}},
 	}
 	if err := env.Client.Create(t.Context(), pod); err != nil {

@@ -222,10 +222,10 @@ func TestClusterResolverEnvironment(t *testing.T) {
 	fluxNS := env.Namespace(t)
 	r := NewClusterResolver(env.Client, nil, time.Minute)
 	for name, meta := range map[string]metav1.ObjectMeta{
-		"shop-api-web": {Labels: map[string]string{probe.LabelApp: "api", probe.LabelProject: "shop", layout.LabelEnvironment: "staging"}},
-		"shop-cart-web": {Annotations: map[string]string{probe.AnnotationApp: "cart", probe.AnnotationProject: "shop",
+		"shop-api-web": {Labels: map[string]string{layout.LabelApp: "api", layout.LabelProject: "shop", layout.LabelEnvironment: "staging"}},
+		"shop-cart-web": {Annotations: map[string]string{layout.EventAnnotationPrefix + layout.EventApp: "cart", layout.EventAnnotationPrefix + layout.EventProject: "shop",
 			layout.EventAnnotationPrefix + layout.EventEnvironment: "production"}},
-		"shop-bare-web": {Labels: map[string]string{probe.LabelApp: "bare", probe.LabelProject: "shop"}},
+		"shop-bare-web": {Labels: map[string]string{layout.LabelApp: "bare", layout.LabelProject: "shop"}},
 	} {
 		meta.Name, meta.Namespace = name, fluxNS
 		k := &kustomizev1.Kustomization{ObjectMeta: meta, Spec: kustomizev1.KustomizationSpec{

@@ -36,12 +36,8 @@ const SignatureHeader = "X-Signature"
 // Event metadata keys read for mapping (also accepted with the
 // event.toolkit.fluxcd.io/ prefix).
 const (
-	metaApp          = "app"
-	metaProject      = "project"
-	metaComponent    = "component"
-	metaSpecRevision = "spec-revision"
-	metaEnvironment  = layout.EventEnvironment
-	metaPrefix       = eventv1.Group + "/"
+	metaEnvironment = layout.EventEnvironment
+	metaPrefix      = eventv1.Group + "/"
 )
 
 // Results of an ingest request, used as the metrics label.
@@ -279,8 +275,8 @@ func (s *Server) toRecord(ctx context.Context, ev *eventv1.Event, body []byte) (
 		Kind: ev.InvolvedObject.Kind, Namespace: ev.InvolvedObject.Namespace, Name: ev.InvolvedObject.Name,
 		Severity: ev.Severity, Reason: ev.Reason, Message: ev.Message, Revision: rev,
 		Controller: ev.ReportingController, Body: body,
-		Project: metaValue(ev, metaProject), App: metaValue(ev, metaApp), Component: metaValue(ev, metaComponent),
-		SpecRevision: metaValue(ev, metaSpecRevision), Environment: metaValue(ev, metaEnvironment),
+		Project: metaValue(ev, layout.EventProject), App: metaValue(ev, layout.EventApp), Component: metaValue(ev, layout.EventComponent),
+		SpecRevision: metaValue(ev, layout.EventSpecRevision), Environment: metaValue(ev, metaEnvironment),
 	}
 	if ev.Timestamp.IsZero() {
 		rec.EventTime = now
@@ -420,9 +416,9 @@ func clip(s string) string {
 // read the project's objects (see probe's project links), when the
 // object may speak for the project (attribution).
 func projectEventOf(ev *eventv1.Event) string {
-	project := metaValue(ev, metaProject)
+	project := metaValue(ev, layout.EventProject)
 	switch {
-	case project == "" || metaValue(ev, metaApp) != "":
+	case project == "" || metaValue(ev, layout.EventApp) != "":
 		return ""
 	case ev.InvolvedObject.Kind != kustomizev1.KustomizationKind && ev.InvolvedObject.Kind != sourcev1.OCIRepositoryKind:
 		return ""

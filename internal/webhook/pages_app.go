@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/probe"
 	"github.com/fleetwright/fleetwright/internal/store"
 )
@@ -377,7 +378,7 @@ func (s *Server) podsAndLogs(ctx context.Context, v *appView) {
 	v.Pods = podViews(pods)
 	seen := map[string]bool{}
 	for _, p := range pods {
-		comp := p.Labels[probe.LabelComponent]
+		comp := p.Labels[layout.LabelComponent]
 		if seen[comp] || p.Spec.NodeName == "" || len(p.Spec.Containers) == 0 {
 			continue
 		}

@@ -19,7 +19,7 @@ import (
 	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/fleetwright/fleetwright/internal/probe"
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/store"
 	"github.com/fleetwright/fleetwright/internal/tlstest"
 )
@@ -100,7 +100,7 @@ func TestBrowserScreenshots(t *testing.T) {
 		if err := env.Client.Update(t.Context(), app.d); err != nil {
 			t.Fatal(err)
 		}
-		labels := map[string]string{probe.LabelApp: a.name, probe.LabelProject: a.project, probe.LabelComponent: "web"}
+		labels := map[string]string{layout.LabelApp: a.name, layout.LabelProject: a.project, layout.LabelComponent: "web"}
 		for r := range 2 {
 			ready := int32(r) < a.available
 			pod := &corev1.Pod{

@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/probe"
 	"github.com/fleetwright/fleetwright/internal/store"
 )
@@ -292,7 +293,7 @@ func TestAppPageCluster(t *testing.T) {
 	e := clusterEnv(t, fluxNS, nil, "127.0.0.1:1")
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "api-web-7d4b9c6f5-x2x9z", Namespace: project,
-			Labels: map[string]string{probe.LabelApp: "api", probe.LabelProject: project, probe.LabelComponent: "web"}},
+			Labels: map[string]string{layout.LabelApp: "api", layout.LabelProject: project, layout.LabelComponent: "web"}},
 		Spec: corev1.PodSpec{NodeName: "node-that-is-not-there", Containers: []corev1.Container{{Name: "web", Image: "registry.example.test/web:v1"}}},
 	}
 	if err := env.Client.Create(t.Context(), pod); err != nil {

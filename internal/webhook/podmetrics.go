@@ -10,12 +10,11 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/fleetwright/fleetwright/internal/probe"
 )
 
 // Prices price the resources an app requests, per hour: platform.yaml's
@@ -150,7 +149,7 @@ func (s *Server) usage(ctx context.Context, v *appView) {
 			u.MetricsError = "The metrics API did not answer: " + err.Error()
 		default:
 			for _, pm := range pms.Items {
-				r := row(cmp.Or(pm.Labels[probe.LabelComponent], "—"))
+				r := row(cmp.Or(pm.Labels[layout.LabelComponent], "—"))
 				r.Pods++
 				r.HasUse = true
 				for _, c := range pm.Containers {
@@ -182,7 +181,7 @@ func (s *Server) usage(ctx context.Context, v *appView) {
 // componentOf is a workload's component: its label, else its name without
 // the app's prefix.
 func componentOf(m metav1.ObjectMeta, app string) string {
-	if c := m.Labels[probe.LabelComponent]; c != "" {
+	if c := m.Labels[layout.LabelComponent]; c != "" {
 		return c
 	}
 	if len(m.Name) > len(app)+1 && m.Name[:len(app)+1] == app+"-" {

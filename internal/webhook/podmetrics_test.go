@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/probe"
 	"github.com/fleetwright/fleetwright/internal/store"
 	"github.com/fleetwright/fleetwright/internal/testenv"
@@ -27,7 +28,7 @@ import (
 func usageApp(t testing.TB, c client.Client, project string) {
 	t.Helper()
 	labels := func(comp string) map[string]string {
-		return map[string]string{probe.LabelApp: "api", probe.LabelProject: project, probe.LabelComponent: comp}
+		return map[string]string{layout.LabelApp: "api", layout.LabelProject: project, layout.LabelComponent: comp}
 	}
 	req := func(cpu, mem string) corev1.ResourceRequirements {
 		return corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(mem)}}
@@ -49,7 +50,7 @@ func usageApp(t testing.TB, c client.Client, project string) {
 				corev1.Container{Name: "db", Image: "registry.example.test/postgres:17", Resources: req("500m", "1Gi")})}},
 		// Another app of the project: not counted.
 		&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "admin-web", Namespace: project,
-			Labels: map[string]string{probe.LabelApp: "admin", probe.LabelProject: project, probe.LabelComponent: "web"}},
+			Labels: map[string]string{layout.LabelApp: "admin", layout.LabelProject: project, layout.LabelComponent: "web"}},
 			Spec: appsv1.DeploymentSpec{Replicas: ptr.To(int32(5)), Selector: sel("admin"), Template: tmpl("admin",
 				corev1.Container{Name: "web", Image: "registry.example.test/admin:v1", Resources: req("4", "8Gi")})}},
 	} {
@@ -122,7 +123,7 @@ func TestAppPageMetricsAndCost(t *testing.T) {
 	usageApp(t, own.Client, project)
 	use := func(name, comp, cpu, mem string) metricsv1beta1.PodMetrics {
 		return metricsv1beta1.PodMetrics{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{probe.LabelApp: "api", probe.LabelProject: project, probe.LabelComponent: comp}},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{layout.LabelApp: "api", layout.LabelProject: project, layout.LabelComponent: comp}},
 			Timestamp:  metav1.Now(), Window: metav1.Duration{Duration: 30e9},
 			Containers: []metricsv1beta1.ContainerMetrics{{Name: comp, Usage: corev1.ResourceList{
 				corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(mem)}}},
@@ -130,7 +131,7 @@ func TestAppPageMetricsAndCost(t *testing.T) {
 	}
 	ms.SetPods(project, use("api-web-7d4b9c6f5-x2x9z", "web", "120m", "100Mi"), use("api-web-7d4b9c6f5-q8k2m", "web", "80m", "110Mi"),
 		use("api-db-0", "db", "300m", "700Mi"),
-		metricsv1beta1.PodMetrics{ObjectMeta: metav1.ObjectMeta{Name: "admin-web-1", Labels: map[string]string{probe.LabelApp: "admin", probe.LabelProject: project}}})
+		metricsv1beta1.PodMetrics{ObjectMeta: metav1.ObjectMeta{Name: "admin-web-1", Labels: map[string]string{layout.LabelApp: "admin", layout.LabelProject: project}}})
 	srv := usageServer(t, own.Config, project)
 	rec := get(t, srv.Handler(), "/apps/"+project+"/api", testToken)
 	if rec.Code != 200 {
@@ -192,7 +193,7 @@ func BenchmarkAppPageUsage(b *testing.B) {
 	b.Cleanup(func() { _ = stop() })
 	project := own.Namespace(b)
 	usageApp(b, own.Client, project)
-	labels := map[string]string{probe.LabelApp: "api", probe.LabelProject: project, probe.LabelComponent: "web"}
+	labels := map[string]string{layout.LabelApp: "api", layout.LabelProject: project, layout.LabelComponent: "web"}
 	var pms []metricsv1beta1.PodMetrics
 	for _, n := range []string{"api-web-1", "api-web-2", "api-db-0"} {
 		pms = append(pms, metricsv1beta1.PodMetrics{ObjectMeta: metav1.ObjectMeta{Name: n, Labels: labels},

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/probe"
 	"github.com/fleetwright/fleetwright/internal/probe/fleettest"
 	"github.com/fleetwright/fleetwright/internal/store"
@@ -256,7 +257,7 @@ func TestProjectSourceJourney(t *testing.T) {
 	if err := env.Client.Update(t.Context(), k); err != nil {
 		t.Fatal(err)
 	}
-	appOf := client.MatchingLabels{probe.LabelApp: "api", probe.LabelProject: project}
+	appOf := client.MatchingLabels{layout.LabelApp: "api", layout.LabelProject: project}
 	for _, obj := range []client.Object{&kustomizev1.Kustomization{}, &sourcev1.OCIRepository{}} {
 		if err := env.Client.DeleteAllOf(t.Context(), obj, client.InNamespace(fluxNS), appOf); err != nil {
 			t.Fatal(err)

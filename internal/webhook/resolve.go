@@ -94,9 +94,9 @@ func (r *ClusterResolver) Resolve(ctx context.Context, kind, namespace, name str
 	default:
 		l, a := obj.GetLabels(), obj.GetAnnotations()
 		ref = AppRef{
-			Project:      cmpOr(l[probe.LabelProject], a[probe.AnnotationProject]),
-			App:          cmpOr(l[probe.LabelApp], a[probe.AnnotationApp]),
-			SpecRevision: a[probe.AnnotationSpecRevision],
+			Project:      cmpOr(l[layout.LabelProject], a[layout.EventAnnotationPrefix+layout.EventProject]),
+			App:          cmpOr(l[layout.LabelApp], a[layout.EventAnnotationPrefix+layout.EventApp]),
+			SpecRevision: a[layout.EventAnnotationPrefix+layout.EventSpecRevision],
 			Environment:  cmpOr(l[layout.LabelEnvironment], a[layout.EventAnnotationPrefix+layout.EventEnvironment]),
 		}
 		ok = ref.Project != "" && ref.App != ""

@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/probe"
 )
@@ -239,7 +240,7 @@ func TestRealAppJourney(t *testing.T) {
 			t.Errorf("DB_ADDR = %q", e.Value)
 		}
 	}
-	sum1 := d.Spec.Template.Annotations[generate.AnnoFilesSum]
+	sum1 := d.Spec.Template.Annotations[layout.AnnotationFilesSum]
 	j.pass(4, "the api rolled out with its config file mounted read-only from "+cm.Name+" and a gRPC readiness probe")
 	j.checkWebhookRunning(realAppPath, rev1, 1)
 	j.pass(5, "the webhook shows the deployment of "+rev1+" running, its sync and readiness checks passed; GitHub's deployment status is success")
@@ -263,7 +264,7 @@ func TestRealAppJourney(t *testing.T) {
 		t.Errorf("the changed job kept its name %s", job1.Name)
 	}
 	d = j.waitRollout(realApp+"-api", 1)
-	if sum2 := d.Spec.Template.Annotations[generate.AnnoFilesSum]; sum2 == sum1 || sum2 == "" {
+	if sum2 := d.Spec.Template.Annotations[layout.AnnotationFilesSum]; sum2 == sum1 || sum2 == "" {
 		t.Errorf("the files checksum did not change with the file: %q → %q", sum1, sum2)
 	}
 	j.checkWebhookRunning(realAppPath, rev2, 2)
@@ -304,7 +305,7 @@ func (j *journey) completedJob() *batchv1.Job {
 	var done *batchv1.Job
 	j.eventually("the migration job completes", 2*time.Minute, func() error {
 		var list batchv1.JobList
-		if err := j.c.Client.List(j.ctx, &list, client.InNamespace(project), client.MatchingLabels{generate.LabelInstance: realApp + "-migrate"}); err != nil {
+		if err := j.c.Client.List(j.ctx, &list, client.InNamespace(project), client.MatchingLabels{layout.LabelInstance: realApp + "-migrate"}); err != nil {
 			return err
 		}
 		if len(list.Items) != 1 {

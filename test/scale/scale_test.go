@@ -31,6 +31,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/fleetwright/fleetwright/internal/fleet/artifact"
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/gitrepo/gittest"
 	"github.com/fleetwright/fleetwright/internal/registry/registrytest"
@@ -269,7 +270,7 @@ func runCase(b *testing.B, shape Shape, n, shards int, artifacts bool) result {
 	deploy := app + "-api"
 	poll(ctx, b, app+" Ready at "+rev2, 10*time.Minute, 200*time.Millisecond, func() error {
 		var own kustomizev1.KustomizationList
-		if err := flux.List(ctx, &own, client.InNamespace(""), client.MatchingLabels{generate.LabelApp: app, generate.LabelProject: project}); err != nil {
+		if err := flux.List(ctx, &own, client.InNamespace(""), client.MatchingLabels{layout.LabelApp: app, layout.LabelProject: project}); err != nil {
 			return err
 		}
 		if len(own.Items) == 0 {

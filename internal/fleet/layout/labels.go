@@ -18,6 +18,16 @@ const (
 	LabelEnvironment = labelPrefix + "environment"
 	// EventEnvironment is the event metadata key that holds it.
 	EventEnvironment = "environment"
+	// The event metadata keys (and, under EventAnnotationPrefix, the
+	// annotations of an app's Flux objects) naming the app, its project and
+	// component and the apps-repository commit it was rendered from.
+	EventApp          = "app"
+	EventProject      = "project"
+	EventComponent    = "component"
+	EventSpecRevision = "spec-revision"
+	// LabelShard is Flux's sharding label, on the Flux objects of an app
+	// whose platform shards its controllers.
+	LabelShard = "sharding.fluxcd.io/key"
 	// Kubernetes' recommended labels.
 	LabelName      = "app.kubernetes.io/name"
 	LabelInstance  = "app.kubernetes.io/instance"
@@ -37,7 +47,10 @@ const (
 	// AnnotationExportsSum is the checksum of the exports a workload reads,
 	// so that it restarts when one changes.
 	AnnotationExportsSum = labelPrefix + "exports-checksum"
-	// AnnotationFilesSum is the checksum of the files a workload mounts.
+	// AnnotationFilesSum is the checksum of the files a workload mounts,
+	// on its pod template: a changed file rolls the pods, which then read
+	// it (files are mounted with subPath, which Kubernetes does not update
+	// in place).
 	AnnotationFilesSum = labelPrefix + "files-checksum"
 	// AnnotationPausedCount is the replica count a paused workload goes
 	// back to.

@@ -23,7 +23,7 @@ import (
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
 
-// kustomize-controller's owner labels (probe.LabelAppliedByName and
+// kustomize-controller's owner labels (layout.AppliedByNameLabel and
 // …Namespace; this package cannot import probe, whose tests import it).
 const (
 	labelAppliedByName      = "kustomize.toolkit.fluxcd.io/name"
@@ -218,7 +218,7 @@ func SetSource(t testing.TB, c client.Client, o *sourcev1.OCIRepository, stored 
 			Path: path, URL: "http://source-controller." + o.Namespace + ".svc.cluster.local./" + path,
 			Revision: stored, Digest: "sha256:5e0f6c1d2a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5",
 			LastUpdateTime: metav1.Now(), Size: ptr.To(int64(1024)),
-			Metadata: map[string]string{"org.opencontainers.image.title": o.Annotations[generate.AnnoArtifactPath]},
+			Metadata: map[string]string{"org.opencontainers.image.title": o.Annotations[layout.AnnotationArtifactPath]},
 		}
 	}
 	o.Status.Conditions = conds
