@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -383,18 +384,24 @@ func TestServeOnPostgresOwnsAndReleases(t *testing.T) {
 	}
 }
 
-// TestPlatformFilePrices reads the prices of a platform file, and refuses
+// TestPlatformFilePrices reads the prices of a platform file and its
+// environments' clusters, and refuses
 // to start on a bad one with the problem at its line and column.
 func TestPlatformFilePrices(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	good := writeFile(t, dir, "platform.yaml", "registry: registry.example.com/fleet\nprices:\n  cpu_hour: 0.031\n  memory_gib_hour: 0.0042\n  currency: EUR")
-	p, err := readPrices(good)
+	p, _, err := readPlatform(good)
 	if err != nil || p != (webhook.Prices{CPUHour: 0.031, MemoryGiBHour: 0.0042, Currency: "EUR"}) {
-		t.Errorf("readPrices = %+v, %v", p, err)
+		t.Errorf("readPlatform = %+v, %v", p, err)
 	}
-	if p, err := readPrices(writeFile(t, t.TempDir(), "platform.yaml", "registry: r.example.com/x")); err != nil || p.Set() {
-		t.Errorf("readPrices of a file without prices = %+v, %v", p, err)
+	envs := writeFile(t, t.TempDir(), "platform.yaml", "registry: r.example.com/x\nclusters: [{name: stage-eu}, {name: prod-eu}]\n"+
+		"environments:\n  - {name: staging, cluster: stage-eu}\n  - {name: production, cluster: prod-eu, promote_from: staging}\n")
+	if _, clusters, err := readPlatform(envs); err != nil || !maps.Equal(clusters, map[string]string{"staging": "stage-eu", "production": "prod-eu"}) {
+		t.Errorf("the environments' clusters = %v, %v", clusters, err)
+	}
+	if p, _, err := readPlatform(writeFile(t, t.TempDir(), "platform.yaml", "registry: r.example.com/x")); err != nil || p.Set() {
+		t.Errorf("readPlatform of a file without prices = %+v, %v", p, err)
 	}
 	bad := writeFile(t, t.TempDir(), "platform.yaml", "prices:\n  cpu_hour: -0.031\n  memory_gib_hour: lots")
 	err = run(t.Context(), []string{"-listen", "127.0.0.1:0", "-sqlite", filepath.Join(dir, "h.db"), "-platform-file", bad}, io.Discard, io.Discard)

@@ -50,6 +50,12 @@ type PagesConfig struct {
 	Streams StreamLimits
 	// Prices price each app's requested resources on its page.
 	Prices Prices
+	// EnvironmentClusters maps each environment (platform.yaml
+	// environments) to its cluster. The page of an app in an environment
+	// on another cluster than ClusterName shows none of this cluster's
+	// pods, events, logs, use or cost, which would be another
+	// environment's.
+	EnvironmentClusters map[string]string
 }
 
 //go:embed ui/*.html

@@ -3,6 +3,7 @@ package webhook
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -99,6 +100,9 @@ type logView struct {
 
 type appView struct {
 	pageBase
+	// Elsewhere says why the cluster's pods, events, logs and usage are
+	// not shown: the app's environment runs on another cluster.
+	Elsewhere  string
 	App        store.App
 	Phase      store.Phase
 	Badge      badgeView
@@ -213,7 +217,7 @@ func (s *Server) appPage(r *http.Request, project, name string) (appView, error)
 	if err := s.environments(ctx, &v); err != nil {
 		return appView{}, err
 	}
-	if s.cfg.Kube != nil {
+	if v.Elsewhere = s.elsewhere(a); s.cfg.Kube != nil && v.Elsewhere == "" {
 		s.podsAndLogs(ctx, &v)
 		s.usage(ctx, &v)
 	}
@@ -353,7 +357,7 @@ func (s *Server) appEvents(ctx context.Context, v *appView) error {
 		v.Events = append(v.Events, EventView{Source: "flux", Time: e.EventTime, Type: e.Severity, Reason: e.Reason,
 			Object: e.Kind + "/" + e.Namespace + "/" + e.Name, Message: e.Message})
 	}
-	if s.cfg.Kube != nil {
+	if s.cfg.Kube != nil && s.elsewhere(v.App) == "" {
 		kev, err := s.kubeEvents(ctx, v.App.Project, v.App.Name)
 		if err != nil {
 			v.EventError = "Kubernetes events are not available from the cluster: " + err.Error()
@@ -394,4 +398,18 @@ func (s *Server) podsAndLogs(ctx context.Context, v *appView) {
 		}
 		v.Logs = append(v.Logs, lv)
 	}
+}
+
+// elsewhere returns why this webhook's cluster says nothing of the app: its
+// environment runs on another cluster (PagesConfig.EnvironmentClusters),
+// whose objects of the same project and name are another environment's.
+// "" when the cluster is the app's, or when that is not known.
+func (s *Server) elsewhere(a store.App) string {
+	pc := s.pages.cfg
+	cluster := pc.EnvironmentClusters[a.Environment]
+	if a.Environment == "" || cluster == "" || pc.ClusterName == "" || cluster == pc.ClusterName {
+		return ""
+	}
+	return fmt.Sprintf("%s runs on cluster %s; this webhook reads cluster %s. The pods, events, logs, use and cost of %s are on %s's status pages.",
+		a.Environment, cluster, pc.ClusterName, a.Environment, cluster)
 }

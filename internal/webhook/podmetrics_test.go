@@ -1,8 +1,10 @@
 package webhook
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -227,4 +229,48 @@ func BenchmarkAppPageUsage(b *testing.B) {
 func noMetrics(srv *Server) *Server {
 	srv.cfg.Metrics = nil
 	return srv
+}
+
+// TestAppPageOtherEnvironmentsCluster: a webhook reading cluster stage-eu
+// shows staging's pods, use and cost, and for production, which runs on
+// prod-eu, none of them: the workloads of the same project and name on
+// stage-eu are staging's.
+func TestAppPageOtherEnvironmentsCluster(t *testing.T) {
+	t.Parallel()
+	project := env.Namespace(t)
+	usageApp(t, env.Client, project)
+	kube, err := kubernetes.NewForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, st := pageServer(t, func(c *Config) {
+		c.Kube = kube
+		c.Environments = []string{"staging", "production"}
+		c.Pages.ClusterName = "stage-eu"
+		c.Pages.EnvironmentClusters = map[string]string{"staging": "stage-eu", "production": "prod-eu"}
+	})
+	for i, e := range []string{"staging", "production"} {
+		at := pageT0.Add(time.Duration(i) * time.Minute)
+		rev := fmt.Sprintf("main@sha1:%040d", i+1)
+		if _, err := st.RecordEvents(t.Context(), []store.Event{{
+			DedupeKey: e, ReceivedAt: at, EventTime: at, Kind: "Kustomization", Namespace: "flux-system", Name: project + "-api-web",
+			Severity: "info", Reason: "ReconciliationSucceeded", Message: "Applied revision " + rev, Revision: rev,
+			Controller: "kustomize-controller", Project: project, App: "api", Component: "web", Environment: e,
+			Health: store.HealthHealthy, Body: []byte(`{}`),
+		}}, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	prod := get(t, srv.Handler(), "/apps/"+project+"/api?environment=production", testToken).Body.String()
+	want := "production runs on cluster prod-eu; this webhook reads cluster stage-eu."
+	if !strings.Contains(prod, want) || strings.Contains(prod, "No cluster configured") {
+		t.Errorf("production's page does not say its cluster is another:\n%s", prod)
+	}
+	if rows := usageRows(t, prod); len(rows) != 0 {
+		t.Errorf("production's page shows staging's usage: %v", rows)
+	}
+	staging := get(t, srv.Handler(), "/apps/"+project+"/api?environment=staging", testToken).Body.String()
+	if strings.Contains(staging, "runs on cluster") || len(usageRows(t, staging)) == 0 {
+		t.Errorf("staging's page lacks its cluster's usage:\n%s", staging)
+	}
 }
