@@ -3,7 +3,6 @@ package render
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"maps"
 	"path"
 	"slices"
@@ -52,17 +51,7 @@ func (s *AtRelease) Load(ctx context.Context, loader *spec.Loader) (*spec.Repo, 
 		maps.Copy(files, f)
 		maps.Copy(modes, m)
 	}
-	var links map[string]string
-	for p, m := range modes {
-		if m&fs.ModeSymlink != 0 {
-			if links == nil {
-				links = map[string]string{}
-			}
-			links[p] = string(files[p])
-			delete(files, p)
-		}
-	}
-	repo, ps := loader.LoadTree(files, links)
+	repo, ps := loadTree(loader, files, modes)
 	return repo, ps, nil
 }
 

@@ -137,8 +137,14 @@ func (s *gitSource) Load(ctx context.Context, loader *spec.Loader) (*spec.Repo, 
 	if err != nil {
 		return nil, nil, err
 	}
-	// Links are followed and refused as on disk: a config file that is a
-	// link is read through it, not as the link's target text.
+	repo, ps := loadTree(loader, files, modes)
+	return repo, ps, nil
+}
+
+// loadTree loads a tree read from Git. Links are followed and refused as
+// on disk: a config file that is a link is read through it, not as the
+// link's target text.
+func loadTree(loader *spec.Loader, files map[string][]byte, modes map[string]fs.FileMode) (*spec.Repo, spec.Problems) {
 	var links map[string]string
 	for p, m := range modes {
 		if m&fs.ModeSymlink != 0 {
@@ -149,8 +155,7 @@ func (s *gitSource) Load(ctx context.Context, loader *spec.Loader) (*spec.Repo, 
 			delete(files, p)
 		}
 	}
-	repo, ps := loader.LoadTree(files, links)
-	return repo, ps, nil
+	return loader.LoadTree(files, links)
 }
 
 // Materialize writes the files into a temporary folder, executables and

@@ -190,15 +190,7 @@ func (s *Server) listDeployments(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	slices.Reverse(match)
-	page, ok := s.page(w, r, len(match))
-	if !ok {
-		return
-	}
-	out := []any{}
-	for _, d := range match[page.from:page.to] {
-		out = append(out, s.deploymentJSON(rs, d))
-	}
-	writeJSON(w, http.StatusOK, out)
+	writePage(s, w, r, match, func(d *Deployment) any { return s.deploymentJSON(rs, d) })
 }
 
 // listDeploymentStatuses answers GET
@@ -222,15 +214,7 @@ func (s *Server) listDeploymentStatuses(w http.ResponseWriter, r *http.Request) 
 	d := rs.deployments[i]
 	sts := slices.Clone(d.Statuses)
 	slices.Reverse(sts)
-	page, ok := s.page(w, r, len(sts))
-	if !ok {
-		return
-	}
-	out := []any{}
-	for _, st := range sts[page.from:page.to] {
-		out = append(out, s.deploymentStatusJSON(rs, d, st))
-	}
-	writeJSON(w, http.StatusOK, out)
+	writePage(s, w, r, sts, func(st DeploymentStatus) any { return s.deploymentStatusJSON(rs, d, st) })
 }
 
 func (s *Server) deploymentJSON(rs *repoState, d *Deployment) map[string]any {

@@ -524,15 +524,7 @@ func (s *Server) listPulls(w http.ResponseWriter, r *http.Request) {
 	}
 	// GitHub's default order: newest first.
 	slices.Reverse(match)
-	page, ok := s.page(w, r, len(match))
-	if !ok {
-		return
-	}
-	out := []any{}
-	for _, p := range match[page.from:page.to] {
-		out = append(out, s.pullJSON(rs, p))
-	}
-	writeJSON(w, http.StatusOK, out)
+	writePage(s, w, r, match, func(p *PullRequest) any { return s.pullJSON(rs, p) })
 }
 
 func (s *Server) createPull(w http.ResponseWriter, r *http.Request) {
@@ -644,15 +636,7 @@ func (s *Server) listComments(w http.ResponseWriter, r *http.Request) {
 			match = append(match, c)
 		}
 	}
-	page, ok := s.page(w, r, len(match))
-	if !ok {
-		return
-	}
-	out := []any{}
-	for _, c := range match[page.from:page.to] {
-		out = append(out, s.commentJSON(rs, c))
-	}
-	writeJSON(w, http.StatusOK, out)
+	writePage(s, w, r, match, func(c *Comment) any { return s.commentJSON(rs, c) })
 }
 
 func (s *Server) createComment(w http.ResponseWriter, r *http.Request) {
@@ -992,4 +976,18 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 		return
 	}
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// writePage answers a list call with the page of items the request asks
+// for (per_page, page), each as toJSON makes it.
+func writePage[T any](s *Server, w http.ResponseWriter, r *http.Request, items []T, toJSON func(T) any) {
+	page, ok := s.page(w, r, len(items))
+	if !ok {
+		return
+	}
+	out := []any{}
+	for _, it := range items[page.from:page.to] {
+		out = append(out, toJSON(it))
+	}
+	writeJSON(w, http.StatusOK, out)
 }
