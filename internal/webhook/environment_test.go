@@ -1,10 +1,12 @@
 package webhook
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -255,4 +257,50 @@ func FuzzValidEnvironment(f *testing.F) {
 			t.Errorf("validEnvironment(%q) = %v, want %v", s, got, want)
 		}
 	})
+}
+
+// readyCounter is fakeChecker counting the readiness checks it ran.
+type readyCounter struct {
+	fakeChecker
+	ready *atomic.Int32
+}
+
+func (c readyCounter) Readiness(ctx context.Context, t probe.Target) (probe.Check, bool) {
+	c.ready.Add(1)
+	return c.fakeChecker.Readiness(ctx, t)
+}
+
+// TestEnvironmentOnAnotherClusterIsNotChecked: a webhook reading cluster
+// stage-eu checks staging's deployments there, and production's (on
+// prod-eu) not at all: this cluster's objects of the same names are
+// staging's. Production's events alone judge it, and its readiness and
+// reachability say where it runs.
+func TestEnvironmentOnAnotherClusterIsNotChecked(t *testing.T) {
+	t.Parallel()
+	var ready atomic.Int32
+	e := newTestEnv(t, func(c *Config) {
+		c.Prober = readyCounter{fakeChecker{sync: probe.StatePassed, ready: probe.StatePassed, reach: probe.StatePassed}, &ready}
+		c.Pages.ClusterName = "stage-eu"
+		c.Pages.EnvironmentClusters = map[string]string{"staging": "stage-eu", "production": "prod-eu"}
+	})
+	prod := e.mustPost(fixture(t, "kustomization-succeeded", inEnvironment("production")), 200)
+	e.waitEnvPhase("production", rev1, store.PhaseRunning)
+	if n := ready.Load(); n != 0 {
+		t.Errorf("production's deployment was checked on staging's cluster %d time(s)", n)
+	}
+	d, err := e.st.Deployment(t.Context(), prod.DeploymentID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := decodeResult(d)
+	for _, name := range []string{probe.CheckReadiness, probe.CheckReachability} {
+		if c := res.Check(name); c.State != probe.StateSkipped || c.Message != "runs on cluster prod-eu, not this webhook's stage-eu" {
+			t.Errorf("production's %s check = %s %q", name, c.State, c.Message)
+		}
+	}
+	e.mustPost(fixture(t, "kustomization-succeeded", inEnvironment("staging")), 200)
+	e.waitEnvPhase("staging", rev1, store.PhaseRunning)
+	if ready.Load() == 0 {
+		t.Error("staging's deployment was not checked on its own cluster")
+	}
 }

@@ -547,6 +547,13 @@ func (t *tracker) target(d store.Deployment) probe.Target {
 
 func (t *tracker) execute(ctx context.Context, d store.Deployment, mode runMode, started time.Time, wake <-chan struct{}) {
 	chk := &deploymentChecker{base: t.s.cfg.Prober, st: t.s.cfg.Store, id: d.ID, artifacts: t.s.artifactsOf}
+	if t.s.elsewhere(store.App{Environment: d.Environment}) != "" && chk.base != nil {
+		// Its environment runs on another cluster: this one's objects of
+		// the same names are another environment's. The events alone
+		// judge it, as without a cluster.
+		chk.base = nil
+		chk.skipped = "runs on cluster " + t.s.pages.cfg.EnvironmentClusters[d.Environment] + ", not this webhook's " + t.s.pages.cfg.ClusterName
+	}
 	timeout := d.Timeout
 	if timeout <= 0 {
 		timeout = t.s.cfg.DefaultTimeout
@@ -742,6 +749,9 @@ func (t *tracker) apply(ctx context.Context, id int64, mode runMode, res probe.R
 // the deployment saw them.
 type deploymentChecker struct {
 	base probe.Checker
+	// skipped says why, without base, readiness and reachability are
+	// skipped ("no cluster configured" when empty).
+	skipped string
 	st   store.Store
 	id   int64
 	// artifacts returns what is known of the artifact revisions the
@@ -791,16 +801,23 @@ func (c *deploymentChecker) sawApp(ctx context.Context, d store.Deployment) bool
 	return err == nil && len(prev) == 1 && saw(prev[0])
 }
 
+func (c *deploymentChecker) skipWhy() string {
+	if c.skipped != "" {
+		return c.skipped
+	}
+	return "no cluster configured"
+}
+
 func (c *deploymentChecker) Readiness(ctx context.Context, t probe.Target) (probe.Check, bool) {
 	if c.base == nil {
-		return probe.Check{Name: probe.CheckReadiness, State: probe.StateSkipped, Message: "no cluster configured"}, false
+		return probe.Check{Name: probe.CheckReadiness, State: probe.StateSkipped, Message: c.skipWhy()}, false
 	}
 	return c.base.Readiness(ctx, t)
 }
 
 func (c *deploymentChecker) Reachability(ctx context.Context, t probe.Target) (probe.Check, string) {
 	if c.base == nil {
-		return probe.Check{Name: probe.CheckReachability, State: probe.StateSkipped, Message: "no cluster configured"}, ""
+		return probe.Check{Name: probe.CheckReachability, State: probe.StateSkipped, Message: c.skipWhy()}, ""
 	}
 	return c.base.Reachability(ctx, t)
 }
