@@ -752,8 +752,8 @@ type deploymentChecker struct {
 	// skipped says why, without base, readiness and reachability are
 	// skipped ("no cluster configured" when empty).
 	skipped string
-	st   store.Store
-	id   int64
+	st      store.Store
+	id      int64
 	// artifacts returns what is known of the artifact revisions the
 	// deployment's fleet revision pins (Server.artifactsOf).
 	artifacts func(context.Context, store.Deployment) map[string]string
