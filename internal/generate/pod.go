@@ -50,44 +50,10 @@ func (r *renderer) pod(a *spec.LoadedApp, c *spec.Component, lbls map[string]str
 	w := c.WorkloadSpec
 	pt.retain = true
 	used := map[string]exports.Export{}
-
-	image := w.Image
-	if img, ok := r.opts.Images[spec.NodeID(a, c.Name)]; ok {
-		image = img
-	}
-	if image == "" {
-		return pt, fmt.Errorf("no image: build_mode %s images must be built before rendering", w.BuildMode)
-	}
-	env, err := r.env(a, c, a.Spec.WorkloadEnv(w), used)
-	if err != nil {
-		return pt, err
-	}
 	containers := make([]corev1.Container, 1)
 	main := &containers[0]
-	*main = corev1.Container{
-		Name:      c.Name,
-		Image:     image,
-		Command:   w.Command,
-		Args:      w.Args,
-		Env:       env,
-		EnvFrom:   envFrom(a.Spec.WorkloadEnvFrom(w)),
-		Resources: r.resources(a.Project, w.Resources),
-	}
-	var declared []spec.Port
-	switch {
-	case w.Port > 0:
-		declared = []spec.Port{{Name: "http", Port: w.Port}}
-	default:
-		declared = w.Ports
-	}
-	main.Ports, pt.service = containerPorts(declared, pt.service)
-	if hc := w.HealthCheck; hc != nil {
-		main.ReadinessProbe, main.LivenessProbe = healthCheck(hc)
-	}
-	if w.Probes != nil {
-		if err := probes(main, w.Probes, declared); err != nil {
-			return pt, err
-		}
+	if err := r.mainContainer(a, c, main, &pt, used); err != nil {
+		return pt, err
 	}
 
 	// Pod-level security settings come from the workload's container: the
@@ -101,71 +67,9 @@ func (r *renderer) pod(a *spec.LoadedApp, c *spec.Component, lbls map[string]str
 	for _, h := range w.HostAliases {
 		pod.HostAliases = append(pod.HostAliases, corev1.HostAlias{IP: h.IP, Hostnames: h.Hostnames})
 	}
-
-	// Volumes, in the spec's order; the files' volume last.
-	vols := map[string]bool{}
-	for _, v := range w.Volumes {
-		if v.Name == filesVolume {
-			return pt, fmt.Errorf("volume %s: the name is reserved for the component's files", v.Name)
-		}
-		vols[v.Name] = true
-		switch {
-		case v.Size != nil:
-			if c.Type != spec.TypeWorkload {
-				return pt, fmt.Errorf("volume %s: a persistent volume (size) needs type workload, not %s", v.Name, c.Type)
-			}
-			claim, err := claimTemplate(v)
-			if err != nil {
-				return pt, err
-			}
-			pt.claims = append(pt.claims, claim)
-			if v.Retain != nil && !*v.Retain {
-				pt.retain = false
-			}
-		case v.Shared != "":
-			claim := spec.SharedClaimName(a.Spec.Name, v.Shared)
-			pod.Volumes = append(pod.Volumes, corev1.Volume{Name: v.Name, VolumeSource: corev1.VolumeSource{
-				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim},
-			}})
-			if av := a.Spec.SharedVolume(v.Shared); av != nil && a.Spec.SharedVolumeOwner(v.Shared) == c.Name && !slices.ContainsFunc(pt.extra, func(o object) bool { return o.kind == "PersistentVolumeClaim" && o.name == claim }) {
-				pvc, err := sharedClaim(a, av, lbls)
-				if err != nil {
-					return pt, err
-				}
-				pt.extra = append(pt.extra, object{"PersistentVolumeClaim", claim, pvc})
-			}
-		case v.Claim != "":
-			pod.Volumes = append(pod.Volumes, corev1.Volume{Name: v.Name, VolumeSource: corev1.VolumeSource{
-				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: v.Claim},
-			}})
-		case v.EmptyDir != nil:
-			ed := &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMedium(v.EmptyDir.Medium)}
-			if v.EmptyDir.SizeLimit != nil {
-				q, err := resource.ParseQuantity(v.EmptyDir.SizeLimit.String())
-				if err != nil {
-					return pt, fmt.Errorf("volume %s: size_limit: %w", v.Name, err)
-				}
-				ed.SizeLimit = &q
-			}
-			pod.Volumes = append(pod.Volumes, corev1.Volume{Name: v.Name, VolumeSource: corev1.VolumeSource{EmptyDir: ed}})
-		case v.Secret != nil:
-			pod.Volumes = append(pod.Volumes, corev1.Volume{Name: v.Name, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
-				SecretName: v.Secret.Name, Items: keyPaths(v.Secret.Items), Optional: optional(v.Secret.Optional), DefaultMode: v.Secret.DefaultMode,
-			}}})
-		case v.ConfigMap != nil:
-			pod.Volumes = append(pod.Volumes, corev1.Volume{Name: v.Name, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-				LocalObjectReference: corev1.LocalObjectReference{Name: v.ConfigMap.Name},
-				Items:                keyPaths(v.ConfigMap.Items), Optional: optional(v.ConfigMap.Optional), DefaultMode: v.ConfigMap.DefaultMode,
-			}}})
-		default:
-			return pt, fmt.Errorf("volume %s: set one of size, shared, claim, empty_dir, secret or config_map", v.Name)
-		}
-		if v.MountPath != "" {
-			main.VolumeMounts = append(main.VolumeMounts, corev1.VolumeMount{
-				Name: v.Name, MountPath: v.MountPath, SubPath: v.SubPath,
-				ReadOnly: v.ReadOnly || v.Secret != nil || v.ConfigMap != nil,
-			})
-		}
+	vols, err := podVolumes(a, c, lbls, &pod, main, &pt)
+	if err != nil {
+		return pt, err
 	}
 	annotations := map[string]string{}
 	if len(w.Files) > 0 {
@@ -180,67 +84,15 @@ func (r *renderer) pod(a *spec.LoadedApp, c *spec.Component, lbls map[string]str
 			LocalObjectReference: corev1.LocalObjectReference{Name: cm.Name}, Items: items,
 		}}})
 	}
-
-	// Init containers run in order, then the sidecars start (native
-	// sidecars: init containers that keep running, Kubernetes ≥ 1.29) and
-	// run beside the workload's container for the pod's lifetime.
-	for _, x := range w.InitContainers {
-		ctr, err := r.extraContainer(a, c, x, vols, podSC, used, false)
-		if err != nil {
-			return pt, fmt.Errorf("init container %s: %w", x.Name, err)
-		}
-		pod.InitContainers = append(pod.InitContainers, ctr)
-	}
-	for _, x := range w.Sidecars {
-		ctr, err := r.extraContainer(a, c, x, vols, podSC, used, true)
-		if err != nil {
-			return pt, fmt.Errorf("sidecar %s: %w", x.Name, err)
-		}
-		always := corev1.ContainerRestartPolicyAlways
-		ctr.RestartPolicy = &always
-		ctr.Ports, pt.service = containerPorts(x.Ports, pt.service)
-		pod.InitContainers = append(pod.InitContainers, ctr)
+	if err := r.extraContainers(a, c, &pod, &pt, vols, podSC, used); err != nil {
+		return pt, err
 	}
 	pod.Containers = containers
-
 	for _, s := range w.ImagePullSecrets {
 		pod.ImagePullSecrets = append(pod.ImagePullSecrets, corev1.LocalObjectReference{Name: s})
 	}
-	if sa := w.ServiceAccount; sa != nil {
-		name := sa.Name
-		if name == "" {
-			name = objectName(a, c.Name)
-		}
-		pod.ServiceAccountName = name
-		if sa.Create {
-			pt.extra = append(pt.extra, object{"ServiceAccount", name, &corev1.ServiceAccount{
-				TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
-				ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: a.Project, Labels: lbls, Annotations: sa.Annotations},
-			}})
-		}
-	} else {
-		// A pod that names no identity gets no API token: it runs as the
-		// namespace's default account, which it has no reason to use.
-		pod.AutomountServiceAccountToken = new(false)
-	}
-
-	podLabels := lbls
-	if p := w.Pod; p != nil {
-		if len(p.Labels) > 0 {
-			podLabels = maps.Clone(p.Labels)
-			maps.Copy(podLabels, lbls) // fleetwright's own labels win
-		}
-		maps.Copy(annotations, p.Annotations)
-		pod.NodeSelector = p.NodeSelector
-		for _, t := range p.Tolerations {
-			pod.Tolerations = append(pod.Tolerations, corev1.Toleration{
-				Key: t.Key, Operator: corev1.TolerationOperator(t.Operator), Value: t.Value,
-				Effect: corev1.TaintEffect(t.Effect), TolerationSeconds: t.TolerationSeconds,
-			})
-		}
-		pod.PriorityClassName = p.PriorityClass
-		pod.TerminationGracePeriodSeconds = p.TerminationGracePeriodSeconds
-	}
+	serviceAccount(a, c, lbls, &pod, &pt)
+	podLabels := podSettings(w.Pod, lbls, &pod, annotations)
 	if len(used) > 0 {
 		annotations[layout.AnnotationExportsSum] = exports.Checksum(used)
 	}
@@ -249,6 +101,214 @@ func (r *renderer) pod(a *spec.LoadedApp, c *spec.Component, lbls map[string]str
 		Spec:       pod,
 	}
 	return pt, nil
+}
+
+// mainContainer builds the workload's own container in place: its image
+// (built or pinned), command, env, resources, ports (added to the
+// Service's) and probes.
+func (r *renderer) mainContainer(a *spec.LoadedApp, c *spec.Component, main *corev1.Container, pt *podTemplate, used map[string]exports.Export) error {
+	w := c.WorkloadSpec
+	image := w.Image
+	if img, ok := r.opts.Images[spec.NodeID(a, c.Name)]; ok {
+		image = img
+	}
+	if image == "" {
+		return fmt.Errorf("no image: build_mode %s images must be built before rendering", w.BuildMode)
+	}
+	env, err := r.env(a, c, a.Spec.WorkloadEnv(w), used)
+	if err != nil {
+		return err
+	}
+	*main = corev1.Container{
+		Name:      c.Name,
+		Image:     image,
+		Command:   w.Command,
+		Args:      w.Args,
+		Env:       env,
+		EnvFrom:   envFrom(a.Spec.WorkloadEnvFrom(w)),
+		Resources: r.resources(a.Project, w.Resources),
+	}
+	declared := w.Ports
+	if w.Port > 0 {
+		declared = []spec.Port{{Name: "http", Port: w.Port}}
+	}
+	main.Ports, pt.service = containerPorts(declared, pt.service)
+	if hc := w.HealthCheck; hc != nil {
+		main.ReadinessProbe, main.LivenessProbe = healthCheck(hc)
+	}
+	if w.Probes != nil {
+		return probes(main, w.Probes, declared)
+	}
+	return nil
+}
+
+// podVolumes adds the component's volumes to the pod, in the spec's
+// order, and mounts those with a mount path in the workload's container:
+// a persistent one becomes a claim template, a shared one the app's claim
+// (written with the component that owns it). It returns the volumes' names.
+func podVolumes(a *spec.LoadedApp, c *spec.Component, lbls map[string]string, pod *corev1.PodSpec, main *corev1.Container, pt *podTemplate) (map[string]bool, error) {
+	vols := map[string]bool{}
+	for _, v := range c.WorkloadSpec.Volumes {
+		if v.Name == filesVolume {
+			return nil, fmt.Errorf("volume %s: the name is reserved for the component's files", v.Name)
+		}
+		vols[v.Name] = true
+		if v.Size != nil {
+			if c.Type != spec.TypeWorkload {
+				return nil, fmt.Errorf("volume %s: a persistent volume (size) needs type workload, not %s", v.Name, c.Type)
+			}
+			claim, err := claimTemplate(v)
+			if err != nil {
+				return nil, err
+			}
+			pt.claims = append(pt.claims, claim)
+			if v.Retain != nil && !*v.Retain {
+				pt.retain = false
+			}
+		} else {
+			src, err := volumeSource(v, a)
+			if err != nil {
+				return nil, err
+			}
+			pod.Volumes = append(pod.Volumes, corev1.Volume{Name: v.Name, VolumeSource: src})
+			if v.Shared != "" {
+				if err := sharedClaimOf(a, c, v.Shared, lbls, pt); err != nil {
+					return nil, err
+				}
+			}
+		}
+		if v.MountPath != "" {
+			main.VolumeMounts = append(main.VolumeMounts, corev1.VolumeMount{
+				Name: v.Name, MountPath: v.MountPath, SubPath: v.SubPath,
+				ReadOnly: v.ReadOnly || v.Secret != nil || v.ConfigMap != nil,
+			})
+		}
+	}
+	return vols, nil
+}
+
+// volumeSource is where a volume other than a persistent one (size) comes
+// from.
+func volumeSource(v spec.Volume, a *spec.LoadedApp) (corev1.VolumeSource, error) {
+	switch {
+	case v.Shared != "":
+		return corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: spec.SharedClaimName(a.Spec.Name, v.Shared)}}, nil
+	case v.Claim != "":
+		return corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: v.Claim}}, nil
+	case v.EmptyDir != nil:
+		ed := &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMedium(v.EmptyDir.Medium)}
+		if v.EmptyDir.SizeLimit != nil {
+			q, err := resource.ParseQuantity(v.EmptyDir.SizeLimit.String())
+			if err != nil {
+				return corev1.VolumeSource{}, fmt.Errorf("volume %s: size_limit: %w", v.Name, err)
+			}
+			ed.SizeLimit = &q
+		}
+		return corev1.VolumeSource{EmptyDir: ed}, nil
+	case v.Secret != nil:
+		return corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName: v.Secret.Name, Items: keyPaths(v.Secret.Items), Optional: optional(v.Secret.Optional), DefaultMode: v.Secret.DefaultMode,
+		}}, nil
+	case v.ConfigMap != nil:
+		return corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: v.ConfigMap.Name},
+			Items:                keyPaths(v.ConfigMap.Items), Optional: optional(v.ConfigMap.Optional), DefaultMode: v.ConfigMap.DefaultMode,
+		}}, nil
+	}
+	return corev1.VolumeSource{}, fmt.Errorf("volume %s: set one of size, shared, claim, empty_dir, secret or config_map", v.Name)
+}
+
+// sharedClaimOf adds the app-wide claim name to the component's objects
+// when the component owns it (the first workload by name that mounts it),
+// once.
+func sharedClaimOf(a *spec.LoadedApp, c *spec.Component, name string, lbls map[string]string, pt *podTemplate) error {
+	claim := spec.SharedClaimName(a.Spec.Name, name)
+	av := a.Spec.SharedVolume(name)
+	if av == nil || a.Spec.SharedVolumeOwner(name) != c.Name ||
+		slices.ContainsFunc(pt.extra, func(o object) bool { return o.kind == "PersistentVolumeClaim" && o.name == claim }) {
+		return nil
+	}
+	pvc, err := sharedClaim(a, av, lbls)
+	if err != nil {
+		return err
+	}
+	pt.extra = append(pt.extra, object{"PersistentVolumeClaim", claim, pvc})
+	return nil
+}
+
+// extraContainers adds the init containers, which run in order, then the
+// sidecars, which start next (native sidecars: init containers that keep
+// running, Kubernetes ≥ 1.29) and run beside the workload's container for
+// the pod's lifetime; a sidecar's ports join the Service's.
+func (r *renderer) extraContainers(a *spec.LoadedApp, c *spec.Component, pod *corev1.PodSpec, pt *podTemplate, vols map[string]bool, podSC *corev1.PodSecurityContext, used map[string]exports.Export) error {
+	w := c.WorkloadSpec
+	for _, x := range w.InitContainers {
+		ctr, err := r.extraContainer(a, c, x, vols, podSC, used, false)
+		if err != nil {
+			return fmt.Errorf("init container %s: %w", x.Name, err)
+		}
+		pod.InitContainers = append(pod.InitContainers, ctr)
+	}
+	for _, x := range w.Sidecars {
+		ctr, err := r.extraContainer(a, c, x, vols, podSC, used, true)
+		if err != nil {
+			return fmt.Errorf("sidecar %s: %w", x.Name, err)
+		}
+		always := corev1.ContainerRestartPolicyAlways
+		ctr.RestartPolicy = &always
+		ctr.Ports, pt.service = containerPorts(x.Ports, pt.service)
+		pod.InitContainers = append(pod.InitContainers, ctr)
+	}
+	return nil
+}
+
+// serviceAccount sets the identity the pods run as, and adds the account
+// to the component's objects when the spec creates it.
+func serviceAccount(a *spec.LoadedApp, c *spec.Component, lbls map[string]string, pod *corev1.PodSpec, pt *podTemplate) {
+	sa := c.WorkloadSpec.ServiceAccount
+	if sa == nil {
+		// A pod that names no identity gets no API token: it runs as the
+		// namespace's default account, which it has no reason to use.
+		pod.AutomountServiceAccountToken = new(false)
+		return
+	}
+	name := sa.Name
+	if name == "" {
+		name = objectName(a, c.Name)
+	}
+	pod.ServiceAccountName = name
+	if sa.Create {
+		pt.extra = append(pt.extra, object{"ServiceAccount", name, &corev1.ServiceAccount{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: a.Project, Labels: lbls, Annotations: sa.Annotations},
+		}})
+	}
+}
+
+// podSettings applies the spec's pod settings: scheduling, priority and
+// termination grace on the pod, its annotations into annotations. It
+// returns the pod template's labels: the spec's, with fleetwright's own
+// winning.
+func podSettings(p *spec.Pod, lbls map[string]string, pod *corev1.PodSpec, annotations map[string]string) map[string]string {
+	if p == nil {
+		return lbls
+	}
+	podLabels := lbls
+	if len(p.Labels) > 0 {
+		podLabels = maps.Clone(p.Labels)
+		maps.Copy(podLabels, lbls) // fleetwright's own labels win
+	}
+	maps.Copy(annotations, p.Annotations)
+	pod.NodeSelector = p.NodeSelector
+	for _, t := range p.Tolerations {
+		pod.Tolerations = append(pod.Tolerations, corev1.Toleration{
+			Key: t.Key, Operator: corev1.TolerationOperator(t.Operator), Value: t.Value,
+			Effect: corev1.TaintEffect(t.Effect), TolerationSeconds: t.TolerationSeconds,
+		})
+	}
+	pod.PriorityClassName = p.PriorityClass
+	pod.TerminationGracePeriodSeconds = p.TerminationGracePeriodSeconds
+	return podLabels
 }
 
 // extraContainer builds an init container or a sidecar.
