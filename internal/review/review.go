@@ -70,33 +70,7 @@ func BuildContext(ctx context.Context, in Input) *Comment {
 		limit = GitHubLimit
 	}
 	changes := diffMaps(in.Base, in.Head)
-	var apps []*appChange
-	var baseFiles, headFiles map[string][]byte
-	// Objects of files that did not change are the same on both sides and
-	// cancel out of every section below, except in the resource totals of
-	// a changed app, which count all of its workloads: parse the changed
-	// files and the files of changed apps, not the whole fleet.
-	scope := func() {
-		apps = groupByApp(changes, in.Base, in.Head)
-		changedFiles, changedApps := map[string]bool{}, map[string]bool{}
-		for _, ch := range changes {
-			changedFiles[ch.Path] = true
-		}
-		for _, a := range apps {
-			changedApps[a.key] = true
-		}
-		pick := func(files map[string][]byte) map[string][]byte {
-			out := map[string][]byte{}
-			for p, b := range files {
-				if changedFiles[p] || changedApps[layout.AppOf(p)] {
-					out[p] = b
-				}
-			}
-			return out
-		}
-		baseFiles, headFiles = pick(in.Base), pick(in.Head)
-	}
-	scope()
+	apps, baseFiles, headFiles := scope(changes, in.Base, in.Head)
 	// The objects the changed HelmReleases' charts render join the fleets
 	// as files, and everything below reads them like the fleet's own.
 	notes := &chartNotes{}
@@ -108,46 +82,14 @@ func BuildContext(ctx context.Context, in Input) *Comment {
 			maps.Copy(in.Base, added[0])
 			maps.Copy(in.Head, added[1])
 			changes = diffMaps(in.Base, in.Head)
-			scope()
+			apps, baseFiles, headFiles = scope(changes, in.Base, in.Head)
 		}
 	}
 	c := &Comment{Empty: len(changes) == 0}
-	// The components' Flux sources: what Flux reconciles, and which
-	// changes are consequences of others.
-	removedApps := map[string]bool{}
-	for _, a := range apps {
-		if a.status == "removed" {
-			removedApps[a.key] = true
-		}
-	}
-	fx := fluxSources(changes, in.Base, in.Head, removedApps)
-	baseObjs, headObjs := parseFleet(baseFiles, fx.read(0)), parseFleet(headFiles, fx.read(1))
-	fx.addObjects(baseObjs, 0)
-	fx.addObjects(headObjs, 1)
-	// Folders with patches: what Flux applies is kustomize's build.
-	changedDirs := map[string]bool{}
-	for _, ch := range changes {
-		changedDirs[path.Dir(ch.Path)] = true
-	}
-	applyPatches(baseFiles, baseObjs, changedDirs)
-	headPatched := applyPatches(headFiles, headObjs, changedDirs)
-
 	for _, a := range apps {
 		c.Changed = append(c.Changed, a.key)
 	}
-	for _, dir := range headPatched.dirs {
-		if e, ok := headPatched.errs[dir]; ok {
-			c.Danger = append(c.Danger, fmt.Sprintf("%s does not build, so Flux cannot apply it: %s", code(dir+"/kustomization.yaml"), md(e)))
-		}
-	}
-	c.Danger = append(c.Danger, tenancy(baseObjs, headObjs, in.Base, in.Head, fx.sources(), removedApps, notes.files)...)
-	// Workloads by workloadKey, which pairs them across renames.
-	baseW, headW := workloads(baseObjs), workloads(headObjs)
-	c.Danger = append(c.Danger, dangers(apps, baseObjs, headObjs, baseW, headW, fx.removedOCI, fx.keptApps, fx.keptDirs)...)
-	c.Danger = append(c.Danger, fx.danger...)
-	c.Danger = append(c.Danger, splitClaims(baseObjs, headObjs)...)
-	c.Danger = append(c.Danger, notes.danger...)
-	c.FullDiff = fleet.Diff(changes, "")
+	an := analyze(changes, apps, baseFiles, headFiles, in, notes, c)
 
 	var b strings.Builder
 	b.WriteString(Marker + "\n")
@@ -165,20 +107,102 @@ func BuildContext(ctx context.Context, in Input) *Comment {
 		}
 		b.WriteString("\n")
 	}
-	writeSummary(&b, apps, baseObjs, headObjs, fx)
+	writeSummary(&b, apps, an.baseObjs, an.headObjs, an.fx)
 	notes.write(&b)
-	fx.writeSources(&b, removedApps)
+	an.fx.writeSources(&b, an.removedApps)
 	writeEmptied(&b, changes)
-	writeImages(&b, baseW, headW)
-	writeResources(&b, baseObjs, headObjs)
+	writeImages(&b, an.baseW, an.headW)
+	writeResources(&b, an.baseObjs, an.headObjs)
 	writeGraphs(&b, apps, in.HeadRepo)
-
-	head := b.String()
-	b.Reset()
-	b.WriteString(head)
+	budget := limit - b.Len() - 600 // room for the cut note
 	b.WriteString("### Changes\n\n")
-	budget := limit - len(head) - 600 // room for the cut note
-	var hidden []string               // files whose change is only a consequence shown above
+	writeChanges(&b, c, changes, an, in, budget)
+	c.Body = b.String()
+	if len(c.Body) > limit { // the head alone is too long: cut it hard
+		c.Body = c.Body[:limit-200] + "\n\n> ✂️ cut to fit GitHub's comment limit.\n"
+	}
+	return c
+}
+
+// scope returns the changed apps and the files to parse: objects of files
+// that did not change are the same on both sides and cancel out of every
+// section, except in the resource totals of a changed app, which count all
+// of its workloads. So the changed files and the files of changed apps are
+// read, not the whole fleet.
+func scope(changes []fleet.Change, base, head map[string][]byte) (apps []*appChange, baseFiles, headFiles map[string][]byte) {
+	apps = groupByApp(changes, base, head)
+	changedFiles, changedApps := map[string]bool{}, map[string]bool{}
+	for _, ch := range changes {
+		changedFiles[ch.Path] = true
+	}
+	for _, a := range apps {
+		changedApps[a.key] = true
+	}
+	pick := func(files map[string][]byte) map[string][]byte {
+		out := map[string][]byte{}
+		for p, b := range files {
+			if changedFiles[p] || changedApps[layout.AppOf(p)] {
+				out[p] = b
+			}
+		}
+		return out
+	}
+	return apps, pick(base), pick(head)
+}
+
+// analysis is what a review learned of both fleets: their objects (as
+// Flux applies them, patches built), their workloads, and the Flux sources.
+type analysis struct {
+	removedApps        map[string]bool
+	fx                 *fluxView
+	baseObjs, headObjs map[string]object
+	baseW, headW       map[string]object
+	patched            patched
+}
+
+// analyze reads both fleets' objects and lists the change's dangers in c.
+func analyze(changes []fleet.Change, apps []*appChange, baseFiles, headFiles map[string][]byte, in Input, notes *chartNotes, c *Comment) *analysis {
+	an := &analysis{removedApps: map[string]bool{}}
+	for _, a := range apps {
+		if a.status == "removed" {
+			an.removedApps[a.key] = true
+		}
+	}
+	// The components' Flux sources: what Flux reconciles, and which
+	// changes are consequences of others.
+	fx := fluxSources(changes, in.Base, in.Head, an.removedApps)
+	an.fx = fx
+	an.baseObjs, an.headObjs = parseFleet(baseFiles, fx.read(0)), parseFleet(headFiles, fx.read(1))
+	fx.addObjects(an.baseObjs, 0)
+	fx.addObjects(an.headObjs, 1)
+	// Folders with patches: what Flux applies is kustomize's build.
+	changedDirs := map[string]bool{}
+	for _, ch := range changes {
+		changedDirs[path.Dir(ch.Path)] = true
+	}
+	applyPatches(baseFiles, an.baseObjs, changedDirs)
+	an.patched = applyPatches(headFiles, an.headObjs, changedDirs)
+	for _, dir := range an.patched.dirs {
+		if e, ok := an.patched.errs[dir]; ok {
+			c.Danger = append(c.Danger, fmt.Sprintf("%s does not build, so Flux cannot apply it: %s", code(dir+"/kustomization.yaml"), md(e)))
+		}
+	}
+	c.Danger = append(c.Danger, tenancy(an.baseObjs, an.headObjs, in.Base, in.Head, fx.sources(), an.removedApps, notes.files)...)
+	// Workloads by workloadKey, which pairs them across renames.
+	an.baseW, an.headW = workloads(an.baseObjs), workloads(an.headObjs)
+	c.Danger = append(c.Danger, dangers(apps, an.baseObjs, an.headObjs, an.baseW, an.headW, fx.removedOCI, fx.keptApps, fx.keptDirs)...)
+	c.Danger = append(c.Danger, fx.danger...)
+	c.Danger = append(c.Danger, splitClaims(an.baseObjs, an.headObjs)...)
+	c.Danger = append(c.Danger, notes.danger...)
+	c.FullDiff = fleet.Diff(changes, "")
+	return an
+}
+
+// writeChanges writes each changed file's section, and after the last
+// change of a folder with patches its patched objects as Flux applies
+// them, within budget bytes; what does not fit is named in c.Cut.
+func writeChanges(b *strings.Builder, c *Comment, changes []fleet.Change, an *analysis, in Input, budget int) {
+	var hidden []string // files whose change is only a consequence shown above
 	used := 0
 	// After the last change of a folder with patches come its patched
 	// objects as Flux applies them.
@@ -187,7 +211,7 @@ func BuildContext(ctx context.Context, in Input) *Comment {
 		last[path.Dir(ch.Path)] = i
 	}
 	patchedIDs := map[string][]string{} // folder → ids of its patched objects
-	for _, objs := range []map[string]object{baseObjs, headObjs} {
+	for _, objs := range []map[string]object{an.baseObjs, an.headObjs} {
 		for id, o := range objs {
 			if d := path.Dir(o.File); o.Patched && !slices.Contains(patchedIDs[d], id) {
 				patchedIDs[d] = append(patchedIDs[d], id)
@@ -195,16 +219,16 @@ func BuildContext(ctx context.Context, in Input) *Comment {
 		}
 	}
 	full := false
-	ix := newIndex(baseObjs, headObjs)
+	ix := newIndex(an.baseObjs, an.headObjs)
 	// A file whose Flux objects moved to another is shown there, if
 	// anything is left to show.
 	movedTo := map[string]bool{}
-	for to, from := range fx.movedFrom {
-		movedTo[from] = string(fx.shown[to]) != string(in.Head[to])
+	for to, from := range an.fx.movedFrom {
+		movedTo[from] = string(an.fx.shown[to]) != string(in.Head[to])
 	}
 	for i, ch := range changes {
 		verb := ""
-		if shown, ok := fx.shown[ch.Path]; ok {
+		if shown, ok := an.fx.shown[ch.Path]; ok {
 			if string(shown) == string(ch.New) {
 				if !movedTo[ch.Path] {
 					hidden = append(hidden, code(ch.Path))
@@ -212,7 +236,7 @@ func BuildContext(ctx context.Context, in Input) *Comment {
 				continue
 			}
 			ch.Old = shown
-			if from, ok := fx.movedFrom[ch.Path]; ok {
+			if from, ok := an.fx.movedFrom[ch.Path]; ok {
 				ch.Op = fleet.Update
 				verb = "moved from <code>" + html(from) + "</code>, changed"
 			}
@@ -227,7 +251,7 @@ func BuildContext(ctx context.Context, in Input) *Comment {
 			ids := patchedIDs[dir]
 			slices.Sort(ids)
 			for _, id := range ids {
-				if sec := patchedSection(id, baseObjs, headObjs); sec != "" {
+				if sec := patchedSection(id, an.baseObjs, an.headObjs); sec != "" {
 					secs = append(secs, sec)
 					names = append(names, id+" (patched)")
 				}
@@ -247,24 +271,19 @@ func BuildContext(ctx context.Context, in Input) *Comment {
 		if len(hidden) > 5 {
 			hidden = append(hidden[:5], fmt.Sprintf("%d more", len(hidden)-5))
 		}
-		fmt.Fprintf(&b, "Not shown: %s, whose Flux objects change only as the Flux sources above say", strings.Join(hidden, ", "))
+		fmt.Fprintf(b, "Not shown: %s, whose Flux objects change only as the Flux sources above say", strings.Join(hidden, ", "))
 		if in.FullDiffHint != "" {
 			b.WriteString(" (" + in.FullDiffHint + ")")
 		}
 		b.WriteString(".\n")
 	}
 	if len(c.Cut) > 0 {
-		fmt.Fprintf(&b, "\n> ✂️ %d more file(s) did not fit in this comment", len(c.Cut))
+		fmt.Fprintf(b, "\n> ✂️ %d more file(s) did not fit in this comment", len(c.Cut))
 		if in.FullDiffHint != "" {
 			b.WriteString("; " + in.FullDiffHint)
 		}
 		b.WriteString(".\n")
 	}
-	c.Body = b.String()
-	if len(c.Body) > limit { // the head alone is too long: cut it hard
-		c.Body = c.Body[:limit-200] + "\n\n> ✂️ cut to fit GitHub's comment limit.\n"
-	}
-	return c
 }
 
 func diffMaps(base, head map[string][]byte) []fleet.Change {
