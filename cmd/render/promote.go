@@ -108,18 +108,9 @@ func runPromote(ctx context.Context, args []string, io stdio) error {
 		return err
 	}
 	plat := &repo.Platform
-	to := plat.EnvironmentByName(f.to)
-	switch {
-	case to == nil:
-		return cli.Usagef("--to %s: platform.yaml declares no environment %s (%s)", f.to, f.to, strings.Join(envNames(plat), ", "))
-	case to.PromoteFrom == "":
-		return cli.Usagef("--to %s: %s has no promote_from; a render of the apps repository writes it", f.to, f.to)
-	case f.from != "" && f.from != to.PromoteFrom:
-		return cli.Usagef("--from %s: %s is promoted from %s", f.from, f.to, to.PromoteFrom)
-	}
-	from := plat.EnvironmentByName(to.PromoteFrom)
-	if plat.Fleet.Artifacts != nil {
-		return cli.Usagef("render promote does not write fleets with fleet.artifacts yet")
+	to, from, err := f.environments(plat)
+	if err != nil {
+		return err
 	}
 	targets, err := promoteTargets(repo, to.Name, f.apps)
 	if err != nil {
@@ -146,50 +137,9 @@ func runPromote(ctx context.Context, args []string, io stdio) error {
 	}
 
 	// The releases, and the webhook's verdict on each.
-	var client lifecycle.EnvironmentDeployments
-	if f.webhook.url != "" {
-		d, err := f.webhook.deployments()
-		if err != nil {
-			return err
-		}
-		c, ok := d.(lifecycle.EnvironmentDeployments)
-		if !ok {
-			return fmt.Errorf("the webhook client cannot list deployments by environment")
-		}
-		client = c
-	}
-	var proms []promotion
-	var refusals []string
-	for _, a := range targets {
-		p := promotion{target: a}
-		rf := layout.ReleaseFile(from.Cluster, a.Project, a.Spec.Name)
-		data, ok := before.Read(rf)
-		if !ok {
-			refusals = append(refusals, fmt.Sprintf("%s/%s has no release in %s (%s): render it there first", a.Project, a.Spec.Name, from.Name, rf))
-			continue
-		}
-		if p.from, err = generate.ParseRelease(data); err != nil {
-			return fmt.Errorf("%s: %w", rf, err)
-		}
-		if data, ok := before.Read(layout.ReleaseFile(a.Cluster, a.Project, a.Spec.Name)); ok {
-			p.was, _ = generate.ParseRelease(data)
-		}
-		if client != nil {
-			dep, err := lifecycle.Verdict(ctx, client, a.Project, a.Spec.Name, from.Name, p.from.SpecRevision)
-			var refused *lifecycle.RefusedError
-			switch {
-			case errors.As(err, &refused) && f.force:
-				fmt.Fprintf(io.err, "warning: %v; promoted anyway (--force: %s)\n", err, f.reason)
-			case errors.As(err, &refused):
-				refusals = append(refusals, err.Error())
-				continue
-			case err != nil:
-				return err
-			default:
-				p.verdict = dep
-			}
-		}
-		proms = append(proms, p)
+	proms, refusals, err := f.releases(ctx, targets, from, before, io)
+	if err != nil {
+		return err
 	}
 	if len(refusals) > 0 {
 		for _, r := range refusals {
@@ -226,39 +176,24 @@ func runPromote(ctx context.Context, args []string, io stdio) error {
 	fleet := mergePromoted(res.Fleet, promoted, releases, plat, to.Cluster)
 
 	// Land it, with what the promotion moves in its commit and comment.
-	summary := promotionSummary(ctx, root, proms, from.Name, to.Name, f)
-	cmt := review.Build(review.Input{Base: res.Fleet.Map(), Head: fleet.Map(), BaseRepo: repo, HeadRepo: relRepo,
-		Limit: review.GitHubLimit - len(summary) - 100})
-	subject := fmt.Sprintf("fleetwright: promote %s to %s", strings.Join(keys(proms), ", "), to.Name)
-	message := subject + "\n\n" + promotionText(proms, from.Name, f)
-	if p := pushOf(l.sink); p != nil {
-		p.Message = func([]string) string { return message }
-	}
-	out, err := l.sink.Land(ctx, fleet)
-	if err != nil {
-		return err
-	}
-	body := promoteMarker + "\n" + summary + "\n" + strings.TrimPrefix(cmt.Body, review.Marker+"\n")
+	return landPromotion(ctx, f, l, proms, from.Name, to.Name, res.Fleet, fleet, repo, relRepo, root, io)
+}
+
+// environments resolves --to and --from: the environment promoted to,
+// which must have promote_from, and the one it is promoted from.
+func (f *promoteFlags) environments(plat *spec.Platform) (to, from *spec.Environment, err error) {
+	to = plat.EnvironmentByName(f.to)
 	switch {
-	case out.Empty():
-		fmt.Fprintf(io.err, "%s already runs these releases; nothing to promote\n", to.Name)
-		return nil
-	case out.PullRequest != nil:
-		if c, ok := prGitHub(l.sink).(github.Commenter); ok {
-			if _, err := c.UpsertComment(ctx, prRepo(l.sink), out.PullRequest.Number, promoteMarker, body); err != nil {
-				return fmt.Errorf("posting the promotion comment: %w", err)
-			}
-		}
-		fmt.Fprintf(io.err, "promotion pull request #%d: %s\n", out.PullRequest.Number, out.PullRequest.URL)
-		cli.SetOutputs(io.getenv, io.out, map[string]string{"pr-url": out.PullRequest.URL, "pr-number": fmt.Sprint(out.PullRequest.Number), "commit": out.Commit})
-	case out.Commit != "":
-		fmt.Fprintf(io.err, "pushed %s to %s: %s\n", short(out.Commit), l.branch, subject)
-		fmt.Fprint(io.out, body)
-	default:
-		fmt.Fprintf(io.err, "promoted %s to %s in %s (%d file(s) written, %d deleted)\n", strings.Join(keys(proms), ", "), to.Name, l.where, out.Written, out.Deleted)
-		fmt.Fprint(io.out, body)
+	case to == nil:
+		return nil, nil, cli.Usagef("--to %s: platform.yaml declares no environment %s (%s)", f.to, f.to, strings.Join(envNames(plat), ", "))
+	case to.PromoteFrom == "":
+		return nil, nil, cli.Usagef("--to %s: %s has no promote_from; a render of the apps repository writes it", f.to, f.to)
+	case f.from != "" && f.from != to.PromoteFrom:
+		return nil, nil, cli.Usagef("--from %s: %s is promoted from %s", f.from, f.to, to.PromoteFrom)
+	case plat.Fleet.Artifacts != nil:
+		return nil, nil, cli.Usagef("render promote does not write fleets with fleet.artifacts yet")
 	}
-	return nil
+	return to, plat.EnvironmentByName(to.PromoteFrom), nil
 }
 
 func envNames(p *spec.Platform) []string {
@@ -490,4 +425,93 @@ func prRepo(s sink.Sink) github.Repo {
 		return pr.Repo
 	}
 	return github.Repo{}
+}
+
+// releases reads, for each app to promote, the release that runs in the
+// source environment (and the one the target runs), and asks the webhook
+// (when --webhook is given) whether it may leave: the promotions, and why
+// the others are refused.
+func (f *promoteFlags) releases(ctx context.Context, targets []*spec.LoadedApp, from *spec.Environment, before sink.Before, io stdio) (proms []promotion, refusals []string, err error) {
+	var client lifecycle.EnvironmentDeployments
+	if f.webhook.url != "" {
+		d, err := f.webhook.deployments()
+		if err != nil {
+			return nil, nil, err
+		}
+		c, ok := d.(lifecycle.EnvironmentDeployments)
+		if !ok {
+			return nil, nil, fmt.Errorf("the webhook client cannot list deployments by environment")
+		}
+		client = c
+	}
+	for _, a := range targets {
+		p := promotion{target: a}
+		rf := layout.ReleaseFile(from.Cluster, a.Project, a.Spec.Name)
+		data, ok := before.Read(rf)
+		if !ok {
+			refusals = append(refusals, fmt.Sprintf("%s/%s has no release in %s (%s): render it there first", a.Project, a.Spec.Name, from.Name, rf))
+			continue
+		}
+		if p.from, err = generate.ParseRelease(data); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", rf, err)
+		}
+		if data, ok := before.Read(layout.ReleaseFile(a.Cluster, a.Project, a.Spec.Name)); ok {
+			p.was, _ = generate.ParseRelease(data)
+		}
+		if client != nil {
+			dep, err := lifecycle.Verdict(ctx, client, a.Project, a.Spec.Name, from.Name, p.from.SpecRevision)
+			var refused *lifecycle.RefusedError
+			switch {
+			case errors.As(err, &refused) && f.force:
+				fmt.Fprintf(io.err, "warning: %v; promoted anyway (--force: %s)\n", err, f.reason)
+			case errors.As(err, &refused):
+				refusals = append(refusals, err.Error())
+				continue
+			case err != nil:
+				return nil, nil, err
+			default:
+				p.verdict = dep
+			}
+		}
+		proms = append(proms, p)
+	}
+	return proms, refusals, nil
+}
+
+// landPromotion lands the promoted fleet through the sink, with what the
+// promotion moves in its commit message and its comment.
+func landPromotion(ctx context.Context, f *promoteFlags, l landing, proms []promotion, fromEnv, toEnv string, base, fleet *generate.Fleet, repo, relRepo *spec.Repo, root string, io stdio) error {
+	summary := promotionSummary(ctx, root, proms, fromEnv, toEnv, f)
+	cmt := review.Build(review.Input{Base: base.Map(), Head: fleet.Map(), BaseRepo: repo, HeadRepo: relRepo,
+		Limit: review.GitHubLimit - len(summary) - 100})
+	subject := fmt.Sprintf("fleetwright: promote %s to %s", strings.Join(keys(proms), ", "), toEnv)
+	message := subject + "\n\n" + promotionText(proms, fromEnv, f)
+	if p := pushOf(l.sink); p != nil {
+		p.Message = func([]string) string { return message }
+	}
+	out, err := l.sink.Land(ctx, fleet)
+	if err != nil {
+		return err
+	}
+	body := promoteMarker + "\n" + summary + "\n" + strings.TrimPrefix(cmt.Body, review.Marker+"\n")
+	switch {
+	case out.Empty():
+		fmt.Fprintf(io.err, "%s already runs these releases; nothing to promote\n", toEnv)
+		return nil
+	case out.PullRequest != nil:
+		if c, ok := prGitHub(l.sink).(github.Commenter); ok {
+			if _, err := c.UpsertComment(ctx, prRepo(l.sink), out.PullRequest.Number, promoteMarker, body); err != nil {
+				return fmt.Errorf("posting the promotion comment: %w", err)
+			}
+		}
+		fmt.Fprintf(io.err, "promotion pull request #%d: %s\n", out.PullRequest.Number, out.PullRequest.URL)
+		cli.SetOutputs(io.getenv, io.out, map[string]string{"pr-url": out.PullRequest.URL, "pr-number": fmt.Sprint(out.PullRequest.Number), "commit": out.Commit})
+	case out.Commit != "":
+		fmt.Fprintf(io.err, "pushed %s to %s: %s\n", short(out.Commit), l.branch, subject)
+		fmt.Fprint(io.out, body)
+	default:
+		fmt.Fprintf(io.err, "promoted %s to %s in %s (%d file(s) written, %d deleted)\n", strings.Join(keys(proms), ", "), toEnv, l.where, out.Written, out.Deleted)
+		fmt.Fprint(io.out, body)
+	}
+	return nil
 }
