@@ -192,6 +192,47 @@ func (l *Loader) checkWorkloadFields(a *LoadedApp, c *Component, at Path, plat *
 	for _, check := range fieldChecks {
 		check(doc, c, w, at, ps)
 	}
+	checkWorkloadPorts(doc, c, w, at, ps)
+
+	checkEnvRefs(doc, w.Env, at, a.Spec.Env, ps)
+	if len(w.EnvFrom) > 0 {
+		checkEnvFrom(doc, w.EnvFrom, at.Child("env_from"), ps)
+	}
+	if len(w.Volumes) == 0 && len(w.Files) == 0 && len(w.InitContainers) == 0 && len(w.Sidecars) == 0 &&
+		w.SecurityContext == nil && w.Pod == nil && w.DisruptionBudget == nil && len(w.Patches) == 0 && w.ServiceAccount == nil {
+		return // none of the rest is set: the common case costs nothing
+	}
+
+	volumes := l.checkVolumes(doc, c, w, at, ps)
+	checkMounts(doc, w, at, ps)
+
+	names := map[string]Path{c.Name: nil}
+	for _, kind := range []string{"init_containers", "sidecars"} {
+		list := w.InitContainers
+		if kind == "sidecars" {
+			list = w.Sidecars
+		}
+		for i := range list {
+			l.checkContainer(a, c, &list[i], kind, at.Child(kind).Child(i), names, volumes, plat, ps)
+		}
+	}
+	if w.SecurityContext != nil {
+		checkSecurityContext(doc, w.SecurityContext, at.Child("security_context"), ps)
+		checkPodSecurity(doc, w.SecurityContext, at.Child("security_context"), podSecurityProfile(plat, a.Project), ps)
+	}
+	if w.Pod != nil {
+		checkPod(doc, w.Pod, at.Child("pod"), ps)
+	}
+	checkDisruptionBudget(doc, w, at, ps)
+	if len(w.Patches) > 0 {
+		checkPatches(doc, a, c, w, at.Child("patches"), ps)
+	}
+	checkServiceAccount(doc, w, at, ps)
+}
+
+// checkWorkloadPorts checks the ports of the workload's container, its
+// probes' ports, and the Service made of every container's exposed ports.
+func checkWorkloadPorts(doc *Document, c *Component, w *WorkloadSpec, at Path, ps *Problems) {
 	if w.Port > 0 && len(w.Ports) > 0 {
 		ps.AddKey(doc, at.Child("ports"), "set port or ports, not both: port is one TCP port named http, ports lists them all")
 	}
@@ -242,16 +283,11 @@ func (l *Loader) checkWorkloadFields(a *LoadedApp, c *Component, at Path, plat *
 		}
 	}
 
-	checkEnvRefs(doc, w.Env, at, a.Spec.Env, ps)
-	if len(w.EnvFrom) > 0 {
-		checkEnvFrom(doc, w.EnvFrom, at.Child("env_from"), ps)
-	}
-	if len(w.Volumes) == 0 && len(w.Files) == 0 && len(w.InitContainers) == 0 && len(w.Sidecars) == 0 &&
-		w.SecurityContext == nil && w.Pod == nil && w.DisruptionBudget == nil && len(w.Patches) == 0 && w.ServiceAccount == nil {
-		return // none of the rest is set: the common case costs nothing
-	}
+}
 
-	volumes := l.checkVolumes(doc, c, w, at, ps)
+// checkMounts checks the paths the workload's container mounts: each once,
+// volumes mounted somewhere, and nothing mounted inside a file.
+func checkMounts(doc *Document, w *WorkloadSpec, at Path, ps *Problems) {
 	mounts := map[string]Path{}
 	mount := func(p string, where Path) {
 		if p == "" {
@@ -298,27 +334,11 @@ func (l *Loader) checkWorkloadFields(a *LoadedApp, c *Component, at Path, plat *
 		}
 	}
 
-	names := map[string]Path{c.Name: nil}
-	for _, kind := range []string{"init_containers", "sidecars"} {
-		list := w.InitContainers
-		if kind == "sidecars" {
-			list = w.Sidecars
-		}
-		for i := range list {
-			l.checkContainer(a, c, &list[i], kind, at.Child(kind).Child(i), names, volumes, plat, ps)
-		}
-	}
-	if w.SecurityContext != nil {
-		checkSecurityContext(doc, w.SecurityContext, at.Child("security_context"), ps)
-		checkPodSecurity(doc, w.SecurityContext, at.Child("security_context"), podSecurityProfile(plat, a.Project), ps)
-	}
-	if w.Pod != nil {
-		checkPod(doc, w.Pod, at.Child("pod"), ps)
-	}
-	checkDisruptionBudget(doc, w, at, ps)
-	if len(w.Patches) > 0 {
-		checkPatches(doc, a, c, w, at.Child("patches"), ps)
-	}
+}
+
+// checkServiceAccount checks the account the pods run as: a valid name,
+// and annotations only on one that is created.
+func checkServiceAccount(doc *Document, w *WorkloadSpec, at Path, ps *Problems) {
 	if sa := w.ServiceAccount; sa != nil && sa.Name != "" && !isSubdomain(sa.Name) {
 		ps.Add(doc, at.Child("service_account").Child("name"), "%q is not a valid ServiceAccount name (a DNS-1123 subdomain)", sa.Name)
 	} else if sa != nil && !sa.Create && sa.Name == "" {
