@@ -41,28 +41,8 @@ func (r *renderer) workload(a *spec.LoadedApp, c *spec.Component) ([]object, err
 	if err != nil {
 		return nil, err
 	}
-	replicas := int32(1)
-	if w.Replicas != nil {
-		replicas = *w.Replicas
-	}
-	var count *int32
-	var meta metav1.ObjectMeta
-	meta = metav1.ObjectMeta{Name: name, Namespace: ns, Labels: lbls}
-	autoscale := w.Autoscaling != nil && !a.Spec.Paused
-	switch {
-	case a.Spec.Paused:
-		count = new(int32(0))
-		paused := replicas
-		if w.Autoscaling != nil {
-			paused = max(w.Autoscaling.MinReplicas, 1)
-		}
-		meta.Annotations = map[string]string{layout.AnnotationPausedCount: itoa(int(paused))}
-	case autoscale:
-		// The autoscaler owns the count; a replicas field here would fight it
-		// on every reconcile.
-	default:
-		count = &replicas
-	}
+	meta := metav1.ObjectMeta{Name: name, Namespace: ns, Labels: lbls}
+	count, autoscale := replicaCount(a, w, &meta)
 
 	svcName := serviceName(a, c)
 	headless := w.Service != nil && w.Service.Type == spec.ServiceHeadless
@@ -70,37 +50,7 @@ func (r *renderer) workload(a *spec.LoadedApp, c *spec.Component) ([]object, err
 	objs := make([]object, 0, 6)
 	if len(pt.claims) > 0 {
 		kind = "StatefulSet"
-		governing := svcName
-		if !headless {
-			governing = name + "-headless"
-			objs = append(objs, object{"Service", governing, &corev1.Service{
-				TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-				ObjectMeta: metav1.ObjectMeta{Name: governing, Namespace: ns, Labels: lbls},
-				Spec: corev1.ServiceSpec{
-					Type: corev1.ServiceTypeClusterIP, ClusterIP: corev1.ClusterIPNone, Selector: sel,
-					Ports: pt.service, PublishNotReadyAddresses: true,
-				},
-			}})
-		}
-		policy := appsv1.RetainPersistentVolumeClaimRetentionPolicyType
-		if !pt.retain {
-			policy = appsv1.DeletePersistentVolumeClaimRetentionPolicyType
-		}
-		objs = append(objs, object{kind, name, &appsv1.StatefulSet{
-			TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: kind},
-			ObjectMeta: meta,
-			Spec: appsv1.StatefulSetSpec{
-				Replicas:             count,
-				Selector:             &metav1.LabelSelector{MatchLabels: sel},
-				Template:             pt.spec,
-				ServiceName:          governing,
-				VolumeClaimTemplates: pt.claims,
-				RevisionHistoryLimit: w.RevisionHistoryLimit,
-				PersistentVolumeClaimRetentionPolicy: &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
-					WhenDeleted: policy, WhenScaled: policy,
-				},
-			},
-		}})
+		objs = append(objs, statefulSet(w, &pt, meta, count, sel, svcName, headless)...)
 	} else {
 		objs = append(objs, object{kind, name, &appsv1.Deployment{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: kind},
@@ -117,26 +67,7 @@ func (r *renderer) workload(a *spec.LoadedApp, c *spec.Component) ([]object, err
 	objs = append(objs, pt.extra...)
 
 	if len(pt.service) > 0 || headless {
-		svc := &corev1.Service{
-			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-			ObjectMeta: metav1.ObjectMeta{Name: svcName, Namespace: ns, Labels: lbls},
-			Spec:       corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, Selector: sel, Ports: pt.service},
-		}
-		if t := w.Service; t != nil {
-			if len(t.Annotations) > 0 {
-				svc.Annotations = t.Annotations
-			}
-			if t.IPFamilyPolicy != "" {
-				svc.Spec.IPFamilyPolicy = new(corev1.IPFamilyPolicy(t.IPFamilyPolicy))
-			}
-			switch t.Type {
-			case spec.ServiceHeadless:
-				svc.Spec.ClusterIP = corev1.ClusterIPNone
-			case spec.ServiceLoadBalancer, spec.ServiceNodePort:
-				svc.Spec.Type = corev1.ServiceType(t.Type)
-			}
-		}
-		objs = append(objs, object{"Service", svcName, svc})
+		objs = append(objs, object{"Service", svcName, service(w.Service, svcName, ns, lbls, sel, pt.service)})
 	}
 	if ing := w.Ingress; ing != nil && ing.Enabled {
 		if port := ingressPort(pt.service); port != "" {
@@ -150,6 +81,96 @@ func (r *renderer) workload(a *spec.LoadedApp, c *spec.Component) ([]object, err
 		objs = append(objs, object{"PodDisruptionBudget", name, pdb})
 	}
 	return objs, nil
+}
+
+// replicaCount is the replicas field of a workload: nil while an
+// autoscaler owns the count (autoscale), 0 while the app is paused (the
+// count it goes back to in meta's annotations).
+func replicaCount(a *spec.LoadedApp, w *spec.WorkloadSpec, meta *metav1.ObjectMeta) (count *int32, autoscale bool) {
+	replicas := int32(1)
+	if w.Replicas != nil {
+		replicas = *w.Replicas
+	}
+	autoscale = w.Autoscaling != nil && !a.Spec.Paused
+	switch {
+	case a.Spec.Paused:
+		count = new(int32(0))
+		paused := replicas
+		if w.Autoscaling != nil {
+			paused = max(w.Autoscaling.MinReplicas, 1)
+		}
+		meta.Annotations = map[string]string{layout.AnnotationPausedCount: itoa(int(paused))}
+	case autoscale:
+		// The autoscaler owns the count; a replicas field here would fight it
+		// on every reconcile.
+	default:
+		count = &replicas
+	}
+	return count, autoscale
+}
+
+// statefulSet is the StatefulSet of a workload with persistent volumes,
+// with the headless Service that governs it unless the workload's own
+// Service is headless.
+func statefulSet(w *spec.WorkloadSpec, pt *podTemplate, meta metav1.ObjectMeta, count *int32, sel map[string]string, svcName string, headless bool) []object {
+	var objs []object
+	governing := svcName
+	if !headless {
+		governing = meta.Name + "-headless"
+		objs = append(objs, object{"Service", governing, &corev1.Service{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+			ObjectMeta: metav1.ObjectMeta{Name: governing, Namespace: meta.Namespace, Labels: meta.Labels},
+			Spec: corev1.ServiceSpec{
+				Type: corev1.ServiceTypeClusterIP, ClusterIP: corev1.ClusterIPNone, Selector: sel,
+				Ports: pt.service, PublishNotReadyAddresses: true,
+			},
+		}})
+	}
+	policy := appsv1.RetainPersistentVolumeClaimRetentionPolicyType
+	if !pt.retain {
+		policy = appsv1.DeletePersistentVolumeClaimRetentionPolicyType
+	}
+	return append(objs, object{"StatefulSet", meta.Name, &appsv1.StatefulSet{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"},
+		ObjectMeta: meta,
+		Spec: appsv1.StatefulSetSpec{
+			Replicas:             count,
+			Selector:             &metav1.LabelSelector{MatchLabels: sel},
+			Template:             pt.spec,
+			ServiceName:          governing,
+			VolumeClaimTemplates: pt.claims,
+			RevisionHistoryLimit: w.RevisionHistoryLimit,
+			PersistentVolumeClaimRetentionPolicy: &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
+				WhenDeleted: policy, WhenScaled: policy,
+			},
+		},
+	}})
+}
+
+// service is the Service in front of a workload's exposed ports, of the
+// type, annotations and IP family policy the spec gives it.
+func service(t *spec.Service, name, ns string, lbls, sel map[string]string, ports []corev1.ServicePort) *corev1.Service {
+	svc := &corev1.Service{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: lbls},
+		Spec:       corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, Selector: sel, Ports: ports},
+	}
+	if t == nil {
+		return svc
+	}
+	if len(t.Annotations) > 0 {
+		svc.Annotations = t.Annotations
+	}
+	if t.IPFamilyPolicy != "" {
+		svc.Spec.IPFamilyPolicy = new(corev1.IPFamilyPolicy(t.IPFamilyPolicy))
+	}
+	switch t.Type {
+	case spec.ServiceHeadless:
+		svc.Spec.ClusterIP = corev1.ClusterIPNone
+	case spec.ServiceLoadBalancer, spec.ServiceNodePort:
+		svc.Spec.Type = corev1.ServiceType(t.Type)
+	}
+	return svc
 }
 
 // WorkloadObject names the object that runs a workload, job or cronjob
