@@ -149,48 +149,12 @@ func Render(repo *spec.Repo, opts Options) (*Fleet, error) {
 	if opts.Reuse != nil {
 		dg = newDigester(r, repo.Apps, workers)
 	}
-	results := make([][]File, len(repo.Apps))
-	errs := make([]error, len(repo.Apps))
-	digests := make([]*Digest, len(repo.Apps))
-	reused := make([]bool, len(repo.Apps))
 	places := make([]placement, len(repo.Apps))
 	for i, a := range repo.Apps {
 		places[i] = r.placement(a)
 	}
 	staying := r.planMove(repo.Apps, places)
-	var wg sync.WaitGroup
-	next := make(chan int, 256)
-	for range workers {
-		wg.Go(func() {
-			for i := range next {
-				a := repo.Apps[i]
-				if r.kept(a) {
-					results[i], errs[i] = r.keep(a)
-					continue
-				}
-				if dg != nil && (places[i] == placeCluster || places[i] == placeProject) && !r.stayed[a.Key()] {
-					if d, ok := dg.digest(r, a); ok {
-						if opts.Reuse(a.Key(), d) {
-							reused[i] = true
-							continue
-						}
-						digests[i] = &d
-					}
-				}
-				results[i], errs[i] = r.app(a, places[i])
-				if errs[i] == nil && r.recordsReleases(a.Environment) {
-					var rf File
-					rf, errs[i] = r.release(a, results[i])
-					results[i] = append(results[i], rf)
-				}
-			}
-		})
-	}
-	for i := range repo.Apps {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	results, errs, digests, reused := r.renderApps(repo.Apps, places, dg, workers)
 
 	fl := &Fleet{}
 	n := 0
@@ -225,6 +189,63 @@ func Render(repo *spec.Repo, opts Options) (*Fleet, error) {
 	fl.Preparing = append(fl.Preparing, staying...)
 	slices.Sort(fl.Preparing)
 	fl.Preparing = slices.Compact(fl.Preparing)
+	files, err := r.projectFiles(projects, files, fl)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
+	fl.Files = files
+	return fl, nil
+}
+
+// renderApps generates the apps on workers goroutines: each app's files
+// (kept, for a copy of an environment that changes only by promotion),
+// or nothing when the fleet still holds what its digest made (reused).
+func (r *renderer) renderApps(apps []*spec.LoadedApp, places []placement, dg *digester, workers int) (results [][]File, errs []error, digests []*Digest, reused []bool) {
+	results, errs = make([][]File, len(apps)), make([]error, len(apps))
+	digests, reused = make([]*Digest, len(apps)), make([]bool, len(apps))
+	var wg sync.WaitGroup
+	next := make(chan int, 256)
+	for range workers {
+		wg.Go(func() {
+			for i := range next {
+				a := apps[i]
+				if r.kept(a) {
+					results[i], errs[i] = r.keep(a)
+					continue
+				}
+				if dg != nil && (places[i] == placeCluster || places[i] == placeProject) && !r.stayed[a.Key()] {
+					if d, ok := dg.digest(r, a); ok {
+						if r.opts.Reuse(a.Key(), d) {
+							reused[i] = true
+							continue
+						}
+						digests[i] = &d
+					}
+				}
+				results[i], errs[i] = r.app(a, places[i])
+				if errs[i] == nil && r.recordsReleases(a.Environment) {
+					var rf File
+					rf, errs[i] = r.release(a, results[i])
+					results[i] = append(results[i], rf)
+				}
+			}
+		})
+	}
+	for i := range apps {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+
+	return results, errs, digests, reused
+}
+
+// projectFiles adds the files of each project with apps (its Namespace,
+// account and binding, and with a source per project its artifact), in
+// cluster and project order, then those of the projects emptied since the
+// last render, to files.
+func (r *renderer) projectFiles(projects map[[2]string]bool, files []File, fl *Fleet) ([]File, error) {
 	keys := slices.SortedFunc(maps.Keys(projects), func(a, b [2]string) int {
 		return cmp.Or(strings.Compare(a[0], b[0]), strings.Compare(a[1], b[1]))
 	})
@@ -257,9 +278,7 @@ func Render(repo *spec.Repo, opts Options) (*Fleet, error) {
 		files = append(files, f.File)
 		fl.Emptied = append(fl.Emptied, f.Key)
 	}
-	slices.SortFunc(files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
-	fl.Files = files
-	return fl, nil
+	return files, nil
 }
 
 // AppFiles returns what the fleet index remembers of each generated app
