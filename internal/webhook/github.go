@@ -199,42 +199,8 @@ func (g *githubWorker) post(e store.OutboxEntry) error {
 			return nil
 		}
 		d.SpecRevision = cur.SpecRevision
-		ref := commitOf(d.Revision)
-		if g.cfg.UseSpecRevision && d.SpecRevision != "" {
-			ref = d.SpecRevision
-		}
-		what := d.Project + "/" + d.App
-		payload := map[string]string{
-			"project": d.Project, "app": d.App, "revision": d.Revision, "spec_revision": d.SpecRevision,
-		}
-		if d.Environment != "" {
-			what += " in " + d.Environment
-			payload["environment"] = d.Environment
-		}
-		env := githubEnvironment(d)
-		if e.Retried {
-			// An earlier sender may have created it and died before
-			// storing its id.
-			if err := g.call(func(ctx context.Context) (err error) {
-				id, err = g.cfg.Reporter.FindDeployment(ctx, g.cfg.Repo, ref, env, payload)
-				return err
-			}); err != nil {
-				return err
-			}
-		}
-		if id == 0 {
-			err := g.call(func(ctx context.Context) (err error) {
-				id, err = g.cfg.Reporter.CreateDeployment(ctx, g.cfg.Repo, github.Deployment{
-					Ref:         ref,
-					Environment: env,
-					Description: truncate(fmt.Sprintf("%s at %s", what, d.Revision), 140),
-					Payload:     payload,
-				})
-				return err
-			})
-			if err != nil {
-				return err
-			}
+		if id, err = g.createDeployment(d, e.Retried); err != nil {
+			return err
 		}
 		if err := g.st.SetGitHub(g.ctx, d.ID, id, ""); err != nil {
 			return err
@@ -279,6 +245,52 @@ func (g *githubWorker) post(e store.OutboxEntry) error {
 		return g.retireEarlier(d)
 	}
 	return nil
+}
+
+// createDeployment creates the GitHub deployment of d, at its fleet commit
+// (or its spec revision, with UseSpecRevision), and returns its id. A
+// report sent again after its sender died (retried) first looks for the
+// deployment that sender may have created.
+func (g *githubWorker) createDeployment(d store.Deployment, retried bool) (int64, error) {
+	var id int64
+	ref := commitOf(d.Revision)
+	if g.cfg.UseSpecRevision && d.SpecRevision != "" {
+		ref = d.SpecRevision
+	}
+	what := d.Project + "/" + d.App
+	payload := map[string]string{
+		"project": d.Project, "app": d.App, "revision": d.Revision, "spec_revision": d.SpecRevision,
+	}
+	if d.Environment != "" {
+		what += " in " + d.Environment
+		payload["environment"] = d.Environment
+	}
+	env := githubEnvironment(d)
+	if retried {
+		// An earlier sender may have created it and died before
+		// storing its id.
+		if err := g.call(func(ctx context.Context) (err error) {
+			id, err = g.cfg.Reporter.FindDeployment(ctx, g.cfg.Repo, ref, env, payload)
+			return err
+		}); err != nil {
+			return 0, err
+		}
+	}
+	if id == 0 {
+		err := g.call(func(ctx context.Context) (err error) {
+			id, err = g.cfg.Reporter.CreateDeployment(ctx, g.cfg.Repo, github.Deployment{
+				Ref:         ref,
+				Environment: env,
+				Description: truncate(fmt.Sprintf("%s at %s", what, d.Revision), 140),
+				Payload:     payload,
+			})
+			return err
+		})
+		if err != nil {
+			return 0, err
+		}
+	}
+	return id, nil
 }
 
 // githubEnvironment is the GitHub environment of a deployment: the
