@@ -69,6 +69,21 @@ func checkAppVolumes(a *LoadedApp, ps *Problems) {
 	if len(s.Volumes) == 0 && !anyVolume(s) {
 		return
 	}
+	declared := checkVolumeDeclarations(doc, s, ps)
+	mounts := sharedMounts(doc, s, declared, ps)
+	checkSharedAcrossNodes(doc, s, declared, mounts, ps)
+}
+
+// sharedMount is a component that mounts an app-wide volume, and whether
+// its pods can run on several nodes.
+type sharedMount struct {
+	component string
+	spreads   bool
+}
+
+// checkVolumeDeclarations checks the app's volumes themselves, and returns
+// the index of each name declared.
+func checkVolumeDeclarations(doc *Document, s *App, ps *Problems) map[string]int {
 	declared := map[string]int{}
 	for i, v := range s.Volumes {
 		at := Path{"volumes", i}
@@ -100,11 +115,14 @@ func checkAppVolumes(a *LoadedApp, ps *Problems) {
 		}
 	}
 
-	type mount struct {
-		component string
-		spreads   bool
-	}
-	mounts := map[string][]mount{}
+	return declared
+}
+
+// sharedMounts returns the components that mount each app-wide volume,
+// refusing a shared volume the app does not declare, and warns about two
+// components' sized volumes of one name (two claims, not one shared).
+func sharedMounts(doc *Document, s *App, declared map[string]int, ps *Problems) map[string][]sharedMount {
+	mounts := map[string][]sharedMount{}
 	sized := map[string]string{} // volume name with size -> first component
 	for i := range s.Components {
 		c := &s.Components[i]
@@ -129,8 +147,8 @@ func checkAppVolumes(a *LoadedApp, ps *Problems) {
 					continue
 				}
 				ms := mounts[v.Shared]
-				if !slices.ContainsFunc(ms, func(m mount) bool { return m.component == c.Name }) {
-					mounts[v.Shared] = append(ms, mount{c.Name, spreads(c)})
+				if !slices.ContainsFunc(ms, func(m sharedMount) bool { return m.component == c.Name }) {
+					mounts[v.Shared] = append(ms, sharedMount{c.Name, spreads(c)})
 				}
 			}
 			if v.Size != nil && v.Name != "" {
@@ -142,6 +160,13 @@ func checkAppVolumes(a *LoadedApp, ps *Problems) {
 			}
 		}
 	}
+	return mounts
+}
+
+// checkSharedAcrossNodes warns about an app volume no component mounts,
+// and one attached to one node (or pod) at a time that pods on several
+// nodes mount.
+func checkSharedAcrossNodes(doc *Document, s *App, declared map[string]int, mounts map[string][]sharedMount, ps *Problems) {
 	for i, v := range s.Volumes {
 		ms := mounts[v.Name]
 		at := Path{"volumes", i, "name"}
