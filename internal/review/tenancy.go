@@ -581,15 +581,11 @@ func owner(o object) string {
 // the head fleet (a wildcard claims everything under it), is the danger
 // of a host taken over.
 func hosts(base, head map[string]object, headFiles map[string][]byte, removedApps map[string]bool) []string {
-	type side struct {
-		o     object
-		hosts []string
-	}
-	routes := func(objs map[string]object) map[string]side {
-		out := map[string]side{}
+	routes := func(objs map[string]object) map[string]hostRoute {
+		out := map[string]hostRoute{}
 		for id, o := range objs {
 			if h := hostsOf(o); len(h) > 0 {
-				out[id] = side{o, h}
+				out[id] = hostRoute{o, h}
 			}
 		}
 		return out
@@ -598,57 +594,29 @@ func hosts(base, head map[string]object, headFiles map[string][]byte, removedApp
 	if len(br) == 0 && len(hr) == 0 {
 		return nil
 	}
-	type change struct {
-		o    object
-		host string
-	}
-	var added, removed []change
+	var added, removed []hostChange
 	for _, id := range unionKeys(br, hr) {
 		b, h := br[id], hr[id]
 		for _, x := range h.hosts {
 			if !slices.Contains(b.hosts, x) {
-				added = append(added, change{h.o, x})
+				added = append(added, hostChange{h.o, x})
 			}
 		}
 		for _, x := range b.hosts {
 			if !slices.Contains(h.hosts, x) {
-				removed = append(removed, change{b.o, x})
+				removed = append(removed, hostChange{b.o, x})
 			}
 		}
 	}
-	// The head's routes that the change does not show, read from the
-	// files that may hold a host an added one overlaps.
-	var others []side
+	var others []hostRoute
 	if len(added) > 0 {
-		shown := map[string]bool{}
-		for _, o := range head {
-			shown[o.File] = true
-		}
-		var needles [][]byte
-		for _, a := range added {
-			needles = append(needles, hostNeedles(a.host)...)
-		}
-		for _, p := range slices.Sorted(maps.Keys(headFiles)) {
-			b := headFiles[p]
-			if shown[p] || !(bytes.Contains(b, []byte("kind: Ingress")) || bytes.Contains(b, []byte("Route\n"))) ||
-				!slices.ContainsFunc(needles, func(n []byte) bool { return bytes.Contains(b, n) }) {
-				continue
-			}
-			for _, o := range parseFleet(map[string][]byte{p: b}) {
-				if h := hostsOf(o); len(h) > 0 {
-					others = append(others, side{o, h})
-				}
-			}
-		}
-		for _, id := range slices.Sorted(maps.Keys(hr)) {
-			others = append(others, hr[id])
-		}
+		others = otherRoutes(added, head, headFiles, hr)
 	}
 	route := func(o object) string { return md(o.Kind) + " " + name(o) + " of app " + code(owner(o)) }
 	var out []string
 	moved := map[int]bool{} // removed hosts that moved to another app
 	for _, a := range added {
-		from := slices.IndexFunc(removed, func(r change) bool { return r.host == a.host && owner(r.o) != owner(a.o) })
+		from := slices.IndexFunc(removed, func(r hostChange) bool { return r.host == a.host && owner(r.o) != owner(a.o) })
 		if from >= 0 {
 			moved[from] = true
 			out = append(out, fmt.Sprintf("host %s moves from %s to %s: its requests go to another app",
@@ -680,6 +648,49 @@ func hosts(base, head map[string]object, headFiles map[string][]byte, removedApp
 		}
 	}
 	return out
+}
+
+// hostRoute is an Ingress or a route and the hosts it serves.
+type hostRoute struct {
+	o     object
+	hosts []string
+}
+
+// hostChange is a host a route starts or stops serving.
+type hostChange struct {
+	o    object
+	host string
+}
+
+// otherRoutes returns the head's routes that the change does not show,
+// read from the files that may hold a host an added one overlaps, then
+// the head's routes the change does show.
+func otherRoutes(added []hostChange, head map[string]object, headFiles map[string][]byte, hr map[string]hostRoute) []hostRoute {
+	var others []hostRoute
+	shown := map[string]bool{}
+	for _, o := range head {
+		shown[o.File] = true
+	}
+	var needles [][]byte
+	for _, a := range added {
+		needles = append(needles, hostNeedles(a.host)...)
+	}
+	for _, p := range slices.Sorted(maps.Keys(headFiles)) {
+		b := headFiles[p]
+		if shown[p] || !(bytes.Contains(b, []byte("kind: Ingress")) || bytes.Contains(b, []byte("Route\n"))) ||
+			!slices.ContainsFunc(needles, func(n []byte) bool { return bytes.Contains(b, n) }) {
+			continue
+		}
+		for _, o := range parseFleet(map[string][]byte{p: b}) {
+			if h := hostsOf(o); len(h) > 0 {
+				others = append(others, hostRoute{o, h})
+			}
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(hr)) {
+		others = append(others, hr[id])
+	}
+	return others
 }
 
 // hostNeedles are the texts a file holds when one of its hosts may
