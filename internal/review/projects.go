@@ -148,8 +148,21 @@ func (fx *fluxView) place(byID map[string]*component, headFiles map[string]*flux
 			fx.movedFrom[to] = from
 		}
 	}
-	// The project's source appears with the first objects moved into its
-	// folder, and goes with the last moved out: the migration says so.
+	projectSourcesMoved(byID, st, addedOK, removedOK)
+	if apps := slices.Sorted(maps.Keys(st.unsafe)); len(apps) > maxUnsafeLines {
+		fx.danger = append(fx.danger, unsafeMoves(apps))
+	} else {
+		for _, app := range apps {
+			fx.danger = append(fx.danger, unsafeMove(app, st.unsafe[app], byID))
+		}
+	}
+	fx.steps = st
+}
+
+// projectSourcesMoved marks the project sources that a migration adds or
+// removes as expected: a project's source appears with the first objects
+// moved into its folder, and goes with the last moved out.
+func projectSourcesMoved(byID map[string]*component, st placements, addedOK, removedOK map[string]bool) {
 	for _, c := range byID {
 		switch {
 		case !c.project:
@@ -165,14 +178,6 @@ func (fx *fluxView) place(byID map[string]*component, headFiles map[string]*flux
 			}
 		}
 	}
-	if apps := slices.Sorted(maps.Keys(st.unsafe)); len(apps) > maxUnsafeLines {
-		fx.danger = append(fx.danger, unsafeMoves(apps))
-	} else {
-		for _, app := range apps {
-			fx.danger = append(fx.danger, unsafeMove(app, st.unsafe[app], byID))
-		}
-	}
-	fx.steps = st
 }
 
 // maxUnsafeLines is the most apps moved without the first step that get
