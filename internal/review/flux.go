@@ -1110,39 +1110,7 @@ func (fx *fluxView) writeSources(b *strings.Builder, removedApps map[string]bool
 			}
 			continue
 		}
-		var why string
-		switch {
-		case c.head == nil:
-			switch {
-			case keptFromPrune(c.base.ks):
-				why = "removed from the fleet, but kept from pruning: Flux leaves it and its objects (see Danger)"
-			case c.base.oci != nil && !removedApps[c.app()]:
-				why = "removed: its OCIRepository goes with its Kustomization, which prunes its objects"
-			}
-		case c.unsafeMove:
-			why = "pruned by the root Kustomization with its objects, then created again from its project's source (see Danger)"
-		case c.head.oci == nil || c.mismatch:
-		case c.base == nil:
-			why = fmt.Sprintf("new: pulls its artifact %s", cellCode(short(c.head.digest())))
-		case c.migrated && c.folderChanged:
-			why = fmt.Sprintf("moves to its own OCI source, with a new artifact %s", cellCode(short(c.head.digest())))
-		case c.migrated:
-			if c.ksChanged {
-				why = "moves to its own OCI source, and its Kustomization changes"
-			}
-		case c.digestChanged:
-			why = fmt.Sprintf("pulls its new artifact %s", cellCode(short(c.head.digest())))
-			if c.ksChanged {
-				why += "; its Kustomization changes too"
-			}
-			if c.pinsChanged {
-				why += "; applied once its dependencies have applied their new artifacts"
-			}
-		case c.ksChanged:
-			why = "its Kustomization changes: reconciled with the same artifact"
-		case c.pinsChanged:
-			why = "reconciled with the same artifact once its dependencies have applied their new artifacts"
-		}
+		why := componentRow(c, removedApps)
 		if why != "" {
 			rows = append(rows, fmt.Sprintf("| %s | %s |\n", cellCode(c.key), why))
 		}
@@ -1165,6 +1133,45 @@ func (fx *fluxView) writeSources(b *strings.Builder, removedApps map[string]bool
 		b.WriteString("### Flux sources\n\n")
 		b.WriteString(out.String())
 	}
+}
+
+// componentRow says what Flux does with a component's source, or "" when
+// nothing worth a row.
+func componentRow(c *component, removedApps map[string]bool) string {
+	var why string
+	switch {
+	case c.head == nil:
+		switch {
+		case keptFromPrune(c.base.ks):
+			why = "removed from the fleet, but kept from pruning: Flux leaves it and its objects (see Danger)"
+		case c.base.oci != nil && !removedApps[c.app()]:
+			why = "removed: its OCIRepository goes with its Kustomization, which prunes its objects"
+		}
+	case c.unsafeMove:
+		why = "pruned by the root Kustomization with its objects, then created again from its project's source (see Danger)"
+	case c.head.oci == nil || c.mismatch:
+	case c.base == nil:
+		why = fmt.Sprintf("new: pulls its artifact %s", cellCode(short(c.head.digest())))
+	case c.migrated && c.folderChanged:
+		why = fmt.Sprintf("moves to its own OCI source, with a new artifact %s", cellCode(short(c.head.digest())))
+	case c.migrated:
+		if c.ksChanged {
+			why = "moves to its own OCI source, and its Kustomization changes"
+		}
+	case c.digestChanged:
+		why = fmt.Sprintf("pulls its new artifact %s", cellCode(short(c.head.digest())))
+		if c.ksChanged {
+			why += "; its Kustomization changes too"
+		}
+		if c.pinsChanged {
+			why += "; applied once its dependencies have applied their new artifacts"
+		}
+	case c.ksChanged:
+		why = "its Kustomization changes: reconciled with the same artifact"
+	case c.pinsChanged:
+		why = "reconciled with the same artifact once its dependencies have applied their new artifacts"
+	}
+	return why
 }
 
 func plural(n int, what string) string {
