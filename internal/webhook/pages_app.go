@@ -208,6 +208,7 @@ func (s *Server) appPage(r *http.Request, project, name string) (appView, error)
 		v.Checks = append(v.Checks, checkView{Check: c, Step: i + 1, Title: checkTitles[c.Name], About: checkAbout(c)})
 	}
 	v.Operator = visitorFrom(r).grant.roleOn(project) >= roleOperator
+	v.Elsewhere = s.elsewhere(a)
 	if err := s.history(ctx, &v, r.URL.Query().Get("before")); err != nil {
 		return appView{}, err
 	}
@@ -217,7 +218,7 @@ func (s *Server) appPage(r *http.Request, project, name string) (appView, error)
 	if err := s.environments(ctx, &v); err != nil {
 		return appView{}, err
 	}
-	if v.Elsewhere = s.elsewhere(a); s.cfg.Kube != nil && v.Elsewhere == "" {
+	if s.cfg.Kube != nil && v.Elsewhere == "" {
 		s.podsAndLogs(ctx, &v)
 		s.usage(ctx, &v)
 	}
@@ -357,7 +358,7 @@ func (s *Server) appEvents(ctx context.Context, v *appView) error {
 		v.Events = append(v.Events, EventView{Source: "flux", Time: e.EventTime, Type: e.Severity, Reason: e.Reason,
 			Object: e.Kind + "/" + e.Namespace + "/" + e.Name, Message: e.Message})
 	}
-	if s.cfg.Kube != nil && s.elsewhere(v.App) == "" {
+	if s.cfg.Kube != nil && v.Elsewhere == "" {
 		kev, err := s.kubeEvents(ctx, v.App.Project, v.App.Name)
 		if err != nil {
 			v.EventError = "Kubernetes events are not available from the cluster: " + err.Error()
@@ -400,16 +401,27 @@ func (s *Server) podsAndLogs(ctx context.Context, v *appView) {
 	}
 }
 
-// elsewhere returns why this webhook's cluster says nothing of the app: its
-// environment runs on another cluster (PagesConfig.EnvironmentClusters),
-// whose objects of the same project and name are another environment's.
-// "" when the cluster is the app's, or when that is not known.
-func (s *Server) elsewhere(a store.App) string {
+// otherCluster returns the cluster an environment runs on when it is not
+// this webhook's (PagesConfig.EnvironmentClusters against ClusterName):
+// this cluster's objects of an app's project and name are then another
+// environment's. "" when the cluster is this one, or when that is not
+// known.
+func (s *Server) otherCluster(env string) string {
 	pc := s.pages.cfg
-	cluster := pc.EnvironmentClusters[a.Environment]
-	if a.Environment == "" || cluster == "" || pc.ClusterName == "" || cluster == pc.ClusterName {
+	cluster := pc.EnvironmentClusters[env]
+	if env == "" || cluster == "" || pc.ClusterName == "" || cluster == pc.ClusterName {
+		return ""
+	}
+	return cluster
+}
+
+// elsewhere says why this webhook's cluster shows nothing of the app, or
+// "" (otherCluster).
+func (s *Server) elsewhere(a store.App) string {
+	cluster := s.otherCluster(a.Environment)
+	if cluster == "" {
 		return ""
 	}
 	return fmt.Sprintf("%s runs on cluster %s; this webhook reads cluster %s. The pods, events, logs, use and cost of %s are on %s's status pages.",
-		a.Environment, cluster, pc.ClusterName, a.Environment, cluster)
+		a.Environment, cluster, s.pages.cfg.ClusterName, a.Environment, cluster)
 }

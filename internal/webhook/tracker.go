@@ -547,12 +547,12 @@ func (t *tracker) target(d store.Deployment) probe.Target {
 
 func (t *tracker) execute(ctx context.Context, d store.Deployment, mode runMode, started time.Time, wake <-chan struct{}) {
 	chk := &deploymentChecker{base: t.s.cfg.Prober, st: t.s.cfg.Store, id: d.ID, artifacts: t.s.artifactsOf}
-	if t.s.elsewhere(store.App{Environment: d.Environment}) != "" && chk.base != nil {
+	if other := t.s.otherCluster(d.Environment); other != "" && chk.base != nil {
 		// Its environment runs on another cluster: this one's objects of
 		// the same names are another environment's. The events alone
 		// judge it, as without a cluster.
 		chk.base = nil
-		chk.skipped = "runs on cluster " + t.s.pages.cfg.EnvironmentClusters[d.Environment] + ", not this webhook's " + t.s.pages.cfg.ClusterName
+		chk.skipped = "runs on cluster " + other + ", not this webhook's " + t.s.pages.cfg.ClusterName
 	}
 	timeout := d.Timeout
 	if timeout <= 0 {
