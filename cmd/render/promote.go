@@ -185,7 +185,7 @@ func (f *promoteFlags) environments(plat *spec.Platform) (to, from *spec.Environ
 	to = plat.EnvironmentByName(f.to)
 	switch {
 	case to == nil:
-		return nil, nil, cli.Usagef("--to %s: platform.yaml declares no environment %s (%s)", f.to, f.to, strings.Join(envNames(plat), ", "))
+		return nil, nil, cli.Usagef("--to %s: platform.yaml declares no environment %s (%s)", f.to, f.to, strings.Join(plat.EnvironmentNames(), ", "))
 	case to.PromoteFrom == "":
 		return nil, nil, cli.Usagef("--to %s: %s has no promote_from; a render of the apps repository writes it", f.to, f.to)
 	case f.from != "" && f.from != to.PromoteFrom:
@@ -194,14 +194,6 @@ func (f *promoteFlags) environments(plat *spec.Platform) (to, from *spec.Environ
 		return nil, nil, cli.Usagef("render promote does not write fleets with fleet.artifacts yet")
 	}
 	return to, plat.EnvironmentByName(to.PromoteFrom), nil
-}
-
-func envNames(p *spec.Platform) []string {
-	var out []string
-	for _, e := range p.Environments {
-		out = append(out, e.Name)
-	}
-	return out
 }
 
 // promoteTargets are the copies in env of the apps named (name or

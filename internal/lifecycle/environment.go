@@ -18,11 +18,7 @@ func environmentCluster(p *spec.Platform, env string) (string, error) {
 		if e := p.EnvironmentByName(env); e != nil {
 			return e.Cluster, nil
 		}
-		var names []string
-		for _, e := range p.Environments {
-			names = append(names, e.Name)
-		}
-		return "", refuse("no environment %q on the platform (its environments: %s)", env, strings.Join(names, ", "))
+		return "", refuse("no environment %q on the platform (its environments: %s)", env, strings.Join(p.EnvironmentNames(), ", "))
 	}
 	var names []string
 	for _, c := range p.Clusters {

@@ -79,6 +79,15 @@ func (p *Platform) EnvironmentByName(name string) *Environment {
 	return nil
 }
 
+// EnvironmentNames returns the platform's environments' names, in order.
+func (p *Platform) EnvironmentNames() []string {
+	var out []string
+	for _, e := range p.Environments {
+		out = append(out, e.Name)
+	}
+	return out
+}
+
 // EnvironmentOfCluster returns the environment that deploys to cluster, or
 // nil.
 func (p *Platform) EnvironmentOfCluster(cluster string) *Environment {
