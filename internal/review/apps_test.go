@@ -12,21 +12,24 @@ import (
 	"github.com/fleetwright/fleetwright/internal/review"
 )
 
-// The fleet of testdata/apps is what render writes for an app "store" of
-// project shop with a database (a StatefulSet with a claim template and a
-// headless Service), an api (a Deployment with an init container, a native
-// sidecar, a ConfigMap of files, a Service with a gRPC and a UDP port, a
-// ServiceAccount and a PodDisruptionBudget), a migration job and a nightly
-// cron job, under the object names render gives them.
+// storeGolden is the fleet render writes for an app "store" of project shop
+// (generate's golden of testdata/specs/store) with a database (a StatefulSet
+// with a claim template and a headless Service), an api (a Deployment with
+// an init container, a native sidecar, a ConfigMap of files, a Service with
+// a gRPC and a UDP port, a ServiceAccount and a PodDisruptionBudget), a
+// migration job and a nightly cron job.
+const storeGolden = "../generate/testdata/fleets/store"
+
+// The store app's files.
 const (
 	storeDir = "apps/prod-eu/shop/store/"
 	dbSTS    = storeDir + "db/statefulset-store-db.yaml"
-	dbSvc    = storeDir + "db/service-store-db-headless.yaml"
+	dbSvc    = storeDir + "db/service-store-db.yaml"
 	apiDep   = storeDir + "api/deployment-store-api.yaml"
 	apiCM    = storeDir + "api/configmap-store-api-files.yaml"
 	apiSvc   = storeDir + "api/service-store-api.yaml"
 	apiKust  = storeDir + "api/kustomization.yaml"
-	jobOld   = storeDir + "migrate/job-store-migrate-1a2b3c4d.yaml"
+	jobOld   = storeDir + "migrate/job-store-migrate-0857721d.yaml"
 	jobKust  = storeDir + "migrate/kustomization.yaml"
 	cronJob  = storeDir + "nightly/cronjob-store-nightly.yaml"
 )
@@ -34,8 +37,10 @@ const (
 func storeFleet(t *testing.T) map[string][]byte {
 	t.Helper()
 	out := map[string][]byte{}
-	for p, s := range golden.ReadFiles(t, "testdata/apps") {
-		out[p] = []byte(s)
+	for p, s := range golden.ReadFiles(t, storeGolden) {
+		if strings.HasPrefix(p, storeDir) {
+			out[p] = []byte(s)
+		}
 	}
 	return out
 }
@@ -74,9 +79,9 @@ func remove(files map[string][]byte, prefix string) map[string][]byte {
 // jobRerun is the fleet after the migration's template changed: render
 // names the Job after its new template's hash.
 func jobRerun(t *testing.T, f map[string][]byte) map[string][]byte {
-	f = rename(t, f, jobOld, storeDir+"migrate/job-store-migrate-9f8e7d6c.yaml", "name: store-migrate-1a2b3c4d", "name: store-migrate-9f8e7d6c")
+	f = rename(t, f, jobOld, storeDir+"migrate/job-store-migrate-9f8e7d6c.yaml", "name: store-migrate-0857721d", "name: store-migrate-9f8e7d6c")
 	f = change(t, f, storeDir+"migrate/job-store-migrate-9f8e7d6c.yaml", "myorg/store-api:1.0.0", "myorg/store-api:1.1.0")
-	return change(t, f, jobKust, "job-store-migrate-1a2b3c4d.yaml", "job-store-migrate-9f8e7d6c.yaml")
+	return change(t, f, jobKust, "job-store-migrate-0857721d.yaml", "job-store-migrate-9f8e7d6c.yaml")
 }
 
 func TestAppDangers(t *testing.T) {
@@ -96,8 +101,8 @@ func TestAppDangers(t *testing.T) {
 		}, want: []string{sts + ": spec.volumeClaimTemplates is immutable and the apply will be rejected: claim `wal` is added. " +
 			"Existing claims keep their data and size: to grow one, resize the claims themselves (when the storage class allows expansion); anything else needs the StatefulSet recreated and the data moved"}},
 		{name: "service name of a StatefulSet", head: func(t *testing.T, f map[string][]byte) map[string][]byte {
-			return change(t, f, dbSTS, "serviceName: store-db-headless", "serviceName: store-db")
-		}, want: []string{sts + ": spec.serviceName is immutable (store-db-headless → store-db); the apply will be rejected (the StatefulSet must be recreated)"}},
+			return change(t, f, dbSTS, "serviceName: store-db", "serviceName: store-db-headless")
+		}, want: []string{sts + ": spec.serviceName is immutable (store-db → store-db-headless); the apply will be rejected (the StatefulSet must be recreated)"}},
 		{name: "StatefulSet becomes a Deployment", head: func(t *testing.T, f map[string][]byte) map[string][]byte {
 			f = rename(t, f, dbSTS, storeDir+"db/deployment-store-db.yaml", "kind: StatefulSet", "kind: Deployment")
 			return change(t, f, storeDir+"db/kustomization.yaml", "statefulset-store-db.yaml", "deployment-store-db.yaml")
@@ -139,7 +144,7 @@ func TestAppDangers(t *testing.T) {
 		}, want: []string{"kind `PersistentVolumeClaim` is new to the fleet (no object of the base has it): `shop/store-api-cache`"}},
 		{name: "headless Service gets a cluster IP", head: func(t *testing.T, f map[string][]byte) map[string][]byte {
 			return change(t, f, dbSvc, "  clusterIP: None\n", "")
-		}, want: []string{"Service `shop/store-db-headless` is no longer headless: spec.clusterIP is immutable, the apply will be rejected (the Service must be deleted and recreated)"}},
+		}, want: []string{"Service `shop/store-db` is no longer headless: spec.clusterIP is immutable, the apply will be rejected (the Service must be deleted and recreated)"}},
 		{name: "LoadBalancer dropped", head: func(t *testing.T, f map[string][]byte) map[string][]byte {
 			return change(t, f, apiSvc, "type: LoadBalancer", "type: ClusterIP")
 		}, want: []string{"Service `shop/store-api`: type changes from LoadBalancer to ClusterIP: its external load balancer and address are released, and clients using that address lose access"}},
@@ -150,13 +155,13 @@ func TestAppDangers(t *testing.T) {
 			return change(t, f, apiDep, "    matchLabels:\n      app.kubernetes.io/instance: store-api\n", "    matchLabels:\n      app.kubernetes.io/instance: store-api2\n")
 		}, want: []string{"Deployment `shop/store-api`: spec.selector is immutable; the apply will be rejected (the workload must be recreated)"}},
 		{name: "job re-run", head: jobRerun, want: []string{
-			"Job `shop/store-migrate-9f8e7d6c` runs again: its template changed, so it has a new name (was `store-migrate-1a2b3c4d`); the old Job is pruned",
+			"Job `shop/store-migrate-9f8e7d6c` runs again: its template changed, so it has a new name (was `store-migrate-0857721d`); the old Job is pruned",
 		}},
 		{name: "job template changed in place", head: func(t *testing.T, f map[string][]byte) map[string][]byte {
 			return change(t, f, jobOld, "- up\n", "- up\n        - --verbose\n")
-		}, want: []string{"Job `shop/store-migrate-1a2b3c4d`: its pod template changes under the same name; a Job's template is immutable, so the apply will be rejected"}},
+		}, want: []string{"Job `shop/store-migrate-0857721d`: its pod template changes under the same name; a Job's template is immutable, so the apply will be rejected"}},
 		{name: "cron schedule", head: func(t *testing.T, f map[string][]byte) map[string][]byte {
-			return change(t, f, cronJob, "schedule: 0 3 * * *", "schedule: 30 4 * * *")
+			return change(t, f, cronJob, `schedule: "0 3 * * *"`, `schedule: "30 4 * * *"`)
 		}, want: []string{"CronJob `shop/store-nightly`: the schedule changes from `0 3 * * *` to `30 4 * * *` (informational: the next runs follow the new schedule)"}},
 	}
 	for _, tt := range tests {
@@ -226,9 +231,9 @@ func TestAppComments(t *testing.T) {
 			return jobRerun(t, f)
 		}},
 		{name: "apps-config-files", head: func(t *testing.T) map[string][]byte {
-			f := change(t, base, apiCM, `config.yaml: "level: info\nlisten`, `config.yaml: "level: debug\nlisten`)
-			f = change(t, f, apiCM, `  nginx.conf:`, `  extra.ini: "[a]\nb = 1\n"`+"\n  nginx.conf:")
-			return change(t, f, apiDep, "files-checksum: 1f2e3d4c", "files-checksum: 5a6b7c8d")
+			f := change(t, base, apiCM, `etc_api_config.yaml: "level: info\nlisten`, `etc_api_config.yaml: "level: debug\nlisten`)
+			f = change(t, f, apiCM, `  etc_nginx_nginx.conf:`, `  extra.ini: "[a]\nb = 1\n"`+"\n  etc_nginx_nginx.conf:")
+			return change(t, f, apiDep, "files-checksum: b5224d49f03ed42d20a286a54322b6e84811a6c58f12fb1929284ca8f9a31e4b", "files-checksum: 5a6b7c8d")
 		}},
 		{name: "apps-patch", head: func(t *testing.T) map[string][]byte {
 			return change(t, base, apiKust, "- serviceaccount-store-api.yaml\n", "- serviceaccount-store-api.yaml\npatches:\n"+
@@ -255,7 +260,7 @@ func TestPatchedDangers(t *testing.T) {
 	base := storeFleet(t)
 	patch := func(text string) func(t *testing.T) map[string][]byte {
 		return func(t *testing.T) map[string][]byte {
-			return change(t, base, jobKust, "- job-store-migrate-1a2b3c4d.yaml\n", "- job-store-migrate-1a2b3c4d.yaml\npatches:\n- patch: "+text+"\n  target:\n    kind: Job\n")
+			return change(t, base, jobKust, "- job-store-migrate-0857721d.yaml\n", "- job-store-migrate-0857721d.yaml\npatches:\n- patch: "+text+"\n  target:\n    kind: Job\n")
 		}
 	}
 	tests := []struct {
@@ -264,7 +269,7 @@ func TestPatchedDangers(t *testing.T) {
 		want []string
 	}{
 		{"a patch changes a Job's template", patch(`"- op: replace\n  path: /spec/template/spec/containers/0/image\n  value: myorg/store-api:2.0.0\n"`),
-			[]string{"Job `shop/store-migrate-1a2b3c4d`: its pod template changes under the same name; a Job's template is immutable, so the apply will be rejected"}},
+			[]string{"Job `shop/store-migrate-0857721d`: its pod template changes under the same name; a Job's template is immutable, so the apply will be rejected"}},
 		{"a patch that does not apply", patch(`"- op: replace\n  path: /spec/nothing/here\n  value: 1\n"`),
 			[]string{"`apps/prod-eu/shop/store/migrate/kustomization.yaml` does not build, so Flux cannot apply it: kustomize build apps/prod-eu/shop/store/migrate: " +
 				"replace operation does not apply: doc is missing path: /spec/nothing/here: missing value"}},
@@ -285,8 +290,8 @@ func TestPatchedDangers(t *testing.T) {
 func TestConfigFileLabels(t *testing.T) {
 	t.Parallel()
 	base := storeFleet(t)
-	base = change(t, base, apiDep, "        - mountPath: /etc/api/config.yaml\n          name: files\n          readOnly: true\n          subPath: config.yaml\n", "        - mountPath: /etc/app\n          name: files\n")
-	base = change(t, base, apiDep, "      - configMap:\n          name: store-api-files\n", "      - configMap:\n          items:\n          - key: config.yaml\n            path: conf/app.yaml\n          name: store-api-files\n")
+	base = change(t, base, apiDep, "        - mountPath: /etc/api/config.yaml\n          name: fleetwright-files\n          readOnly: true\n          subPath: etc_api_config.yaml\n", "        - mountPath: /etc/app\n          name: fleetwright-files\n")
+	base = change(t, base, apiDep, "          - key: etc_api_config.yaml\n            path: etc_api_config.yaml\n", "          - key: etc_api_config.yaml\n            path: conf/app.yaml\n")
 	head := change(t, base, apiCM, `level: info`, `level: warn`)
 	c := review.Build(review.Input{Base: base, Head: head})
 	for _, want := range []string{"--- /etc/app/conf/app.yaml\n+++ /etc/app/conf/app.yaml\n", "-level: info\n+level: warn\n"} {

@@ -14,13 +14,15 @@ import (
 	"github.com/fleetwright/fleetwright/internal/yamlx"
 )
 
-// testdata/apps is the fleet render writes for an app "store" of project
-// shop: a database StatefulSet with a claim template and a headless
-// Service, an api Deployment with an init container, a native sidecar, a
-// ConfigMap of files, a Service with a gRPC and a UDP port, a
-// ServiceAccount and a PodDisruptionBudget, a migration Job and a nightly
-// CronJob, with the object names render gives them. It is verified as part
-// of the examples' fleet.
+// storeGolden is the fleet render writes for an app "store" of project shop
+// (generate's golden of testdata/specs/store): a database StatefulSet with
+// a claim template and a headless Service, an api Deployment with an init
+// container, a native sidecar, a ConfigMap of files, a Service with a gRPC
+// and a UDP port, a ServiceAccount and a PodDisruptionBudget, a migration
+// Job and a nightly CronJob. Its app's files are verified as part of the
+// examples' fleet.
+const storeGolden = "../generate/testdata/fleets/store"
+
 const (
 	storeDir  = "apps/prod-eu/shop/store/"
 	storeSTS  = storeDir + "db/statefulset-store-db.yaml"
@@ -29,7 +31,7 @@ const (
 	storeSvc  = storeDir + "api/service-store-api.yaml"
 	storePDB  = storeDir + "api/poddisruptionbudget-store-api.yaml"
 	storeKust = storeDir + "api/kustomization.yaml"
-	storeJob  = storeDir + "migrate/job-store-migrate-1a2b3c4d.yaml"
+	storeJob  = storeDir + "migrate/job-store-migrate-0857721d.yaml"
 	storeCron = storeDir + "nightly/cronjob-store-nightly.yaml"
 )
 
@@ -37,8 +39,10 @@ const (
 func storeFleet(t testing.TB) map[string][]byte {
 	t.Helper()
 	_, files := exampleFleet(t)
-	for p, s := range golden.ReadFiles(t, "testdata/apps") {
-		files[p] = []byte(s)
+	for p, s := range golden.ReadFiles(t, storeGolden) {
+		if strings.HasPrefix(p, storeDir) || p == "clusters/prod-eu/apps/shop-store.yaml" {
+			files[p] = []byte(s)
+		}
 	}
 	return files
 }
@@ -77,75 +81,75 @@ func TestStoreAPI(t *testing.T) {
 		{name: "StatefulSet claim template without storage or access modes", mutate: func(t testing.TB, f map[string][]byte) {
 			edit(t, f, storeSTS, "      accessModes:\n      - ReadWriteOnce\n      resources:\n        requests:\n          storage: 10Gi\n", "      resources: {}\n")
 		}, want: []string{
-			"fleet/" + storeSTS + ":50: StatefulSet/store-db: spec.volumeClaimTemplates[0].spec.accessModes: at least one access mode is required",
-			"fleet/" + storeSTS + ":51: StatefulSet/store-db: spec.volumeClaimTemplates[0].spec.resources.requests.storage: required field is missing",
+			"fleet/" + storeSTS + ":63: StatefulSet/store-db: spec.volumeClaimTemplates[0].spec.accessModes: at least one access mode is required",
+			"fleet/" + storeSTS + ":64: StatefulSet/store-db: spec.volumeClaimTemplates[0].spec.resources.requests.storage: required field is missing",
 		}},
 		{name: "StatefulSet mounts a volume it does not have", mutate: func(t testing.TB, f map[string][]byte) {
 			edit(t, f, storeSTS, "          name: data\n", "          name: dataa\n")
 		}, want: []string{
-			"fleet/" + storeSTS + `:46: StatefulSet/store-db: spec.template.spec.containers[0].volumeMounts[0].name: no volume named "dataa" in the pod (volumes: data)`,
+			"fleet/" + storeSTS + `:54: StatefulSet/store-db: spec.template.spec.containers[0].volumeMounts[0].name: no volume named "dataa" in the pod (volumes: data)`,
 		}},
 		{name: "StatefulSet retention policy", mutate: func(t testing.TB, f map[string][]byte) {
 			edit(t, f, storeSTS, "whenDeleted: Retain", "whenDeleted: Keep")
 		}, want: []string{
-			"fleet/" + storeSTS + `:14: StatefulSet/store-db: spec.persistentVolumeClaimRetentionPolicy.whenDeleted: unsupported value "Keep": must be "Retain" or "Delete"`,
+			"fleet/" + storeSTS + `:17: StatefulSet/store-db: spec.persistentVolumeClaimRetentionPolicy.whenDeleted: unsupported value "Keep": must be "Retain" or "Delete"`,
 		}},
 		{name: "Job restart policy", mutate: func(t testing.TB, f map[string][]byte) {
 			edit(t, f, storeJob, "      restartPolicy: Never\n", "")
 		}, want: []string{
-			"fleet/" + storeJob + `:19: Job/store-migrate-1a2b3c4d: spec.template.spec.restartPolicy: required: a Job's pods need restartPolicy "OnFailure" or "Never"`,
+			"fleet/" + storeJob + `:27: Job/store-migrate-0857721d: spec.template.spec.restartPolicy: required: a Job's pods need restartPolicy "OnFailure" or "Never"`,
 		}},
 		{name: "CronJob schedule and restart policy", mutate: func(t testing.TB, f map[string][]byte) {
-			edit(t, f, storeCron, "schedule: 0 3 * * *", "schedule: 0 25 * * *")
+			edit(t, f, storeCron, `schedule: "0 3 * * *"`, `schedule: "0 25 * * *"`)
 			edit(t, f, storeCron, "restartPolicy: OnFailure", "restartPolicy: Always")
 		}, want: []string{
-			"fleet/" + storeCron + `:27: CronJob/store-nightly: spec.jobTemplate.spec.template.spec.restartPolicy: unsupported value "Always": must be "OnFailure" or "Never"`,
-			"fleet/" + storeCron + `:28: CronJob/store-nightly: spec.schedule: "0 25 * * *" is not a valid cron schedule: end of range (25) above maximum (23): 25`,
+			"fleet/" + storeCron + `:46: CronJob/store-nightly: spec.jobTemplate.spec.template.spec.restartPolicy: unsupported value "Always": must be "OnFailure" or "Never"`,
+			"fleet/" + storeCron + `:47: CronJob/store-nightly: spec.schedule: "0 25 * * *" is not a valid cron schedule: end of range (25) above maximum (23): 25`,
 		}},
 		{name: "CronJob time zone in the schedule", mutate: func(t testing.TB, f map[string][]byte) {
-			edit(t, f, storeCron, "schedule: 0 3 * * *", "schedule: CRON_TZ=Europe/Paris 0 3 * * *")
+			edit(t, f, storeCron, `schedule: "0 3 * * *"`, `schedule: "CRON_TZ=Europe/Paris 0 3 * * *"`)
 		}, want: []string{
-			"fleet/" + storeCron + ":28: CronJob/store-nightly: spec.schedule: cannot use TZ or CRON_TZ in the schedule: set spec.timeZone",
+			"fleet/" + storeCron + ":47: CronJob/store-nightly: spec.schedule: cannot use TZ or CRON_TZ in the schedule: set spec.timeZone",
 		}},
 		{name: "init container with a probe, sidecar with one", mutate: func(t testing.TB, f map[string][]byte) {
 			edit(t, f, storeDep, "        name: wait\n", "        name: wait\n        readinessProbe:\n          exec:\n            command: [\"true\"]\n")
 			edit(t, f, storeDep, "        name: proxy\n", "        name: proxy\n        readinessProbe:\n          tcpSocket:\n            port: admin\n        ports:\n        - containerPort: 9901\n          name: admin\n")
 		}, want: []string{
-			"fleet/" + storeDep + ":60: Deployment/store-api: spec.template.spec.initContainers[0].readinessProbe: an init container may not have a readinessProbe: it runs to completion (only a sidecar, restartPolicy Always, may)",
+			"fleet/" + storeDep + ":68: Deployment/store-api: spec.template.spec.initContainers[0].readinessProbe: an init container may not have a readinessProbe: it runs to completion (only a sidecar, restartPolicy Always, may)",
 		}},
 		{name: "probe handlers and ports", mutate: func(t testing.TB, f map[string][]byte) {
 			edit(t, f, storeDep, "        readinessProbe:\n          grpc:\n            port: 50051\n",
 				"        livenessProbe:\n          grpc:\n            port: 50051\n          successThreshold: 2\n          tcpSocket:\n            port: 50051\n"+
 					"        readinessProbe:\n          httpGet:\n            path: /\n            port: http\n        startupProbe:\n          periodSeconds: 1\n")
 		}, want: []string{
-			"fleet/" + storeDep + ":38: Deployment/store-api: spec.template.spec.containers[0].livenessProbe.grpc: a probe has exactly one handler, not tcpSocket and grpc",
-			"fleet/" + storeDep + ":40: Deployment/store-api: spec.template.spec.containers[0].livenessProbe.successThreshold: must be 1 for a livenessProbe",
-			"fleet/" + storeDep + `:46: Deployment/store-api: spec.template.spec.containers[0].readinessProbe.httpGet.port: the container declares no port named "http"`,
-			"fleet/" + storeDep + ":47: Deployment/store-api: spec.template.spec.containers[0].startupProbe: a probe needs one handler: exec, httpGet, tcpSocket or grpc",
+			"fleet/" + storeDep + ":46: Deployment/store-api: spec.template.spec.containers[0].livenessProbe.grpc: a probe has exactly one handler, not tcpSocket and grpc",
+			"fleet/" + storeDep + ":48: Deployment/store-api: spec.template.spec.containers[0].livenessProbe.successThreshold: must be 1 for a livenessProbe",
+			"fleet/" + storeDep + `:54: Deployment/store-api: spec.template.spec.containers[0].readinessProbe.httpGet.port: the container declares no port named "http"`,
+			"fleet/" + storeDep + ":55: Deployment/store-api: spec.template.spec.containers[0].startupProbe: a probe needs one handler: exec, httpGet, tcpSocket or grpc",
 		}},
 		{name: "container ports and names", mutate: func(t testing.TB, f map[string][]byte) {
 			edit(t, f, storeDep, "          name: statsd\n          protocol: UDP\n", "          name: grpc\n          protocol: QUIC\n")
 			edit(t, f, storeDep, "        name: proxy\n", "        name: api\n")
 		}, want: []string{
-			"fleet/" + storeDep + `:29: Deployment/store-api: spec.template.spec.containers[0].name: duplicate container name "api": names are unique across containers and init containers`,
-			"fleet/" + storeDep + `:35: Deployment/store-api: spec.template.spec.containers[0].ports[1].name: duplicate port name "grpc"`,
-			"fleet/" + storeDep + `:36: Deployment/store-api: spec.template.spec.containers[0].ports[1].protocol: unsupported value "QUIC": must be "TCP", "UDP" or "SCTP"`,
+			"fleet/" + storeDep + `:37: Deployment/store-api: spec.template.spec.containers[0].name: duplicate container name "api": names are unique across containers and init containers`,
+			"fleet/" + storeDep + `:43: Deployment/store-api: spec.template.spec.containers[0].ports[1].name: duplicate port name "grpc"`,
+			"fleet/" + storeDep + `:44: Deployment/store-api: spec.template.spec.containers[0].ports[1].protocol: unsupported value "QUIC": must be "TCP", "UDP" or "SCTP"`,
 		}},
 		{name: "Service ports", mutate: func(t testing.TB, f map[string][]byte) {
 			edit(t, f, storeSvc, "  - name: statsd\n    port: 8125\n    protocol: UDP\n", "  - port: 5000\n    protocol: TCP\n")
 			edit(t, f, storeSvc, "  type: LoadBalancer\n", "  clusterIP: None\n  type: LoadBalancer\n")
 		}, want: []string{
-			"fleet/" + storeSvc + ":17: Service/store-api: spec.ports[1]: duplicate port 5000/TCP",
-			"fleet/" + storeSvc + ":17: Service/store-api: spec.ports[1].name: required when a Service has more than one port",
-			"fleet/" + storeSvc + ":22: Service/store-api: spec.clusterIP: may be None (headless) only for type ClusterIP, not LoadBalancer",
+			"fleet/" + storeSvc + ":21: Service/store-api: spec.ports[1]: duplicate port 5000/TCP",
+			"fleet/" + storeSvc + ":21: Service/store-api: spec.ports[1].name: required when a Service has more than one port",
+			"fleet/" + storeSvc + ":27: Service/store-api: spec.clusterIP: may be None (headless) only for type ClusterIP, not LoadBalancer",
 		}},
 		{name: "PodDisruptionBudget values", mutate: func(t testing.TB, f map[string][]byte) {
 			edit(t, f, storePDB, "maxUnavailable: 1", "maxUnavailable: half")
 		}, want: []string{
-			"fleet/" + storePDB + `:12: PodDisruptionBudget/store-api: spec.maxUnavailable: "half" must be a number of pods or a percentage from 0% to 100%`,
+			"fleet/" + storePDB + `:16: PodDisruptionBudget/store-api: spec.maxUnavailable: "half" must be a number of pods or a percentage from 0% to 100%`,
 		}},
 		{name: "ConfigMap keys", mutate: func(t testing.TB, f map[string][]byte) {
-			edit(t, f, storeCM, "  nginx.conf:", "  etc/nginx.conf:")
+			edit(t, f, storeCM, "  etc_nginx_nginx.conf:", "  etc/nginx.conf:")
 		}, want: []string{
 			"fleet/" + storeCM + `:5: ConfigMap/store-api-files: data.etc/nginx.conf: "etc/nginx.conf" is not a valid ConfigMap key: at most 253 letters, digits, '-', '_' and '.' (a file name, without '/')`,
 		}},
@@ -212,9 +216,9 @@ func TestStorePolicy(t *testing.T) {
 	edit(t, files, storeDep, "            cpu: 500m\n", "")
 	rep := verifyFleet(t, files, Options{Platform: &plat})
 	want := []string{
-		"fleet/" + storeDep + `:64: Deployment/store-api: spec.template.spec.initContainers[0].resources.requests: init container "wait" sets no cpu request (policy require_requests)`,
-		"fleet/" + storeDep + `:66: Deployment/store-api: spec.template.spec.initContainers[1]: sidecar "proxy" has no readinessProbe or livenessProbe (policy require_probes)`,
-		"fleet/" + storeCron + `:23: CronJob/store-nightly: spec.jobTemplate.spec.template.spec.containers[0].resources.requests: container "nightly" sets no cpu or memory request (policy require_requests)`,
+		"fleet/" + storeDep + `:72: Deployment/store-api: spec.template.spec.initContainers[0].resources.requests: init container "wait" sets no cpu request (policy require_requests)`,
+		"fleet/" + storeDep + `:74: Deployment/store-api: spec.template.spec.initContainers[1]: sidecar "proxy" has no readinessProbe or livenessProbe (policy require_probes)`,
+		"fleet/" + storeCron + `:45: CronJob/store-nightly: spec.jobTemplate.spec.template.spec.containers[0].resources.requests: container "nightly" sets no cpu or memory request (policy require_requests)`,
 	}
 	if diff := cmp.Diff(want, lines(rep, CheckRequireRequests, CheckRequireProbes)); diff != "" {
 		t.Errorf("findings (-want +got):\n%s", diff)
@@ -234,12 +238,12 @@ func TestStoreSecrets(t *testing.T) {
 	}{
 		{name: "clean"},
 		{name: "credentials in config files", mutate: func(t testing.TB, f map[string][]byte) {
-			edit(t, f, storeCM, `config.yaml: "level: info\n`, `app.env: "export DB_PASSWORD=hunter2\nLOG=debug\n"`+"\n"+`  config.yaml: "level: info\ndatabase:\n  password: hunter2\n  password_file: /run/secrets/db\n  token_ttl: 300\n  apiKey: ${API_KEY}\n`)
-			edit(t, f, storeCM, `  nginx.conf:`, `  settings.json: "{\"clientSecret\": \"s3cr3t-v4lue\", \"enabled\": true}\n"`+"\n  nginx.conf:")
+			edit(t, f, storeCM, `etc_api_config.yaml: "level: info\n`, `app.env: "export DB_PASSWORD=hunter2\nLOG=debug\n"`+"\n"+`  etc_api_config.yaml: "level: info\ndatabase:\n  password: hunter2\n  password_file: /run/secrets/db\n  token_ttl: 300\n  apiKey: ${API_KEY}\n`)
+			edit(t, f, storeCM, `  etc_nginx_nginx.conf:`, `  settings.json: "{\"clientSecret\": \"s3cr3t-v4lue\", \"enabled\": true}\n"`+"\n  etc_nginx_nginx.conf:")
 		}, want: []string{
 			"fleet/" + storeCM + `:4: ConfigMap/store-api-files: data.app.env: file "app.env", line 1: "DB_PASSWORD" holds a credential in plain text, and ConfigMaps are not encrypted; ` +
 				"reference an environment variable set from a Secret (valueFrom.secretKeyRef) if the program expands one, or mount the value from a Secret",
-			"fleet/" + storeCM + `:5: ConfigMap/store-api-files: data.config.yaml: file "config.yaml", line 3: "password" holds a credential in plain text, and ConfigMaps are not encrypted; ` +
+			"fleet/" + storeCM + `:5: ConfigMap/store-api-files: data.etc_api_config.yaml: file "etc_api_config.yaml", line 3: "password" holds a credential in plain text, and ConfigMaps are not encrypted; ` +
 				"reference an environment variable set from a Secret (valueFrom.secretKeyRef) if the program expands one, or mount the value from a Secret",
 			"fleet/" + storeCM + `:6: ConfigMap/store-api-files: data.settings.json: file "settings.json", line 1: "clientSecret" holds a credential in plain text, and ConfigMaps are not encrypted; ` +
 				"reference an environment variable set from a Secret (valueFrom.secretKeyRef) if the program expands one, or mount the value from a Secret",
@@ -248,8 +252,8 @@ func TestStoreSecrets(t *testing.T) {
 			edit(t, f, storeDep, proxy, proxy+"        env:\n        - name: MYSQL_ROOT_PASSWORD_FILE\n          value: /run/secrets/root\n        - name: ADMIN_TOKEN\n          value: s3cr3t-v4lue\n")
 			edit(t, f, storeDep, "        name: wait\n", "        name: wait\n        env:\n        - name: PGPASSWORD\n          value: hunter2\n")
 		}, want: []string{
-			"fleet/" + storeDep + `:62: Deployment/store-api: spec.template.spec.initContainers[0].env[0].value: env var "PGPASSWORD" looks like a credential and has a literal value; use valueFrom.secretKeyRef`,
-			"fleet/" + storeDep + `:73: Deployment/store-api: spec.template.spec.initContainers[1].env[1].value: env var "ADMIN_TOKEN" looks like a credential and has a literal value; use valueFrom.secretKeyRef`,
+			"fleet/" + storeDep + `:70: Deployment/store-api: spec.template.spec.initContainers[0].env[0].value: env var "PGPASSWORD" looks like a credential and has a literal value; use valueFrom.secretKeyRef`,
+			"fleet/" + storeDep + `:81: Deployment/store-api: spec.template.spec.initContainers[1].env[1].value: env var "ADMIN_TOKEN" looks like a credential and has a literal value; use valueFrom.secretKeyRef`,
 		}},
 		{name: "a patch sets a credential", mutate: func(t testing.TB, f map[string][]byte) {
 			storePatch(t, f, "- patch: \"- op: add\\n  path: /spec/template/spec/containers/0/env\\n  value:\\n  - name: DB_PASSWORD\\n    value: hunter2\\n\"\n  target:\n    kind: Deployment\n")
@@ -270,11 +274,11 @@ func TestStoreSecrets(t *testing.T) {
 				"        - name: MQ_PASS\n          valueFrom:\n            secretKeyRef: {name: mq, key: password}\n"+
 				"        - name: API_TOKEN\n          value: $$(TOKEN)\n")
 		}, want: []string{
-			"fleet/" + storeDep + ":37: warning: the password of this redis:// URL is the literal text $(REDIS_PASS), not the value of REDIS_PASS: $$( is not expanded. " +
+			"fleet/" + storeDep + ":45: warning: the password of this redis:// URL is the literal text $(REDIS_PASS), not the value of REDIS_PASS: $$( is not expanded. " +
 				"To pass the value, set REDIS_PASS from a Secret (valueFrom.secretKeyRef; in app.yaml, an env entry with secret_ref) before this entry in the same container, and write $(REDIS_PASS)",
-			"fleet/" + storeDep + ":39: warning: Deployment/store-api: spec.template.spec.containers[0].env[3].value: the reference to MQ_PASS is not expanded: MQ_PASS is defined after it " +
+			"fleet/" + storeDep + ":47: warning: Deployment/store-api: spec.template.spec.containers[0].env[3].value: the reference to MQ_PASS is not expanded: MQ_PASS is defined after it " +
 				`in container "api", and Kubernetes expands only env vars defined earlier in the same container, so the value keeps the reference as text`,
-			"fleet/" + storeDep + `:44: warning: Deployment/store-api: spec.template.spec.containers[0].env[5].value: env var "API_TOKEN" is the literal text $(TOKEN), not the value of TOKEN: $$( is not expanded. ` +
+			"fleet/" + storeDep + `:52: warning: Deployment/store-api: spec.template.spec.containers[0].env[5].value: env var "API_TOKEN" is the literal text $(TOKEN), not the value of TOKEN: $$( is not expanded. ` +
 				"Set TOKEN from a Secret (valueFrom.secretKeyRef) before this entry and write $(TOKEN)",
 		}},
 	}
@@ -308,7 +312,7 @@ func TestStoreSecrets(t *testing.T) {
 // however malformed, and name a field for every problem they report.
 func FuzzAPIRules(f *testing.F) {
 	for _, p := range []string{storeSTS, storeDep, storeCM, storeSvc, storePDB, storeJob, storeCron} {
-		b, err := os.ReadFile(filepath.Join("testdata/apps", p))
+		b, err := os.ReadFile(filepath.Join(storeGolden, p))
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -350,12 +354,12 @@ func TestPodSecurity(t *testing.T) {
 			edit(t, f, storeCron, "          restartPolicy: OnFailure\n", "          restartPolicy: OnFailure\n          securityContext:\n            runAsNonRoot: true\n            seccompProfile: {type: RuntimeDefault}\n")
 			edit(t, f, storeCron, "            name: nightly\n", "            name: nightly\n            securityContext:\n              allowPrivilegeEscalation: false\n              capabilities: {drop: [ALL]}\n")
 		}, want: []string{
-			"fleet/" + storeDep + ":26: Deployment/store-api: spec.template.spec: its pods violate PodSecurity \"restricted:latest\", which platform.yaml's policy.pod_security enforces, and would be refused: " +
+			"fleet/" + storeDep + ":34: Deployment/store-api: spec.template.spec: its pods violate PodSecurity \"restricted:latest\", which platform.yaml's policy.pod_security enforces, and would be refused: " +
 				`allowPrivilegeEscalation != false (containers "wait", "proxy", "api" must set securityContext.allowPrivilegeEscalation=false), ` +
 				`unrestricted capabilities (containers "wait", "proxy", "api" must set securityContext.capabilities.drop=["ALL"]), ` +
 				`runAsNonRoot != true (pod or containers "wait", "proxy", "api" must set securityContext.runAsNonRoot=true), ` +
 				`seccompProfile (pod or containers "wait", "proxy", "api" must set securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost")`,
-			"fleet/" + storeSTS + ":28: StatefulSet/store-db: spec.template.spec: its pods violate PodSecurity \"restricted:latest\", which platform.yaml's policy.pod_security enforces, and would be refused: " +
+			"fleet/" + storeSTS + ":35: StatefulSet/store-db: spec.template.spec: its pods violate PodSecurity \"restricted:latest\", which platform.yaml's policy.pod_security enforces, and would be refused: " +
 				`allowPrivilegeEscalation != false (container "db" must set securityContext.allowPrivilegeEscalation=false), ` +
 				`unrestricted capabilities (container "db" must set securityContext.capabilities.drop=["ALL"]), ` +
 				`runAsNonRoot != true (pod or container "db" must set securityContext.runAsNonRoot=true), ` +
@@ -364,7 +368,7 @@ func TestPodSecurity(t *testing.T) {
 		{name: "baseline from the namespace's labels", mutate: func(t testing.TB, f map[string][]byte) {
 			edit(t, f, ns, "  labels:\n", "  labels:\n    pod-security.kubernetes.io/enforce: baseline\n")
 			edit(t, f, storeDep, "        name: proxy\n", "        name: proxy\n        securityContext:\n          privileged: true\n")
-		}, want: []string{"fleet/" + storeDep + `:26: Deployment/store-api: spec.template.spec: its pods violate PodSecurity "baseline:latest", which namespace shop enforces, and would be refused: ` +
+		}, want: []string{"fleet/" + storeDep + `:34: Deployment/store-api: spec.template.spec: its pods violate PodSecurity "baseline:latest", which namespace shop enforces, and would be refused: ` +
 			`privileged (container "proxy" must not set securityContext.privileged=true)`}},
 	}
 	for _, tt := range tests {

@@ -63,7 +63,7 @@ func TestTenancyAttacksOnTheFleet(t *testing.T) {
 		}, want: []string{"fleet/" + reportsIng + `:20: Ingress/reports-web: spec.rules[0].host: the wildcard host "*.example.com" covers "api.example.com" of app prod-eu/`}},
 		{name: "23 copy operations", mutate: func(t testing.TB, f map[string][]byte) {
 			storePatch(t, f, attackPatch(t, "copy-bomb", "ConfigMap"))
-		}, want: []string{"fleet/" + storeKust + ":11: operation 10 could grow an object to 1.5 MiB (each copy can double it)", "kustomize would run out of memory applying it; not built"}},
+		}, want: []string{"fleet/" + storeKust + ":11: operation 10 could grow an object to 1.9 MiB (each copy can double it)", "kustomize would run out of memory applying it; not built"}},
 		{name: "23 copy operations in a file of patchesJson6902", mutate: func(t testing.TB, f map[string][]byte) {
 			b, err := os.ReadFile("../tenancy/testdata/attacks/copy-bomb.yaml")
 			if err != nil {
