@@ -16,6 +16,7 @@ import (
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/github/githubtest"
 	"github.com/fleetwright/fleetwright/internal/gitrepo/gittest"
+	"github.com/fleetwright/fleetwright/internal/golden"
 	"github.com/fleetwright/fleetwright/internal/webhook/api"
 )
 
@@ -63,7 +64,7 @@ func TestPromote(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		writeFile(t, filepath.Join(root, rel), b)
+		golden.WriteFile(t, filepath.Join(root, rel), b)
 	}
 	commitAll := func() string {
 		gittest.Git(t, top, "add", "-A")
@@ -72,7 +73,7 @@ func TestPromote(t *testing.T) {
 	}
 	c1 := commitAll()
 	token := filepath.Join(top, "token")
-	writeFile(t, token, []byte("s3cret\n"))
+	golden.WriteFile(t, token, []byte("s3cret\n"))
 	hook := &fakeVerdicts{}
 	srv := httptest.NewServer(hook)
 	defer srv.Close()
@@ -140,7 +141,7 @@ func TestPromote(t *testing.T) {
 	// main moves on; its render leaves production alone.
 	before := read(prodDeploy)
 	b, _ := os.ReadFile(filepath.Join(root, "apps/shop/api/app.yaml"))
-	writeFile(t, filepath.Join(root, "apps/shop/api/app.yaml"), bytes.Replace(b, []byte("value: debug"), []byte("value: info"), 1))
+	golden.WriteFile(t, filepath.Join(root, "apps/shop/api/app.yaml"), bytes.Replace(b, []byte("value: debug"), []byte("value: info"), 1))
 	c2 := commitAll()
 	if r := runCmd(t, nil, "--offline", "--mode", "dir", "--out", out, root); r.code != 0 {
 		t.Fatalf("render: exit %d\n%s", r.code, r.stderr)
@@ -171,16 +172,6 @@ func TestPromote(t *testing.T) {
 	}
 }
 
-func writeFile(t *testing.T, p string, b []byte) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestPromotePullRequest: the promotion lands as its own pull request on
 // the fleet repository, titled by what it promotes, its commit message
 // carrying the release, and one comment (found again by its marker) that
@@ -203,7 +194,7 @@ func TestPromotePullRequest(t *testing.T) {
 		if rel == "platform.yaml" {
 			b = append(b, "fleet: {path: ., mode: pull-request}\n"...)
 		}
-		writeFile(t, filepath.Join(root, rel), b)
+		golden.WriteFile(t, filepath.Join(root, rel), b)
 	}
 	gittest.Git(t, top, "add", "-A")
 	gittest.Git(t, top, "commit", "-q", "-m", "api: first release")
@@ -224,7 +215,7 @@ func TestPromotePullRequest(t *testing.T) {
 	srv := httptest.NewServer(hook)
 	defer srv.Close()
 	token := filepath.Join(top, "token")
-	writeFile(t, token, []byte("s3cret\n"))
+	golden.WriteFile(t, token, []byte("s3cret\n"))
 
 	api.Expect("GET", "/repos/acme/fleet/pulls").Query("head", "acme:fleetwright/promote-production").Query("base", "main")
 	api.Expect("POST", "/repos/acme/fleet/pulls").JSONField("head", "fleetwright/promote-production").JSONField("base", "main").

@@ -9,46 +9,16 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fleetwright/fleetwright/internal/golden"
 	"github.com/fleetwright/fleetwright/internal/manifest"
 )
 
 const h = manifest.Header
 
-func writeTree(t *testing.T, root string, files map[string]string) {
-	t.Helper()
-	for p, c := range files {
-		dst := filepath.Join(root, p)
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(dst, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-func readTree(t *testing.T, root string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		rel, _ := filepath.Rel(root, p)
-		out[filepath.ToSlash(rel)] = string(b)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 func TestComputeAndApply(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
-	writeTree(t, root, map[string]string{
+	golden.WriteFiles(t, root, map[string]string{
 		"apps/c/p/a/web/same.yaml":         h + "same\n",
 		"apps/c/p/a/web/changed.yaml":      h + "old\n",
 		"apps/c/p/gone/web/x.yaml":         h + "gone\n",
@@ -83,7 +53,7 @@ func TestComputeAndApply(t *testing.T) {
 	if err := Apply(root, plan); err != nil {
 		t.Fatal(err)
 	}
-	got := readTree(t, root)
+	got := golden.ReadFiles(t, root)
 	wantTree := map[string]string{
 		"apps/c/p/a/web/same.yaml":         h + "same\n",
 		"apps/c/p/a/web/changed.yaml":      h + "new\n",
@@ -111,7 +81,7 @@ func TestComputeAndApply(t *testing.T) {
 func TestFailedWriteChangesNothing(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
-	writeTree(t, root, map[string]string{"apps/c/a.yaml": h + "a\n", "apps/c/blocked": "a file where a folder must go"})
+	golden.WriteFiles(t, root, map[string]string{"apps/c/a.yaml": h + "a\n", "apps/c/blocked": "a file where a folder must go"})
 	desired := map[string][]byte{
 		"apps/c/a.yaml":         []byte(h + "a2\n"),
 		"apps/c/blocked/b.yaml": []byte(h + "b\n"),
@@ -123,7 +93,7 @@ func TestFailedWriteChangesNothing(t *testing.T) {
 	if err := Apply(root, plan); err == nil {
 		t.Fatal("expected an error")
 	}
-	got := readTree(t, root)
+	got := golden.ReadFiles(t, root)
 	want := map[string]string{"apps/c/a.yaml": h + "a\n", "apps/c/blocked": "a file where a folder must go"}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("the tree changed (-want +got):\n%s", d)

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/fleetwright/fleetwright/internal/golden"
 )
 
 // ageIndex makes every entry old enough for the index to vouch for it, as
@@ -67,7 +69,7 @@ func TestIndexTrustsOnlyUntouchedFiles(t *testing.T) {
 func TestIndexRacyEntriesAreRead(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
-	writeTree(t, root, map[string]string{"f.yaml": h + "a\n"})
+	golden.WriteFiles(t, root, map[string]string{"f.yaml": h + "a\n"})
 	fi, err := os.Lstat(filepath.Join(root, "f.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -317,7 +319,7 @@ func TestWalkTrustsOnlyUnchangedFolders(t *testing.T) {
 	}
 
 	// A generated file dropped into a recorded folder, and a new folder.
-	writeTree(t, root, map[string]string{
+	golden.WriteFiles(t, root, map[string]string{
 		"apps/a/db/stray.yaml":    h + "kind: ConfigMap\n",
 		"apps/a/cache/stray.yaml": h + "kind: ConfigMap\n",
 		"apps/a/cache/notes.txt":  "by hand\n",

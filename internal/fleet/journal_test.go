@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/fleetwright/fleetwright/internal/golden"
 )
 
 var testManaged = []string{"apps/c", "projects"}
@@ -98,7 +100,7 @@ func TestRecoverFinishesOrUndoesAnInterruptedApply(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			root := t.TempDir()
-			writeTree(t, root, old)
+			golden.WriteFiles(t, root, old)
 			plan, err := Compute(root, desiredOf(new), testManaged)
 			if err != nil {
 				t.Fatal(err)
@@ -120,7 +122,7 @@ func TestRecoverFinishesOrUndoesAnInterruptedApply(t *testing.T) {
 			if err := Recover(root); err != nil {
 				t.Fatal(err)
 			}
-			if d := cmp.Diff(tt.want, readTree(t, root)); d != "" {
+			if d := cmp.Diff(tt.want, golden.ReadFiles(t, root)); d != "" {
 				t.Errorf("after recovery (-want +got):\n%s", d)
 			}
 			again, err := Compute(root, desiredOf(tt.want), testManaged)
@@ -196,7 +198,7 @@ func TestRecoverRefusesPathsOutsideTheFolder(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
 	body := journalMagic + "d \"../outside\"\n"
-	writeTree(t, root, map[string]string{JournalName: body + commitLine([]byte(body))})
+	golden.WriteFiles(t, root, map[string]string{JournalName: body + commitLine([]byte(body))})
 	if err := Recover(root); err == nil || !strings.Contains(err.Error(), "outside") {
 		t.Errorf("got %v, want an error", err)
 	}
@@ -205,7 +207,7 @@ func TestRecoverRefusesPathsOutsideTheFolder(t *testing.T) {
 func TestApplyLeavesNoJournal(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
-	writeTree(t, root, oldFleet(5))
+	golden.WriteFiles(t, root, oldFleet(5))
 	plan, err := Compute(root, desiredOf(newFleet(5)), testManaged)
 	if err != nil {
 		t.Fatal(err)
@@ -213,7 +215,7 @@ func TestApplyLeavesNoJournal(t *testing.T) {
 	if err := Apply(root, plan); err != nil {
 		t.Fatal(err)
 	}
-	if d := cmp.Diff(newFleet(5), readTree(t, root)); d != "" {
+	if d := cmp.Diff(newFleet(5), golden.ReadFiles(t, root)); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
 	}
 }
@@ -279,9 +281,9 @@ func TestKilledApplyLeavesOldOrNewFleet(t *testing.T) {
 	}
 	// How long the write takes, to kill within it.
 	root := filepath.Join(t.TempDir(), "fleet")
-	writeTree(t, root, old)
+	golden.WriteFiles(t, root, old)
 	_, staging, commit := run(root, -1, false)
-	if d := cmp.Diff(new, readTree(t, root)); d != "" {
+	if d := cmp.Diff(new, golden.ReadFiles(t, root)); d != "" {
 		t.Fatalf("an uninterrupted apply (-want +got):\n%s", d)
 	}
 	seed := uint64(time.Now().UnixNano())
@@ -290,7 +292,7 @@ func TestKilledApplyLeavesOldOrNewFleet(t *testing.T) {
 	var olds, news int
 	for i := range 20 {
 		root := filepath.Join(t.TempDir(), "fleet")
-		writeTree(t, root, old)
+		golden.WriteFiles(t, root, old)
 		// Half the kills fall while staging, half while renaming.
 		afterSeal := i%2 == 1
 		window := staging
@@ -302,7 +304,7 @@ func TestKilledApplyLeavesOldOrNewFleet(t *testing.T) {
 		if err := Recover(root); err != nil {
 			t.Fatalf("iteration %d (killed after %v): %v", i, delay, err)
 		}
-		got := readTree(t, root)
+		got := golden.ReadFiles(t, root)
 		switch {
 		case cmp.Equal(got, old):
 			olds++

@@ -9,19 +9,12 @@ import (
 
 	"github.com/fleetwright/fleetwright/internal/gitrepo"
 	"github.com/fleetwright/fleetwright/internal/gitrepo/gittest"
+	"github.com/fleetwright/fleetwright/internal/golden"
 )
 
 func TestWriteFiles(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	for p, c := range map[string]string{"apps/a/app.yaml": "a\n", "apps/b/app.yaml": "b\n", "apps/b/notes.md": "n\n", "run.sh": "#!/bin/sh\n"} {
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, p), []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := golden.TempFiles(t, map[string]string{"apps/a/app.yaml": "a\n", "apps/b/app.yaml": "b\n", "apps/b/notes.md": "n\n", "run.sh": "#!/bin/sh\n"})
 	if err := os.Chmod(filepath.Join(dir, "run.sh"), 0o755); err != nil {
 		t.Fatal(err)
 	}

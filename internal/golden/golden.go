@@ -73,47 +73,14 @@ func Tree(t testing.TB, dir string, got map[string][]byte) {
 	}
 }
 
-// readTree reads every file under dir by slash path relative to it.
+// readTree reads every file under dir by slash path relative to it,
+// leaving out .git folders.
 func readTree(dir string) (map[string][]byte, error) {
-	out := map[string][]byte{}
 	if _, err := os.Stat(dir); err != nil {
 		return nil, err
 	}
-	err := fs.WalkDir(os.DirFS(dir), ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(p)))
-		out[p] = b
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// WriteFiles writes files (contents by slash path) under root, making the
-// folders they need: a test's fixture tree.
-func WriteFiles(t testing.TB, root string, files map[string]string) {
-	t.Helper()
-	for p, c := range files {
-		dst := filepath.Join(root, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(dst, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-// ReadFiles reads every file under root by slash path, leaving out .git
-// folders.
-func ReadFiles(t testing.TB, root string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	out := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -127,10 +94,62 @@ func ReadFiles(t testing.TB, root string) map[string]string {
 		if err != nil {
 			return err
 		}
-		rel, _ := filepath.Rel(root, p)
-		out[filepath.ToSlash(rel)] = string(b)
-		return nil
+		rel, err := filepath.Rel(dir, p)
+		out[filepath.ToSlash(rel)] = b
+		return err
 	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// WriteFiles writes files (contents by slash path) under root, making the
+// folders they need: a test's fixture tree.
+func WriteFiles[T ~string | ~[]byte](t testing.TB, root string, files map[string]T) {
+	t.Helper()
+	for p, c := range files {
+		WriteFile(t, filepath.Join(root, filepath.FromSlash(p)), c)
+	}
+}
+
+// TempFiles writes files (contents by slash path) under a new temporary
+// folder of the test and returns the folder.
+func TempFiles[T ~string | ~[]byte](t testing.TB, files map[string]T) string {
+	t.Helper()
+	dir := t.TempDir()
+	WriteFiles(t, dir, files)
+	return dir
+}
+
+// WriteFile writes content to the file path (mode 0644), making its
+// folder.
+func WriteFile[T ~string | ~[]byte](t testing.TB, path string, content T) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// ReadFiles reads every file under root by slash path, leaving out .git
+// folders.
+func ReadFiles(t testing.TB, root string) map[string]string {
+	t.Helper()
+	files := ReadBytes(t, root)
+	out := make(map[string]string, len(files))
+	for p, b := range files {
+		out[p] = string(b)
+	}
+	return out
+}
+
+// ReadBytes is ReadFiles for contents kept as bytes.
+func ReadBytes(t testing.TB, root string) map[string][]byte {
+	t.Helper()
+	out, err := readTree(root)
 	if err != nil {
 		t.Fatal(err)
 	}

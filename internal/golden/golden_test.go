@@ -59,25 +59,22 @@ func run(t *testing.T, update bool, f func(tb testing.TB)) (errs []string, fatal
 	return r.errors, r.fatal
 }
 
-func write(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for p, s := range files {
-		full := filepath.Join(dir, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
+// TestFiles writes a tree of bytes and reads it back by slash path,
+// without what lies under .git.
+func TestFiles(t *testing.T) {
+	t.Parallel()
+	dir := golden.TempFiles(t, map[string][]byte{"a.yaml": []byte("a\n"), "sub/deep/b.yaml": []byte("b\n"), ".git/HEAD": []byte("ref\n")})
+	golden.WriteFile(t, filepath.Join(dir, "sub", "c.txt"), "c\n")
+	want := map[string]string{"a.yaml": "a\n", "sub/deep/b.yaml": "b\n", "sub/c.txt": "c\n"}
+	if d := cmp.Diff(want, golden.ReadFiles(t, dir)); d != "" {
+		t.Errorf("files read back (-want +got):\n%s", d)
 	}
-	return dir
 }
 
 // The tests set -update themselves, so they run one after the other.
 
 func TestFile(t *testing.T) {
-	dir := write(t, map[string]string{"out.txt": "a\nb\n"})
+	dir := golden.TempFiles(t, map[string]string{"out.txt": "a\nb\n"})
 	path := filepath.Join(dir, "out.txt")
 	tests := []struct {
 		name      string
@@ -130,7 +127,7 @@ func TestFileUpdate(t *testing.T) {
 }
 
 func TestTree(t *testing.T) {
-	dir := write(t, map[string]string{"a.yaml": "a\n", "sub/b.yaml": "b\n", "sub/c.yaml": "c\n"})
+	dir := golden.TempFiles(t, map[string]string{"a.yaml": "a\n", "sub/b.yaml": "b\n", "sub/c.yaml": "c\n"})
 	got := map[string][]byte{"a.yaml": []byte("a\n"), "sub/b.yaml": []byte("B\n"), "sub/d.yaml": []byte("d\n")}
 	errs, fatal := run(t, false, func(tb testing.TB) { golden.Tree(tb, dir, got) })
 	if fatal {
@@ -158,7 +155,7 @@ func TestTree(t *testing.T) {
 }
 
 func TestTreeUpdate(t *testing.T) {
-	dir := write(t, map[string]string{"old.yaml": "old\n", "sub/b.yaml": "b\n"})
+	dir := golden.TempFiles(t, map[string]string{"old.yaml": "old\n", "sub/b.yaml": "b\n"})
 	got := map[string][]byte{"a.yaml": []byte("a\n"), "sub/b.yaml": []byte("B\n")}
 	errs, _ := run(t, true, func(tb testing.TB) { golden.Tree(tb, dir, got) })
 	checkErrs(t, errs, nil)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fleetwright/fleetwright/internal/golden"
 	"github.com/fleetwright/fleetwright/internal/version"
 )
 
@@ -47,23 +48,6 @@ func testBuild(t *testing.T, commands []string) (string, Result) {
 	return out, res
 }
 
-func readTree(t *testing.T, dir string) map[string][]byte {
-	t.Helper()
-	files := map[string][]byte{}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range ents {
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		files[e.Name()] = b
-	}
-	return files
-}
-
 // TestBuildReproducible runs the release twice into two folders and
 // compares every byte, then checks what the assets hold. By default it
 // builds verify for this machine's platform (a few seconds when the Go
@@ -75,7 +59,7 @@ func TestBuildReproducible(t *testing.T) {
 	}
 	a, res := testBuild(t, []string{"verify"})
 	b, _ := testBuild(t, []string{"verify"})
-	first, second := readTree(t, a), readTree(t, b)
+	first, second := golden.ReadBytes(t, a), golden.ReadBytes(t, b)
 	if len(first) < 3 {
 		t.Fatalf("assets: %v", slices.Sorted(maps.Keys(first)))
 	}

@@ -1,11 +1,10 @@
 package render
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/fleetwright/fleetwright/internal/generate"
+	"github.com/fleetwright/fleetwright/internal/golden"
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
 
@@ -38,15 +37,7 @@ components:
             spec: {sessionAffinity: ClientIP}
 `,
 	}
-	for p, s := range files {
-		dst := filepath.Join(dir, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			b.Fatal(err)
-		}
-		if err := os.WriteFile(dst, []byte(s), 0o644); err != nil {
-			b.Fatal(err)
-		}
-	}
+	golden.WriteFiles(b, dir, files)
 	repo, ps, err := Load(b.Context(), Dir(dir))
 	if err != nil || ps.HasErrors() {
 		b.Fatalf("%v %v", err, ps)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fleetwright/fleetwright/internal/exports"
 	"github.com/fleetwright/fleetwright/internal/gitrepo/gittest"
+	"github.com/fleetwright/fleetwright/internal/golden"
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
 
@@ -16,14 +17,7 @@ var env = []string{"GIT_AUTHOR_NAME=dev", "GIT_AUTHOR_EMAIL=dev@example.com", "G
 
 func write(t *testing.T, dir string, files map[string]string) string {
 	t.Helper()
-	for p, c := range files {
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, p), []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	golden.WriteFiles(t, dir, files)
 	gittest.GitEnv(t, dir, env, "add", "-A")
 	// Distinct commit times, so "newest" is well defined.
 	n := strings.Count(gittest.Git(t, dir, "log", "--oneline", "--all"), "\n")

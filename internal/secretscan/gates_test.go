@@ -3,17 +3,14 @@ package secretscan_test
 import (
 	"encoding/base64"
 	"encoding/json"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
+	"github.com/fleetwright/fleetwright/internal/golden"
 	"github.com/fleetwright/fleetwright/internal/spec"
 	"github.com/fleetwright/fleetwright/internal/verify"
 )
@@ -193,8 +190,6 @@ func gateCases() []gateCase {
 	}
 }
 
-var update = flag.Bool("update", false, "rewrite golden files")
-
 // TestGates runs every case through both gates, checks each refuses what it
 // should at the right place without showing the secret, and compares the
 // messages with testdata/gates.golden.
@@ -227,19 +222,7 @@ func TestGates(t *testing.T) {
 			got.WriteString(m + "\n")
 		}
 	}
-	golden := filepath.Join("testdata", "gates.golden")
-	if *update {
-		if err := os.WriteFile(golden, []byte(got.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with -update)", err)
-	}
-	if d := cmp.Diff(string(want), got.String()); d != "" {
-		t.Errorf("messages (-want +got):\n%s", d)
-	}
+	golden.File(t, filepath.Join("testdata", "gates.golden"), got.String())
 }
 
 func q(s string) string {
@@ -369,14 +352,7 @@ func fleetDoc(tc gateCase) (string, int) {
 // checkVerifyGate runs a case through verify and returns its messages.
 func checkVerifyGate(t *testing.T, tc gateCase, secret string) []string {
 	doc, line := fleetDoc(tc)
-	dir := t.TempDir()
-	file := filepath.Join(dir, "clusters", "c1", "objects.yaml")
-	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(file, []byte(doc), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := golden.TempFiles(t, map[string]string{"clusters/c1/objects.yaml": doc})
 	rep, err := verify.Run(t.Context(), verify.Options{FleetDir: dir, Display: "fleet", Workers: 1})
 	if err != nil {
 		t.Fatal(err)

@@ -20,6 +20,7 @@ import (
 	"github.com/fleetwright/fleetwright/internal/exports"
 	"github.com/fleetwright/fleetwright/internal/fleet/artifact"
 	"github.com/fleetwright/fleetwright/internal/generate"
+	"github.com/fleetwright/fleetwright/internal/golden"
 	"github.com/fleetwright/fleetwright/internal/registry"
 	"github.com/fleetwright/fleetwright/internal/registry/registrytest"
 	"github.com/fleetwright/fleetwright/internal/spec"
@@ -689,7 +690,7 @@ func TestArtifactsRegistryRefuses(t *testing.T) {
 	t.Parallel()
 	repo, files, srv := registryFleet(t)
 	for _, kc := range []authn.Keychain{basicKeychain{"ci", "wrong-pass"}, authn.NewMultiKeychain()} {
-		opts := Options{Platform: &repo.Platform, FleetDir: writeTree(t, files), FleetPath: "fleet"}
+		opts := Options{Platform: &repo.Platform, FleetDir: golden.TempFiles(t, files), FleetPath: "fleet"}
 		withRegistry(kc, 0)(&opts)
 		_, err := Run(t.Context(), opts)
 		if err == nil || !strings.Contains(err.Error(), "looking up the artifact "+srv.Host()+"/fleet@sha256:") ||
@@ -698,7 +699,7 @@ func TestArtifactsRegistryRefuses(t *testing.T) {
 		}
 	}
 	srv.Close()
-	opts := Options{Platform: &repo.Platform, FleetDir: writeTree(t, files), FleetPath: "fleet"}
+	opts := Options{Platform: &repo.Platform, FleetDir: golden.TempFiles(t, files), FleetPath: "fleet"}
 	withRegistry(basicKeychain{"ci", "s3cret-pass"}, 0)(&opts)
 	if _, err := Run(t.Context(), opts); err == nil || !strings.Contains(err.Error(), "connection refused") {
 		t.Errorf("closed registry: error %v, want connection refused", err)

@@ -9,6 +9,7 @@ import (
 
 	gocmp "github.com/google/go-cmp/cmp"
 
+	"github.com/fleetwright/fleetwright/internal/golden"
 	"github.com/fleetwright/fleetwright/internal/yamlx"
 )
 
@@ -47,7 +48,7 @@ func TestAssembleMatchesKustomize(t *testing.T) {
 		"---\napiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: sa\n")
 	files["apps/prod-eu/_extra/extra-ns/kustomization.yaml"] = []byte("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- namespace-shop.yaml\n")
 	files["apps/prod-eu/_extra/extra-ns/namespace-shop.yaml"] = []byte("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n")
-	root := writeTree(t, files)
+	root := golden.TempFiles(t, files)
 	repo, _ := exampleFleet(t)
 	r, err := newRun(Options{FleetDir: root, FleetPath: "fleet", Platform: &repo.Platform})
 	if err != nil {
@@ -96,7 +97,7 @@ func TestAssembleProjectMatchesKustomize(t *testing.T) {
 	// another kind.
 	files["apps/prod-eu/shop/_flux/old/orders.yaml"] = files["apps/prod-eu/shop/_flux/orders.yaml"]
 	files["apps/prod-eu/shop/_flux/notes.yml"] = []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: notes\n")
-	root := writeTree(t, files)
+	root := golden.TempFiles(t, files)
 	r, err := newRun(Options{FleetDir: root, FleetPath: "fleet", Platform: &repo.Platform})
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/gitrepo/gittest"
+	"github.com/fleetwright/fleetwright/internal/golden"
 	"github.com/fleetwright/fleetwright/internal/render"
 	"github.com/fleetwright/fleetwright/internal/revision"
 	"github.com/fleetwright/fleetwright/internal/spec"
@@ -32,13 +33,7 @@ func TestDriftPerEnvironment(t *testing.T) {
 	specs := "../generate/testdata/environments/specs"
 	write := func(rel string, data []byte) {
 		t.Helper()
-		p := filepath.Join(top, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		golden.WriteFile(t, filepath.Join(top, filepath.FromSlash(rel)), data)
 	}
 	for _, rel := range []string{"platform.yaml", "apps/shop/api/app.yaml"} {
 		b, err := os.ReadFile(filepath.Join(specs, rel))

@@ -2,7 +2,6 @@ package verify
 
 import (
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/fleetwright/fleetwright/internal/exports"
@@ -36,20 +35,4 @@ func renderExamples(t testing.TB) map[string][]byte {
 		t.Fatal(err)
 	}
 	return f.Map()
-}
-
-// writeTree writes files under a new temporary folder and returns it.
-func writeTree(t testing.TB, files map[string][]byte) string {
-	t.Helper()
-	dir := t.TempDir()
-	for p, b := range files {
-		dst := filepath.Join(dir, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(dst, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
 }

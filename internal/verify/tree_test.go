@@ -1,32 +1,23 @@
 package verify
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fleetwright/fleetwright/internal/fleet"
+	"github.com/fleetwright/fleetwright/internal/golden"
 )
 
 // TestReadTreeFinishesAnInterruptedRender: the temporary files of a render
 // killed while it wrote the folder are not read as part of the fleet.
 func TestReadTreeFinishesAnInterruptedRender(t *testing.T) {
 	t.Parallel()
-	root := t.TempDir()
-	for p, c := range map[string]string{
+	root := golden.TempFiles(t, map[string]string{
 		"apps/a.yaml":                  "a: 1\n",
 		"apps/.fleetwright-tmp-b.yaml": "b: 1\n",
 		fleet.JournalName:              "fleetwright journal 1\nr \"apps/.fleetwright-tmp-b.yaml\" \"apps/b.yaml\"\n",
-	} {
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(root, p), []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	tr, err := readTree(t.Context(), root, 2)
 	if err != nil {
 		t.Fatal(err)

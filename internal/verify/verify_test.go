@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fleetwright/fleetwright/internal/golden"
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
 
@@ -43,7 +44,7 @@ func edit(t testing.TB, files map[string][]byte, file, old, new string) {
 // verifyFleet writes files as a fleet folder named "fleet" and verifies it.
 func verifyFleet(t testing.TB, files map[string][]byte, opts Options) *Report {
 	t.Helper()
-	root := writeTree(t, files)
+	root := golden.TempFiles(t, files)
 	repo, _ := exampleFleet(t)
 	opts.FleetDir = root
 	opts.Display = "fleet"

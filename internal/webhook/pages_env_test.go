@@ -71,7 +71,7 @@ func TestAppPageEnvironments(t *testing.T) {
 	if rec.Code != 200 {
 		t.Fatalf("GET = %d %s", rec.Code, rec.Body)
 	}
-	golden(t, "app-environments.html", rec.Body.Bytes())
+	pageGolden(t, "app-environments.html", rec.Body.Bytes())
 	body := rec.Body.String()
 	for _, want := range []string{
 		"render promote shop/api --to production",

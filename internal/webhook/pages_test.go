@@ -3,29 +3,25 @@ package webhook
 import (
 	"crypto/sha1"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
+	"github.com/fleetwright/fleetwright/internal/golden"
 	"github.com/fleetwright/fleetwright/internal/probe"
 	"github.com/fleetwright/fleetwright/internal/store"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/pages")
 
 const testViewerToken = "viewer-test-token"
 
@@ -222,26 +218,11 @@ func get(t testing.TB, h http.Handler, path, tok string) *httptest.ResponseRecor
 	return rec
 }
 
-// golden compares got with testdata/pages/name, or rewrites it with -update.
-func golden(t *testing.T, name string, got []byte) {
+// pageGolden compares got with testdata/pages/name, or rewrites it with
+// -update.
+func pageGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	p := filepath.Join("testdata", "pages", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to write it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s (-want +got):\n%s", p, diff)
-	}
+	golden.File(t, filepath.Join("testdata", "pages", name), got)
 }
 
 // TestPageGolden renders the overview and the page of an app in each state
@@ -279,7 +260,7 @@ func TestPageGolden(t *testing.T) {
 					t.Errorf("GET %s shows a token", tc.path)
 				}
 			}
-			golden(t, tc.name, body)
+			pageGolden(t, tc.name, body)
 		})
 	}
 }
@@ -371,7 +352,7 @@ func TestNotFoundPage(t *testing.T) {
 	if rec.Code != 404 || rec.Header().Get("Content-Type") != "text/html; charset=utf-8" {
 		t.Fatalf("GET /apps/shop/nope = %d %s", rec.Code, rec.Header().Get("Content-Type"))
 	}
-	golden(t, "notfound.html", rec.Body.Bytes())
+	pageGolden(t, "notfound.html", rec.Body.Bytes())
 	if !strings.Contains(rec.Body.String(), `<p class="message">No app shop/nope.</p>`) ||
 		!strings.Contains(rec.Body.String(), `<a class="button" href="/?project=shop">Apps of shop</a>`) {
 		t.Errorf("the 404 page of shop/nope lacks its message or the way back to shop's apps")

@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetwright/fleetwright/internal/gitrepo/gittest"
+	"github.com/fleetwright/fleetwright/internal/golden"
 	"github.com/fleetwright/fleetwright/internal/registry/registrytest"
 	"github.com/fleetwright/fleetwright/test/cluster"
 )
@@ -108,15 +107,7 @@ func writeApps(t *testing.T, apps, registry, app string) {
 	t.Helper()
 	platform := "apps_domain: apps.migration.test\nclusters:\n  - name: " + migrationCluster + "\nbuild: {pin: false}\n" +
 		"fleet: {path: fleet, artifacts: {repository: " + registry + "/fleet, insecure: true}}\n"
-	for name, body := range map[string]string{"platform.yaml": platform, "apps/" + migrationNS + "/web/app.yaml": app} {
-		p := filepath.Join(apps, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	golden.WriteFiles(t, apps, map[string]string{"platform.yaml": platform, "apps/" + migrationNS + "/web/app.yaml": app})
 }
 
 // pinOf returns the artifact revision (sha256:<hex>) that the fleet file

@@ -19,6 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fleetwright/fleetwright/internal/golden"
 )
 
 // TestInstallJourney follows docs/install.md on the journey's cluster,
@@ -79,7 +81,7 @@ func TestInstallJourney(t *testing.T) {
 	fleetDir := j.cloneFleet("main")
 	clusterDir := filepath.Join(fleetDir, "fleet", "clusters", clusterName)
 	copyFile(t, "../../deploy/flux/kustomization.yaml", filepath.Join(clusterDir, "flux-system", "kustomization.yaml"))
-	writeFile(t, filepath.Join(clusterDir, "flux-system", "gotk-components.yaml"),
+	golden.WriteFile(t, filepath.Join(clusterDir, "flux-system", "gotk-components.yaml"),
 		"apiVersion: v1\nkind: Namespace\nmetadata:\n  name: flux-system\n")
 	page, err := os.ReadFile("../../docs/install.md")
 	if err != nil {
@@ -99,7 +101,7 @@ func TestInstallJourney(t *testing.T) {
 	if overlay == nil {
 		t.Fatal("docs/install.md shows no overlay")
 	}
-	writeFile(t, filepath.Join(clusterDir, "fleetwright", "kustomization.yaml"), overlay[1]+
+	golden.WriteFile(t, filepath.Join(clusterDir, "fleetwright", "kustomization.yaml"), overlay[1]+
 		"  # The test's webhook runs on loopback, not as the Deployment.\n"+
 		"  - target: {kind: Provider, name: fleetwright}\n    patch: |\n      - op: replace\n        path: /spec/address\n        value: "+j.hook.URL+"/hooks/flux\n")
 	j.gitIn(fleetDir, "add", "-A")
@@ -109,7 +111,7 @@ func TestInstallJourney(t *testing.T) {
 	// Step 1 and 7: platform.yaml with the page's fleet settings, and a
 	// first app.
 	j.edit("platform.yaml", "  path: fleet\n", "  path: fleet\n  artifacts: {repository: "+j.reg.Host()+"/fleet-artifacts, insecure: true}\n  notifications: {}\n")
-	writeFile(t, filepath.Join(j.apps, "apps", project, app, "app.yaml"),
+	golden.WriteFile(t, filepath.Join(j.apps, "apps", project, app, "app.yaml"),
 		"name: hello\ncomponents:\n  - name: web\n    type: workload\n    workload_spec: {image: "+imageRef+", port: 8080}\n")
 	j.gitIn(j.apps, "add", "-A")
 	j.gitIn(j.apps, "commit", "-q", "-m", "shop: hello")
@@ -198,15 +200,5 @@ func copyFile(t *testing.T, from, to string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, to, string(b))
-}
-
-func writeFile(t *testing.T, p, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	golden.WriteFile(t, to, string(b))
 }

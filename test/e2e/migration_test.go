@@ -9,6 +9,7 @@ import (
 	"maps"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -35,6 +36,7 @@ import (
 
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/gitrepo/gittest"
+	"github.com/fleetwright/fleetwright/internal/golden"
 	"github.com/fleetwright/fleetwright/internal/registry/registrytest"
 	"github.com/fleetwright/fleetwright/test/cluster"
 )
@@ -535,25 +537,10 @@ func copyTree(t *testing.T, src, dst, chartURL string) {
 func readTree(t *testing.T, root, dir string) map[string]string {
 	t.Helper()
 	files := map[string]string{}
-	err := filepath.WalkDir(filepath.Join(root, dir), func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
+	for p, b := range golden.ReadFiles(t, filepath.Join(root, dir)) {
+		if !strings.HasPrefix(path.Base(p), ".") { // render's index
+			files[path.Join(dir, p)] = b
 		}
-		rel, err := filepath.Rel(root, p)
-		if err != nil {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		if !strings.HasPrefix(filepath.Base(rel), ".") { // render's index
-			files[filepath.ToSlash(rel)] = string(b)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	return files
 }

@@ -3,9 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
 	"path"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -26,6 +24,7 @@ import (
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/gitrepo/gittest"
+	"github.com/fleetwright/fleetwright/internal/golden"
 	"github.com/fleetwright/fleetwright/internal/registry/registrytest"
 	"github.com/fleetwright/fleetwright/test/cluster"
 )
@@ -70,7 +69,7 @@ func TestTenancyLockdown(t *testing.T) {
 		return "name: " + name + "\ncomponents:\n  - name: api\n    type: workload\n    workload_spec:\n" +
 			"      image: registry.tenancy.test/" + name + ":v1\n      port: 8080\n      resources: {requests: {cpu: 10m, memory: 16Mi}}\n"
 	}
-	writeTree(t, apps, map[string]string{
+	golden.WriteFiles(t, apps, map[string]string{
 		"platform.yaml":                        platform,
 		"apps/" + attackerNS + "/web/app.yaml": app("web"),
 		"apps/" + victimNS + "/login/app.yaml": app("login"),
@@ -95,7 +94,7 @@ func TestTenancyLockdown(t *testing.T) {
 
 	// (a) A legitimate app added to the project, and, by hand, a
 	// ClusterRoleBinding in web's component folder.
-	writeTree(t, apps, map[string]string{"apps/" + attackerNS + "/cart/app.yaml": app("cart")})
+	golden.WriteFiles(t, apps, map[string]string{"apps/" + attackerNS + "/cart/app.yaml": app("cart")})
 	_, rendered := renderAndCommit(t, apps, bare, fleet1, "the cart app")
 	crb := "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: shop-pwn\n" +
 		"roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}\n" +
@@ -296,18 +295,4 @@ func deploymentUID(t *testing.T, c *cluster.Cluster, ns, name string) string {
 		t.Fatal(err)
 	}
 	return string(d.UID)
-}
-
-// writeTree writes files (relative paths) under dir.
-func writeTree(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for rel, body := range files {
-		p := filepath.Join(dir, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 }

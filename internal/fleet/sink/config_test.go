@@ -10,6 +10,7 @@ import (
 
 	"github.com/fleetwright/fleetwright/internal/fleet/sink"
 	"github.com/fleetwright/fleetwright/internal/gitrepo/gittest"
+	"github.com/fleetwright/fleetwright/internal/golden"
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
 
@@ -80,7 +81,7 @@ func TestGitHubRepoOf(t *testing.T) {
 func appsRepo(t *testing.T, origin string) (root, head string) {
 	t.Helper()
 	root = t.TempDir()
-	writeFile(t, filepath.Join(root, "platform.yaml"), "fleet: {path: .}\n")
+	golden.WriteFile(t, filepath.Join(root, "platform.yaml"), "fleet: {path: .}\n")
 	gittest.Git(t, root, "init", "-q", "-b", "main")
 	gittest.Git(t, root, "remote", "add", "origin", origin)
 	gittest.Git(t, root, "add", ".")

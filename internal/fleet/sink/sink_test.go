@@ -17,6 +17,7 @@ import (
 	"github.com/fleetwright/fleetwright/internal/github/githubtest"
 	"github.com/fleetwright/fleetwright/internal/gitrepo"
 	"github.com/fleetwright/fleetwright/internal/gitrepo/gittest"
+	"github.com/fleetwright/fleetwright/internal/golden"
 	"github.com/fleetwright/fleetwright/internal/manifest"
 )
 
@@ -49,7 +50,7 @@ func TestDir(t *testing.T) {
 				"apps/c/p/a/web/old.yaml":              gen + "old\n",
 				"apps/c/p/a/web/notes.txt":             "by hand\n",
 			} {
-				writeFile(t, filepath.Join(root, p), b)
+				golden.WriteFile(t, filepath.Join(root, p), b)
 			}
 			mk := func(dry bool) sink.Sink {
 				d := &sink.Dir{Root: root, Managed: []string{"apps/c"}, DryRun: dry}
@@ -85,16 +86,6 @@ func TestDir(t *testing.T) {
 				t.Errorf("after landing: %+v, %v", res, err)
 			}
 		})
-	}
-}
-
-func writeFile(t *testing.T, name, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(name, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
 	}
 }
 
@@ -173,10 +164,10 @@ func TestDirFinishesAnInterruptedChange(t *testing.T) {
 			t.Parallel()
 			root := t.TempDir()
 			dir := "apps/c/p/a/web/"
-			writeFile(t, filepath.Join(root, dir+"deployment-a-web.yaml"), gen+"v1\n")
-			writeFile(t, filepath.Join(root, dir+".fleetwright-tmp-other.yaml"), gen+"v")
+			golden.WriteFile(t, filepath.Join(root, dir+"deployment-a-web.yaml"), gen+"v1\n")
+			golden.WriteFile(t, filepath.Join(root, dir+".fleetwright-tmp-other.yaml"), gen+"v")
 			// Killed before the journal was sealed: the change is undone.
-			writeFile(t, filepath.Join(root, fleet.JournalName),
+			golden.WriteFile(t, filepath.Join(root, fleet.JournalName),
 				"fleetwright journal 1\nr \""+dir+".fleetwright-tmp-other.yaml\" \""+dir+"other.yaml\"\n")
 			var s sink.Sink = &sink.Dir{Root: root, Managed: []string{"apps/c"}}
 			if indexed {
@@ -216,7 +207,7 @@ func TestPrevious(t *testing.T) {
 	root := t.TempDir()
 	inRepo := map[string]string{"README.md": "fleet\n", "clusters/c/projects/outside.yaml": "x\n"}
 	for p, b := range files {
-		writeFile(t, filepath.Join(root, p), b)
+		golden.WriteFile(t, filepath.Join(root, p), b)
 		inRepo["deploy/"+p] = b
 	}
 	if err := os.Mkdir(filepath.Join(root, "clusters/c/projects/sub"), 0o755); err != nil {
