@@ -1,18 +1,12 @@
 package main
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
 	"io"
-	"io/fs"
 	"log"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-containerregistry/pkg/registry"
 	helmregistry "helm.sh/helm/v4/pkg/registry"
@@ -35,7 +29,7 @@ func TestReviewRendersAddonCharts(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, v := range []string{"1.1.0", "2.0.0"} {
-		if _, err := c.Push(packChart(t, "webcache-"+v), host+"/charts/webcache:"+v); err != nil {
+		if _, err := c.Push(golden.PackChart(t, filepath.Join("..", "..", "internal", "review", "charts", "testdata", "charts", "webcache-"+v), "webcache"), host+"/charts/webcache:"+v); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -67,39 +61,4 @@ func TestReviewRendersAddonCharts(t *testing.T) {
 	if m, _ := filepath.Glob(filepath.Join(cache, "sha256-*.tgz")); len(m) != 2 {
 		t.Errorf("the chart cache holds %v, want the two archives", m)
 	}
-}
-
-// packChart packs a test chart of internal/review/charts as `helm package`
-// does.
-func packChart(t *testing.T, name string) []byte {
-	t.Helper()
-	root := filepath.Join("..", "..", "internal", "review", "charts", "testdata", "charts", name)
-	var buf bytes.Buffer
-	gz := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(gz)
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		if err := tw.WriteHeader(&tar.Header{Name: "webcache/" + filepath.ToSlash(rel), Mode: 0o644, Size: int64(len(b)), ModTime: time.Unix(0, 0)}); err != nil {
-			return err
-		}
-		_, err = tw.Write(b)
-		return err
-	})
-	if err == nil {
-		err = tw.Close()
-	}
-	if err == nil {
-		err = gz.Close()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
 }

@@ -6,6 +6,7 @@
 // File compares one file, Tree a whole folder (files missing, extra and
 // different are each reported). Differences are shown with cmp.Diff,
 // golden first. WriteFiles, TempFiles, WriteFile, ReadFiles and ReadBytes
-// write and read a test's fixture tree. Importing the package registers
-// the -update flag, once for the test binary.
+// write and read a test's fixture tree, PackChart packs a chart folder as
+// helm does. Importing the package registers the -update flag, once for
+// the test binary.
 package golden

@@ -1,7 +1,11 @@
 package golden_test
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -174,5 +178,40 @@ func TestTreeUpdate(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"a.yaml=a\n", "sub/b.yaml=B\n"}, files); diff != "" {
 		t.Errorf("golden folder after -update (-want +got):\n%s", diff)
+	}
+}
+
+// TestPackChart packs a chart folder twice to the same bytes, its entries
+// below the chart's name.
+func TestPackChart(t *testing.T) {
+	t.Parallel()
+	dir := golden.TempFiles(t, map[string]string{"Chart.yaml": "name: web\n", "templates/svc.yaml": "kind: Service\n"})
+	first := golden.PackChart(t, dir, "web")
+	if !bytes.Equal(first, golden.PackChart(t, dir, "web")) {
+		t.Error("the same folder packs to different bytes")
+	}
+	gz, err := gzip.NewReader(bytes.NewReader(first))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(gz)
+	var got []string
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprintf("%s %o %s", hdr.Name, hdr.Mode, body))
+	}
+	want := []string{"web/Chart.yaml 644 name: web\n", "web/templates/svc.yaml 644 kind: Service\n"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("entries (-want +got):\n%s", d)
 	}
 }

@@ -2,8 +2,10 @@ package charts
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 
+	"github.com/fleetwright/fleetwright/internal/golden"
 	"github.com/fleetwright/fleetwright/internal/review"
 )
 
@@ -11,7 +13,7 @@ import (
 // its archive in memory: the cost of one side of one release, fetching
 // aside.
 func BenchmarkRender(b *testing.B) {
-	archive := PackChart(b, "webcache-2.1.0")
+	archive := golden.PackChart(b, filepath.Join("testdata", "charts", "webcache-2.1.0"), "webcache")
 	rel := review.Release{Name: "web-cache", Namespace: "shop", Values: map[string]any{"replicas": 3.0}}
 	for b.Loop() {
 		out, err := Render(context.Background(), archive, rel)

@@ -2,8 +2,10 @@ package charts
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 
+	"github.com/fleetwright/fleetwright/internal/golden"
 	"github.com/fleetwright/fleetwright/internal/review"
 )
 
@@ -48,7 +50,7 @@ func FuzzSplitObjects(f *testing.F) {
 // fails with an error, never a panic.
 func FuzzRender(f *testing.F) {
 	for _, v := range []string{"1.0.0", "2.1.0"} {
-		f.Add(PackChart(f, "webcache-"+v))
+		f.Add(golden.PackChart(f, filepath.Join("testdata", "charts", "webcache-"+v), "webcache"))
 	}
 	f.Add([]byte("\x1f\x8b\x08\x00not a tar"))
 	f.Fuzz(func(t *testing.T, b []byte) {

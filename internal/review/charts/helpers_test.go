@@ -16,11 +16,13 @@ import (
 	"github.com/google/go-containerregistry/pkg/registry"
 	helmregistry "helm.sh/helm/v4/pkg/registry"
 
-	"github.com/fleetwright/fleetwright/internal/review/charts"
+	"github.com/fleetwright/fleetwright/internal/golden"
 )
 
 // chartArchive packs the chart folder testdata/charts/<dir>.
-func chartArchive(t testing.TB, dir string) []byte { return charts.PackChart(t, dir) }
+func chartArchive(t testing.TB, dir string) []byte {
+	return golden.PackChart(t, filepath.Join("testdata", "charts", dir), "webcache")
+}
 
 // chartRepo is a chart repository on loopback: index.yaml and one archive
 // per version of the webcache chart, with their digests.

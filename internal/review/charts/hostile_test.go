@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/fleetwright/fleetwright/internal/golden"
 	"github.com/fleetwright/fleetwright/internal/review"
 	"github.com/fleetwright/fleetwright/internal/review/charts"
 )
@@ -44,8 +46,8 @@ func TestCacheByDigest(t *testing.T) {
 // TestHostileRepository: what a chart repository serves is checked.
 func TestHostileRepository(t *testing.T) {
 	t.Parallel()
-	good := charts.PackChart(t, "webcache-1.0.0")
-	evil := charts.PackChart(t, "webcache-1.1.0")
+	good := golden.PackChart(t, filepath.Join("testdata", "charts", "webcache-1.0.0"), "webcache")
+	evil := golden.PackChart(t, filepath.Join("testdata", "charts", "webcache-1.1.0"), "webcache")
 	sum := sha256.Sum256(good)
 	// The index names one archive, the server (or anyone on the way)
 	// serves another.
