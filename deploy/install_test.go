@@ -20,10 +20,9 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
-	"github.com/fleetwright/fleetwright/internal/exports"
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/generate"
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spectest"
 	"github.com/fleetwright/fleetwright/internal/testenv"
 	"github.com/fleetwright/fleetwright/test/cluster"
 )
@@ -136,10 +135,7 @@ func TestInstallPage(t *testing.T) {
 
 	// 1. platform.yaml is valid, and a first app renders with it.
 	platform := fileBlock(t, blocks, "apps/platform.yaml")
-	l, err := spec.NewLoader(exports.Catalog{}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := spectest.Loader(t)
 	repo, ps := l.LoadFiles(map[string][]byte{
 		"platform.yaml": platform,
 		"apps/shop/hello/app.yaml": []byte("name: hello\ncomponents:\n  - name: web\n    type: workload\n" +

@@ -11,13 +11,12 @@ import (
 	"testing"
 
 	"github.com/fleetwright/fleetwright/internal/cli"
-	"github.com/fleetwright/fleetwright/internal/exports"
 	"github.com/fleetwright/fleetwright/internal/fleet"
 	"github.com/fleetwright/fleetwright/internal/fleet/artifact"
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/registry/registrytest"
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spectest"
 )
 
 // appsRepo copies the examples into a new folder and renders their fleet
@@ -53,14 +52,7 @@ func appsRepoWith(t *testing.T, commit bool, fleetLines string) string {
 		git(t, dir, "add", ".")
 		git(t, dir, "commit", "-q", "-m", "specs")
 	}
-	l, err := spec.NewLoader(exports.Catalog{}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo, ps := l.Load(os.DirFS(dir))
-	if ps.HasErrors() {
-		t.Fatal(ps)
-	}
+	repo := spectest.Load(t, dir)
 	revs, err := specRevisions(t.Context(), dir, "HEAD", repo)
 	if err != nil {
 		t.Fatal(err)
@@ -275,14 +267,7 @@ func TestVerifyArtifacts(t *testing.T) {
 	if r := runVerify(t, nil, "--apps", dir, "--artifacts"); r.code != 1 || strings.Count(r.out, "spec.ref.digest: the registry has no artifact "+srv.Host()+"/fleet@sha256:") != 12 {
 		t.Errorf("nothing pushed: exit %d, want 1 and a finding for each of the 12 artifacts (10 components', 2 projects'):\n%s%s", r.code, r.out, r.stderr)
 	}
-	l, err := spec.NewLoader(exports.Catalog{}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo, ps := l.Load(os.DirFS(dir))
-	if ps.HasErrors() {
-		t.Fatal(ps)
-	}
+	repo := spectest.Load(t, dir)
 	f, err := generate.Render(repo, generate.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -335,14 +320,7 @@ func TestVerifyProjectMove(t *testing.T) {
 	if err := os.WriteFile(p, bytes.Replace(data, []byte("\nfleet:\n"), []byte("\nfleet:\n  artifacts:\n    repository: ghcr.io/myorg/fleet\n"), 1), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	l, err := spec.NewLoader(exports.Catalog{}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo, ps := l.Load(os.DirFS(dir))
-	if ps.HasErrors() {
-		t.Fatal(ps)
-	}
+	repo := spectest.Load(t, dir)
 	out := filepath.Join(dir, "fleet")
 	renderAgain := func() {
 		t.Helper()

@@ -12,30 +12,19 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/fleetwright/fleetwright/internal/exports"
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/golden"
 	"github.com/fleetwright/fleetwright/internal/manifest"
 	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spectest"
 )
 
 func load(t testing.TB, files map[string][]byte, root string) *spec.Repo {
 	t.Helper()
-	l, err := spec.NewLoader(exports.Catalog{}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var repo *spec.Repo
-	var ps spec.Problems
 	if files != nil {
-		repo, ps = l.LoadFiles(files)
-	} else {
-		repo, ps = l.Load(os.DirFS(root))
+		return spectest.LoadFiles(t, files)
 	}
-	if ps.HasErrors() {
-		t.Fatalf("invalid specs:\n%v", ps)
-	}
-	return repo
+	return spectest.Load(t, root)
 }
 
 func render(t testing.TB, repo *spec.Repo, rev func(*spec.LoadedApp) string) map[string][]byte {

@@ -10,12 +10,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fleetwright/fleetwright/internal/exports"
 	"github.com/fleetwright/fleetwright/internal/fleet"
 	"github.com/fleetwright/fleetwright/internal/golden"
 	"github.com/fleetwright/fleetwright/internal/lifecycle"
-	"github.com/fleetwright/fleetwright/internal/spec"
 	"github.com/fleetwright/fleetwright/internal/specedit"
+	"github.com/fleetwright/fleetwright/internal/spectest"
 	"github.com/fleetwright/fleetwright/internal/template"
 )
 
@@ -55,10 +54,7 @@ func repoDiff(before, after map[string]string) string {
 // validate fails the test when the specs under root are invalid.
 func validate(t *testing.T, root string) {
 	t.Helper()
-	l, err := spec.NewLoader(exports.Catalog{}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := spectest.Loader(t)
 	if _, ps := l.Load(os.DirFS(root)); ps.HasErrors() {
 		t.Errorf("the edited repository is invalid:\n%v", ps)
 	}

@@ -19,13 +19,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/fleetwright/fleetwright/internal/exports"
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/gitrepo"
 	"github.com/fleetwright/fleetwright/internal/gitrepo/gittest"
 	"github.com/fleetwright/fleetwright/internal/golden"
 	"github.com/fleetwright/fleetwright/internal/lifecycle"
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spectest"
 	"github.com/fleetwright/fleetwright/internal/store"
 	"github.com/fleetwright/fleetwright/internal/webhook"
 	"github.com/fleetwright/fleetwright/internal/webhook/api"
@@ -123,14 +122,7 @@ func renderCommit(t *testing.T, root, rev string) map[string]string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := spec.NewLoader(exports.Catalog{}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo, ps := l.LoadFiles(files)
-	if ps.HasErrors() {
-		t.Fatalf("specs at %s are invalid:\n%v", rev, ps)
-	}
+	repo := spectest.LoadFiles(t, files)
 	f, err := generate.Render(repo, generate.Options{})
 	if err != nil {
 		t.Fatal(err)

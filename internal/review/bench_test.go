@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fleetwright/fleetwright/internal/exports"
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/review"
 	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spectest"
 	"github.com/fleetwright/fleetwright/internal/synth"
 )
 
@@ -18,14 +18,7 @@ import (
 // workload of 10,000 apps to another registry: every Deployment file
 // changes, so every object of every app is read on both sides.
 func BenchmarkReview10k(b *testing.B) {
-	l, err := spec.NewLoader(exports.Catalog{}, "")
-	if err != nil {
-		b.Fatal(err)
-	}
-	repo, ps := l.LoadFiles(synth.Files(10_000))
-	if ps.HasErrors() {
-		b.Fatal(ps)
-	}
+	repo := spectest.LoadFiles(b, synth.Files(10_000))
 	f, err := generate.Render(repo, generate.Options{})
 	if err != nil {
 		b.Fatal(err)
@@ -101,14 +94,7 @@ func (u unasked) Render(context.Context, review.Release) (*review.Rendered, erro
 
 func benchRender(b *testing.B, files map[string][]byte) (*spec.Repo, map[string][]byte) {
 	b.Helper()
-	l, err := spec.NewLoader(exports.Catalog{}, "")
-	if err != nil {
-		b.Fatal(err)
-	}
-	repo, ps := l.LoadFiles(files)
-	if ps.HasErrors() {
-		b.Fatal(ps)
-	}
+	repo := spectest.LoadFiles(b, files)
 	f, err := generate.Render(repo, generate.Options{})
 	if err != nil {
 		b.Fatal(err)

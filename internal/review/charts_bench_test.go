@@ -7,9 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fleetwright/fleetwright/internal/exports"
 	"github.com/fleetwright/fleetwright/internal/generate"
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spectest"
 	"github.com/fleetwright/fleetwright/internal/synth"
 )
 
@@ -26,10 +25,7 @@ func (f failCharts) Render(context.Context, Release) (*Rendered, error) {
 // rendered, and finding that costs next to nothing (compare -run with
 // Charts nil: BenchmarkReviewOneApp10k).
 func BenchmarkRenderChartsUntouched(b *testing.B) {
-	l, err := spec.NewLoader(exports.Catalog{}, "")
-	if err != nil {
-		b.Fatal(err)
-	}
+	l := spectest.Loader(b)
 	files := synth.Files(10_000)
 	repo, ps := l.LoadFiles(files)
 	if ps.HasErrors() {

@@ -6,11 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fleetwright/fleetwright/internal/exports"
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/golden"
 	"github.com/fleetwright/fleetwright/internal/review"
 	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spectest"
 )
 
 const seedPlatform = "project_ids: {b2c3d4e5-0002-0000-0000-000000000000: my-project}\n"
@@ -33,14 +33,7 @@ func renderFiles(t *testing.T, files map[string][]byte) (*spec.Repo, map[string]
 // (generate.Options.Previous), prev; nil renders a new fleet.
 func renderOver(t *testing.T, files, prev map[string][]byte) (*spec.Repo, map[string][]byte) {
 	t.Helper()
-	l, err := spec.NewLoader(exports.Catalog{}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo, ps := l.LoadFiles(files)
-	if ps.HasErrors() {
-		t.Fatal(ps)
-	}
+	repo := spectest.LoadFiles(t, files)
 	opts := generate.Options{}
 	if prev != nil {
 		opts.Previous = func(p string) ([]byte, bool) {
@@ -144,11 +137,7 @@ components:
 // loadOnly loads specs without rendering them.
 func loadOnly(t *testing.T, files map[string][]byte) (*spec.Repo, spec.Problems) {
 	t.Helper()
-	l, err := spec.NewLoader(exports.Catalog{}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo, ps := l.LoadFiles(files)
+	repo, ps := spectest.Loader(t).LoadFiles(files)
 	if ps.HasErrors() {
 		t.Fatal(ps)
 	}

@@ -2,15 +2,13 @@ package revision
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/fleetwright/fleetwright/internal/exports"
 	"github.com/fleetwright/fleetwright/internal/gitrepo/gittest"
 	"github.com/fleetwright/fleetwright/internal/golden"
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spectest"
 )
 
 var env = []string{"GIT_AUTHOR_NAME=dev", "GIT_AUTHOR_EMAIL=dev@example.com", "GIT_COMMITTER_NAME=dev", "GIT_COMMITTER_EMAIL=dev@example.com"}
@@ -39,14 +37,7 @@ func TestSpecs(t *testing.T) {
 	second := write(t, dir, map[string]string{"repo/templates/web/template.yaml": "name: web\nversion: \"1\"\nparameters:\n  - {name: image, type: string, required: true}\ncomponents:\n  - {name: w, type: workload, workload_spec: {image: \"${{ params.image }}\", port: 80}}\n"})
 	write(t, dir, map[string]string{"README.md": "unrelated\n"})
 
-	l, err := spec.NewLoader(exports.Catalog{}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo, ps := l.Load(os.DirFS(root))
-	if ps.HasErrors() {
-		t.Fatal(ps)
-	}
+	repo := spectest.Load(t, root)
 	revs, err := Specs(context.Background(), root, "HEAD", repo)
 	if err != nil || revs == nil {
 		t.Fatalf("no revisions: %v", err)

@@ -4,8 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/fleetwright/fleetwright/internal/exports"
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spectest"
 )
 
 // BenchmarkLoad1k loads 1,000 apps written out and 1,000 apps of one
@@ -25,10 +24,7 @@ func BenchmarkLoad1k(b *testing.B) {
 		files map[string][]byte
 	}{{"written-out", plain}, {"templated", templated}} {
 		b.Run(bc.name, func(b *testing.B) {
-			l, err := spec.NewLoader(exports.Catalog{}, "")
-			if err != nil {
-				b.Fatal(err)
-			}
+			l := spectest.Loader(b)
 			for b.Loop() {
 				repo, ps := l.LoadFiles(bc.files)
 				if ps.HasErrors() || len(repo.Apps) != n {

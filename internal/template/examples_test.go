@@ -7,9 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fleetwright/fleetwright/internal/exports"
 	"github.com/fleetwright/fleetwright/internal/generate"
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spectest"
 )
 
 // TestExampleTemplates instantiates every template under examples/ and
@@ -35,10 +34,7 @@ func TestExampleTemplates(t *testing.T) {
 	if !slices.Equal(names, []string{"web-with-db", "worker"}) {
 		t.Fatalf("example templates %v: give each one an app in this test", names)
 	}
-	l, err := spec.NewLoader(exports.Catalog{}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := spectest.Loader(t)
 	platform, err := os.ReadFile("../../examples/platform.yaml")
 	if err != nil {
 		t.Fatal(err)

@@ -6,9 +6,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/fleetwright/fleetwright/internal/exports"
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spectest"
 )
 
 const platform = "apps_domain: apps.example.com\nbuild: {pin: false}\n"
@@ -85,10 +85,7 @@ func itoa(n int) string {
 
 func loadFiles(t *testing.T, files map[string]string) (*spec.Repo, spec.Problems) {
 	t.Helper()
-	l, err := spec.NewLoader(exports.Catalog{}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := spectest.Loader(t)
 	m := map[string][]byte{"platform.yaml": []byte(platform)}
 	for k, v := range files {
 		m[k] = []byte(v)
@@ -241,10 +238,7 @@ func FuzzLoadTemplated(f *testing.F) {
 	f.Add([]byte(stackTemplate), []byte("name: blog\ntemplate:\n  name: web-db\n  parameters: {image: a, host: b.example.com}\n"))
 	f.Add([]byte(stackTemplate), []byte("name: blog\ntemplate: {name: web-db, parameters: {image: a, host: 'x y', replicas: -1}}\n"))
 	f.Add([]byte("name: web-db\nversion: 1\ncomponents:\n  - {name: w, type: workload, workload_spec: {image: \"${{ params.i }}\"}}\nparameters: [{name: i, type: string, default: x}]\n"), []byte("name: a\ntemplate: {name: web-db}\n"))
-	l, err := spec.NewLoader(exports.Catalog{}, "")
-	if err != nil {
-		f.Fatal(err)
-	}
+	l := spectest.Loader(f)
 	f.Fuzz(func(t *testing.T, tpl, app []byte) {
 		files := map[string][]byte{"templates/web-db/template.yaml": tpl, "apps/shop/blog/app.yaml": app}
 		_, ps := l.LoadFiles(files)

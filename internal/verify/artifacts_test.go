@@ -3,7 +3,6 @@ package verify
 import (
 	"maps"
 	"net/http"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -17,13 +16,13 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"github.com/fleetwright/fleetwright/internal/exports"
 	"github.com/fleetwright/fleetwright/internal/fleet/artifact"
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/golden"
 	"github.com/fleetwright/fleetwright/internal/registry"
 	"github.com/fleetwright/fleetwright/internal/registry/registrytest"
 	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spectest"
 )
 
 // artifactsRepo returns the examples' specs with fleet.artifacts set to
@@ -100,14 +99,7 @@ func TestArtifactsLikeGit(t *testing.T) {
 func TestArtifactsGolden(t *testing.T) {
 	t.Parallel()
 	const specs = "../generate/testdata/specs/artifacts"
-	l, err := spec.NewLoader(exports.Catalog{}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo, ps := l.Load(os.DirFS(specs))
-	if ps.HasErrors() {
-		t.Fatal(ps)
-	}
+	repo := spectest.Load(t, specs)
 	rep, err := Run(t.Context(), Options{FleetDir: "../generate/testdata/fleets/artifacts", Display: "fleet", Platform: &repo.Platform})
 	if err != nil {
 		t.Fatal(err)

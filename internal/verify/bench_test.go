@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fleetwright/fleetwright/internal/exports"
 	"github.com/fleetwright/fleetwright/internal/fleet"
 	"github.com/fleetwright/fleetwright/internal/fleet/artifact"
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
@@ -16,6 +15,7 @@ import (
 	"github.com/fleetwright/fleetwright/internal/registry"
 	"github.com/fleetwright/fleetwright/internal/registry/registrytest"
 	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spectest"
 	"github.com/fleetwright/fleetwright/internal/synth"
 )
 
@@ -53,14 +53,7 @@ func benchVerify(b *testing.B, n int, drift bool, mode artifactMode) {
 	if err := synth.Write(src, n); err != nil {
 		b.Fatal(err)
 	}
-	l, err := spec.NewLoader(exports.Catalog{}, "")
-	if err != nil {
-		b.Fatal(err)
-	}
-	repo, ps := l.Load(os.DirFS(src))
-	if ps.HasErrors() {
-		b.Fatal(ps)
-	}
+	repo := spectest.Load(b, src)
 	var srv *registrytest.Server
 	if mode == inRegistry {
 		srv = registrytest.New(b, registrytest.Options{Delay: time.Millisecond})

@@ -1,12 +1,11 @@
 package verify
 
 import (
-	"os"
 	"testing"
 
-	"github.com/fleetwright/fleetwright/internal/exports"
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spectest"
 )
 
 // examplesDir is the repository's examples apps repository.
@@ -15,15 +14,7 @@ const examplesDir = "../../examples"
 // loadExamples loads the example specs.
 func loadExamples(t testing.TB) *spec.Repo {
 	t.Helper()
-	l, err := spec.NewLoader(exports.Catalog{}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo, ps := l.Load(os.DirFS(examplesDir))
-	if ps.HasErrors() {
-		t.Fatalf("invalid examples:\n%v", ps)
-	}
-	return repo
+	return spectest.Load(t, examplesDir)
 }
 
 // renderExamples renders the examples as render does offline.

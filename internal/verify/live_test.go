@@ -19,9 +19,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/fleetwright/fleetwright/internal/exports"
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spectest"
 	"github.com/fleetwright/fleetwright/internal/testenv"
 	"github.com/fleetwright/fleetwright/internal/yamlx"
 )
@@ -199,14 +199,7 @@ components:
 // does offline.
 func renderSpecs(t *testing.T, files map[string][]byte) (*spec.Repo, map[string][]byte) {
 	t.Helper()
-	l, err := spec.NewLoader(exports.Catalog{}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo, ps := l.LoadFiles(files)
-	if ps.HasErrors() {
-		t.Fatal(ps)
-	}
+	repo := spectest.LoadFiles(t, files)
 	f, err := generate.Render(repo, generate.Options{Platform: &repo.Platform})
 	if err != nil {
 		t.Fatal(err)

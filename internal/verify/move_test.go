@@ -9,9 +9,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/fleetwright/fleetwright/internal/exports"
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spectest"
 )
 
 // The two renders that move a fleet's Flux objects from flux-system to
@@ -20,14 +20,7 @@ import (
 // writes over the fleet before it, not the second step.
 func TestNamespaceMoveHasNoDrift(t *testing.T) {
 	t.Parallel()
-	l, err := spec.NewLoader(exports.Catalog{}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo, ps := l.Load(os.DirFS("../generate/testdata/specs/seed"))
-	if ps.HasErrors() {
-		t.Fatal(ps)
-	}
+	repo := spectest.Load(t, "../generate/testdata/specs/seed")
 	before := map[string][]byte{}
 	dir := "../generate/testdata/move/seed"
 	if err := fs.WalkDir(os.DirFS(dir), ".", func(p string, d fs.DirEntry, err error) error {
@@ -67,10 +60,7 @@ func TestNamespaceMoveHasNoDrift(t *testing.T) {
 // nothing of the project.
 func TestEmptiedProjectHasNoDrift(t *testing.T) {
 	t.Parallel()
-	l, err := spec.NewLoader(exports.Catalog{}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := spectest.Loader(t)
 	dir := "../generate/testdata/specs/seed"
 	repo, ps := l.Load(os.DirFS(dir))
 	if ps.HasErrors() {

@@ -10,8 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/fleetwright/fleetwright/internal/exports"
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spectest"
 )
 
 // A project granted its own pod security (platform.yaml projects.<name>)
@@ -22,14 +21,7 @@ import (
 func TestProjectPodSecurity(t *testing.T) {
 	t.Parallel()
 	const specs = "../generate/testdata/specs/projects"
-	l, err := spec.NewLoader(exports.Catalog{}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo, ps := l.Load(os.DirFS(specs))
-	if ps.HasErrors() {
-		t.Fatal(ps)
-	}
+	repo := spectest.Load(t, specs)
 	files := map[string][]byte{}
 	root := "../generate/testdata/fleets/projects"
 	if err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {

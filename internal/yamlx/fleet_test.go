@@ -1,14 +1,13 @@
 package yamlx_test
 
 import (
-	"os"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/fleetwright/fleetwright/internal/exports"
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spectest"
 	"github.com/fleetwright/fleetwright/internal/synth"
 	"github.com/fleetwright/fleetwright/internal/yamlx"
 )
@@ -18,18 +17,8 @@ import (
 // fast reader brings is real only if it reads what render writes.
 func TestFastReadsRenderedFleet(t *testing.T) {
 	t.Parallel()
-	l, err := spec.NewLoader(exports.Catalog{}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	examples, ps := l.Load(os.DirFS("../../examples"))
-	if ps.HasErrors() {
-		t.Fatalf("invalid examples:\n%v", ps)
-	}
-	bench, ps := l.LoadFiles(synth.Files(20))
-	if ps.HasErrors() {
-		t.Fatalf("invalid benchmark apps:\n%v", ps)
-	}
+	examples := spectest.Load(t, "../../examples")
+	bench := spectest.LoadFiles(t, synth.Files(20))
 	for _, repo := range []*spec.Repo{examples, bench} {
 		f, err := generate.Render(repo, generate.Options{Platform: &repo.Platform})
 		if err != nil {

@@ -15,10 +15,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 
-	"github.com/fleetwright/fleetwright/internal/exports"
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spectest"
 	"github.com/fleetwright/fleetwright/internal/testenv"
 )
 
@@ -28,14 +28,7 @@ func TestMain(m *testing.M) { os.Exit(testenv.Main(m, &env)) }
 
 func renderDir(t *testing.T, dir string) *generate.Fleet {
 	t.Helper()
-	l, err := spec.NewLoader(exports.Catalog{}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo, ps := l.Load(os.DirFS(dir))
-	if ps.HasErrors() {
-		t.Fatal(ps)
-	}
+	repo := spectest.Load(t, dir)
 	f, err := generate.Render(repo, generate.Options{SpecRevision: func(*spec.LoadedApp) string { return strings.Repeat("ab", 20) }})
 	if err != nil {
 		t.Fatal(err)

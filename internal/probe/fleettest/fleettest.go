@@ -17,10 +17,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/fleetwright/fleetwright/internal/exports"
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spectest"
 )
 
 // kustomize-controller's owner labels (layout.AppliedByNameLabel and
@@ -43,14 +43,7 @@ type Fleet struct {
 // objects name (none when "").
 func Render(t testing.TB, files, previous map[string][]byte, specRevision string) *Fleet {
 	t.Helper()
-	l, err := spec.NewLoader(exports.Catalog{}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo, ps := l.LoadFiles(files)
-	if ps.HasErrors() {
-		t.Fatalf("invalid specs:\n%v", ps)
-	}
+	repo := spectest.LoadFiles(t, files)
 	opts := generate.Options{Workers: 1}
 	if specRevision != "" {
 		opts.SpecRevision = func(*spec.LoadedApp) string { return specRevision }
