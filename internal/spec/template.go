@@ -52,7 +52,7 @@ func (c *templateCache) parse(file string, data []byte) (*template.Template, Pro
 	if err != nil {
 		if tps, ok := err.(template.Problems); ok {
 			for _, p := range tps {
-				ps = append(ps, &Problem{File: p.File, Pos: Pos{p.Line, p.Col}, Path: p.Path, Message: p.Message, Severity: SeverityError})
+				ps = append(ps, &Problem{File: p.File, Pos: Pos{p.Line, p.Column}, Path: p.Path, Message: p.Message, Severity: SeverityError})
 			}
 		} else {
 			ps.AddErr(file, err)

@@ -14,6 +14,8 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/fleetwright/fleetwright/internal/diag"
 )
 
 // Dir is the folder of the apps repository that holds the templates.
@@ -89,30 +91,21 @@ func (t *Template) ParamNames() []string {
 	return names
 }
 
-// Problem is something wrong in a template file.
-type Problem struct {
-	File      string
-	Line, Col int
-	Path      string
-	Message   string
-}
-
-func (p *Problem) Error() string {
-	if p.Path != "" {
-		return fmt.Sprintf("%s:%d:%d: %s: %s", p.File, p.Line, p.Col, p.Path, p.Message)
-	}
-	return fmt.Sprintf("%s:%d:%d: %s", p.File, p.Line, p.Col, p.Message)
-}
-
-// Problems is every problem of one template file.
-type Problems []*Problem
+// Problems is every problem of one template file: errors at its lines and
+// columns, each printed as file:line:col: path: message.
+type Problems []*diag.Diagnostic
 
 func (ps Problems) Error() string {
 	lines := make([]string, len(ps))
 	for i, p := range ps {
-		lines[i] = p.Error()
+		lines[i] = p.String()
 	}
 	return strings.Join(lines, "\n")
+}
+
+// problem is an error of a template file at line and col.
+func problem(file string, line, col int, path, msg string) *diag.Diagnostic {
+	return &diag.Diagnostic{File: file, Line: line, Column: col, Path: path, Message: msg, Severity: diag.Error}
 }
 
 type parser struct {
@@ -125,7 +118,7 @@ func (p *parser) add(n *yaml.Node, path, format string, args ...any) {
 	if n != nil {
 		line, col = n.Line, n.Column
 	}
-	p.ps = append(p.ps, &Problem{File: p.file, Line: line, Col: col, Path: path, Message: fmt.Sprintf(format, args...)})
+	p.ps = append(p.ps, problem(p.file, line, col, path, fmt.Sprintf(format, args...)))
 }
 
 var paramName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -216,7 +209,7 @@ func Parse(file string, data []byte) (*Template, error) {
 				continue
 			}
 			if errs := t.check(map[string]any{pr.Name: pr.Default}, true); len(errs) > 0 {
-				p.ps = append(p.ps, &Problem{File: file, Line: pr.defLine, Col: pr.defCol, Path: fmt.Sprintf("parameters[%d].default", i), Message: "default " + errs[0].Message})
+				p.ps = append(p.ps, problem(file, pr.defLine, pr.defCol, fmt.Sprintf("parameters[%d].default", i), "default "+errs[0].Message))
 			}
 		}
 	}
