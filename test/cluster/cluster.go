@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -119,22 +120,13 @@ func Start(ctx context.Context, opts ...Option) (*Cluster, error) {
 // maxStarts is how many times Start tries when a port it picked is taken.
 const maxStarts = 3
 
-// start is one attempt of Start.
+// start is one attempt of Start: the control plane in order, each part
+// once the one before it answers, then kube-controller-manager,
+// kube-scheduler, kwok and Flux at once, and then everything is waited for
+// together.
 func start(ctx context.Context, cfg config) (_ *Cluster, err error) {
-	tcBin, clBin := cfg.testclusterBin, cfg.clusterBin
-	if tcBin == "" || clBin == "" {
-		a, b, err := BinDirs(cfg.getenv)
-		if err != nil {
-			return nil, err
-		}
-		if tcBin == "" {
-			tcBin = a
-		}
-		if clBin == "" {
-			clBin = b
-		}
-	}
-	if err := checkBinaries(tcBin, clBin); err != nil {
+	b := &boot{cfg: cfg}
+	if b.tcBin, b.clBin, err = binDirs(cfg); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.startTimeout)
@@ -145,6 +137,7 @@ func start(ctx context.Context, cfg config) (_ *Cluster, err error) {
 		return nil, fmt.Errorf("creating cluster folder: %w", err)
 	}
 	c := &Cluster{dir: dir, LogDir: filepath.Join(dir, "logs"), keepLogs: cfg.keepLogs, logger: cfg.logger}
+	b.c = c
 	defer func() {
 		if err != nil {
 			if len(c.processes()) > 0 {
@@ -158,28 +151,88 @@ func start(ctx context.Context, cfg config) (_ *Cluster, err error) {
 	if err := os.MkdirAll(c.LogDir, 0o700); err != nil {
 		return nil, err
 	}
-	began := time.Now()
-	cfg.logger.Info("starting cluster", "dir", dir, "testcluster-bin", tcBin, "cluster-bin", clBin)
-
-	ports, err := freePorts(17 + 2*len(cfg.shards))
+	b.began = time.Now()
+	cfg.logger.Info("starting cluster", "dir", dir, "testcluster-bin", b.tcBin, "cluster-bin", b.clBin)
+	if b.ports, err = freePorts(17 + 2*len(cfg.shards)); err != nil {
+		return nil, err
+	}
+	if b.pk, err = writePKI(filepath.Join(dir, "pki")); err != nil {
+		return nil, err
+	}
+	etcd, err := b.startEtcd(ctx)
 	if err != nil {
 		return nil, err
 	}
-	next := func() string {
-		p := ports[0]
-		ports = ports[1:]
-		return "127.0.0.1:" + strconv.Itoa(p)
-	}
-	pk, err := writePKI(filepath.Join(dir, "pki"))
-	if err != nil {
+	if err := b.startAPIServer(ctx, etcd); err != nil {
 		return nil, err
 	}
+	if err := b.prepare(ctx); err != nil {
+		return nil, err
+	}
+	if err := b.startKube(); err != nil {
+		return nil, err
+	}
+	if err := b.startFlux(); err != nil {
+		return nil, err
+	}
+	if err := b.waitReady(ctx); err != nil {
+		return nil, err
+	}
+	cfg.logger.Info("cluster ready", "host", b.host, "events", c.EventsURL, "took", time.Since(b.began).Round(time.Millisecond))
+	return c, nil
+}
 
-	// etcd
-	etcdClient, etcdPeer := next(), next()
-	if _, err := c.run("etcd", filepath.Join(tcBin, "etcd"), nil,
+// binDirs returns the folders of the binaries: those of the options, else
+// those BinDirs finds, each checked to hold what it must.
+func binDirs(cfg config) (testclusterBin, clusterBin string, err error) {
+	testclusterBin, clusterBin = cfg.testclusterBin, cfg.clusterBin
+	if testclusterBin == "" || clusterBin == "" {
+		a, b, err := BinDirs(cfg.getenv)
+		if err != nil {
+			return "", "", err
+		}
+		testclusterBin = cmp.Or(testclusterBin, a)
+		clusterBin = cmp.Or(clusterBin, b)
+	}
+	return testclusterBin, clusterBin, checkBinaries(testclusterBin, clusterBin)
+}
+
+// boot is one attempt of Start under way: the cluster so far and what its
+// steps share.
+type boot struct {
+	cfg          config
+	c            *Cluster
+	tcBin, clBin string
+	pk           *pki
+	began        time.Time
+	// ports are the free ports not handed out yet by next.
+	ports []int
+	// host is the API server's URL.
+	host string
+	// checks are the health endpoints of the processes started at once,
+	// waited for by waitReady.
+	checks []health
+	// addresses handed out to the parts started at once.
+	storageAddr, eventsAddr, receiverAddr string
+}
+
+// health is a process's health endpoint and what its body must hold.
+type health struct{ name, url, want string }
+
+// next hands out the next free port as 127.0.0.1:<port>.
+func (b *boot) next() string {
+	p := b.ports[0]
+	b.ports = b.ports[1:]
+	return "127.0.0.1:" + strconv.Itoa(p)
+}
+
+// startEtcd runs etcd, waits until it is healthy and returns its client
+// address.
+func (b *boot) startEtcd(ctx context.Context) (string, error) {
+	etcdClient, etcdPeer := b.next(), b.next()
+	if _, err := b.c.run("etcd", filepath.Join(b.tcBin, "etcd"), nil,
 		"--name=default",
-		"--data-dir="+filepath.Join(dir, "etcd"),
+		"--data-dir="+filepath.Join(b.c.dir, "etcd"),
 		"--listen-client-urls=http://"+etcdClient,
 		"--advertise-client-urls=http://"+etcdClient,
 		"--listen-peer-urls=http://"+etcdPeer,
@@ -188,24 +241,26 @@ func start(ctx context.Context, cfg config) (_ *Cluster, err error) {
 		"--unsafe-no-fsync=true",
 		"--log-level=warn",
 	); err != nil {
-		return nil, err
+		return "", err
 	}
 	plain := &http.Client{Timeout: 2 * time.Second}
-	if err := c.poll(ctx, "etcd", func(ctx context.Context) error {
+	return etcdClient, b.c.poll(ctx, "etcd", func(ctx context.Context) error {
 		return httpOK(ctx, plain, "http://"+etcdClient+"/health", `"health":"true"`)
-	}); err != nil {
-		return nil, err
-	}
+	})
+}
 
-	// kube-apiserver
-	apiAddr := next()
-	host := "https://" + apiAddr
-	if _, err := c.run("kube-apiserver", filepath.Join(tcBin, "kube-apiserver"), nil,
-		"--etcd-servers=http://"+etcdClient,
+// startAPIServer runs kube-apiserver on etcd, waits until it is ready, and
+// sets the cluster's Config, Kubeconfig, Scheme and Client.
+func (b *boot) startAPIServer(ctx context.Context, etcd string) error {
+	c, pk := b.c, b.pk
+	apiAddr := b.next()
+	b.host = "https://" + apiAddr
+	if _, err := c.run("kube-apiserver", filepath.Join(b.tcBin, "kube-apiserver"), nil,
+		"--etcd-servers=http://"+etcd,
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
 		"--secure-port="+portOf(apiAddr),
-		"--cert-dir="+filepath.Join(dir, "run", "kube-apiserver"),
+		"--cert-dir="+filepath.Join(c.dir, "run", "kube-apiserver"),
 		"--tls-cert-file="+pk.servingCert,
 		"--tls-private-key-file="+pk.servingKey,
 		// Room for a Service per app of the scale benchmark's largest fleets.
@@ -220,67 +275,71 @@ func start(ctx context.Context, cfg config) (_ *Cluster, err error) {
 		// reconciler exit.
 		"--endpoint-reconciler-type=none",
 	); err != nil {
-		return nil, err
+		return err
 	}
-	c.Config = pk.restConfig(host)
+	c.Config = pk.restConfig(b.host)
 	apiHTTP, err := rest.HTTPClientFor(c.Config)
 	if err != nil {
-		return nil, fmt.Errorf("creating API client: %w", err)
+		return fmt.Errorf("creating API client: %w", err)
 	}
 	apiHTTP.Timeout = 5 * time.Second
 	if err := c.poll(ctx, "kube-apiserver /readyz", func(ctx context.Context) error {
-		return httpOK(ctx, apiHTTP, host+"/readyz", "ok")
+		return httpOK(ctx, apiHTTP, b.host+"/readyz", "ok")
 	}); err != nil {
-		return nil, err
+		return err
 	}
-	cfg.logger.Info("API server ready", "host", host, "took", time.Since(began).Round(time.Millisecond))
+	b.cfg.logger.Info("API server ready", "host", b.host, "took", time.Since(b.began).Round(time.Millisecond))
 
-	c.Kubeconfig = filepath.Join(dir, "kubeconfig")
-	if err := pk.writeKubeconfig(c.Kubeconfig, host); err != nil {
-		return nil, err
+	c.Kubeconfig = filepath.Join(c.dir, "kubeconfig")
+	if err := pk.writeKubeconfig(c.Kubeconfig, b.host); err != nil {
+		return err
 	}
 	if c.Scheme, err = testenv.NewScheme(); err != nil {
-		return nil, err
+		return err
 	}
 	if c.Client, err = client.New(c.Config, client.Options{Scheme: c.Scheme}); err != nil {
-		return nil, fmt.Errorf("creating client: %w", err)
+		return fmt.Errorf("creating client: %w", err)
 	}
+	return nil
+}
 
-	// What the controllers need before they start: their CRDs, their
-	// namespace, and Nodes for kwok to take over.
-	crds, err := installCRDs(ctx, c.Client, clBin)
+// prepare makes what the controllers need before they start: their CRDs,
+// established, their namespace and RBAC, and Nodes for kwok to take over.
+func (b *boot) prepare(ctx context.Context) error {
+	c := b.c
+	crds, err := installCRDs(ctx, c.Client, b.clBin)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := c.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: FluxNamespace}}); err != nil {
-		return nil, fmt.Errorf("creating namespace %s: %w", FluxNamespace, err)
+		return fmt.Errorf("creating namespace %s: %w", FluxNamespace, err)
 	}
 	if err := installFluxRBAC(ctx, c.Client); err != nil {
-		return nil, err
+		return err
 	}
-	for i := range cfg.nodes {
+	for i := range b.cfg.nodes {
 		name := "kwok-node-" + strconv.Itoa(i)
 		if err := c.Client.Create(ctx, fakeNode(name)); err != nil {
-			return nil, fmt.Errorf("creating Node %s: %w", name, err)
+			return fmt.Errorf("creating Node %s: %w", name, err)
 		}
 		c.Nodes = append(c.Nodes, name)
 	}
-	if err := c.poll(ctx, "Flux CRDs established", func(ctx context.Context) error {
+	return c.poll(ctx, "Flux CRDs established", func(ctx context.Context) error {
 		return established(ctx, c.Client, crds)
-	}); err != nil {
-		return nil, err
-	}
+	})
+}
 
-	// The rest starts at once; then everything is waited for together.
-	kcmAddr, schedAddr, kwokAddr := next(), next(), next()
-	storageAddr, eventsAddr, receiverAddr := next(), next(), next()
-	c.EventsURL = "http://" + eventsAddr + "/"
-	c.ReceiverURL = "http://" + receiverAddr
-	type health struct{ name, url, want string }
-	var checks []health
+// startKube runs kube-controller-manager, kube-scheduler and kwok, without
+// waiting for them.
+func (b *boot) startKube() error {
+	c, pk := b.c, b.pk
+	kcmAddr, schedAddr, kwokAddr := b.next(), b.next(), b.next()
+	b.storageAddr, b.eventsAddr, b.receiverAddr = b.next(), b.next(), b.next()
+	c.EventsURL = "http://" + b.eventsAddr + "/"
+	c.ReceiverURL = "http://" + b.receiverAddr
 	kube := []string{"KUBECONFIG=" + c.Kubeconfig}
 
-	if _, err := c.run("kube-controller-manager", controllerManagerPart.binary(clBin), kube,
+	if _, err := c.run("kube-controller-manager", controllerManagerPart.binary(b.clBin), kube,
 		"--kubeconfig="+c.Kubeconfig,
 		"--bind-address=127.0.0.1",
 		"--secure-port="+portOf(kcmAddr),
@@ -307,11 +366,11 @@ func start(ctx context.Context, cfg config) (_ *Cluster, err error) {
 		"--concurrent-deployment-syncs=20",
 		"--concurrent-replicaset-syncs=20",
 	); err != nil {
-		return nil, err
+		return err
 	}
-	checks = append(checks, health{"kube-controller-manager", "https://" + kcmAddr + "/healthz", "ok"})
+	b.checks = append(b.checks, health{"kube-controller-manager", "https://" + kcmAddr + "/healthz", "ok"})
 
-	if _, err := c.run("kube-scheduler", schedulerPart.binary(clBin), kube,
+	if _, err := c.run("kube-scheduler", schedulerPart.binary(b.clBin), kube,
 		"--kubeconfig="+c.Kubeconfig,
 		"--bind-address=127.0.0.1",
 		"--secure-port="+portOf(schedAddr),
@@ -319,13 +378,13 @@ func start(ctx context.Context, cfg config) (_ *Cluster, err error) {
 		"--tls-private-key-file="+pk.servingKey,
 		"--leader-elect=false",
 	); err != nil {
-		return nil, err
+		return err
 	}
-	checks = append(checks, health{"kube-scheduler", "https://" + schedAddr + "/healthz", "ok"})
+	b.checks = append(b.checks, health{"kube-scheduler", "https://" + schedAddr + "/healthz", "ok"})
 
-	if _, err := c.run("kwok", kwokPart.binary(clBin), kube,
+	if _, err := c.run("kwok", kwokPart.binary(b.clBin), kube,
 		"--kubeconfig="+c.Kubeconfig,
-		"--config="+filepath.Join(kwokPart.dir(clBin), "stages.yaml"),
+		"--config="+filepath.Join(kwokPart.dir(b.clBin), "stages.yaml"),
 		"--manage-all-nodes=false",
 		"--manage-nodes-with-annotation-selector="+kwokNodeAnnotation+"=fake",
 		"--manage-nodes-with-label-selector=",
@@ -334,30 +393,44 @@ func start(ctx context.Context, cfg config) (_ *Cluster, err error) {
 		"--node-ip=10.1.0.1",
 		"--server-address="+kwokAddr,
 	); err != nil {
-		return nil, err
+		return err
 	}
-	checks = append(checks, health{"kwok", "http://" + kwokAddr + "/healthz", "ok"})
+	b.checks = append(b.checks, health{"kwok", "http://" + kwokAddr + "/healthz", "ok"})
+	return nil
+}
 
-	flux := slices.Concat(kube, []string{"RUNTIME_NAMESPACE=" + FluxNamespace})
-	var metricsURLs []string
-	fluxArgs := func(name string, extra ...string) []string {
-		metrics, healthAddr := next(), next()
-		checks = append(checks, health{name, "http://" + healthAddr + "/readyz", ""})
-		metricsURLs = append(metricsURLs, "http://"+metrics+"/metrics")
-		return append([]string{
-			"--watch-all-namespaces=true",
-			"--enable-leader-election=false",
-			"--metrics-addr=" + metrics,
-			"--health-addr=" + healthAddr,
-		}, extra...)
-	}
-	if err := os.MkdirAll(filepath.Join(dir, "run", "source-controller", "storage"), 0o700); err != nil {
-		return nil, err
-	}
-	type fluxProc struct {
-		name string
-		p    part
-		args []string
+// fluxProc is a Flux controller to start: its process name, its part and
+// its arguments.
+type fluxProc struct {
+	name string
+	p    part
+	args []string
+	// metricsURL is where it serves its metrics.
+	metricsURL string
+}
+
+// fluxProc returns the Flux controller name of part p with the arguments
+// every controller takes (its metrics and health addresses among them),
+// then extra; its health endpoint joins the checks.
+func (b *boot) fluxProc(name string, p part, extra ...string) fluxProc {
+	metrics, healthAddr := b.next(), b.next()
+	b.checks = append(b.checks, health{name, "http://" + healthAddr + "/readyz", ""})
+	args := append([]string{
+		"--watch-all-namespaces=true",
+		"--enable-leader-election=false",
+		"--metrics-addr=" + metrics,
+		"--health-addr=" + healthAddr,
+	}, extra...)
+	return fluxProc{name: name, p: p, args: args, metricsURL: "http://" + metrics + "/metrics"}
+}
+
+// startFlux runs Flux's controllers (kustomize-controller in its shards),
+// without waiting for them, and lists them in the cluster's Flux.
+func (b *boot) startFlux() error {
+	c, cfg := b.c, b.cfg
+	storage := filepath.Join(c.dir, "run", "source-controller", "storage")
+	if err := os.MkdirAll(storage, 0o700); err != nil {
+		return err
 	}
 	var lockdown []string
 	if !cfg.noLockdown {
@@ -365,15 +438,15 @@ func start(ctx context.Context, cfg config) (_ *Cluster, err error) {
 	}
 	kustomize := func(name string, selector ...string) fluxProc {
 		args := append(append([]string{"--no-remote-bases=true", "--events-addr=" + c.EventsURL}, lockdown...), selector...)
-		return fluxProc{name, kustomizeControllerPart, fluxArgs(name, append(args, cfg.fluxArgs[kustomizeControllerPart.name]...)...)}
+		return b.fluxProc(name, kustomizeControllerPart, append(args, cfg.fluxArgs[kustomizeControllerPart.name]...)...)
 	}
 	procs := []fluxProc{
-		{sourceControllerPart.name, sourceControllerPart, fluxArgs(sourceControllerPart.name, append([]string{
-			"--storage-path=" + filepath.Join(dir, "run", "source-controller", "storage"),
-			"--storage-addr=" + storageAddr,
-			"--storage-adv-addr=" + storageAddr,
+		b.fluxProc(sourceControllerPart.name, sourceControllerPart, append([]string{
+			"--storage-path=" + storage,
+			"--storage-addr=" + b.storageAddr,
+			"--storage-adv-addr=" + b.storageAddr,
 			"--events-addr=" + c.EventsURL,
-		}, cfg.fluxArgs[sourceControllerPart.name]...)...)},
+		}, cfg.fluxArgs[sourceControllerPart.name]...)...),
 	}
 	if len(cfg.shards) == 0 {
 		procs = append(procs, kustomize(kustomizeControllerPart.name))
@@ -384,33 +457,40 @@ func start(ctx context.Context, cfg config) (_ *Cluster, err error) {
 		}
 	}
 	procs = append(procs,
-		fluxProc{notificationControllerPart.name, notificationControllerPart, fluxArgs(notificationControllerPart.name, append([]string{
-			"--events-addr=" + eventsAddr,
-			"--receiverAddr=" + receiverAddr,
-		}, cfg.fluxArgs[notificationControllerPart.name]...)...)},
-		fluxProc{helmControllerPart.name, helmControllerPart, fluxArgs(helmControllerPart.name, slices.Concat([]string{
+		b.fluxProc(notificationControllerPart.name, notificationControllerPart, append([]string{
+			"--events-addr=" + b.eventsAddr,
+			"--receiverAddr=" + b.receiverAddr,
+		}, cfg.fluxArgs[notificationControllerPart.name]...)...),
+		b.fluxProc(helmControllerPart.name, helmControllerPart, slices.Concat([]string{
 			"--events-addr=" + c.EventsURL,
-		}, lockdown, cfg.fluxArgs[helmControllerPart.name])...)},
+		}, lockdown, cfg.fluxArgs[helmControllerPart.name])...),
 	)
-	for i, f := range procs {
-		p, err := c.run(f.name, f.p.binary(clBin), slices.Concat(flux, cfg.fluxEnv[f.p.name]), f.args...)
+	env := []string{"KUBECONFIG=" + c.Kubeconfig, "RUNTIME_NAMESPACE=" + FluxNamespace}
+	for _, f := range procs {
+		p, err := c.run(f.name, f.p.binary(b.clBin), slices.Concat(env, cfg.fluxEnv[f.p.name]), f.args...)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		c.Flux = append(c.Flux, Controller{Name: f.name, PID: p.cmd.Process.Pid, MetricsURL: metricsURLs[i]})
+		c.Flux = append(c.Flux, Controller{Name: f.name, PID: p.cmd.Process.Pid, MetricsURL: f.metricsURL})
 	}
+	return nil
+}
 
+// waitReady waits until every process started at once answers its health
+// endpoint, every Flux controller its metrics one, and every Node is Ready.
+func (b *boot) waitReady(ctx context.Context) error {
+	c := b.c
 	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(pk.caPEM)
+	pool.AppendCertsFromPEM(b.pk.caPEM)
 	probe := &http.Client{
 		Timeout:   2 * time.Second,
 		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}},
 	}
-	for _, h := range checks {
+	for _, h := range b.checks {
 		if err := c.poll(ctx, h.name+" health", func(ctx context.Context) error {
 			return httpOK(ctx, probe, h.url, h.want)
 		}); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	// A Flux controller answers its health endpoint before it binds its
@@ -419,16 +499,12 @@ func start(ctx context.Context, cfg config) (_ *Cluster, err error) {
 		if err := c.poll(ctx, f.Name+" metrics", func(ctx context.Context) error {
 			return httpOK(ctx, probe, f.MetricsURL, "")
 		}); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	if err := c.poll(ctx, "Nodes Ready", func(ctx context.Context) error {
+	return c.poll(ctx, "Nodes Ready", func(ctx context.Context) error {
 		return nodesReady(ctx, c.Client, c.Nodes)
-	}); err != nil {
-		return nil, err
-	}
-	cfg.logger.Info("cluster ready", "host", host, "events", c.EventsURL, "took", time.Since(began).Round(time.Millisecond))
-	return c, nil
+	})
 }
 
 // run starts one process of the cluster with env (plus HOME, TMPDIR and a
