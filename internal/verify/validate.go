@@ -36,22 +36,8 @@ func validateValue(n *node, t reflect.Type, path string, out *[]fieldError) {
 	if n.Kind == yamlx.ScalarNode && n.Tag == yamlx.NullTag && !ti.unmarshaler {
 		return // null leaves any value unset
 	}
-	if ti.unmarshaler {
-		v := reflect.New(t)
-		if err := v.Interface().(json.Unmarshaler).UnmarshalJSON(yamlx.AppendJSON(nil, n)); err != nil {
-			*out = append(*out, fieldError{path, n, err.Error()})
-		}
-		return
-	}
-	if ti.textUnmarshaler {
-		if n.Kind != yamlx.ScalarNode || n.Tag != yamlx.StrTag {
-			*out = append(*out, typeError(path, n, t))
-			return
-		}
-		v := reflect.New(t)
-		if err := v.Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(n.Str)); err != nil {
-			*out = append(*out, fieldError{path, n, err.Error()})
-		}
+	if ti.unmarshaler || ti.textUnmarshaler {
+		validateCustom(n, t, ti, path, out)
 		return
 	}
 	switch t.Kind() {
@@ -61,76 +47,15 @@ func validateValue(n *node, t reflect.Type, path string, out *[]fieldError) {
 		if t.NumMethod() > 0 {
 			*out = append(*out, fieldError{path, n, "cannot be decoded into " + t.String()})
 		}
-	case reflect.Bool:
-		if n.Kind != yamlx.ScalarNode || n.Tag != yamlx.BoolTag {
-			*out = append(*out, typeError(path, n, t))
-		}
-	case reflect.String:
-		if n.Kind != yamlx.ScalarNode || n.Tag != yamlx.StrTag {
-			*out = append(*out, typeError(path, n, t))
-		}
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		if !isNumber(n) {
-			*out = append(*out, typeError(path, n, t))
-		} else if _, err := strconv.ParseInt(n.Str, 10, t.Bits()); err != nil {
-			*out = append(*out, fieldError{path, n, fmt.Sprintf("must be an integer that fits %s, not %s", t.Kind(), n.Str)})
-		}
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		if !isNumber(n) {
-			*out = append(*out, typeError(path, n, t))
-		} else if _, err := strconv.ParseUint(n.Str, 10, t.Bits()); err != nil {
-			*out = append(*out, fieldError{path, n, fmt.Sprintf("must be an integer that fits %s, not %s", t.Kind(), n.Str)})
-		}
-	case reflect.Float32, reflect.Float64:
-		if !isNumber(n) {
-			*out = append(*out, typeError(path, n, t))
-		} else if _, err := strconv.ParseFloat(n.Str, t.Bits()); err != nil {
-			*out = append(*out, fieldError{path, n, fmt.Sprintf("must be a number that fits %s, not %s", t.Kind(), n.Str)})
-		}
-	case reflect.Slice:
-		if t.Elem().Kind() == reflect.Uint8 && !typeInfoOf(t.Elem()).custom() {
-			// []byte is base64 text.
-			if n.Kind != yamlx.ScalarNode || n.Tag != yamlx.StrTag {
-				*out = append(*out, typeError(path, n, t))
-			} else if _, err := base64.StdEncoding.DecodeString(n.Str); err != nil {
-				*out = append(*out, fieldError{path, n, "must be base64 data: " + err.Error()})
-			}
-			return
-		}
-		fallthrough
-	case reflect.Array:
-		if n.Kind != yamlx.SeqNode {
-			*out = append(*out, typeError(path, n, t))
-			return
-		}
-		for i, item := range n.Kids {
-			if t.Kind() == reflect.Array && i >= t.Len() {
-				break
-			}
-			validateValue(item, t.Elem(), path+"["+strconv.Itoa(i)+"]", out)
-		}
+	case reflect.Bool, reflect.String,
+		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64:
+		validateScalar(n, t, path, out)
+	case reflect.Slice, reflect.Array:
+		validateList(n, t, path, out)
 	case reflect.Map:
-		if n.Kind != yamlx.MapNode {
-			*out = append(*out, typeError(path, n, t))
-			return
-		}
-		kt := t.Key()
-		for i := 0; i < len(n.Kids); i += 2 {
-			key := n.Kids[i].Str
-			if kt.Kind() != reflect.String && !typeInfoOf(kt).textUnmarshaler {
-				switch kt.Kind() {
-				case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-					if _, err := strconv.ParseInt(key, 10, kt.Bits()); err != nil {
-						*out = append(*out, fieldError{joinPath(path, key), n.Kids[i], "key must be an integer"})
-					}
-				case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-					if _, err := strconv.ParseUint(key, 10, kt.Bits()); err != nil {
-						*out = append(*out, fieldError{joinPath(path, key), n.Kids[i], "key must be an integer"})
-					}
-				}
-			}
-			validateValue(n.Kids[i+1], t.Elem(), joinPath(path, key), out)
-		}
+		validateMap(n, t, path, out)
 	case reflect.Struct:
 		if n.Kind != yamlx.MapNode {
 			*out = append(*out, typeError(path, n, t))
@@ -147,6 +72,106 @@ func validateValue(n *node, t reflect.Type, path string, out *[]fieldError) {
 		}
 	default:
 		*out = append(*out, fieldError{path, n, "cannot be decoded into " + t.String()})
+	}
+}
+
+// validateCustom checks n against a type that decodes itself: its
+// UnmarshalJSON, else its UnmarshalText of a string, says.
+func validateCustom(n *node, t reflect.Type, ti *typeInfo, path string, out *[]fieldError) {
+	v := reflect.New(t)
+	var err error
+	switch {
+	case ti.unmarshaler:
+		err = v.Interface().(json.Unmarshaler).UnmarshalJSON(yamlx.AppendJSON(nil, n))
+	case n.Kind != yamlx.ScalarNode || n.Tag != yamlx.StrTag:
+		*out = append(*out, typeError(path, n, t))
+		return
+	default:
+		err = v.Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(n.Str))
+	}
+	if err != nil {
+		*out = append(*out, fieldError{path, n, err.Error()})
+	}
+}
+
+// validateScalar checks n against a boolean, string or number type: its
+// YAML type, and that a number fits.
+func validateScalar(n *node, t reflect.Type, path string, out *[]fieldError) {
+	var ok bool
+	switch t.Kind() {
+	case reflect.Bool:
+		ok = n.Kind == yamlx.ScalarNode && n.Tag == yamlx.BoolTag
+	case reflect.String:
+		ok = n.Kind == yamlx.ScalarNode && n.Tag == yamlx.StrTag
+	default:
+		ok = isNumber(n)
+	}
+	if !ok {
+		*out = append(*out, typeError(path, n, t))
+		return
+	}
+	var err error
+	what := "an integer"
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		_, err = strconv.ParseInt(n.Str, 10, t.Bits())
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		_, err = strconv.ParseUint(n.Str, 10, t.Bits())
+	case reflect.Float32, reflect.Float64:
+		_, err = strconv.ParseFloat(n.Str, t.Bits())
+		what = "a number"
+	}
+	if err != nil {
+		*out = append(*out, fieldError{path, n, fmt.Sprintf("must be %s that fits %s, not %s", what, t.Kind(), n.Str)})
+	}
+}
+
+// validateList checks n against a slice or array type: each item, as far
+// as an array's length; a []byte is base64 text.
+func validateList(n *node, t reflect.Type, path string, out *[]fieldError) {
+	if t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8 && !typeInfoOf(t.Elem()).custom() {
+		if n.Kind != yamlx.ScalarNode || n.Tag != yamlx.StrTag {
+			*out = append(*out, typeError(path, n, t))
+		} else if _, err := base64.StdEncoding.DecodeString(n.Str); err != nil {
+			*out = append(*out, fieldError{path, n, "must be base64 data: " + err.Error()})
+		}
+		return
+	}
+	if n.Kind != yamlx.SeqNode {
+		*out = append(*out, typeError(path, n, t))
+		return
+	}
+	for i, item := range n.Kids {
+		if t.Kind() == reflect.Array && i >= t.Len() {
+			break
+		}
+		validateValue(item, t.Elem(), path+"["+strconv.Itoa(i)+"]", out)
+	}
+}
+
+// validateMap checks n against a map type: each key of an integer key
+// type, and each value.
+func validateMap(n *node, t reflect.Type, path string, out *[]fieldError) {
+	if n.Kind != yamlx.MapNode {
+		*out = append(*out, typeError(path, n, t))
+		return
+	}
+	kt := t.Key()
+	for i := 0; i < len(n.Kids); i += 2 {
+		key := n.Kids[i].Str
+		if kt.Kind() != reflect.String && !typeInfoOf(kt).textUnmarshaler {
+			var err error
+			switch kt.Kind() {
+			case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+				_, err = strconv.ParseInt(key, 10, kt.Bits())
+			case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+				_, err = strconv.ParseUint(key, 10, kt.Bits())
+			}
+			if err != nil {
+				*out = append(*out, fieldError{joinPath(path, key), n.Kids[i], "key must be an integer"})
+			}
+		}
+		validateValue(n.Kids[i+1], t.Elem(), joinPath(path, key), out)
 	}
 }
 

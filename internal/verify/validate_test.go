@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	kjson "sigs.k8s.io/json"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/fleetwright/fleetwright/internal/yamlx"
 )
 
@@ -240,4 +242,51 @@ func FuzzValidate(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestValidateValueMessages: each kind of Go type refuses a value of the
+// wrong YAML type or out of its range with its own message and path.
+func TestValidateValueMessages(t *testing.T) {
+	t.Parallel()
+	type sample struct {
+		I8  int8              `json:"i8"`
+		U16 uint16            `json:"u16"`
+		F32 float32           `json:"f32"`
+		Bin []byte            `json:"bin"`
+		Arr [1]int            `json:"arr"`
+		ArX [1]int            `json:"arrx"`
+		Map map[int]string    `json:"map"`
+		Qty resource.Quantity `json:"qty"`
+		Str *string           `json:"str"`
+		On  bool              `json:"on"`
+		Any fmt.Stringer      `json:"any"`
+	}
+	docs, err := yamlx.Parse([]byte("i8: 300\nu16: -1\nf32: 1e99\nbin: '%%'\narr: [1, x]\narrx: [y]\nmap: {x: 1, 2: [b]}\nqty: 10x\nstr: 3\non: 'yes'\nany: a\nnope: 1\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errs []fieldError
+	validateValue(docs[0].Root, reflect.TypeFor[sample](), "", &errs)
+	var got []string
+	for _, e := range errs {
+		got = append(got, e.path+": "+e.msg)
+	}
+	want := []string{
+		"i8: must be an integer that fits int8, not 300",
+		"u16: must be an integer that fits uint16, not -1",
+		"f32: must be a number that fits float32, not 1e+99",
+		"bin: must be base64 data: illegal base64 data at input byte 0",
+		"arrx[0]: must be an integer, not a string",
+		"map.x: key must be an integer",
+		"map.x: must be a string, not a number",
+		"map.2: must be a string, not a list",
+		"qty: quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+		"str: must be a string, not a number",
+		"on: must be true or false, not a string",
+		"any: cannot be decoded into fmt.Stringer",
+		"nope: unknown field",
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("messages (-want +got):\n%s", d)
+	}
 }
