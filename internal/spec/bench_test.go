@@ -5,8 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fleetwright/fleetwright/internal/exports"
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spectest"
 	"github.com/fleetwright/fleetwright/internal/synth"
 )
 
@@ -21,10 +20,7 @@ func benchValidate(b *testing.B, n int) {
 	if err := synth.Write(dir, n); err != nil {
 		b.Fatal(err)
 	}
-	l, err := spec.NewLoader(exports.Catalog{}, "")
-	if err != nil {
-		b.Fatal(err)
-	}
+	l := spectest.Loader(b)
 	var cpu time.Duration
 	b.ResetTimer()
 	for b.Loop() {

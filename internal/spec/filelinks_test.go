@@ -7,8 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/fleetwright/fleetwright/internal/exports"
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spectest"
 )
 
 // TestFileLinksOutOfTheRepository: a file link committed under apps/ that
@@ -40,10 +39,7 @@ func TestFileLinksOutOfTheRepository(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	l, err := spec.NewLoader(exports.Catalog{}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := spectest.Loader(t)
 	r, ps := l.Load(os.DirFS(repo))
 	var got []string
 	for _, p := range ps {

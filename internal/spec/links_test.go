@@ -8,8 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/fleetwright/fleetwright/internal/exports"
 	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spectest"
 )
 
 // A link whose target leaves the repository is refused at the link, and so
@@ -129,10 +129,7 @@ func TestSymbolicLinks(t *testing.T) {
 				}
 			}
 			tt.setup(t, repo, outside)
-			l, err := spec.NewLoader(exports.Catalog{}, "")
-			if err != nil {
-				t.Fatal(err)
-			}
+			l := spectest.Loader(t)
 			r, ps := l.Load(os.DirFS(repo))
 			var got []string
 			for _, p := range ps {

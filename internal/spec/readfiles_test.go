@@ -8,8 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/fleetwright/fleetwright/internal/exports"
 	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spectest"
 )
 
 // ReadFiles reads what Load reads: loading its files gives the same apps,
@@ -26,10 +26,7 @@ func TestReadFilesLoadsAsTheFolder(t *testing.T) {
 			t.Errorf("ReadFiles did not read %s; read %v", want, slices.Sorted(maps.Keys(files)))
 		}
 	}
-	l, err := spec.NewLoader(exports.Catalog{}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := spectest.Loader(t)
 	fromDir, dirProblems := l.Load(fsys)
 	fromFiles, fileProblems := l.LoadFiles(files)
 	if len(dirProblems) > 0 || len(fileProblems) > 0 {
