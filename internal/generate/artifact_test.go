@@ -205,10 +205,7 @@ func TestProjectSourcesMoveInTwoSteps(t *testing.T) {
 	}
 	render := func(repo *spec.Repo, prev map[string][]byte, reuse func(string, generate.Digest) bool) (*generate.Fleet, map[string][]byte) {
 		t.Helper()
-		f, err := generate.Render(repo, generate.Options{Reuse: reuse, Workers: 1, Previous: func(p string) ([]byte, bool) {
-			b, ok := prev[p]
-			return b, ok
-		}})
+		f, err := generate.Render(repo, generate.Options{Reuse: reuse, Workers: 1, Previous: generate.FileIn(prev)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -274,10 +271,7 @@ func TestProjectSourcesMoveInTwoSteps(t *testing.T) {
 
 	// Kept, but its Flux file unreadable: an error, not an artifact without it.
 	delete(step2, "apps/c/p/_flux/a.yaml")
-	if _, err := generate.Render(repo, generate.Options{Reuse: func(app string, _ generate.Digest) bool { return app == "c/p/a" }, Previous: func(p string) ([]byte, bool) {
-		b, ok := step2[p]
-		return b, ok
-	}}); err == nil || !strings.Contains(err.Error(), "apps/c/p/_flux/a.yaml") {
+	if _, err := generate.Render(repo, generate.Options{Reuse: func(app string, _ generate.Digest) bool { return app == "c/p/a" }, Previous: generate.FileIn(step2)}); err == nil || !strings.Contains(err.Error(), "apps/c/p/_flux/a.yaml") {
 		t.Errorf("render with a kept app's Flux file missing: %v", err)
 	}
 }

@@ -33,7 +33,7 @@ func TestRemovingAProjectsLastApp(t *testing.T) {
 				t.Helper()
 				opts := generate.Options{SpecRevision: revision}
 				if prev != nil {
-					opts.Previous = func(p string) ([]byte, bool) { b, ok := prev[p]; return b, ok }
+					opts.Previous = generate.FileIn(prev)
 					opts.PreviousDir = generate.FilesIn(prev)
 				}
 				f, err := generate.Render(repo, opts)

@@ -34,7 +34,7 @@ func TestEnvironments(t *testing.T) {
 		t.Helper()
 		opts := generate.Options{SpecRevision: revision, Images: images, Promote: promote}
 		if prev != nil {
-			opts.Previous = func(p string) ([]byte, bool) { b, ok := prev[p]; return b, ok }
+			opts.Previous = generate.FileIn(prev)
 			opts.PreviousDir = generate.FilesIn(prev)
 		}
 		f, err := generate.Render(repo, opts)
@@ -130,7 +130,7 @@ func TestKeptReleaseRefusesForeignFiles(t *testing.T) {
 			// What a folder's Previous reads for that path: outside the fleet.
 			"apps/prod-eu/shop/api/../../../../secrets.yaml": []byte("kind: Secret\n"),
 		}
-		_, err := generate.Render(repo, generate.Options{Previous: func(p string) ([]byte, bool) { b, ok := prev[p]; return b, ok }})
+		_, err := generate.Render(repo, generate.Options{Previous: generate.FileIn(prev)})
 		if err == nil {
 			t.Errorf("%s: a release listing %q was kept", name, files)
 		}

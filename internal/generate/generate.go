@@ -65,6 +65,14 @@ type Options struct {
 	Promote func(a *spec.LoadedApp) (Promotion, bool)
 }
 
+// FileIn is Options.Previous over the fleet files by path.
+func FileIn(files map[string][]byte) func(path string) ([]byte, bool) {
+	return func(p string) ([]byte, bool) {
+		b, ok := files[p]
+		return b, ok
+	}
+}
+
 // FilesIn is Options.PreviousDir over the fleet files by path.
 func FilesIn(files map[string][]byte) func(dir string) []string {
 	return func(dir string) []string {

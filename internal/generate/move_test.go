@@ -32,10 +32,7 @@ func TestFluxObjectsMoveToTheirProjectNamespace(t *testing.T) {
 			repo := load(t, nil, filepath.Join("testdata/specs", c))
 			renderOver := func(prev map[string][]byte) (*generate.Fleet, map[string][]byte) {
 				t.Helper()
-				f, err := generate.Render(repo, generate.Options{SpecRevision: revision, Previous: func(p string) ([]byte, bool) {
-					b, ok := prev[p]
-					return b, ok
-				}})
+				f, err := generate.Render(repo, generate.Options{SpecRevision: revision, Previous: generate.FileIn(prev)})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -36,10 +36,7 @@ func renderOver(t *testing.T, files, prev map[string][]byte) (*spec.Repo, map[st
 	repo := spectest.LoadFiles(t, files)
 	opts := generate.Options{}
 	if prev != nil {
-		opts.Previous = func(p string) ([]byte, bool) {
-			b, ok := prev[p]
-			return b, ok
-		}
+		opts.Previous = generate.FileIn(prev)
 		opts.PreviousDir = generate.FilesIn(prev)
 	}
 	f, err := generate.Render(repo, opts)

@@ -60,9 +60,6 @@ func TestDriftPerEnvironment(t *testing.T) {
 		}
 		return repo, revs
 	}
-	prev := func(files map[string][]byte) func(string) ([]byte, bool) {
-		return func(p string) ([]byte, bool) { b, ok := files[p]; return b, ok }
-	}
 	c1 := commit()
 	repo1, revs1 := load()
 	f0, err := generate.Render(repo1, generate.Options{SpecRevision: revs1})
@@ -82,7 +79,7 @@ func TestDriftPerEnvironment(t *testing.T) {
 	}
 	f1, err := generate.Render(relRepo, generate.Options{
 		SpecRevision: func(*spec.LoadedApp) string { return rel.SpecRevision },
-		Previous:     prev(fleet0),
+		Previous:     generate.FileIn(fleet0),
 		Promote: func(a *spec.LoadedApp) (generate.Promotion, bool) {
 			return generate.Promotion{From: "staging", AppsCommit: c1}, a.Environment == "production"
 		},
@@ -97,7 +94,7 @@ func TestDriftPerEnvironment(t *testing.T) {
 	write("apps/shop/api/app.yaml", bytes.Replace(b, []byte("value: debug"), []byte("value: info"), 1))
 	commit()
 	repo2, revs2 := load()
-	f2, err := generate.Render(repo2, generate.Options{SpecRevision: revs2, Previous: prev(fleet1)})
+	f2, err := generate.Render(repo2, generate.Options{SpecRevision: revs2, Previous: generate.FileIn(fleet1)})
 	if err != nil {
 		t.Fatal(err)
 	}

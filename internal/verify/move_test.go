@@ -34,10 +34,7 @@ func TestNamespaceMoveHasNoDrift(t *testing.T) {
 	}
 	render := func(prev map[string][]byte) map[string][]byte {
 		t.Helper()
-		f, err := generate.Render(repo, generate.Options{Platform: &repo.Platform, Previous: func(p string) ([]byte, bool) {
-			b, ok := prev[p]
-			return b, ok
-		}})
+		f, err := generate.Render(repo, generate.Options{Platform: &repo.Platform, Previous: generate.FileIn(prev)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,7 +75,7 @@ func TestEmptiedProjectHasNoDrift(t *testing.T) {
 		t.Helper()
 		opts := generate.Options{Platform: &repo.Platform}
 		if prev != nil {
-			opts.Previous = func(p string) ([]byte, bool) { b, ok := prev[p]; return b, ok }
+			opts.Previous = generate.FileIn(prev)
 			opts.PreviousDir = generate.FilesIn(prev)
 		}
 		f, err := generate.Render(repo, opts)

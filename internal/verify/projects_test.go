@@ -22,10 +22,7 @@ func TestProjectSourcesMove(t *testing.T) {
 	_, gitFleet := exampleFleet(t) // the root Kustomization applies the app files
 	render := func(prev map[string][]byte) map[string][]byte {
 		t.Helper()
-		f, err := generate.Render(repo, generate.Options{Platform: &repo.Platform, Previous: func(p string) ([]byte, bool) {
-			b, ok := prev[p]
-			return b, ok
-		}})
+		f, err := generate.Render(repo, generate.Options{Platform: &repo.Platform, Previous: generate.FileIn(prev)})
 		if err != nil {
 			t.Fatal(err)
 		}

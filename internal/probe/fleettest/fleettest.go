@@ -49,10 +49,7 @@ func Render(t testing.TB, files, previous map[string][]byte, specRevision string
 		opts.SpecRevision = func(*spec.LoadedApp) string { return specRevision }
 	}
 	if previous != nil {
-		opts.Previous = func(p string) ([]byte, bool) {
-			b, ok := previous[p]
-			return b, ok
-		}
+		opts.Previous = generate.FileIn(previous)
 	}
 	f, err := generate.Render(repo, opts)
 	if err != nil {
