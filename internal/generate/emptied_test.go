@@ -32,10 +32,7 @@ func TestRemovingAProjectsLastApp(t *testing.T) {
 			renderOver := func(repo *spec.Repo, prev map[string][]byte) map[string][]byte {
 				t.Helper()
 				opts := generate.Options{SpecRevision: revision}
-				if prev != nil {
-					opts.Previous = generate.FileIn(prev)
-					opts.PreviousDir = generate.FilesIn(prev)
-				}
+				opts.Over(prev)
 				f, err := generate.Render(repo, opts)
 				if err != nil {
 					t.Fatal(err)

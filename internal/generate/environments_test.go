@@ -33,10 +33,7 @@ func TestEnvironments(t *testing.T) {
 	renderOver := func(repo *spec.Repo, prev map[string][]byte, images map[string]string, promote func(*spec.LoadedApp) (generate.Promotion, bool)) map[string][]byte {
 		t.Helper()
 		opts := generate.Options{SpecRevision: revision, Images: images, Promote: promote}
-		if prev != nil {
-			opts.Previous = generate.FileIn(prev)
-			opts.PreviousDir = generate.FilesIn(prev)
-		}
+		opts.Over(prev)
 		f, err := generate.Render(repo, opts)
 		if err != nil {
 			t.Fatal(err)

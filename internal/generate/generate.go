@@ -65,6 +65,15 @@ type Options struct {
 	Promote func(a *spec.LoadedApp) (Promotion, bool)
 }
 
+// Over makes the render one over the fleet files (contents by slash path),
+// as render's is over the fleet folder: Previous and PreviousDir read
+// them. A nil map leaves both unset, for a new fleet.
+func (o *Options) Over(files map[string][]byte) {
+	if files != nil {
+		o.Previous, o.PreviousDir = FileIn(files), FilesIn(files)
+	}
+}
+
 // FileIn is Options.Previous over the fleet files by path.
 func FileIn(files map[string][]byte) func(path string) ([]byte, bool) {
 	return func(p string) ([]byte, bool) {

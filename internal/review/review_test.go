@@ -35,10 +35,7 @@ func renderOver(t *testing.T, files, prev map[string][]byte) (*spec.Repo, map[st
 	t.Helper()
 	repo := spectest.LoadFiles(t, files)
 	opts := generate.Options{}
-	if prev != nil {
-		opts.Previous = generate.FileIn(prev)
-		opts.PreviousDir = generate.FilesIn(prev)
-	}
+	opts.Over(prev)
 	f, err := generate.Render(repo, opts)
 	if err != nil {
 		t.Fatal(err)

@@ -74,10 +74,7 @@ func TestEmptiedProjectHasNoDrift(t *testing.T) {
 	render := func(repo *spec.Repo, prev map[string][]byte) map[string][]byte {
 		t.Helper()
 		opts := generate.Options{Platform: &repo.Platform}
-		if prev != nil {
-			opts.Previous = generate.FileIn(prev)
-			opts.PreviousDir = generate.FilesIn(prev)
-		}
+		opts.Over(prev)
 		f, err := generate.Render(repo, opts)
 		if err != nil {
 			t.Fatal(err)
