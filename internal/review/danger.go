@@ -157,6 +157,10 @@ func removed(bo object, quiet bool) []string {
 	case "Namespace":
 		return []string{fmt.Sprintf("namespace %s is removed: everything in it is deleted", code(bo.Name))}
 	case "PersistentVolumeClaim":
+		if keptFromPrune(bo) {
+			return []string{fmt.Sprintf("volume claim %s leaves the fleet: Flux keeps it and its data (%s); delete it by hand once its data is no longer needed",
+				name(bo), code(layout.PruneDisabledLine))}
+		}
 		return []string{fmt.Sprintf("volume claim %s is removed: its data is lost", name(bo))}
 	case "StatefulSet":
 		return []string{fmt.Sprintf("StatefulSet %s is removed: Flux prunes it; %s", name(bo), claimFate(bo))}
