@@ -244,6 +244,13 @@ func (s *Server) history(ctx context.Context, v *appView, cursor string) error {
 		ds = ds[:historyPageSize]
 		v.OlderURL = envAppURL(a, "before="+encodeCursor(ds[len(ds)-1].ID)) + "#history"
 	}
+	if before != 0 {
+		// An older page does not hold the current deployment, whose end
+		// the page's facts still show.
+		if err := s.currentFailedAt(ctx, v); err != nil {
+			return err
+		}
+	}
 	if len(ds) == 0 {
 		return nil
 	}
@@ -306,6 +313,25 @@ func (s *Server) history(ctx context.Context, v *appView, cursor string) error {
 			h.Rollback = "render rollback " + target + " --to " + d.SpecRevision
 		}
 		v.History = append(v.History, h)
+	}
+	return nil
+}
+
+// currentFailedAt corrects the end of the page's current deployment when
+// it failed after its rollout finished (failedAt), reading its own phase
+// changes.
+func (s *Server) currentFailedAt(ctx context.Context, v *appView) error {
+	d := v.Deployment
+	if d.Phase != store.PhaseFailed {
+		return nil
+	}
+	a := v.App
+	changes, err := s.cfg.Store.AppPhaseChanges(ctx, a.Project, a.Name, a.Environment, d.ID, d.ID, maxPhaseChanges)
+	if err != nil {
+		return err
+	}
+	if at := failedAt(d, changes); !at.IsZero() {
+		v.Finished = fmtTime(at)
 	}
 	return nil
 }
