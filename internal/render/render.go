@@ -74,7 +74,8 @@ type Result struct {
 
 // Summary counts what a render did.
 type Summary struct {
-	Apps   int // apps in the repository
+	Apps   int // apps in the repository: one per app.yaml
+	Copies int // the apps' copies: one per environment an app deploys to
 	Images int // workload images that differ from the spec's
 	Reused int // apps whose files were in place, not generated again
 	Files  int // files generated
@@ -90,7 +91,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	if ps.HasErrors() {
-		return &Result{Repo: repo, Problems: ps, Summary: Summary{Apps: len(repo.Apps)}}, nil
+		return &Result{Repo: repo, Problems: ps, Summary: summarize(repo.Apps)}, nil
 	}
 	res, err := Render(ctx, repo, opts)
 	if err != nil {
@@ -110,7 +111,7 @@ func Render(ctx context.Context, repo *spec.Repo, opts Options) (*Result, error)
 		log = slog.New(slog.DiscardHandler)
 	}
 	p := progressOr(opts.Progress)
-	res := &Result{Repo: repo, Summary: Summary{Apps: len(repo.Apps)}}
+	res := &Result{Repo: repo, Summary: summarize(repo.Apps)}
 	var images Images
 	if opts.Images != nil {
 		p.Stage("resolving images")
@@ -158,4 +159,14 @@ func clock(now func() time.Time) func() time.Time {
 		return time.Now
 	}
 	return now
+}
+
+// summarize counts a repository's apps as their authors see them, one per
+// app.yaml, and their copies, one per environment each deploys to.
+func summarize(apps []*spec.LoadedApp) Summary {
+	files := map[string]bool{}
+	for _, a := range apps {
+		files[a.File] = true
+	}
+	return Summary{Apps: len(files), Copies: len(apps)}
 }
