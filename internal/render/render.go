@@ -70,6 +70,9 @@ type Result struct {
 	// Warnings are for the user, one line each, without "warning: ".
 	Warnings []string
 	Summary  Summary
+	// Images are the images rendered, by workload node (spec.NodeID),
+	// where they differ from the spec (built or pinned).
+	Images map[string]string
 }
 
 // Summary counts what a render did.
@@ -147,6 +150,7 @@ func Render(ctx context.Context, repo *spec.Repo, opts Options) (*Result, error)
 			"once Flux has applied this fleet commit, the next render removes it (see docs/fleet.md)", p))
 	}
 	res.Summary.Images = len(images.ByNode)
+	res.Images = images.ByNode
 	res.Summary.Reused = len(f.Reused)
 	res.Summary.Files = len(f.Files)
 	res.Summary.Took = clock(opts.Now)().Sub(start)
