@@ -62,7 +62,7 @@ func newLanding(f *renderFlags, appsRoot string, repo *spec.Repo, io stdio) (lan
 
 // landFleet lands f and tells what happened: on stderr, in a diff on
 // stdout for --check and --diff, and in the step outputs.
-func landFleet(ctx context.Context, l landing, o *renderFlags, f *generate.Fleet, apps int, start time.Time, io stdio) error {
+func landFleet(ctx context.Context, l landing, o *renderFlags, f *generate.Fleet, apps string, start time.Time, io stdio) error {
 	res, err := l.sink.Land(ctx, f)
 	if l.progress != nil {
 		l.progress.Done()
@@ -95,7 +95,7 @@ func landFleet(ctx context.Context, l landing, o *renderFlags, f *generate.Fleet
 		for _, c := range res.Changes {
 			counts[c.Op]++
 		}
-		fmt.Fprintf(io.err, "rendered %d app(s) into %s: %d added, %d updated, %d deleted, %d unchanged (%d app(s) up to date, not generated again; %s)\n",
+		fmt.Fprintf(io.err, "rendered %s into %s: %d added, %d updated, %d deleted, %d unchanged (%d app(s) up to date, not generated again; %s)\n",
 			apps, o.outDir, counts[fleet.Add], counts[fleet.Update], counts[fleet.Delete], res.Unchanged,
 			len(f.Reused), time.Since(start).Round(time.Millisecond))
 		cli.SetOutputs(io.getenv, io.out, outputs)

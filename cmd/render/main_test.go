@@ -42,6 +42,20 @@ func TestValidateExamples(t *testing.T) {
 	}
 }
 
+// TestValidateCountsAppsOnce: an app in two environments is one app, in
+// two copies.
+func TestValidateCountsAppsOnce(t *testing.T) {
+	t.Parallel()
+	r := runCmd(t, nil, "validate", "../../examples/environments")
+	if r.code != 0 || !strings.Contains(r.stderr, "1 app(s) (2 copies across environments), 2 component(s): valid") {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = runCmd(t, nil, "validate", "--format", "json", "../../examples/environments")
+	if r.code != 0 || !strings.Contains(r.stdout, `"apps": 1,`) || !strings.Contains(r.stdout, `"copies": 2,`) {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
 const badApp = `name: api
 components:
   - name: web

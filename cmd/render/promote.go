@@ -169,7 +169,7 @@ func runPromote(ctx context.Context, args []string, io stdio) error {
 	if err != nil {
 		return err
 	}
-	promoted, err := renderReleases(relRepo, releases, from.Name, head, before)
+	promoted, err := renderReleases(relRepo, releases, res.Images, from.Name, head, before)
 	if err != nil {
 		return err
 	}
@@ -235,11 +235,21 @@ func promoteTargets(repo *spec.Repo, env string, names []string) ([]*spec.Loaded
 
 // renderReleases renders the promoted apps, of the apps repository at the
 // promotion's commit with their folders at their releases, with the
-// images of their releases.
-func renderReleases(relRepo *spec.Repo, releases map[string]*generate.Release, from, head string, before sink.Before) (*generate.Fleet, error) {
-	images := map[string]string{}
+// images of their releases. The copies it does not promote take the
+// images of the render of HEAD (headImages): their files are HEAD's
+// render's (mergePromoted), but an image render builds must be there for
+// any copy to render.
+func renderReleases(relRepo *spec.Repo, releases map[string]*generate.Release, headImages map[string]string, from, head string, before sink.Before) (*generate.Fleet, error) {
+	images := maps.Clone(headImages)
+	if images == nil {
+		images = map[string]string{}
+	}
 	for _, a := range relRepo.Apps {
 		if rel, ok := releases[a.Key()]; ok {
+			// A promoted copy runs its release's images, never HEAD's.
+			for _, c := range a.Spec.Components {
+				delete(images, spec.NodeID(a, c.Name))
+			}
 			for c, img := range rel.Images {
 				images[spec.NodeID(a, c)] = img
 			}

@@ -253,3 +253,52 @@ func stagingRunning(rev string) api.Deployment {
 	return api.Deployment{ID: 7, Project: "shop", App: "api", Environment: "staging", SpecRevision: rev, Phase: "running", StartedAt: time.Unix(1700000000, 0).UTC(),
 		Checks: json.RawMessage(`{"checks":[{"name":"sync","state":"passed"},{"name":"readiness","state":"passed"},{"name":"reachability","state":"passed"}]}`)}
 }
+
+// TestPromoteBuiltImage: an app whose image render builds (build_mode
+// dockerfile) is promoted with the image its release records, though the
+// render of its release has no build of its own for the copies it does
+// not promote (staging's, whose files the render of HEAD writes).
+func TestPromoteBuiltImage(t *testing.T) {
+	t.Parallel()
+	top := t.TempDir()
+	root := filepath.Join(top, "apps")
+	out := filepath.Join(top, "fleet")
+	gittest.Git(t, top, "init", "-q", "-b", "main")
+	golden.WriteFile(t, filepath.Join(root, "platform.yaml"), []byte("apps_domain: apps.example.com\nregistry: registry.example.com/fleet\n"+
+		"environments:\n  - {name: staging, cluster: stage-eu}\n  - {name: production, cluster: prod-eu, promote_from: staging}\n"))
+	golden.WriteFile(t, filepath.Join(root, "apps/shop/web/app.yaml"), []byte("name: web\ncomponents:\n  - name: site\n    type: workload\n"+
+		"    workload_spec: {build_mode: dockerfile, build: {context: site}, port: 8000}\n"))
+	golden.WriteFile(t, filepath.Join(root, "apps/shop/web/site/Dockerfile"), []byte("FROM scratch\nCOPY index.html /srv/index.html\n"))
+	golden.WriteFile(t, filepath.Join(root, "apps/shop/web/site/index.html"), []byte("web v1\n"))
+	gittest.Git(t, top, "add", "-A")
+	gittest.Git(t, top, "commit", "-q", "-m", "web")
+	c1 := strings.TrimSpace(gittest.Git(t, top, "rev-parse", "HEAD"))
+	if r := runCmd(t, nil, "--offline", "--mode", "dir", "--out", out, root); r.code != 0 {
+		t.Fatalf("render: exit %d\n%s", r.code, r.stderr)
+	}
+	staging, err := os.ReadFile(filepath.Join(out, "apps/stage-eu/shop/web/release.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := generate.ParseRelease(staging)
+	if err != nil || !strings.HasPrefix(rel.Images["site"], "registry.example.com/fleet/shop/web-site:") {
+		t.Fatalf("staging's release %+v, %v", rel, err)
+	}
+	token := filepath.Join(top, "token")
+	golden.WriteFile(t, token, []byte("s3cret\n"))
+	hook := &fakeVerdicts{}
+	d := stagingRunning(c1)
+	d.App = "web"
+	hook.set(d)
+	srv := httptest.NewServer(hook)
+	defer srv.Close()
+	r := runCmd(t, nil, "promote", "shop/web", "--to", "production", "--repo", root, "--mode", "dir", "--out", out, "--offline",
+		"--webhook", srv.URL, "--token-file", token)
+	if r.code != 0 {
+		t.Fatalf("promote: exit %d\n%s", r.code, r.stderr)
+	}
+	prod, err := os.ReadFile(filepath.Join(out, "apps/prod-eu/shop/web/site/deployment-web-site.yaml"))
+	if err != nil || !bytes.Contains(prod, []byte(rel.Images["site"])) {
+		t.Errorf("production's Deployment (%v), want staging's image %s:\n%s", err, rel.Images["site"], prod)
+	}
+}

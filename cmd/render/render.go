@@ -161,7 +161,7 @@ func runRender(ctx context.Context, args []string, io stdio) error {
 	if err := pushArtifacts(ctx, f, repo, res.Fleet, progress, io); err != nil {
 		return err
 	}
-	return landFleet(ctx, l, f, res.Fleet, res.Summary.Apps, start, io)
+	return landFleet(ctx, l, f, res.Fleet, appCount(res.Summary.Apps, res.Summary.Copies), start, io)
 }
 
 // pushArtifacts pushes the components' OCI artifacts (platform.yaml

@@ -32,6 +32,7 @@ func runValidate(ctx context.Context, args []string, io stdio) error {
 		}
 	}
 	apps, components := v.Apps, v.Components
+	count := appCount(apps, v.Copies)
 	if len(paths) == 1 {
 		root, err := cli.FindRoot(paths[0])
 		if err != nil {
@@ -42,17 +43,26 @@ func runValidate(ctx context.Context, args []string, io stdio) error {
 		}
 	}
 	rep := &cli.Reporter{Format: *format, Out: io.out, Getenv: io.getenv}
-	if err := rep.Report(v.Problems.Sort(), map[string]any{"apps": apps, "components": components}); err != nil {
+	if err := rep.Report(v.Problems.Sort(), map[string]any{"apps": apps, "copies": v.Copies, "components": components}); err != nil {
 		return err
 	}
 	if errs := v.Errors(); errs > 0 {
 		if *format == "text" {
-			fmt.Fprintf(io.err, "%d problem(s) found in %d app(s)\n", errs, apps)
+			fmt.Fprintf(io.err, "%d problem(s) found in %s\n", errs, count)
 		}
 		return cli.Failed()
 	}
 	if *format == "text" {
-		fmt.Fprintf(io.err, "%d app(s), %d component(s): valid\n", apps, components)
+		fmt.Fprintf(io.err, "%s, %d component(s): valid\n", count, components)
 	}
 	return nil
+}
+
+// appCount says how many apps there are and, when environments hold
+// several copies of them, how many copies.
+func appCount(apps, copies int) string {
+	if copies == apps {
+		return fmt.Sprintf("%d app(s)", apps)
+	}
+	return fmt.Sprintf("%d app(s) (%d copies across environments)", apps, copies)
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -44,20 +45,25 @@ type options struct {
 	apiTokenFile    string
 	kubeconfig      string
 	inCluster       bool
-	fluxNamespace   string
-	caBundle        string
-	ingressAddress  string
-	expiryWarning   time.Duration
-	concurrency     int
-	defaultTimeout  time.Duration
-	recheck         time.Duration
-	githubTokenFile string
-	githubRepo      string
-	githubAPIURL    string
-	githubRef       string
-	shutdownTimeout time.Duration
-	logLevel        string
-	version         bool
+	// clusterKubeconfigs and clusterIngresses are the other clusters'
+	// kubeconfigs and ingress addresses, by cluster name
+	// (-cluster-kubeconfig, -cluster-ingress-address).
+	clusterKubeconfigs namedFlag
+	clusterIngresses   namedFlag
+	fluxNamespace      string
+	caBundle           string
+	ingressAddress     string
+	expiryWarning      time.Duration
+	concurrency        int
+	defaultTimeout     time.Duration
+	recheck            time.Duration
+	githubTokenFile    string
+	githubRepo         string
+	githubAPIURL       string
+	githubRef          string
+	shutdownTimeout    time.Duration
+	logLevel           string
+	version            bool
 	// Limits on clients (docs/webhook.md).
 	readHeaderTimeout   time.Duration
 	readTimeout         time.Duration
@@ -111,6 +117,10 @@ func parseFlagsHelp(args []string, stdout, stderr io.Writer, onHelp func(*flag.F
 	fs.StringVar(&o.apiTokenFile, "api-token-file", "", "file holding the bearer token of /api/v1 (without it the API answers 503)")
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig of the cluster to probe (empty: no cluster, unless -in-cluster)")
 	fs.BoolVar(&o.inCluster, "in-cluster", false, "use the pod's service account to reach the cluster")
+	o.clusterKubeconfigs = namedFlag{flag: "-cluster-kubeconfig", what: "a kubeconfig file"}
+	o.clusterIngresses = namedFlag{flag: "-cluster-ingress-address", what: "host:port"}
+	fs.Var(&o.clusterKubeconfigs, "cluster-kubeconfig", "NAME=PATH, repeatable: the kubeconfig of another cluster of -platform-file's environments (its context named NAME, else its current context); apps in the environments on it are checked there, and their pages show its pods, events, logs and use")
+	fs.Var(&o.clusterIngresses, "cluster-ingress-address", "NAME=HOST:PORT, repeatable: -ingress-address for the cluster NAME of -cluster-kubeconfig")
 	fs.StringVar(&o.fluxNamespace, "flux-namespace", "flux-system", "namespace of the apps' Flux Kustomizations")
 	fs.StringVar(&o.caBundle, "tls-ca-bundle", "", "PEM file of CAs that verify app certificates (default: the system pool)")
 	fs.StringVar(&o.ingressAddress, "ingress-address", "", "host:port to send the reachability probes to (the ingress controller's) instead of resolving each app's host by DNS")
@@ -214,7 +224,94 @@ func (o options) validate() error {
 			return cli.Usagef("-ingress-address needs a cluster to probe: give -kubeconfig or -in-cluster")
 		}
 	}
+	return o.validateClusters()
+}
+
+// validateClusters checks -cluster-kubeconfig and -cluster-ingress-address
+// against the other flags; serve checks the names against -platform-file.
+func (o options) validateClusters() error {
+	if len(o.clusterKubeconfigs.values) == 0 {
+		if len(o.clusterIngresses.values) > 0 {
+			return cli.Usagef("-cluster-ingress-address needs the cluster's -cluster-kubeconfig")
+		}
+		return nil
+	}
+	if o.clusterName == "" || o.platformFile == "" {
+		return cli.Usagef("-cluster-kubeconfig needs -cluster-name (this webhook's own cluster) and -platform-file (which environment runs on which cluster)")
+	}
+	for _, nv := range o.clusterKubeconfigs.values {
+		if nv.name == o.clusterName {
+			return cli.Usagef("-cluster-kubeconfig %s: %s is this webhook's own cluster (-cluster-name): give its kubeconfig with -kubeconfig", nv.name, nv.name)
+		}
+	}
+	for _, nv := range o.clusterIngresses.values {
+		if _, ok := o.clusterKubeconfigs.get(nv.name); !ok {
+			hint := ""
+			if nv.name == o.clusterName {
+				hint = " (this webhook's own cluster takes -ingress-address)"
+			}
+			return cli.Usagef("-cluster-ingress-address %s: no -cluster-kubeconfig %s%s", nv.name, nv.name, hint)
+		}
+		if host, port, err := net.SplitHostPort(nv.value); err != nil || host == "" || port == "" {
+			return cli.Usagef("-cluster-ingress-address %s: must be host:port, not %q", nv.name, nv.value)
+		}
+	}
 	return nil
+}
+
+// namedFlag is a repeatable NAME=VALUE flag, each name at most once.
+type namedFlag struct {
+	flag, what string
+	values     []namedValue
+}
+
+type namedValue struct{ name, value string }
+
+func (f *namedFlag) String() string {
+	if f == nil {
+		return ""
+	}
+	var parts []string
+	for _, nv := range f.values {
+		parts = append(parts, nv.name+"="+nv.value)
+	}
+	return strings.Join(parts, ",")
+}
+
+// Set adds one NAME=VALUE.
+func (f *namedFlag) Set(v string) error {
+	name, value, ok := strings.Cut(v, "=")
+	if !ok || !validClusterName(name) || value == "" {
+		return fmt.Errorf("want NAME=%s, NAME a cluster of platform.yaml (a DNS label); got %q", f.what, v)
+	}
+	if _, dup := f.get(name); dup {
+		return fmt.Errorf("cluster %s given twice", name)
+	}
+	f.values = append(f.values, namedValue{name, value})
+	return nil
+}
+
+func (f *namedFlag) get(name string) (string, bool) {
+	for _, nv := range f.values {
+		if nv.name == name {
+			return nv.value, true
+		}
+	}
+	return "", false
+}
+
+// validClusterName reports whether s is a DNS label, as platform.yaml's
+// cluster names are.
+func validClusterName(s string) bool {
+	if s == "" || len(s) > 63 || s[0] == '-' || s[len(s)-1] == '-' {
+		return false
+	}
+	for _, c := range s {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' {
+			return false
+		}
+	}
+	return true
 }
 
 // readSecret reads a one-line secret file.
@@ -317,6 +414,9 @@ func serve(ctx context.Context, o options, _ io.Writer, stderr io.Writer) error 
 		cfg.Coordinator = owners
 	}
 	if err := connectCluster(o, &cfg, log); err != nil {
+		return err
+	}
+	if err := connectClusters(o, &cfg, clusters, log); err != nil {
 		return err
 	}
 	if cfg.GitHub, err = githubStatuses(o); err != nil {
@@ -445,30 +545,102 @@ func connectCluster(o options, cfg *webhook.Config, log *slog.Logger) error {
 	if err != nil || restCfg == nil {
 		return err
 	}
+	cl, err := clusterClients(restCfg)
+	if err != nil {
+		return err
+	}
+	p, err := newProber(o, cl.Reader, log)
+	if err != nil {
+		return err
+	}
+	cfg.Cluster, cfg.Kube, cfg.Metrics, cfg.Prober = cl.Reader, cl.Kube, cl.Metrics, p
+	return nil
+}
+
+// connectClusters sets cfg.Clusters from -cluster-kubeconfig: each name
+// must be the cluster of one of the platform's environments (envClusters,
+// from -platform-file). Each cluster's prober shares the CA bundle and the
+// address filter of the webhook's own, and sends its requests to its own
+// -cluster-ingress-address, or where each host resolves to: never to
+// another cluster's ingress controller.
+func connectClusters(o options, cfg *webhook.Config, envClusters map[string]string, log *slog.Logger) error {
+	if len(o.clusterKubeconfigs.values) == 0 {
+		return nil
+	}
+	cfg.Clusters = map[string]webhook.Cluster{}
+	for _, nv := range o.clusterKubeconfigs.values {
+		if !slices.Contains(slices.Collect(maps.Values(envClusters)), nv.name) {
+			return cli.Usagef("-cluster-kubeconfig %s: no environment of -platform-file %s runs on cluster %s (its environments run on %s)",
+				nv.name, o.platformFile, nv.name, strings.Join(slices.Sorted(maps.Keys(invert(envClusters))), ", "))
+		}
+		restCfg, err := namedKubeconfig(nv.value, nv.name)
+		if err != nil {
+			return err
+		}
+		cl, err := clusterClients(restCfg)
+		if err != nil {
+			return fmt.Errorf("cluster %s: %w", nv.name, err)
+		}
+		po := o
+		po.ingressAddress, _ = o.clusterIngresses.get(nv.name)
+		if cl.Prober, err = newProber(po, cl.Reader, log.With("cluster", nv.name)); err != nil {
+			return err
+		}
+		cfg.Clusters[nv.name] = cl
+	}
+	return nil
+}
+
+// invert maps each value of m to a key of it.
+func invert(m map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range m {
+		out[v] = k
+	}
+	return out
+}
+
+// namedKubeconfig loads a kubeconfig file for the cluster name: its
+// context named name when it has one (one file can hold every cluster,
+// as `kubectl config get-contexts` lists them), else its current context.
+func namedKubeconfig(path, name string) (*rest.Config, error) {
+	raw, err := clientcmd.LoadFromFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("-cluster-kubeconfig %s: loading %s: %w", name, path, err)
+	}
+	overrides := &clientcmd.ConfigOverrides{}
+	if _, ok := raw.Contexts[name]; ok {
+		overrides.CurrentContext = name
+	}
+	c, err := clientcmd.NewNonInteractiveClientConfig(*raw, overrides.CurrentContext, overrides, &clientcmd.ClientConfigLoadingRules{ExplicitPath: path}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("-cluster-kubeconfig %s: %s: %w", name, path, err)
+	}
+	return c, nil
+}
+
+// clusterClients returns the clients of the cluster restCfg reaches,
+// without a prober.
+func clusterClients(restCfg *rest.Config) (webhook.Cluster, error) {
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, kustomizev1.AddToScheme, sourcev1.AddToScheme, helmv2.AddToScheme} {
 		if err := add(scheme); err != nil {
-			return fmt.Errorf("building scheme: %w", err)
+			return webhook.Cluster{}, fmt.Errorf("building scheme: %w", err)
 		}
 	}
 	c, err := client.New(restCfg, client.Options{Scheme: scheme})
 	if err != nil {
-		return fmt.Errorf("creating cluster client: %w", err)
+		return webhook.Cluster{}, fmt.Errorf("creating cluster client: %w", err)
 	}
 	kube, err := kubernetes.NewForConfig(restCfg)
 	if err != nil {
-		return fmt.Errorf("creating cluster client: %w", err)
+		return webhook.Cluster{}, fmt.Errorf("creating cluster client: %w", err)
 	}
 	mc, err := metricsclient.NewForConfig(restCfg)
 	if err != nil {
-		return fmt.Errorf("creating metrics client: %w", err)
+		return webhook.Cluster{}, fmt.Errorf("creating metrics client: %w", err)
 	}
-	p, err := newProber(o, c, log)
-	if err != nil {
-		return err
-	}
-	cfg.Cluster, cfg.Kube, cfg.Metrics, cfg.Prober = c, kube, mc, p
-	return nil
+	return webhook.Cluster{Reader: c, Kube: kube, Metrics: mc}, nil
 }
 
 // githubStatuses is the GitHub repository that gets deployment statuses,
@@ -507,7 +679,7 @@ func listenAndServe(ctx context.Context, o options, srv *webhook.Server, cfg *we
 		_ = ln.Close()
 		return err
 	}
-	log.Info("listening", "addr", ln.Addr().String(), "store", storeName(o), "cluster", cfg.Cluster != nil, "github", cfg.GitHub != nil)
+	log.Info("listening", "addr", ln.Addr().String(), "store", storeName(o), "cluster", cfg.Cluster != nil, "other_clusters", len(cfg.Clusters), "github", cfg.GitHub != nil)
 	if o.ready != nil {
 		o.ready(ln.Addr().String())
 	}

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -52,6 +53,14 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"-oidc-issuer", "https://id.example.com"}, "-oidc-issuer needs -oidc-client-id, -oidc-redirect-url and -access-file"},
 		{[]string{"-oidc-issuer", "http://id.example.com", "-oidc-client-id", "c", "-oidc-redirect-url", "https://s/auth/callback", "-access-file", "a"}, "-oidc-issuer must be an https URL"},
 		{[]string{"-access-file", "a.yaml"}, "need -oidc-issuer"},
+		{[]string{"-cluster-kubeconfig", "prod-eu"}, `want NAME=a kubeconfig file`},
+		{[]string{"-cluster-kubeconfig", "Prod=k"}, `NAME a cluster of platform.yaml (a DNS label); got "Prod=k"`},
+		{[]string{"-cluster-kubeconfig", "prod-eu=a", "-cluster-kubeconfig", "prod-eu=b"}, "cluster prod-eu given twice"},
+		{[]string{"-cluster-kubeconfig", "prod-eu=k"}, "-cluster-kubeconfig needs -cluster-name (this webhook's own cluster) and -platform-file"},
+		{[]string{"-cluster-kubeconfig", "stage-eu=k", "-cluster-name", "stage-eu", "-platform-file", "p"}, "stage-eu is this webhook's own cluster (-cluster-name): give its kubeconfig with -kubeconfig"},
+		{[]string{"-cluster-ingress-address", "prod-eu=10.0.0.1:443"}, "-cluster-ingress-address needs the cluster's -cluster-kubeconfig"},
+		{[]string{"-cluster-kubeconfig", "prod-eu=k", "-cluster-name", "stage-eu", "-platform-file", "p", "-cluster-ingress-address", "stage-eu=10.0.0.1:443"}, "no -cluster-kubeconfig stage-eu (this webhook's own cluster takes -ingress-address)"},
+		{[]string{"-cluster-kubeconfig", "prod-eu=k", "-cluster-name", "stage-eu", "-platform-file", "p", "-cluster-ingress-address", "prod-eu=ingress"}, `-cluster-ingress-address prod-eu: must be host:port, not "ingress"`},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
@@ -409,5 +418,85 @@ func TestPlatformFilePrices(t *testing.T) {
 	if !ok || ee.Code != cli.ExitUsage || !strings.Contains(err.Error(), bad+":2:13: prices.cpu_hour: must be ≥ 0; got -0.031") ||
 		!strings.Contains(err.Error(), bad+":3:20: prices.memory_gib_hour: must be a number, not a string") {
 		t.Errorf("run with a bad platform file = %v, want a usage error at its lines", err)
+	}
+}
+
+// kubeconfigOf is a kubeconfig of the named contexts, each reaching the
+// server of its value, current the first.
+func kubeconfigOf(current string, servers map[string]string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "apiVersion: v1\nkind: Config\ncurrent-context: %s\nclusters:\n", current)
+	for _, name := range slices.Sorted(maps.Keys(servers)) {
+		fmt.Fprintf(&b, "- name: %s\n  cluster: {server: %q}\n", name, servers[name])
+	}
+	b.WriteString("users:\n- name: admin\n  user: {token: t0k3n}\ncontexts:\n")
+	for _, name := range slices.Sorted(maps.Keys(servers)) {
+		fmt.Fprintf(&b, "- name: %s\n  context: {cluster: %s, user: admin}\n", name, name)
+	}
+	return b.String()
+}
+
+// TestClusterKubeconfigs: -cluster-kubeconfig NAME=PATH takes the context
+// named NAME of a kubeconfig that holds several (as kubectl and argocd
+// cluster add name them), else its current context; a cluster no
+// environment of the platform runs on is refused, and each cluster's
+// prober sends its requests to its own -cluster-ingress-address, never to
+// the webhook's own -ingress-address.
+func TestClusterKubeconfigs(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	all := writeFile(t, dir, "all", kubeconfigOf("stage-eu", map[string]string{"stage-eu": "https://stage.example.test:6443", "prod-eu": "https://prod.example.test:6443", "prod-us": "https://us.example.test:6443"}))
+	one := writeFile(t, dir, "one", kubeconfigOf("admin@prod", map[string]string{"admin@prod": "https://prod-only.example.test:6443"}))
+	platform := writeFile(t, dir, "platform.yaml", "registry: r.example.com/x\nclusters: [{name: stage-eu}, {name: prod-eu}, {name: prod-us}]\n"+
+		"environments:\n  - {name: staging, cluster: stage-eu}\n  - {name: production, cluster: prod-eu, promote_from: staging}\n  - {name: production-us, cluster: prod-us, promote_from: staging}\n")
+	for _, tc := range []struct {
+		path, name, host string
+	}{
+		{all, "prod-eu", "https://prod.example.test:6443"},
+		{all, "prod-us", "https://us.example.test:6443"},
+		{one, "prod-eu", "https://prod-only.example.test:6443"},
+	} {
+		c, err := namedKubeconfig(tc.path, tc.name)
+		if err != nil || c.Host != tc.host || c.BearerToken != "t0k3n" {
+			t.Errorf("namedKubeconfig(%s, %s) = %v, %v; want the server %s", filepath.Base(tc.path), tc.name, c, err, tc.host)
+		}
+	}
+	if _, err := namedKubeconfig(filepath.Join(dir, "nope"), "prod-eu"); err == nil || !strings.Contains(err.Error(), "-cluster-kubeconfig prod-eu: loading") {
+		t.Errorf("a missing kubeconfig = %v", err)
+	}
+
+	args := []string{"-cluster-name", "stage-eu", "-platform-file", platform, "-kubeconfig", all, "-ingress-address", "10.0.0.1:443",
+		"-cluster-kubeconfig", "prod-eu=" + all, "-cluster-kubeconfig", "prod-us=" + one, "-cluster-ingress-address", "prod-us=10.0.0.3:443"}
+	o, err := parseFlags(args, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, clusters, err := readPlatform(platform)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg webhook.Config
+	if err := connectClusters(o, &cfg, clusters, slog.New(slog.DiscardHandler)); err != nil {
+		t.Fatal(err)
+	}
+	if got := slices.Sorted(maps.Keys(cfg.Clusters)); !slices.Equal(got, []string{"prod-eu", "prod-us"}) {
+		t.Fatalf("clusters = %v", got)
+	}
+	for name, want := range map[string]string{"prod-eu": "", "prod-us": "10.0.0.3:443"} {
+		c := cfg.Clusters[name]
+		p, ok := c.Prober.(*probe.Prober)
+		if !ok || c.Reader == nil || c.Kube == nil || c.Metrics == nil || p.ConnectTo != want || p.Client != c.Reader {
+			t.Errorf("cluster %s = %+v, prober %+v; want its probes sent to %q", name, c, p, want)
+		}
+	}
+
+	o, err = parseFlags([]string{"-cluster-name", "stage-eu", "-platform-file", platform, "-cluster-kubeconfig", "prod-ap=" + all}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = connectClusters(o, &webhook.Config{}, clusters, slog.New(slog.DiscardHandler))
+	if ee, ok := errors.AsType[*cli.ExitError](err); !ok || ee.Code != cli.ExitUsage ||
+		!strings.Contains(err.Error(), "-cluster-kubeconfig prod-ap: no environment of -platform-file "+platform+" runs on cluster prod-ap (its environments run on prod-eu, prod-us, stage-eu)") {
+		t.Errorf("a cluster no environment runs on = %v", err)
 	}
 }

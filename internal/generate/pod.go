@@ -541,7 +541,7 @@ func sharedClaim(a *spec.LoadedApp, v *spec.AppVolume, lbls map[string]string) (
 	claim.Namespace = a.Project
 	claim.Labels = lbls
 	if v.RetainShared() {
-		claim.Annotations = map[string]string{layout.PruneAnnotation: "disabled"}
+		claim.Annotations = map[string]string{layout.PruneAnnotation: layout.PruneDisabled}
 	}
 	return &claim, nil
 }

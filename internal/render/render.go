@@ -70,11 +70,15 @@ type Result struct {
 	// Warnings are for the user, one line each, without "warning: ".
 	Warnings []string
 	Summary  Summary
+	// Images are the images rendered, by workload node (spec.NodeID),
+	// where they differ from the spec (built or pinned).
+	Images map[string]string
 }
 
 // Summary counts what a render did.
 type Summary struct {
-	Apps   int // apps in the repository
+	Apps   int // apps in the repository: one per app.yaml
+	Copies int // the apps' copies: one per environment an app deploys to
 	Images int // workload images that differ from the spec's
 	Reused int // apps whose files were in place, not generated again
 	Files  int // files generated
@@ -90,7 +94,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	if ps.HasErrors() {
-		return &Result{Repo: repo, Problems: ps, Summary: Summary{Apps: len(repo.Apps)}}, nil
+		return &Result{Repo: repo, Problems: ps, Summary: summarize(repo.Apps)}, nil
 	}
 	res, err := Render(ctx, repo, opts)
 	if err != nil {
@@ -110,7 +114,7 @@ func Render(ctx context.Context, repo *spec.Repo, opts Options) (*Result, error)
 		log = slog.New(slog.DiscardHandler)
 	}
 	p := progressOr(opts.Progress)
-	res := &Result{Repo: repo, Summary: Summary{Apps: len(repo.Apps)}}
+	res := &Result{Repo: repo, Summary: summarize(repo.Apps)}
 	var images Images
 	if opts.Images != nil {
 		p.Stage("resolving images")
@@ -146,6 +150,7 @@ func Render(ctx context.Context, repo *spec.Repo, opts Options) (*Result, error)
 			"once Flux has applied this fleet commit, the next render removes it (see docs/fleet.md)", p))
 	}
 	res.Summary.Images = len(images.ByNode)
+	res.Images = images.ByNode
 	res.Summary.Reused = len(f.Reused)
 	res.Summary.Files = len(f.Files)
 	res.Summary.Took = clock(opts.Now)().Sub(start)
@@ -158,4 +163,14 @@ func clock(now func() time.Time) func() time.Time {
 		return time.Now
 	}
 	return now
+}
+
+// summarize counts a repository's apps as their authors see them, one per
+// app.yaml, and their copies, one per environment each deploys to.
+func summarize(apps []*spec.LoadedApp) Summary {
+	files := map[string]bool{}
+	for _, a := range apps {
+		files[a.File] = true
+	}
+	return Summary{Apps: len(files), Copies: len(apps)}
 }

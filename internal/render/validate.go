@@ -10,8 +10,9 @@ import (
 type Validation struct {
 	// Problems are the problems of every repository added.
 	Problems spec.Problems
-	// Apps and Components count what the repositories hold.
-	Apps, Components int
+	// Apps and Components count what the repositories hold (an app in two
+	// environments is one app); Copies counts the apps per environment.
+	Apps, Copies, Components int
 
 	seen map[string]bool
 }
@@ -32,9 +33,15 @@ func (v *Validation) Add(ctx context.Context, root string) error {
 	}
 	v.Problems = append(v.Problems, ps...)
 	v.Problems = append(v.Problems, checkBuildSecrets(root, repo)...)
-	v.Apps += len(repo.Apps)
+	s := summarize(repo.Apps)
+	v.Apps += s.Apps
+	v.Copies += s.Copies
+	seen := map[string]bool{}
 	for _, a := range repo.Apps {
-		v.Components += len(a.Spec.Components)
+		if !seen[a.File] {
+			seen[a.File] = true
+			v.Components += len(a.Spec.Components)
+		}
 	}
 	return nil
 }

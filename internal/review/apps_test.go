@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/golden"
 	"github.com/fleetwright/fleetwright/internal/review"
 )
@@ -211,6 +212,14 @@ func TestClaimChanges(t *testing.T) {
 	c := review.Build(review.Input{Base: base, Head: remove(base, p)})
 	if diff := cmp.Diff([]string{"volume claim `shop/store-api-cache` is removed: its data is lost"}, c.Danger); diff != "" {
 		t.Errorf("removed claim (-want +got):\n%s", diff)
+	}
+	// A retained claim (retain: true) is not pruned: its data stays.
+	kept := maps.Clone(base)
+	kept[p] = []byte(strings.Replace(pvc("5Gi", "fast"), "  labels:\n", "  annotations:\n    "+layout.PruneDisabledLine+"\n  labels:\n", 1))
+	c = review.Build(review.Input{Base: kept, Head: remove(kept, p)})
+	want := "volume claim `shop/store-api-cache` leaves the fleet: Flux keeps it and its data (`" + layout.PruneDisabledLine + "`); delete it by hand once its data is no longer needed"
+	if diff := cmp.Diff([]string{want}, c.Danger); diff != "" {
+		t.Errorf("removed retained claim (-want +got):\n%s", diff)
 	}
 }
 

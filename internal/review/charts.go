@@ -102,7 +102,7 @@ func renderCharts(ctx context.Context, charts Charts, picked, full [2]map[string
 			if bytes.Contains(b, []byte("kind: ConfigMap")) {
 				for _, o := range parseFleet(map[string][]byte{ch.Path: b}) {
 					if o.Kind == "ConfigMap" {
-						cmNames[o.Namespace+"/"+o.Name] = true
+						cmNames[inCluster(o.cluster(), o.Namespace+"/"+o.Name)] = true
 					}
 				}
 			}
@@ -211,12 +211,15 @@ func releasesIn(picked, files map[string][]byte, dirs, cms map[string]bool) map[
 	objs := parseFleet(pick)
 	out := map[string]helmRelease{}
 	var srcs map[string]object // the side's sources and ConfigMaps, read once when needed
-	lookup := func(kind, ns, n string) (object, bool) {
-		if srcs == nil {
-			srcs = sourcesOf(files)
+	// lookup finds a source or ConfigMap on the release's cluster.
+	lookup := func(cluster string) func(kind, ns, n string) (object, bool) {
+		return func(kind, ns, n string) (object, bool) {
+			if srcs == nil {
+				srcs = sourcesOf(files)
+			}
+			o, ok := srcs[objectID(cluster, kind, ns, n)]
+			return o, ok
 		}
-		o, ok := srcs[kind+"/"+ns+"/"+n]
-		return o, ok
 	}
 	for id, o := range objs {
 		if o.Kind != "HelmRelease" || groupOf(str(o.Obj["apiVersion"])) != "helm.toolkit.fluxcd.io" {
@@ -225,7 +228,7 @@ func releasesIn(picked, files map[string][]byte, dirs, cms map[string]bool) map[
 		if !dirs[path.Dir(o.File)] && !readsAny(o, cms) {
 			continue
 		}
-		out[id] = releaseOf(o, lookup)
+		out[id] = releaseOf(o, lookup(o.cluster()))
 	}
 	return out
 }
@@ -234,7 +237,7 @@ func releasesIn(picked, files map[string][]byte, dirs, cms map[string]bool) map[
 func readsAny(o object, cms map[string]bool) bool {
 	l, _ := get(o.Obj, "spec", "valuesFrom").([]any)
 	for _, v := range l {
-		if str(get(v, "kind")) == "ConfigMap" && cms[o.Namespace+"/"+str(get(v, "name"))] {
+		if str(get(v, "kind")) == "ConfigMap" && cms[inCluster(o.cluster(), o.Namespace+"/"+str(get(v, "name")))] {
 			return true
 		}
 	}

@@ -52,11 +52,12 @@ func dangers(apps []*appChange, base, head map[string]object, bw, hw map[string]
 		for _, key := range slices.Sorted(maps.Keys(hw)) {
 			w := hw[key]
 			if sa := str(get(podSpec(w), "serviceAccountName")); sa != "" {
-				byAccount[w.Namespace+"/"+sa] = append(byAccount[w.Namespace+"/"+sa], w)
+				k := inCluster(w.cluster(), w.Namespace+"/"+sa)
+				byAccount[k] = append(byAccount[k], w)
 			}
 			labels, _ := get(w.Obj, "spec", "template", "metadata", "labels").(map[string]any)
 			for k, v := range labels {
-				l := w.Namespace + "/" + k + "=" + fmt.Sprint(v)
+				l := inCluster(w.cluster(), w.Namespace+"/"+k+"="+fmt.Sprint(v))
 				byLabel[l] = append(byLabel[l], w)
 			}
 		}
@@ -83,7 +84,7 @@ func dangers(apps []*appChange, base, head map[string]object, bw, hw map[string]
 			out = append(out, removed(bo, app == "" || removedApps[app])...)
 			if bo.Kind == "ServiceAccount" {
 				index()
-				out = append(out, stillUsed(bo, byAccount[bo.Namespace+"/"+bo.Name])...)
+				out = append(out, stillUsed(bo, byAccount[inCluster(bo.cluster(), bo.Namespace+"/"+bo.Name)])...)
 			}
 		case bok && hok:
 			out = append(out, immutable(bo, ho)...)
@@ -115,7 +116,7 @@ func blocksEvictions(pdb object, byLabel map[string][]object, all map[string]obj
 		return nil
 	}
 	first := slices.Min(slices.Collect(maps.Keys(sel)))
-	for _, w := range byLabel[pdb.Namespace+"/"+first+"="+fmt.Sprint(sel[first])] {
+	for _, w := range byLabel[inCluster(pdb.cluster(), pdb.Namespace+"/"+first+"="+fmt.Sprint(sel[first]))] {
 		labels, _ := get(w.Obj, "spec", "template", "metadata", "labels").(map[string]any)
 		if !longRunning[w.Kind] || !matches(sel, labels) {
 			continue
@@ -157,6 +158,10 @@ func removed(bo object, quiet bool) []string {
 	case "Namespace":
 		return []string{fmt.Sprintf("namespace %s is removed: everything in it is deleted", code(bo.Name))}
 	case "PersistentVolumeClaim":
+		if keptFromPrune(bo) {
+			return []string{fmt.Sprintf("volume claim %s leaves the fleet: Flux keeps it and its data (%s); delete it by hand once its data is no longer needed",
+				name(bo), code(layout.PruneDisabledLine))}
+		}
 		return []string{fmt.Sprintf("volume claim %s is removed: its data is lost", name(bo))}
 	case "StatefulSet":
 		return []string{fmt.Sprintf("StatefulSet %s is removed: Flux prunes it; %s", name(bo), claimFate(bo))}

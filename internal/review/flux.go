@@ -414,7 +414,7 @@ func (sc *fluxScan) fluxSide(d fluxDoc, f *fluxFile, oci *ociIndex) (s *fluxSide
 	ref := get(o.Obj, "spec", "sourceRef")
 	s = &fluxSide{ks: o, kind: str(get(ref, "kind"))}
 	if s.kind == "OCIRepository" {
-		id := "OCIRepository/" + cmpOr(str(get(ref, "namespace")), o.Namespace) + "/" + str(get(ref, "name"))
+		id := objectID(o.cluster(), "OCIRepository", cmpOr(str(get(ref, "namespace")), o.Namespace), str(get(ref, "name")))
 		if r, ok := oci.find(f, id); ok && strings.HasPrefix(str(r.Obj["apiVersion"]), "source.toolkit.fluxcd.io/") {
 			s.oci = &r
 		}

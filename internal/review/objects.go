@@ -21,7 +21,42 @@ type object struct {
 	Patched bool
 }
 
-func (o object) id() string { return o.Kind + "/" + o.Namespace + "/" + o.Name }
+// id names the object in the fleet: its kind, namespace and name on its
+// cluster. Two environments' copies of an app are objects of one kind,
+// namespace and name on two clusters: two objects.
+func (o object) id() string { return objectID(o.cluster(), o.Kind, o.Namespace, o.Name) }
+
+// objectID is the id of the object of kind, namespace and name on cluster.
+func objectID(cluster, kind, namespace, name string) string {
+	return inCluster(cluster, kind+"/"+namespace+"/"+name)
+}
+
+// inCluster scopes a key (a namespace, an object) to a cluster; a file
+// outside every cluster's folder is in cluster "".
+func inCluster(cluster, key string) string {
+	if cluster == "" {
+		return key
+	}
+	return cluster + ":" + key
+}
+
+// cluster is the cluster the object is applied to (clusterOfFile).
+func (o object) cluster() string { return clusterOfFile(o.File) }
+
+// clusterOfFile is the cluster whose folder holds a fleet file: apps/<c>/…
+// (layout.AppsDir) or clusters/<c>/… (layout.DefaultClusterDir); "" for a
+// file elsewhere (a cluster whose platform.yaml path is another folder).
+func clusterOfFile(p string) string {
+	first, rest, ok := strings.Cut(p, "/")
+	if !ok || (first != layout.AppsDir && first != path.Dir(layout.DefaultClusterDir("x"))) {
+		return ""
+	}
+	c, _, ok := strings.Cut(rest, "/")
+	if !ok {
+		return ""
+	}
+	return c
+}
 
 func (o object) label() string {
 	if o.Namespace == "" {

@@ -418,6 +418,14 @@ func containerImages(o object) map[string]string {
 func writeImages(b *strings.Builder, bw, hw map[string]object) {
 	type row struct{ what, old, new string }
 	var rows []row
+	// The workloads of several clusters (an app's environments) name
+	// their cluster: their namespaces and names are the same.
+	clusters := map[string]bool{}
+	for _, ws := range []map[string]object{bw, hw} {
+		for _, o := range ws {
+			clusters[o.cluster()] = true
+		}
+	}
 	for _, key := range unionKeys(bw, hw) {
 		bo, bok := bw[key]
 		ho, hok := hw[key]
@@ -435,6 +443,9 @@ func writeImages(b *strings.Builder, bw, hw map[string]object) {
 		what := o.Namespace + "/" + o.Name
 		if o.Kind != "Deployment" {
 			what = o.Kind + " " + what
+		}
+		if len(clusters) > 1 {
+			what = o.cluster() + ": " + what
 		}
 		for _, name := range unionKeys(oldI, newI) {
 			if oldI[name] != newI[name] {

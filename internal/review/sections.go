@@ -46,7 +46,8 @@ func newIndex(base, head map[string]object) *index {
 		for _, o := range objs {
 			ix.byFile[1-i][o.File] = append(ix.byFile[1-i][o.File], o)
 			if _, ok := podSpecPaths[o.Kind]; ok {
-				ix.pods[o.Namespace] = append(ix.pods[o.Namespace], o)
+				ns := inCluster(o.cluster(), o.Namespace)
+				ix.pods[ns] = append(ix.pods[ns], o)
 			}
 		}
 	}
@@ -151,7 +152,7 @@ func size(v any, ok bool) string {
 func (ix *index) mountPaths(cm object) map[string]string {
 	out := map[string]string{}
 	keys, _ := cm.Obj["data"].(map[string]any)
-	for _, o := range ix.podsOf(cm.Namespace) {
+	for _, o := range ix.podsOf(inCluster(cm.cluster(), cm.Namespace)) {
 		ps := podSpec(o)
 		vols, _ := get(ps, "volumes").([]any)
 		for _, v := range vols {

@@ -413,8 +413,9 @@ func chartSource(hr object, objs map[string]object) (url, source string) {
 		ref = get(hr.Obj, "spec", "chart", "spec", "sourceRef")
 	}
 	kind := str(get(ref, "kind"))
-	id := kind + "/" + cmpOr(str(get(ref, "namespace")), hr.Namespace) + "/" + str(get(ref, "name"))
-	if src, ok := objs[id]; ok {
+	ns, n := cmpOr(str(get(ref, "namespace")), hr.Namespace), str(get(ref, "name"))
+	id := kind + "/" + ns + "/" + n
+	if src, ok := objs[objectID(hr.cluster(), kind, ns, n)]; ok {
 		return str(get(src.Obj, "spec", "url")), id
 	}
 	return "", id

@@ -143,7 +143,7 @@ func replicasOf(o object, all map[string]object) int64 {
 	if r, ok := get(o.Obj, "spec", "replicas").(float64); ok {
 		return int64(r)
 	}
-	if h, ok := all["HorizontalPodAutoscaler/"+o.Namespace+"/"+o.Name]; ok {
+	if h, ok := all[objectID(o.cluster(), "HorizontalPodAutoscaler", o.Namespace, o.Name)]; ok {
 		if m, ok := get(h.Obj, "spec", "minReplicas").(float64); ok {
 			return int64(m)
 		}
@@ -190,7 +190,7 @@ func storageOf(o object, all map[string]object) resource.Quantity {
 func workloadKey(o object) string {
 	app, comp := labelOf(o, layout.LabelApp), labelOf(o, layout.LabelComponent)
 	if app == "" || comp == "" {
-		return o.Kind + "/" + o.Namespace + "/" + o.Name
+		return o.id()
 	}
 	class := "service"
 	switch o.Kind {
@@ -199,7 +199,7 @@ func workloadKey(o object) string {
 	case "CronJob":
 		class = "cronjob"
 	}
-	return class + "/" + o.Namespace + "/" + app + "/" + comp
+	return inCluster(o.cluster(), class+"/"+o.Namespace+"/"+app+"/"+comp)
 }
 
 // workloads returns the objects with a pod template by workloadKey.

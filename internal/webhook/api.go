@@ -15,6 +15,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/probe"
@@ -356,22 +357,34 @@ type PodView struct {
 	Images    []string  `json:"images"`
 }
 
-func (s *Server) requireKube(w http.ResponseWriter) bool {
-	if s.cfg.Kube == nil {
-		writeError(w, http.StatusServiceUnavailable, "no cluster configured")
-		return false
+// kubeOf returns the Kubernetes client of the cluster the query's
+// environment runs on (clusterOf), answering 503 when the webhook reads
+// none there.
+func (s *Server) kubeOf(w http.ResponseWriter, r *http.Request) (kubernetes.Interface, bool) {
+	env, ok := environmentParam(w, r)
+	if !ok {
+		return nil, false
 	}
-	return true
+	cl, unread := s.clusterOf(env)
+	switch {
+	case unread != "":
+		writeError(w, http.StatusServiceUnavailable, "environment "+env+" "+s.notRead(unread))
+		return nil, false
+	case cl.kube == nil:
+		writeError(w, http.StatusServiceUnavailable, "no cluster configured")
+		return nil, false
+	}
+	return cl.kube, true
 }
 
-func (s *Server) listPods(ctx context.Context, project, app, component string) ([]corev1.Pod, error) {
+func listPods(ctx context.Context, kube kubernetes.Interface, project, app, component string) ([]corev1.Pod, error) {
 	sel := appSelector(project, app)
 	if component != "" {
 		sel += ",fleetwright.io/component=" + component
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	list, err := s.cfg.Kube.CoreV1().Pods(project).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	list, err := kube.CoreV1().Pods(project).List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
 		return nil, err
 	}
@@ -381,11 +394,15 @@ func (s *Server) listPods(ctx context.Context, project, app, component string) (
 }
 
 func (s *Server) handlePods(w http.ResponseWriter, r *http.Request) {
-	if !s.granted(w, r) || !s.requireKube(w) {
+	if !s.granted(w, r) {
+		return
+	}
+	kube, ok := s.kubeOf(w, r)
+	if !ok {
 		return
 	}
 	project, name := r.PathValue("project"), r.PathValue("name")
-	pods, err := s.listPods(r.Context(), project, name, r.URL.Query().Get("component"))
+	pods, err := listPods(r.Context(), kube, project, name, r.URL.Query().Get("component"))
 	if err != nil {
 		writeError(w, http.StatusBadGateway, "listing pods from the cluster: "+err.Error())
 		return
@@ -432,6 +449,10 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	if !s.granted(w, r) {
 		return
 	}
+	env, ok := environmentParam(w, r)
+	if !ok {
+		return
+	}
 	project, name := r.PathValue("project"), r.PathValue("name")
 	limit := 100
 	if v := r.URL.Query().Get("limit"); v != "" {
@@ -452,8 +473,10 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		out = append(out, EventView{Source: "flux", Time: e.EventTime, Type: e.Severity, Reason: e.Reason,
 			Object: e.Kind + "/" + e.Namespace + "/" + e.Name, Message: e.Message})
 	}
-	if s.cfg.Kube != nil {
-		kev, err := s.kubeEvents(r.Context(), project, name)
+	// The Kubernetes events of the cluster the environment runs on, when
+	// the webhook reads it.
+	if cl, _ := s.clusterOf(env); cl != nil && cl.kube != nil {
+		kev, err := kubeEvents(r.Context(), cl.kube, project, name)
 		if err != nil {
 			writeError(w, http.StatusBadGateway, "listing events from the cluster: "+err.Error())
 			return
@@ -469,10 +492,10 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 
 // kubeEvents returns the Kubernetes events of the app's objects: those named
 // <app>-<component> and the ReplicaSets and Pods named after them.
-func (s *Server) kubeEvents(ctx context.Context, project, app string) ([]EventView, error) {
+func kubeEvents(ctx context.Context, kube kubernetes.Interface, project, app string) ([]EventView, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	deps, err := s.cfg.Kube.AppsV1().Deployments(project).List(ctx, metav1.ListOptions{
+	deps, err := kube.AppsV1().Deployments(project).List(ctx, metav1.ListOptions{
 		LabelSelector: appSelector(project, app)})
 	if err != nil {
 		return nil, err
@@ -481,7 +504,7 @@ func (s *Server) kubeEvents(ctx context.Context, project, app string) ([]EventVi
 	for _, d := range deps.Items {
 		prefixes = append(prefixes, d.Name)
 	}
-	list, err := s.cfg.Kube.CoreV1().Events(project).List(ctx, metav1.ListOptions{})
+	list, err := kube.CoreV1().Events(project).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -514,7 +537,11 @@ type PodLog struct {
 const maxLogPods = 5
 
 func (s *Server) handleLogs(w http.ResponseWriter, r *http.Request) {
-	if !s.granted(w, r) || !s.requireKube(w) {
+	if !s.granted(w, r) {
+		return
+	}
+	kube, ok := s.kubeOf(w, r)
+	if !ok {
 		return
 	}
 	project, name := r.PathValue("project"), r.PathValue("name")
@@ -533,7 +560,7 @@ func (s *Server) handleLogs(w http.ResponseWriter, r *http.Request) {
 		}
 		tail = n
 	}
-	pods, err := s.listPods(r.Context(), project, name, component)
+	pods, err := listPods(r.Context(), kube, project, name, component)
 	if err != nil {
 		writeError(w, http.StatusBadGateway, "listing pods from the cluster: "+err.Error())
 		return
@@ -559,7 +586,7 @@ func (s *Server) handleLogs(w http.ResponseWriter, r *http.Request) {
 			container = p.Spec.Containers[0].Name
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
-		raw, err := s.cfg.Kube.CoreV1().Pods(project).GetLogs(p.Name, &corev1.PodLogOptions{Container: container, TailLines: &tail}).DoRaw(ctx)
+		raw, err := kube.CoreV1().Pods(project).GetLogs(p.Name, &corev1.PodLogOptions{Container: container, TailLines: &tail}).DoRaw(ctx)
 		cancel()
 		if err != nil {
 			writeError(w, http.StatusBadGateway, fmt.Sprintf("logs of pod %s are not available from the cluster (is its node's kubelet reachable?): %v", p.Name, err))

@@ -172,12 +172,17 @@ var errNoFleetRevision = errors.New("no fleet revision known for the artifact re
 //     belongs to none (errNoFleetRevision), rather than to the current
 //     revision.
 //
-// Without a cluster nothing tells which fleet revision pinned the artifact:
-// the event is the current deployment's, or none's.
+// The cluster read is the one the environment runs on (clusterOf).
+// Without one nothing tells which fleet revision pinned the artifact: the
+// event is the current deployment's, or none's.
 func (s *Server) fleetRevisionOf(ctx context.Context, kind, namespace, name, project, app, env, rev string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if s.cfg.Cluster == nil {
+	var c client.Reader
+	if cl, _ := s.clusterOf(env); cl != nil {
+		c = cl.reader
+	}
+	if c == nil {
 		latest, ok, err := s.currentDeployment(ctx, project, app, env)
 		switch {
 		case err != nil:
@@ -210,7 +215,6 @@ func (s *Server) fleetRevisionOf(ctx context.Context, kind, namespace, name, pro
 		// deployment's revision replaced is not its.
 		latestPin = s.artifactsOf(ctx, latest)[name]
 	}
-	c := s.cfg.Cluster
 	source := client.ObjectKey{Namespace: namespace, Name: name}
 	going := false
 	if kind == kustomizev1.KustomizationKind {
@@ -245,7 +249,7 @@ func (s *Server) fleetRevisionOf(ctx context.Context, kind, namespace, name, pro
 	case current && live && latestPin == "" && seen:
 		return latest.Revision, nil
 	case current:
-		applied, err := s.appliedRevisionOf(ctx, &o)
+		applied, err := s.appliedRevisionOf(ctx, c, &o)
 		if err != nil {
 			return "", err
 		}
@@ -316,13 +320,13 @@ const settlePoll = 200 * time.Millisecond
 // o is read again at the end: had the revision found changed it meanwhile,
 // o's pin is that revision's no more, and the event is refused (Flux posts
 // it again, and the digest is then judged as no longer pinned).
-func (s *Server) appliedRevisionOf(ctx context.Context, o *sourcev1.OCIRepository) (string, error) {
-	rev, err := s.appliedRevisionThrough(ctx, o, true)
+func (s *Server) appliedRevisionOf(ctx context.Context, c client.Reader, o *sourcev1.OCIRepository) (string, error) {
+	rev, err := s.appliedRevisionThrough(ctx, c, o, true)
 	if err != nil || rev == "" {
 		return rev, err
 	}
 	var now sourcev1.OCIRepository
-	switch err := s.cfg.Cluster.Get(ctx, client.ObjectKeyFromObject(o), &now); {
+	switch err := c.Get(ctx, client.ObjectKeyFromObject(o), &now); {
 	case apierrors.IsNotFound(err):
 		return "", fmt.Errorf("OCIRepository %s/%s went while the fleet revision that pins it was read", o.Namespace, o.Name)
 	case err != nil:
@@ -334,7 +338,7 @@ func (s *Server) appliedRevisionOf(ctx context.Context, o *sourcev1.OCIRepositor
 	return rev, nil
 }
 
-func (s *Server) appliedRevisionThrough(ctx context.Context, o *sourcev1.OCIRepository, throughProject bool) (string, error) {
+func (s *Server) appliedRevisionThrough(ctx context.Context, c client.Reader, o *sourcev1.OCIRepository, throughProject bool) (string, error) {
 	l := o.GetLabels()
 	key := client.ObjectKey{Namespace: l[layout.AppliedByNamespaceLabel], Name: l[layout.AppliedByNameLabel]}
 	if key.Name == "" || key.Namespace == "" {
@@ -347,7 +351,7 @@ func (s *Server) appliedRevisionThrough(ctx context.Context, o *sourcev1.OCIRepo
 	}
 	for {
 		var applier kustomizev1.Kustomization
-		switch err := s.cfg.Cluster.Get(ctx, key, &applier); {
+		switch err := c.Get(ctx, key, &applier); {
 		case apierrors.IsNotFound(err):
 			return "", nil
 		case err != nil && applying != "" && ctx.Err() != nil:
@@ -364,7 +368,7 @@ func (s *Server) appliedRevisionThrough(ctx context.Context, o *sourcev1.OCIRepo
 			return "", nil
 		case fromArtifact:
 			var po sourcev1.OCIRepository
-			switch err := s.cfg.Cluster.Get(ctx, src, &po); {
+			switch err := c.Get(ctx, src, &po); {
 			case apierrors.IsNotFound(err):
 				return "", nil
 			case err != nil:
@@ -372,7 +376,7 @@ func (s *Server) appliedRevisionThrough(ctx context.Context, o *sourcev1.OCIRepo
 			}
 			pin := probe.Pinned(&po)
 			if pin != "" && probe.ArtifactDigest(probe.AppliedRevision(&applier)) == probe.ArtifactDigest(pin) {
-				return s.appliedRevisionThrough(ctx, &po, false)
+				return s.appliedRevisionThrough(ctx, c, &po, false)
 			}
 			if failing(applier.Status.Conditions, applier.Generation) || failing(po.Status.Conditions, po.Generation) {
 				// It stays at an artifact an earlier fleet revision pinned.

@@ -37,6 +37,8 @@ func TestMain(m *testing.M) { os.Exit(testenv.Main(m, &env)) }
 
 // app is one app of the test cluster: its Kustomization, Deployment and Ingress.
 type clusterApp struct {
+	// c is the client of the cluster the app is in.
+	c                   client.Client
 	project, name, host string
 	k                   *kustomizev1.Kustomization
 	d                   *appsv1.Deployment
@@ -44,9 +46,14 @@ type clusterApp struct {
 
 func newClusterApp(t *testing.T, project, fluxNS, name string, timeout time.Duration, withLabels bool) *clusterApp {
 	t.Helper()
-	c := env.Client
+	return newClusterAppOn(t, env.Client, project, fluxNS, name, timeout, withLabels)
+}
+
+// newClusterAppOn is newClusterApp in the cluster c reaches.
+func newClusterAppOn(t *testing.T, c client.Client, project, fluxNS, name string, timeout time.Duration, withLabels bool) *clusterApp {
+	t.Helper()
 	labels := map[string]string{layout.LabelApp: name, layout.LabelProject: project, layout.LabelComponent: "web"}
-	a := &clusterApp{project: project, name: name, host: name + "." + project + ".example.test"}
+	a := &clusterApp{c: c, project: project, name: name, host: name + "." + project + ".example.test"}
 	a.k = &kustomizev1.Kustomization{
 		ObjectMeta: metav1.ObjectMeta{Name: project + "-" + name + "-web", Namespace: fluxNS,
 			Annotations: map[string]string{layout.EventAnnotationPrefix + layout.EventApp: name, layout.EventAnnotationPrefix + layout.EventProject: project, layout.EventAnnotationPrefix + layout.EventComponent: "web",
@@ -89,7 +96,8 @@ func newClusterApp(t *testing.T, project, fluxNS, name string, timeout time.Dura
 
 func (a *clusterApp) setSynced(t *testing.T, revision string) {
 	t.Helper()
-	setApplied(t, a.k, revision)
+	setKustomizationStatusOn(t, a.c, a.k, revision, revision, metav1.Condition{Type: meta.ReadyCondition, Status: metav1.ConditionTrue,
+		Reason: meta.ReconciliationSucceededReason, Message: "Applied revision: " + revision})
 }
 
 // setApplied writes a Kustomization's status as kustomize-controller does
@@ -104,14 +112,20 @@ func setApplied(t testing.TB, k *kustomizev1.Kustomization, revision string) {
 // attempted revisions and its Ready condition.
 func setKustomizationStatus(t testing.TB, k *kustomizev1.Kustomization, applied, attempted string, ready metav1.Condition) {
 	t.Helper()
-	if err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(k), k); err != nil {
+	setKustomizationStatusOn(t, env.Client, k, applied, attempted, ready)
+}
+
+// setKustomizationStatusOn is setKustomizationStatus in the cluster c reaches.
+func setKustomizationStatusOn(t testing.TB, c client.Client, k *kustomizev1.Kustomization, applied, attempted string, ready metav1.Condition) {
+	t.Helper()
+	if err := c.Get(t.Context(), client.ObjectKeyFromObject(k), k); err != nil {
 		t.Fatal(err)
 	}
 	ready.ObservedGeneration, ready.LastTransitionTime = k.Generation, metav1.Now()
 	k.Status.ObservedGeneration = k.Generation
 	k.Status.LastAppliedRevision, k.Status.LastAttemptedRevision = applied, attempted
 	k.Status.Conditions = []metav1.Condition{ready}
-	if err := env.Client.Status().Update(t.Context(), k); err != nil {
+	if err := c.Status().Update(t.Context(), k); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -119,12 +133,12 @@ func setKustomizationStatus(t testing.TB, k *kustomizev1.Kustomization, applied,
 func (a *clusterApp) setReplicas(t *testing.T, updated, available int32, conds ...appsv1.DeploymentCondition) {
 	t.Helper()
 	d := a.d
-	if err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(d), d); err != nil {
+	if err := a.c.Get(t.Context(), client.ObjectKeyFromObject(d), d); err != nil {
 		t.Fatal(err)
 	}
 	d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: 2, UpdatedReplicas: updated,
 		ReadyReplicas: available, AvailableReplicas: available, Conditions: conds}
-	if err := env.Client.Status().Update(t.Context(), d); err != nil {
+	if err := a.c.Status().Update(t.Context(), d); err != nil {
 		t.Fatal(err)
 	}
 }

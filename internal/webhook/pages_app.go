@@ -192,7 +192,9 @@ func (s *Server) appPage(r *http.Request, project, name string) (appView, error)
 		Active:   d.Phase == store.PhasePending || d.Phase == store.PhaseDeploying || d.Phase == store.PhaseDegraded,
 		Revision: linkRevision(pc.FleetRepoURL, d.Revision), Spec: linkRevision(pc.AppsRepoURL, d.SpecRevision),
 		LiveURL: liveURL(d, res), Deployment: d, Started: fmtTime(d.StartedAt), Finished: fmtTime(d.FinishedAt),
-		TimedOut: res.TimedOut, Paused: res.Paused, Kube: s.cfg.Kube != nil}
+		TimedOut: res.TimedOut, Paused: res.Paused}
+	cl, unread := s.clusterOf(a.Environment)
+	v.Kube = cl != nil && cl.kube != nil
 	for _, c := range componentHealth(d, res) {
 		v.Components = append(v.Components, componentView{ComponentHealth: c})
 	}
@@ -208,19 +210,19 @@ func (s *Server) appPage(r *http.Request, project, name string) (appView, error)
 		v.Checks = append(v.Checks, checkView{Check: c, Step: i + 1, Title: checkTitles[c.Name], About: checkAbout(c)})
 	}
 	v.Operator = visitorFrom(r).grant.roleOn(project) >= roleOperator
-	v.Elsewhere = s.elsewhere(a)
+	v.Elsewhere = s.elsewhere(a, unread)
 	if err := s.history(ctx, &v, r.URL.Query().Get("before")); err != nil {
 		return appView{}, err
 	}
-	if err := s.appEvents(ctx, &v); err != nil {
+	if err := s.appEvents(ctx, &v, cl); err != nil {
 		return appView{}, err
 	}
 	if err := s.environments(ctx, &v); err != nil {
 		return appView{}, err
 	}
-	if s.cfg.Kube != nil && v.Elsewhere == "" {
-		s.podsAndLogs(ctx, &v)
-		s.usage(ctx, &v)
+	if v.Kube {
+		s.podsAndLogs(ctx, &v, cl)
+		s.usage(ctx, &v, cl)
 	}
 	return v, nil
 }
@@ -243,6 +245,13 @@ func (s *Server) history(ctx context.Context, v *appView, cursor string) error {
 	if len(ds) > historyPageSize {
 		ds = ds[:historyPageSize]
 		v.OlderURL = envAppURL(a, "before="+encodeCursor(ds[len(ds)-1].ID)) + "#history"
+	}
+	if before != 0 {
+		// An older page does not hold the current deployment, whose end
+		// the page's facts still show.
+		if err := s.currentFailedAt(ctx, v); err != nil {
+			return err
+		}
 	}
 	if len(ds) == 0 {
 		return nil
@@ -310,6 +319,25 @@ func (s *Server) history(ctx context.Context, v *appView, cursor string) error {
 	return nil
 }
 
+// currentFailedAt corrects the end of the page's current deployment when
+// it failed after its rollout finished (failedAt), reading its own phase
+// changes.
+func (s *Server) currentFailedAt(ctx context.Context, v *appView) error {
+	d := v.Deployment
+	if d.Phase != store.PhaseFailed {
+		return nil
+	}
+	a := v.App
+	changes, err := s.cfg.Store.AppPhaseChanges(ctx, a.Project, a.Name, a.Environment, d.ID, d.ID, maxPhaseChanges)
+	if err != nil {
+		return err
+	}
+	if at := failedAt(d, changes); !at.IsZero() {
+		v.Finished = fmtTime(at)
+	}
+	return nil
+}
+
 // failedAt is when a failed deployment failed: its newest phase change to
 // failed (changes newest first), if later than its recorded end.
 func failedAt(d store.Deployment, changes []store.PhaseChange) time.Time {
@@ -348,8 +376,9 @@ func fluxObjects(v *appView, events []store.Event) {
 }
 
 // appEvents fills the app's newest events: Flux's, from the store, and,
-// with a cluster, the Kubernetes events of its workloads.
-func (s *Server) appEvents(ctx context.Context, v *appView) error {
+// with a cluster (cl, the app's environment's), the Kubernetes events of
+// its workloads.
+func (s *Server) appEvents(ctx context.Context, v *appView, cl *clusterClients) error {
 	stored, err := s.cfg.Store.Events(ctx, v.App.Project, v.App.Name, 30)
 	if err != nil {
 		return err
@@ -358,8 +387,8 @@ func (s *Server) appEvents(ctx context.Context, v *appView) error {
 		v.Events = append(v.Events, EventView{Source: "flux", Time: e.EventTime, Type: e.Severity, Reason: e.Reason,
 			Object: e.Kind + "/" + e.Namespace + "/" + e.Name, Message: e.Message})
 	}
-	if s.cfg.Kube != nil && v.Elsewhere == "" {
-		kev, err := s.kubeEvents(ctx, v.App.Project, v.App.Name)
+	if v.Kube {
+		kev, err := kubeEvents(ctx, cl.kube, v.App.Project, v.App.Name)
 		if err != nil {
 			v.EventError = "Kubernetes events are not available from the cluster: " + err.Error()
 		}
@@ -371,11 +400,12 @@ func (s *Server) appEvents(ctx context.Context, v *appView) error {
 }
 
 // podsAndLogs fills the app's pods and the log tail of one running pod per
-// component; a cluster that cannot answer leaves a message, not an error.
-func (s *Server) podsAndLogs(ctx context.Context, v *appView) {
+// component, from cl (the app's environment's cluster); a cluster that
+// cannot answer leaves a message, not an error.
+func (s *Server) podsAndLogs(ctx context.Context, v *appView, cl *clusterClients) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	pods, err := s.listPods(ctx, v.App.Project, v.App.Name, "")
+	pods, err := listPods(ctx, cl.kube, v.App.Project, v.App.Name, "")
 	if err != nil {
 		v.PodsError = "Pods are not available from the cluster: " + err.Error()
 		return
@@ -391,7 +421,7 @@ func (s *Server) podsAndLogs(ctx context.Context, v *appView) {
 		container := p.Spec.Containers[0].Name
 		tail := int64(logTail)
 		lv := logView{Component: comp, Pod: p.Name, Container: container}
-		raw, err := s.cfg.Kube.CoreV1().Pods(v.App.Project).GetLogs(p.Name, &corev1.PodLogOptions{Container: container, TailLines: &tail}).DoRaw(ctx)
+		raw, err := cl.kube.CoreV1().Pods(v.App.Project).GetLogs(p.Name, &corev1.PodLogOptions{Container: container, TailLines: &tail}).DoRaw(ctx)
 		if err != nil {
 			lv.Error = "the logs are not available from the cluster (is the node's kubelet reachable?): " + err.Error()
 		} else {
@@ -415,13 +445,17 @@ func (s *Server) otherCluster(env string) string {
 	return cluster
 }
 
-// elsewhere says why this webhook's cluster shows nothing of the app, or
-// "" (otherCluster).
-func (s *Server) elsewhere(a store.App) string {
-	cluster := s.otherCluster(a.Environment)
-	if cluster == "" {
+// elsewhere says why no cluster shows anything of the app: its
+// environment runs on cluster unread, which the webhook does not read
+// (clusterOf); "" when unread is.
+func (s *Server) elsewhere(a store.App, unread string) string {
+	if unread == "" {
 		return ""
 	}
-	return fmt.Sprintf("%s runs on cluster %s; this webhook reads cluster %s. The pods, events, logs, use and cost of %s are on %s's status pages.",
-		a.Environment, cluster, s.pages.cfg.ClusterName, a.Environment, cluster)
+	reads := "this webhook reads cluster " + s.pages.cfg.ClusterName
+	if len(s.clusters) > 0 {
+		reads = "this webhook has no kubeconfig of it (-cluster-kubeconfig)"
+	}
+	return fmt.Sprintf("%s runs on cluster %s; %s. The pods, events, logs, use and cost of %s are on %s's status pages.",
+		a.Environment, unread, reads, a.Environment, unread)
 }

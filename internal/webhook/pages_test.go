@@ -340,6 +340,26 @@ func TestAppPageHistoryPages(t *testing.T) {
 	}
 }
 
+// TestAppPageOlderHistoryFinished: the facts of the current deployment
+// read the same on an older page of the history, which does not list it:
+// a deployment that failed after its rollout finished when it failed.
+func TestAppPageOlderHistoryFinished(t *testing.T) {
+	t.Parallel()
+	srv, st := pageServer(t, nil)
+	pageFixtures(t, st)
+	finished := regexp.MustCompile(`<dt>Finished</dt>\s*<dd>([^<]*)</dd>`)
+	for _, path := range []string{"/apps/billing/ledger", "/apps/billing/ledger?before=" + encodeCursor(1)} {
+		page := get(t, srv.Handler(), path, testToken).Body.String()
+		m := finished.FindStringSubmatch(page)
+		if m == nil {
+			t.Fatalf("%s has no Finished fact", path)
+		}
+		if m[1] != "2026-03-01 12:50:00Z" {
+			t.Errorf("%s: Finished %q, want when it failed (2026-03-01 12:50:00Z)", path, m[1])
+		}
+	}
+}
+
 // TestNotFoundPage: an app that does not exist, and a path under /apps/
 // that names no app, get the site's own 404 page (its navigation and a
 // way back); the API answers JSON as before.

@@ -94,12 +94,14 @@ type usageView struct {
 // StatefulSets: the containers' requests times the replicas), their price,
 // and the use the metrics API reports for its pods. A cluster that cannot
 // answer leaves a message, not an error.
-func (s *Server) usage(ctx context.Context, v *appView) {
+//
+// cl is the cluster of the app's environment (clusterOf), with a Kube.
+func (s *Server) usage(ctx context.Context, v *appView, cl *clusterClients) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	project, app := v.App.Project, v.App.Name
 	prices := s.pages.cfg.Prices
-	u := &usageView{Cluster: s.pages.cfg.ClusterName, Priced: prices.Set(), Prices: prices}
+	u := &usageView{Cluster: cl.name, Priced: prices.Set(), Prices: prices}
 	v.Usage = u
 	rows := map[string]*usageRow{}
 	row := func(c string) *usageRow {
@@ -120,13 +122,13 @@ func (s *Server) usage(ctx context.Context, v *appView) {
 			r.Requested.add(c.Resources.Requests, n)
 		}
 	}
-	deps, err := s.cfg.Kube.AppsV1().Deployments(project).List(ctx, sel)
+	deps, err := cl.kube.AppsV1().Deployments(project).List(ctx, sel)
 	if err == nil {
 		for _, d := range deps.Items {
 			requests(componentOf(d.ObjectMeta, app), d.Spec.Replicas, d.Spec.Template.Spec)
 		}
 		var sts *appsv1.StatefulSetList
-		if sts, err = s.cfg.Kube.AppsV1().StatefulSets(project).List(ctx, sel); err == nil {
+		if sts, err = cl.kube.AppsV1().StatefulSets(project).List(ctx, sel); err == nil {
 			for _, st := range sts.Items {
 				requests(componentOf(st.ObjectMeta, app), st.Spec.Replicas, st.Spec.Template.Spec)
 			}
@@ -136,10 +138,10 @@ func (s *Server) usage(ctx context.Context, v *appView) {
 		u.RequestsError = "The workloads are not available from the cluster: " + err.Error()
 	}
 	switch {
-	case s.cfg.Metrics == nil:
+	case cl.metrics == nil:
 		u.NoMetrics = true
 	default:
-		pms, err := s.cfg.Metrics.MetricsV1beta1().PodMetricses(project).List(ctx, sel)
+		pms, err := cl.metrics.MetricsV1beta1().PodMetricses(project).List(ctx, sel)
 		switch {
 		case apierrors.IsNotFound(err):
 			// The API server serves no metrics.k8s.io (a missing pod

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -40,6 +41,13 @@ type Config struct {
 	Metrics metricsclient.Interface
 	// Prober runs the checks against the cluster; default a probe.Prober on Cluster.
 	Prober probe.Checker
+	// Clusters are the other clusters this webhook reads, by their names
+	// in platform.yaml: an app in an environment that runs on one of them
+	// (Pages.EnvironmentClusters) is checked there, and its page shows
+	// its pods, events, logs and use there. An environment on a cluster
+	// neither Cluster (named Pages.ClusterName) nor Clusters reads is
+	// judged by its events alone. Needs Pages.ClusterName.
+	Clusters map[string]Cluster
 	// Resolver maps an event's object to its app when the event's metadata
 	// does not; default a ClusterResolver on Cluster.
 	Resolver Resolver
@@ -98,6 +106,24 @@ type Config struct {
 	// PostgreSQL store (a started *store.Owners); nil for one replica,
 	// which owns every app. Close it after Stop.
 	Coordinator Coordinator
+}
+
+// Cluster is one more cluster a webhook reads (Config.Clusters): the
+// cluster of an environment that does not run on the webhook's own.
+type Cluster struct {
+	// Reader reads its Flux and workload objects; required.
+	Reader client.Reader
+	// Kube serves its pods, Kubernetes events and logs; nil: the pages and
+	// the API say the cluster serves none.
+	Kube kubernetes.Interface
+	// Metrics reads its PodMetrics; nil: the pages say it has no metrics
+	// API.
+	Metrics metricsclient.Interface
+	// Prober runs the checks there; default a probe.Prober on Reader,
+	// whose reachability requests go where each host resolves to (give a
+	// probe.Prober with ConnectTo to send them to this cluster's ingress
+	// controller).
+	Prober probe.Checker
 }
 
 // Coordinator divides the apps among the webhook's replicas: only an app's
@@ -188,6 +214,33 @@ func (c *Config) setDefaults() error {
 	if c.Resolver == nil && c.Cluster != nil {
 		c.Resolver = NewClusterResolver(c.Cluster, c.Clock, time.Minute)
 	}
+	return c.clusterDefaults()
+}
+
+// clusterDefaults checks Clusters and gives each its default prober.
+func (c *Config) clusterDefaults() error {
+	if len(c.Clusters) == 0 {
+		return nil
+	}
+	if c.Pages.ClusterName == "" {
+		return errors.New("webhook: Config.Clusters needs Pages.ClusterName, the name of the webhook's own cluster")
+	}
+	clusters := make(map[string]Cluster, len(c.Clusters))
+	for name, cl := range c.Clusters {
+		switch {
+		case name == "":
+			return errors.New("webhook: Config.Clusters has a cluster without a name")
+		case name == c.Pages.ClusterName:
+			return fmt.Errorf("webhook: Config.Clusters names %s, the webhook's own cluster (Config.Cluster)", name)
+		case cl.Reader == nil:
+			return fmt.Errorf("webhook: Config.Clusters[%s] has no Reader", name)
+		}
+		if cl.Prober == nil {
+			cl.Prober = &probe.Prober{Client: cl.Reader, Clock: c.Clock, Logger: c.Logger}
+		}
+		clusters[name] = cl
+	}
+	c.Clusters = clusters
 	return nil
 }
 
@@ -206,6 +259,10 @@ type Server struct {
 	stopOnce sync.Once
 	budget   *bodyBudget
 	pages    *pages
+	// home is the webhook's own cluster (its fields nil without one), and
+	// clusters the others it reads, by name (clusterOf chooses).
+	home     *clusterClients
+	clusters map[string]*clusterClients
 	// pins remembers which fleet revision artifact revisions were credited to.
 	pins *pinMemory
 
@@ -237,6 +294,11 @@ func New(cfg Config) (*Server, error) {
 		budget:   &bodyBudget{max: cfg.MaxPendingBodyBytes},
 		pins:     newPinMemory(maxPins),
 		streams:  map[*http.ResponseController]struct{}{},
+		home:     &clusterClients{name: cfg.Pages.ClusterName, reader: cfg.Cluster, kube: cfg.Kube, metrics: cfg.Metrics, prober: cfg.Prober},
+		clusters: map[string]*clusterClients{},
+	}
+	for name, c := range cfg.Clusters {
+		s.clusters[name] = &clusterClients{name: name, reader: c.Reader, kube: c.Kube, metrics: c.Metrics, prober: c.Prober}
 	}
 	var err error
 	if s.pages, err = newPages(&s.cfg); err != nil {
@@ -244,7 +306,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.batcher = newBatcher(cfg.Store, s.now, cfg.MaxBatch)
 	if cfg.GitHub != nil {
-		s.github = newGitHubWorker(cfg.GitHub, cfg.Store, s.metrics, s.log, cfg.Prober != nil)
+		s.github = newGitHubWorker(cfg.GitHub, cfg.Store, s.metrics, s.log, cfg.Prober != nil || len(cfg.Clusters) > 0)
 	}
 	s.tracker = newTracker(s)
 	if s.github != nil && cfg.Coordinator != nil {

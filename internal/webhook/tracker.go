@@ -340,8 +340,9 @@ func (t *tracker) periodic() {
 		return
 	}
 	for _, a := range apps {
+		checked, _ := t.s.proberOf(a.Environment)
 		due := a.Phase == store.PhaseDegraded ||
-			(t.s.cfg.Prober != nil && (a.Phase == store.PhaseRunning || a.Phase == store.PhasePaused || a.Phase == store.PhaseFailed))
+			(checked != nil && (a.Phase == store.PhaseRunning || a.Phase == store.PhasePaused || a.Phase == store.PhaseFailed))
 		t.mu.Lock()
 		if a.Phase == store.PhasePending || a.Phase == store.PhaseDeploying {
 			// A rollout another replica owned, or a notice that was lost.
@@ -546,13 +547,14 @@ func (t *tracker) target(d store.Deployment) probe.Target {
 }
 
 func (t *tracker) execute(ctx context.Context, d store.Deployment, mode runMode, started time.Time, wake <-chan struct{}) {
-	chk := &deploymentChecker{base: t.s.cfg.Prober, st: t.s.cfg.Store, id: d.ID, artifacts: t.s.artifactsOf}
-	if other := t.s.otherCluster(d.Environment); other != "" && chk.base != nil {
-		// Its environment runs on another cluster: this one's objects of
-		// the same names are another environment's. The events alone
-		// judge it, as without a cluster.
-		chk.base = nil
-		chk.skipped = "runs on cluster " + other + ", not this webhook's " + t.s.pages.cfg.ClusterName
+	// The checker of the cluster the deployment's environment runs on.
+	// On a cluster the webhook does not read, this one's objects of the
+	// same names are another environment's: the events alone judge it,
+	// as without a cluster.
+	base, unread := t.s.proberOf(d.Environment)
+	chk := &deploymentChecker{base: base, st: t.s.cfg.Store, id: d.ID, artifacts: t.s.artifactsOf}
+	if unread != "" {
+		chk.skipped = t.s.notRead(unread)
 	}
 	timeout := d.Timeout
 	if timeout <= 0 {

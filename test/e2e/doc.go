@@ -20,6 +20,16 @@
 // source per project and per component, and the webhook follows both
 // deployments to running.
 //
+// TestEnvironmentsJourney runs staging and production on two such
+// clusters, each with its own Flux, and one webhook reading both
+// (-cluster-kubeconfig): a merge deploys staging only; render promote,
+// once the webhook saw staging's release running with every check green,
+// opens the promotion pull request (the strict GitHub fake checks it and
+// its comment); merged, production runs exactly staging's digests,
+// checked on its own cluster and through its own ingress, and GitHub's
+// deployments carry the environments' names; a release that fails in
+// staging leaves production as it is, and its promotion is refused.
+//
 // The migration tests switch a running fleet between layouts on the real
 // controllers, and TestFixCancelsHealthCheck shows the kustomize-controller
 // feature gate docs/fleet.md recommends at work: a fix committed while Flux

@@ -707,8 +707,9 @@ type webhookProcess struct {
 
 // startWebhook runs the webhook as an operator would next to the cluster:
 // signed Flux events in, history in SQLite, probes against the cluster and
-// the ingress stand-in, GitHub deployment statuses to the fake.
-func (j *journey) startWebhook() {
+// the ingress stand-in, GitHub deployment statuses to the fake. extra are
+// more flags.
+func (j *journey) startWebhook(extra ...string) {
 	j.t.Helper()
 	dir := j.t.TempDir()
 	secret := func(name, value string) string {
@@ -739,6 +740,7 @@ func (j *journey) startWebhook() {
 		"-shutdown-timeout", "5s",
 		"-log-level", "debug",
 	)
+	w.cmd.Args = append(w.cmd.Args, extra...)
 	w.cmd.Env = j.env()
 	w.cmd.Stdout, w.cmd.Stderr = logFile, logFile
 	if err := w.cmd.Start(); err != nil {
