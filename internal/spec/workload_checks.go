@@ -192,6 +192,7 @@ func (l *Loader) checkWorkloadFields(a *LoadedApp, c *Component, at Path, plat *
 	for _, check := range fieldChecks {
 		check(doc, c, w, at, ps)
 	}
+	checkPolicy(a, c, at, plat, ps)
 	checkWorkloadPorts(doc, c, w, at, ps)
 
 	checkEnvRefs(doc, w.Env, at, a.Spec.Env, ps)
