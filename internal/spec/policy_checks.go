@@ -4,16 +4,39 @@ import (
 	"github.com/fleetwright/fleetwright/internal/policy"
 )
 
-// requested names the resources a merged list requests.
-func requested(r Resources) []string {
-	var out []string
-	if r.Requests != nil && r.Requests.CPU != nil {
-		out = append(out, "cpu")
+// requestSets are the answers of requested, shared: read only.
+var requestSets = [4][]string{nil, {"cpu"}, {"memory"}, {"cpu", "memory"}}
+
+// requested names the resources a container requests: its own over the
+// defaults of its project (as ResourcesFor merges them, without building
+// the merged lists: it runs on every container).
+func (p *Platform) requested(project string, own *Resources) []string {
+	cpu, mem := false, false
+	set := func(l *ResourceList) {
+		if l == nil {
+			return
+		}
+		if l.CPU != nil {
+			cpu = !l.CPU.IsNone()
+		}
+		if l.Memory != nil {
+			mem = !l.Memory.IsNone()
+		}
 	}
-	if r.Requests != nil && r.Requests.Memory != nil {
-		out = append(out, "memory")
+	if d := p.DefaultsFor(project); d != nil && d.Resources != nil {
+		set(d.Resources.Requests)
 	}
-	return out
+	if own != nil {
+		set(own.Requests)
+	}
+	i := 0
+	if cpu {
+		i |= 1
+	}
+	if mem {
+		i |= 2
+	}
+	return requestSets[i]
 }
 
 // reportPolicy adds a policy check's finding with the severity
@@ -54,7 +77,7 @@ func checkPolicy(a *LoadedApp, c *Component, at Path, plat *Platform, ps *Proble
 		}
 	}
 	main := policy.Container{Name: c.Name, Role: policy.RoleContainer,
-		Requests: requested(plat.ResourcesFor(a.Project, w.Resources))}
+		Requests: plat.requested(a.Project, w.Resources)}
 	if w.HealthCheck != nil && longRunning {
 		main.Readiness, main.Liveness = true, true
 	}
@@ -64,11 +87,11 @@ func checkPolicy(a *LoadedApp, c *Component, at Path, plat *Platform, ps *Proble
 	}
 	check(main, at, w.Resources)
 	for i, x := range w.InitContainers {
-		check(policy.Container{Name: x.Name, Role: policy.RoleInit, Requests: requested(plat.ResourcesFor(a.Project, x.Resources))},
+		check(policy.Container{Name: x.Name, Role: policy.RoleInit, Requests: plat.requested(a.Project, x.Resources)},
 			at.Child("init_containers").Child(i), x.Resources)
 	}
 	for i, x := range w.Sidecars {
-		ctr := policy.Container{Name: x.Name, Role: policy.RoleSidecar, Requests: requested(plat.ResourcesFor(a.Project, x.Resources))}
+		ctr := policy.Container{Name: x.Name, Role: policy.RoleSidecar, Requests: plat.requested(a.Project, x.Resources)}
 		if x.Probes != nil {
 			ctr.Readiness, ctr.Liveness = x.Probes.Readiness != nil, x.Probes.Liveness != nil
 		}
