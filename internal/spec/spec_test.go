@@ -100,9 +100,10 @@ func TestExamplesAreValid(t *testing.T) {
 }
 
 // The real applications' examples pass the policy checks, but for the
-// stores and the tool that run one of a kind on purpose: the cart's Redis
-// and MinIO (two replicas would be two stores) and the Boutique's load
-// generator, kept as upstream has it (no probes, one replica).
+// stores and the tool that run one of a kind on purpose: the Boutique's
+// cart Redis, MinIO and Sock Shop's databases and queue (two replicas
+// would be two stores), and the Boutique's load generator, kept as
+// upstream has it (no probes, one replica).
 func TestRealAppExamplesPolicy(t *testing.T) {
 	t.Parallel()
 	l, err := spec.NewLoader(exports.Catalog{}, "")
@@ -120,6 +121,12 @@ func TestRealAppExamplesPolicy(t *testing.T) {
 		`apps/boutique/shop/app.yaml:206:5: warning: components[11].workload_spec: container "loadgenerator" has no readinessProbe or livenessProbe (policy require_probes)`,
 		"apps/boutique/shop/app.yaml:206:5: warning: components[11].workload_spec: " + replicas,
 		"apps/shop/objects/app.yaml:9:5: warning: components[0].workload_spec: " + replicas,
+		"apps/sock-shop/socks/app.yaml:29:5: warning: components[1].workload_spec: " + replicas,
+		"apps/sock-shop/socks/app.yaml:55:5: warning: components[3].workload_spec: " + replicas,
+		"apps/sock-shop/socks/app.yaml:98:5: warning: components[6].workload_spec: " + replicas,
+		"apps/sock-shop/socks/app.yaml:137:5: warning: components[9].workload_spec: " + replicas,
+		"apps/sock-shop/socks/app.yaml:155:5: warning: components[10].workload_spec: " + replicas,
+		"apps/sock-shop/socks/app.yaml:197:5: warning: components[13].workload_spec: " + replicas,
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("problems (-want +got):\n%s", d)
