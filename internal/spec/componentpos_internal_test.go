@@ -54,3 +54,32 @@ func TestComponentPositionsMatchTheTree(t *testing.T) {
 		t.Errorf("only %d positions checked", checked)
 	}
 }
+
+// FuzzComponentPositions: for any file the fast reader reads, the
+// positions kept from the first read are the tree's.
+func FuzzComponentPositions(f *testing.F) {
+	f.Add([]byte("name: a\ncomponents:\n  - name: web\n    workload_spec: {image: x, replicas: 2, resources: {}}\n"))
+	f.Add([]byte("components:\n- workload_spec:\n    replicas: 1\n- name: b\n  workload_spec: [1]\n"))
+	f.Add([]byte("components: {workload_spec: 1}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d, err := Parse("app.yaml", data)
+		if err != nil || d.comps == nil {
+			return
+		}
+		tree, err := Parse("app.yaml", data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tree.comps = nil
+		for i := range len(d.comps) + 1 {
+			for _, p := range []Path{{"components", i, "workload_spec"}, {"components", i, "workload_spec", "resources"},
+				{"components", i, "workload_spec", "replicas"}} {
+				got, gok := d.posAt(p)
+				want, wok := tree.posAt(p)
+				if got != want || gok != wok {
+					t.Errorf("%s at %v (%v), the tree says %v (%v)", p, got, gok, want, wok)
+				}
+			}
+		}
+	})
+}
