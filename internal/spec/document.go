@@ -119,19 +119,24 @@ type Path []any
 
 // String formats the path as components[1].workload_spec.port.
 func (p Path) String() string {
-	var b strings.Builder
+	b := make([]byte, 0, 48)
 	for _, s := range p {
 		switch s := s.(type) {
 		case int:
-			fmt.Fprintf(&b, "[%d]", s)
-		default:
-			if b.Len() > 0 {
-				b.WriteByte('.')
+			b = append(strconv.AppendInt(append(b, '['), int64(s), 10), ']')
+		case string:
+			if len(b) > 0 {
+				b = append(b, '.')
 			}
-			fmt.Fprint(&b, s)
+			b = append(b, s...)
+		default:
+			if len(b) > 0 {
+				b = append(b, '.')
+			}
+			b = fmt.Append(b, s)
 		}
 	}
-	return b.String()
+	return string(b)
 }
 
 // Child returns p extended by one step, without aliasing p.
