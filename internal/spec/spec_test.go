@@ -101,8 +101,8 @@ func TestExamplesAreValid(t *testing.T) {
 
 // The real applications' examples pass the policy checks, but for the
 // stores and the tool that run one of a kind on purpose: the Boutique's
-// cart Redis, MinIO and Sock Shop's databases and queue (two replicas
-// would be two stores), and the Boutique's load generator, kept as
+// cart Redis, MinIO, Sock Shop's databases and queue, and Plausible's
+// PostgreSQL and ClickHouse (two replicas would be two stores), and the Boutique's load generator, kept as
 // upstream has it (no probes, one replica).
 func TestRealAppExamplesPolicy(t *testing.T) {
 	t.Parallel()
@@ -117,6 +117,8 @@ func TestRealAppExamplesPolicy(t *testing.T) {
 	}
 	const replicas = "runs 1 replica(s) on production cluster prod-eu and no HorizontalPodAutoscaler scales it; run at least 2 (policy production_replicas)"
 	want := []string{
+		"apps/analytics/plausible/app.yaml:11:5: warning: components[0].workload_spec: " + replicas,
+		"apps/analytics/plausible/app.yaml:26:5: warning: components[1].workload_spec: " + replicas,
 		"apps/boutique/shop/app.yaml:13:5: warning: components[0].workload_spec: " + replicas,
 		`apps/boutique/shop/app.yaml:206:5: warning: components[11].workload_spec: container "loadgenerator" has no readinessProbe or livenessProbe (policy require_probes)`,
 		"apps/boutique/shop/app.yaml:206:5: warning: components[11].workload_spec: " + replicas,
