@@ -43,16 +43,16 @@ func (p *Platform) requested(project string, own *Resources) []string {
 // platform.yaml gives the check: an error, a warning, or nothing when the
 // check is off. key reports it at the field's key rather than its value.
 func reportPolicy(doc *Document, sev Severity, at Path, key bool, msg string, ps *Problems) {
-	switch {
-	case sev == SeverityError && key:
-		ps.AddKey(doc, at, "%s", msg)
-	case sev == SeverityError:
-		ps.Add(doc, at, "%s", msg)
-	case sev == SeverityWarning && key:
-		ps.WarnKey(doc, at, "%s", msg)
-	case sev == SeverityWarning:
-		ps.Warn(doc, at, "%s", msg)
+	if sev != SeverityError && sev != SeverityWarning {
+		return
 	}
+	pos := doc.Pos(at)
+	if key {
+		pos = doc.KeyPos(at)
+	}
+	// The message as it is: it is read on every component that lacks a
+	// probe or a request, and formatting it again would cost as much.
+	*ps = append(*ps, &Problem{File: doc.File, Pos: pos, Path: at.String(), Message: msg, Severity: sev})
 }
 
 // checkPolicy runs on a workload, job or cronjob the checks of
