@@ -63,6 +63,8 @@ components:
     workload_spec:
       image: nginx:1.27
       prot: 8080
+      resources: {requests: {cpu: 10m, memory: 16Mi}}
+      probes: {readiness: {exec: {command: [cat, /tmp/ready]}}, liveness: {exec: {command: [cat, /tmp/live]}}}
 `
 
 func TestValidateInvalid(t *testing.T) {
@@ -102,11 +104,11 @@ func TestRenderWritesAndChecks(t *testing.T) {
 	cache := t.TempDir()
 	env := map[string]string{"FLEETWRIGHT_CACHE": cache}
 	r := runCmd(t, env, "--out", out, "../../examples")
-	if r.code != 0 || !strings.Contains(r.stderr, "46 added, 0 updated, 0 deleted, 0 unchanged") {
+	if r.code != 0 || !strings.Contains(r.stderr, "49 added, 0 updated, 0 deleted, 0 unchanged") {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
 	r = runCmd(t, env, "--out", out, "../../examples")
-	if r.code != 0 || !strings.Contains(r.stderr, "0 added, 0 updated, 0 deleted, 46 unchanged") {
+	if r.code != 0 || !strings.Contains(r.stderr, "0 added, 0 updated, 0 deleted, 49 unchanged") {
 		t.Fatalf("a re-render changed files: %s", r.stderr)
 	}
 	if r := runCmd(t, env, "--check", "--out", out, "../../examples"); r.code != 0 {
@@ -118,11 +120,11 @@ func TestRenderWritesAndChecks(t *testing.T) {
 	// A hand edit is drift.
 	dep := filepath.Join(out, "apps/prod-eu/shop/orders/api/deployment-orders-api.yaml")
 	b, _ := os.ReadFile(dep)
-	if err := os.WriteFile(dep, bytes.Replace(b, []byte("replicas: 1"), []byte("replicas: 9"), 1), 0o644); err != nil {
+	if err := os.WriteFile(dep, bytes.Replace(b, []byte("replicas: 2"), []byte("replicas: 9"), 1), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	r = runCmd(t, env, "--check", "--out", out, "../../examples")
-	if r.code != 1 || !strings.Contains(r.stdout, "-  replicas: 9\n+  replicas: 1\n") {
+	if r.code != 1 || !strings.Contains(r.stdout, "-  replicas: 9\n+  replicas: 2\n") {
 		t.Fatalf("check of an edited fleet: exit %d\n%s", r.code, r.stdout)
 	}
 	// --diff exits 1 on a difference, as diff(1) and kubectl diff do.
@@ -137,7 +139,7 @@ func TestRenderWritesAndChecks(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || r.code != 1 || !doc.Differs || len(doc.Changes) != 1 ||
 		doc.Changes[0].Path != "apps/prod-eu/shop/orders/api/deployment-orders-api.yaml" || doc.Changes[0].Op != "update" ||
-		!strings.Contains(doc.Changes[0].Diff, "+  replicas: 1\n") {
+		!strings.Contains(doc.Changes[0].Diff, "+  replicas: 2\n") {
 		t.Fatalf("diff --format json: exit %d, %v\n%s", r.code, err, r.stdout)
 	}
 	if err := os.WriteFile(dep, b, 0o644); err != nil {

@@ -79,7 +79,7 @@ func TestProjectAlertsAreChecked(t *testing.T) {
 	t.Parallel()
 	apps := appsRepoWith(t, false, "  notifications: {}\n")
 	r := runVerify(t, nil, "--apps", apps)
-	if r.code != 0 || !strings.Contains(r.out, "46 objects") || strings.Contains(r.out, "unknown kind") {
+	if r.code != 0 || !strings.Contains(r.out, "49 objects") || strings.Contains(r.out, "unknown kind") {
 		t.Errorf("exit %d\n%s%s", r.code, r.out, r.stderr)
 	}
 	shop := filepath.Join(apps, "fleet/clusters/prod-eu/projects/shop.yaml")

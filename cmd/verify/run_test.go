@@ -109,7 +109,7 @@ func TestVerifyCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(deploy, bytes.Replace(data, []byte("replicas: 1"), []byte("replicas: 4"), 1), 0o644); err != nil {
+	if err := os.WriteFile(deploy, bytes.Replace(data, []byte("replicas: 2"), []byte("replicas: 1"), 1), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -121,16 +121,16 @@ func TestVerifyCommand(t *testing.T) {
 		stderr   string   // in stderr
 	}{
 		{name: "clean", args: []string{"--apps", clean}, code: 0,
-			contains: []string{"0 error(s), 14 warning(s): 46 files, 10 Flux Kustomizations, 10 paths built, 44 objects"}},
+			contains: []string{"0 error(s), 7 warning(s): 49 files, 10 Flux Kustomizations, 10 paths built, 47 objects"}},
 		{name: "fleet folder after the flags", args: []string{"--apps", clean, filepath.Join(clean, "fleet")}, code: 0,
-			contains: []string{"0 error(s), 14 warning(s)"}},
+			contains: []string{"0 error(s), 7 warning(s)"}},
 		{name: "hand edit", args: []string{"--apps", edited}, code: 1, contains: []string{
 			filepath.ToSlash(deploy) + ":16: differs from what the specs render (edited by hand?); run render",
-			"-  replicas: 4\n+  replicas: 1\n",
-			"1 error(s), 13 warning(s)", // 4 replicas in production: one warning fewer
+			"-  replicas: 1\n+  replicas: 2\n",
+			"1 error(s), 8 warning(s)", // 1 replica in production: one warning more
 		}},
 		{name: "hand edit without the apps repository", args: []string{"--platform", filepath.Join(edited, "platform.yaml"), filepath.Join(edited, "fleet")}, code: 0,
-			contains: []string{"0 error(s), 13 warning(s)"}},
+			contains: []string{"0 error(s), 8 warning(s)"}},
 		{name: "json", args: []string{"--apps", edited, "--format", "json"}, code: 1, contains: []string{`"ok": false`, `"check": "drift"`}},
 		{name: "github annotations", args: []string{"--apps", edited}, env: map[string]string{"GITHUB_ACTIONS": "true"}, code: 1, contains: []string{
 			"::error file=" + filepath.ToSlash(deploy) + ",line=16,title=verify drift::differs from what the specs render (edited by hand?); run render\n",

@@ -97,6 +97,9 @@ var boutique = map[string]upstream{
 //     persistence the cart does not use.
 //   - The loadgenerator is kept as a workload without ports (upstream has
 //     no Service for it either), so the shop generates load as upstream.
+//   - The services run two replicas (upstream: one), as the production
+//     cluster's policy asks; redis-cart and the loadgenerator keep one.
+//     Replicas are not compared here.
 //   - Flux applies the services in the order of their address exports
 //     (backends before the frontend, the frontend before the
 //     loadgenerator); upstream applies all at once.

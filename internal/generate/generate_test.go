@@ -7,10 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/yaml"
 
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/golden"
@@ -135,5 +139,59 @@ func TestConnectionStringWiring(t *testing.T) {
 		if m := literal.Find(b); m != nil {
 			t.Errorf("%s: looks like a credential in plain text: %q", p, m)
 		}
+	}
+}
+
+// TestHealthCheckProbesADeclaredPort: every probe rendered from a spec of
+// testdata/specs or the examples names a port its container declares (a
+// named port Kubernetes cannot find fails the probe on every pod).
+func TestHealthCheckProbesADeclaredPort(t *testing.T) {
+	t.Parallel()
+	roots := []string{"../../examples", "../../examples/real-apps", "../../examples/environments"}
+	cases, err := os.ReadDir("testdata/specs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		roots = append(roots, filepath.Join("testdata/specs", c.Name()))
+	}
+	probes := 0
+	for _, root := range roots {
+		for p, b := range render(t, load(t, nil, root), nil) {
+			if !strings.Contains(p, "/deployment-") && !strings.Contains(p, "/statefulset-") {
+				continue
+			}
+			var obj struct {
+				Spec struct {
+					Template corev1.PodTemplateSpec `json:"template"`
+				} `json:"spec"`
+			}
+			if err := yaml.Unmarshal(b, &obj); err != nil {
+				t.Fatalf("%s: %v", p, err)
+			}
+			pod := obj.Spec.Template.Spec
+			for _, ctr := range append(slices.Clone(pod.InitContainers), pod.Containers...) {
+				for _, pr := range []*corev1.Probe{ctr.ReadinessProbe, ctr.LivenessProbe, ctr.StartupProbe} {
+					var port *intstr.IntOrString
+					switch {
+					case pr == nil:
+						continue
+					case pr.HTTPGet != nil:
+						port = &pr.HTTPGet.Port
+					case pr.TCPSocket != nil:
+						port = &pr.TCPSocket.Port
+					default:
+						continue
+					}
+					probes++
+					if port.Type == intstr.String && !slices.ContainsFunc(ctr.Ports, func(cp corev1.ContainerPort) bool { return cp.Name == port.StrVal }) {
+						t.Errorf("%s: container %s probes port %q, which it does not declare (%v)", filepath.Join(root, p), ctr.Name, port.StrVal, ctr.Ports)
+					}
+				}
+			}
+		}
+	}
+	if probes < 10 {
+		t.Errorf("only %d probes seen", probes)
 	}
 }

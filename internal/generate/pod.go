@@ -134,7 +134,7 @@ func (r *renderer) mainContainer(a *spec.LoadedApp, c *spec.Component, main *cor
 	}
 	main.Ports, pt.service = containerPorts(declared, pt.service)
 	if hc := w.HealthCheck; hc != nil {
-		main.ReadinessProbe, main.LivenessProbe = healthCheck(hc)
+		main.ReadinessProbe, main.LivenessProbe = healthCheck(hc, declared)
 	}
 	if w.Probes != nil {
 		return probes(main, w.Probes, declared)
@@ -364,11 +364,20 @@ func containerPorts(ps []spec.Port, svc []corev1.ServicePort) ([]corev1.Containe
 	return out, svc
 }
 
-// healthCheck is the seed's one HTTP check, used for readiness and liveness.
-func healthCheck(hc *spec.HealthCheck) (readiness, liveness *corev1.Probe) {
-	port := intstr.FromString("http")
-	if hc.Port != 0 {
+// healthCheck is the seed's one HTTP check, used for readiness and
+// liveness, on its port or else on the container's port that callers
+// reach (defaultProbePort), by that port's name: http for a workload's
+// port.
+func healthCheck(hc *spec.HealthCheck, ports []spec.Port) (readiness, liveness *corev1.Probe) {
+	var port intstr.IntOrString
+	switch def := defaultProbePort(ports); {
+	case hc.Port != 0:
 		port = intstr.FromInt32(int32(hc.Port))
+	case def != 0:
+		i := slices.IndexFunc(ports, func(p spec.Port) bool { return p.Port == def })
+		port = intstr.FromString(ports[i].Name)
+	default:
+		port = intstr.FromString("http") // validation refused a check without a TCP port
 	}
 	period := hc.PeriodSeconds
 	if period == 0 {

@@ -8,7 +8,6 @@ package policy
 import (
 	"slices"
 	"strconv"
-	"strings"
 )
 
 // Container is what the checks read of one container of a pod.
@@ -34,16 +33,11 @@ const (
 // MissingRequests is require_requests: the message for a container that
 // requests no cpu or no memory, or "".
 func MissingRequests(c Container) string {
-	var lacking []string
-	for _, res := range []string{"cpu", "memory"} {
-		if !slices.Contains(c.Requests, res) {
-			lacking = append(lacking, res)
-		}
-	}
-	if len(lacking) == 0 {
+	lacking := either(!slices.Contains(c.Requests, "cpu"), !slices.Contains(c.Requests, "memory"), "cpu", "memory", "cpu or memory")
+	if lacking == "" {
 		return ""
 	}
-	return c.Role + " " + strconv.Quote(c.Name) + " sets no " + strings.Join(lacking, " or ") + " request (policy require_requests)"
+	return c.Role + " " + strconv.Quote(c.Name) + " sets no " + lacking + " request (policy require_requests)"
 }
 
 // MissingProbes is require_probes: the message for a container that runs
@@ -53,17 +47,25 @@ func MissingProbes(c Container, longRunning bool) string {
 	if !longRunning || c.Role == RoleInit {
 		return ""
 	}
-	var lacking []string
-	if !c.Readiness {
-		lacking = append(lacking, "readinessProbe")
-	}
-	if !c.Liveness {
-		lacking = append(lacking, "livenessProbe")
-	}
-	if len(lacking) == 0 {
+	lacking := either(!c.Readiness, !c.Liveness, "readinessProbe", "livenessProbe", "readinessProbe or livenessProbe")
+	if lacking == "" {
 		return ""
 	}
-	return c.Role + " " + strconv.Quote(c.Name) + " has no " + strings.Join(lacking, " or ") + " (policy require_probes)"
+	return c.Role + " " + strconv.Quote(c.Name) + " has no " + lacking + " (policy require_probes)"
+}
+
+// either names what is lacking of two things: a, b, both ("a or b"), or ""
+// (the checks run on every container: no list is built for it).
+func either(lackA, lackB bool, a, b, both string) string {
+	switch {
+	case lackA && lackB:
+		return both
+	case lackA:
+		return a
+	case lackB:
+		return b
+	}
+	return ""
 }
 
 // FewReplicas is production_replicas: the message for a workload of a

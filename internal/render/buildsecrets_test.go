@@ -18,7 +18,7 @@ func TestValidationBuildSecrets(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
 	golden.WriteFiles(t, root, map[string]string{
-		"platform.yaml":                   "build:\n  pin: false\n  secrets:\n    - {id: npm, env: NPM_TOKEN, projects: [shop]}\n    - {id: deploy, env: DEPLOY_KEY}\n",
+		"platform.yaml":                   "policy: {require_requests: off, require_probes: off}\nbuild:\n  pin: false\n  secrets:\n    - {id: npm, env: NPM_TOKEN, projects: [shop]}\n    - {id: deploy, env: DEPLOY_KEY}\n",
 		"apps/shop/web/app.yaml":          "name: web\ncomponents: [{name: site, type: workload, workload_spec: {build_mode: dockerfile, port: 80}}]\n",
 		"apps/shop/web/Dockerfile":        "FROM scratch\nRUN --mount=type=secret,id=npm true\nRUN --mount=type=secret,id=deploy,required true\n",
 		"apps/blog/site/app.yaml":         "name: site\ncomponents: [{name: main, type: workload, workload_spec: {build_mode: dockerfile, build: {dockerfile: build/Dockerfile}, port: 80}}]\n",

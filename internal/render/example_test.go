@@ -18,6 +18,6 @@ func ExampleRun() {
 	fmt.Printf("%d app(s), %d problem(s), %d file(s)\n", res.Summary.Apps, len(res.Problems), res.Summary.Files)
 	fmt.Println(res.Fleet.Files[0].Path)
 	// Output:
-	// 6 app(s), 0 problem(s), 46 file(s)
+	// 6 app(s), 0 problem(s), 49 file(s)
 	// apps/prod-eu/my-project/my-api/api/deployment-my-api-api.yaml
 }

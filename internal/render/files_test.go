@@ -37,7 +37,7 @@ func TestFilesFromAGitRef(t *testing.T) {
 	load := func(src render.Source) *spec.LoadedApp {
 		t.Helper()
 		repo, ps, err := render.Load(t.Context(), src)
-		if err != nil || len(ps) > 0 {
+		if err != nil || ps.HasErrors() {
 			t.Fatalf("load: %v %v", err, ps)
 		}
 		return repo.Apps[0]

@@ -55,7 +55,8 @@ components:
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			ps := validate(t, map[string]string{"apps/shop/web/app.yaml": head + tt.patches})
+			ps := validate(t, map[string]string{"apps/shop/web/app.yaml": head + tt.patches,
+				"platform.yaml": "build: {pin: false}\npolicy: {require_requests: off, require_probes: off}\n"})
 			var got []int
 			for _, p := range ps {
 				if tt.msg != "" && strings.Contains(p.Message, tt.msg) {

@@ -304,8 +304,10 @@ func (l *Loader) checkWorkload(a *LoadedApp, c *Component, at Path, plat *Platfo
 		if hc.Path != "" && !strings.HasPrefix(hc.Path, "/") {
 			ps.Add(doc, at.Child("health_check").Child("path"), "must start with /")
 		}
-		if hc.Port == 0 && !hasExposedTCP(w) && !doc.Has(at.Child("port")) && !doc.Has(at.Child("ports")) {
-			ps.Add(doc, at.Child("health_check"), "a health check needs a port: set health_check.port or the workload's port")
+		if hc.Port == 0 && !hasTCP(w) && !doc.Has(at.Child("port")) {
+			// The check probes the first exposed TCP port, else the first
+			// TCP port (generate's defaultProbePort).
+			ps.AddKey(doc, at.Child("health_check"), "a health check needs a TCP port: set health_check.port, or the workload's port, or a TCP port in ports")
 		}
 	}
 	checkWords(doc, at, w.Command, w.Args, ps)

@@ -42,6 +42,12 @@ type Document struct {
 	// pos, when set, holds every position by path; expanded templates use
 	// it to point values at the files they came from.
 	pos map[string]nodePos
+	// comps holds, for a document fastParse read, the positions of each
+	// component's workload_spec and of its resources and replicas, taken
+	// from the first read: the policy checks warn there on every
+	// component that lacks probes or requests, and a warning there should
+	// not cost a second read of the file (see node).
+	comps []componentPos
 	// inputs are the files the document names that the loader read (a
 	// config file's from), each as its name and content: part of Sum, so
 	// that a change to one changes the app's digest.
@@ -55,10 +61,19 @@ func (d *Document) addInput(name string, data []byte) {
 
 type nodePos struct{ key, val Pos }
 
+// componentPos are the positions of a component's workload_spec, and of
+// that map's resources and replicas (zero when it has none).
+type componentPos struct{ spec, resources, replicas nodePos }
+
 func (d *Document) posAt(p Path) (nodePos, bool) {
 	if d.pos != nil {
 		np, ok := d.pos[p.key()]
 		return np, ok
+	}
+	if d.comps != nil {
+		if np := d.componentPos(p); np.val.Line > 0 {
+			return np, true
+		}
 	}
 	var k, v interface{ pos() Pos }
 	if n := d.node(); n != nil {
@@ -104,19 +119,24 @@ type Path []any
 
 // String formats the path as components[1].workload_spec.port.
 func (p Path) String() string {
-	var b strings.Builder
+	b := make([]byte, 0, 48)
 	for _, s := range p {
 		switch s := s.(type) {
 		case int:
-			fmt.Fprintf(&b, "[%d]", s)
-		default:
-			if b.Len() > 0 {
-				b.WriteByte('.')
+			b = append(strconv.AppendInt(append(b, '['), int64(s), 10), ']')
+		case string:
+			if len(b) > 0 {
+				b = append(b, '.')
 			}
-			fmt.Fprint(&b, s)
+			b = append(b, s...)
+		default:
+			if len(b) > 0 {
+				b = append(b, '.')
+			}
+			b = fmt.Append(b, s)
 		}
 	}
-	return b.String()
+	return string(b)
 }
 
 // Child returns p extended by one step, without aliasing p.
@@ -273,10 +293,17 @@ func Parse(file string, data []byte) (*Document, error) {
 		data = bytes.ReplaceAll(data, []byte{'\t'}, []byte{' '})
 	}
 	r := readers.Get().(*yamlx.Reader)
-	fast, ok := fastParse(r.Fast, data)
+	var comps []componentPos
+	fast, ok := fastParse(func(data []byte) ([]yamlx.Doc, bool) {
+		docs, ok := r.Fast(data)
+		if ok && len(docs) == 1 && docs[0].Root != nil {
+			comps = componentPositions(docs[0].Root) // before the reader reuses the nodes
+		}
+		return docs, ok
+	}, data)
 	readers.Put(r)
 	if ok {
-		return &Document{File: file, Value: fast, data: data}, nil
+		return &Document{File: file, Value: fast, data: data, comps: comps}, nil
 	}
 	root, err := parseTree(file, data)
 	if err != nil {
@@ -290,6 +317,54 @@ func Parse(file string, data []byte) (*Document, error) {
 	}
 	d.Value = v
 	return d, nil
+}
+
+// componentPos answers posAt from comps for components[i].workload_spec and
+// its resources and replicas; a zero nodePos for any other path.
+func (d *Document) componentPos(p Path) nodePos {
+	if len(p) < 3 || len(p) > 4 || p[0] != "components" || p[2] != "workload_spec" {
+		return nodePos{}
+	}
+	i, ok := p[1].(int)
+	if !ok || i < 0 || i >= len(d.comps) {
+		return nodePos{}
+	}
+	c := &d.comps[i]
+	if len(p) == 3 {
+		return c.spec
+	}
+	switch p[3] {
+	case "resources":
+		return c.resources
+	case "replicas":
+		return c.replicas
+	}
+	return nodePos{}
+}
+
+// componentPositions reads comps from a document's fast tree.
+func componentPositions(root *yamlx.Node) []componentPos {
+	_, list := findNode(root, Path{"components"})
+	if list == nil || list.Kind != yamlx.SeqNode {
+		return nil
+	}
+	at := func(k, v *yamlx.Node) nodePos {
+		if k == nil || v == nil {
+			return nodePos{}
+		}
+		return nodePos{key: fastNode{k}.pos(), val: fastNode{v}.pos()}
+	}
+	out := make([]componentPos, len(list.Kids))
+	for i, c := range list.Kids {
+		k, ws := findNode(c, Path{"workload_spec"})
+		if ws == nil {
+			continue
+		}
+		out[i].spec = at(k, ws)
+		out[i].resources = at(findNode(ws, Path{"resources"}))
+		out[i].replicas = at(findNode(ws, Path{"replicas"}))
+	}
+	return out
 }
 
 // readers are the fast readers of Parse, whose nodes live only until they

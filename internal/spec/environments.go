@@ -297,6 +297,7 @@ func (l *Loader) inEnvironment(fsys fs.FS, a *LoadedApp, plat *Platform, e *Envi
 		}
 	}
 	if len(overrides) == 0 {
+		replicasPolicy(&c, plat, nil, ps)
 		return &c
 	}
 	doc, paths, err := mergedDocument(a.Doc, e.Name, overrides, index)
@@ -340,7 +341,27 @@ func (l *Loader) inEnvironment(fsys fs.FS, a *LoadedApp, plat *Platform, e *Envi
 	if bad {
 		return nil
 	}
+	replicasPolicy(&c, plat, paths, ps)
 	return &c
+}
+
+// replicasPolicy runs on an environment's copy of an app the policy check
+// that depends on its cluster (checkReplicasPolicy; the app as written was
+// checked on none), at the override that set the count when one did.
+func replicasPolicy(c *LoadedApp, plat *Platform, paths *overridePaths, ps *Problems) {
+	var own Problems
+	for i := range c.Spec.Components {
+		checkReplicasPolicy(c, &c.Spec.Components[i], Path{"components", i, "workload_spec"}, plat, &own)
+	}
+	for _, p := range own {
+		if paths != nil {
+			comp, rest := splitComponentPath(p.Path)
+			if to, at := paths.at(comp, rest, p.Pos); at {
+				p.Path = to
+			}
+		}
+		*ps = append(*ps, p)
+	}
 }
 
 // overridePaths tells where the merged values of an environment's

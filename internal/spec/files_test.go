@@ -55,9 +55,9 @@ func TestFilesFromAreRead(t *testing.T) {
 		}
 	}
 	for name, load := range map[string]func() (*spec.Repo, spec.Problems){
-		"folder":    func() (*spec.Repo, spec.Problems) { return newLoader(t, "").Load(os.DirFS(root)) },
-		"bytes":     func() (*spec.Repo, spec.Problems) { return newLoader(t, "").LoadFiles(bytesOf) },
-		"ReadFiles": func() (*spec.Repo, spec.Problems) { return newLoader(t, "").LoadFiles(read) },
+		"folder":    func() (*spec.Repo, spec.Problems) { return notPolicy(newLoader(t, "").Load(os.DirFS(root))) },
+		"bytes":     func() (*spec.Repo, spec.Problems) { return notPolicy(newLoader(t, "").LoadFiles(bytesOf)) },
+		"ReadFiles": func() (*spec.Repo, spec.Problems) { return notPolicy(newLoader(t, "").LoadFiles(read)) },
 	} {
 		repo, ps := load()
 		if len(ps) > 0 {
@@ -82,11 +82,11 @@ func TestFilesFromAreRead(t *testing.T) {
 func TestFilesFromInDigest(t *testing.T) {
 	t.Parallel()
 	sum := func(conf string) [32]byte {
-		repo, ps := newLoader(t, "").LoadFiles(map[string][]byte{
+		repo, ps := notPolicy(newLoader(t, "").LoadFiles(map[string][]byte{
 			"apps/shop/web/app.yaml":          []byte(fromSpec("nginx.conf")),
 			"apps/shop/web/nginx.conf":        []byte(conf),
 			"apps/shop/web/unrelated-file.md": []byte("x"),
-		})
+		}))
 		if len(ps) > 0 {
 			t.Fatal(ps)
 		}
@@ -148,7 +148,7 @@ func TestFilesFromRefused(t *testing.T) {
 			if tt.setup != nil {
 				tt.setup(t, root, outside)
 			}
-			_, ps := newLoader(t, "").Load(os.DirFS(root))
+			_, ps := notPolicy(newLoader(t, "").Load(os.DirFS(root)))
 			if got := ps.Error(); got != tt.want {
 				t.Errorf("problems:\n%s\nwant:\n%s", got, tt.want)
 			}
@@ -165,7 +165,7 @@ func TestFilesFromLinkInside(t *testing.T) {
 	if err := os.Symlink("../shared/nginx.conf", filepath.Join(root, "apps/shop/web/nginx.conf")); err != nil {
 		t.Fatal(err)
 	}
-	repo, ps := newLoader(t, "").Load(os.DirFS(root))
+	repo, ps := notPolicy(newLoader(t, "").Load(os.DirFS(root)))
 	if len(ps) > 0 {
 		t.Fatal(ps)
 	}
@@ -216,7 +216,7 @@ func TestFilesFromLinksInATree(t *testing.T) {
 		"apps/shop/out/app.yaml":     []byte(strings.Replace(fromSpec("nginx.conf"), "name: web", "name: out", 1)),
 	}
 	links := map[string]string{"apps/shop/web/nginx.conf": "../shared/base.conf", "apps/shop/out/nginx.conf": "../../../../secret"}
-	repo, ps := newLoader(t, "").LoadTree(files, links)
+	repo, ps := notPolicy(newLoader(t, "").LoadTree(files, links))
 	want := "apps/shop/out/app.yaml:10:17: components[0].workload_spec.files[0].from: apps/shop/out/nginx.conf is a symbolic link to a path outside the repository; copy the file instead"
 	if ps.Error() != want {
 		t.Errorf("problems:\n%v\nwant:\n%s", ps, want)

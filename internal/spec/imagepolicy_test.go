@@ -33,7 +33,7 @@ func TestForbidLatest(t *testing.T) {
 				"platform.yaml":          {Data: []byte("apps_domain: apps.example.com\n" + tt.policy)},
 				"apps/shop/web/app.yaml": {Data: []byte("name: web\ncomponents:\n  - name: web\n    type: workload\n    workload_spec:\n      image: " + tt.image + "\n      port: 8080\n")},
 			}
-			_, ps := newLoader(t, "").Load(fsys)
+			_, ps := notPolicy(newLoader(t, "").Load(fsys))
 			var got []string
 			for _, p := range ps {
 				got = append(got, p.Error())
@@ -53,7 +53,7 @@ func TestForbidLatestExemptsBuilds(t *testing.T) {
 			"platform.yaml":          {Data: []byte("registry: registry.example.com/fleet\npolicy: {forbid_latest: error}\n")},
 			"apps/shop/web/app.yaml": {Data: []byte("name: web\ncomponents:\n  - name: web\n    type: workload\n    workload_spec:\n      build_mode: " + mode + "\n      port: 8080\n")},
 		}
-		if _, ps := newLoader(t, "").Load(fsys); len(ps) > 0 {
+		if _, ps := notPolicy(newLoader(t, "").Load(fsys)); len(ps) > 0 {
 			t.Errorf("build_mode %s: problems %v", mode, ps)
 		}
 	}

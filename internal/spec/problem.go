@@ -105,7 +105,14 @@ func (ps Problems) Sort() Problems {
 		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Pos.Line, b.Pos.Line),
 			cmp.Compare(a.Pos.Col, b.Pos.Col), cmp.Compare(a.Path, b.Path), cmp.Compare(a.Message, b.Message))
 	})
-	return slices.CompactFunc(ps, func(a, b *Problem) bool { return a.Error() == b.Error() })
+	return slices.CompactFunc(ps, func(a, b *Problem) bool {
+		// The same text: compared field by field, formatted only when the
+		// positions alone differ (a position may not be printed).
+		if a.File != b.File || a.Path != b.Path || a.Message != b.Message || cmp.Or(a.Severity, SeverityError) != cmp.Or(b.Severity, SeverityError) {
+			return false
+		}
+		return a.Pos == b.Pos || a.Error() == b.Error()
+	})
 }
 
 // Error lists every problem, one a line.

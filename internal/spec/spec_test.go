@@ -13,6 +13,7 @@ import (
 	"github.com/fleetwright/fleetwright/internal/exports"
 	"github.com/fleetwright/fleetwright/internal/golden"
 	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spectest"
 )
 
 // catalog is a small stand-in for the exports catalog.
@@ -99,17 +100,50 @@ func TestExamplesAreValid(t *testing.T) {
 	}
 }
 
+// The real applications' examples pass the policy checks, but for the
+// stores and the tool that run one of a kind on purpose: the Boutique's
+// cart Redis, MinIO, Sock Shop's databases and queue, and Plausible's
+// PostgreSQL and ClickHouse (two replicas would be two stores), and the Boutique's load generator, kept as
+// upstream has it (no probes, one replica).
+func TestRealAppExamplesPolicy(t *testing.T) {
+	t.Parallel()
+	l := spectest.Loader(t)
+	_, ps := l.Load(os.DirFS("../../examples/real-apps"))
+	var got []string
+	for _, p := range ps {
+		got = append(got, p.Error())
+	}
+	const replicas = "runs 1 replica(s) on production cluster prod-eu and no HorizontalPodAutoscaler scales it; run at least 2 (policy production_replicas)"
+	want := []string{
+		"apps/analytics/plausible/app.yaml:11:5: warning: components[0].workload_spec: " + replicas,
+		"apps/analytics/plausible/app.yaml:26:5: warning: components[1].workload_spec: " + replicas,
+		"apps/boutique/shop/app.yaml:13:5: warning: components[0].workload_spec: " + replicas,
+		`apps/boutique/shop/app.yaml:206:5: warning: components[11].workload_spec: container "loadgenerator" has no readinessProbe or livenessProbe (policy require_probes)`,
+		"apps/boutique/shop/app.yaml:206:5: warning: components[11].workload_spec: " + replicas,
+		"apps/shop/objects/app.yaml:9:5: warning: components[0].workload_spec: " + replicas,
+		"apps/sock-shop/socks/app.yaml:29:5: warning: components[1].workload_spec: " + replicas,
+		"apps/sock-shop/socks/app.yaml:55:5: warning: components[3].workload_spec: " + replicas,
+		"apps/sock-shop/socks/app.yaml:98:5: warning: components[6].workload_spec: " + replicas,
+		"apps/sock-shop/socks/app.yaml:137:5: warning: components[9].workload_spec: " + replicas,
+		"apps/sock-shop/socks/app.yaml:155:5: warning: components[10].workload_spec: " + replicas,
+		"apps/sock-shop/socks/app.yaml:197:5: warning: components[13].workload_spec: " + replicas,
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("problems (-want +got):\n%s", d)
+	}
+}
+
 // TestSeedYAMLMatchesJSON proves the YAML form of the seed body means the
 // same as the JSON body.
 func TestSeedYAMLMatchesJSON(t *testing.T) {
 	t.Parallel()
-	jsonRepo, ps := newLoader(t, "").LoadFiles(map[string][]byte{
+	jsonRepo, ps := notPolicy(newLoader(t, "").LoadFiles(map[string][]byte{
 		"apps/my-project/my-api/app.json": mustRead(t, "../../examples/apps/my-project/my-api/app.json"),
-	})
+	}))
 	if len(ps) > 0 {
 		t.Fatal(ps)
 	}
-	yamlRepo, ps := newLoader(t, "").Load(os.DirFS("testdata/seed-yaml"))
+	yamlRepo, ps := notPolicy(newLoader(t, "").Load(os.DirFS("testdata/seed-yaml")))
 	if len(ps) > 0 {
 		t.Fatal(ps)
 	}
@@ -119,6 +153,25 @@ func TestSeedYAMLMatchesJSON(t *testing.T) {
 	if got := jsonRepo.Apps[0].Project; got != "b2c3d4e5-0002-0000-0000-000000000000" {
 		t.Errorf("project = %q; without a project_ids mapping the id is the project", got)
 	}
+}
+
+// notPolicy drops the findings of the policy checks validate shares with
+// verify (require_requests, require_probes, require_tls,
+// production_replicas) from what a test of something else compares:
+// TestInvalidSpecs/policy-checks and verify's
+// TestPolicySameInValidateAndVerify check them.
+func notPolicy(repo *spec.Repo, ps spec.Problems) (*spec.Repo, spec.Problems) {
+	var out spec.Problems
+	for _, p := range ps {
+		switch {
+		case p.Severity == spec.SeverityWarning && (strings.HasSuffix(p.Message, "(policy require_requests)") ||
+			strings.HasSuffix(p.Message, "(policy require_probes)") || strings.HasSuffix(p.Message, "(policy require_tls)") ||
+			strings.HasSuffix(p.Message, "(policy production_replicas)")):
+		default:
+			out = append(out, p)
+		}
+	}
+	return repo, out
 }
 
 func mustRead(t *testing.T, p string) []byte {

@@ -114,6 +114,12 @@ func hasExposedTCP(w *WorkloadSpec) bool {
 	return false
 }
 
+// hasTCP reports whether the workload's container declares a TCP port,
+// exposed or not.
+func hasTCP(w *WorkloadSpec) bool {
+	return w.Port > 0 || slices.ContainsFunc(w.Ports, func(p Port) bool { return p.Protocol == "" || p.Protocol == ProtocolTCP })
+}
+
 // checkImage checks an image reference and the forbid_latest policy.
 func checkImage(doc *Document, at Path, image string, plat *Platform, ps *Problems) {
 	if _, err := name.ParseReference(image); err != nil {
@@ -192,6 +198,7 @@ func (l *Loader) checkWorkloadFields(a *LoadedApp, c *Component, at Path, plat *
 	for _, check := range fieldChecks {
 		check(doc, c, w, at, ps)
 	}
+	checkPolicy(a, c, at, plat, ps)
 	checkWorkloadPorts(doc, c, w, at, ps)
 
 	checkEnvRefs(doc, w.Env, at, a.Spec.Env, ps)

@@ -194,7 +194,7 @@ func TestArtifactChecks(t *testing.T) {
 		{name: "clean", checks: []Check{CheckArtifact, CheckBuild}, want: []string{}},
 		{
 			name:   "a file of the folder edited",
-			mutate: func(t testing.TB, f map[string][]byte) { edit(t, f, ordersAPIFile, "replicas: 1", "replicas: 3") },
+			mutate: func(t testing.TB, f map[string][]byte) { edit(t, f, ordersAPIFile, "replicas: 2", "replicas: 3") },
 			checks: []Check{CheckArtifact},
 			want: []string{"fleet/" + shopOrdersFlux + ":25: OCIRepository/shop-orders-api: spec.ref.digest: pins sha256:PINNED, but the files of " +
 				"fleet/apps/prod-eu/shop/orders/api pack to sha256:OTHER: Flux applies content that the fleet's files do not show; " + fixArtifact},
@@ -596,7 +596,7 @@ func TestArtifactsInRegistry(t *testing.T) {
 		{
 			name: "Git differs from the registry's artifact",
 			mutate: func(t testing.TB, f map[string][]byte) {
-				edit(t, f, ordersAPIFile, "replicas: 1", "replicas: 3")
+				edit(t, f, ordersAPIFile, "replicas: 2", "replicas: 3")
 				f[ordersFolder+"extra.yaml"] = []byte(handAdded)
 				delete(f, ordersFolder+"service-orders-api.yaml")
 			},

@@ -55,8 +55,8 @@ func TestTenancyAttacksOnTheFleet(t *testing.T) {
 			edit(t, f, ordersKust, "- service-orders-api.yaml\n", "- service-orders-api.yaml\npatches:\n"+
 				strings.ReplaceAll(attackPatch(t, "ingress-host", "Ingress"), "bank.example.com", "reports.example.com"))
 		}, want: []string{
-			"fleet/" + ordersKust + `:9: Ingress/orders-api: spec.rules[0].host: host "reports.example.com" is not one app orders claims`,
-			"fleet/" + ordersKust + `:9: Ingress/orders-api: spec.rules[0].host: host "reports.example.com" is claimed by app prod-eu/shop/reports (fleet/` + reportsIng + `:20)`,
+			"fleet/" + ordersKust + `:10: Ingress/orders-api: spec.rules[0].host: host "reports.example.com" is not one app orders claims`,
+			"fleet/" + ordersKust + `:10: Ingress/orders-api: spec.rules[0].host: host "reports.example.com" is claimed by app prod-eu/shop/reports (fleet/` + reportsIng + `:20)`,
 		}},
 		{name: "a wildcard Ingress host over another app's", mutate: func(t testing.TB, f map[string][]byte) {
 			edit(t, f, reportsIng, "host: reports.example.com", `host: "*.example.com"`)
