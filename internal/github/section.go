@@ -43,6 +43,14 @@ func ReplaceSection(body, name, content string) (string, bool) {
 	return body[:i] + Section(name, content) + body[j+len(end):], true
 }
 
+// SectionUpdater keeps a section of a marked comment up to date, as the
+// webhook does with the review comment's preview section.
+type SectionUpdater interface {
+	UpdateCommentSection(ctx context.Context, repo Repo, issue int, marker, name, content string) (bool, error)
+}
+
+var _ SectionUpdater = (*Client)(nil)
+
 // UpdateCommentSection replaces section name in the comment marked marker
 // on the issue or pull request. It does nothing when no comment carries
 // marker, when that comment has no such section, or when the section
