@@ -151,7 +151,7 @@ func parseFlagsHelp(args []string, stdout, stderr io.Writer, onHelp func(*flag.F
 	fs.StringVar(&o.fleetRepoURL, "fleet-repo-url", "", "web URL of the fleet repository: the status pages link fleet revisions to <url>/commit/<sha> (or put the commit where the URL says {commit})")
 	fs.StringVar(&o.appsRepoURL, "apps-repo-url", "", "web URL of the apps repository: the status pages link spec revisions to its commits, as -fleet-repo-url")
 	fs.DurationVar(&o.sessionTTL, "session-ttl", 12*time.Hour, "how long a sign-in to the status pages lasts")
-	fs.StringVar(&o.platformFile, "platform-file", "", "the apps repository's platform.yaml: its prices (cpu_hour, memory_gib_hour) price each app's requested resources on the status pages, and its environments' clusters tell which apps this webhook's cluster (-cluster-name) runs")
+	fs.StringVar(&o.platformFile, "platform-file", "", "the apps repository's platform.yaml: its prices (cpu_hour, memory_gib_hour) price each app's requested resources on the status pages, and its environments' clusters (and previews.cluster, pull requests' previews') tell which apps this webhook's cluster (-cluster-name) runs")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return o, err
@@ -291,11 +291,9 @@ func serve(ctx context.Context, o options, _ io.Writer, stderr io.Writer) error 
 	if err := readSecrets(o, &cfg, log); err != nil {
 		return err
 	}
-	prices, clusters, err := readPlatform(o.platformFile)
-	if err != nil {
+	if err := readPlatform(o.platformFile, &cfg.Pages); err != nil {
 		return err
 	}
-	cfg.Pages.Prices, cfg.Pages.EnvironmentClusters = prices, clusters
 	st, err := openStore(ctx, o, log)
 	if err != nil {
 		return err
@@ -398,36 +396,38 @@ func readSecrets(o options, cfg *webhook.Config, log *slog.Logger) error {
 	return nil
 }
 
-// readPlatform reads a platform file, checked as render checks it: its
-// prices, and the cluster of each of its environments (nil without a
-// file).
-func readPlatform(file string) (webhook.Prices, map[string]string, error) {
+// readPlatform reads a platform file, checked as render checks it, into
+// the pages' configuration: its prices, the cluster of each of its
+// environments, and the previews' cluster (nothing without a file).
+func readPlatform(file string, pc *webhook.PagesConfig) error {
 	if file == "" {
-		return webhook.Prices{}, nil, nil
+		return nil
 	}
 	data, err := os.ReadFile(file)
 	if err != nil {
-		return webhook.Prices{}, nil, fmt.Errorf("-platform-file: %w", err)
+		return fmt.Errorf("-platform-file: %w", err)
 	}
 	l, err := spec.NewLoader(nil, "")
 	if err != nil {
-		return webhook.Prices{}, nil, err
+		return err
 	}
 	plat, ps := l.LoadPlatformFile(file, data)
 	if ps.HasErrors() {
-		return webhook.Prices{}, nil, cli.Usagef("-platform-file %s:\n%s", file, ps.Error())
+		return cli.Usagef("-platform-file %s:\n%s", file, ps.Error())
 	}
-	var clusters map[string]string
 	for _, e := range plat.Environments {
-		if clusters == nil {
-			clusters = map[string]string{}
+		if pc.EnvironmentClusters == nil {
+			pc.EnvironmentClusters = map[string]string{}
 		}
-		clusters[e.Name] = e.Cluster
+		pc.EnvironmentClusters[e.Name] = e.Cluster
 	}
-	if plat.Prices == nil {
-		return webhook.Prices{}, clusters, nil
+	if plat.Previews != nil {
+		pc.PreviewCluster = plat.Previews.Cluster
 	}
-	return webhook.Prices{CPUHour: plat.Prices.CPUHour, MemoryGiBHour: plat.Prices.MemoryGiBHour, Currency: plat.Prices.Currency}, clusters, nil
+	if plat.Prices != nil {
+		pc.Prices = webhook.Prices{CPUHour: plat.Prices.CPUHour, MemoryGiBHour: plat.Prices.MemoryGiBHour, Currency: plat.Prices.Currency}
+	}
+	return nil
 }
 
 // noLimit maps a flag's 0 (no limit) to the config's negative.

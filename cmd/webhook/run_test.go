@@ -384,27 +384,31 @@ func TestServeOnPostgresOwnsAndReleases(t *testing.T) {
 	}
 }
 
-// TestPlatformFilePrices reads the prices of a platform file and its
-// environments' clusters, and refuses
+// TestPlatformFilePrices reads the prices of a platform file, its
+// environments' clusters and its previews' cluster, and refuses
 // to start on a bad one with the problem at its line and column.
 func TestPlatformFilePrices(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	good := writeFile(t, dir, "platform.yaml", "registry: registry.example.com/fleet\nprices:\n  cpu_hour: 0.031\n  memory_gib_hour: 0.0042\n  currency: EUR")
-	p, _, err := readPlatform(good)
-	if err != nil || p != (webhook.Prices{CPUHour: 0.031, MemoryGiBHour: 0.0042, Currency: "EUR"}) {
-		t.Errorf("readPlatform = %+v, %v", p, err)
+	var pc webhook.PagesConfig
+	if err := readPlatform(good, &pc); err != nil || pc.Prices != (webhook.Prices{CPUHour: 0.031, MemoryGiBHour: 0.0042, Currency: "EUR"}) {
+		t.Errorf("readPlatform = %+v, %v", pc.Prices, err)
 	}
 	envs := writeFile(t, t.TempDir(), "platform.yaml", "registry: r.example.com/x\nclusters: [{name: stage-eu}, {name: prod-eu}]\n"+
-		"environments:\n  - {name: staging, cluster: stage-eu}\n  - {name: production, cluster: prod-eu, promote_from: staging}\n")
-	if _, clusters, err := readPlatform(envs); err != nil || !maps.Equal(clusters, map[string]string{"staging": "stage-eu", "production": "prod-eu"}) {
-		t.Errorf("the environments' clusters = %v, %v", clusters, err)
+		"environments:\n  - {name: staging, cluster: stage-eu}\n  - {name: production, cluster: prod-eu, promote_from: staging}\n"+
+		"previews: {cluster: stage-eu, apps_domain: preview.example.com, ttl: 72h, max: 20}\n")
+	pc = webhook.PagesConfig{}
+	if err := readPlatform(envs, &pc); err != nil || !maps.Equal(pc.EnvironmentClusters, map[string]string{"staging": "stage-eu", "production": "prod-eu"}) ||
+		pc.PreviewCluster != "stage-eu" {
+		t.Errorf("the environments' clusters = %v, previews' %q, %v", pc.EnvironmentClusters, pc.PreviewCluster, err)
 	}
-	if p, _, err := readPlatform(writeFile(t, t.TempDir(), "platform.yaml", "registry: r.example.com/x")); err != nil || p.Set() {
-		t.Errorf("readPlatform of a file without prices = %+v, %v", p, err)
+	pc = webhook.PagesConfig{}
+	if err := readPlatform(writeFile(t, t.TempDir(), "platform.yaml", "registry: r.example.com/x"), &pc); err != nil || pc.Prices.Set() || pc.PreviewCluster != "" {
+		t.Errorf("readPlatform of a file without prices = %+v, %v", pc, err)
 	}
 	bad := writeFile(t, t.TempDir(), "platform.yaml", "prices:\n  cpu_hour: -0.031\n  memory_gib_hour: lots")
-	err = run(t.Context(), []string{"-listen", "127.0.0.1:0", "-sqlite", filepath.Join(dir, "h.db"), "-platform-file", bad}, io.Discard, io.Discard)
+	err := run(t.Context(), []string{"-listen", "127.0.0.1:0", "-sqlite", filepath.Join(dir, "h.db"), "-platform-file", bad}, io.Discard, io.Discard)
 	ee, ok := errors.AsType[*cli.ExitError](err)
 	if !ok || ee.Code != cli.ExitUsage || !strings.Contains(err.Error(), bad+":2:13: prices.cpu_hour: must be ≥ 0; got -0.031") ||
 		!strings.Contains(err.Error(), bad+":3:20: prices.memory_gib_hour: must be a number, not a string") {

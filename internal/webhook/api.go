@@ -364,14 +364,16 @@ func (s *Server) requireKube(w http.ResponseWriter) bool {
 	return true
 }
 
-func (s *Server) listPods(ctx context.Context, project, app, component string) ([]corev1.Pod, error) {
+// listPods lists the app's pods (of one component, when named) in
+// namespace ns.
+func (s *Server) listPods(ctx context.Context, ns, project, app, component string) ([]corev1.Pod, error) {
 	sel := appSelector(project, app)
 	if component != "" {
 		sel += ",fleetwright.io/component=" + component
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	list, err := s.cfg.Kube.CoreV1().Pods(project).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	list, err := s.cfg.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
 		return nil, err
 	}
@@ -385,7 +387,7 @@ func (s *Server) handlePods(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	project, name := r.PathValue("project"), r.PathValue("name")
-	pods, err := s.listPods(r.Context(), project, name, r.URL.Query().Get("component"))
+	pods, err := s.listPods(r.Context(), probe.ProjectNamespace(project), project, name, r.URL.Query().Get("component"))
 	if err != nil {
 		writeError(w, http.StatusBadGateway, "listing pods from the cluster: "+err.Error())
 		return
@@ -453,7 +455,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 			Object: e.Kind + "/" + e.Namespace + "/" + e.Name, Message: e.Message})
 	}
 	if s.cfg.Kube != nil {
-		kev, err := s.kubeEvents(r.Context(), project, name)
+		kev, err := s.kubeEvents(r.Context(), probe.ProjectNamespace(project), project, name)
 		if err != nil {
 			writeError(w, http.StatusBadGateway, "listing events from the cluster: "+err.Error())
 			return
@@ -468,11 +470,12 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 }
 
 // kubeEvents returns the Kubernetes events of the app's objects: those named
-// <app>-<component> and the ReplicaSets and Pods named after them.
-func (s *Server) kubeEvents(ctx context.Context, project, app string) ([]EventView, error) {
+// <app>-<component> and the ReplicaSets and Pods named after them, in
+// namespace ns.
+func (s *Server) kubeEvents(ctx context.Context, ns, project, app string) ([]EventView, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	deps, err := s.cfg.Kube.AppsV1().Deployments(project).List(ctx, metav1.ListOptions{
+	deps, err := s.cfg.Kube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{
 		LabelSelector: appSelector(project, app)})
 	if err != nil {
 		return nil, err
@@ -481,7 +484,7 @@ func (s *Server) kubeEvents(ctx context.Context, project, app string) ([]EventVi
 	for _, d := range deps.Items {
 		prefixes = append(prefixes, d.Name)
 	}
-	list, err := s.cfg.Kube.CoreV1().Events(project).List(ctx, metav1.ListOptions{})
+	list, err := s.cfg.Kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -533,7 +536,7 @@ func (s *Server) handleLogs(w http.ResponseWriter, r *http.Request) {
 		}
 		tail = n
 	}
-	pods, err := s.listPods(r.Context(), project, name, component)
+	pods, err := s.listPods(r.Context(), probe.ProjectNamespace(project), project, name, component)
 	if err != nil {
 		writeError(w, http.StatusBadGateway, "listing pods from the cluster: "+err.Error())
 		return
@@ -559,7 +562,7 @@ func (s *Server) handleLogs(w http.ResponseWriter, r *http.Request) {
 			container = p.Spec.Containers[0].Name
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
-		raw, err := s.cfg.Kube.CoreV1().Pods(project).GetLogs(p.Name, &corev1.PodLogOptions{Container: container, TailLines: &tail}).DoRaw(ctx)
+		raw, err := s.cfg.Kube.CoreV1().Pods(probe.ProjectNamespace(project)).GetLogs(p.Name, &corev1.PodLogOptions{Container: container, TailLines: &tail}).DoRaw(ctx)
 		cancel()
 		if err != nil {
 			writeError(w, http.StatusBadGateway, fmt.Sprintf("logs of pod %s are not available from the cluster (is its node's kubelet reachable?): %v", p.Name, err))

@@ -359,7 +359,7 @@ func (s *Server) appEvents(ctx context.Context, v *appView) error {
 			Object: e.Kind + "/" + e.Namespace + "/" + e.Name, Message: e.Message})
 	}
 	if s.cfg.Kube != nil && v.Elsewhere == "" {
-		kev, err := s.kubeEvents(ctx, v.App.Project, v.App.Name)
+		kev, err := s.kubeEvents(ctx, appNamespace(v.App.Project, v.App.Environment), v.App.Project, v.App.Name)
 		if err != nil {
 			v.EventError = "Kubernetes events are not available from the cluster: " + err.Error()
 		}
@@ -375,7 +375,8 @@ func (s *Server) appEvents(ctx context.Context, v *appView) error {
 func (s *Server) podsAndLogs(ctx context.Context, v *appView) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	pods, err := s.listPods(ctx, v.App.Project, v.App.Name, "")
+	ns := appNamespace(v.App.Project, v.App.Environment)
+	pods, err := s.listPods(ctx, ns, v.App.Project, v.App.Name, "")
 	if err != nil {
 		v.PodsError = "Pods are not available from the cluster: " + err.Error()
 		return
@@ -391,7 +392,7 @@ func (s *Server) podsAndLogs(ctx context.Context, v *appView) {
 		container := p.Spec.Containers[0].Name
 		tail := int64(logTail)
 		lv := logView{Component: comp, Pod: p.Name, Container: container}
-		raw, err := s.cfg.Kube.CoreV1().Pods(v.App.Project).GetLogs(p.Name, &corev1.PodLogOptions{Container: container, TailLines: &tail}).DoRaw(ctx)
+		raw, err := s.cfg.Kube.CoreV1().Pods(ns).GetLogs(p.Name, &corev1.PodLogOptions{Container: container, TailLines: &tail}).DoRaw(ctx)
 		if err != nil {
 			lv.Error = "the logs are not available from the cluster (is the node's kubelet reachable?): " + err.Error()
 		} else {
@@ -402,17 +403,31 @@ func (s *Server) podsAndLogs(ctx context.Context, v *appView) {
 }
 
 // otherCluster returns the cluster an environment runs on when it is not
-// this webhook's (PagesConfig.EnvironmentClusters against ClusterName):
+// this webhook's (PagesConfig.EnvironmentClusters, and PreviewCluster for
+// a pull request's preview, against ClusterName):
 // this cluster's objects of an app's project and name are then another
 // environment's. "" when the cluster is this one, or when that is not
 // known.
 func (s *Server) otherCluster(env string) string {
 	pc := s.pages.cfg
 	cluster := pc.EnvironmentClusters[env]
+	if _, ok := layout.PreviewOf(env); ok && cluster == "" {
+		cluster = pc.PreviewCluster
+	}
 	if env == "" || cluster == "" || pc.ClusterName == "" || cluster == pc.ClusterName {
 		return ""
 	}
 	return cluster
+}
+
+// appNamespace is the namespace of an app's workloads in its environment:
+// a pull request's preview has one of its own (layout.PreviewNamespace),
+// every other environment runs in the project's.
+func appNamespace(project, env string) string {
+	if pr, ok := layout.PreviewOf(env); ok {
+		return layout.PreviewNamespace(project, pr)
+	}
+	return probe.ProjectNamespace(project)
 }
 
 // elsewhere says why this webhook's cluster shows nothing of the app, or

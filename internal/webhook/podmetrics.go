@@ -98,6 +98,7 @@ func (s *Server) usage(ctx context.Context, v *appView) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	project, app := v.App.Project, v.App.Name
+	ns := appNamespace(project, v.App.Environment)
 	prices := s.pages.cfg.Prices
 	u := &usageView{Cluster: s.pages.cfg.ClusterName, Priced: prices.Set(), Prices: prices}
 	v.Usage = u
@@ -120,13 +121,13 @@ func (s *Server) usage(ctx context.Context, v *appView) {
 			r.Requested.add(c.Resources.Requests, n)
 		}
 	}
-	deps, err := s.cfg.Kube.AppsV1().Deployments(project).List(ctx, sel)
+	deps, err := s.cfg.Kube.AppsV1().Deployments(ns).List(ctx, sel)
 	if err == nil {
 		for _, d := range deps.Items {
 			requests(componentOf(d.ObjectMeta, app), d.Spec.Replicas, d.Spec.Template.Spec)
 		}
 		var sts *appsv1.StatefulSetList
-		if sts, err = s.cfg.Kube.AppsV1().StatefulSets(project).List(ctx, sel); err == nil {
+		if sts, err = s.cfg.Kube.AppsV1().StatefulSets(ns).List(ctx, sel); err == nil {
 			for _, st := range sts.Items {
 				requests(componentOf(st.ObjectMeta, app), st.Spec.Replicas, st.Spec.Template.Spec)
 			}
@@ -139,7 +140,7 @@ func (s *Server) usage(ctx context.Context, v *appView) {
 	case s.cfg.Metrics == nil:
 		u.NoMetrics = true
 	default:
-		pms, err := s.cfg.Metrics.MetricsV1beta1().PodMetricses(project).List(ctx, sel)
+		pms, err := s.cfg.Metrics.MetricsV1beta1().PodMetricses(ns).List(ctx, sel)
 		switch {
 		case apierrors.IsNotFound(err):
 			// The API server serves no metrics.k8s.io (a missing pod
