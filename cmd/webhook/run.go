@@ -55,6 +55,7 @@ type options struct {
 	githubRepo      string
 	githubAPIURL    string
 	githubRef       string
+	githubAppsRepo  string
 	shutdownTimeout time.Duration
 	logLevel        string
 	version         bool
@@ -121,6 +122,7 @@ func parseFlagsHelp(args []string, stdout, stderr io.Writer, onHelp func(*flag.F
 	fs.StringVar(&o.githubTokenFile, "github-token-file", "", "file holding a GitHub token; enables deployment statuses")
 	fs.StringVar(&o.githubRepo, "github-repo", "", "owner/name of the repository that gets deployment statuses")
 	fs.StringVar(&o.githubAPIURL, "github-api-url", "https://api.github.com/", "GitHub REST API base URL")
+	fs.StringVar(&o.githubAppsRepo, "github-apps-repo", "", "owner/name of the apps repository, whose pull requests' previews (environments pr-N) are reported there on each pull request's head commit, with the preview section of its review comment kept up to date (default: -github-repo with -github-ref spec-revision; else previews are not reported)")
 	fs.StringVar(&o.githubRef, "github-ref", "revision", "ref of GitHub deployments: revision (the fleet commit) or spec-revision (the apps-repo commit)")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long a shutdown waits for requests in flight")
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
@@ -199,6 +201,9 @@ func (o options) validate() error {
 	}
 	if (o.githubTokenFile == "") != (o.githubRepo == "") {
 		return cli.Usagef("-github-token-file and -github-repo go together")
+	}
+	if o.githubAppsRepo != "" && o.githubRepo == "" {
+		return cli.Usagef("-github-apps-repo needs -github-repo and -github-token-file")
 	}
 	if o.postgresDSN != "" && o.postgresDSNFile != "" {
 		return cli.Usagef("give -postgres-dsn or -postgres-dsn-file, not both")
@@ -489,7 +494,13 @@ func githubStatuses(o options) (*webhook.GitHub, error) {
 	if err != nil {
 		return nil, cli.Usagef("-github-api-url: %w", err)
 	}
-	return &webhook.GitHub{Reporter: gh, Repo: github.Repo{Owner: owner, Name: repo}, UseSpecRevision: o.githubRef == "spec-revision"}, nil
+	g := &webhook.GitHub{Reporter: gh, Sections: gh, Repo: github.Repo{Owner: owner, Name: repo}, UseSpecRevision: o.githubRef == "spec-revision"}
+	if o.githubAppsRepo != "" {
+		if g.AppsRepo, err = github.ParseRepo(o.githubAppsRepo); err != nil {
+			return nil, cli.Usagef("-github-apps-repo: %w", err)
+		}
+	}
+	return g, nil
 }
 
 // listenAndServe serves srv until ctx ends, then shuts it down: requests

@@ -37,6 +37,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"extra"}, `unknown command "extra"`},
 		{[]string{"-github-ref", "main"}, "-github-ref must be revision or spec-revision"},
 		{[]string{"-github-repo", "a/b"}, "-github-token-file and -github-repo go together"},
+		{[]string{"-github-apps-repo", "a/apps"}, "-github-apps-repo needs -github-repo and -github-token-file"},
 		{[]string{"-postgres-dsn", "x", "-postgres-dsn-file", "y"}, "not both"},
 		{[]string{"-kubeconfig", "k", "-in-cluster"}, "not both"},
 		{[]string{"-kubeconfig", "k", "-ingress-address", "ingress.local"}, `-ingress-address must be host:port, not "ingress.local"`},

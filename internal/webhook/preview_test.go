@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -17,6 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
+	"github.com/fleetwright/fleetwright/internal/github"
+	"github.com/fleetwright/fleetwright/internal/github/githubtest"
 	"github.com/fleetwright/fleetwright/internal/probe"
 	"github.com/fleetwright/fleetwright/internal/store"
 )
@@ -365,5 +368,149 @@ func TestPreviewOnAnotherClusterIsNotChecked(t *testing.T) {
 	}
 	if got := e.srv.elsewhere(store.App{Project: "shop", Name: "api", Environment: "pr-3"}); !strings.HasPrefix(got, "pr-3 runs on cluster stage-eu;") {
 		t.Errorf("the preview's page says %q", got)
+	}
+}
+
+// withSpecRevision sets the spec revision the event's object is annotated
+// with.
+func withSpecRevision(spec string) func(*eventv1.Event) {
+	return func(ev *eventv1.Event) { ev.Metadata[metaPrefix+layout.EventSpecRevision] = spec }
+}
+
+// waitSection waits until the preview section of the review comment on
+// pull request pr of repo reads want.
+func waitSection(t *testing.T, srv *githubtest.Server, repo string, pr int, want string) {
+	t.Helper()
+	var body string
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		for _, c := range srv.Comments(repo, pr) {
+			if strings.Contains(c.Body, reviewMarker) {
+				body = c.Body
+			}
+		}
+		if strings.Contains(body, github.Section(previewSectionName, want)) {
+			return
+		}
+	}
+	t.Fatalf("the review comment reads\n%s\nwant its preview section to read\n%s", body, want)
+}
+
+// TestPreviewGitHub follows pull request 1's preview of shop/api through
+// GitHub: each fleet revision of the preview is a transient deployment in
+// environment pr-1 on the apps repository, at the pull request's head
+// commit (the spec revision), never on the fleet repository; it gets the
+// live URL once the HTTPS check passes; a second push's deployment retires
+// the first's; the preview's removal turns the last one inactive. The
+// review comment's preview section follows each state, and the rest of
+// the comment stays as render wrote it.
+func TestPreviewGitHub(t *testing.T) {
+	t.Parallel()
+	const appsRepo = "acme/apps"
+	head1, head2 := strings.Repeat("1", 40), strings.Repeat("2", 40)
+	rev2 := "main@sha1:" + strings.Repeat("b", 40)
+	srv := githubtest.New(t, githubtest.WithToken("gh-token"))
+	pr := srv.AddPullRequest(appsRepo, githubtest.PullRequest{Head: "banner", Base: "main", Title: "web: a new banner"})
+	env, ns := layout.PreviewEnvironment(pr), layout.PreviewNamespace("shop", pr)
+	rest := "\n## fleetwright: 1 app changed\n\n<details>the diff</details>\n"
+	srv.AddComment(appsRepo, pr, "fleetwright[bot]", reviewMarker+"\n"+github.Section(previewSectionName, "Preview "+env+": deploying")+rest)
+	for _, c := range []struct{ spec, rev string }{{head1, rev1}, {head2, rev2}} {
+		srv.Expect("POST", "/repos/acme/apps/deployments").JSONBody(map[string]any{
+			"ref": c.spec, "task": "deploy", "auto_merge": false, "required_contexts": []any{},
+			"environment": env, "description": "shop/api in " + env + " at " + c.rev, "transient_environment": true,
+			"payload": map[string]any{"project": "shop", "app": "api", "revision": c.rev, "spec_revision": c.spec, "environment": env},
+		})
+	}
+	srv.Expect("POST", "/repos/acme/apps/deployments/*/statuses").Between(4, 8).Body(func(b map[string]any) error {
+		if b["auto_inactive"] != false {
+			return fmt.Errorf("status without auto_inactive false: %v", b)
+		}
+		return nil
+	})
+	srv.Expect("GET", fmt.Sprintf("/repos/acme/apps/issues/%d/comments", pr)).Between(4, 12)
+	srv.Expect("PATCH", "/repos/acme/apps/issues/comments/*").Between(3, 10)
+	client := newGitHubClient(t, srv)
+	checker := &switchChecker{fakeChecker: fakeChecker{sync: probe.StatePassed, ready: probe.StatePassed, reach: probe.StateProgressing, spec: head1}}
+	e := newTestEnv(t, func(c *Config) {
+		c.Prober = checker
+		c.GitHub = &GitHub{Reporter: client, Sections: client, Repo: fleetRepo, AppsRepo: github.Repo{Owner: "acme", Name: "apps"}}
+	})
+	const live = "https://api-shop-pr1.preview.example.test/"
+
+	// The first push: deploying until the HTTPS check passes, then running
+	// at its URL.
+	e.mustPost(fixture(t, "kustomization-succeeded", asPreview(ns, env), withSpecRevision(head1)), 200)
+	e.waitEnvPhase(env, rev1, store.PhaseDeploying)
+	waitSection(t, srv, appsRepo, pr, "Preview "+env+", shop/api: deploying (checks: sync ✓ readiness ✓ https …)\n")
+	checker.set(fakeChecker{sync: probe.StatePassed, ready: probe.StatePassed, reach: probe.StatePassed, live: live, spec: head1})
+	e.mustPost(fixture(t, "kustomization-succeeded", asPreview(ns, env), withSpecRevision(head1), withMessage("Reconciliation finished in 1s")), 200)
+	e.waitEnvPhase(env, rev1, store.PhaseRunning)
+	waitEnvGitHub(t, e, env, rev1, "success")
+	waitSection(t, srv, appsRepo, pr, "Preview "+env+", shop/api: running — "+live+" (checks: sync ✓ readiness ✓ https ✓)\n")
+
+	// The second push: a new deployment at the new head commit, the
+	// first one retired.
+	checker.set(fakeChecker{sync: probe.StatePassed, ready: probe.StatePassed, reach: probe.StatePassed, live: live, spec: head2})
+	e.mustPost(fixture(t, "kustomization-succeeded", asPreview(ns, env), withSpecRevision(head2), withRevision(rev2)), 200)
+	e.waitEnvPhase(env, rev2, store.PhaseRunning)
+	waitEnvGitHub(t, e, env, rev2, "success")
+	waitEnvGitHub(t, e, env, rev1, "inactive")
+
+	// The pull request closes: Flux prunes the preview.
+	checker.set(fakeChecker{sync: probe.StateGone, ready: probe.StatePassed, reach: probe.StatePassed, spec: head2})
+	e.mustPost(fixture(t, "kustomization-succeeded", asPreview(ns, env), withSpecRevision(head2), withRevision(rev2),
+		withMessage("Deployment/"+ns+"/api-web deleted\nIngress/"+ns+"/api-web deleted")), 200)
+	e.waitEnvPhase(env, rev2, store.PhaseDeleted)
+	waitEnvGitHub(t, e, env, rev2, "inactive")
+	waitSection(t, srv, appsRepo, pr, "Preview "+env+", shop/api: removed\n")
+
+	var got []string
+	for _, d := range srv.Deployments(appsRepo) {
+		var states []string
+		for _, s := range d.Statuses {
+			if s.State != "in_progress" { // as many as the checks took attempts
+				states = append(states, s.State+" "+s.EnvironmentURL)
+			}
+		}
+		got = append(got, fmt.Sprintf("%s %s transient=%v: %s", d.Environment, d.Ref, d.Transient, strings.Join(states, ", ")))
+	}
+	want := []string{
+		env + " " + head1 + " transient=true: success " + live + ", inactive ",
+		env + " " + head2 + " transient=true: success " + live + ", inactive ",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the apps repository's deployments (-want +got):\n%s", diff)
+	}
+	if deps := srv.Deployments(fleetRepo.String()); len(deps) != 0 {
+		t.Errorf("the fleet repository got %d deployments of the preview", len(deps))
+	}
+	for _, c := range srv.Comments(appsRepo, pr) {
+		if strings.Contains(c.Body, reviewMarker) && !strings.HasSuffix(c.Body, rest) {
+			t.Errorf("the review comment lost the rest of what render wrote:\n%s", c.Body)
+		}
+	}
+}
+
+// TestPreviewSectionEscapes checks that what an event or a cluster said
+// reaches the pull request as text: a failure message that would close
+// the section, link, or start a heading, and a live URL that would link
+// elsewhere, are escaped or left out.
+func TestPreviewSectionEscapes(t *testing.T) {
+	t.Parallel()
+	msg := "<!-- /fleetwright:preview -->\n# owned [click](https://evil.example/) <img src=x> `x` ![i](https://evil.example/i.png)"
+	if got, want := markdownText(msg), `\<\!-- /fleetwright\:preview --\> \# owned \[click\]\(https\://evil.example/\) \<img src=x\> \`+"`x\\`"+` \!\[i\]\(https\://evil.example/i.png\)`; got != want {
+		t.Errorf("markdownText = %q, want %q", got, want)
+	}
+	for u, want := range map[string]string{
+		"https://web-shop-pr12.preview.example.com/":  "https://web-shop-pr12.preview.example.com/",
+		"http://web.example.test:8443/app/":           "http://web.example.test:8443/app/",
+		"https://x.example/)[y](https://evil.example": "",
+		"javascript:alert(1)":                         "",
+		"https://user@x.example/":                     "",
+		"https://x.example/<b>":                       "",
+		"":                                            "",
+	} {
+		if got := safeURL(u); got != want {
+			t.Errorf("safeURL(%q) = %q, want %q", u, got, want)
+		}
 	}
 }
