@@ -619,3 +619,9 @@ func section(ch fleet.Change, ix *index, verb string) string {
 	}
 	return details(verb+" —", title, ch.Path, d)
 }
+
+// PreviewSection is the name of the comment's section (github.Section)
+// that tells how the pull request's preview is: Build writes it first
+// when the platform declares previews, render preview and the webhook
+// keep it up to date.
+const PreviewSection = "preview"
