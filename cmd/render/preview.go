@@ -259,7 +259,7 @@ func runPreview(ctx context.Context, args []string, io stdio) error {
 	for _, s := range skipped {
 		fmt.Fprintf(io.err, "skipped %s: %s\n", s.App, s.Reason)
 	}
-	content := previewSectionContent(f.pr, rec, skipped, f.close || (rec == nil && len(skipped) == 0))
+	content := previewSectionContent(f.pr, rec, skipped, f.close)
 	fmt.Fprintln(io.out, content)
 	outputs := map[string]string{"environment": env, "commit": res.Commit}
 	if rec != nil {
@@ -330,32 +330,20 @@ func previewMessage(subject, head string, rec *generate.PreviewRecord, skipped [
 // render preview writes it: the apps deployed and their addresses, the
 // apps skipped, or that the preview is closed.
 func previewSectionContent(pr int, rec *generate.PreviewRecord, skipped []spec.Skipped, closed bool) string {
-	env := layout.PreviewEnvironment(pr)
-	var b strings.Builder
-	switch {
-	case closed:
-		fmt.Fprintf(&b, "**Preview:** %s, closed: its files are removed from the fleet.\n", env)
-	case rec == nil:
-		fmt.Fprintf(&b, "**Preview:** none: every app the pull request changes is skipped.\n")
-	default:
-		fmt.Fprintf(&b, "**Preview:** %s, deploying at `%s`\n\n", env, short(rec.Head))
+	p := review.Preview{PR: pr, State: review.PreviewDeploying}
+	if closed {
+		p.State = review.PreviewClosed
+	}
+	if rec != nil {
+		p.Head = rec.Head
 		for _, a := range rec.Apps {
-			urls := rec.URLs[a]
-			if len(urls) == 0 {
-				fmt.Fprintf(&b, "- %s (no ingress)\n", md(a))
-				continue
-			}
-			var links []string
-			for _, u := range urls {
-				links = append(links, md(u))
-			}
-			fmt.Fprintf(&b, "- %s: %s\n", md(a), strings.Join(links, ", "))
+			p.Apps = append(p.Apps, review.PreviewApp{Name: a, URLs: rec.URLs[a]})
 		}
 	}
 	for _, s := range skipped {
-		fmt.Fprintf(&b, "- skipped %s (%s)\n", md(s.App), md(s.Reason))
+		p.Skipped = append(p.Skipped, review.PreviewSkip{App: s.App, Reason: s.Reason})
 	}
-	return strings.TrimRight(b.String(), "\n")
+	return review.PreviewContent(p)
 }
 
 func firstURL(rec *generate.PreviewRecord) string {

@@ -161,7 +161,7 @@ func TestPreview(t *testing.T) {
 	if res.code != 0 {
 		t.Fatalf("preview: exit %d\n%s", res.code, res.stderr)
 	}
-	for _, want := range []string{"- shop/api: https://admin-api-shop-pr5.preview.example.com, https://api-shop-pr5.preview.example.com", "- shop/db (no ingress)",
+	for _, want := range []string{"- shop/api: https://api-shop-pr5.preview.example.com, https://admin-api-shop-pr5.preview.example.com", "- shop/db (no ingress)",
 		"- skipped shop/docs (environments.preview.enabled: false)"} {
 		if !strings.Contains(res.stdout, want) {
 			t.Errorf("the preview's section lacks %q:\n%s", want, res.stdout)
@@ -280,9 +280,26 @@ func TestPreviewPush(t *testing.T) {
 	r.edit("apps/shop/api/app.yaml", "myorg/api:v1", "myorg/api:v2")
 	head := r.commit("api v2")
 	pr := api.AddPullRequest("acme/apps", githubtest.PullRequest{Head: "feature", Base: "main", Title: "api v2"})
-	id := api.AddComment("acme/apps", pr, "fleetwright[bot]", review.Marker+"\n## fleetwright\n\n"+github.Section(review.PreviewSection, "**Preview:** pr-1, deploying")+"\n\nthe rest\n")
 
+	// render review writes the comment, its Preview section first.
 	env := map[string]string{"GITHUB_TOKEN": landToken, "SOURCE_DATE_EPOCH": "1800000000"}
+	api.Expect("GET", "/repos/acme/apps/issues/1/comments")
+	api.Expect("POST", "/repos/acme/apps/issues/1/comments")
+	if res := runCmd(t, env, "review", "--base", "main", "--head", "feature", "--pr", "1", "--github-repo", "acme/apps", "--github-api", api.URL, "--charts=false", r.root); res.code != 0 {
+		t.Fatalf("review: exit %d\n%s", res.code, res.stderr)
+	}
+	cs := api.Comments("acme/apps", pr)
+	if len(cs) != 1 {
+		t.Fatalf("%d comments after review", len(cs))
+	}
+	id := cs[0].ID
+	for _, want := range []string{github.SectionStart(review.PreviewSection) + "\n**Preview:** pr-1, deploying — https://api-shop-pr1.preview.example.com\n",
+		"- shop/api: https://api-shop-pr1.preview.example.com, https://admin-api-shop-pr1.preview.example.com\n- shop/db (no ingress)\n- skipped shop/docs (environments.preview.enabled: false)\n" + github.SectionEnd(review.PreviewSection)} {
+		if !strings.Contains(cs[0].Body, want) {
+			t.Errorf("the review comment lacks %q:\n%s", want, cs[0].Body)
+		}
+	}
+
 	if pr != 1 {
 		t.Fatalf("pull request %d", pr)
 	}
@@ -295,7 +312,7 @@ func TestPreviewPush(t *testing.T) {
 		t.Fatalf("preview: exit %d\n%s", res.code, res.stderr)
 	}
 	msg := gittest.Git(t, bare, "log", "-1", "--format=%B", "main")
-	for _, want := range []string{"fleetwright: open preview pr-1 (shop/api, shop/db)", "shop/api: https://admin-api-shop-pr1.preview.example.com https://api-shop-pr1.preview.example.com",
+	for _, want := range []string{"fleetwright: open preview pr-1 (shop/api, shop/db)", "shop/api: https://api-shop-pr1.preview.example.com https://admin-api-shop-pr1.preview.example.com",
 		"skipped shop/docs: environments.preview.enabled: false", "Spec-Commit: " + head} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("the commit message lacks %q:\n%s", want, msg)
@@ -312,8 +329,8 @@ func TestPreviewPush(t *testing.T) {
 		t.Errorf("the preview wrote an environment's files:\n%s", files)
 	}
 	body := api.Comments("acme/apps", pr)[0].Body
-	for _, want := range []string{"**Preview:** pr-1, deploying at `" + head[:12] + "`", "- shop/api: https://admin-api-shop-pr1.preview.example.com, https://api-shop-pr1.preview.example.com",
-		"the rest", "- skipped shop/docs (environments.preview.enabled: false)"} {
+	for _, want := range []string{"**Preview:** pr-1, deploying at `" + head[:12] + "`", "- shop/api: https://api-shop-pr1.preview.example.com, https://admin-api-shop-pr1.preview.example.com",
+		"## fleetwright: what this change does to the fleet", "- skipped shop/docs (environments.preview.enabled: false)"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the comment lacks %q:\n%s", want, body)
 		}

@@ -217,7 +217,7 @@ func RenderPreview(in PreviewInput) (*generate.Fleet, *generate.PreviewRecord, e
 	}
 	rec := &generate.PreviewRecord{
 		PullRequest: p.PR, Environment: layout.PreviewEnvironment(p.PR), Head: in.Head,
-		Apps: p.Apps, URLs: previewURLs(p), Created: in.Now, Updated: in.Now,
+		Apps: p.Apps, URLs: PreviewURLs(p), Created: in.Now, Updated: in.Now,
 	}
 	for _, s := range p.Skipped {
 		rec.Skipped = append(rec.Skipped, generate.PreviewSkip{App: s.App, Reason: s.Reason})
@@ -247,8 +247,8 @@ func RenderPreview(in PreviewInput) (*generate.Fleet, *generate.PreviewRecord, e
 	return f, rec, nil
 }
 
-// previewURLs are the https addresses of the preview's apps, by app.
-func previewURLs(p *spec.Preview) map[string][]string {
+// PreviewURLs are the https addresses of the preview's apps, by app.
+func PreviewURLs(p *spec.Preview) map[string][]string {
 	out := map[string][]string{}
 	for _, a := range p.Repo.Apps {
 		for i := range a.Spec.Components {
@@ -260,8 +260,21 @@ func previewURLs(p *spec.Preview) map[string][]string {
 			out[k] = append(out[k], "https://"+spec.IngressHost(a, c, &p.Repo.Platform))
 		}
 	}
-	for k := range out {
-		slices.Sort(out[k])
+	// The app's own address first, then the others by name.
+	for _, a := range p.Repo.Apps {
+		k := a.ProjectName() + "/" + a.Spec.Name
+		main := "https://" + a.Spec.Name + "-" + a.Project + "." + p.Repo.Platform.AppsDomain
+		slices.SortFunc(out[k], func(x, y string) int {
+			switch {
+			case x == y:
+				return 0
+			case x == main:
+				return -1
+			case y == main:
+				return 1
+			}
+			return strings.Compare(x, y)
+		})
 	}
 	if len(out) == 0 {
 		return nil
