@@ -212,7 +212,7 @@ func RenderPreview(in PreviewInput) (*generate.Fleet, *generate.PreviewRecord, e
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := CheckPreviewFiles(plat, p.PR, f.Map()); err != nil {
+	if err := CheckPreviewFiles(plat, p.PR, plat.Fleet.Path, f.Map()); err != nil {
 		return nil, nil, err
 	}
 	rec := &generate.PreviewRecord{
@@ -302,10 +302,13 @@ func (e *PreviewError) Error() string {
 // CheckPreviewFiles checks the files of pull request pr's preview (by
 // fleet path): each in the preview's folder or its Flux file, each
 // object's namespace a preview namespace of pr (or, for the preview's
-// own Flux objects, the Flux namespace), each Ingress host under
-// previews.apps_domain. verify runs the same check on the fleet.
-func CheckPreviewFiles(plat *spec.Platform, pr int, files map[string][]byte) error {
+// own Flux objects, the Flux namespace), each Flux Kustomization's path
+// in the preview's folder (fleetPath is the fleet's folder in its Git
+// repository, as Kustomization paths start with it), each Ingress host
+// under previews.apps_domain. verify runs the same check on the fleet.
+func CheckPreviewFiles(plat *spec.Platform, pr int, fleetPath string, files map[string][]byte) error {
 	pv := plat.Previews
+	within := "./" + path.Join(fleetPath, layout.PreviewDir(pv.Cluster, pr))
 	dir := layout.PreviewDir(pv.Cluster, pr) + "/"
 	fluxFile := layout.PreviewFile(plat, pv.Cluster, pr)
 	suffix := "-pr" + fmt.Sprint(pr)
@@ -326,6 +329,7 @@ func CheckPreviewFiles(plat *spec.Platform, pr int, files map[string][]byte) err
 					Namespace string `json:"namespace"`
 				} `json:"metadata"`
 				Spec struct {
+					Path            string `json:"path"`
 					TargetNamespace string `json:"targetNamespace"`
 					Rules           []struct {
 						Host string `json:"host"`
@@ -367,6 +371,11 @@ func CheckPreviewFiles(plat *spec.Platform, pr int, files map[string][]byte) err
 				probs = append(probs, PreviewProblem{p, fmt.Sprintf("%s: namespace %s is not one of pull request #%d's preview (<project>%s)", what, obj.Metadata.Namespace, pr, suffix)})
 			case obj.Metadata.Namespace == plat.Fleet.SourceNamespace && !previewFluxKind(obj.Kind):
 				probs = append(probs, PreviewProblem{p, fmt.Sprintf("%s: only Flux objects of the preview may live in %s", what, obj.Metadata.Namespace)})
+			}
+			if obj.Kind == "Kustomization" && obj.Spec.Path != "" {
+				if q := "./" + strings.TrimPrefix(path.Clean(obj.Spec.Path), "./"); q != within && !strings.HasPrefix(q, within+"/") {
+					probs = append(probs, PreviewProblem{p, fmt.Sprintf("%s: path %s is not in the preview's folder %s", what, obj.Spec.Path, within)})
+				}
 			}
 			if t := obj.Spec.TargetNamespace; t != "" && !inPreview(t) {
 				probs = append(probs, PreviewProblem{p, fmt.Sprintf("%s: targetNamespace %s is not one of the preview's", what, t)})

@@ -51,7 +51,7 @@ spec:
 		dir + "clusters/stage-eu/projects/shop-pr5.yaml": []byte("apiVersion: v1\nkind: Namespace\nmetadata: {name: shop-pr5}\n---\napiVersion: v1\nkind: ServiceAccount\nmetadata: {name: flux-reconciler, namespace: shop-pr5}\n"),
 		"clusters/stage-eu/previews/pr-5.yaml":           []byte("apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: preview-pr-5, namespace: flux-system}\n"),
 	}
-	if err := render.CheckPreviewFiles(plat, 5, good); err != nil {
+	if err := render.CheckPreviewFiles(plat, 5, "fleet", good); err != nil {
 		t.Fatalf("a preview as render writes it: %v", err)
 	}
 	for name, tc := range map[string]struct {
@@ -68,6 +68,8 @@ spec:
 		"another preview's folder":    {"previews/stage-eu/pr-6/x.yaml", previewDeployment, "outside the preview's folder"},
 		"a second Flux object":        {"clusters/stage-eu/previews/pr-5.yaml", "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: everything, namespace: flux-system}\n", "holds its Kustomization flux-system/preview-pr-5 only"},
 		"a workload in flux-system":   {comp + "deployment-x.yaml", strings.Replace(previewDeployment, "shop-pr5", "flux-system", 1), "only Flux objects of the preview may live in flux-system"},
+		"an environment's folder":     {dir + "clusters/stage-eu/apps/shop-pr5-x.yaml", "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: x, namespace: shop-pr5}\nspec: {path: ./fleet/apps/stage-eu/shop/api/api, targetNamespace: shop-pr5}\n", "path ./fleet/apps/stage-eu/shop/api/api is not in the preview's folder ./fleet/previews/stage-eu/pr-5"},
+		"the cluster's root":          {"clusters/stage-eu/previews/pr-5.yaml", "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: preview-pr-5, namespace: flux-system}\nspec: {path: ./fleet/previews/stage-eu/pr-5/../../../clusters/stage-eu}\n", "is not in the preview's folder"},
 		"a target elsewhere":          {dir + "clusters/stage-eu/apps/shop-pr5-x.yaml", "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: x, namespace: shop-pr5}\nspec: {targetNamespace: shop}\n", "targetNamespace shop is not one of the preview's"},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -77,7 +79,7 @@ spec:
 				files[k] = v
 			}
 			files[tc.path] = []byte(tc.data)
-			err := render.CheckPreviewFiles(plat, 5, files)
+			err := render.CheckPreviewFiles(plat, 5, "fleet", files)
 			var pe *render.PreviewError
 			if !errors.As(err, &pe) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), tc.path) {
 				t.Errorf("got %v, want an error at %s saying %q", err, tc.path, tc.want)
