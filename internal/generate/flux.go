@@ -47,7 +47,7 @@ func (r *renderer) eventAnnotations(a *spec.LoadedApp, component string) map[str
 func componentEventAnnotations(a *spec.LoadedApp, component string) map[string]string {
 	m := map[string]string{
 		layout.EventAnnotationPrefix + layout.EventApp:       a.Spec.Name,
-		layout.EventAnnotationPrefix + layout.EventProject:   a.Project,
+		layout.EventAnnotationPrefix + layout.EventProject:   a.ProjectName(),
 		layout.EventAnnotationPrefix + layout.EventComponent: component,
 	}
 	if a.Environment != "" {

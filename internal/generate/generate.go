@@ -414,7 +414,7 @@ func labels(a *spec.LoadedApp, component string) map[string]string {
 		layout.LabelPartOf:    a.Spec.Name,
 		layout.LabelManagedBy: layout.ManagedBy,
 		layout.LabelApp:       a.Spec.Name,
-		layout.LabelProject:   a.Project,
+		layout.LabelProject:   a.ProjectName(),
 		layout.LabelComponent: component,
 	}
 	if a.Environment != "" {

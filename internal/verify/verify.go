@@ -202,6 +202,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	r.log.Info("checking files no Flux path applies")
 	r.uncovered(ctx)
 	r.hostOverlaps()
+	r.checkPreviews()
 	r.productionReplicas()
 	r.podSecurity()
 
