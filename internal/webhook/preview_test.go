@@ -401,8 +401,9 @@ func waitSection(t *testing.T, srv *githubtest.Server, repo string, pr int, want
 // commit (the spec revision), never on the fleet repository; it gets the
 // live URL once the HTTPS check passes; a second push's deployment retires
 // the first's; the preview's removal turns the last one inactive. The
-// review comment's preview section follows each state, and the rest of
-// the comment stays as render wrote it.
+// review comment's preview section follows each state, keeping the apps
+// render listed as skipped, and the rest of the comment stays as render
+// wrote it.
 func TestPreviewGitHub(t *testing.T) {
 	t.Parallel()
 	const appsRepo = "acme/apps"
@@ -412,7 +413,8 @@ func TestPreviewGitHub(t *testing.T) {
 	pr := srv.AddPullRequest(appsRepo, githubtest.PullRequest{Head: "banner", Base: "main", Title: "web: a new banner"})
 	env, ns := layout.PreviewEnvironment(pr), layout.PreviewNamespace("shop", pr)
 	rest := "\n## fleetwright: 1 app changed\n\n<details>the diff</details>\n"
-	srv.AddComment(appsRepo, pr, "fleetwright[bot]", reviewMarker+"\n"+github.Section(previewSectionName, "Preview "+env+": deploying")+rest)
+	const skipped = "\n- skipped shop/docs (environments.preview.enabled: false)"
+	srv.AddComment(appsRepo, pr, "fleetwright[bot]", reviewMarker+"\n"+github.Section(previewSectionName, "**Preview:** "+env+", deploying"+skipped)+rest)
 	for _, c := range []struct{ spec, rev string }{{head1, rev1}, {head2, rev2}} {
 		srv.Expect("POST", "/repos/acme/apps/deployments").JSONBody(map[string]any{
 			"ref": c.spec, "task": "deploy", "auto_merge": false, "required_contexts": []any{},
@@ -440,12 +442,12 @@ func TestPreviewGitHub(t *testing.T) {
 	// at its URL.
 	e.mustPost(fixture(t, "kustomization-succeeded", asPreview(ns, env), withSpecRevision(head1)), 200)
 	e.waitEnvPhase(env, rev1, store.PhaseDeploying)
-	waitSection(t, srv, appsRepo, pr, "Preview "+env+", shop/api: deploying (checks: sync ✓ readiness ✓ https …)\n")
+	waitSection(t, srv, appsRepo, pr, "**Preview:** "+env+", deploying at `111111111111`\n\n- shop/api: deploying (checks: sync ✓ readiness ✓ https …)"+skipped)
 	checker.set(fakeChecker{sync: probe.StatePassed, ready: probe.StatePassed, reach: probe.StatePassed, live: live, spec: head1})
 	e.mustPost(fixture(t, "kustomization-succeeded", asPreview(ns, env), withSpecRevision(head1), withMessage("Reconciliation finished in 1s")), 200)
 	e.waitEnvPhase(env, rev1, store.PhaseRunning)
 	waitEnvGitHub(t, e, env, rev1, "success")
-	waitSection(t, srv, appsRepo, pr, "Preview "+env+", shop/api: running — "+live+" (checks: sync ✓ readiness ✓ https ✓)\n")
+	waitSection(t, srv, appsRepo, pr, "**Preview:** "+env+", running at `111111111111` — "+live+"\n\n- shop/api: running — "+live+" (checks: sync ✓ readiness ✓ https ✓)"+skipped)
 
 	// The second push: a new deployment at the new head commit, the
 	// first one retired.
@@ -461,7 +463,7 @@ func TestPreviewGitHub(t *testing.T) {
 		withMessage("Deployment/"+ns+"/api-web deleted\nIngress/"+ns+"/api-web deleted")), 200)
 	e.waitEnvPhase(env, rev2, store.PhaseDeleted)
 	waitEnvGitHub(t, e, env, rev2, "inactive")
-	waitSection(t, srv, appsRepo, pr, "Preview "+env+", shop/api: removed\n")
+	waitSection(t, srv, appsRepo, pr, "**Preview:** "+env+", removed: Flux pruned it\n\n- shop/api: removed"+skipped)
 
 	var got []string
 	for _, d := range srv.Deployments(appsRepo) {
