@@ -358,16 +358,19 @@ func githubEnvironment(d store.Deployment) string {
 }
 
 // retireEarlier marks inactive the GitHub deployments of the app's
-// earlier deployments in d's environment that are still a success there:
-// what GitHub's auto_inactive does for an environment of one app, done
-// for this app alone. They are on repo, d's environment's.
+// earlier deployments in d's environment that are still a success there,
+// or that ran and were degraded when d came (its rollout itself may have
+// made them so: Flux reconciling d's revision): what GitHub's
+// auto_inactive does for an environment of one app, done for this app
+// alone. They are on repo, d's environment's.
 func (g *githubWorker) retireEarlier(repo github.Repo, d store.Deployment) error {
 	ds, err := g.st.DeploymentsIn(g.ctx, d.Project, d.App, d.Environment, 20, d.ID)
 	if err != nil {
 		return err
 	}
 	for _, p := range ds {
-		if p.GitHubID == 0 || p.GitHubState != "success" {
+		ran := p.GitHubState == "success" || (p.GitHubState == "failure" && p.Phase == store.PhaseDegraded)
+		if p.GitHubID == 0 || !ran {
 			continue
 		}
 		st := github.DeploymentStatus{State: "inactive", Description: truncate("superseded by revision "+d.Revision, 140), KeepOthersActive: true}

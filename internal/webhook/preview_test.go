@@ -516,3 +516,34 @@ func TestPreviewSectionEscapes(t *testing.T) {
 		}
 	}
 }
+
+// TestRetireDegradedEarlier: a deployment that ran and was degraded when
+// the app's next revision came (Flux reconciling the new revision makes
+// the old one's sync check see its Kustomization progressing) is retired
+// on GitHub when the new one succeeds, as a running one is; its failure
+// status was the rollout's, not its own end.
+func TestRetireDegradedEarlier(t *testing.T) {
+	t.Parallel()
+	rev2 := "main@sha1:" + strings.Repeat("2", 40)
+	srv := githubtest.New(t, githubtest.WithToken("gh-token"))
+	srv.Expect("POST", "/repos/acme/fleet/deployments").Times(2)
+	srv.Expect("POST", "/repos/acme/fleet/deployments/*/statuses").Between(4, 8)
+	checker := &switchChecker{fakeChecker: fakeChecker{sync: probe.StatePassed, ready: probe.StatePassed, reach: probe.StatePassed, live: "https://api.example.test/"}}
+	e := newTestEnv(t, func(c *Config) {
+		c.Prober = checker
+		c.GitHub = &GitHub{Reporter: newGitHubClient(t, srv), Repo: fleetRepo}
+	})
+	e.mustPost(fixture(t, "kustomization-succeeded", inEnvironment("staging")), 200)
+	e.waitEnvPhase("staging", rev1, store.PhaseRunning)
+	waitEnvGitHub(t, e, "staging", rev1, "success")
+	// Flux starts on rev2: rev1's Kustomization is progressing.
+	checker.set(fakeChecker{sync: probe.StateProgressing, ready: probe.StatePassed, reach: probe.StatePassed, live: "https://api.example.test/"})
+	e.mustPost(fixture(t, "kustomization-progressing", inEnvironment("staging")), 200)
+	e.waitEnvPhase("staging", rev1, store.PhaseDegraded)
+	waitEnvGitHub(t, e, "staging", rev1, "failure")
+	checker.set(fakeChecker{sync: probe.StatePassed, ready: probe.StatePassed, reach: probe.StatePassed, live: "https://api.example.test/"})
+	e.mustPost(fixture(t, "kustomization-succeeded", inEnvironment("staging"), withRevision(rev2)), 200)
+	e.waitEnvPhase("staging", rev2, store.PhaseRunning)
+	waitEnvGitHub(t, e, "staging", rev2, "success")
+	waitEnvGitHub(t, e, "staging", rev1, "inactive")
+}
