@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -89,6 +90,11 @@ func runPreview(ctx context.Context, args []string, io stdio) error {
 	}
 	defer g.Close()
 	headRef := cmp.Or(f.head, ev.Head, "HEAD")
+	if f.close {
+		// A closed pull request's head may be gone: the checkout is
+		// enough to read the platform.
+		headRef = cmp.Or(f.head, "HEAD")
+	}
 	head, err := g.Resolve(headRef)
 	if err != nil {
 		return &cli.ExitError{Code: cli.ExitUsage, Err: fmt.Errorf("--head %s: %w", headRef, err)}
@@ -97,6 +103,13 @@ func runPreview(ctx context.Context, args []string, io stdio) error {
 	repo, ps, err := render.Load(ctx, src)
 	if err != nil {
 		return err
+	}
+	if f.close {
+		// Closing needs the platform only: the apps' problems do not stop it.
+		ps = slices.DeleteFunc(ps, func(p *spec.Problem) bool {
+			dir := filepath.Dir(p.File)
+			return !slices.Contains(spec.PlatformFileNames, filepath.Base(p.File)) || (dir != "." && filepath.Clean(dir) != filepath.Clean(root))
+		})
 	}
 	if err := reportSpecs(ps, f.format, io); err != nil {
 		return err

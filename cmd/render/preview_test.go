@@ -217,7 +217,10 @@ func TestPreview(t *testing.T) {
 		t.Errorf("a refused preview changed the fleet:\n%s", diff)
 	}
 
-	// --close.
+	// --close, from a head whose specs are broken: it needs the platform
+	// only.
+	r.edit("apps/shop/api/app.yaml", "port: 8080", "port: eighty")
+	r.commit("broken")
 	if res := r.preview(at(5), "--pr", "6", "--close"); res.code != 0 || !strings.Contains(res.stderr, "preview pr-6 closed") {
 		t.Fatalf("close: exit %d\n%s", res.code, res.stderr)
 	}
