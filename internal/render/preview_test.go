@@ -125,3 +125,20 @@ func TestReadPreviewsExpired(t *testing.T) {
 		t.Errorf("kept %v", keep)
 	}
 }
+
+// FuzzCheckPreviewFiles: a preview's files come from the fleet, where
+// anyone with write access may edit them; checking them never panics, and
+// a file outside the preview's folder is always refused.
+func FuzzCheckPreviewFiles(f *testing.F) {
+	plat := previewPlatform()
+	f.Add("previews/stage-eu/pr-5/apps/stage-eu/shop-pr5/api/api/d.yaml", []byte(previewDeployment))
+	f.Add("clusters/stage-eu/previews/pr-5.yaml", []byte("kind: Kustomization\nmetadata: {name: preview-pr-5, namespace: flux-system}\nspec: {path: ./fleet/previews/stage-eu/pr-5}\n"))
+	f.Add("previews/stage-eu/pr-5/x.yaml", []byte("kind: Ingress\nmetadata: {namespace: shop-pr5}\nspec: {rules: [{host: a.preview.example.com}], tls: [{hosts: [b]}]}\n---\nkind: Namespace\n"))
+	f.Add("apps/stage-eu/shop/api/api/d.yaml", []byte("&a [*a, *a]"))
+	f.Fuzz(func(t *testing.T, p string, data []byte) {
+		err := render.CheckPreviewFiles(plat, 5, "fleet", map[string][]byte{p: data})
+		if !strings.HasPrefix(p, "previews/stage-eu/pr-5/") && p != "clusters/stage-eu/previews/pr-5.yaml" && err == nil {
+			t.Fatalf("%q outside the preview accepted", p)
+		}
+	})
+}
