@@ -129,21 +129,22 @@ func runPreview(ctx context.Context, args []string, io stdio) error {
 		return err
 	}
 	folders := render.PreviewFolders(plat)
-	if m := sink.Managed(l.sink); m != nil {
-		*m = folders // a preview owns the previews' folders, and nothing else
-	} else {
+	managed := sink.Managed(l.sink)
+	if managed == nil {
 		return fmt.Errorf("render preview cannot land in this sink")
 	}
+	*managed = nil // a preview owns its own files, and nothing else (below)
 	before, err := l.sink.(sink.Previewer).Previous(ctx, folders)
 	if err != nil {
 		return err
 	}
-	open, warnings := render.ReadPreviews(plat, before.Read, before.List)
-	for _, w := range warnings {
-		fmt.Fprintf(io.err, "warning: %s\n", w)
-	}
+	open, broken := render.ReadPreviews(plat, before.Read, before.List)
 	now := previewClock(io)
 	drop := map[int]bool{}
+	for _, b := range broken {
+		fmt.Fprintf(io.err, "warning: %s\n", b.Warning)
+		drop[b.PR] = true
+	}
 	var expiredLines []string
 	for _, p := range render.Expired(plat, open, now) {
 		if p.PR == f.pr && !f.close {
@@ -182,6 +183,11 @@ func runPreview(ctx context.Context, args []string, io stdio) error {
 			return err
 		}
 		prev, pps := loader.PreviewOf(repo, f.pr, changed)
+		if !pps.HasErrors() {
+			// The patches, on the preview's copies: one that sets a host
+			// the preview does not own (a production host) is refused.
+			pps = append(pps, render.CheckPatches(prev.Repo)...).Sort()
+		}
 		if err := reportSpecs(pps, f.format, io); err != nil {
 			return err
 		}
@@ -212,19 +218,34 @@ func runPreview(ctx context.Context, args []string, io stdio) error {
 		}
 		files, rec = fl.Files, r
 	}
-	// The previews that stay, as the fleet has them, and this one.
-	keep := render.KeepPreviews(open, drop)
-	if rec != nil {
-		for p := range keep {
-			if cl, n, ok := layout.PreviewOfPath(p); ok && cl == plat.Previews.Cluster && n == f.pr {
-				delete(keep, p)
+	// What the landing owns: on the fleet branch, the files of this
+	// preview and of those removed, each preview's folder and Flux file,
+	// so that a retry after another preview's push (gitrepo.Land applies
+	// the change again on the new head) leaves that one alone; in a
+	// folder, the previews' folders, with the files of the previews that
+	// stay as the fleet has them.
+	out := &generate.Fleet{Files: files}
+	if pushOf(l.sink) != nil {
+		*managed = layout.PreviewPaths(plat, plat.Previews.Cluster, f.pr)
+		for _, pr := range slices.Sorted(maps.Keys(drop)) {
+			if pr != f.pr {
+				*managed = append(*managed, layout.PreviewPaths(plat, plat.Previews.Cluster, pr)...)
 			}
 		}
-		delete(keep, layout.PreviewFile(plat, plat.Previews.Cluster, f.pr))
-	}
-	out := &generate.Fleet{Files: files}
-	for _, p := range slices.Sorted(maps.Keys(keep)) {
-		out.Files = append(out.Files, generate.File{Path: p, Data: keep[p]})
+	} else {
+		*managed = folders
+		keep := render.KeepPreviews(open, drop)
+		if rec != nil {
+			for p := range keep {
+				if cl, n, ok := layout.PreviewOfPath(p); ok && cl == plat.Previews.Cluster && n == f.pr {
+					delete(keep, p)
+				}
+			}
+			delete(keep, layout.PreviewFile(plat, plat.Previews.Cluster, f.pr))
+		}
+		for _, p := range slices.Sorted(maps.Keys(keep)) {
+			out.Files = append(out.Files, generate.File{Path: p, Data: keep[p]})
+		}
 	}
 	slices.SortFunc(out.Files, func(a, b generate.File) int { return strings.Compare(a.Path, b.Path) })
 

@@ -119,6 +119,9 @@ func (r *previewRepo) preview(env map[string]string, args ...string) result {
 // files reads the fleet folder: the previews' files, or the others.
 func (r *previewRepo) files(previews bool) map[string][]byte {
 	out := map[string][]byte{}
+	if _, err := os.Stat(r.out); os.IsNotExist(err) {
+		return out
+	}
 	err := filepath.WalkDir(r.out, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -339,14 +342,22 @@ func TestPreviewPush(t *testing.T) {
 		}
 	}
 
+	// Another pull request's preview, then this one closes: the other
+	// stays (each preview owns its own folder and Flux file on the fleet
+	// branch).
+	other := []string{"preview", "--pr", "2", "--repo", r.root, "--base", "main", "--offline", "--fleet-repo", url, "--fleet-branch", "main"}
+	if res := runCmd(t, map[string]string{"SOURCE_DATE_EPOCH": "1800000000"}, other...); res.code != 0 {
+		t.Fatalf("preview 2: exit %d\n%s", res.code, res.stderr)
+	}
 	api.Expect("GET", "/repos/acme/apps/issues/1/comments")
 	api.Expect("PATCH", fmt.Sprintf("/repos/acme/apps/issues/comments/%d", id))
 	res = runCmd(t, env, append(args, "--close")...)
 	if res.code != 0 || !strings.Contains(res.stderr, "preview pr-1 closed") {
 		t.Fatalf("close: exit %d\n%s", res.code, res.stderr)
 	}
-	if files := gittest.Git(t, bare, "ls-tree", "-r", "--name-only", "main"); files != "README.md\n" {
-		t.Errorf("after --close the fleet branch holds:\n%s", files)
+	files = gittest.Git(t, bare, "ls-tree", "-r", "--name-only", "main")
+	if strings.Contains(files, "pr-1") || !strings.Contains(files, "fleet/previews/stage-eu/pr-2/preview.yaml\n") || !strings.Contains(files, "fleet/clusters/stage-eu/previews/pr-2.yaml\n") {
+		t.Errorf("after --close of pr-1 the fleet branch holds:\n%s", files)
 	}
 	if msg := gittest.Git(t, bare, "log", "-1", "--format=%s", "main"); strings.TrimSpace(msg) != "fleetwright: close preview pr-1" {
 		t.Errorf("close commit: %q", msg)
@@ -354,5 +365,46 @@ func TestPreviewPush(t *testing.T) {
 	if body := api.Comments("acme/apps", pr)[0].Body; !strings.Contains(body, "**Preview:** pr-1, closed") {
 		t.Errorf("the comment after close:\n%s", body)
 	}
+
+	// A render pushed 73 hours later removes pr-2, and says so in its
+	// commit.
+	res = runCmd(t, map[string]string{"SOURCE_DATE_EPOCH": fmt.Sprint(1800000000 + 73*3600)}, "--offline", "--mode", "push", "--fleet-repo", url, "--fleet-branch", "main", r.root)
+	if res.code != 0 || !strings.Contains(res.stderr, "preview pr-2 removed") {
+		t.Fatalf("render: exit %d\n%s", res.code, res.stderr)
+	}
+	if msg := gittest.Git(t, bare, "log", "-1", "--format=%B", "main"); !strings.Contains(msg, "preview pr-2 removed: last updated 2027-01-15T08:00:00Z, older than previews.ttl 72h0m0s (apps shop/api, shop/db)") {
+		t.Errorf("the render's commit message:\n%s", msg)
+	}
+	files = gittest.Git(t, bare, "ls-tree", "-r", "--name-only", "main")
+	if strings.Contains(files, "previews/") || !strings.Contains(files, "fleet/clusters/stage-eu/apps/shop-api.yaml\n") {
+		t.Errorf("after the ttl the fleet branch holds:\n%s", files)
+	}
 	fsck(t, bare)
+}
+
+// A spec's patch that adds a host the app owns in its environments (the
+// admin workload's production host, on the api's Ingress) would make the
+// preview answer for production: the preview is refused at the patch's
+// line, and nothing is written.
+func TestPreviewRefusesAPatchedHost(t *testing.T) {
+	t.Parallel()
+	r := newPreviewRepo(t)
+	gittest.Git(t, r.top, "checkout", "-q", "-b", "feature")
+	r.edit("apps/shop/api/app.yaml", "      env:\n", `      patches:
+        - patch: |
+            - {op: add, path: /spec/rules/-, value: {host: admin.example.com, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: api-api, port: {number: 8080}}}}]}}}
+          target: {kind: Ingress}
+      env:
+`)
+	r.commit("api answers for admin too")
+	if res := runCmd(t, nil, "validate", r.root); res.code != 0 {
+		t.Fatalf("the patch is valid in the environments: exit %d\n%s", res.code, res.stderr)
+	}
+	res := r.preview(at(1), "--pr", "3")
+	if res.code != 1 || !strings.Contains(res.stderr, `apps/shop/api/app.yaml:10:11: components[0].workload_spec.patches[0]: Ingress/api-api spec.rules[1].host: host "admin.example.com" is not one app api claims`) {
+		t.Errorf("preview: exit %d\n%s", res.code, res.stderr)
+	}
+	if files := r.files(true); len(files) != 0 {
+		t.Errorf("a refused preview wrote %d file(s)", len(files))
+	}
 }

@@ -89,16 +89,21 @@ func PreviewFolders(plat *spec.Platform) []string {
 	return []string{path.Join(layout.PreviewsDir, c), layout.PreviewFilesDir(plat, c)}
 }
 
+// BrokenPreview is a preview of the fleet whose record cannot be read, or
+// lists files the fleet lacks: a landing of the previews removes it.
+type BrokenPreview struct {
+	PR      int
+	Warning string
+}
+
 // ReadPreviews returns the previews the fleet holds (read and list read
-// it, as sink.Before does), by pull request; a preview whose record
-// cannot be read is reported in the warnings and left out, so that a
-// landing of the previews removes it.
-func ReadPreviews(plat *spec.Platform, read func(string) ([]byte, bool), list func(string) []string) (map[int]*OpenPreview, []string) {
+// it, as sink.Before does), by pull request, and those that are broken.
+func ReadPreviews(plat *spec.Platform, read func(string) ([]byte, bool), list func(string) []string) (map[int]*OpenPreview, []BrokenPreview) {
 	out := map[int]*OpenPreview{}
 	if plat.Previews == nil {
 		return out, nil
 	}
-	var warnings []string
+	var warnings []BrokenPreview
 	c := plat.Previews.Cluster
 	for _, f := range list(layout.PreviewFilesDir(plat, c)) {
 		pr, ok := layout.PreviewOfFile(plat, c, f)
@@ -109,7 +114,7 @@ func ReadPreviews(plat *spec.Platform, read func(string) ([]byte, bool), list fu
 		rf := layout.PreviewRecordFile(c, pr)
 		data, ok := read(rf)
 		if !ok {
-			warnings = append(warnings, fmt.Sprintf("preview pr-%d has no record (%s): it is removed", pr, rf))
+			warnings = append(warnings, BrokenPreview{pr, fmt.Sprintf("preview pr-%d has no record (%s): it is removed", pr, rf)})
 			continue
 		}
 		rec, err := generate.ParsePreviewRecord(data)
@@ -117,7 +122,7 @@ func ReadPreviews(plat *spec.Platform, read func(string) ([]byte, bool), list fu
 			err = fmt.Errorf("the record of pull request #%d", rec.PullRequest)
 		}
 		if err != nil {
-			warnings = append(warnings, fmt.Sprintf("preview pr-%d: %s: %v: it is removed", pr, rf, err))
+			warnings = append(warnings, BrokenPreview{pr, fmt.Sprintf("preview pr-%d: %s: %v: it is removed", pr, rf, err)})
 			continue
 		}
 		p := &OpenPreview{PR: pr, Record: rec, Files: map[string][]byte{f: k, rf: data}}
@@ -135,7 +140,7 @@ func ReadPreviews(plat *spec.Platform, read func(string) ([]byte, bool), list fu
 			p.Files[x] = b
 		}
 		if missing {
-			warnings = append(warnings, fmt.Sprintf("preview pr-%d: %s lists files the fleet does not have: it is removed", pr, rf))
+			warnings = append(warnings, BrokenPreview{pr, fmt.Sprintf("preview pr-%d: %s lists files the fleet does not have: it is removed", pr, rf)})
 			continue
 		}
 		out[pr] = p

@@ -113,7 +113,7 @@ func TestReadPreviewsExpired(t *testing.T) {
 	files[layout.PreviewFile(plat, "stage-eu", 3)] = []byte("no record")
 	read := func(p string) ([]byte, bool) { b, ok := files[p]; return b, ok }
 	open, warnings := render.ReadPreviews(plat, read, generate.FilesIn(files))
-	if len(open) != 2 || len(warnings) != 1 || !strings.Contains(warnings[0], "preview pr-3 has no record") {
+	if len(open) != 2 || len(warnings) != 1 || warnings[0].PR != 3 || !strings.Contains(warnings[0].Warning, "preview pr-3 has no record") {
 		t.Fatalf("open %v, warnings %v", open, warnings)
 	}
 	exp := render.Expired(plat, open, t0.Add(30*time.Hour))
