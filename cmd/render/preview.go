@@ -21,11 +21,6 @@ import (
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
 
-// PreviewSection is the name of the review comment's section that says
-// how the pull request's preview is: render review writes it first,
-// render preview and the webhook keep it up to date.
-const PreviewSection = review.PreviewSection
-
 // previewFlags are the flags of render preview.
 type previewFlags struct {
 	renderFlags
@@ -162,11 +157,6 @@ func runPreview(ctx context.Context, args []string, io stdio) error {
 	case f.close:
 		drop[f.pr] = true
 	default:
-		if was == nil {
-			if err := checkPreviewMax(plat, open, drop, f.pr); err != nil {
-				return err
-			}
-		}
 		baseRef := cmp.Or(f.base, ev.Base)
 		if baseRef == "" {
 			baseRef = defaultBase(g)
@@ -195,6 +185,11 @@ func runPreview(ctx context.Context, args []string, io stdio) error {
 		if len(prev.Apps) == 0 {
 			drop[f.pr] = true
 			break
+		}
+		if was == nil {
+			if err := checkPreviewMax(plat, open, drop, f.pr); err != nil {
+				return err
+			}
 		}
 		var images render.Images
 		if is := imageSource(&f.renderFlags, root, io); is != nil {
@@ -405,7 +400,7 @@ func updatePreviewSection(ctx context.Context, f *previewFlags, content string, 
 	if err != nil {
 		return err
 	}
-	edited, err := client.UpdateCommentSection(ctx, r, f.pr, review.Marker, PreviewSection, content)
+	edited, err := client.UpdateCommentSection(ctx, r, f.pr, review.Marker, review.PreviewSection, content)
 	if err != nil {
 		return fmt.Errorf("updating the review comment's preview section: %w", err)
 	}
