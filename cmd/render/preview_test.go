@@ -26,6 +26,7 @@ environments:
   - {name: staging, cluster: stage-eu}
   - {name: production, cluster: prod-eu, promote_from: staging}
 previews: {cluster: stage-eu, apps_domain: preview.example.com, ttl: 72h, max: 2}
+fleet: {notifications: {}}
 `
 
 var previewSpecs = map[string]string{

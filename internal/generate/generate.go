@@ -138,6 +138,12 @@ func Render(repo *spec.Repo, opts Options) (*Fleet, error) {
 	r := &renderer{opts: opts, repo: repo, apps: make(map[string]*spec.LoadedApp, len(repo.Apps)), compOrder: map[string][]string{}}
 	for _, a := range repo.Apps {
 		r.apps[a.Key()] = a
+		if a.PreviewProject != "" {
+			if r.previews == nil {
+				r.previews = map[string]*spec.LoadedApp{}
+			}
+			r.previews[a.Project] = a
+		}
 	}
 	// Each app's components in the graph's order, from one pass over it.
 	for _, id := range repo.Order {
@@ -308,6 +314,9 @@ type renderer struct {
 	// tenancy.go); set by planMove before the apps are generated.
 	stayed         map[string]bool
 	stayedProjects map[[2]string]bool
+	// previews maps the preview namespace of each app's copy in a pull
+	// request's preview to that copy (spec.LoadedApp.PreviewProject).
+	previews map[string]*spec.LoadedApp
 }
 
 // object is one Kubernetes object and the file it goes to.

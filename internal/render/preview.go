@@ -342,6 +342,9 @@ func CheckPreviewFiles(plat *spec.Platform, pr int, fleetPath string, files map[
 					TLS []struct {
 						Hosts []string `json:"hosts"`
 					} `json:"tls"`
+					EventSources []struct {
+						Namespace string `json:"namespace"`
+					} `json:"eventSources"`
 				} `json:"spec"`
 			}
 			if err := yaml.Unmarshal(doc, &obj); err != nil {
@@ -374,6 +377,17 @@ func CheckPreviewFiles(plat *spec.Platform, pr int, fleetPath string, files map[
 				probs = append(probs, PreviewProblem{p, fmt.Sprintf("%s: names no namespace; a preview's objects live in its namespaces", what)})
 			case obj.Metadata.Namespace != "" && !inPreview(obj.Metadata.Namespace) && obj.Metadata.Namespace != plat.Fleet.SourceNamespace:
 				probs = append(probs, PreviewProblem{p, fmt.Sprintf("%s: namespace %s is not one of pull request #%d's preview (<project>%s)", what, obj.Metadata.Namespace, pr, suffix)})
+			case obj.Kind == "Alert" && obj.Metadata.Namespace == plat.Fleet.SourceNamespace:
+				// fleet.notifications: the preview namespace's Alert,
+				// fleetwright-<namespace>, as a project's file holds it.
+				if ns, ok := strings.CutPrefix(obj.Metadata.Name, "fleetwright-"); !ok || !inPreview(ns) || strings.HasPrefix(p, dir+layout.AppsDir+"/") {
+					probs = append(probs, PreviewProblem{p, fmt.Sprintf("%s: a preview's Alert is fleetwright-<its namespace>, in its project file only", what)})
+				}
+				for _, src := range obj.Spec.EventSources {
+					if !inPreview(src.Namespace) {
+						probs = append(probs, PreviewProblem{p, fmt.Sprintf("%s: it sends the events of namespace %q, not one of the preview's", what, src.Namespace)})
+					}
+				}
 			case obj.Metadata.Namespace == plat.Fleet.SourceNamespace && !previewFluxKind(obj.Kind):
 				probs = append(probs, PreviewProblem{p, fmt.Sprintf("%s: only Flux objects of the preview may live in %s", what, obj.Metadata.Namespace)})
 			}
