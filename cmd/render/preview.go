@@ -191,17 +191,16 @@ func runPreview(ctx context.Context, args []string, io stdio) error {
 				return err
 			}
 		}
-		var images render.Images
-		if is := imageSource(&f.renderFlags, root, io); is != nil {
-			progress := cli.NewProgress(io.err, cli.IsTerminal(io.err))
-			images, err = is.Images(ctx, render.ImageInput{Repo: prev.Build, Source: src, Progress: progress})
-			progress.Done()
-			if err != nil {
-				return renderError(err)
-			}
-			for _, w := range images.Warnings {
-				fmt.Fprintf(io.err, "warning: %s\n", w)
-			}
+		// Built from the head (its tree, not the checkout), named and
+		// pinned as render names a project's images.
+		progress := cli.NewProgress(io.err, cli.IsTerminal(io.err))
+		images, err := imageSource(&f.renderFlags, root, io).Images(ctx, render.ImageInput{Repo: prev.Build, Source: src, Progress: progress})
+		progress.Done()
+		if err != nil {
+			return renderError(err)
+		}
+		for _, w := range images.Warnings {
+			fmt.Fprintf(io.err, "warning: %s\n", w)
 		}
 		in := render.PreviewInput{Preview: prev, Head: head, Images: images.ByNode, Now: now}
 		if was != nil {
