@@ -6,10 +6,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-containerregistry/pkg/crane"
 
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/generate"
@@ -17,6 +19,7 @@ import (
 	"github.com/fleetwright/fleetwright/internal/github/githubtest"
 	"github.com/fleetwright/fleetwright/internal/gitrepo/gittest"
 	"github.com/fleetwright/fleetwright/internal/golden"
+	"github.com/fleetwright/fleetwright/internal/registry/registrytest"
 	"github.com/fleetwright/fleetwright/internal/review"
 )
 
@@ -407,5 +410,66 @@ func TestPreviewRefusesAPatchedHost(t *testing.T) {
 	}
 	if files := r.files(true); len(files) != 0 {
 		t.Errorf("a refused preview wrote %d file(s)", len(files))
+	}
+}
+
+// TestPreviewBuildsFromTheHead: the images a preview builds come from the
+// pull request's head commit (not the checkout, which may hold anything
+// else), are pushed as render pushes them, under the project's own
+// repository, and are pinned by digest in the preview.
+func TestPreviewBuildsFromTheHead(t *testing.T) {
+	t.Parallel()
+	reg := registrytest.New(t, registrytest.Options{})
+	top := t.TempDir()
+	root := filepath.Join(top, "apps")
+	out := filepath.Join(t.TempDir(), "fleet")
+	golden.WriteFiles(t, root, map[string]string{
+		"platform.yaml": "registry: " + reg.Host() + "/fleet\nbuild: {platforms: [linux/amd64]}\nclusters: [{name: stage-eu}]\n" +
+			"previews: {cluster: stage-eu, apps_domain: preview.example.com}\n",
+		"apps/shop/app/app.yaml": `name: app
+components:
+  - name: site
+    type: workload
+    workload_spec:
+      port: 80
+      build_mode: dockerfile
+      build: {context: site}
+      ingress: {enabled: true}
+`,
+		"apps/shop/app/site/Dockerfile": "FROM scratch\nCOPY index.html /srv/\nENTRYPOINT [\"/srv/server\"]\n",
+		"apps/shop/app/site/index.html": "<h1>main</h1>\n",
+	})
+	gittest.Git(t, top, "init", "-q", "-b", "main")
+	gittest.Git(t, top, "add", "-A")
+	gittest.Git(t, top, "commit", "-q", "-m", "site")
+	gittest.Git(t, top, "checkout", "-q", "-b", "feature")
+	golden.WriteFiles(t, root, map[string]string{"apps/shop/app/site/index.html": "<h1>head</h1>\n"})
+	gittest.Git(t, top, "commit", "-q", "-am", "head")
+	// The checkout holds something else than the head.
+	golden.WriteFiles(t, root, map[string]string{"apps/shop/app/site/index.html": "<h1>uncommitted</h1>\n"})
+
+	env := map[string]string{"SOURCE_DATE_EPOCH": "1800000000"}
+	res := runCmd(t, env, "preview", "--pr", "3", "--repo", root, "--base", "main", "--mode", "dir", "--out", out)
+	if res.code != 0 {
+		t.Fatalf("preview: exit %d\n%s", res.code, res.stderr)
+	}
+	deploy, err := os.ReadFile(filepath.Join(out, "previews/stage-eu/pr-3/apps/stage-eu/shop-pr3/app/site/deployment-app-site.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`image: "?(` + regexp.QuoteMeta(reg.Host()) + `/fleet/shop/app-site:[0-9a-f]+@sha256:[0-9a-f]{64})`).FindSubmatch(deploy)
+	if m == nil {
+		t.Fatalf("the preview's image is not built into the project's repository and pinned:\n%s", deploy)
+	}
+	img, err := crane.Pull(string(m[1]))
+	if err != nil {
+		t.Fatalf("the built image is not in the registry: %v", err)
+	}
+	var tarball bytes.Buffer
+	if err := crane.Export(img, &tarball); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(tarball.Bytes(), []byte("<h1>head</h1>")) || bytes.Contains(tarball.Bytes(), []byte("uncommitted")) {
+		t.Errorf("the image was not built from the head commit")
 	}
 }
