@@ -110,11 +110,8 @@ func runPreview(ctx context.Context, args []string, io stdio) error {
 		return err
 	}
 	plat := &repo.Platform
-	switch {
-	case plat.Previews == nil:
+	if plat.Previews == nil {
 		return cli.Usagef("platform.yaml declares no previews: add a previews block {cluster, apps_domain, ttl, max} (docs/environments.md, \"Previews\")")
-	case plat.Fleet.Artifacts != nil:
-		return cli.Usagef("render preview does not write fleets with fleet.artifacts yet")
 	}
 	if err := f.target(root, repo); err != nil {
 		return err
@@ -208,6 +205,11 @@ func runPreview(ctx context.Context, args []string, io stdio) error {
 		}
 		fl, r, err := render.RenderPreview(in)
 		if err != nil {
+			return err
+		}
+		// With fleet.artifacts, the artifacts the preview pins go first.
+		artifacts := cli.NewProgress(io.err, cli.IsTerminal(io.err))
+		if err := pushArtifacts(ctx, &f.renderFlags, repo, fl, artifacts, io); err != nil {
 			return err
 		}
 		files, rec = fl.Files, r

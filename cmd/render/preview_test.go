@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io/fs"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-containerregistry/pkg/crane"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/artifact"
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/github"
@@ -471,5 +473,78 @@ components:
 	}
 	if !bytes.Contains(tarball.Bytes(), []byte("<h1>head</h1>")) || bytes.Contains(tarball.Bytes(), []byte("uncommitted")) {
 		t.Errorf("the image was not built from the head commit")
+	}
+}
+
+// TestPreviewArtifacts: with fleet.artifacts, a preview's components and
+// its project's Flux files are artifacts too, named after their folders in
+// the preview's, pushed before the preview lands: what the registry serves
+// under each digest the preview pins is that folder's files, byte for
+// byte, and the preview's Kustomizations read them in the preview
+// namespace (no reference across namespaces, as Flux's lockdown wants).
+func TestPreviewArtifacts(t *testing.T) {
+	t.Parallel()
+	reg := registrytest.New(t, registrytest.Options{})
+	repo := reg.Host() + "/fleet/artifacts"
+	top := t.TempDir()
+	root := filepath.Join(top, "apps")
+	out := filepath.Join(t.TempDir(), "fleet")
+	app := func(tag string) string {
+		return "name: web\ncomponents:\n  - {name: api, type: workload, workload_spec: {image: reg.example.test/api:" + tag + ", port: 80, ingress: {enabled: true}}}\n"
+	}
+	golden.WriteFiles(t, root, map[string]string{
+		"platform.yaml": "clusters: [{name: c1}]\nbuild: {pin: false}\nfleet: {artifacts: {repository: " + repo + "}}\n" +
+			"previews: {cluster: c1, apps_domain: preview.example.com}\n",
+		"apps/shop/web/app.yaml": app("1"),
+	})
+	gittest.Git(t, top, "init", "-q", "-b", "main")
+	gittest.Git(t, top, "add", "-A")
+	gittest.Git(t, top, "commit", "-q", "-m", "web")
+	gittest.Git(t, top, "checkout", "-q", "-b", "feature")
+	golden.WriteFiles(t, root, map[string]string{"apps/shop/web/app.yaml": app("2")})
+	gittest.Git(t, top, "commit", "-q", "-am", "web 2")
+
+	res := runCmd(t, map[string]string{"SOURCE_DATE_EPOCH": "1800000000"}, "preview", "--pr", "2", "--repo", root, "--base", "main", "--mode", "dir", "--out", out)
+	if res.code != 0 || !strings.Contains(res.stderr, "artifacts: 2 pushed to "+repo) {
+		t.Fatalf("preview: exit %d\n%s", res.code, res.stderr)
+	}
+	got := map[string]string{}
+	for _, f := range []string{"previews/c1/pr-2/clusters/c1/projects/shop-pr2.yaml", "previews/c1/pr-2/apps/c1/shop-pr2/_flux/web.yaml"} {
+		b, err := os.ReadFile(filepath.Join(out, filepath.FromSlash(f)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, doc := range strings.Split(string(b), "\n---\n") {
+			if s := pinned.FindStringSubmatch(doc + "\n"); s != nil {
+				got[s[1]] = s[2]
+				if !strings.Contains(doc, "namespace: shop-pr2\n") {
+					t.Errorf("an OCIRepository of the preview outside its namespace:\n%s", doc)
+				}
+			}
+		}
+	}
+	want := []string{"previews/c1/pr-2/apps/c1/shop-pr2/_flux", "previews/c1/pr-2/apps/c1/shop-pr2/web/api"}
+	if len(got) != len(want) || got[want[0]] == "" || got[want[1]] == "" {
+		t.Fatalf("pins %v, want %v", got, want)
+	}
+	for dir, digest := range got {
+		files, err := artifact.Pull(context.Background(), repo+"@"+digest, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", dir, err)
+		}
+		entries, _ := os.ReadDir(filepath.Join(out, filepath.FromSlash(dir)))
+		if len(files) != len(entries) {
+			t.Errorf("%s: the artifact has %d files, the folder %d", dir, len(files), len(entries))
+		}
+		for _, f := range files {
+			b, err := os.ReadFile(filepath.Join(out, filepath.FromSlash(dir), f.Name))
+			if err != nil || string(b) != string(f.Data) {
+				t.Errorf("%s/%s: the artifact's bytes differ from the preview's (%v)", dir, f.Name, err)
+			}
+		}
+	}
+	b, _ := os.ReadFile(filepath.Join(out, "previews/c1/pr-2/apps/c1/shop-pr2/_flux/web.yaml"))
+	if !bytes.Contains(b, []byte("    kind: OCIRepository\n    name: shop-pr2-web-api\n")) || bytes.Contains(b, []byte("flux-system")) {
+		t.Errorf("the preview's component Kustomization does not read its artifact in its namespace:\n%s", b)
 	}
 }

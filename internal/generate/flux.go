@@ -308,6 +308,18 @@ func projectLabels(project string) map[string]string {
 	return map[string]string{layout.LabelProject: project, layout.LabelManagedBy: layout.ManagedBy}
 }
 
+// projectEventAnnotations are the event annotations of a project's own
+// Flux objects: its project, and for a pull request's preview namespace
+// the project it belongs to and the preview's environment.
+func (r *renderer) projectEventAnnotations(project string) map[string]string {
+	m := map[string]string{layout.EventAnnotationPrefix + layout.EventProject: project}
+	if a, ok := r.previews[project]; ok {
+		m[layout.EventAnnotationPrefix+layout.EventProject] = a.PreviewProject
+		m[layout.EventAnnotationPrefix+layout.EventEnvironment] = a.Environment
+	}
+	return m
+}
+
 // projectLabels are the labels of a project's own objects; those of a
 // pull request's preview namespace name the project it belongs to and
 // the preview's environment.
@@ -364,7 +376,7 @@ func (r *renderer) project(cluster, project string, art *artifact.Artifact) ([]F
 		TypeMeta: metav1.TypeMeta{APIVersion: "kustomize.toolkit.fluxcd.io/v1", Kind: "Kustomization"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name: projectKustomizationName(project), Namespace: plat.Fleet.SourceNamespace, Labels: lbls,
-			Annotations: map[string]string{layout.EventAnnotationPrefix + layout.EventProject: project},
+			Annotations: r.projectEventAnnotations(project),
 			Finalizers:  fluxFinalizers(),
 		},
 		Spec: kustomizev1.KustomizationSpec{

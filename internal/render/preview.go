@@ -334,6 +334,9 @@ func CheckPreviewFiles(plat *spec.Platform, pr int, fleetPath string, files map[
 					Namespace string `json:"namespace"`
 				} `json:"metadata"`
 				Spec struct {
+					SourceRef struct {
+						Kind string `json:"kind"`
+					} `json:"sourceRef"`
 					Path            string `json:"path"`
 					TargetNamespace string `json:"targetNamespace"`
 					Rules           []struct {
@@ -391,7 +394,9 @@ func CheckPreviewFiles(plat *spec.Platform, pr int, fleetPath string, files map[
 			case obj.Metadata.Namespace == plat.Fleet.SourceNamespace && !previewFluxKind(obj.Kind):
 				probs = append(probs, PreviewProblem{p, fmt.Sprintf("%s: only Flux objects of the preview may live in %s", what, obj.Metadata.Namespace)})
 			}
-			if obj.Kind == "Kustomization" && obj.Spec.Path != "" {
+			// A path in the fleet's GitRepository; one in an artifact
+			// (an OCIRepository, fleet.artifacts) is the artifact's own.
+			if obj.Kind == "Kustomization" && obj.Spec.Path != "" && obj.Spec.SourceRef.Kind != "OCIRepository" {
 				if q := "./" + strings.TrimPrefix(path.Clean(obj.Spec.Path), "./"); q != within && !strings.HasPrefix(q, within+"/") {
 					probs = append(probs, PreviewProblem{p, fmt.Sprintf("%s: path %s is not in the preview's folder %s", what, obj.Spec.Path, within)})
 				}

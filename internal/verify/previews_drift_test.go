@@ -20,6 +20,18 @@ import (
 // preview whose head the apps repository lacks is not rendered again.
 func TestPreviewDrift(t *testing.T) {
 	t.Parallel()
+	for name, fleet := range map[string]string{
+		"git":       "fleet: {path: fleet}\n",
+		"artifacts": "fleet: {path: fleet, artifacts: {repository: registry.example.com/fleet}}\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			testPreviewDrift(t, fleet)
+		})
+	}
+}
+
+func testPreviewDrift(t *testing.T, fleet string) {
 	root := t.TempDir()
 	write := func(rel, body string) {
 		p := filepath.Join(root, filepath.FromSlash(rel))
@@ -30,7 +42,7 @@ func TestPreviewDrift(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write("platform.yaml", "clusters: [{name: stage-eu}]\nfleet: {path: fleet}\npreviews: {cluster: stage-eu, apps_domain: preview.example.com}\n")
+	write("platform.yaml", "clusters: [{name: stage-eu}]\n"+fleet+"previews: {cluster: stage-eu, apps_domain: preview.example.com}\n")
 	write("apps/shop/api/app.yaml", "name: api\ncomponents:\n  - {name: api, type: workload, workload_spec: {image: myorg/api:v1, port: 8080, ingress: {enabled: true}}}\n")
 	gittest.Git(t, root, "init", "-q", "-b", "main")
 	gittest.Git(t, root, "add", "-A")
@@ -64,15 +76,22 @@ func TestPreviewDrift(t *testing.T) {
 	apps := &Apps{Repo: repo, AtRelease: func(ctx context.Context, ref string, folders map[string]string) (*spec.Repo, error) {
 		return render.LoadRelease(ctx, root, ref, folders)
 	}}
+	var errs []string
 	run := func(files map[string][]byte) []string {
 		rep, err := Run(ctx, Options{FleetDir: writeTree(t, files), Display: "fleet", FleetPath: "fleet", Platform: &repo.Platform, Apps: apps})
 		if err != nil {
 			t.Fatal(err)
 		}
+		errs = nil
+		for _, f := range rep.Findings {
+			if f.Severity == SeverityError {
+				errs = append(errs, f.String())
+			}
+		}
 		return lines(rep, CheckDrift)
 	}
-	if got := run(files); len(got) != 0 {
-		t.Errorf("drift on the preview as render preview wrote it:\n%s", strings.Join(got, "\n"))
+	if got := run(files); len(got) != 0 || len(errs) != 0 {
+		t.Errorf("findings on the preview as render preview wrote it:\n%s\n%s", strings.Join(got, "\n"), strings.Join(errs, "\n"))
 	}
 	deploy := "previews/stage-eu/pr-4/apps/stage-eu/shop-pr4/api/api/deployment-api-api.yaml"
 	edited := cloneFiles(files)
