@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,11 +20,6 @@ import (
 	"github.com/fleetwright/fleetwright/internal/review"
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
-
-// PreviewSection is the name of the review comment's section that says
-// how the pull request's preview is: render review writes it first,
-// render preview and the webhook keep it up to date.
-const PreviewSection = review.PreviewSection
 
 // previewFlags are the flags of render preview.
 type previewFlags struct {
@@ -89,6 +85,11 @@ func runPreview(ctx context.Context, args []string, io stdio) error {
 	}
 	defer g.Close()
 	headRef := cmp.Or(f.head, ev.Head, "HEAD")
+	if f.close {
+		// A closed pull request's head may be gone: the checkout is
+		// enough to read the platform.
+		headRef = cmp.Or(f.head, "HEAD")
+	}
 	head, err := g.Resolve(headRef)
 	if err != nil {
 		return &cli.ExitError{Code: cli.ExitUsage, Err: fmt.Errorf("--head %s: %w", headRef, err)}
@@ -98,15 +99,19 @@ func runPreview(ctx context.Context, args []string, io stdio) error {
 	if err != nil {
 		return err
 	}
+	if f.close {
+		// Closing needs the platform only: the apps' problems do not stop it.
+		ps = slices.DeleteFunc(ps, func(p *spec.Problem) bool {
+			dir := filepath.Dir(p.File)
+			return !slices.Contains(spec.PlatformFileNames, filepath.Base(p.File)) || (dir != "." && filepath.Clean(dir) != filepath.Clean(root))
+		})
+	}
 	if err := reportSpecs(ps, f.format, io); err != nil {
 		return err
 	}
 	plat := &repo.Platform
-	switch {
-	case plat.Previews == nil:
+	if plat.Previews == nil {
 		return cli.Usagef("platform.yaml declares no previews: add a previews block {cluster, apps_domain, ttl, max} (docs/environments.md, \"Previews\")")
-	case plat.Fleet.Artifacts != nil:
-		return cli.Usagef("render preview does not write fleets with fleet.artifacts yet")
 	}
 	if err := f.target(root, repo); err != nil {
 		return err
@@ -116,21 +121,22 @@ func runPreview(ctx context.Context, args []string, io stdio) error {
 		return err
 	}
 	folders := render.PreviewFolders(plat)
-	if m := sink.Managed(l.sink); m != nil {
-		*m = folders // a preview owns the previews' folders, and nothing else
-	} else {
+	managed := sink.Managed(l.sink)
+	if managed == nil {
 		return fmt.Errorf("render preview cannot land in this sink")
 	}
+	*managed = nil // a preview owns its own files, and nothing else (below)
 	before, err := l.sink.(sink.Previewer).Previous(ctx, folders)
 	if err != nil {
 		return err
 	}
-	open, warnings := render.ReadPreviews(plat, before.Read, before.List)
-	for _, w := range warnings {
-		fmt.Fprintf(io.err, "warning: %s\n", w)
-	}
+	open, broken := render.ReadPreviews(plat, before.Read, before.List)
 	now := previewClock(io)
 	drop := map[int]bool{}
+	for _, b := range broken {
+		fmt.Fprintf(io.err, "warning: %s\n", b.Warning)
+		drop[b.PR] = true
+	}
 	var expiredLines []string
 	for _, p := range render.Expired(plat, open, now) {
 		if p.PR == f.pr && !f.close {
@@ -148,11 +154,6 @@ func runPreview(ctx context.Context, args []string, io stdio) error {
 	case f.close:
 		drop[f.pr] = true
 	default:
-		if was == nil {
-			if err := checkPreviewMax(plat, open, drop, f.pr); err != nil {
-				return err
-			}
-		}
 		baseRef := cmp.Or(f.base, ev.Base)
 		if baseRef == "" {
 			baseRef = defaultBase(g)
@@ -169,6 +170,11 @@ func runPreview(ctx context.Context, args []string, io stdio) error {
 			return err
 		}
 		prev, pps := loader.PreviewOf(repo, f.pr, changed)
+		if !pps.HasErrors() {
+			// The patches, on the preview's copies: one that sets a host
+			// the preview does not own (a production host) is refused.
+			pps = append(pps, render.CheckPatches(prev.Repo)...).Sort()
+		}
 		if err := reportSpecs(pps, f.format, io); err != nil {
 			return err
 		}
@@ -177,17 +183,21 @@ func runPreview(ctx context.Context, args []string, io stdio) error {
 			drop[f.pr] = true
 			break
 		}
-		var images render.Images
-		if is := imageSource(&f.renderFlags, root, io); is != nil {
-			progress := cli.NewProgress(io.err, cli.IsTerminal(io.err))
-			images, err = is.Images(ctx, render.ImageInput{Repo: prev.Build, Source: src, Progress: progress})
-			progress.Done()
-			if err != nil {
-				return renderError(err)
+		if was == nil {
+			if err := checkPreviewMax(plat, open, drop, f.pr); err != nil {
+				return err
 			}
-			for _, w := range images.Warnings {
-				fmt.Fprintf(io.err, "warning: %s\n", w)
-			}
+		}
+		// Built from the head (its tree, not the checkout), named and
+		// pinned as render names a project's images.
+		progress := cli.NewProgress(io.err, cli.IsTerminal(io.err))
+		images, err := imageSource(&f.renderFlags, root, io).Images(ctx, render.ImageInput{Repo: prev.Build, Source: src, Progress: progress})
+		progress.Done()
+		if err != nil {
+			return renderError(err)
+		}
+		for _, w := range images.Warnings {
+			fmt.Fprintf(io.err, "warning: %s\n", w)
 		}
 		in := render.PreviewInput{Preview: prev, Head: head, Images: images.ByNode, Now: now}
 		if was != nil {
@@ -197,21 +207,41 @@ func runPreview(ctx context.Context, args []string, io stdio) error {
 		if err != nil {
 			return err
 		}
+		// With fleet.artifacts, the artifacts the preview pins go first.
+		artifacts := cli.NewProgress(io.err, cli.IsTerminal(io.err))
+		if err := pushArtifacts(ctx, &f.renderFlags, repo, fl, artifacts, io); err != nil {
+			return err
+		}
 		files, rec = fl.Files, r
 	}
-	// The previews that stay, as the fleet has them, and this one.
-	keep := render.KeepPreviews(open, drop)
-	if rec != nil {
-		for p := range keep {
-			if cl, n, ok := layout.PreviewOfPath(p); ok && cl == plat.Previews.Cluster && n == f.pr {
-				delete(keep, p)
+	// What the landing owns: on the fleet branch, the files of this
+	// preview and of those removed, each preview's folder and Flux file,
+	// so that a retry after another preview's push (gitrepo.Land applies
+	// the change again on the new head) leaves that one alone; in a
+	// folder, the previews' folders, with the files of the previews that
+	// stay as the fleet has them.
+	out := &generate.Fleet{Files: files}
+	if pushOf(l.sink) != nil {
+		*managed = layout.PreviewPaths(plat, plat.Previews.Cluster, f.pr)
+		for _, pr := range slices.Sorted(maps.Keys(drop)) {
+			if pr != f.pr {
+				*managed = append(*managed, layout.PreviewPaths(plat, plat.Previews.Cluster, pr)...)
 			}
 		}
-		delete(keep, layout.PreviewFile(plat, plat.Previews.Cluster, f.pr))
-	}
-	out := &generate.Fleet{Files: files}
-	for _, p := range slices.Sorted(maps.Keys(keep)) {
-		out.Files = append(out.Files, generate.File{Path: p, Data: keep[p]})
+	} else {
+		*managed = folders
+		keep := render.KeepPreviews(open, drop)
+		if rec != nil {
+			for p := range keep {
+				if cl, n, ok := layout.PreviewOfPath(p); ok && cl == plat.Previews.Cluster && n == f.pr {
+					delete(keep, p)
+				}
+			}
+			delete(keep, layout.PreviewFile(plat, plat.Previews.Cluster, f.pr))
+		}
+		for _, p := range slices.Sorted(maps.Keys(keep)) {
+			out.Files = append(out.Files, generate.File{Path: p, Data: keep[p]})
+		}
 	}
 	slices.SortFunc(out.Files, func(a, b generate.File) int { return strings.Compare(a.Path, b.Path) })
 
@@ -371,7 +401,7 @@ func updatePreviewSection(ctx context.Context, f *previewFlags, content string, 
 	if err != nil {
 		return err
 	}
-	edited, err := client.UpdateCommentSection(ctx, r, f.pr, review.Marker, PreviewSection, content)
+	edited, err := client.UpdateCommentSection(ctx, r, f.pr, review.Marker, review.PreviewSection, content)
 	if err != nil {
 		return fmt.Errorf("updating the review comment's preview section: %w", err)
 	}

@@ -2,21 +2,26 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-containerregistry/pkg/crane"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/artifact"
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/github"
 	"github.com/fleetwright/fleetwright/internal/github/githubtest"
 	"github.com/fleetwright/fleetwright/internal/gitrepo/gittest"
 	"github.com/fleetwright/fleetwright/internal/golden"
+	"github.com/fleetwright/fleetwright/internal/registry/registrytest"
 	"github.com/fleetwright/fleetwright/internal/review"
 )
 
@@ -26,6 +31,7 @@ environments:
   - {name: staging, cluster: stage-eu}
   - {name: production, cluster: prod-eu, promote_from: staging}
 previews: {cluster: stage-eu, apps_domain: preview.example.com, ttl: 72h, max: 2}
+fleet: {notifications: {}}
 `
 
 var previewSpecs = map[string]string{
@@ -119,6 +125,9 @@ func (r *previewRepo) preview(env map[string]string, args ...string) result {
 // files reads the fleet folder: the previews' files, or the others.
 func (r *previewRepo) files(previews bool) map[string][]byte {
 	out := map[string][]byte{}
+	if _, err := os.Stat(r.out); os.IsNotExist(err) {
+		return out
+	}
 	err := filepath.WalkDir(r.out, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -217,7 +226,10 @@ func TestPreview(t *testing.T) {
 		t.Errorf("a refused preview changed the fleet:\n%s", diff)
 	}
 
-	// --close.
+	// --close, from a head whose specs are broken: it needs the platform
+	// only.
+	r.edit("apps/shop/api/app.yaml", "port: 8080", "port: eighty")
+	r.commit("broken")
 	if res := r.preview(at(5), "--pr", "6", "--close"); res.code != 0 || !strings.Contains(res.stderr, "preview pr-6 closed") {
 		t.Fatalf("close: exit %d\n%s", res.code, res.stderr)
 	}
@@ -336,14 +348,22 @@ func TestPreviewPush(t *testing.T) {
 		}
 	}
 
+	// Another pull request's preview, then this one closes: the other
+	// stays (each preview owns its own folder and Flux file on the fleet
+	// branch).
+	other := []string{"preview", "--pr", "2", "--repo", r.root, "--base", "main", "--offline", "--fleet-repo", url, "--fleet-branch", "main"}
+	if res := runCmd(t, map[string]string{"SOURCE_DATE_EPOCH": "1800000000"}, other...); res.code != 0 {
+		t.Fatalf("preview 2: exit %d\n%s", res.code, res.stderr)
+	}
 	api.Expect("GET", "/repos/acme/apps/issues/1/comments")
 	api.Expect("PATCH", fmt.Sprintf("/repos/acme/apps/issues/comments/%d", id))
 	res = runCmd(t, env, append(args, "--close")...)
 	if res.code != 0 || !strings.Contains(res.stderr, "preview pr-1 closed") {
 		t.Fatalf("close: exit %d\n%s", res.code, res.stderr)
 	}
-	if files := gittest.Git(t, bare, "ls-tree", "-r", "--name-only", "main"); files != "README.md\n" {
-		t.Errorf("after --close the fleet branch holds:\n%s", files)
+	files = gittest.Git(t, bare, "ls-tree", "-r", "--name-only", "main")
+	if strings.Contains(files, "pr-1") || !strings.Contains(files, "fleet/previews/stage-eu/pr-2/preview.yaml\n") || !strings.Contains(files, "fleet/clusters/stage-eu/previews/pr-2.yaml\n") {
+		t.Errorf("after --close of pr-1 the fleet branch holds:\n%s", files)
 	}
 	if msg := gittest.Git(t, bare, "log", "-1", "--format=%s", "main"); strings.TrimSpace(msg) != "fleetwright: close preview pr-1" {
 		t.Errorf("close commit: %q", msg)
@@ -351,5 +371,180 @@ func TestPreviewPush(t *testing.T) {
 	if body := api.Comments("acme/apps", pr)[0].Body; !strings.Contains(body, "**Preview:** pr-1, closed") {
 		t.Errorf("the comment after close:\n%s", body)
 	}
+
+	// A render pushed 73 hours later removes pr-2, and says so in its
+	// commit.
+	res = runCmd(t, map[string]string{"SOURCE_DATE_EPOCH": fmt.Sprint(1800000000 + 73*3600)}, "--offline", "--mode", "push", "--fleet-repo", url, "--fleet-branch", "main", r.root)
+	if res.code != 0 || !strings.Contains(res.stderr, "preview pr-2 removed") {
+		t.Fatalf("render: exit %d\n%s", res.code, res.stderr)
+	}
+	if msg := gittest.Git(t, bare, "log", "-1", "--format=%B", "main"); !strings.Contains(msg, "preview pr-2 removed: last updated 2027-01-15T08:00:00Z, older than previews.ttl 72h0m0s (apps shop/api, shop/db)") {
+		t.Errorf("the render's commit message:\n%s", msg)
+	}
+	files = gittest.Git(t, bare, "ls-tree", "-r", "--name-only", "main")
+	if strings.Contains(files, "previews/") || !strings.Contains(files, "fleet/clusters/stage-eu/apps/shop-api.yaml\n") {
+		t.Errorf("after the ttl the fleet branch holds:\n%s", files)
+	}
 	fsck(t, bare)
+}
+
+// A spec's patch that adds a host the app owns in its environments (the
+// admin workload's production host, on the api's Ingress) would make the
+// preview answer for production: the preview is refused at the patch's
+// line, and nothing is written.
+func TestPreviewRefusesAPatchedHost(t *testing.T) {
+	t.Parallel()
+	r := newPreviewRepo(t)
+	gittest.Git(t, r.top, "checkout", "-q", "-b", "feature")
+	r.edit("apps/shop/api/app.yaml", "      env:\n", `      patches:
+        - patch: |
+            - {op: add, path: /spec/rules/-, value: {host: admin.example.com, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: api-api, port: {number: 8080}}}}]}}}
+          target: {kind: Ingress}
+      env:
+`)
+	r.commit("api answers for admin too")
+	if res := runCmd(t, nil, "validate", r.root); res.code != 0 {
+		t.Fatalf("the patch is valid in the environments: exit %d\n%s", res.code, res.stderr)
+	}
+	res := r.preview(at(1), "--pr", "3")
+	if res.code != 1 || !strings.Contains(res.stderr, `apps/shop/api/app.yaml:10:11: components[0].workload_spec.patches[0]: Ingress/api-api spec.rules[1].host: host "admin.example.com" is not one app api claims`) {
+		t.Errorf("preview: exit %d\n%s", res.code, res.stderr)
+	}
+	if files := r.files(true); len(files) != 0 {
+		t.Errorf("a refused preview wrote %d file(s)", len(files))
+	}
+}
+
+// TestPreviewBuildsFromTheHead: the images a preview builds come from the
+// pull request's head commit (not the checkout, which may hold anything
+// else), are pushed as render pushes them, under the project's own
+// repository, and are pinned by digest in the preview.
+func TestPreviewBuildsFromTheHead(t *testing.T) {
+	t.Parallel()
+	reg := registrytest.New(t, registrytest.Options{})
+	top := t.TempDir()
+	root := filepath.Join(top, "apps")
+	out := filepath.Join(t.TempDir(), "fleet")
+	golden.WriteFiles(t, root, map[string]string{
+		"platform.yaml": "registry: " + reg.Host() + "/fleet\nbuild: {platforms: [linux/amd64]}\nclusters: [{name: stage-eu}]\n" +
+			"previews: {cluster: stage-eu, apps_domain: preview.example.com}\n",
+		"apps/shop/app/app.yaml": `name: app
+components:
+  - name: site
+    type: workload
+    workload_spec:
+      port: 80
+      build_mode: dockerfile
+      build: {context: site}
+      ingress: {enabled: true}
+`,
+		"apps/shop/app/site/Dockerfile": "FROM scratch\nCOPY index.html /srv/\nENTRYPOINT [\"/srv/server\"]\n",
+		"apps/shop/app/site/index.html": "<h1>main</h1>\n",
+	})
+	gittest.Git(t, top, "init", "-q", "-b", "main")
+	gittest.Git(t, top, "add", "-A")
+	gittest.Git(t, top, "commit", "-q", "-m", "site")
+	gittest.Git(t, top, "checkout", "-q", "-b", "feature")
+	golden.WriteFiles(t, root, map[string]string{"apps/shop/app/site/index.html": "<h1>head</h1>\n"})
+	gittest.Git(t, top, "commit", "-q", "-am", "head")
+	// The checkout holds something else than the head.
+	golden.WriteFiles(t, root, map[string]string{"apps/shop/app/site/index.html": "<h1>uncommitted</h1>\n"})
+
+	env := map[string]string{"SOURCE_DATE_EPOCH": "1800000000"}
+	res := runCmd(t, env, "preview", "--pr", "3", "--repo", root, "--base", "main", "--mode", "dir", "--out", out)
+	if res.code != 0 {
+		t.Fatalf("preview: exit %d\n%s", res.code, res.stderr)
+	}
+	deploy, err := os.ReadFile(filepath.Join(out, "previews/stage-eu/pr-3/apps/stage-eu/shop-pr3/app/site/deployment-app-site.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`image: "?(` + regexp.QuoteMeta(reg.Host()) + `/fleet/shop/app-site:[0-9a-f]+@sha256:[0-9a-f]{64})`).FindSubmatch(deploy)
+	if m == nil {
+		t.Fatalf("the preview's image is not built into the project's repository and pinned:\n%s", deploy)
+	}
+	img, err := crane.Pull(string(m[1]))
+	if err != nil {
+		t.Fatalf("the built image is not in the registry: %v", err)
+	}
+	var tarball bytes.Buffer
+	if err := crane.Export(img, &tarball); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(tarball.Bytes(), []byte("<h1>head</h1>")) || bytes.Contains(tarball.Bytes(), []byte("uncommitted")) {
+		t.Errorf("the image was not built from the head commit")
+	}
+}
+
+// TestPreviewArtifacts: with fleet.artifacts, a preview's components and
+// its project's Flux files are artifacts too, named after their folders in
+// the preview's, pushed before the preview lands: what the registry serves
+// under each digest the preview pins is that folder's files, byte for
+// byte, and the preview's Kustomizations read them in the preview
+// namespace (no reference across namespaces, as Flux's lockdown wants).
+func TestPreviewArtifacts(t *testing.T) {
+	t.Parallel()
+	reg := registrytest.New(t, registrytest.Options{})
+	repo := reg.Host() + "/fleet/artifacts"
+	top := t.TempDir()
+	root := filepath.Join(top, "apps")
+	out := filepath.Join(t.TempDir(), "fleet")
+	app := func(tag string) string {
+		return "name: web\ncomponents:\n  - {name: api, type: workload, workload_spec: {image: reg.example.test/api:" + tag + ", port: 80, ingress: {enabled: true}}}\n"
+	}
+	golden.WriteFiles(t, root, map[string]string{
+		"platform.yaml": "clusters: [{name: c1}]\nbuild: {pin: false}\nfleet: {artifacts: {repository: " + repo + "}}\n" +
+			"previews: {cluster: c1, apps_domain: preview.example.com}\n",
+		"apps/shop/web/app.yaml": app("1"),
+	})
+	gittest.Git(t, top, "init", "-q", "-b", "main")
+	gittest.Git(t, top, "add", "-A")
+	gittest.Git(t, top, "commit", "-q", "-m", "web")
+	gittest.Git(t, top, "checkout", "-q", "-b", "feature")
+	golden.WriteFiles(t, root, map[string]string{"apps/shop/web/app.yaml": app("2")})
+	gittest.Git(t, top, "commit", "-q", "-am", "web 2")
+
+	res := runCmd(t, map[string]string{"SOURCE_DATE_EPOCH": "1800000000"}, "preview", "--pr", "2", "--repo", root, "--base", "main", "--mode", "dir", "--out", out)
+	if res.code != 0 || !strings.Contains(res.stderr, "artifacts: 2 pushed to "+repo) {
+		t.Fatalf("preview: exit %d\n%s", res.code, res.stderr)
+	}
+	got := map[string]string{}
+	for _, f := range []string{"previews/c1/pr-2/clusters/c1/projects/shop-pr2.yaml", "previews/c1/pr-2/apps/c1/shop-pr2/_flux/web.yaml"} {
+		b, err := os.ReadFile(filepath.Join(out, filepath.FromSlash(f)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, doc := range strings.Split(string(b), "\n---\n") {
+			if s := pinned.FindStringSubmatch(doc + "\n"); s != nil {
+				got[s[1]] = s[2]
+				if !strings.Contains(doc, "namespace: shop-pr2\n") {
+					t.Errorf("an OCIRepository of the preview outside its namespace:\n%s", doc)
+				}
+			}
+		}
+	}
+	want := []string{"previews/c1/pr-2/apps/c1/shop-pr2/_flux", "previews/c1/pr-2/apps/c1/shop-pr2/web/api"}
+	if len(got) != len(want) || got[want[0]] == "" || got[want[1]] == "" {
+		t.Fatalf("pins %v, want %v", got, want)
+	}
+	for dir, digest := range got {
+		files, err := artifact.Pull(context.Background(), repo+"@"+digest, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", dir, err)
+		}
+		entries, _ := os.ReadDir(filepath.Join(out, filepath.FromSlash(dir)))
+		if len(files) != len(entries) {
+			t.Errorf("%s: the artifact has %d files, the folder %d", dir, len(files), len(entries))
+		}
+		for _, f := range files {
+			b, err := os.ReadFile(filepath.Join(out, filepath.FromSlash(dir), f.Name))
+			if err != nil || string(b) != string(f.Data) {
+				t.Errorf("%s/%s: the artifact's bytes differ from the preview's (%v)", dir, f.Name, err)
+			}
+		}
+	}
+	b, _ := os.ReadFile(filepath.Join(out, "previews/c1/pr-2/apps/c1/shop-pr2/_flux/web.yaml"))
+	if !bytes.Contains(b, []byte("    kind: OCIRepository\n    name: shop-pr2-web-api\n")) || bytes.Contains(b, []byte("flux-system")) {
+		t.Errorf("the preview's component Kustomization does not read its artifact in its namespace:\n%s", b)
+	}
 }

@@ -295,27 +295,36 @@ func expirePreviews(l landing, plat *spec.Platform, before sink.Before, fl *gene
 	if plat.Previews == nil || fl == nil {
 		return
 	}
-	open, warnings := render.ReadPreviews(plat, before.Read, before.List)
+	open, broken := render.ReadPreviews(plat, before.Read, before.List)
 	expired := render.Expired(plat, open, now)
 	managed := sink.Managed(l.sink)
-	if len(expired) == 0 && len(warnings) == 0 || managed == nil {
+	if len(expired) == 0 && len(broken) == 0 || managed == nil {
 		return
 	}
-	for _, w := range warnings {
-		fmt.Fprintf(io.err, "warning: %s\n", w)
-	}
 	drop := map[int]bool{}
+	for _, b := range broken {
+		fmt.Fprintf(io.err, "warning: %s\n", b.Warning)
+		drop[b.PR] = true
+	}
 	var lines []string
 	for _, p := range expired {
 		drop[p.PR] = true
 		lines = append(lines, render.ExpiredLine(plat, p, now))
 	}
-	*managed = append(*managed, render.PreviewFolders(plat)...)
-	keep := render.KeepPreviews(open, drop)
-	for _, p := range slices.Sorted(maps.Keys(keep)) {
-		fl.Files = append(fl.Files, generate.File{Path: p, Data: keep[p]})
+	if pushOf(l.sink) != nil {
+		// On the fleet branch, the removed previews' files only: a
+		// preview pushed meanwhile stays (see runPreview).
+		for _, pr := range slices.Sorted(maps.Keys(drop)) {
+			*managed = append(*managed, layout.PreviewPaths(plat, plat.Previews.Cluster, pr)...)
+		}
+	} else {
+		*managed = append(*managed, render.PreviewFolders(plat)...)
+		keep := render.KeepPreviews(open, drop)
+		for _, p := range slices.Sorted(maps.Keys(keep)) {
+			fl.Files = append(fl.Files, generate.File{Path: p, Data: keep[p]})
+		}
+		slices.SortFunc(fl.Files, func(a, b generate.File) int { return strings.Compare(a.Path, b.Path) })
 	}
-	slices.SortFunc(fl.Files, func(a, b generate.File) int { return strings.Compare(a.Path, b.Path) })
 	for _, line := range lines {
 		fmt.Fprintln(io.err, line)
 	}

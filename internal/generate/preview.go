@@ -111,15 +111,15 @@ func RenderPreview(p *spec.Preview, opts Options) (*Fleet, error) {
 	}
 	opts.Platform = plat
 	opts.FleetPath = path.Join(fleetPath, dir)
+	opts.Prefix = dir
 	opts.Reuse, opts.Previous, opts.PreviousDir, opts.Promote = nil, nil, nil, nil
 	inner, err := Render(p.Repo, opts)
 	if err != nil {
 		return nil, err
 	}
-	if len(inner.ProjectArtifacts) > 0 {
-		return nil, errors.New("previews do not write fleets with fleet.artifacts yet")
-	}
-	out := &Fleet{Digests: map[string]Digest{}}
+	// With fleet.artifacts, the components' and projects' artifacts are
+	// named after their folders in the preview's: Artifacts finds them there.
+	out := &Fleet{prefix: dir, ProjectArtifacts: inner.ProjectArtifacts}
 	for _, f := range inner.Files {
 		if strings.HasPrefix(f.Path, "../") || path.IsAbs(f.Path) {
 			return nil, fmt.Errorf("a preview file outside the preview: %s", f.Path)

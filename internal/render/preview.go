@@ -89,16 +89,21 @@ func PreviewFolders(plat *spec.Platform) []string {
 	return []string{path.Join(layout.PreviewsDir, c), layout.PreviewFilesDir(plat, c)}
 }
 
+// BrokenPreview is a preview of the fleet whose record cannot be read, or
+// lists files the fleet lacks: a landing of the previews removes it.
+type BrokenPreview struct {
+	PR      int
+	Warning string
+}
+
 // ReadPreviews returns the previews the fleet holds (read and list read
-// it, as sink.Before does), by pull request; a preview whose record
-// cannot be read is reported in the warnings and left out, so that a
-// landing of the previews removes it.
-func ReadPreviews(plat *spec.Platform, read func(string) ([]byte, bool), list func(string) []string) (map[int]*OpenPreview, []string) {
+// it, as sink.Before does), by pull request, and those that are broken.
+func ReadPreviews(plat *spec.Platform, read func(string) ([]byte, bool), list func(string) []string) (map[int]*OpenPreview, []BrokenPreview) {
 	out := map[int]*OpenPreview{}
 	if plat.Previews == nil {
 		return out, nil
 	}
-	var warnings []string
+	var warnings []BrokenPreview
 	c := plat.Previews.Cluster
 	for _, f := range list(layout.PreviewFilesDir(plat, c)) {
 		pr, ok := layout.PreviewOfFile(plat, c, f)
@@ -109,7 +114,7 @@ func ReadPreviews(plat *spec.Platform, read func(string) ([]byte, bool), list fu
 		rf := layout.PreviewRecordFile(c, pr)
 		data, ok := read(rf)
 		if !ok {
-			warnings = append(warnings, fmt.Sprintf("preview pr-%d has no record (%s): it is removed", pr, rf))
+			warnings = append(warnings, BrokenPreview{pr, fmt.Sprintf("preview pr-%d has no record (%s): it is removed", pr, rf)})
 			continue
 		}
 		rec, err := generate.ParsePreviewRecord(data)
@@ -117,7 +122,7 @@ func ReadPreviews(plat *spec.Platform, read func(string) ([]byte, bool), list fu
 			err = fmt.Errorf("the record of pull request #%d", rec.PullRequest)
 		}
 		if err != nil {
-			warnings = append(warnings, fmt.Sprintf("preview pr-%d: %s: %v: it is removed", pr, rf, err))
+			warnings = append(warnings, BrokenPreview{pr, fmt.Sprintf("preview pr-%d: %s: %v: it is removed", pr, rf, err)})
 			continue
 		}
 		p := &OpenPreview{PR: pr, Record: rec, Files: map[string][]byte{f: k, rf: data}}
@@ -135,7 +140,7 @@ func ReadPreviews(plat *spec.Platform, read func(string) ([]byte, bool), list fu
 			p.Files[x] = b
 		}
 		if missing {
-			warnings = append(warnings, fmt.Sprintf("preview pr-%d: %s lists files the fleet does not have: it is removed", pr, rf))
+			warnings = append(warnings, BrokenPreview{pr, fmt.Sprintf("preview pr-%d: %s lists files the fleet does not have: it is removed", pr, rf)})
 			continue
 		}
 		out[pr] = p
@@ -329,6 +334,9 @@ func CheckPreviewFiles(plat *spec.Platform, pr int, fleetPath string, files map[
 					Namespace string `json:"namespace"`
 				} `json:"metadata"`
 				Spec struct {
+					SourceRef struct {
+						Kind string `json:"kind"`
+					} `json:"sourceRef"`
 					Path            string `json:"path"`
 					TargetNamespace string `json:"targetNamespace"`
 					Rules           []struct {
@@ -337,6 +345,9 @@ func CheckPreviewFiles(plat *spec.Platform, pr int, fleetPath string, files map[
 					TLS []struct {
 						Hosts []string `json:"hosts"`
 					} `json:"tls"`
+					EventSources []struct {
+						Namespace string `json:"namespace"`
+					} `json:"eventSources"`
 				} `json:"spec"`
 			}
 			if err := yaml.Unmarshal(doc, &obj); err != nil {
@@ -369,10 +380,23 @@ func CheckPreviewFiles(plat *spec.Platform, pr int, fleetPath string, files map[
 				probs = append(probs, PreviewProblem{p, fmt.Sprintf("%s: names no namespace; a preview's objects live in its namespaces", what)})
 			case obj.Metadata.Namespace != "" && !inPreview(obj.Metadata.Namespace) && obj.Metadata.Namespace != plat.Fleet.SourceNamespace:
 				probs = append(probs, PreviewProblem{p, fmt.Sprintf("%s: namespace %s is not one of pull request #%d's preview (<project>%s)", what, obj.Metadata.Namespace, pr, suffix)})
+			case obj.Kind == "Alert" && obj.Metadata.Namespace == plat.Fleet.SourceNamespace:
+				// fleet.notifications: the preview namespace's Alert,
+				// fleetwright-<namespace>, as a project's file holds it.
+				if ns, ok := strings.CutPrefix(obj.Metadata.Name, "fleetwright-"); !ok || !inPreview(ns) || strings.HasPrefix(p, dir+layout.AppsDir+"/") {
+					probs = append(probs, PreviewProblem{p, fmt.Sprintf("%s: a preview's Alert is fleetwright-<its namespace>, in its project file only", what)})
+				}
+				for _, src := range obj.Spec.EventSources {
+					if !inPreview(src.Namespace) {
+						probs = append(probs, PreviewProblem{p, fmt.Sprintf("%s: it sends the events of namespace %q, not one of the preview's", what, src.Namespace)})
+					}
+				}
 			case obj.Metadata.Namespace == plat.Fleet.SourceNamespace && !previewFluxKind(obj.Kind):
 				probs = append(probs, PreviewProblem{p, fmt.Sprintf("%s: only Flux objects of the preview may live in %s", what, obj.Metadata.Namespace)})
 			}
-			if obj.Kind == "Kustomization" && obj.Spec.Path != "" {
+			// A path in the fleet's GitRepository; one in an artifact
+			// (an OCIRepository, fleet.artifacts) is the artifact's own.
+			if obj.Kind == "Kustomization" && obj.Spec.Path != "" && obj.Spec.SourceRef.Kind != "OCIRepository" {
 				if q := "./" + strings.TrimPrefix(path.Clean(obj.Spec.Path), "./"); q != within && !strings.HasPrefix(q, within+"/") {
 					probs = append(probs, PreviewProblem{p, fmt.Sprintf("%s: path %s is not in the preview's folder %s", what, obj.Spec.Path, within)})
 				}

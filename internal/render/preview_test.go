@@ -70,6 +70,8 @@ spec:
 		"a workload in flux-system":   {comp + "deployment-x.yaml", strings.Replace(previewDeployment, "shop-pr5", "flux-system", 1), "only Flux objects of the preview may live in flux-system"},
 		"an environment's folder":     {dir + "clusters/stage-eu/apps/shop-pr5-x.yaml", "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: x, namespace: shop-pr5}\nspec: {path: ./fleet/apps/stage-eu/shop/api/api, targetNamespace: shop-pr5}\n", "path ./fleet/apps/stage-eu/shop/api/api is not in the preview's folder ./fleet/previews/stage-eu/pr-5"},
 		"the cluster's root":          {"clusters/stage-eu/previews/pr-5.yaml", "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: preview-pr-5, namespace: flux-system}\nspec: {path: ./fleet/previews/stage-eu/pr-5/../../../clusters/stage-eu}\n", "is not in the preview's folder"},
+		"another namespace's events":  {dir + "clusters/stage-eu/projects/shop-pr5-alert.yaml", "apiVersion: notification.toolkit.fluxcd.io/v1beta3\nkind: Alert\nmetadata: {name: fleetwright-shop-pr5, namespace: flux-system}\nspec:\n  eventSources: [{kind: Kustomization, name: '*', namespace: bank}]\n", `it sends the events of namespace "bank"`},
+		"an Alert of another name":    {dir + "clusters/stage-eu/projects/shop-pr5-alert.yaml", "apiVersion: notification.toolkit.fluxcd.io/v1beta3\nkind: Alert\nmetadata: {name: everything, namespace: flux-system}\n", "a preview's Alert is fleetwright-<its namespace>"},
 		"a target elsewhere":          {dir + "clusters/stage-eu/apps/shop-pr5-x.yaml", "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: x, namespace: shop-pr5}\nspec: {targetNamespace: shop}\n", "targetNamespace shop is not one of the preview's"},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -113,7 +115,7 @@ func TestReadPreviewsExpired(t *testing.T) {
 	files[layout.PreviewFile(plat, "stage-eu", 3)] = []byte("no record")
 	read := func(p string) ([]byte, bool) { b, ok := files[p]; return b, ok }
 	open, warnings := render.ReadPreviews(plat, read, generate.FilesIn(files))
-	if len(open) != 2 || len(warnings) != 1 || !strings.Contains(warnings[0], "preview pr-3 has no record") {
+	if len(open) != 2 || len(warnings) != 1 || warnings[0].PR != 3 || !strings.Contains(warnings[0].Warning, "preview pr-3 has no record") {
 		t.Fatalf("open %v, warnings %v", open, warnings)
 	}
 	exp := render.Expired(plat, open, t0.Add(30*time.Hour))
@@ -124,4 +126,21 @@ func TestReadPreviewsExpired(t *testing.T) {
 	if len(keep) != 3 || keep[layout.PreviewDir("stage-eu", 2)+"/apps/x.yaml"] == nil {
 		t.Errorf("kept %v", keep)
 	}
+}
+
+// FuzzCheckPreviewFiles: a preview's files come from the fleet, where
+// anyone with write access may edit them; checking them never panics, and
+// a file outside the preview's folder is always refused.
+func FuzzCheckPreviewFiles(f *testing.F) {
+	plat := previewPlatform()
+	f.Add("previews/stage-eu/pr-5/apps/stage-eu/shop-pr5/api/api/d.yaml", []byte(previewDeployment))
+	f.Add("clusters/stage-eu/previews/pr-5.yaml", []byte("kind: Kustomization\nmetadata: {name: preview-pr-5, namespace: flux-system}\nspec: {path: ./fleet/previews/stage-eu/pr-5}\n"))
+	f.Add("previews/stage-eu/pr-5/x.yaml", []byte("kind: Ingress\nmetadata: {namespace: shop-pr5}\nspec: {rules: [{host: a.preview.example.com}], tls: [{hosts: [b]}]}\n---\nkind: Namespace\n"))
+	f.Add("apps/stage-eu/shop/api/api/d.yaml", []byte("&a [*a, *a]"))
+	f.Fuzz(func(t *testing.T, p string, data []byte) {
+		err := render.CheckPreviewFiles(plat, 5, "fleet", map[string][]byte{p: data})
+		if !strings.HasPrefix(p, "previews/stage-eu/pr-5/") && p != "clusters/stage-eu/previews/pr-5.yaml" && err == nil {
+			t.Fatalf("%q outside the preview accepted", p)
+		}
+	})
 }

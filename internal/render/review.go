@@ -83,9 +83,15 @@ func Review(ctx context.Context, opts ReviewOptions) (*ReviewResult, error) {
 		BaseCommit: commitOf(opts.Base), HeadCommit: commitOf(opts.Head), Charts: opts.Charts,
 	}
 	if headRepo.Platform.Previews != nil && opts.PR > 0 {
-		in.Preview, err = reviewPreview(ctx, loader, opts, headRepo)
-		if err != nil {
-			return nil, err
+		// Without the history it needs (a shallow clone), the comment
+		// goes without its Preview section: render preview writes it.
+		if in.Preview, err = reviewPreview(ctx, loader, opts, headRepo); err != nil {
+			log := opts.Logger
+			if log == nil {
+				log = slog.New(slog.DiscardHandler)
+			}
+			log.Warn("the review comment goes without its Preview section", "error", err)
+			in.Preview = nil
 		}
 	}
 	c := review.BuildContext(ctx, in)

@@ -1,15 +1,18 @@
 package verify
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
+	"path"
 	"slices"
 	"strings"
 
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/render"
+	"github.com/fleetwright/fleetwright/internal/spec"
 )
 
 // Previews (docs/environments.md, "Previews"): a pull request's preview
@@ -114,4 +117,91 @@ func inPreview(p string) string {
 		return p
 	}
 	return rest
+}
+
+// previewDrift renders each preview of the fleet again, as render preview
+// rendered it: the apps repository at the head commit its record names,
+// the apps it records (previewed and skipped), the images its files run
+// where they are what the specs ask for, and its record's times; a file
+// that differs, is missing, or is no longer rendered is drift. A preview
+// whose head commit the apps repository lacks (a pull request's head is
+// not on its branches) is not rendered again, and says so.
+func (r *run) previewDrift(ctx context.Context, apps *Apps) []Finding {
+	pv := r.plat.Previews
+	if pv == nil || apps.AtRelease == nil {
+		return nil
+	}
+	read := func(p string) ([]byte, bool) { b, ok := r.t.files[p]; return b, ok }
+	open, _ := render.ReadPreviews(r.plat, read, generate.FilesIn(r.t.files)) // checkPreviews reports the broken
+	var out []Finding
+	for _, pr := range slices.Sorted(maps.Keys(open)) {
+		rec := open[pr].Record
+		dir := layout.PreviewDir(pv.Cluster, pr)
+		info := func(msg string) {
+			out = append(out, Finding{Check: CheckDrift, Severity: SeverityInfo, File: r.display(dir), Message: msg})
+		}
+		repo, err := apps.AtRelease(ctx, rec.Head, nil)
+		if err != nil {
+			info(fmt.Sprintf("preview %s is not rendered again: the apps repository at its head commit %s: %v", rec.Environment, rec.Head, err))
+			continue
+		}
+		loader, err := render.NewLoader("")
+		if err != nil {
+			return append(out, Finding{Check: CheckDrift, Severity: SeverityError, File: r.display(dir), Message: err.Error()})
+		}
+		changed := slices.Clone(rec.Apps)
+		for _, s := range rec.Skipped {
+			changed = append(changed, s.App)
+		}
+		p, ps := loader.PreviewOf(repo, pr, changed)
+		if ps.HasErrors() {
+			info(fmt.Sprintf("preview %s is not rendered again: its apps at %s are invalid: %v", rec.Environment, rec.Head, ps.Err()))
+			continue
+		}
+		f, _, err := render.RenderPreview(render.PreviewInput{Preview: p, Head: rec.Head, Images: r.previewImages(p), Was: rec, Now: rec.Updated})
+		if err != nil {
+			out = append(out, Finding{Check: CheckDrift, Severity: SeverityError, File: r.display(dir), Message: fmt.Sprintf("rendering preview %s again: %v", rec.Environment, err)})
+			continue
+		}
+		for _, d := range driftFindings(r.t, f.Map(), []string{dir}, r.opts.Display) {
+			d.Message = strings.Replace(d.Message, "the specs render", fmt.Sprintf("preview %s's specs at %s render", rec.Environment, shortHead(rec.Head)), 1)
+			d.Message = strings.Replace(d.Message, "; run render", fmt.Sprintf("; run render preview --pr %d", pr), 1)
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// previewImages are the images a preview's files run, by node of p.Build,
+// where they are what its specs ask for: as for the environments
+// (fleetImages), its component folders read in the preview's folder.
+func (r *run) previewImages(p *spec.Preview) map[string]string {
+	cluster := p.Repo.Platform.Previews.Cluster
+	// apps/<cluster>/<project>/<rest> → the preview's copy of it.
+	in := func(file string) string {
+		parts := strings.SplitN(file, "/", 4)
+		if len(parts) < 4 {
+			return file
+		}
+		return path.Join(layout.PreviewDir(cluster, p.PR), parts[0], parts[1], layout.PreviewNamespace(parts[2], p.PR), parts[3])
+	}
+	src := render.FleetImages{Image: func(file, container string) string {
+		return deploymentImage(r.t.files[in(file)], container)
+	}, Find: func(dir, prefix string) string {
+		for _, f := range r.t.under(in(dir)) {
+			if path.Dir(f) == in(dir) && strings.HasPrefix(path.Base(f), prefix) {
+				return f
+			}
+		}
+		return ""
+	}}
+	images, _ := src.Images(context.Background(), render.ImageInput{Repo: p.Build})
+	return images.ByNode
+}
+
+func shortHead(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
 }
