@@ -59,11 +59,18 @@ promote)
 	[[ -n "${INPUT_FLEET_BRANCH:-}" ]] && opts+=(--fleet-branch "$INPUT_FLEET_BRANCH")
 	exec "$bin/render" promote --repo "$path" "${opts[@]}" "${extra[@]}"
 	;;
+preview)
+	[[ -n "${INPUT_MODE:-}" ]] && opts+=(--mode "$INPUT_MODE")
+	[[ -n "${INPUT_OUT:-}" ]] && opts+=(--out "$INPUT_OUT")
+	[[ -n "${INPUT_FLEET_REPO:-}" ]] && opts+=(--fleet-repo "$INPUT_FLEET_REPO")
+	[[ -n "${INPUT_FLEET_BRANCH:-}" ]] && opts+=(--fleet-branch "$INPUT_FLEET_BRANCH")
+	exec "$bin/render" preview --repo "$path" "${opts[@]}" "${extra[@]}"
+	;;
 new | pause | resume | scale | rollback | delete | history | template)
 	exec "$bin/render" "$INPUT_COMMAND" "${extra[@]}"
 	;;
 *)
-	echo "::error::unknown command '$(command_data "$INPUT_COMMAND")': use validate, render, review, diff, verify, promote, new, pause, resume, scale, rollback, delete, history or template"
+	echo "::error::unknown command '$(command_data "$INPUT_COMMAND")': use validate, render, review, diff, verify, promote, preview, new, pause, resume, scale, rollback, delete, history or template"
 	exit 2
 	;;
 esac

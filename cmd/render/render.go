@@ -6,9 +6,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -137,6 +139,7 @@ func runRender(ctx context.Context, args []string, io stdio) error {
 	if r, ok := l.sink.(sink.Reuser); ok {
 		opts.Reuse = r.Reuse
 	}
+	var before *sink.Before
 	if pv, ok := l.sink.(sink.Previewer); ok {
 		// Where the apps' Flux objects are decides how they move to their
 		// projects' sources and namespaces (generate.Options.Previous).
@@ -144,10 +147,15 @@ func runRender(ctx context.Context, args []string, io stdio) error {
 		for i, a := range repo.Apps {
 			apps[i] = a.App()
 		}
-		before, err := pv.Previous(ctx, previousDirs(repo, apps))
+		dirs := previousDirs(repo, apps)
+		if !f.check && !f.diff {
+			dirs = append(dirs, render.PreviewFolders(&repo.Platform)...)
+		}
+		b, err := pv.Previous(ctx, dirs)
 		if err != nil {
 			return err
 		}
+		before = &b
 		opts.Previous, opts.PreviousDir = before.Read, before.List
 	}
 	res, err := render.Render(ctx, repo, opts)
@@ -157,6 +165,9 @@ func runRender(ctx context.Context, args []string, io stdio) error {
 	}
 	for _, w := range res.Warnings {
 		fmt.Fprintf(io.err, "warning: %s\n", w)
+	}
+	if before != nil && !f.check && !f.diff {
+		expirePreviews(l, &repo.Platform, *before, res.Fleet, previewClock(io), io)
 	}
 	if err := pushArtifacts(ctx, f, repo, res.Fleet, progress, io); err != nil {
 		return err
@@ -273,4 +284,58 @@ func previousDirs(repo *spec.Repo, apps []layout.App) []string {
 	}
 	slices.Sort(dirs)
 	return slices.Compact(dirs)
+}
+
+// expirePreviews has the landing of fl remove the previews older than
+// previews.ttl (by their record's updated time): the landing then owns
+// the previews' folders, fl carries the other previews' files as the
+// fleet has them, and the expired ones go, each with a line in the output
+// and in the fleet commit's message.
+func expirePreviews(l landing, plat *spec.Platform, before sink.Before, fl *generate.Fleet, now time.Time, io stdio) {
+	if plat.Previews == nil || fl == nil {
+		return
+	}
+	open, broken := render.ReadPreviews(plat, before.Read, before.List)
+	expired := render.Expired(plat, open, now)
+	managed := sink.Managed(l.sink)
+	if len(expired) == 0 && len(broken) == 0 || managed == nil {
+		return
+	}
+	drop := map[int]bool{}
+	for _, b := range broken {
+		fmt.Fprintf(io.err, "warning: %s\n", b.Warning)
+		drop[b.PR] = true
+	}
+	var lines []string
+	for _, p := range expired {
+		drop[p.PR] = true
+		lines = append(lines, render.ExpiredLine(plat, p, now))
+	}
+	if pushOf(l.sink) != nil {
+		// On the fleet branch, the removed previews' files only: a
+		// preview pushed meanwhile stays (see runPreview).
+		for _, pr := range slices.Sorted(maps.Keys(drop)) {
+			*managed = append(*managed, layout.PreviewPaths(plat, plat.Previews.Cluster, pr)...)
+		}
+	} else {
+		*managed = append(*managed, render.PreviewFolders(plat)...)
+		keep := render.KeepPreviews(open, drop)
+		for _, p := range slices.Sorted(maps.Keys(keep)) {
+			fl.Files = append(fl.Files, generate.File{Path: p, Data: keep[p]})
+		}
+		slices.SortFunc(fl.Files, func(a, b generate.File) int { return strings.Compare(a.Path, b.Path) })
+	}
+	for _, line := range lines {
+		fmt.Fprintln(io.err, line)
+	}
+	if p := pushOf(l.sink); p != nil && len(lines) > 0 {
+		msg := p.Message
+		p.Message = func(paths []string) string {
+			m := sink.CommitMessage(paths, p.SpecCommit)
+			if msg != nil {
+				m = msg(paths)
+			}
+			return strings.TrimRight(m, "\n") + "\n\n" + strings.Join(lines, "\n") + "\n"
+		}
+	}
 }

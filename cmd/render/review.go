@@ -115,6 +115,7 @@ func runReview(ctx context.Context, args []string, io stdio) error {
 		Base: g.At(f.base), Head: g.At(f.head), Progress: progress,
 		FullDiffHint: "the full diff is in the job summary",
 		Charts:       f.chartRenderer(io),
+		PR:           f.pr,
 	})
 	progress.Done()
 	if err != nil {

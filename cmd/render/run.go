@@ -38,6 +38,8 @@ func run(ctx context.Context, args []string, io stdio) error {
 			return runRollback(ctx, args[1:], io)
 		case "promote":
 			return runPromote(ctx, args[1:], io)
+		case "preview":
+			return runPreview(ctx, args[1:], io)
 		case "delete":
 			return runDelete(ctx, args[1:], io)
 		case "history":

@@ -61,6 +61,7 @@ type options struct {
 	githubRepo         string
 	githubAPIURL       string
 	githubRef          string
+	githubAppsRepo     string
 	shutdownTimeout    time.Duration
 	logLevel           string
 	version            bool
@@ -131,6 +132,7 @@ func parseFlagsHelp(args []string, stdout, stderr io.Writer, onHelp func(*flag.F
 	fs.StringVar(&o.githubTokenFile, "github-token-file", "", "file holding a GitHub token; enables deployment statuses")
 	fs.StringVar(&o.githubRepo, "github-repo", "", "owner/name of the repository that gets deployment statuses")
 	fs.StringVar(&o.githubAPIURL, "github-api-url", "https://api.github.com/", "GitHub REST API base URL")
+	fs.StringVar(&o.githubAppsRepo, "github-apps-repo", "", "owner/name of the apps repository, whose pull requests' previews (environments pr-N) are reported there on each pull request's head commit, with the preview section of its review comment kept up to date (default: -github-repo with -github-ref spec-revision; else previews are not reported)")
 	fs.StringVar(&o.githubRef, "github-ref", "revision", "ref of GitHub deployments: revision (the fleet commit) or spec-revision (the apps-repo commit)")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long a shutdown waits for requests in flight")
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
@@ -161,7 +163,7 @@ func parseFlagsHelp(args []string, stdout, stderr io.Writer, onHelp func(*flag.F
 	fs.StringVar(&o.fleetRepoURL, "fleet-repo-url", "", "web URL of the fleet repository: the status pages link fleet revisions to <url>/commit/<sha> (or put the commit where the URL says {commit})")
 	fs.StringVar(&o.appsRepoURL, "apps-repo-url", "", "web URL of the apps repository: the status pages link spec revisions to its commits, as -fleet-repo-url")
 	fs.DurationVar(&o.sessionTTL, "session-ttl", 12*time.Hour, "how long a sign-in to the status pages lasts")
-	fs.StringVar(&o.platformFile, "platform-file", "", "the apps repository's platform.yaml: its prices (cpu_hour, memory_gib_hour) price each app's requested resources on the status pages, and its environments' clusters tell which apps this webhook's cluster (-cluster-name) runs")
+	fs.StringVar(&o.platformFile, "platform-file", "", "the apps repository's platform.yaml: its prices (cpu_hour, memory_gib_hour) price each app's requested resources on the status pages, and its environments' clusters (and previews.cluster, pull requests' previews') tell which apps this webhook's cluster (-cluster-name) runs")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return o, err
@@ -209,6 +211,9 @@ func (o options) validate() error {
 	}
 	if (o.githubTokenFile == "") != (o.githubRepo == "") {
 		return cli.Usagef("-github-token-file and -github-repo go together")
+	}
+	if o.githubAppsRepo != "" && o.githubRepo == "" {
+		return cli.Usagef("-github-apps-repo needs -github-repo and -github-token-file")
 	}
 	if o.postgresDSN != "" && o.postgresDSNFile != "" {
 		return cli.Usagef("give -postgres-dsn or -postgres-dsn-file, not both")
@@ -388,11 +393,9 @@ func serve(ctx context.Context, o options, _ io.Writer, stderr io.Writer) error 
 	if err := readSecrets(o, &cfg, log); err != nil {
 		return err
 	}
-	prices, clusters, err := readPlatform(o.platformFile)
-	if err != nil {
+	if err := readPlatform(o.platformFile, &cfg.Pages); err != nil {
 		return err
 	}
-	cfg.Pages.Prices, cfg.Pages.EnvironmentClusters = prices, clusters
 	st, err := openStore(ctx, o, log)
 	if err != nil {
 		return err
@@ -416,7 +419,7 @@ func serve(ctx context.Context, o options, _ io.Writer, stderr io.Writer) error 
 	if err := connectCluster(o, &cfg, log); err != nil {
 		return err
 	}
-	if err := connectClusters(o, &cfg, clusters, log); err != nil {
+	if err := connectClusters(o, &cfg, log); err != nil {
 		return err
 	}
 	if cfg.GitHub, err = githubStatuses(o); err != nil {
@@ -498,36 +501,38 @@ func readSecrets(o options, cfg *webhook.Config, log *slog.Logger) error {
 	return nil
 }
 
-// readPlatform reads a platform file, checked as render checks it: its
-// prices, and the cluster of each of its environments (nil without a
-// file).
-func readPlatform(file string) (webhook.Prices, map[string]string, error) {
+// readPlatform reads a platform file, checked as render checks it, into
+// the pages' configuration: its prices, the cluster of each of its
+// environments, and the previews' cluster (nothing without a file).
+func readPlatform(file string, pc *webhook.PagesConfig) error {
 	if file == "" {
-		return webhook.Prices{}, nil, nil
+		return nil
 	}
 	data, err := os.ReadFile(file)
 	if err != nil {
-		return webhook.Prices{}, nil, fmt.Errorf("-platform-file: %w", err)
+		return fmt.Errorf("-platform-file: %w", err)
 	}
 	l, err := spec.NewLoader(nil, "")
 	if err != nil {
-		return webhook.Prices{}, nil, err
+		return err
 	}
 	plat, ps := l.LoadPlatformFile(file, data)
 	if ps.HasErrors() {
-		return webhook.Prices{}, nil, cli.Usagef("-platform-file %s:\n%s", file, ps.Error())
+		return cli.Usagef("-platform-file %s:\n%s", file, ps.Error())
 	}
-	var clusters map[string]string
 	for _, e := range plat.Environments {
-		if clusters == nil {
-			clusters = map[string]string{}
+		if pc.EnvironmentClusters == nil {
+			pc.EnvironmentClusters = map[string]string{}
 		}
-		clusters[e.Name] = e.Cluster
+		pc.EnvironmentClusters[e.Name] = e.Cluster
 	}
-	if plat.Prices == nil {
-		return webhook.Prices{}, clusters, nil
+	if plat.Previews != nil {
+		pc.PreviewCluster = plat.Previews.Cluster
 	}
-	return webhook.Prices{CPUHour: plat.Prices.CPUHour, MemoryGiBHour: plat.Prices.MemoryGiBHour, Currency: plat.Prices.Currency}, clusters, nil
+	if plat.Prices != nil {
+		pc.Prices = webhook.Prices{CPUHour: plat.Prices.CPUHour, MemoryGiBHour: plat.Prices.MemoryGiBHour, Currency: plat.Prices.Currency}
+	}
+	return nil
 }
 
 // noLimit maps a flag's 0 (no limit) to the config's negative.
@@ -558,20 +563,29 @@ func connectCluster(o options, cfg *webhook.Config, log *slog.Logger) error {
 }
 
 // connectClusters sets cfg.Clusters from -cluster-kubeconfig: each name
-// must be the cluster of one of the platform's environments (envClusters,
-// from -platform-file). Each cluster's prober shares the CA bundle and the
+// must be the cluster of one of the platform's environments, or of its
+// previews (cfg.Pages, from -platform-file). Each cluster's prober shares the CA bundle and the
 // address filter of the webhook's own, and sends its requests to its own
 // -cluster-ingress-address, or where each host resolves to: never to
 // another cluster's ingress controller.
-func connectClusters(o options, cfg *webhook.Config, envClusters map[string]string, log *slog.Logger) error {
+func connectClusters(o options, cfg *webhook.Config, log *slog.Logger) error {
 	if len(o.clusterKubeconfigs.values) == 0 {
 		return nil
 	}
+	// The clusters something runs on: each environment's, and the
+	// previews'.
+	runs := map[string]string{}
+	for env, cluster := range cfg.Pages.EnvironmentClusters {
+		runs[cluster] = env
+	}
+	if c := cfg.Pages.PreviewCluster; c != "" {
+		runs[c] = "previews"
+	}
 	cfg.Clusters = map[string]webhook.Cluster{}
 	for _, nv := range o.clusterKubeconfigs.values {
-		if !slices.Contains(slices.Collect(maps.Values(envClusters)), nv.name) {
-			return cli.Usagef("-cluster-kubeconfig %s: no environment of -platform-file %s runs on cluster %s (its environments run on %s)",
-				nv.name, o.platformFile, nv.name, strings.Join(slices.Sorted(maps.Keys(invert(envClusters))), ", "))
+		if _, ok := runs[nv.name]; !ok {
+			return cli.Usagef("-cluster-kubeconfig %s: neither an environment nor the previews of -platform-file %s run on cluster %s (they run on %s)",
+				nv.name, o.platformFile, nv.name, strings.Join(slices.Sorted(maps.Keys(runs)), ", "))
 		}
 		restCfg, err := namedKubeconfig(nv.value, nv.name)
 		if err != nil {
@@ -589,15 +603,6 @@ func connectClusters(o options, cfg *webhook.Config, envClusters map[string]stri
 		cfg.Clusters[nv.name] = cl
 	}
 	return nil
-}
-
-// invert maps each value of m to a key of it.
-func invert(m map[string]string) map[string]string {
-	out := map[string]string{}
-	for k, v := range m {
-		out[v] = k
-	}
-	return out
 }
 
 // namedKubeconfig loads a kubeconfig file for the cluster name: its
@@ -661,7 +666,13 @@ func githubStatuses(o options) (*webhook.GitHub, error) {
 	if err != nil {
 		return nil, cli.Usagef("-github-api-url: %w", err)
 	}
-	return &webhook.GitHub{Reporter: gh, Repo: github.Repo{Owner: owner, Name: repo}, UseSpecRevision: o.githubRef == "spec-revision"}, nil
+	g := &webhook.GitHub{Reporter: gh, Sections: gh, Repo: github.Repo{Owner: owner, Name: repo}, UseSpecRevision: o.githubRef == "spec-revision"}
+	if o.githubAppsRepo != "" {
+		if g.AppsRepo, err = github.ParseRepo(o.githubAppsRepo); err != nil {
+			return nil, cli.Usagef("-github-apps-repo: %w", err)
+		}
+	}
+	return g, nil
 }
 
 // listenAndServe serves srv until ctx ends, then shuts it down: requests

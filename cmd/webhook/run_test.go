@@ -38,6 +38,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"extra"}, `unknown command "extra"`},
 		{[]string{"-github-ref", "main"}, "-github-ref must be revision or spec-revision"},
 		{[]string{"-github-repo", "a/b"}, "-github-token-file and -github-repo go together"},
+		{[]string{"-github-apps-repo", "a/apps"}, "-github-apps-repo needs -github-repo and -github-token-file"},
 		{[]string{"-postgres-dsn", "x", "-postgres-dsn-file", "y"}, "not both"},
 		{[]string{"-kubeconfig", "k", "-in-cluster"}, "not both"},
 		{[]string{"-kubeconfig", "k", "-ingress-address", "ingress.local"}, `-ingress-address must be host:port, not "ingress.local"`},
@@ -393,27 +394,31 @@ func TestServeOnPostgresOwnsAndReleases(t *testing.T) {
 	}
 }
 
-// TestPlatformFilePrices reads the prices of a platform file and its
-// environments' clusters, and refuses
+// TestPlatformFilePrices reads the prices of a platform file, its
+// environments' clusters and its previews' cluster, and refuses
 // to start on a bad one with the problem at its line and column.
 func TestPlatformFilePrices(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	good := writeFile(t, dir, "platform.yaml", "registry: registry.example.com/fleet\nprices:\n  cpu_hour: 0.031\n  memory_gib_hour: 0.0042\n  currency: EUR")
-	p, _, err := readPlatform(good)
-	if err != nil || p != (webhook.Prices{CPUHour: 0.031, MemoryGiBHour: 0.0042, Currency: "EUR"}) {
-		t.Errorf("readPlatform = %+v, %v", p, err)
+	var pc webhook.PagesConfig
+	if err := readPlatform(good, &pc); err != nil || pc.Prices != (webhook.Prices{CPUHour: 0.031, MemoryGiBHour: 0.0042, Currency: "EUR"}) {
+		t.Errorf("readPlatform = %+v, %v", pc.Prices, err)
 	}
 	envs := writeFile(t, t.TempDir(), "platform.yaml", "registry: r.example.com/x\nclusters: [{name: stage-eu}, {name: prod-eu}]\n"+
-		"environments:\n  - {name: staging, cluster: stage-eu}\n  - {name: production, cluster: prod-eu, promote_from: staging}\n")
-	if _, clusters, err := readPlatform(envs); err != nil || !maps.Equal(clusters, map[string]string{"staging": "stage-eu", "production": "prod-eu"}) {
-		t.Errorf("the environments' clusters = %v, %v", clusters, err)
+		"environments:\n  - {name: staging, cluster: stage-eu}\n  - {name: production, cluster: prod-eu, promote_from: staging}\n"+
+		"previews: {cluster: stage-eu, apps_domain: preview.example.com, ttl: 72h, max: 20}\n")
+	pc = webhook.PagesConfig{}
+	if err := readPlatform(envs, &pc); err != nil || !maps.Equal(pc.EnvironmentClusters, map[string]string{"staging": "stage-eu", "production": "prod-eu"}) ||
+		pc.PreviewCluster != "stage-eu" {
+		t.Errorf("the environments' clusters = %v, previews' %q, %v", pc.EnvironmentClusters, pc.PreviewCluster, err)
 	}
-	if p, _, err := readPlatform(writeFile(t, t.TempDir(), "platform.yaml", "registry: r.example.com/x")); err != nil || p.Set() {
-		t.Errorf("readPlatform of a file without prices = %+v, %v", p, err)
+	pc = webhook.PagesConfig{}
+	if err := readPlatform(writeFile(t, t.TempDir(), "platform.yaml", "registry: r.example.com/x"), &pc); err != nil || pc.Prices.Set() || pc.PreviewCluster != "" {
+		t.Errorf("readPlatform of a file without prices = %+v, %v", pc, err)
 	}
 	bad := writeFile(t, t.TempDir(), "platform.yaml", "prices:\n  cpu_hour: -0.031\n  memory_gib_hour: lots")
-	err = run(t.Context(), []string{"-listen", "127.0.0.1:0", "-sqlite", filepath.Join(dir, "h.db"), "-platform-file", bad}, io.Discard, io.Discard)
+	err := run(t.Context(), []string{"-listen", "127.0.0.1:0", "-sqlite", filepath.Join(dir, "h.db"), "-platform-file", bad}, io.Discard, io.Discard)
 	ee, ok := errors.AsType[*cli.ExitError](err)
 	if !ok || ee.Code != cli.ExitUsage || !strings.Contains(err.Error(), bad+":2:13: prices.cpu_hour: must be ≥ 0; got -0.031") ||
 		!strings.Contains(err.Error(), bad+":3:20: prices.memory_gib_hour: must be a number, not a string") {
@@ -445,10 +450,12 @@ func kubeconfigOf(current string, servers map[string]string) string {
 func TestClusterKubeconfigs(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	all := writeFile(t, dir, "all", kubeconfigOf("stage-eu", map[string]string{"stage-eu": "https://stage.example.test:6443", "prod-eu": "https://prod.example.test:6443", "prod-us": "https://us.example.test:6443"}))
+	all := writeFile(t, dir, "all", kubeconfigOf("stage-eu", map[string]string{"stage-eu": "https://stage.example.test:6443", "prod-eu": "https://prod.example.test:6443",
+		"prod-us": "https://us.example.test:6443", "previews-eu": "https://previews.example.test:6443"}))
 	one := writeFile(t, dir, "one", kubeconfigOf("admin@prod", map[string]string{"admin@prod": "https://prod-only.example.test:6443"}))
-	platform := writeFile(t, dir, "platform.yaml", "registry: r.example.com/x\nclusters: [{name: stage-eu}, {name: prod-eu}, {name: prod-us}]\n"+
-		"environments:\n  - {name: staging, cluster: stage-eu}\n  - {name: production, cluster: prod-eu, promote_from: staging}\n  - {name: production-us, cluster: prod-us, promote_from: staging}\n")
+	platform := writeFile(t, dir, "platform.yaml", "registry: r.example.com/x\nclusters: [{name: stage-eu}, {name: prod-eu}, {name: prod-us}, {name: previews-eu}]\n"+
+		"environments:\n  - {name: staging, cluster: stage-eu}\n  - {name: production, cluster: prod-eu, promote_from: staging}\n  - {name: production-us, cluster: prod-us, promote_from: staging}\n"+
+		"previews: {cluster: previews-eu, apps_domain: preview.example.com}\n")
 	for _, tc := range []struct {
 		path, name, host string
 	}{
@@ -466,23 +473,23 @@ func TestClusterKubeconfigs(t *testing.T) {
 	}
 
 	args := []string{"-cluster-name", "stage-eu", "-platform-file", platform, "-kubeconfig", all, "-ingress-address", "10.0.0.1:443",
-		"-cluster-kubeconfig", "prod-eu=" + all, "-cluster-kubeconfig", "prod-us=" + one, "-cluster-ingress-address", "prod-us=10.0.0.3:443"}
+		"-cluster-kubeconfig", "prod-eu=" + all, "-cluster-kubeconfig", "prod-us=" + one, "-cluster-ingress-address", "prod-us=10.0.0.3:443",
+		"-cluster-kubeconfig", "previews-eu=" + all}
 	o, err := parseFlags(args, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, clusters, err := readPlatform(platform)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var cfg webhook.Config
-	if err := connectClusters(o, &cfg, clusters, slog.New(slog.DiscardHandler)); err != nil {
+	if err := readPlatform(platform, &cfg.Pages); err != nil {
 		t.Fatal(err)
 	}
-	if got := slices.Sorted(maps.Keys(cfg.Clusters)); !slices.Equal(got, []string{"prod-eu", "prod-us"}) {
+	if err := connectClusters(o, &cfg, slog.New(slog.DiscardHandler)); err != nil {
+		t.Fatal(err)
+	}
+	if got := slices.Sorted(maps.Keys(cfg.Clusters)); !slices.Equal(got, []string{"previews-eu", "prod-eu", "prod-us"}) {
 		t.Fatalf("clusters = %v", got)
 	}
-	for name, want := range map[string]string{"prod-eu": "", "prod-us": "10.0.0.3:443"} {
+	for name, want := range map[string]string{"prod-eu": "", "prod-us": "10.0.0.3:443", "previews-eu": ""} {
 		c := cfg.Clusters[name]
 		p, ok := c.Prober.(*probe.Prober)
 		if !ok || c.Reader == nil || c.Kube == nil || c.Metrics == nil || p.ConnectTo != want || p.Client != c.Reader {
@@ -494,9 +501,9 @@ func TestClusterKubeconfigs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = connectClusters(o, &webhook.Config{}, clusters, slog.New(slog.DiscardHandler))
+	err = connectClusters(o, &webhook.Config{Pages: cfg.Pages}, slog.New(slog.DiscardHandler))
 	if ee, ok := errors.AsType[*cli.ExitError](err); !ok || ee.Code != cli.ExitUsage ||
-		!strings.Contains(err.Error(), "-cluster-kubeconfig prod-ap: no environment of -platform-file "+platform+" runs on cluster prod-ap (its environments run on prod-eu, prod-us, stage-eu)") {
+		!strings.Contains(err.Error(), "-cluster-kubeconfig prod-ap: neither an environment nor the previews of -platform-file "+platform+" run on cluster prod-ap (they run on previews-eu, prod-eu, prod-us, stage-eu)") {
 		t.Errorf("a cluster no environment runs on = %v", err)
 	}
 }

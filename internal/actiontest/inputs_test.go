@@ -50,6 +50,11 @@ func TestActionArgs(t *testing.T) {
 			want:   []string{"verify", "*", "--apps", "'$(touch", "pwned)'", "`id`", "~", "\\n", "fleet"},
 		},
 		{
+			name:   "preview",
+			inputs: map[string]string{"command": "preview", "mode": "push", "fleet-repo": "https://github.com/acme/fleet", "args": "--close"},
+			want:   []string{"render", "preview", "--repo", ".", "--mode", "push", "--fleet-repo", "https://github.com/acme/fleet", "--close"},
+		},
+		{
 			name:   "empty",
 			inputs: map[string]string{"command": "render", "args": ""},
 			want:   []string{"render", "."},
@@ -114,7 +119,7 @@ func TestActionUnknownCommand(t *testing.T) {
 					commands = append(commands, l)
 				}
 			}
-			want := []string{"::error::unknown command '" + tt.want + "': use validate, render, review, diff, verify, promote, new, pause, resume, scale, rollback, delete, history or template"}
+			want := []string{"::error::unknown command '" + tt.want + "': use validate, render, review, diff, verify, promote, preview, new, pause, resume, scale, rollback, delete, history or template"}
 			if diff := cmp.Diff(want, commands); diff != "" {
 				t.Errorf("workflow commands (-want +got):\n%s\nstdout:\n%s", diff, res.stdout)
 			}

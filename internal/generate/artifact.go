@@ -2,6 +2,7 @@ package generate
 
 import (
 	"cmp"
+	"path"
 	"strings"
 	"time"
 
@@ -16,11 +17,18 @@ import (
 // ComponentArtifact packs the generated files of one component folder
 // (paths relative to the fleet root, all inside dir) as its OCI artifact.
 func ComponentArtifact(dir string, files []File) (*artifact.Artifact, error) {
+	return componentArtifact(dir, dir, files)
+}
+
+// componentArtifact packs the files of the component folder dir as the
+// artifact of the fleet folder title (dir, or dir under a preview's
+// folder).
+func componentArtifact(title, dir string, files []File) (*artifact.Artifact, error) {
 	in := make([]artifact.File, len(files))
 	for i, f := range files {
 		in[i] = artifact.File{Name: strings.TrimPrefix(f.Path, dir+"/"), Data: f.Data}
 	}
-	return artifact.Build(dir, in)
+	return artifact.Build(title, in)
 }
 
 // DefaultArtifactInterval is how often source-controller looks at an
@@ -36,7 +44,7 @@ const DefaultArtifactInterval = 10 * time.Minute
 // takes unlabelled sources.
 func (r *renderer) ociRepository(ns, name string, lbls, annos map[string]string, dir, digest string) *sourcev1.OCIRepository {
 	plat := r.opts.Platform
-	annos[layout.AnnotationArtifactPath] = dir
+	annos[layout.AnnotationArtifactPath] = path.Join(r.opts.Prefix, dir)
 	cfg := plat.Fleet.Artifacts
 	interval := DefaultArtifactInterval
 	if d, err := time.ParseDuration(cfg.Interval); err == nil && d > 0 {
@@ -80,16 +88,20 @@ func (f *Fleet) Artifacts() ([]*artifact.Artifact, error) {
 	var out []*artifact.Artifact
 	files := f.Files // sorted by path: a folder's files are together
 	for i := 0; i < len(files); {
-		dir := layout.ComponentDirOf(files[i].Path)
-		if dir == "" {
+		// A preview's files are under its folder (f.prefix), laid out
+		// inside it as the fleet is.
+		rel, ok := strings.CutPrefix(files[i].Path, f.prefix+"/")
+		dir := layout.ComponentDirOf(rel)
+		if dir == "" || (f.prefix != "" && !ok) {
 			i++
 			continue
 		}
+		full := path.Join(f.prefix, dir)
 		j := i + 1
-		for j < len(files) && strings.HasPrefix(files[j].Path, dir+"/") {
+		for j < len(files) && strings.HasPrefix(files[j].Path, full+"/") {
 			j++
 		}
-		a, err := ComponentArtifact(dir, files[i:j])
+		a, err := componentArtifact(full, full, files[i:j])
 		if err != nil {
 			return nil, err
 		}

@@ -47,7 +47,7 @@ func (r *renderer) eventAnnotations(a *spec.LoadedApp, component string) map[str
 func componentEventAnnotations(a *spec.LoadedApp, component string) map[string]string {
 	m := map[string]string{
 		layout.EventAnnotationPrefix + layout.EventApp:       a.Spec.Name,
-		layout.EventAnnotationPrefix + layout.EventProject:   a.Project,
+		layout.EventAnnotationPrefix + layout.EventProject:   a.ProjectName(),
 		layout.EventAnnotationPrefix + layout.EventComponent: component,
 	}
 	if a.Environment != "" {
@@ -308,12 +308,36 @@ func projectLabels(project string) map[string]string {
 	return map[string]string{layout.LabelProject: project, layout.LabelManagedBy: layout.ManagedBy}
 }
 
+// projectEventAnnotations are the event annotations of a project's own
+// Flux objects: its project, and for a pull request's preview namespace
+// the project it belongs to and the preview's environment.
+func (r *renderer) projectEventAnnotations(project string) map[string]string {
+	m := map[string]string{layout.EventAnnotationPrefix + layout.EventProject: project}
+	if a, ok := r.previews[project]; ok {
+		m[layout.EventAnnotationPrefix+layout.EventProject] = a.PreviewProject
+		m[layout.EventAnnotationPrefix+layout.EventEnvironment] = a.Environment
+	}
+	return m
+}
+
+// projectLabels are the labels of a project's own objects; those of a
+// pull request's preview namespace name the project it belongs to and
+// the preview's environment.
+func (r *renderer) projectLabels(project string) map[string]string {
+	l := projectLabels(project)
+	if a, ok := r.previews[project]; ok {
+		l[layout.LabelProject] = a.PreviewProject
+		l[layout.LabelEnvironment] = a.Environment
+	}
+	return l
+}
+
 // namespace is the project's Namespace, with the pod security labels of
 // the platform's policy.
 func (r *renderer) namespace(project string, annotations map[string]string) *corev1.Namespace {
 	return &corev1.Namespace{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
-		ObjectMeta: metav1.ObjectMeta{Name: project, Labels: r.namespaceLabels(project, projectLabels(project)), Annotations: annotations},
+		ObjectMeta: metav1.ObjectMeta{Name: project, Labels: r.namespaceLabels(project, r.projectLabels(project)), Annotations: annotations},
 	}
 }
 
@@ -326,7 +350,7 @@ func (r *renderer) namespace(project string, annotations map[string]string) *cor
 // source and the Kustomization that apply them (see projectSource).
 func (r *renderer) project(cluster, project string, art *artifact.Artifact) ([]File, error) {
 	plat := r.opts.Platform
-	lbls := projectLabels(project)
+	lbls := r.projectLabels(project)
 	nsData, err := encode(r.namespace(project, nil))
 	if err != nil {
 		return nil, err
@@ -352,7 +376,7 @@ func (r *renderer) project(cluster, project string, art *artifact.Artifact) ([]F
 		TypeMeta: metav1.TypeMeta{APIVersion: "kustomize.toolkit.fluxcd.io/v1", Kind: "Kustomization"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name: projectKustomizationName(project), Namespace: plat.Fleet.SourceNamespace, Labels: lbls,
-			Annotations: map[string]string{layout.EventAnnotationPrefix + layout.EventProject: project},
+			Annotations: r.projectEventAnnotations(project),
 			Finalizers:  fluxFinalizers(),
 		},
 		Spec: kustomizev1.KustomizationSpec{

@@ -57,6 +57,12 @@ type Options struct {
 	// needs (see emptied). Without it, a project without apps is simply
 	// left out.
 	PreviousDir func(dir string) []string
+	// Prefix is a folder of the fleet that the files of this render go
+	// under (a preview's, see RenderPreview): the folders the components'
+	// and projects' artifacts are named after, and that their
+	// OCIRepositories name, are under it. The files' paths are not: the
+	// caller moves them.
+	Prefix string
 	// Promote, for an app's copy in an environment with promote_from,
 	// says whether this render promotes it (true: it is generated, and its
 	// release file records the promotion). The copies it does not promote
@@ -124,6 +130,9 @@ type Fleet struct {
 	// spec.prune: false, on their way to their project's namespace (see
 	// tenancy.go). Sorted.
 	Preparing []string
+	// prefix is the folder the files of a preview are under (see
+	// Options.Prefix), "" for other fleets.
+	prefix string
 	// Emptied lists the projects (cluster/project) whose last app went:
 	// their file holds their Namespace, account and binding this time,
 	// and the next render removes it (see emptied). Sorted.
@@ -155,6 +164,12 @@ func Render(repo *spec.Repo, opts Options) (*Fleet, error) {
 	r := &renderer{opts: opts, repo: repo, apps: make(map[string]*spec.LoadedApp, len(repo.Apps)), compOrder: map[string][]string{}}
 	for _, a := range repo.Apps {
 		r.apps[a.Key()] = a
+		if a.PreviewProject != "" {
+			if r.previews == nil {
+				r.previews = map[string]*spec.LoadedApp{}
+			}
+			r.previews[a.Project] = a
+		}
 	}
 	// Each app's components in the graph's order, from one pass over it.
 	for _, id := range repo.Order {
@@ -325,6 +340,9 @@ type renderer struct {
 	// tenancy.go); set by planMove before the apps are generated.
 	stayed         map[string]bool
 	stayedProjects map[[2]string]bool
+	// previews maps the preview namespace of each app's copy in a pull
+	// request's preview to that copy (spec.LoadedApp.PreviewProject).
+	previews map[string]*spec.LoadedApp
 }
 
 // object is one Kubernetes object and the file it goes to.
@@ -355,7 +373,7 @@ func (r *renderer) app(a *spec.LoadedApp, place placement) ([]File, error) {
 		}
 		k := r.fluxKustomization(a, c)
 		if r.opts.Platform.Fleet.Artifacts != nil {
-			art, err := ComponentArtifact(dir, files[first:])
+			art, err := componentArtifact(path.Join(r.opts.Prefix, dir), dir, files[first:])
 			if err != nil {
 				return nil, fmt.Errorf("component %s: %w", c.Name, err)
 			}
@@ -431,7 +449,7 @@ func labels(a *spec.LoadedApp, component string) map[string]string {
 		layout.LabelPartOf:    a.Spec.Name,
 		layout.LabelManagedBy: layout.ManagedBy,
 		layout.LabelApp:       a.Spec.Name,
-		layout.LabelProject:   a.Project,
+		layout.LabelProject:   a.ProjectName(),
 		layout.LabelComponent: component,
 	}
 	if a.Environment != "" {

@@ -146,7 +146,7 @@ func (r *renderer) projectArtifact(cluster, project string, generated map[string
 		return nil, nil
 	}
 	slices.SortFunc(in, func(a, b artifact.File) int { return strings.Compare(a.Name, b.Name) })
-	return artifact.Build(dir, in)
+	return artifact.Build(path.Join(r.opts.Prefix, dir), in)
 }
 
 // fluxFiles groups the files of the projects' Flux folders by folder.
@@ -168,8 +168,8 @@ func fluxFiles(files []File) map[string][]artifact.File {
 func (r *renderer) projectSource(cluster, project string, art *artifact.Artifact) []any {
 	plat := r.opts.Platform
 	name := projectKustomizationName(project)
-	lbls := map[string]string{layout.LabelProject: project, layout.LabelManagedBy: layout.ManagedBy}
-	annos := map[string]string{layout.EventAnnotationPrefix + layout.EventProject: project}
+	lbls := r.projectLabels(project)
+	annos := r.projectEventAnnotations(project)
 	ns := project
 	if r.stayedProjects[[2]string{cluster, project}] {
 		ns = plat.Fleet.SourceNamespace // before the move (see tenancy.go)
@@ -179,7 +179,7 @@ func (r *renderer) projectSource(cluster, project string, art *artifact.Artifact
 		TypeMeta: metav1.TypeMeta{APIVersion: "kustomize.toolkit.fluxcd.io/v1", Kind: "Kustomization"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name: name, Namespace: ns, Labels: lbls,
-			Annotations: map[string]string{layout.EventAnnotationPrefix + layout.EventProject: project},
+			Annotations: r.projectEventAnnotations(project),
 			Finalizers:  fluxFinalizers(),
 		},
 		Spec: kustomizev1.KustomizationSpec{

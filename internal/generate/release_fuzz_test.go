@@ -4,7 +4,9 @@ import (
 	"path"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/generate"
 )
 
@@ -29,6 +31,35 @@ func FuzzParseRelease(f *testing.F) {
 		for _, p := range rel.Files {
 			if p == "" || path.IsAbs(p) || path.Clean(p) != p || p == ".." || strings.HasPrefix(p, "../") || path.Base(p) == "release.yaml" {
 				t.Fatalf("accepted the file %q", p)
+			}
+		}
+	})
+}
+
+// FuzzParsePreviewRecord: a preview's record, read from the fleet (where
+// anyone with write access may edit it), is parsed without a panic, and
+// one it accepts names a preview and fleet files only.
+func FuzzParsePreviewRecord(f *testing.F) {
+	rec := &generate.PreviewRecord{PullRequest: 5, Environment: "pr-5", Head: "abc", Apps: []string{"shop/api"},
+		Created: time.Unix(1800000000, 0), Updated: time.Unix(1800003600, 0), Files: []string{"previews/stage-eu/pr-5/x.yaml"}}
+	seed, err := generate.PreviewRecordData(rec)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(seed)
+	f.Add([]byte("pull_request: 5\nenvironment: pr-5\nupdated: 2027-01-01T00:00:00Z\nfiles: [../../etc/passwd]\n"))
+	f.Add([]byte("pull_request: -1\nenvironment: pr--1\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := generate.ParsePreviewRecord(data)
+		if err != nil {
+			return
+		}
+		if r.PullRequest <= 0 || r.Environment != layout.PreviewEnvironment(r.PullRequest) || r.Updated.IsZero() {
+			t.Fatalf("accepted %+v", r)
+		}
+		for _, p := range r.Files {
+			if p == "" || path.IsAbs(p) || path.Clean(p) != p || strings.HasPrefix(p, "../") {
+				t.Fatalf("accepted file %q", p)
 			}
 		}
 	})

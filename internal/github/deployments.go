@@ -41,6 +41,9 @@ type Deployment struct {
 	Description string
 	// Payload is extra data kept with the deployment.
 	Payload map[string]string
+	// Transient marks the environment as one that goes away (a pull
+	// request's preview): GitHub shows it apart from the lasting ones.
+	Transient bool
 }
 
 // DeploymentStatus is one status of a deployment.
@@ -69,6 +72,9 @@ func (c *Client) CreateDeployment(ctx context.Context, repo Repo, d Deployment) 
 	}
 	if d.Payload != nil {
 		req.Payload = d.Payload
+	}
+	if d.Transient {
+		req.TransientEnvironment = gh.Ptr(true)
 	}
 	dep, _, err := c.gh.Repositories.CreateDeployment(ctx, repo.Owner, repo.Name, req)
 	if err != nil {

@@ -179,3 +179,26 @@ func TestReadBackDeployments(t *testing.T) {
 		t.Errorf("LastDeploymentStatus = %+v, %v; want success", st, err)
 	}
 }
+
+// TestTransientDeployment creates a pull request's preview deployment:
+// GitHub hears transient_environment, and holds the environment as one
+// that goes away, not production.
+func TestTransientDeployment(t *testing.T) {
+	t.Parallel()
+	srv := githubtest.New(t, githubtest.WithToken(token))
+	const sha = "89abcdef0123456789abcdef0123456789abcdef"
+	srv.Expect("POST", "/repos/acme/fleet/deployments").JSONBody(map[string]any{
+		"ref": sha, "task": "deploy", "auto_merge": false, "required_contexts": []any{},
+		"environment": "pr-12", "description": "shop/web in pr-12", "transient_environment": true,
+	})
+	c := newClient(t, srv)
+	if _, err := c.CreateDeployment(context.Background(), repo, github.Deployment{
+		Ref: sha, Environment: "pr-12", Description: "shop/web in pr-12", Transient: true,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	deps := srv.Deployments(repoName)
+	if len(deps) != 1 || !deps[0].Transient || deps[0].Production || deps[0].Environment != "pr-12" {
+		t.Errorf("deployments = %+v, want one transient in pr-12", deps)
+	}
+}

@@ -43,11 +43,45 @@ func ReplaceSection(body, name, content string) (string, bool) {
 	return body[:i] + Section(name, content) + body[j+len(end):], true
 }
 
+// SectionContent returns the content of section name in body, and
+// whether body holds that section (both of its lines, in order).
+func SectionContent(body, name string) (string, bool) {
+	start, end := SectionStart(name), SectionEnd(name)
+	i := strings.Index(body, start)
+	if i < 0 {
+		return "", false
+	}
+	rest := body[i+len(start):]
+	j := strings.Index(rest, end)
+	if j < 0 {
+		return "", false
+	}
+	return strings.Trim(rest[:j], "\n"), true
+}
+
+// SectionUpdater keeps a section of a marked comment up to date, as the
+// webhook does with the review comment's preview section.
+type SectionUpdater interface {
+	// EditCommentSection replaces the content of section name in the
+	// comment marked marker on the issue or pull request with what edit
+	// makes of its present content, as UpdateCommentSection does.
+	EditCommentSection(ctx context.Context, repo Repo, issue int, marker, name string, edit func(old string) string) (bool, error)
+}
+
+var _ SectionUpdater = (*Client)(nil)
+
 // UpdateCommentSection replaces section name in the comment marked marker
 // on the issue or pull request. It does nothing when no comment carries
 // marker, when that comment has no such section, or when the section
 // already reads content; it reports whether it edited the comment.
 func (c *Client) UpdateCommentSection(ctx context.Context, repo Repo, issue int, marker, name, content string) (bool, error) {
+	return c.EditCommentSection(ctx, repo, issue, marker, name, func(string) string { return content })
+}
+
+// EditCommentSection is UpdateCommentSection with the new content made by
+// edit from the section's present content (without its two lines, line
+// ends as LF), so that a writer can keep what another wrote there.
+func (c *Client) EditCommentSection(ctx context.Context, repo Repo, issue int, marker, name string, edit func(old string) string) (bool, error) {
 	if err := checkMarker(marker); err != nil {
 		return false, err
 	}
@@ -62,8 +96,12 @@ func (c *Client) UpdateCommentSection(ctx context.Context, repo Repo, issue int,
 				continue
 			}
 			old := strings.ReplaceAll(cm.GetBody(), "\r\n", "\n")
-			body, ok := ReplaceSection(old, name, content)
-			if !ok || body == old {
+			present, ok := SectionContent(old, name)
+			if !ok {
+				return false, nil
+			}
+			body, _ := ReplaceSection(old, name, edit(present))
+			if body == old {
 				return false, nil
 			}
 			if err := checkLength(body); err != nil {

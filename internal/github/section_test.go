@@ -3,6 +3,7 @@ package github_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/fleetwright/fleetwright/internal/github"
@@ -65,5 +66,34 @@ func TestUpdateCommentSection(t *testing.T) {
 	}
 	if n := len(srv.Comments(repoName, other)); n != 0 {
 		t.Errorf("%d comments posted, want none", n)
+	}
+}
+
+// TestEditCommentSection keeps part of what the section holds: the
+// edit sees the present content, and the rest of the comment stays.
+func TestEditCommentSection(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := githubtest.New(t, githubtest.WithToken(token))
+	c := newClient(t, srv)
+	pr := srv.AddPullRequest(repoName, githubtest.PullRequest{Head: "feature", Base: "main", Title: "change apps"})
+	marker := github.Marker("review")
+	ours := srv.AddComment(repoName, pr, "fleetwright[bot]", marker+"\r\n"+github.Section("preview", "deploying\r\n- skipped shop/docs")+"\r\nthe diff")
+	srv.Expect("GET", fmt.Sprintf("/repos/acme/fleet/issues/%d/comments", pr)).Query("per_page", "100")
+	srv.Expect("PATCH", fmt.Sprintf("/repos/acme/fleet/issues/comments/%d", ours)).
+		JSONField("body", marker+"\n"+github.Section("preview", "running\n- skipped shop/docs")+"\nthe diff")
+	var seen string
+	edited, err := c.EditCommentSection(ctx, repo, pr, marker, "preview", func(old string) string {
+		seen = old
+		return strings.Replace(old, "deploying", "running", 1)
+	})
+	if err != nil || !edited || seen != "deploying\n- skipped shop/docs" {
+		t.Errorf("EditCommentSection = %v, %v, the edit saw %q", edited, err, seen)
+	}
+	if got, ok := github.SectionContent("x "+github.Section("preview", "a\nb\n")+" y", "preview"); !ok || got != "a\nb" {
+		t.Errorf("SectionContent = %q, %v", got, ok)
+	}
+	if _, ok := github.SectionContent(github.SectionEnd("preview")+github.SectionStart("preview"), "preview"); ok {
+		t.Error("SectionContent found a section whose lines are out of order")
 	}
 }

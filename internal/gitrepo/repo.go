@@ -520,3 +520,25 @@ func redactURL(s string) string {
 	}
 	return u.Redacted()
 }
+
+// MergeBase returns the best common ancestor of the commits a and b name
+// (the first, by go-git's order, when there are several): where a branch
+// b left a.
+func (r *Repo) MergeBase(a, b string) (string, error) {
+	ca, err := r.resolve(a)
+	if err != nil {
+		return "", err
+	}
+	cb, err := r.resolve(b)
+	if err != nil {
+		return "", err
+	}
+	bases, err := ca.MergeBase(cb)
+	if err != nil {
+		return "", fmt.Errorf("the merge base of %s and %s: %w", a, b, err)
+	}
+	if len(bases) == 0 {
+		return "", fmt.Errorf("%s and %s have no common ancestor", a, b)
+	}
+	return bases[0].Hash.String(), nil
+}

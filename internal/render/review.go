@@ -20,6 +20,10 @@ type ReviewOptions struct {
 	Charts   review.Charts
 	Logger   *slog.Logger
 	Progress Progress
+	// PR is the pull request's number: with platform.yaml previews, the
+	// comment gets its Preview section (review.PreviewSection), saying
+	// the preview is deploying, or which apps are skipped.
+	PR int
 }
 
 // ReviewResult is what a pull request changes in the fleet.
@@ -74,10 +78,23 @@ func Review(ctx context.Context, opts ReviewOptions) (*ReviewResult, error) {
 	if head == nil {
 		return &ReviewResult{Body: review.Invalid(headProblems), HeadProblems: headProblems}, nil
 	}
-	c := review.BuildContext(ctx, review.Input{
+	in := review.Input{
 		Base: base, Head: head, BaseRepo: baseRepo, HeadRepo: headRepo, FullDiffHint: opts.FullDiffHint,
 		BaseCommit: commitOf(opts.Base), HeadCommit: commitOf(opts.Head), Charts: opts.Charts,
-	})
+	}
+	if headRepo.Platform.Previews != nil && opts.PR > 0 {
+		// Without the history it needs (a shallow clone), the comment
+		// goes without its Preview section: render preview writes it.
+		if in.Preview, err = reviewPreview(ctx, loader, opts, headRepo); err != nil {
+			log := opts.Logger
+			if log == nil {
+				log = slog.New(slog.DiscardHandler)
+			}
+			log.Warn("the review comment goes without its Preview section", "error", err)
+			in.Preview = nil
+		}
+	}
+	c := review.BuildContext(ctx, in)
 	return &ReviewResult{Body: c.Body, Comment: c, HeadProblems: headProblems}, nil
 }
 
@@ -89,4 +106,40 @@ func commitOf(src Source) string {
 		}
 	}
 	return ""
+}
+
+// reviewPreview is the preview the pull request gets, as render preview
+// will render it: the apps whose folders it changes, from the merge base
+// of its two revisions (read from Git; nil for folders), and those they
+// reference.
+func reviewPreview(ctx context.Context, loader *spec.Loader, opts ReviewOptions, headRepo *spec.Repo) (*review.Preview, error) {
+	b, okB := opts.Base.(*gitSource)
+	h, okH := opts.Head.(*gitSource)
+	if !okB || !okH || b.r != h.r {
+		return nil, nil
+	}
+	changed, err := h.r.ChangedApps(ctx, b.ref, h.ref, headRepo)
+	if err != nil {
+		return nil, err
+	}
+	p, ps := loader.PreviewOf(headRepo, opts.PR, changed)
+	if ps.HasErrors() {
+		return nil, nil
+	}
+	out := ReviewPreview(p, PreviewURLs(p))
+	out.State = review.PreviewDeploying
+	return &out, nil
+}
+
+// ReviewPreview is the preview p, with its apps' addresses, as the
+// review comment's Preview section tells it.
+func ReviewPreview(p *spec.Preview, urls map[string][]string) review.Preview {
+	out := review.Preview{PR: p.PR}
+	for _, a := range p.Apps {
+		out.Apps = append(out.Apps, review.PreviewApp{Name: a, URLs: urls[a]})
+	}
+	for _, s := range p.Skipped {
+		out.Skipped = append(out.Skipped, review.PreviewSkip{App: s.App, Reason: s.Reason})
+	}
+	return out
 }

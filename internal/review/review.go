@@ -14,6 +14,7 @@ import (
 
 	"github.com/fleetwright/fleetwright/internal/fleet"
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
+	"github.com/fleetwright/fleetwright/internal/github"
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
 
@@ -42,6 +43,11 @@ type Input struct {
 	// change, whose objects the comment then shows and judges like any
 	// other (see Charts); nil shows HelmReleases as the fleet has them.
 	Charts Charts
+	// Preview, when set (the platform declares previews), is the
+	// pull request's preview: the comment's Preview section
+	// (PreviewSection), which render preview and the webhook keep up to
+	// date, says it is deploying, or which apps are skipped.
+	Preview *Preview
 }
 
 // Comment is the built review.
@@ -95,6 +101,9 @@ func BuildContext(ctx context.Context, in Input) *Comment {
 	b.WriteString(Marker + "\n")
 	b.WriteString("## fleetwright: what this change does to the fleet\n\n")
 	writeCommits(&b, in.BaseCommit, in.HeadCommit)
+	if in.Preview != nil {
+		b.WriteString(github.Section(PreviewSection, PreviewContent(*in.Preview)) + "\n\n")
+	}
 	if c.Empty {
 		b.WriteString("No fleet file changes.\n")
 		c.Body = b.String()
@@ -630,3 +639,9 @@ func section(ch fleet.Change, ix *index, verb string) string {
 	}
 	return details(verb+" —", title, ch.Path, d)
 }
+
+// PreviewSection is the name of the comment's section (github.Section)
+// that tells how the pull request's preview is: Build writes it first
+// when the platform declares previews, render preview and the webhook
+// keep it up to date.
+const PreviewSection = "preview"

@@ -2,14 +2,18 @@ package spec
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io/fs"
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/invopop/jsonschema"
+
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 )
 
 // Environments: platform.yaml lists the stages every app deploys through
@@ -31,17 +35,50 @@ type Environment struct {
 	AutoPromote bool `json:"auto_promote,omitempty"`
 }
 
-// Previews configure short-lived copies of the apps a pull request
-// changes. They are accepted in platform.yaml and not rendered yet.
+// Previews configure the short-lived copies of the apps a pull request on
+// the apps repository changes (render preview --pr N): each runs as
+// environment pr-<N> on the previews' cluster, in the namespace
+// <project>-pr<N>, with hosts under apps_domain (docs/environments.md,
+// "Previews").
 type Previews struct {
-	// Cluster previews deploy to.
-	Cluster string `json:"cluster,omitempty" jsonschema:"example=stage-eu"`
-	// AppsDomain is the domain of the previews' hosts.
-	AppsDomain string `json:"apps_domain,omitempty" jsonschema:"example=preview.example.com"`
-	// TTL is how long a preview lives, as a duration such as 72h.
-	TTL string `json:"ttl,omitempty" jsonschema:"pattern=^([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$,example=72h"`
-	// Max is the number of previews that may run at once.
-	Max int `json:"max,omitempty" jsonschema:"minimum=1,example=20"`
+	// Cluster the previews deploy to: one of clusters (or of the environments' clusters). Their files go under previews/<cluster>/ in the fleet, apart from every environment's.
+	Cluster string `json:"cluster" jsonschema:"required,minLength=1,maxLength=63,example=stage-eu"`
+	// AppsDomain is the domain of the previews' hosts: an app's main host becomes <app>-<project>-pr<N>.<apps_domain>, another workload's <component>-<app>-<project>-pr<N>.<apps_domain>; a host the spec names is never used in a preview.
+	AppsDomain string `json:"apps_domain" jsonschema:"required,minLength=1,example=preview.example.com"`
+	// TTL is how long a preview lives after its last update, as a duration of at least 1h such as 72h (default 72h): any render removes the previews older than that.
+	TTL string `json:"ttl,omitempty" jsonschema:"pattern=^([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$,example=72h,default=72h"`
+	// Max is the number of previews that may exist at once (default 20): a new one beyond it is refused, naming the open ones; an update of an open one is not.
+	Max int `json:"max,omitempty" jsonschema:"minimum=1,example=20,default=20"`
+}
+
+// Defaults of platform.yaml previews.
+const (
+	DefaultPreviewTTL = 72 * time.Hour
+	DefaultPreviewMax = 20
+	// MinPreviewTTL is the shortest previews.ttl: a preview must outlive
+	// the pull request's review of it.
+	MinPreviewTTL = time.Hour
+)
+
+// JSONSchemaExtend gives the schema an example.
+func (Previews) JSONSchemaExtend(s *jsonschema.Schema) {
+	s.Examples = []any{map[string]any{"cluster": "stage-eu", "apps_domain": "preview.example.com", "ttl": "72h", "max": 20}}
+}
+
+// TTLDuration is previews.ttl as a duration, with its default.
+func (p *Previews) TTLDuration() time.Duration {
+	if d, err := time.ParseDuration(p.TTL); err == nil && d > 0 {
+		return d
+	}
+	return DefaultPreviewTTL
+}
+
+// MaxOpen is previews.max, with its default.
+func (p *Previews) MaxOpen() int {
+	if p.Max > 0 {
+		return p.Max
+	}
+	return DefaultPreviewMax
 }
 
 // PreviewEnvironment is the key of an app's environments block that opts
@@ -142,6 +179,8 @@ func checkEnvironments(p *Platform, doc *Document, ps *Problems) {
 				ps.Add(doc, at.Child("name"), "%s", m)
 			} else if e.Name == PreviewEnvironment {
 				ps.Add(doc, at.Child("name"), "%q is the name an app's environments block gives previews (platform.yaml previews); call the environment something else", e.Name)
+			} else if n, ok := layout.PreviewOf(e.Name); ok {
+				ps.Add(doc, at.Child("name"), "%q is the name of pull request #%d's preview (platform.yaml previews): a platform environment must not look like one; call it something else", e.Name, n)
 			} else if j, dup := seen[e.Name]; dup {
 				ps.Add(doc, at.Child("name"), "environment %q is declared twice (also environments[%d])", e.Name, j)
 			} else {
@@ -183,6 +222,9 @@ func checkEnvironments(p *Platform, doc *Document, ps *Problems) {
 			ps.Add(doc, at.Child("auto_promote"), "auto_promote needs promote_from: the environment it promotes from")
 		}
 	}
+	if p.Previews != nil {
+		checkPreviews(p, doc, ps)
+	}
 	if len(p.Environments) > 0 && p.DefaultCluster != "" && p.EnvironmentOfCluster(p.DefaultCluster) == nil && doc.Has(Path{"default_cluster"}) {
 		ps.Add(doc, Path{"default_cluster"}, "with environments, apps deploy to the environments' clusters; default_cluster %q is none of them", p.DefaultCluster)
 	}
@@ -197,8 +239,16 @@ func checkEnvironments(p *Platform, doc *Document, ps *Problems) {
 // returns a.
 func (l *Loader) environments(fsys fs.FS, a *LoadedApp, plat *Platform, base Problems, ps *Problems) []*LoadedApp {
 	if len(plat.Environments) == 0 {
-		if len(a.Spec.Environments) > 0 {
-			ps.AddKey(a.Doc, Path{"environments"}, "platform.yaml declares no environments; declare them there, or remove this block")
+		// The preview key alone needs no platform environments.
+		for _, name := range slices.Sorted(maps.Keys(a.Spec.Environments)) {
+			if name != PreviewEnvironment {
+				ps.AddKey(a.Doc, Path{"environments"}, "platform.yaml declares no environments; declare them there, or remove this block")
+				return []*LoadedApp{a}
+			}
+		}
+		if ae := a.Spec.Environments[PreviewEnvironment]; ae != nil && len(ae.Components) > 0 {
+			ps.AddKey(a.Doc, Path{"environments", PreviewEnvironment, "components"}, "previews take the app as written; only enabled is read here")
+			return nil
 		}
 		return []*LoadedApp{a}
 	}
@@ -307,6 +357,7 @@ func (l *Loader) inEnvironment(fsys fs.FS, a *LoadedApp, plat *Platform, e *Envi
 	}
 	c.Doc = doc
 	c.Spec = App{}
+	c.written = a
 	var own Problems
 	l.schemas.check(l.schemas.app, doc, &own)
 	decode(doc, &c.Spec)
@@ -467,6 +518,48 @@ func placeOverride(pos, basePos map[string]nodePos, v any, from, to, rest string
 	for k, np := range basePos {
 		if k == from+rest || strings.HasPrefix(k, from+rest+"/") {
 			pos[to+k[len(from):]] = np
+		}
+	}
+}
+
+// checkPreviews checks platform.yaml previews: a cluster of the platform,
+// a DNS name whose preview hosts are public, a ttl of at least an hour.
+// The schema checks max and that cluster and apps_domain are there.
+func checkPreviews(p *Platform, doc *Document, ps *Problems) {
+	pv := p.Previews
+	at := Path{"previews"}
+	if c := pv.Cluster; c != "" {
+		var known []string
+		switch {
+		case len(p.Clusters) > 0:
+			known = p.ClusterNames()
+		case len(p.Environments) > 0:
+			for _, e := range p.Environments {
+				if e.Cluster != "" && !slices.Contains(known, e.Cluster) {
+					known = append(known, e.Cluster)
+				}
+			}
+		default:
+			known = []string{cmp.Or(p.DefaultCluster, DefaultCluster)}
+		}
+		if !slices.Contains(known, c) {
+			msg := fmt.Sprintf("unknown cluster %q; the platform's clusters are %s", c, strings.Join(known, ", "))
+			if sug := suggest(c, known); sug != "" {
+				msg += fmt.Sprintf("; did you mean %q?", sug)
+			}
+			ps.Add(doc, at.Child("cluster"), "%s", msg)
+		}
+	}
+	if d := pv.AppsDomain; d != "" {
+		if !isSubdomain(d) {
+			ps.Add(doc, at.Child("apps_domain"), "%q is not a valid DNS name", d)
+		} else if m := PublicHostProblem("app-shop-pr1." + d); m != "" {
+			ps.Add(doc, at.Child("apps_domain"), "preview hosts <app>-<project>-pr<N>.%s would not be public: %s", d, strings.TrimPrefix(m, "is "))
+		}
+	}
+	if pv.TTL != "" {
+		if d, err := time.ParseDuration(pv.TTL); err == nil && d < MinPreviewTTL {
+			ps.Add(doc, at.Child("ttl"), "%s is shorter than 1h: a preview must outlive its review", pv.TTL)
 		}
 	}
 }

@@ -59,6 +59,12 @@ type LoadedApp struct {
 	// Environment is the platform environment this copy of the app is
 	// for ("" when platform.yaml declares none); Cluster is its cluster.
 	Environment string
+	// PreviewProject is, for the copy of an app in a pull request's
+	// preview (spec.Preview), the project the app belongs to: Project is
+	// then the preview's namespace, <project>-pr<N>.
+	PreviewProject string
+
+	written *LoadedApp // the app as written, for a copy with an environment's overrides
 }
 
 // Key identifies the app in its cluster: cluster/project/name.

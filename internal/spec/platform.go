@@ -22,7 +22,7 @@ type Platform struct {
 	Policy *Policy `json:"policy,omitempty"`
 	// Environments are the stages every app deploys through, in order (such as staging, then production): each is a cluster; one with promote_from changes only by promotion (render promote) of what runs in the environment it names. Unset: an app deploys once, to its cluster.
 	Environments []Environment `json:"environments,omitempty"`
-	// Previews give a pull request on the apps repository a short-lived copy of the apps it changes (accepted; not rendered yet).
+	// Previews give a pull request on the apps repository a short-lived copy of the apps it changes and the apps they reference (render preview --pr N), as environment pr-<N> in namespaces <project>-pr<N> of one cluster; an app opts out with environments.preview.enabled: false.
 	Previews *Previews `json:"previews,omitempty"`
 	// Projects holds settings the platform team grants one project: its pod security level and its defaults, over the platform's.
 	Projects map[string]*ProjectSettings `json:"projects,omitempty"`

@@ -35,8 +35,11 @@ const (
 // folder, apps/<cluster>/<project>/<app>/<component>/ (the folders
 // layout.ComponentDirOf names); ok is false for any other file. It
 // allocates nothing: every object of the fleet passes here.
+//
+// A preview's component folders, previews/<cluster>/pr-<N>/apps/…, are
+// their project's preview namespace's (<project>-pr<N>).
 func tenantOf(file string) (project, app string, ok bool) {
-	rest, ok := strings.CutPrefix(file, layout.AppsDir+"/")
+	rest, ok := strings.CutPrefix(inPreview(file), layout.AppsDir+"/")
 	if !ok {
 		return "", "", false
 	}

@@ -202,6 +202,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	r.log.Info("checking files no Flux path applies")
 	r.uncovered(ctx)
 	r.hostOverlaps()
+	r.checkPreviews()
 	r.productionReplicas()
 	r.podSecurity()
 
@@ -211,6 +212,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 			return nil, fmt.Errorf("rendering the specs: %w", d.err)
 		}
 		r.findings.add(driftFindings(r.t, d.files, layout.ManagedDirs(&opts.Apps.Repo.Platform), r.opts.Display)...)
+		r.findings.add(r.previewDrift(ctx, opts.Apps)...)
 		r.projectMismatches(repos, d.files)
 	}
 

@@ -359,32 +359,34 @@ type PodView struct {
 
 // kubeOf returns the Kubernetes client of the cluster the query's
 // environment runs on (clusterOf), answering 503 when the webhook reads
-// none there.
-func (s *Server) kubeOf(w http.ResponseWriter, r *http.Request) (kubernetes.Interface, bool) {
-	env, ok := environmentParam(w, r)
+// none there; env is the query's environment.
+func (s *Server) kubeOf(w http.ResponseWriter, r *http.Request) (kube kubernetes.Interface, env string, ok bool) {
+	env, ok = environmentParam(w, r)
 	if !ok {
-		return nil, false
+		return nil, "", false
 	}
 	cl, unread := s.clusterOf(env)
 	switch {
 	case unread != "":
 		writeError(w, http.StatusServiceUnavailable, "environment "+env+" "+s.notRead(unread))
-		return nil, false
+		return nil, "", false
 	case cl.kube == nil:
 		writeError(w, http.StatusServiceUnavailable, "no cluster configured")
-		return nil, false
+		return nil, "", false
 	}
-	return cl.kube, true
+	return cl.kube, env, true
 }
 
-func listPods(ctx context.Context, kube kubernetes.Interface, project, app, component string) ([]corev1.Pod, error) {
+// listPods lists the app's pods (of one component, when named) in
+// namespace ns of a cluster.
+func listPods(ctx context.Context, kube kubernetes.Interface, ns, project, app, component string) ([]corev1.Pod, error) {
 	sel := appSelector(project, app)
 	if component != "" {
 		sel += ",fleetwright.io/component=" + component
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	list, err := kube.CoreV1().Pods(project).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	list, err := kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
 		return nil, err
 	}
@@ -397,12 +399,12 @@ func (s *Server) handlePods(w http.ResponseWriter, r *http.Request) {
 	if !s.granted(w, r) {
 		return
 	}
-	kube, ok := s.kubeOf(w, r)
+	kube, env, ok := s.kubeOf(w, r)
 	if !ok {
 		return
 	}
 	project, name := r.PathValue("project"), r.PathValue("name")
-	pods, err := listPods(r.Context(), kube, project, name, r.URL.Query().Get("component"))
+	pods, err := listPods(r.Context(), kube, appNamespace(project, env), project, name, r.URL.Query().Get("component"))
 	if err != nil {
 		writeError(w, http.StatusBadGateway, "listing pods from the cluster: "+err.Error())
 		return
@@ -476,7 +478,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	// The Kubernetes events of the cluster the environment runs on, when
 	// the webhook reads it.
 	if cl, _ := s.clusterOf(env); cl != nil && cl.kube != nil {
-		kev, err := kubeEvents(r.Context(), cl.kube, project, name)
+		kev, err := kubeEvents(r.Context(), cl.kube, appNamespace(project, env), project, name)
 		if err != nil {
 			writeError(w, http.StatusBadGateway, "listing events from the cluster: "+err.Error())
 			return
@@ -491,11 +493,12 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 }
 
 // kubeEvents returns the Kubernetes events of the app's objects: those named
-// <app>-<component> and the ReplicaSets and Pods named after them.
-func kubeEvents(ctx context.Context, kube kubernetes.Interface, project, app string) ([]EventView, error) {
+// <app>-<component> and the ReplicaSets and Pods named after them, in
+// namespace ns.
+func kubeEvents(ctx context.Context, kube kubernetes.Interface, ns, project, app string) ([]EventView, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	deps, err := kube.AppsV1().Deployments(project).List(ctx, metav1.ListOptions{
+	deps, err := kube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{
 		LabelSelector: appSelector(project, app)})
 	if err != nil {
 		return nil, err
@@ -504,7 +507,7 @@ func kubeEvents(ctx context.Context, kube kubernetes.Interface, project, app str
 	for _, d := range deps.Items {
 		prefixes = append(prefixes, d.Name)
 	}
-	list, err := kube.CoreV1().Events(project).List(ctx, metav1.ListOptions{})
+	list, err := kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -540,7 +543,7 @@ func (s *Server) handleLogs(w http.ResponseWriter, r *http.Request) {
 	if !s.granted(w, r) {
 		return
 	}
-	kube, ok := s.kubeOf(w, r)
+	kube, env, ok := s.kubeOf(w, r)
 	if !ok {
 		return
 	}
@@ -560,7 +563,7 @@ func (s *Server) handleLogs(w http.ResponseWriter, r *http.Request) {
 		}
 		tail = n
 	}
-	pods, err := listPods(r.Context(), kube, project, name, component)
+	pods, err := listPods(r.Context(), kube, appNamespace(project, env), project, name, component)
 	if err != nil {
 		writeError(w, http.StatusBadGateway, "listing pods from the cluster: "+err.Error())
 		return
@@ -586,7 +589,7 @@ func (s *Server) handleLogs(w http.ResponseWriter, r *http.Request) {
 			container = p.Spec.Containers[0].Name
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
-		raw, err := kube.CoreV1().Pods(project).GetLogs(p.Name, &corev1.PodLogOptions{Container: container, TailLines: &tail}).DoRaw(ctx)
+		raw, err := kube.CoreV1().Pods(appNamespace(project, env)).GetLogs(p.Name, &corev1.PodLogOptions{Container: container, TailLines: &tail}).DoRaw(ctx)
 		cancel()
 		if err != nil {
 			writeError(w, http.StatusBadGateway, fmt.Sprintf("logs of pod %s are not available from the cluster (is its node's kubelet reachable?): %v", p.Name, err))

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fleetwright/fleetwright/internal/probe"
+	"github.com/fleetwright/fleetwright/internal/store"
 )
 
 // BenchmarkIngestSQLite posts signed Flux events to a server on loopback
@@ -204,4 +206,36 @@ func BenchmarkIngestReplicas(b *testing.B) {
 			run(b, urls)
 		})
 	}
+}
+
+// BenchmarkPreviewSection builds the preview section of a pull request's
+// preview of 10 apps in a store of 2,000 apps (what the webhook does on
+// each state the outbox sends of a preview's app), and reports the time
+// per section.
+func BenchmarkPreviewSection(b *testing.B) {
+	e := newTestEnv(b, nil)
+	const apps, preview = 2000, 10
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	var evs []store.Event
+	for i := range apps {
+		env := "production"
+		if i < preview {
+			env = "pr-7"
+		}
+		name := fmt.Sprintf("app%04d", i)
+		evs = append(evs, store.Event{ReceivedAt: now, EventTime: now, Kind: "Kustomization", Namespace: "shop", Name: "shop-" + name + "-web",
+			Severity: "info", Reason: "ReconciliationSucceeded", Revision: rev1, Project: "shop", App: name, Component: "web",
+			SpecRevision: fixtureSpec, Environment: env, Health: store.HealthHealthy, DedupeKey: name + env})
+	}
+	if _, err := e.st.RecordEvents(b.Context(), evs, now); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		s, err := previewContent(b.Context(), e.st, "pr-7")
+		if err != nil || strings.Count(s, "\n- shop/") != preview {
+			b.Fatalf("section %q, %v", s, err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/section")
 }

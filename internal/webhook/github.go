@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/github"
 	"github.com/fleetwright/fleetwright/internal/probe"
 	"github.com/fleetwright/fleetwright/internal/store"
@@ -23,6 +24,36 @@ type GitHub struct {
 	// UseSpecRevision makes the deployment's ref the apps-repo commit
 	// (spec-revision) instead of the fleet revision's commit.
 	UseSpecRevision bool
+	// AppsRepo is the apps repository, whose pull requests have previews:
+	// a preview (environment pr-N) is reported there, on the pull
+	// request's head commit (its spec revision). Unset: Repo when
+	// UseSpecRevision (Repo is then the apps repository); without either
+	// no preview is reported.
+	AppsRepo github.Repo
+	// Sections, when set, keeps the preview section of each pull
+	// request's review comment (on the apps repository) up to date with
+	// the state of its preview's apps (a github.Client).
+	Sections github.SectionUpdater
+}
+
+// previewRepo is the repository previews are reported on, if any.
+func (g *GitHub) previewRepo() (github.Repo, bool) {
+	switch {
+	case g.AppsRepo != (github.Repo{}):
+		return g.AppsRepo, true
+	case g.UseSpecRevision:
+		return g.Repo, true
+	}
+	return github.Repo{}, false
+}
+
+// repoOf is the repository the deployments of an environment are
+// reported on: the apps repository for a preview, Repo for the others.
+func (g *GitHub) repoOf(env string) (github.Repo, bool) {
+	if _, ok := layout.PreviewOf(env); ok {
+		return g.previewRepo()
+	}
+	return g.Repo, true
 }
 
 func (g *GitHub) validate() error {
@@ -31,6 +62,9 @@ func (g *GitHub) validate() error {
 	}
 	if g.Repo.Owner == "" || g.Repo.Name == "" {
 		return fmt.Errorf("webhook: Config.GitHub.Repo %q: want owner/name", g.Repo)
+	}
+	if g.AppsRepo != (github.Repo{}) && (g.AppsRepo.Owner == "" || g.AppsRepo.Name == "") {
+		return fmt.Errorf("webhook: Config.GitHub.AppsRepo %q: want owner/name", g.AppsRepo)
 	}
 	return nil
 }
@@ -150,6 +184,12 @@ func (g *githubWorker) drain() {
 				g.metrics.github.WithLabelValues("error").Inc()
 				g.log.Error("GitHub deployment status", "app", store.AppKey(e.Project, e.App, e.Environment), "deployment", e.DeploymentID, "err", err)
 			}
+			if pr, ok := layout.PreviewOf(e.Environment); ok {
+				if err := g.previewSection(pr, e.Environment); err != nil {
+					g.metrics.github.WithLabelValues("error").Inc()
+					g.log.Error("the preview section of the review comment", "pull_request", pr, "err", err)
+				}
+			}
 		})
 		if err != nil {
 			if g.ctx.Err() == nil {
@@ -174,6 +214,12 @@ func (g *githubWorker) post(e store.OutboxEntry) error {
 	}
 	d := store.Deployment{ID: cur.ID, Project: cur.Project, App: cur.App, Environment: cur.Environment, Revision: cur.Revision,
 		Phase: e.Phase, Message: e.Message, LiveURL: e.LiveURL}
+	repo, ok := g.cfg.repoOf(d.Environment)
+	if !ok {
+		// A preview, with no apps repository to report it on.
+		return nil
+	}
+	_, preview := layout.PreviewOf(d.Environment)
 	state := githubState(d.Phase)
 	if state == "" && cur.GitHubID != 0 {
 		return nil
@@ -197,9 +243,13 @@ func (g *githubWorker) post(e store.OutboxEntry) error {
 			// The spec revision is still the events' guess: wait for the
 			// cluster's (a later state of this deployment is queued then).
 			return nil
+		case preview && cur.SpecRevision == "":
+			// A preview is reported on the pull request's head commit,
+			// which no event named yet.
+			return nil
 		}
 		d.SpecRevision = cur.SpecRevision
-		if id, err = g.createDeployment(d, e.Retried); err != nil {
+		if id, err = g.createDeployment(repo, d, e.Retried); err != nil {
 			return err
 		}
 		if err := g.st.SetGitHub(g.ctx, d.ID, id, ""); err != nil {
@@ -224,7 +274,7 @@ func (g *githubWorker) post(e store.OutboxEntry) error {
 		// it: GitHub's newest status tells.
 		var last github.DeploymentStatus
 		if err := g.call(func(ctx context.Context) (err error) {
-			last, err = g.cfg.Reporter.LastDeploymentStatus(ctx, g.cfg.Repo, id)
+			last, err = g.cfg.Reporter.LastDeploymentStatus(ctx, repo, id)
 			return err
 		}); err != nil {
 			return err
@@ -234,7 +284,7 @@ func (g *githubWorker) post(e store.OutboxEntry) error {
 		}
 	}
 	if err := g.call(func(ctx context.Context) error {
-		return g.cfg.Reporter.SetDeploymentStatus(ctx, g.cfg.Repo, id, status)
+		return g.cfg.Reporter.SetDeploymentStatus(ctx, repo, id, status)
 	}); err != nil {
 		return err
 	}
@@ -242,19 +292,22 @@ func (g *githubWorker) post(e store.OutboxEntry) error {
 		return err
 	}
 	if state == "success" && d.Environment != "" {
-		return g.retireEarlier(d)
+		return g.retireEarlier(repo, d)
 	}
 	return nil
 }
 
-// createDeployment creates the GitHub deployment of d, at its fleet commit
-// (or its spec revision, with UseSpecRevision), and returns its id. A
-// report sent again after its sender died (retried) first looks for the
-// deployment that sender may have created.
-func (g *githubWorker) createDeployment(d store.Deployment, retried bool) (int64, error) {
+// createDeployment creates the GitHub deployment of d on repo, at its
+// fleet commit (or its spec revision, with UseSpecRevision; a preview's
+// always at its spec revision, the pull request's head commit, and
+// transient), and returns its id. A report sent again after its sender
+// died (retried) first looks for the deployment that sender may have
+// created.
+func (g *githubWorker) createDeployment(repo github.Repo, d store.Deployment, retried bool) (int64, error) {
 	var id int64
+	_, preview := layout.PreviewOf(d.Environment)
 	ref := commitOf(d.Revision)
-	if g.cfg.UseSpecRevision && d.SpecRevision != "" {
+	if (g.cfg.UseSpecRevision || preview) && d.SpecRevision != "" {
 		ref = d.SpecRevision
 	}
 	what := d.Project + "/" + d.App
@@ -270,7 +323,7 @@ func (g *githubWorker) createDeployment(d store.Deployment, retried bool) (int64
 		// An earlier sender may have created it and died before
 		// storing its id.
 		if err := g.call(func(ctx context.Context) (err error) {
-			id, err = g.cfg.Reporter.FindDeployment(ctx, g.cfg.Repo, ref, env, payload)
+			id, err = g.cfg.Reporter.FindDeployment(ctx, repo, ref, env, payload)
 			return err
 		}); err != nil {
 			return 0, err
@@ -278,11 +331,12 @@ func (g *githubWorker) createDeployment(d store.Deployment, retried bool) (int64
 	}
 	if id == 0 {
 		err := g.call(func(ctx context.Context) (err error) {
-			id, err = g.cfg.Reporter.CreateDeployment(ctx, g.cfg.Repo, github.Deployment{
+			id, err = g.cfg.Reporter.CreateDeployment(ctx, repo, github.Deployment{
 				Ref:         ref,
 				Environment: env,
 				Description: truncate(fmt.Sprintf("%s at %s", what, d.Revision), 140),
 				Payload:     payload,
+				Transient:   preview,
 			})
 			return err
 		})
@@ -304,21 +358,24 @@ func githubEnvironment(d store.Deployment) string {
 }
 
 // retireEarlier marks inactive the GitHub deployments of the app's
-// earlier deployments in d's environment that are still a success there:
-// what GitHub's auto_inactive does for an environment of one app, done
-// for this app alone.
-func (g *githubWorker) retireEarlier(d store.Deployment) error {
+// earlier deployments in d's environment that are still a success there,
+// or that ran and were degraded when d came (its rollout itself may have
+// made them so: Flux reconciling d's revision): what GitHub's
+// auto_inactive does for an environment of one app, done for this app
+// alone. They are on repo, d's environment's.
+func (g *githubWorker) retireEarlier(repo github.Repo, d store.Deployment) error {
 	ds, err := g.st.DeploymentsIn(g.ctx, d.Project, d.App, d.Environment, 20, d.ID)
 	if err != nil {
 		return err
 	}
 	for _, p := range ds {
-		if p.GitHubID == 0 || p.GitHubState != "success" {
+		ran := p.GitHubState == "success" || (p.GitHubState == "failure" && p.Phase == store.PhaseDegraded)
+		if p.GitHubID == 0 || !ran {
 			continue
 		}
 		st := github.DeploymentStatus{State: "inactive", Description: truncate("superseded by revision "+d.Revision, 140), KeepOthersActive: true}
 		if err := g.call(func(ctx context.Context) error {
-			return g.cfg.Reporter.SetDeploymentStatus(ctx, g.cfg.Repo, p.GitHubID, st)
+			return g.cfg.Reporter.SetDeploymentStatus(ctx, repo, p.GitHubID, st)
 		}); err != nil {
 			return err
 		}

@@ -12,6 +12,7 @@ import (
 	"hash"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -301,13 +302,13 @@ func (s *Server) toRecord(ctx context.Context, ev *eventv1.Event, body []byte) (
 		if project == "" {
 			return ignored(rec, "the object belongs to no app"), "", nil
 		}
-		if why := s.attribution(&ev.InvolvedObject, project, "", ""); why != "" {
+		if why := s.attribution(&ev.InvolvedObject, project, "", "", ""); why != "" {
 			s.log.Warn("event ignored", "reason", why)
 			return ignored(rec, why), "", nil
 		}
 		return ignored(rec, "an event of project "+project+"'s own Flux objects, which belong to no app"), project, nil
 	}
-	if why := s.attribution(&ev.InvolvedObject, rec.Project, rec.App, rec.Component); why != "" {
+	if why := s.attribution(&ev.InvolvedObject, rec.Project, rec.App, rec.Component, rec.Environment); why != "" {
 		s.log.Warn("event ignored", "reason", why)
 		return ignored(rec, why), "", nil
 	}
@@ -362,15 +363,33 @@ func ignored(rec store.Event, why string) store.Event {
 // project come from the object's annotations or labels, which whoever
 // writes the object chooses: so a team's HelmRelease annotated with
 // another project's name is its own team's, and counts for no app.
-func (s *Server) attribution(obj *corev1.ObjectReference, project, app, component string) string {
+//
+// A pull request's preview of the project lives in a namespace of its own
+// (layout.PreviewNamespace), which the pull request's specs write: its
+// objects speak for the project's preview of that pull request (the
+// environment layout.PreviewEnvironment) and for nothing else, and a
+// preview's environment is spoken for only from there. An event of no
+// app (env empty) of the project's own Flux objects may come from there
+// too.
+func (s *Server) attribution(obj *corev1.ObjectReference, project, app, component, env string) string {
 	ns := probe.ProjectNamespace(project)
-	if obj.Namespace == ns {
+	object := clip(obj.Kind) + " " + clip(obj.Namespace) + "/" + clip(obj.Name)
+	if pr, ok := previewIn(project, obj.Namespace); ok {
+		if want := layout.PreviewEnvironment(pr); app != "" && env != want {
+			return fmt.Sprintf("%s lives in namespace %s, pull request %d's preview of %s: it speaks only for environment %s, not %q",
+				object, obj.Namespace, pr, clip(project), want, clip(env))
+		}
 		return ""
 	}
-	object := clip(obj.Kind) + " " + clip(obj.Namespace) + "/" + clip(obj.Name)
 	claim := "project " + clip(project)
 	if app != "" {
 		claim = "app " + clip(project) + "/" + clip(app)
+	}
+	if pr, ok := layout.PreviewOf(env); ok {
+		return fmt.Sprintf("%s names %s in environment %s, which lives in namespace %s only", object, claim, env, layout.PreviewNamespace(project, pr))
+	}
+	if obj.Namespace == ns {
+		return ""
 	}
 	if obj.Namespace != s.cfg.FluxNamespace {
 		return fmt.Sprintf("%s names %s but is neither in the project's namespace %s nor in the Flux namespace %s",
@@ -392,6 +411,23 @@ func (s *Server) attribution(obj *corev1.ObjectReference, project, app, componen
 		return ""
 	}
 	return fmt.Sprintf("%s names %s, but render names that one %s", object, claim, clip(want))
+}
+
+// previewIn reports which pull request's preview of project the
+// namespace ns holds (layout.PreviewNamespace), if it holds one.
+func previewIn(project, ns string) (int, bool) {
+	digits, ok := strings.CutPrefix(ns, probe.ProjectNamespace(project)+"-pr")
+	if !ok {
+		return 0, false
+	}
+	pr, err := strconv.Atoi(digits)
+	if err != nil || pr <= 0 || layout.PreviewNamespace(project, pr) != ns {
+		return 0, false
+	}
+	if _, ok := layout.PreviewOf(layout.PreviewEnvironment(pr)); !ok {
+		return 0, false
+	}
+	return pr, true
 }
 
 // clip shortens a string from an event for a reason: at most 100 bytes,

@@ -56,6 +56,11 @@ type PagesConfig struct {
 	// pods, events, logs, use or cost, which would be another
 	// environment's.
 	EnvironmentClusters map[string]string
+	// PreviewCluster is the cluster pull requests' previews run on
+	// (platform.yaml previews.cluster): the cluster of every preview
+	// environment ("pr-<N>", layout.PreviewOf), as EnvironmentClusters is
+	// of the others.
+	PreviewCluster string
 }
 
 //go:embed ui/*.html

@@ -388,7 +388,7 @@ func (s *Server) appEvents(ctx context.Context, v *appView, cl *clusterClients) 
 			Object: e.Kind + "/" + e.Namespace + "/" + e.Name, Message: e.Message})
 	}
 	if v.Kube {
-		kev, err := kubeEvents(ctx, cl.kube, v.App.Project, v.App.Name)
+		kev, err := kubeEvents(ctx, cl.kube, appNamespace(v.App.Project, v.App.Environment), v.App.Project, v.App.Name)
 		if err != nil {
 			v.EventError = "Kubernetes events are not available from the cluster: " + err.Error()
 		}
@@ -405,7 +405,8 @@ func (s *Server) appEvents(ctx context.Context, v *appView, cl *clusterClients) 
 func (s *Server) podsAndLogs(ctx context.Context, v *appView, cl *clusterClients) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	pods, err := listPods(ctx, cl.kube, v.App.Project, v.App.Name, "")
+	ns := appNamespace(v.App.Project, v.App.Environment)
+	pods, err := listPods(ctx, cl.kube, ns, v.App.Project, v.App.Name, "")
 	if err != nil {
 		v.PodsError = "Pods are not available from the cluster: " + err.Error()
 		return
@@ -421,7 +422,7 @@ func (s *Server) podsAndLogs(ctx context.Context, v *appView, cl *clusterClients
 		container := p.Spec.Containers[0].Name
 		tail := int64(logTail)
 		lv := logView{Component: comp, Pod: p.Name, Container: container}
-		raw, err := cl.kube.CoreV1().Pods(v.App.Project).GetLogs(p.Name, &corev1.PodLogOptions{Container: container, TailLines: &tail}).DoRaw(ctx)
+		raw, err := cl.kube.CoreV1().Pods(ns).GetLogs(p.Name, &corev1.PodLogOptions{Container: container, TailLines: &tail}).DoRaw(ctx)
 		if err != nil {
 			lv.Error = "the logs are not available from the cluster (is the node's kubelet reachable?): " + err.Error()
 		} else {
@@ -432,17 +433,31 @@ func (s *Server) podsAndLogs(ctx context.Context, v *appView, cl *clusterClients
 }
 
 // otherCluster returns the cluster an environment runs on when it is not
-// this webhook's (PagesConfig.EnvironmentClusters against ClusterName):
+// this webhook's (PagesConfig.EnvironmentClusters, and PreviewCluster for
+// a pull request's preview, against ClusterName):
 // this cluster's objects of an app's project and name are then another
 // environment's. "" when the cluster is this one, or when that is not
 // known.
 func (s *Server) otherCluster(env string) string {
 	pc := s.pages.cfg
 	cluster := pc.EnvironmentClusters[env]
+	if _, ok := layout.PreviewOf(env); ok && cluster == "" {
+		cluster = pc.PreviewCluster
+	}
 	if env == "" || cluster == "" || pc.ClusterName == "" || cluster == pc.ClusterName {
 		return ""
 	}
 	return cluster
+}
+
+// appNamespace is the namespace of an app's workloads in its environment:
+// a pull request's preview has one of its own (layout.PreviewNamespace),
+// every other environment runs in the project's.
+func appNamespace(project, env string) string {
+	if pr, ok := layout.PreviewOf(env); ok {
+		return layout.PreviewNamespace(project, pr)
+	}
+	return probe.ProjectNamespace(project)
 }
 
 // elsewhere says why no cluster shows anything of the app: its

@@ -100,6 +100,7 @@ func (s *Server) usage(ctx context.Context, v *appView, cl *clusterClients) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	project, app := v.App.Project, v.App.Name
+	ns := appNamespace(project, v.App.Environment)
 	prices := s.pages.cfg.Prices
 	u := &usageView{Cluster: cl.name, Priced: prices.Set(), Prices: prices}
 	v.Usage = u
@@ -122,13 +123,13 @@ func (s *Server) usage(ctx context.Context, v *appView, cl *clusterClients) {
 			r.Requested.add(c.Resources.Requests, n)
 		}
 	}
-	deps, err := cl.kube.AppsV1().Deployments(project).List(ctx, sel)
+	deps, err := cl.kube.AppsV1().Deployments(ns).List(ctx, sel)
 	if err == nil {
 		for _, d := range deps.Items {
 			requests(componentOf(d.ObjectMeta, app), d.Spec.Replicas, d.Spec.Template.Spec)
 		}
 		var sts *appsv1.StatefulSetList
-		if sts, err = cl.kube.AppsV1().StatefulSets(project).List(ctx, sel); err == nil {
+		if sts, err = cl.kube.AppsV1().StatefulSets(ns).List(ctx, sel); err == nil {
 			for _, st := range sts.Items {
 				requests(componentOf(st.ObjectMeta, app), st.Spec.Replicas, st.Spec.Template.Spec)
 			}
@@ -141,7 +142,7 @@ func (s *Server) usage(ctx context.Context, v *appView, cl *clusterClients) {
 	case cl.metrics == nil:
 		u.NoMetrics = true
 	default:
-		pms, err := cl.metrics.MetricsV1beta1().PodMetricses(project).List(ctx, sel)
+		pms, err := cl.metrics.MetricsV1beta1().PodMetricses(ns).List(ctx, sel)
 		switch {
 		case apierrors.IsNotFound(err):
 			// The API server serves no metrics.k8s.io (a missing pod

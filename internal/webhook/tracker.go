@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/probe"
 	"github.com/fleetwright/fleetwright/internal/store"
 )
@@ -542,8 +543,17 @@ func (t *tracker) startRun(d store.Deployment, mode runMode, started time.Time) 
 	}()
 }
 
+// target is what the checks of d look at. A pull request's preview has
+// its workloads and its Flux objects in its own namespace: only that one
+// is read (the Flux namespace's objects of the app's name are another
+// environment's).
 func (t *tracker) target(d store.Deployment) probe.Target {
-	return probe.Target{Project: d.Project, App: d.App, Revision: d.Revision, FluxNamespace: t.s.cfg.FluxNamespace}
+	tg := probe.Target{Project: d.Project, App: d.App, Revision: d.Revision, FluxNamespace: t.s.cfg.FluxNamespace}
+	if _, ok := layout.PreviewOf(d.Environment); ok {
+		tg.Namespace = appNamespace(d.Project, d.Environment)
+		tg.FluxNamespace = tg.Namespace
+	}
+	return tg
 }
 
 func (t *tracker) execute(ctx context.Context, d store.Deployment, mode runMode, started time.Time, wake <-chan struct{}) {

@@ -30,6 +30,13 @@
 // deployments carry the environments' names; a release that fails in
 // staging leaves production as it is, and its promotion is refused.
 //
+// TestPreviewJourney follows pull requests' previews (render preview) on
+// the same kind of cluster: deployed in their preview namespaces, seen
+// running at their preview hosts by the webhook, reported as transient
+// GitHub deployments on the apps repository with the review comment's
+// preview section kept up to date, updated by a second push, and pruned,
+// namespaces included, when a pull request closes or previews.ttl passes.
+//
 // The migration tests switch a running fleet between layouts on the real
 // controllers, and TestFixCancelsHealthCheck shows the kustomize-controller
 // feature gate docs/fleet.md recommends at work: a fix committed while Flux

@@ -72,6 +72,10 @@ type journey struct {
 	chartURL string
 	ing      *ingress
 	hook     *webhookProcess
+	// webhookArgs are more flags startWebhook gives the webhook, and
+	// runEnv more variables of the programs' environment (env).
+	webhookArgs []string
+	runEnv      []string
 	// clusterUp waits until c is started (or fails the test).
 	clusterUp func()
 
@@ -245,14 +249,14 @@ func (j *journey) gitIn(dir string, args ...string) string {
 // env is the environment of every program run: a CI job's, with the GitHub
 // token and API address pointing at the fake.
 func (j *journey) env() []string {
-	return []string{
+	return append([]string{
 		"PATH=/usr/local/bin:/usr/bin:/bin",
 		"HOME=" + j.home,
 		"TMPDIR=" + os.TempDir(),
 		"GITHUB_TOKEN=" + ghToken,
 		"GITHUB_API_URL=" + j.gh.URL,
 		"GIT_AUTHOR_NAME=Dana Developer", "GIT_AUTHOR_EMAIL=dana@example.com",
-	}
+	}, j.runEnv...)
 }
 
 // run runs one of the built programs in dir.
@@ -740,6 +744,7 @@ func (j *journey) startWebhook(extra ...string) {
 		"-shutdown-timeout", "5s",
 		"-log-level", "debug",
 	)
+	w.cmd.Args = append(w.cmd.Args, j.webhookArgs...)
 	w.cmd.Args = append(w.cmd.Args, extra...)
 	w.cmd.Env = j.env()
 	w.cmd.Stdout, w.cmd.Stderr = logFile, logFile

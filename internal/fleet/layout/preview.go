@@ -1,6 +1,7 @@
 package layout
 
 import (
+	"path"
 	"strconv"
 	"strings"
 )
@@ -36,4 +37,84 @@ func PreviewOf(env string) (int, bool) {
 // request pr.
 func PreviewNamespace(project string, pr int) string {
 	return project + "-pr" + strconv.Itoa(pr)
+}
+
+// A preview's files sit apart from every environment's, under
+//
+//	previews/<cluster>/pr-<N>/preview.yaml                      its record (PreviewRecordFile)
+//	previews/<cluster>/pr-<N>/<the fleet layout>                the apps' files, as the fleet lays an environment's out
+//	<cluster path>/previews/pr-<N>.yaml                         the Flux Kustomization that applies the preview
+//
+// The cluster's root Kustomization applies the last file, which applies
+// the preview's own cluster folder (PreviewDir joined with the cluster's
+// folder): its projects' Namespaces, accounts and bindings, and its apps'
+// Flux Kustomizations. render's managed folders (ManagedDirs) hold none of
+// these: a render of the environments leaves previews alone, and a
+// preview writes only its own folder and file.
+
+// PreviewsDir holds the previews of every cluster.
+const PreviewsDir = "previews"
+
+// PreviewRecordFileName is the name of a preview's record in its folder.
+const PreviewRecordFileName = "preview.yaml"
+
+// PreviewDir is the folder of pull request pr's preview on cluster.
+func PreviewDir(cluster string, pr int) string {
+	return path.Join(PreviewsDir, cluster, PreviewEnvironment(pr))
+}
+
+// PreviewRecordFile is the record of pull request pr's preview on cluster.
+func PreviewRecordFile(cluster string, pr int) string {
+	return path.Join(PreviewDir(cluster, pr), PreviewRecordFileName)
+}
+
+// PreviewFilesDir is the folder, in a cluster's folder, of the Flux
+// Kustomizations of the cluster's previews.
+func PreviewFilesDir(p Platform, cluster string) string {
+	return path.Join(ClusterDir(p, cluster), PreviewsDir)
+}
+
+// PreviewFile is the file of the Flux Kustomization that applies pull
+// request pr's preview on cluster.
+func PreviewFile(p Platform, cluster string, pr int) string {
+	return path.Join(PreviewFilesDir(p, cluster), PreviewEnvironment(pr)+".yaml")
+}
+
+// PreviewOfFile returns the pull request whose Flux Kustomization file
+// (PreviewFile) file is on cluster, and whether it is one.
+func PreviewOfFile(p Platform, cluster, file string) (int, bool) {
+	name, ok := strings.CutSuffix(path.Base(file), ".yaml")
+	if !ok {
+		return 0, false
+	}
+	pr, ok := PreviewOf(name)
+	if !ok || PreviewFile(p, cluster, pr) != file {
+		return 0, false
+	}
+	return pr, true
+}
+
+// PreviewPaths are the fleet paths that pull request pr's preview on
+// cluster owns, a folder and a file: what writing, updating or removing
+// it changes, and nothing else.
+func PreviewPaths(p Platform, cluster string, pr int) []string {
+	return []string{PreviewDir(cluster, pr), PreviewFile(p, cluster, pr)}
+}
+
+// PreviewFluxName is the name of the Flux Kustomization (in the Flux
+// namespace) that applies pull request pr's preview.
+func PreviewFluxName(pr int) string { return "preview-" + PreviewEnvironment(pr) }
+
+// PreviewOfPath returns the cluster and pull request of the preview whose
+// folder (PreviewDir) holds the fleet file p, and whether one does.
+func PreviewOfPath(p string) (cluster string, pr int, ok bool) {
+	parts := strings.SplitN(p, "/", 4)
+	if len(parts) < 4 || parts[0] != PreviewsDir || parts[1] == "" {
+		return "", 0, false
+	}
+	n, ok := PreviewOf(parts[2])
+	if !ok {
+		return "", 0, false
+	}
+	return parts[1], n, true
 }

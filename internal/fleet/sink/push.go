@@ -124,7 +124,7 @@ func (p *Push) change(f *generate.Fleet) gitrepo.Change {
 			if p.Message != nil {
 				return p.Message(p.rel(paths))
 			}
-			return commitMessage(p.rel(paths), p.SpecCommit)
+			return CommitMessage(p.rel(paths), p.SpecCommit)
 		},
 		Author: p.Author,
 	}
@@ -157,10 +157,11 @@ func (p *Push) compared(cmp gitrepo.Comparison) Result {
 	return res
 }
 
-// commitMessage describes a fleet commit that changes the files of these
+// CommitMessage describes a fleet commit that changes the files of these
 // fleet paths (relative to the fleet folder): the apps it changes and the
-// apps repository's commit, when known.
-func commitMessage(paths []string, specCommit string) string {
+// apps repository's commit, when known. It is Push's message when Message
+// is not set.
+func CommitMessage(paths []string, specCommit string) string {
 	changed := layout.AppsOf(paths)
 	var b strings.Builder
 	switch len(changed) {

@@ -71,3 +71,20 @@ func (r Result) Empty() bool { return len(r.Paths) == 0 }
 
 // ChangedApps are the apps (cluster/project/app) whose files differed.
 func (r Result) ChangedApps() []string { return layout.AppsOf(r.Paths) }
+
+// Managed returns the folders (or files) whose generated files s owns,
+// for a caller to change them before Land: those of a Dir, an Indexed
+// Dir, a Push or a PullRequest's Push; nil for another sink.
+func Managed(s Sink) *[]string {
+	switch s := s.(type) {
+	case *Dir:
+		return &s.Managed
+	case *Indexed:
+		return &s.dir.Managed
+	case *Push:
+		return &s.Managed
+	case *PullRequest:
+		return &s.Push.Managed
+	}
+	return nil
+}

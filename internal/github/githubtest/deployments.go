@@ -20,10 +20,14 @@ type Deployment struct {
 	Environment string
 	Description string
 	// Payload is the payload as sent (decoded JSON), nil when none was.
-	Payload   any
-	Creator   string
-	CreatedAt time.Time
-	Statuses  []DeploymentStatus
+	Payload any
+	// Transient and Production are the deployment's
+	// transient_environment and production_environment.
+	Transient  bool
+	Production bool
+	Creator    string
+	CreatedAt  time.Time
+	Statuses   []DeploymentStatus
 }
 
 // DeploymentStatus is one status posted on a deployment.
@@ -82,6 +86,8 @@ func (s *Server) createDeployment(w http.ResponseWriter, r *http.Request) {
 		Payload          json.RawMessage `json:"payload"`
 		Environment      *string         `json:"environment"`
 		Description      *string         `json:"description"`
+		Transient        *bool           `json:"transient_environment"`
+		Production       *bool           `json:"production_environment"`
 	}
 	if !s.decode(w, r, &in, "ref", "task", "auto_merge", "required_contexts", "payload", "environment",
 		"description", "transient_environment", "production_environment") {
@@ -100,6 +106,12 @@ func (s *Server) createDeployment(w http.ResponseWriter, r *http.Request) {
 	}
 	if in.Description != nil {
 		d.Description = *in.Description
+	}
+	d.Transient = in.Transient != nil && *in.Transient
+	// GitHub's default: production when the environment is named so.
+	d.Production = d.Environment == "production"
+	if in.Production != nil {
+		d.Production = *in.Production
 	}
 	if len(in.Payload) > 0 && string(in.Payload) != "null" {
 		if err := json.Unmarshal(in.Payload, &d.Payload); err != nil {
@@ -244,8 +256,8 @@ func (s *Server) deploymentJSON(rs *repoState, d *Deployment) map[string]any {
 		"updated_at":             timeJSON(d.CreatedAt),
 		"statuses_url":           u + "/statuses",
 		"repository_url":         api,
-		"transient_environment":  false,
-		"production_environment": false,
+		"transient_environment":  d.Transient,
+		"production_environment": d.Production,
 	}
 }
 

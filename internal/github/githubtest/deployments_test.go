@@ -236,3 +236,39 @@ func TestMergePullRequest(t *testing.T) {
 		t.Error("PullRequests does not report the merge")
 	}
 }
+
+// TestDeploymentEnvironmentKinds checks that the server keeps and answers
+// a deployment's transient_environment and production_environment, with
+// GitHub's default for the latter (true for an environment named
+// production).
+func TestDeploymentEnvironmentKinds(t *testing.T) {
+	t.Parallel()
+	srv := githubtest.New(t, githubtest.WithToken("t0k"))
+	srv.Expect("POST", "/repos/acme/apps/deployments").Times(3)
+	auth := map[string]string{"Authorization": "Bearer t0k"}
+	const sha = "0123456789abcdef0123456789abcdef01234567"
+	for _, tc := range []struct {
+		body                  string
+		transient, production bool
+	}{
+		{`{"ref":"` + sha + `","environment":"pr-12","transient_environment":true}`, true, false},
+		{`{"ref":"` + sha + `","environment":"production"}`, false, true},
+		{`{"ref":"` + sha + `","environment":"production","production_environment":false}`, false, false},
+	} {
+		resp, body := do(t, "POST", srv.URL+"repos/acme/apps/deployments", tc.body, auth)
+		if resp.StatusCode != http.StatusCreated {
+			t.Fatalf("create %s = %d %s", tc.body, resp.StatusCode, body)
+		}
+		var dep map[string]any
+		if err := json.Unmarshal([]byte(body), &dep); err != nil {
+			t.Fatal(err)
+		}
+		if dep["transient_environment"] != tc.transient || dep["production_environment"] != tc.production {
+			t.Errorf("%s answered %s", tc.body, body)
+		}
+	}
+	deps := srv.Deployments("acme/apps")
+	if len(deps) != 3 || !deps[0].Transient || deps[0].Production || !deps[1].Production || deps[2].Production {
+		t.Errorf("deployments = %+v", deps)
+	}
+}
