@@ -51,8 +51,11 @@ func TestExampleTemplates(t *testing.T) {
 				"templates/" + name + "/template.yaml": tpl,
 				"apps/demo/" + name + "-app/app.yaml":  []byte(apps[name]),
 			})
-			if len(ps) > 0 {
+			if ps.HasErrors() {
 				t.Fatalf("problems:\n%v", ps)
+			}
+			for _, p := range ps {
+				t.Logf("%s", p.Error()) // the default policy's warnings
 			}
 			f, err := generate.Render(repo, generate.Options{})
 			if err != nil {

@@ -222,7 +222,9 @@ func TestProblemPositions(t *testing.T) {
 			})
 			var got []string
 			for _, p := range ps {
-				got = append(got, p.Error())
+				if p.Severity != spec.SeverityWarning { // the default policy's warnings are not this test's
+					got = append(got, p.Error())
+				}
 			}
 			if d := cmp.Diff(tt.want, got); d != "" {
 				t.Errorf("problems (-want +got):\n%s", d)
