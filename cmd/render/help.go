@@ -47,12 +47,13 @@ func help() *cli.Help {
 		{Name: "promote", Args: "[APP...] --to ENV", Summary: "render apps into an environment with promote_from at the release that runs, every check green, in the environment it is promoted from",
 			Examples: []string{"render promote shop/api --to production --webhook https://fleet.example.com --token-file token", "render promote --to production --force --reason 'hotfix, staging is down'"}},
 		{Name: "preview", Args: "--pr N [--close]", Summary: "push the preview of a pull request's apps (environment pr-N, hosts under previews.apps_domain) to the fleet branch, or remove it",
-			Long: "render preview renders the apps the pull request changes (their folders differ from the merge base\n" +
-				"with --base) and the apps they reference, each as written, into namespace <project>-prN on\n" +
-				"platform.yaml's previews.cluster, and pushes them under previews/<cluster>/pr-N/ of the fleet\n" +
-				"branch (no fleet pull request). --close removes them. Every run removes the previews older than\n" +
-				"previews.ttl; a new preview beyond previews.max is refused. With $GITHUB_TOKEN and the apps\n" +
-				"repository, it updates the Preview section of the pull request's review comment.\n" +
+			Long: "render preview renders the apps the pull request changes (their folders, or the templates\n" +
+				"they use, differ from the merge base with --base) and the apps they reference, each as written,\n" +
+				"into namespace <project>-prN on platform.yaml's previews.cluster, and pushes them under\n" +
+				"previews/<cluster>/pr-N/ of the fleet branch (no fleet pull request). --close removes them.\n" +
+				"Every run removes the previews older than previews.ttl; a new preview beyond previews.max is\n" +
+				"refused. With $GITHUB_TOKEN and the apps repository, it updates the Preview section of the pull\n" +
+				"request's review comment.\n" +
 				"Exit status: 0 done, 1 invalid specs, images not ready or previews.max reached, 2 usage or I/O error.",
 			Examples: []string{"render preview --pr 42 --base origin/main", "render preview --pr 42 --close",
 				"render preview --pr 42 --base main --mode dir --out ../fleet --offline"}},

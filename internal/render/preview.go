@@ -16,6 +16,7 @@ import (
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/template"
 )
 
 // Previews in the fleet: each open preview is its Flux Kustomization file
@@ -28,18 +29,20 @@ import (
 // deletes exactly its own.
 
 // ChangedApps returns the apps of repo (loaded at head; each project/name,
-// sorted) whose folder differs between the merge base of base and head,
-// and head: the apps a pull request from head into base changes.
+// sorted) whose folder, or the stack template they use, differs between
+// the merge base of base and head, and head: the apps a pull request from
+// head into base changes.
 func (r *GitRepo) ChangedApps(ctx context.Context, base, head string, repo *spec.Repo) ([]string, error) {
 	mb, err := r.g.MergeBase(base, head)
 	if err != nil {
 		return nil, err
 	}
-	before, _, err := (&gitSource{r: r, ref: mb}).tree(ctx, []string{"apps"})
+	folders := []string{"apps", template.Dir}
+	before, _, err := (&gitSource{r: r, ref: mb}).tree(ctx, folders)
 	if err != nil {
 		return nil, err
 	}
-	after, _, err := (&gitSource{r: r, ref: head}).tree(ctx, []string{"apps"})
+	after, _, err := (&gitSource{r: r, ref: head}).tree(ctx, folders)
 	if err != nil {
 		return nil, err
 	}
@@ -56,11 +59,15 @@ func (r *GitRepo) ChangedApps(ctx context.Context, base, head string, repo *spec
 	}
 	set := map[string]bool{}
 	for _, a := range repo.Apps {
-		dir := path.Dir(a.File)
-		for d := range changedDirs {
-			if d == dir || strings.HasPrefix(d, dir+"/") {
-				set[a.Project+"/"+a.Spec.Name] = true
-				break
+		dirs := []string{path.Dir(a.File)}
+		if t := a.Spec.Template; t != nil {
+			dirs = append(dirs, spec.TemplateDir(t.Name))
+		}
+		for _, dir := range dirs {
+			for d := range changedDirs {
+				if d == dir || strings.HasPrefix(d, dir+"/") {
+					set[a.Project+"/"+a.Spec.Name] = true
+				}
 			}
 		}
 	}

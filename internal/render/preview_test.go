@@ -1,13 +1,19 @@
 package render_test
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/generate"
+	"github.com/fleetwright/fleetwright/internal/gitrepo/gittest"
 	"github.com/fleetwright/fleetwright/internal/render"
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
@@ -143,4 +149,63 @@ func FuzzCheckPreviewFiles(f *testing.F) {
 			t.Fatalf("%q outside the preview accepted", p)
 		}
 	})
+}
+
+// The apps a pull request changes: those whose folder differs from the
+// merge base with the base, and those whose stack template does; not
+// those only the base changed since.
+func TestChangedApps(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write := func(rel, body string) {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	commit := func(msg string) {
+		gittest.Git(t, dir, "add", "-A")
+		gittest.Git(t, dir, "commit", "-q", "-m", msg)
+	}
+	app := func(name, image string) string {
+		return "name: " + name + "\ncomponents:\n  - {name: web, type: workload, workload_spec: {image: " + image + ", port: 80}}\n"
+	}
+	worker := func(concurrency int) string {
+		return fmt.Sprintf("name: worker\nversion: 1.0.0\nparameters:\n  - {name: image, type: string, required: true}\n"+
+			"components:\n  - name: worker\n    type: workload\n    workload_spec: {image: \"${{ params.image }}\", args: [--concurrency=%d]}\n", concurrency)
+	}
+	gittest.Git(t, dir, "init", "-q", "-b", "main")
+	write("apps/shop/api/app.yaml", app("api", "myorg/api:1"))
+	write("apps/shop/docs/app.yaml", app("docs", "myorg/docs:1"))
+	write("apps/shop/old/app.yaml", app("old", "myorg/old:1"))
+	write("apps/shop/jobs/app.yaml", "name: jobs\ntemplate: {name: worker, parameters: {image: myorg/jobs:1}}\n")
+	write("templates/worker/template.yaml", worker(4))
+	commit("first")
+	gittest.Git(t, dir, "checkout", "-q", "-b", "feature")
+	write("apps/shop/api/app.yaml", app("api", "myorg/api:2"))
+	write("templates/worker/template.yaml", worker(8))
+	commit("api 2, workers of 8")
+	gittest.Git(t, dir, "checkout", "-q", "main")
+	write("apps/shop/old/app.yaml", app("old", "myorg/old:2")) // main moved on
+	commit("old 2")
+
+	g, err := render.OpenGit(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	repo, ps, err := render.Load(context.Background(), g.At("feature"))
+	if err != nil || ps.HasErrors() {
+		t.Fatal(err, ps)
+	}
+	got, err := g.ChangedApps(context.Background(), "main", "feature", repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"shop/api", "shop/jobs"}; !slices.Equal(got, want) {
+		t.Errorf("changed apps %v, want %v", got, want)
+	}
 }
