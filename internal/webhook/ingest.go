@@ -12,7 +12,6 @@ import (
 	"hash"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -374,7 +373,7 @@ func ignored(rec store.Event, why string) store.Event {
 func (s *Server) attribution(obj *corev1.ObjectReference, project, app, component, env string) string {
 	ns := probe.ProjectNamespace(project)
 	object := clip(obj.Kind) + " " + clip(obj.Namespace) + "/" + clip(obj.Name)
-	if pr, ok := previewIn(project, obj.Namespace); ok {
+	if pr, ok := layout.PreviewOfNamespace(project, obj.Namespace); ok {
 		if want := layout.PreviewEnvironment(pr); app != "" && env != want {
 			return fmt.Sprintf("%s lives in namespace %s, pull request %d's preview of %s: it speaks only for environment %s, not %q",
 				object, obj.Namespace, pr, clip(project), want, clip(env))
@@ -411,23 +410,6 @@ func (s *Server) attribution(obj *corev1.ObjectReference, project, app, componen
 		return ""
 	}
 	return fmt.Sprintf("%s names %s, but render names that one %s", object, claim, clip(want))
-}
-
-// previewIn reports which pull request's preview of project the
-// namespace ns holds (layout.PreviewNamespace), if it holds one.
-func previewIn(project, ns string) (int, bool) {
-	digits, ok := strings.CutPrefix(ns, probe.ProjectNamespace(project)+"-pr")
-	if !ok {
-		return 0, false
-	}
-	pr, err := strconv.Atoi(digits)
-	if err != nil || pr <= 0 || layout.PreviewNamespace(project, pr) != ns {
-		return 0, false
-	}
-	if _, ok := layout.PreviewOf(layout.PreviewEnvironment(pr)); !ok {
-		return 0, false
-	}
-	return pr, true
 }
 
 // clip shortens a string from an event for a reason: at most 100 bytes,

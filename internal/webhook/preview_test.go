@@ -549,28 +549,6 @@ func TestRetireDegradedEarlier(t *testing.T) {
 	waitEnvGitHub(t, e, "staging", rev1, "inactive")
 }
 
-// FuzzPreviewIn checks that a namespace from an event is a project's
-// preview namespace only when it is exactly the one layout names for a
-// pull request of that project.
-func FuzzPreviewIn(f *testing.F) {
-	for _, s := range [][2]string{{"shop", "shop-pr12"}, {"shop", "shopx-pr1"}, {"shop", "shop-pr012"}, {"shop", "shop-pr+1"},
-		{"shop", "shop-pr1-pr2"}, {"a-pr1", "a-pr1-pr2"}, {"shop", "shop-pr99999999999999999999"}, {"", "-pr1"}} {
-		f.Add(s[0], s[1])
-	}
-	f.Fuzz(func(t *testing.T, project, ns string) {
-		pr, ok := previewIn(project, ns)
-		if !ok {
-			return
-		}
-		if layout.PreviewNamespace(project, pr) != ns {
-			t.Errorf("previewIn(%q, %q) = %d, whose namespace is %q", project, ns, pr, layout.PreviewNamespace(project, pr))
-		}
-		if got, ok := layout.PreviewOf(layout.PreviewEnvironment(pr)); !ok || got != pr {
-			t.Errorf("previewIn(%q, %q) = %d, which names no preview environment", project, ns, pr)
-		}
-	})
-}
-
 // FuzzPreviewSectionText checks that text from an event can neither end
 // the preview section, open an HTML comment or tag, nor break its line.
 func FuzzPreviewSectionText(f *testing.F) {

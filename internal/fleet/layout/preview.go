@@ -36,7 +36,20 @@ func PreviewOf(env string) (int, bool) {
 // PreviewNamespace is the namespace of a project's preview for pull
 // request pr.
 func PreviewNamespace(project string, pr int) string {
-	return project + "-pr" + strconv.Itoa(pr)
+	return project + namespacePreviewInfix + strconv.Itoa(pr)
+}
+
+const namespacePreviewInfix = "-pr"
+
+// PreviewOfNamespace reports which pull request's preview of project the
+// namespace ns holds, and whether it holds one: exactly
+// PreviewNamespace(project, pr) for a pull request pr.
+func PreviewOfNamespace(project, ns string) (int, bool) {
+	digits, ok := strings.CutPrefix(ns, project+namespacePreviewInfix)
+	if !ok {
+		return 0, false
+	}
+	return PreviewOf(previewPrefix + digits)
 }
 
 // A preview's files sit apart from every environment's, under

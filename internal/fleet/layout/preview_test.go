@@ -70,3 +70,33 @@ func TestPreviewPaths(t *testing.T) {
 		t.Errorf("PreviewFluxName = %q", got)
 	}
 }
+
+// FuzzPreviewOfNamespace checks that a namespace (from an event, say) is
+// a project's preview namespace only when it is exactly the one
+// PreviewNamespace names for a pull request of that project.
+func FuzzPreviewOfNamespace(f *testing.F) {
+	for _, s := range [][2]string{{"shop", "shop-pr12"}, {"shop", "shopx-pr1"}, {"shop", "shop-pr012"}, {"shop", "shop-pr+1"},
+		{"shop", "shop-pr1-pr2"}, {"a-pr1", "a-pr1-pr2"}, {"shop", "shop-pr99999999999999999999"}, {"", "-pr1"}, {"shop", "shop-pr0"}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, project, ns string) {
+		pr, ok := PreviewOfNamespace(project, ns)
+		if !ok {
+			return
+		}
+		if PreviewNamespace(project, pr) != ns {
+			t.Errorf("PreviewOfNamespace(%q, %q) = %d, whose namespace is %q", project, ns, pr, PreviewNamespace(project, pr))
+		}
+		if got, ok := PreviewOf(PreviewEnvironment(pr)); !ok || got != pr {
+			t.Errorf("PreviewOfNamespace(%q, %q) = %d, which names no preview environment", project, ns, pr)
+		}
+	})
+}
+
+func TestPreviewOfNamespace(t *testing.T) {
+	for ns, want := range map[string]int{"shop-pr12": 12, "shop-pr1": 1, "shopx-pr1": 0, "other-pr1": 0, "shop-pr01": 0, "shop-pr1x": 0, "shop-pr0": 0, "shop-pr": 0, "shop": 0} {
+		if got, ok := PreviewOfNamespace("shop", ns); got != want || ok != (want > 0) {
+			t.Errorf("PreviewOfNamespace(shop, %q) = %d, %v; want %d", ns, got, ok, want)
+		}
+	}
+}
