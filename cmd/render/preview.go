@@ -15,7 +15,6 @@ import (
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/fleet/sink"
 	"github.com/fleetwright/fleetwright/internal/generate"
-	gh "github.com/fleetwright/fleetwright/internal/github"
 	"github.com/fleetwright/fleetwright/internal/render"
 	"github.com/fleetwright/fleetwright/internal/review"
 	"github.com/fleetwright/fleetwright/internal/spec"
@@ -388,17 +387,8 @@ func firstURL(rec *generate.PreviewRecord) string {
 // updatePreviewSection writes the Preview section of the pull request's
 // review comment, with a GitHub token and repository; without, nothing.
 func updatePreviewSection(ctx context.Context, f *previewFlags, content string, io stdio) error {
-	repoName := cmp.Or(f.ghRepo, io.getenv("GITHUB_REPOSITORY"))
-	token := io.getenv("GITHUB_TOKEN")
-	if token == "" || repoName == "" {
-		return nil
-	}
-	r, err := gh.ParseRepo(repoName)
-	if err != nil {
-		return cli.Usagef("--github-repo: %v", err)
-	}
-	client, err := gh.New(gh.Config{BaseURL: cmp.Or(f.ghAPI, io.getenv("GITHUB_API_URL")), Token: token})
-	if err != nil {
+	client, r, ok, err := githubClient(f.ghRepo, f.ghAPI, io)
+	if err != nil || !ok {
 		return err
 	}
 	edited, err := client.UpdateCommentSection(ctx, r, f.pr, review.Marker, review.PreviewSection, content)

@@ -163,19 +163,17 @@ func reviewOutputs(res *render.ReviewResult, f *reviewFlags, io stdio) (map[stri
 // postReview posts the comment on the pull request, or prints it when
 // there is none to post to.
 func postReview(ctx context.Context, body string, f *reviewFlags, outputs map[string]string, io stdio) error {
-	repoName := cmp.Or(f.ghRepo, io.getenv("GITHUB_REPOSITORY"))
-	token := io.getenv("GITHUB_TOKEN")
-	if !f.post || f.pr == 0 || token == "" || repoName == "" {
+	if !f.post || f.pr == 0 {
 		fmt.Fprint(io.out, body)
 		return nil
 	}
-	r, err := gh.ParseRepo(repoName)
-	if err != nil {
-		return cli.Usagef("--github-repo: %v", err)
-	}
-	client, err := gh.New(gh.Config{BaseURL: cmp.Or(f.ghAPI, io.getenv("GITHUB_API_URL")), Token: token})
+	client, r, ok, err := githubClient(f.ghRepo, f.ghAPI, io)
 	if err != nil {
 		return err
+	}
+	if !ok {
+		fmt.Fprint(io.out, body)
+		return nil
 	}
 	cm, err := review.Post(ctx, client, r, f.pr, body)
 	if err != nil {
@@ -184,4 +182,23 @@ func postReview(ctx context.Context, body string, f *reviewFlags, outputs map[st
 	outputs["comment-url"] = cm.URL
 	fmt.Fprintf(io.err, "review comment on #%d: %s (written: %v)\n", f.pr, cm.URL, cm.Written())
 	return nil
+}
+
+// githubClient is the GitHub client of the repository the flags
+// (--github-repo, --github-api-url) or the Actions environment
+// ($GITHUB_REPOSITORY, $GITHUB_API_URL) name, with $GITHUB_TOKEN; ok is
+// false without a token or a repository.
+func githubClient(repoFlag, apiFlag string, io stdio) (client *gh.Client, r gh.Repo, ok bool, err error) {
+	repoName := cmp.Or(repoFlag, io.getenv("GITHUB_REPOSITORY"))
+	token := io.getenv("GITHUB_TOKEN")
+	if token == "" || repoName == "" {
+		return nil, gh.Repo{}, false, nil
+	}
+	if r, err = gh.ParseRepo(repoName); err != nil {
+		return nil, gh.Repo{}, false, cli.Usagef("--github-repo: %v", err)
+	}
+	if client, err = gh.New(gh.Config{BaseURL: cmp.Or(apiFlag, io.getenv("GITHUB_API_URL")), Token: token}); err != nil {
+		return nil, gh.Repo{}, false, err
+	}
+	return client, r, true, nil
 }

@@ -346,7 +346,13 @@ func renderAndCommit(t *testing.T, apps, bare string, before map[string]string, 
 // renderCommit is renderAndCommit that also returns what render printed.
 func renderCommit(t *testing.T, apps, bare string, before map[string]string, message string) (string, map[string]string, string) {
 	t.Helper()
-	cmd := exec.CommandContext(t.Context(), filepath.Join(binDir, "render"), ".")
+	return renderRunCommit(t, apps, bare, before, message, ".")
+}
+
+// renderRunCommit is renderCommit with render's arguments.
+func renderRunCommit(t *testing.T, apps, bare string, before map[string]string, message string, args ...string) (string, map[string]string, string) {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), filepath.Join(binDir, "render"), args...)
 	cmd.Dir = apps
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + t.TempDir()}
 	out, err := cmd.CombinedOutput()

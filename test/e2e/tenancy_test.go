@@ -64,7 +64,8 @@ func TestTenancyLockdown(t *testing.T) {
 	apps := t.TempDir()
 	platform := "apps_domain: apps.tenancy.test\nclusters:\n  - name: " + migrationCluster + "\nbuild: {pin: false}\n" +
 		"policy: {pod_security: baseline}\n" +
-		"fleet: {path: fleet, artifacts: {repository: " + reg.Host() + "/fleet, insecure: true}}\n"
+		"fleet: {path: fleet, artifacts: {repository: " + reg.Host() + "/fleet, insecure: true}}\n" +
+		"previews: {cluster: " + migrationCluster + ", apps_domain: preview.tenancy.test}\n"
 	app := func(name string) string {
 		return "name: " + name + "\ncomponents:\n  - name: api\n    type: workload\n    workload_spec:\n" +
 			"      image: registry.tenancy.test/" + name + ":v1\n      port: 8080\n      resources: {requests: {cpu: 10m, memory: 16Mi}}\n"
@@ -140,6 +141,80 @@ func TestTenancyLockdown(t *testing.T) {
 		t.Errorf("bank's Deployment was recreated: %s, was %s", uid, login)
 	}
 	deploymentUID(t, c, attackerNS, "cart-api")
+
+	// (d) A pull request of team shop changes its web app: render preview
+	// pushes its preview, whose Kustomizations read artifacts in the
+	// preview namespace as the project's service account there, so the
+	// same lockdown runs it; closing the pull request removes it all.
+	previewUnderLockdown(t, c, apps, bare, rendered)
+}
+
+// previewUnderLockdown runs pull request 7's preview of the web app of
+// project shop on the lockdown cluster c, from the apps folder (its
+// fleet folder rendered as fleet), and closes it.
+func previewUnderLockdown(t *testing.T, c *cluster.Cluster, apps, bare string, fleet map[string]string) {
+	t.Helper()
+	ctx := t.Context()
+	const pr = 7
+	ns := layout.PreviewNamespace(attackerNS, pr)
+	golden.WriteFiles(t, apps, map[string]string{".gitignore": "fleet/\n"})
+	gittest.Git(t, apps, "init", "-q", "-b", "main")
+	gittest.Git(t, apps, "add", "-A")
+	gittest.Git(t, apps, "commit", "-q", "-m", "the specs")
+	gittest.Git(t, apps, "checkout", "-q", "-b", "feature")
+	web := "apps/" + attackerNS + "/web/app.yaml"
+	golden.WriteFiles(t, apps, map[string]string{web: strings.Replace(golden.ReadFiles(t, apps)[web], ":v1", ":v2", 1)})
+	gittest.Git(t, apps, "commit", "-q", "-am", "web v2")
+
+	_, previewed, out := renderRunCommit(t, apps, bare, fleet, "preview pr-7", "preview", "--pr", "7", "--base", "main", "--mode", "dir", "--out", "fleet")
+	if !strings.Contains(out, "artifacts: ") {
+		t.Errorf("render preview pushed no artifacts:\n%s", out)
+	}
+	requestFetch(t, c)
+	poll(t, "Deployment "+ns+"/web-api of the preview", 4*time.Minute, func() error {
+		var d appsv1.Deployment
+		if err := c.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web-api"}, &d); err != nil {
+			return err
+		}
+		if img := d.Spec.Template.Spec.Containers[0].Image; !strings.HasSuffix(img, ":v2") {
+			return fmt.Errorf("image %s", img)
+		}
+		return nil
+	})
+	var kss kustomizev1.KustomizationList
+	if err := c.Client.List(ctx, &kss, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	if len(kss.Items) == 0 {
+		t.Fatalf("no Kustomization in the preview namespace %s", ns)
+	}
+	ready := map[string]string{}
+	for _, k := range kss.Items {
+		if k.Spec.ServiceAccountName != layout.ProjectServiceAccount || k.Spec.SourceRef.Namespace != "" && k.Spec.SourceRef.Namespace != ns {
+			t.Errorf("Kustomization %s/%s runs as %q from %s %s/%s, want the project's account and a source in its namespace",
+				ns, k.Name, k.Spec.ServiceAccountName, k.Spec.SourceRef.Kind, k.Spec.SourceRef.Namespace, k.Spec.SourceRef.Name)
+		}
+		ready[ns] = k.Name
+		waitReady(t, c, ready)
+	}
+	var got corev1.Namespace
+	if err := c.Client.Get(ctx, client.ObjectKey{Name: ns}, &got); err != nil {
+		t.Fatal(err)
+	}
+	if level := got.Labels["pod-security.kubernetes.io/enforce"]; level != "baseline" {
+		t.Errorf("the preview namespace %s enforces pod security %q, want baseline (the platform's policy)", ns, level)
+	}
+
+	renderRunCommit(t, apps, bare, previewed, "close pr-7", "preview", "--pr", "7", "--close", "--mode", "dir", "--out", "fleet")
+	requestFetch(t, c)
+	poll(t, "the preview namespace "+ns+" deleted", 4*time.Minute, func() error {
+		err := c.Client.Get(ctx, client.ObjectKey{Name: ns}, &corev1.Namespace{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("still there (%v)", err)
+	})
+	deploymentUID(t, c, attackerNS, "web-api") // the project's own app runs on
 }
 
 // attack adds file, with data, to the folder of the web app's
