@@ -51,9 +51,11 @@ func previewHost(pr int) string {
 // both, their namespaces included, and the webhook turns both GitHub
 // deployments inactive.
 func TestPreviewJourney(t *testing.T) {
-	// The preview's Kustomizations read the fleet's GitRepository in the
-	// Flux namespace from the preview's namespace: Flux's lockdown
-	// refuses that (docs/cluster.md).
+	// The journey's fleet has no fleet.artifacts: the preview's
+	// Kustomizations read the fleet's GitRepository in the Flux namespace
+	// from the preview's namespace, which Flux's lockdown refuses
+	// (docs/cluster.md). TestTenancyLockdown runs a preview with artifacts
+	// under the lockdown.
 	j := newJourney(t, cluster.WithoutLockdown())
 	t0 := time.Date(2027, 1, 15, 9, 0, 0, 0, time.UTC)
 	at := func(d time.Duration) {
