@@ -40,6 +40,28 @@ func pins(t *testing.T, out string) map[string]string {
 	return m
 }
 
+// checkPulled checks that what the registry repo serves under each digest
+// of pins is its folder of the fleet out, file for file, byte for byte.
+func checkPulled(t *testing.T, repo, out string, pins map[string]string) {
+	t.Helper()
+	for dir, digest := range pins {
+		files, err := artifact.Pull(context.Background(), repo+"@"+digest, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", dir, err)
+		}
+		entries, _ := os.ReadDir(filepath.Join(out, filepath.FromSlash(dir)))
+		if len(files) != len(entries) {
+			t.Errorf("%s: the artifact has %d files, the folder %d", dir, len(files), len(entries))
+		}
+		for _, f := range files {
+			want, err := os.ReadFile(filepath.Join(out, filepath.FromSlash(path.Join(dir, f.Name))))
+			if err != nil || string(want) != string(f.Data) {
+				t.Errorf("%s/%s: the artifact's bytes differ from the fleet's (%v)", dir, f.Name, err)
+			}
+		}
+	}
+}
+
 // With fleet.artifacts, render pushes each generated component folder as
 // an OCI artifact before the fleet lands; what the registry serves under
 // each pinned digest is the folder's files, byte for byte, the project's
@@ -69,26 +91,7 @@ func TestRenderPushesArtifacts(t *testing.T) {
 	if len(first) != 3 {
 		t.Fatalf("pins %v, want one per component and the project's", first)
 	}
-	checkPulled := func(pins map[string]string) {
-		t.Helper()
-		for dir, digest := range pins {
-			files, err := artifact.Pull(context.Background(), repo+"@"+digest, nil)
-			if err != nil {
-				t.Fatalf("%s: %v", dir, err)
-			}
-			entries, _ := os.ReadDir(filepath.Join(out, filepath.FromSlash(dir)))
-			if len(files) != len(entries) {
-				t.Errorf("%s: the artifact has %d files, the folder %d", dir, len(files), len(entries))
-			}
-			for _, f := range files {
-				want, err := os.ReadFile(filepath.Join(out, filepath.FromSlash(path.Join(dir, f.Name))))
-				if err != nil || string(want) != string(f.Data) {
-					t.Errorf("%s/%s: the artifact's bytes differ from the fleet's (%v)", dir, f.Name, err)
-				}
-			}
-		}
-	}
-	checkPulled(first)
+	checkPulled(t, repo, out, first)
 
 	// Nothing changed: nothing pushed.
 	reg.Reset()
@@ -110,7 +113,7 @@ func TestRenderPushesArtifacts(t *testing.T) {
 	if second[api] == first[api] || second[worker] != first[worker] || second[project] == first[project] {
 		t.Errorf("pins moved: before %v, after %v", first, second)
 	}
-	checkPulled(second)
+	checkPulled(t, repo, out, second)
 }
 
 // --offline pushes nothing and says so, and keeps the apps it generated out

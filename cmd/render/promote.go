@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/fleetwright/fleetwright/internal/cli"
+	"github.com/fleetwright/fleetwright/internal/fleet/artifact"
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/fleet/sink"
 	"github.com/fleetwright/fleetwright/internal/generate"
@@ -190,8 +191,6 @@ func (f *promoteFlags) environments(plat *spec.Platform) (to, from *spec.Environ
 		return nil, nil, cli.Usagef("--to %s: %s has no promote_from; a render of the apps repository writes it", f.to, f.to)
 	case f.from != "" && f.from != to.PromoteFrom:
 		return nil, nil, cli.Usagef("--from %s: %s is promoted from %s", f.from, f.to, to.PromoteFrom)
-	case plat.Fleet.Artifacts != nil:
-		return nil, nil, cli.Usagef("render promote does not write fleets with fleet.artifacts yet")
 	}
 	return to, plat.EnvironmentByName(to.PromoteFrom), nil
 }
@@ -274,7 +273,10 @@ func renderReleases(relRepo *spec.Repo, releases map[string]*generate.Release, h
 }
 
 // mergePromoted is the render of HEAD with the promoted apps' files, and
-// the target cluster's project files, from the render of the releases.
+// the target cluster's project files, from the render of the releases;
+// with fleet.artifacts, the target cluster's project artifacts (which
+// pack those project files' apps' Flux files) come from the render of the
+// releases too.
 func mergePromoted(main, promoted *generate.Fleet, releases map[string]*generate.Release, plat *spec.Platform, cluster string) *generate.Fleet {
 	project := func(x generate.File) bool {
 		return x.App == "" && layout.ClusterOf(plat, x.Path) == cluster
@@ -291,6 +293,17 @@ func mergePromoted(main, promoted *generate.Fleet, releases map[string]*generate
 		}
 	}
 	slices.SortFunc(out.Files, func(a, b generate.File) int { return strings.Compare(a.Path, b.Path) })
+	for _, a := range main.ProjectArtifacts {
+		if layout.ClusterOf(plat, a.Title) != cluster {
+			out.ProjectArtifacts = append(out.ProjectArtifacts, a)
+		}
+	}
+	for _, a := range promoted.ProjectArtifacts {
+		if layout.ClusterOf(plat, a.Title) == cluster {
+			out.ProjectArtifacts = append(out.ProjectArtifacts, a)
+		}
+	}
+	slices.SortFunc(out.ProjectArtifacts, func(a, b *artifact.Artifact) int { return strings.Compare(a.Title, b.Title) })
 	return out
 }
 
@@ -490,6 +503,10 @@ func landPromotion(ctx context.Context, f *promoteFlags, l landing, proms []prom
 	message := subject + "\n\n" + promotionText(proms, fromEnv, f)
 	if p := pushOf(l.sink); p != nil {
 		p.Message = func([]string) string { return message }
+	}
+	// With fleet.artifacts, the artifacts the promotion pins go first.
+	if err := pushArtifacts(ctx, &f.renderFlags, repo, fleet, cli.NewProgress(io.err, cli.IsTerminal(io.err)), io); err != nil {
+		return err
 	}
 	out, err := l.sink.Land(ctx, fleet)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/fleetwright/fleetwright/internal/github/githubtest"
 	"github.com/fleetwright/fleetwright/internal/gitrepo/gittest"
 	"github.com/fleetwright/fleetwright/internal/golden"
+	"github.com/fleetwright/fleetwright/internal/registry/registrytest"
 	"github.com/fleetwright/fleetwright/internal/webhook/api"
 )
 
@@ -301,4 +302,49 @@ func TestPromoteBuiltImage(t *testing.T) {
 	if err != nil || !bytes.Contains(prod, []byte(rel.Images["site"])) {
 		t.Errorf("production's Deployment (%v), want staging's image %s:\n%s", err, rel.Images["site"], prod)
 	}
+}
+
+// TestPromoteArtifacts: with fleet.artifacts (which Flux's lockdown
+// needs), a promotion pushes the artifacts of production's component
+// folders and of its project's Flux files before the fleet lands, and
+// every digest the fleet pins, staging's and production's, is its
+// folder's files byte for byte.
+func TestPromoteArtifacts(t *testing.T) {
+	t.Parallel()
+	reg := registrytest.New(t, registrytest.Options{})
+	repo := reg.Host() + "/fleet/artifacts"
+	top := t.TempDir()
+	root := filepath.Join(top, "apps")
+	out := filepath.Join(top, "fleet")
+	golden.WriteFiles(t, root, map[string]string{
+		"platform.yaml": "build: {pin: false}\nfleet: {artifacts: {repository: " + repo + "}}\n" +
+			"environments:\n  - {name: staging, cluster: stage-eu}\n  - {name: production, cluster: prod-eu, promote_from: staging}\n",
+		"apps/shop/api/app.yaml": "name: api\ncomponents:\n  - {name: api, type: workload, workload_spec: {image: reg.example.test/api:1, port: 80}}\n",
+	})
+	gittest.Git(t, top, "init", "-q", "-b", "main")
+	gittest.Git(t, top, "add", "-A")
+	gittest.Git(t, top, "commit", "-q", "-m", "api")
+	c1 := strings.TrimSpace(gittest.Git(t, top, "rev-parse", "HEAD"))
+	if r := runCmd(t, nil, "--mode", "dir", "--out", out, root); r.code != 0 || !strings.Contains(r.stderr, "artifacts: 2 pushed to "+repo) {
+		t.Fatalf("render: exit %d\n%s", r.code, r.stderr)
+	}
+	token := filepath.Join(top, "token")
+	golden.WriteFile(t, token, "s3cret\n")
+	hook := &fakeVerdicts{}
+	hook.set(stagingRunning(c1))
+	srv := httptest.NewServer(hook)
+	defer srv.Close()
+
+	r := runCmd(t, nil, "promote", "shop/api", "--to", "production", "--repo", root, "--mode", "dir", "--out", out,
+		"--webhook", srv.URL, "--token-file", token)
+	if r.code != 0 || !strings.Contains(r.stderr, "artifacts: 2 pushed to "+repo+", 2 already there\n") {
+		t.Fatalf("promote: exit %d\n%s", r.code, r.stderr)
+	}
+	got := pins(t, out)
+	for _, dir := range []string{"apps/prod-eu/shop/api/api", "apps/prod-eu/shop/_flux", "apps/stage-eu/shop/api/api", "apps/stage-eu/shop/_flux"} {
+		if got[dir] == "" {
+			t.Errorf("no OCIRepository pins %s: %v", dir, got)
+		}
+	}
+	checkPulled(t, repo, out, got)
 }
