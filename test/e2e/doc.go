@@ -21,7 +21,8 @@
 // deployments to running.
 //
 // TestEnvironmentsJourney runs staging and production on two such
-// clusters, each with its own Flux, and one webhook reading both
+// clusters, each with its own Flux under its multi-tenancy lockdown (the
+// fleet's sources are artifacts), and one webhook reading both
 // (-cluster-kubeconfig): a merge deploys staging only; render promote,
 // once the webhook saw staging's release running with every check green,
 // opens the promotion pull request (the strict GitHub fake checks it and

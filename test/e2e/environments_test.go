@@ -51,6 +51,7 @@ fleet:
   branch: main
   mode: pull-request
   path: fleet
+  artifacts: {repository: "{{.Registry}}/fleet-artifacts", insecure: true}
 project_ids:
   b2c3d4e5-0002-0000-0000-000000000000: my-project
 `
@@ -92,7 +93,9 @@ func (j *journey) envFile(env, rel string) string {
 }
 
 // TestEnvironmentsJourney walks an app through staging and production,
-// each on its own cluster with the real Flux: a merge deploys staging and
+// each on its own cluster with the real Flux and its multi-tenancy lockdown
+// (the fleet's sources are artifacts, fleet.artifacts): a merge deploys
+// staging and
 // leaves production alone; the one webhook, reading both clusters, sees
 // staging's release running with every check green on staging's cluster;
 // render promote then opens the promotion pull request (checked by the
@@ -103,7 +106,7 @@ func (j *journey) envFile(env, rel string) string {
 // refused.
 func TestEnvironmentsJourney(t *testing.T) {
 	began := time.Now()
-	j := newJourney(t, cluster.WithoutLockdown())
+	j := newJourney(t)
 	registry := j.reg.Host() + "/fleet/" + project + "/" + appName + "-api"
 
 	// 1. The platform declares the environments; the app is merged.
@@ -154,7 +157,7 @@ func TestEnvironmentsJourney(t *testing.T) {
 
 	// 2. The second cluster, production's: what it costs.
 	started := time.Now()
-	prod, err := cluster.Start(j.ctx, cluster.WithoutLockdown())
+	prod, err := cluster.Start(j.ctx)
 	if err != nil {
 		t.Fatalf("starting production's cluster: %v", err)
 	}
@@ -315,9 +318,10 @@ func TestEnvironmentsJourney(t *testing.T) {
 	if err := prod.Client.Get(j.ctx, client.ObjectKeyFromObject(d), &now); err != nil || now.Spec.Template.Spec.Containers[0].Image != image1 {
 		t.Errorf("production's Deployment after staging's failure: %v %v", now.Spec.Template.Spec.Containers, err)
 	}
-	// Production's Flux applied the new fleet commit, which left its files
-	// as they were: the webhook's deployment of it is the same release.
-	checkGreen(t, "production at "+rev3, j.waitEnvPhase("production", rev3, "running"))
+	// Production's Flux objects read their artifacts, whose digests the
+	// new fleet commit left as they were: production's deployment is
+	// still the promotion's, running, every check green.
+	checkGreen(t, "production at "+rev2, j.waitEnvPhase("production", rev2, "running"))
 	var page struct {
 		Deployments []deploymentRecord `json:"deployments"`
 	}
