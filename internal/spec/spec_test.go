@@ -103,8 +103,10 @@ func TestExamplesAreValid(t *testing.T) {
 // The real applications' examples pass the policy checks, but for the
 // stores and the tool that run one of a kind on purpose: the Boutique's
 // cart Redis, MinIO, Sock Shop's databases and queue, and Plausible's
-// PostgreSQL and ClickHouse (two replicas would be two stores), and the Boutique's load generator, kept as
-// upstream has it (no probes, one replica).
+// PostgreSQL and ClickHouse (two replicas would be two stores), Mastodon's
+// sidekiq (the one process of its scheduler queue, as its chart requires),
+// and the Boutique's load generator, kept as upstream has it (no probes,
+// one replica).
 func TestRealAppExamplesPolicy(t *testing.T) {
 	t.Parallel()
 	l := spectest.Loader(t)
@@ -121,6 +123,7 @@ func TestRealAppExamplesPolicy(t *testing.T) {
 		`apps/boutique/shop/app.yaml:206:5: warning: components[11].workload_spec: container "loadgenerator" has no readinessProbe or livenessProbe (policy require_probes)`,
 		"apps/boutique/shop/app.yaml:206:5: warning: components[11].workload_spec: " + replicas,
 		"apps/shop/objects/app.yaml:9:5: warning: components[0].workload_spec: " + replicas,
+		"apps/social/mastodon/app.yaml:78:17: warning: components[4].workload_spec.replicas: " + replicas,
 		"apps/sock-shop/socks/app.yaml:29:5: warning: components[1].workload_spec: " + replicas,
 		"apps/sock-shop/socks/app.yaml:55:5: warning: components[3].workload_spec: " + replicas,
 		"apps/sock-shop/socks/app.yaml:98:5: warning: components[6].workload_spec: " + replicas,
