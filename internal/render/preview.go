@@ -323,7 +323,7 @@ func CheckPreviewFiles(plat *spec.Platform, pr int, fleetPath string, files map[
 	within := "./" + path.Join(fleetPath, layout.PreviewDir(pv.Cluster, pr))
 	dir := layout.PreviewDir(pv.Cluster, pr) + "/"
 	fluxFile := layout.PreviewFile(plat, pv.Cluster, pr)
-	suffix := "-pr" + fmt.Sprint(pr)
+	named := layout.PreviewNamespace("<project>", pr)
 	var probs []PreviewProblem
 	for _, p := range slices.Sorted(maps.Keys(files)) {
 		if p != fluxFile && !strings.HasPrefix(p, dir) {
@@ -366,13 +366,15 @@ func CheckPreviewFiles(plat *spec.Platform, pr int, fleetPath string, files map[
 			}
 			what := obj.Kind + " " + obj.Metadata.Name
 			inPreview := func(ns string) bool {
-				return strings.HasSuffix(ns, suffix) && len(ns) > len(suffix)
+				_, n, ok := layout.ParsePreviewNamespace(ns)
+				return ok && n == pr
 			}
 			// A component folder's objects live in its project's preview
 			// namespace: the folder's own (apps/<cluster>/<namespace>/…).
 			if parts := strings.Split(strings.TrimPrefix(p, dir), "/"); len(parts) >= 5 && parts[0] == layout.AppsDir {
 				own := parts[2]
-				inPreview = func(ns string) bool { return ns == own && strings.HasSuffix(ns, suffix) }
+				inProject := inPreview
+				inPreview = func(ns string) bool { return ns == own && inProject(ns) }
 			}
 			switch {
 			case p == fluxFile:
@@ -381,12 +383,12 @@ func CheckPreviewFiles(plat *spec.Platform, pr int, fleetPath string, files map[
 				}
 			case obj.Kind == "Namespace":
 				if !inPreview(obj.Metadata.Name) {
-					probs = append(probs, PreviewProblem{p, fmt.Sprintf("%s: not a namespace of pull request #%d's preview (<project>%s)", what, pr, suffix)})
+					probs = append(probs, PreviewProblem{p, fmt.Sprintf("%s: not a namespace of pull request #%d's preview (%s)", what, pr, named)})
 				}
 			case obj.Metadata.Namespace == "" && !isClusterScopedAllowed(obj.Kind):
 				probs = append(probs, PreviewProblem{p, fmt.Sprintf("%s: names no namespace; a preview's objects live in its namespaces", what)})
 			case obj.Metadata.Namespace != "" && !inPreview(obj.Metadata.Namespace) && obj.Metadata.Namespace != plat.Fleet.SourceNamespace:
-				probs = append(probs, PreviewProblem{p, fmt.Sprintf("%s: namespace %s is not one of pull request #%d's preview (<project>%s)", what, obj.Metadata.Namespace, pr, suffix)})
+				probs = append(probs, PreviewProblem{p, fmt.Sprintf("%s: namespace %s is not one of pull request #%d's preview (%s)", what, obj.Metadata.Namespace, pr, named)})
 			case obj.Kind == "Alert" && obj.Metadata.Namespace == plat.Fleet.SourceNamespace:
 				// fleet.notifications: the preview namespace's Alert,
 				// fleetwright-<namespace>, as a project's file holds it.

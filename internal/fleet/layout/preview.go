@@ -41,6 +41,19 @@ func PreviewNamespace(project string, pr int) string {
 
 const namespacePreviewInfix = "-pr"
 
+// ParsePreviewNamespace reads a namespace back as PreviewNamespace made
+// it: the project and pull request whose preview it holds, if it holds
+// one.
+func ParsePreviewNamespace(ns string) (project string, pr int, ok bool) {
+	i := strings.LastIndex(ns, namespacePreviewInfix)
+	if i <= 0 {
+		return "", 0, false
+	}
+	project = ns[:i]
+	pr, ok = PreviewOfNamespace(project, ns)
+	return project, pr, ok
+}
+
 // PreviewOfNamespace reports which pull request's preview of project the
 // namespace ns holds, and whether it holds one: exactly
 // PreviewNamespace(project, pr) for a pull request pr.

@@ -1,6 +1,7 @@
 package layout
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -97,6 +98,19 @@ func TestPreviewOfNamespace(t *testing.T) {
 	for ns, want := range map[string]int{"shop-pr12": 12, "shop-pr1": 1, "shopx-pr1": 0, "other-pr1": 0, "shop-pr01": 0, "shop-pr1x": 0, "shop-pr0": 0, "shop-pr": 0, "shop": 0} {
 		if got, ok := PreviewOfNamespace("shop", ns); got != want || ok != (want > 0) {
 			t.Errorf("PreviewOfNamespace(shop, %q) = %d, %v; want %d", ns, got, ok, want)
+		}
+	}
+}
+
+func TestParsePreviewNamespace(t *testing.T) {
+	for ns, want := range map[string]string{"shop-pr12": "shop 12", "a-pr1-pr2": "a-pr1 2", "shop-pr01": "", "-pr1": "", "shop-pr": "", "shop": "", "shop-pr1x": ""} {
+		project, pr, ok := ParsePreviewNamespace(ns)
+		got := ""
+		if ok {
+			got = project + " " + strconv.Itoa(pr)
+		}
+		if got != want {
+			t.Errorf("ParsePreviewNamespace(%q) = %q, want %q", ns, got, want)
 		}
 	}
 }
