@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io/fs"
 	"os"
@@ -14,7 +13,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-containerregistry/pkg/crane"
 
-	"github.com/fleetwright/fleetwright/internal/fleet/artifact"
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/github"
@@ -527,22 +525,7 @@ func TestPreviewArtifacts(t *testing.T) {
 	if len(got) != len(want) || got[want[0]] == "" || got[want[1]] == "" {
 		t.Fatalf("pins %v, want %v", got, want)
 	}
-	for dir, digest := range got {
-		files, err := artifact.Pull(context.Background(), repo+"@"+digest, nil)
-		if err != nil {
-			t.Fatalf("%s: %v", dir, err)
-		}
-		entries, _ := os.ReadDir(filepath.Join(out, filepath.FromSlash(dir)))
-		if len(files) != len(entries) {
-			t.Errorf("%s: the artifact has %d files, the folder %d", dir, len(files), len(entries))
-		}
-		for _, f := range files {
-			b, err := os.ReadFile(filepath.Join(out, filepath.FromSlash(dir), f.Name))
-			if err != nil || string(b) != string(f.Data) {
-				t.Errorf("%s/%s: the artifact's bytes differ from the preview's (%v)", dir, f.Name, err)
-			}
-		}
-	}
+	checkPulled(t, repo, out, got)
 	b, _ := os.ReadFile(filepath.Join(out, "previews/c1/pr-2/apps/c1/shop-pr2/_flux/web.yaml"))
 	if !bytes.Contains(b, []byte("    kind: OCIRepository\n    name: shop-pr2-web-api\n")) || bytes.Contains(b, []byte("flux-system")) {
 		t.Errorf("the preview's component Kustomization does not read its artifact in its namespace:\n%s", b)
