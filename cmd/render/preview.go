@@ -74,27 +74,103 @@ func runPreview(ctx context.Context, args []string, io stdio) error {
 	if f.pr <= 0 {
 		return cli.Usagef("usage: render preview --pr N [--base REV] [--head REV] [--close] (or a pull_request event in $GITHUB_EVENT_PATH)")
 	}
+	r := &previewRun{f: f, ev: ev, io: io, env: layout.PreviewEnvironment(f.pr), drop: map[int]bool{}}
+	if err := r.load(ctx); err != nil {
+		return err
+	}
+	defer r.g.Close()
+	if err := r.readOpen(ctx); err != nil {
+		return err
+	}
+	if f.close {
+		r.drop[f.pr] = true
+	} else if err := r.render(ctx); err != nil {
+		return err
+	}
+	subject := r.subject()
+	message := previewMessage(subject, r.head, r.rec, r.skipped, r.expired)
+	if p := pushOf(r.l.sink); p != nil {
+		p.Message = func([]string) string { return message }
+		p.SpecCommit = r.head
+	}
+	res, err := r.l.sink.Land(ctx, r.fleet())
+	if err != nil {
+		return err
+	}
+	r.report(res, subject)
+	content := previewSectionContent(f.pr, r.rec, r.skipped, f.close)
+	fmt.Fprintln(io.out, content)
+	outputs := map[string]string{"environment": r.env, "commit": res.Commit}
+	if r.rec != nil {
+		outputs["preview-url"] = firstURL(r.rec)
+	}
+	cli.SetOutputs(io.getenv, io.out, outputs)
+	return updatePreviewSection(ctx, f, content, io)
+}
+
+// previewRun is one run of render preview, step by step: the apps
+// repository at the head (load), the previews the fleet has and those to
+// remove (readOpen), the pull request's preview (render), what the landing
+// owns (fleet), and what it says (subject, report).
+type previewRun struct {
+	f   *previewFlags
+	ev  review.Event
+	io  stdio
+	env string // the preview's environment, pr-N
+
+	root string
+	g    *render.GitRepo
+	head string
+	src  render.Source
+	repo *spec.Repo
+	l    landing
+
+	folders []string                    // the previews' folders (render.PreviewFolders)
+	managed *[]string                   // what the sink owns
+	open    map[int]*render.OpenPreview // the fleet's previews
+	was     *render.OpenPreview         // this pull request's, if open
+	drop    map[int]bool                // the previews removed
+	expired []string                    // a line for each expired one
+	now     time.Time
+
+	files   []generate.File
+	rec     *generate.PreviewRecord // nil: no preview
+	skipped []spec.Skipped
+}
+
+// load reads the apps repository at the head, and the landing.
+func (r *previewRun) load(ctx context.Context) error {
+	f := r.f
 	root, err := cli.FindRoot(f.path)
 	if err != nil {
 		return &cli.ExitError{Code: cli.ExitUsage, Err: err}
 	}
-	g, err := render.OpenGit(root)
-	if err != nil {
+	r.root = root
+	if r.g, err = render.OpenGit(root); err != nil {
 		return &cli.ExitError{Code: cli.ExitUsage, Err: fmt.Errorf("render preview renders from the apps repository's history: %w", err)}
 	}
-	defer g.Close()
-	headRef := cmp.Or(f.head, ev.Head, "HEAD")
+	headRef := cmp.Or(f.head, r.ev.Head, "HEAD")
 	if f.close {
 		// A closed pull request's head may be gone: the checkout is
 		// enough to read the platform.
 		headRef = cmp.Or(f.head, "HEAD")
 	}
-	head, err := g.Resolve(headRef)
-	if err != nil {
+	if r.head, err = r.g.Resolve(headRef); err != nil {
+		r.g.Close()
 		return &cli.ExitError{Code: cli.ExitUsage, Err: fmt.Errorf("--head %s: %w", headRef, err)}
 	}
-	src := g.At(head)
-	repo, ps, err := render.Load(ctx, src)
+	err = r.loadSpecs(ctx)
+	if err != nil {
+		r.g.Close()
+	}
+	return err
+}
+
+// loadSpecs loads the specs at the head; closing needs the platform only.
+func (r *previewRun) loadSpecs(ctx context.Context) error {
+	f := r.f
+	r.src = r.g.At(r.head)
+	repo, ps, err := render.Load(ctx, r.src)
 	if err != nil {
 		return err
 	}
@@ -102,200 +178,195 @@ func runPreview(ctx context.Context, args []string, io stdio) error {
 		// Closing needs the platform only: the apps' problems do not stop it.
 		ps = slices.DeleteFunc(ps, func(p *spec.Problem) bool {
 			dir := filepath.Dir(p.File)
-			return !slices.Contains(spec.PlatformFileNames, filepath.Base(p.File)) || (dir != "." && filepath.Clean(dir) != filepath.Clean(root))
+			return !slices.Contains(spec.PlatformFileNames, filepath.Base(p.File)) || (dir != "." && filepath.Clean(dir) != filepath.Clean(r.root))
 		})
 	}
-	if err := reportSpecs(ps, f.format, io); err != nil {
+	if err := reportSpecs(ps, f.format, r.io); err != nil {
 		return err
 	}
-	plat := &repo.Platform
-	if plat.Previews == nil {
+	if repo.Platform.Previews == nil {
 		return cli.Usagef("platform.yaml declares no previews: add a previews block {cluster, apps_domain, ttl, max} (docs/environments.md, \"Previews\")")
 	}
-	if err := f.target(root, repo); err != nil {
+	if err := f.target(r.root, repo); err != nil {
 		return err
 	}
-	l, err := newLanding(&f.renderFlags, root, repo, io)
-	if err != nil {
-		return err
-	}
-	folders := render.PreviewFolders(plat)
-	managed := sink.Managed(l.sink)
-	if managed == nil {
+	r.repo = repo
+	r.l, err = newLanding(&f.renderFlags, r.root, repo, r.io)
+	return err
+}
+
+// readOpen reads the fleet's previews, and marks the broken and expired
+// ones (this pull request's aside, unless it closes) to be removed.
+func (r *previewRun) readOpen(ctx context.Context) error {
+	plat := &r.repo.Platform
+	r.folders = render.PreviewFolders(plat)
+	r.managed = sink.Managed(r.l.sink)
+	if r.managed == nil {
 		return fmt.Errorf("render preview cannot land in this sink")
 	}
-	*managed = nil // a preview owns its own files, and nothing else (below)
-	before, err := l.sink.(sink.Previewer).Previous(ctx, folders)
+	*r.managed = nil // a preview owns its own files, and nothing else (fleet)
+	before, err := r.l.sink.(sink.Previewer).Previous(ctx, r.folders)
 	if err != nil {
 		return err
 	}
 	open, broken := render.ReadPreviews(plat, before.Read, before.List)
-	now := previewClock(io)
-	drop := map[int]bool{}
+	r.open, r.was, r.now = open, open[r.f.pr], previewClock(r.io)
 	for _, b := range broken {
-		fmt.Fprintf(io.err, "warning: %s\n", b.Warning)
-		drop[b.PR] = true
+		fmt.Fprintf(r.io.err, "warning: %s\n", b.Warning)
+		r.drop[b.PR] = true
 	}
-	var expiredLines []string
-	for _, p := range render.Expired(plat, open, now) {
-		if p.PR == f.pr && !f.close {
+	for _, p := range render.Expired(plat, open, r.now) {
+		if p.PR == r.f.pr && !r.f.close {
 			continue // updated now
 		}
-		drop[p.PR] = true
-		expiredLines = append(expiredLines, render.ExpiredLine(plat, p, now))
+		r.drop[p.PR] = true
+		r.expired = append(r.expired, render.ExpiredLine(plat, p, r.now))
 	}
-	env := layout.PreviewEnvironment(f.pr)
-	was := open[f.pr]
-	var files []generate.File
-	var rec *generate.PreviewRecord
-	var skipped []spec.Skipped
-	switch {
-	case f.close:
-		drop[f.pr] = true
-	default:
-		baseRef := cmp.Or(f.base, ev.Base)
-		if baseRef == "" {
-			baseRef = defaultBase(g)
-		}
-		if baseRef == "" {
-			return cli.Usagef("render preview needs --base (the pull request's base), a pull_request event in $GITHUB_EVENT_PATH, or origin/HEAD")
-		}
-		changed, err := g.ChangedApps(ctx, baseRef, head, repo)
-		if err != nil {
-			return fmt.Errorf("finding the apps the pull request changes: %w", err)
-		}
-		loader, err := render.NewLoader(root)
-		if err != nil {
-			return err
-		}
-		prev, pps := loader.PreviewOf(repo, f.pr, changed)
-		if !pps.HasErrors() {
-			// The patches, on the preview's copies: one that sets a host
-			// the preview does not own (a production host) is refused.
-			pps = append(pps, render.CheckPatches(prev.Repo)...).Sort()
-		}
-		if err := reportSpecs(pps, f.format, io); err != nil {
-			return err
-		}
-		skipped = prev.Skipped
-		if len(prev.Apps) == 0 {
-			drop[f.pr] = true
-			break
-		}
-		if was == nil {
-			if err := checkPreviewMax(plat, open, drop, f.pr); err != nil {
-				return err
-			}
-		}
-		// Built from the head (its tree, not the checkout), named and
-		// pinned as render names a project's images.
-		progress := cli.NewProgress(io.err, cli.IsTerminal(io.err))
-		images, err := imageSource(&f.renderFlags, root, io).Images(ctx, render.ImageInput{Repo: prev.Build, Source: src, Progress: progress})
-		progress.Done()
-		if err != nil {
-			return renderError(err)
-		}
-		for _, w := range images.Warnings {
-			fmt.Fprintf(io.err, "warning: %s\n", w)
-		}
-		in := render.PreviewInput{Preview: prev, Head: head, Images: images.ByNode, Now: now}
-		if was != nil {
-			in.Was = was.Record
-		}
-		fl, r, err := render.RenderPreview(in)
-		if err != nil {
-			return err
-		}
-		// With fleet.artifacts, the artifacts the preview pins go first.
-		artifacts := cli.NewProgress(io.err, cli.IsTerminal(io.err))
-		if err := pushArtifacts(ctx, &f.renderFlags, repo, fl, artifacts, io); err != nil {
-			return err
-		}
-		files, rec = fl.Files, r
+	return nil
+}
+
+// render renders the pull request's preview: the apps it changes and
+// those they reference, with images built from the head, their artifacts
+// pushed. A pull request that changes no app that previews removes its
+// preview.
+func (r *previewRun) render(ctx context.Context) error {
+	f, io := r.f, r.io
+	baseRef := cmp.Or(f.base, r.ev.Base)
+	if baseRef == "" {
+		baseRef = defaultBase(r.g)
 	}
-	// What the landing owns: on the fleet branch, the files of this
-	// preview and of those removed, each preview's folder and Flux file,
-	// so that a retry after another preview's push (gitrepo.Land applies
-	// the change again on the new head) leaves that one alone; in a
-	// folder, the previews' folders, with the files of the previews that
-	// stay as the fleet has them.
-	out := &generate.Fleet{Files: files}
-	if pushOf(l.sink) != nil {
-		*managed = layout.PreviewPaths(plat, plat.Previews.Cluster, f.pr)
-		for _, pr := range slices.Sorted(maps.Keys(drop)) {
-			if pr != f.pr {
-				*managed = append(*managed, layout.PreviewPaths(plat, plat.Previews.Cluster, pr)...)
+	if baseRef == "" {
+		return cli.Usagef("render preview needs --base (the pull request's base), a pull_request event in $GITHUB_EVENT_PATH, or origin/HEAD")
+	}
+	changed, err := r.g.ChangedApps(ctx, baseRef, r.head, r.repo)
+	if err != nil {
+		return fmt.Errorf("finding the apps the pull request changes: %w", err)
+	}
+	loader, err := render.NewLoader(r.root)
+	if err != nil {
+		return err
+	}
+	prev, pps := loader.PreviewOf(r.repo, f.pr, changed)
+	if !pps.HasErrors() {
+		// The patches, on the preview's copies: one that sets a host
+		// the preview does not own (a production host) is refused.
+		pps = append(pps, render.CheckPatches(prev.Repo)...).Sort()
+	}
+	if err := reportSpecs(pps, f.format, io); err != nil {
+		return err
+	}
+	r.skipped = prev.Skipped
+	if len(prev.Apps) == 0 {
+		r.drop[f.pr] = true
+		return nil
+	}
+	if r.was == nil {
+		if err := checkPreviewMax(&r.repo.Platform, r.open, r.drop, f.pr); err != nil {
+			return err
+		}
+	}
+	// Built from the head (its tree, not the checkout), named and
+	// pinned as render names a project's images.
+	progress := cli.NewProgress(io.err, cli.IsTerminal(io.err))
+	images, err := imageSource(&f.renderFlags, r.root, io).Images(ctx, render.ImageInput{Repo: prev.Build, Source: r.src, Progress: progress})
+	progress.Done()
+	if err != nil {
+		return renderError(err)
+	}
+	for _, w := range images.Warnings {
+		fmt.Fprintf(io.err, "warning: %s\n", w)
+	}
+	in := render.PreviewInput{Preview: prev, Head: r.head, Images: images.ByNode, Now: r.now}
+	if r.was != nil {
+		in.Was = r.was.Record
+	}
+	fl, rec, err := render.RenderPreview(in)
+	if err != nil {
+		return err
+	}
+	// With fleet.artifacts, the artifacts the preview pins go first.
+	artifacts := cli.NewProgress(io.err, cli.IsTerminal(io.err))
+	if err := pushArtifacts(ctx, &f.renderFlags, r.repo, fl, artifacts, io); err != nil {
+		return err
+	}
+	r.files, r.rec = fl.Files, rec
+	return nil
+}
+
+// fleet is what the landing writes, and sets what it owns: on the fleet
+// branch, the files of this preview and of those removed, each preview's
+// folder and Flux file, so that a retry after another preview's push
+// (gitrepo.Land applies the change again on the new head) leaves that one
+// alone; in a folder, the previews' folders, with the files of the
+// previews that stay as the fleet has them.
+func (r *previewRun) fleet() *generate.Fleet {
+	plat, pr := &r.repo.Platform, r.f.pr
+	out := &generate.Fleet{Files: r.files}
+	if pushOf(r.l.sink) != nil {
+		*r.managed = layout.PreviewPaths(plat, plat.Previews.Cluster, pr)
+		for _, n := range slices.Sorted(maps.Keys(r.drop)) {
+			if n != pr {
+				*r.managed = append(*r.managed, layout.PreviewPaths(plat, plat.Previews.Cluster, n)...)
 			}
 		}
 	} else {
-		*managed = folders
-		keep := render.KeepPreviews(open, drop)
-		if rec != nil {
+		*r.managed = r.folders
+		keep := render.KeepPreviews(r.open, r.drop)
+		if r.rec != nil {
 			for p := range keep {
-				if cl, n, ok := layout.PreviewOfPath(p); ok && cl == plat.Previews.Cluster && n == f.pr {
+				if cl, n, ok := layout.PreviewOfPath(p); ok && cl == plat.Previews.Cluster && n == pr {
 					delete(keep, p)
 				}
 			}
-			delete(keep, layout.PreviewFile(plat, plat.Previews.Cluster, f.pr))
+			delete(keep, layout.PreviewFile(plat, plat.Previews.Cluster, pr))
 		}
 		for _, p := range slices.Sorted(maps.Keys(keep)) {
 			out.Files = append(out.Files, generate.File{Path: p, Data: keep[p]})
 		}
 	}
 	slices.SortFunc(out.Files, func(a, b generate.File) int { return strings.Compare(a.Path, b.Path) })
+	return out
+}
 
-	subject := "fleetwright: preview " + env
+// subject is the fleet commit's subject.
+func (r *previewRun) subject() string {
 	switch {
-	case f.close:
-		subject = "fleetwright: close preview " + env
-	case rec == nil:
-		subject = "fleetwright: remove preview " + env + " (no app to preview)"
-	case was == nil:
-		subject = fmt.Sprintf("fleetwright: open preview %s (%s)", env, strings.Join(rec.Apps, ", "))
+	case r.f.close:
+		return "fleetwright: close preview " + r.env
+	case r.rec == nil:
+		return "fleetwright: remove preview " + r.env + " (no app to preview)"
+	case r.was == nil:
+		return fmt.Sprintf("fleetwright: open preview %s (%s)", r.env, strings.Join(r.rec.Apps, ", "))
 	default:
-		subject = fmt.Sprintf("fleetwright: update preview %s (%s)", env, strings.Join(rec.Apps, ", "))
+		return fmt.Sprintf("fleetwright: update preview %s (%s)", r.env, strings.Join(r.rec.Apps, ", "))
 	}
-	message := previewMessage(subject, head, rec, skipped, expiredLines)
-	if p := pushOf(l.sink); p != nil {
-		p.Message = func([]string) string { return message }
-		p.SpecCommit = head
-	}
-	res, err := l.sink.Land(ctx, out)
-	if err != nil {
-		return err
-	}
-	for _, line := range expiredLines {
+}
+
+// report says what the run did.
+func (r *previewRun) report(res sink.Result, subject string) {
+	io, env := r.io, r.env
+	for _, line := range r.expired {
 		fmt.Fprintln(io.err, line)
 	}
 	switch {
-	case f.close && was == nil:
+	case r.f.close && r.was == nil:
 		fmt.Fprintf(io.err, "no preview %s to close\n", env)
-	case f.close:
+	case r.f.close:
 		fmt.Fprintf(io.err, "preview %s closed: its files are removed, and Flux prunes it\n", env)
-	case rec == nil:
-		if was != nil {
-			fmt.Fprintf(io.err, "preview %s removed: the pull request changes no app that previews\n", env)
-		} else {
-			fmt.Fprintf(io.err, "no preview for %s: the pull request changes no app that previews\n", env)
-		}
+	case r.rec == nil && r.was != nil:
+		fmt.Fprintf(io.err, "preview %s removed: the pull request changes no app that previews\n", env)
+	case r.rec == nil:
+		fmt.Fprintf(io.err, "no preview for %s: the pull request changes no app that previews\n", env)
 	case res.Empty():
-		fmt.Fprintf(io.err, "preview %s is up to date at %s\n", env, short(head))
+		fmt.Fprintf(io.err, "preview %s is up to date at %s\n", env, short(r.head))
 	case res.Commit != "":
-		fmt.Fprintf(io.err, "pushed %s to %s: %s\n", short(res.Commit), l.branch, subject)
+		fmt.Fprintf(io.err, "pushed %s to %s: %s\n", short(res.Commit), r.l.branch, subject)
 	default:
-		fmt.Fprintf(io.err, "preview %s written to %s (%d file(s) written, %d deleted)\n", env, l.where, res.Written, res.Deleted)
+		fmt.Fprintf(io.err, "preview %s written to %s (%d file(s) written, %d deleted)\n", env, r.l.where, res.Written, res.Deleted)
 	}
-	for _, s := range skipped {
+	for _, s := range r.skipped {
 		fmt.Fprintf(io.err, "skipped %s: %s\n", s.App, s.Reason)
 	}
-	content := previewSectionContent(f.pr, rec, skipped, f.close)
-	fmt.Fprintln(io.out, content)
-	outputs := map[string]string{"environment": env, "commit": res.Commit}
-	if rec != nil {
-		outputs["preview-url"] = firstURL(rec)
-	}
-	cli.SetOutputs(io.getenv, io.out, outputs)
-	return updatePreviewSection(ctx, f, content, io)
 }
 
 // checkPreviewMax refuses a new preview when previews.max are open (those
