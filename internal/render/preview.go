@@ -320,119 +320,147 @@ func (e *PreviewError) Error() string {
 // under previews.apps_domain. verify runs the same check on the fleet.
 func CheckPreviewFiles(plat *spec.Platform, pr int, fleetPath string, files map[string][]byte) error {
 	pv := plat.Previews
-	within := "./" + path.Join(fleetPath, layout.PreviewDir(pv.Cluster, pr))
-	dir := layout.PreviewDir(pv.Cluster, pr) + "/"
-	fluxFile := layout.PreviewFile(plat, pv.Cluster, pr)
-	named := layout.PreviewNamespace("<project>", pr)
-	var probs []PreviewProblem
+	c := &previewCheck{plat: plat, pr: pr,
+		within:   "./" + path.Join(fleetPath, layout.PreviewDir(pv.Cluster, pr)),
+		dir:      layout.PreviewDir(pv.Cluster, pr) + "/",
+		fluxFile: layout.PreviewFile(plat, pv.Cluster, pr),
+		named:    layout.PreviewNamespace("<project>", pr),
+	}
 	for _, p := range slices.Sorted(maps.Keys(files)) {
-		if p != fluxFile && !strings.HasPrefix(p, dir) {
-			probs = append(probs, PreviewProblem{p, fmt.Sprintf("outside the preview's folder %s", strings.TrimSuffix(dir, "/"))})
+		if p != c.fluxFile && !strings.HasPrefix(p, c.dir) {
+			c.add(p, fmt.Sprintf("outside the preview's folder %s", strings.TrimSuffix(c.dir, "/")))
 			continue
 		}
 		if path.Base(p) == layout.Kustomization || p == layout.PreviewRecordFile(pv.Cluster, pr) {
 			continue
 		}
 		for _, doc := range bytes.Split(files[p], []byte("\n---\n")) {
-			var obj struct {
-				Kind     string `json:"kind"`
-				Metadata struct {
-					Name      string `json:"name"`
-					Namespace string `json:"namespace"`
-				} `json:"metadata"`
-				Spec struct {
-					SourceRef struct {
-						Kind string `json:"kind"`
-					} `json:"sourceRef"`
-					Path            string `json:"path"`
-					TargetNamespace string `json:"targetNamespace"`
-					Rules           []struct {
-						Host string `json:"host"`
-					} `json:"rules"`
-					TLS []struct {
-						Hosts []string `json:"hosts"`
-					} `json:"tls"`
-					EventSources []struct {
-						Namespace string `json:"namespace"`
-					} `json:"eventSources"`
-				} `json:"spec"`
-			}
+			var obj previewObject
 			if err := yaml.Unmarshal(doc, &obj); err != nil {
-				probs = append(probs, PreviewProblem{p, fmt.Sprintf("not YAML: %v", err)})
+				c.add(p, fmt.Sprintf("not YAML: %v", err))
 				continue
 			}
-			if obj.Kind == "" {
-				continue
-			}
-			what := obj.Kind + " " + obj.Metadata.Name
-			inPreview := func(ns string) bool {
-				_, n, ok := layout.ParsePreviewNamespace(ns)
-				return ok && n == pr
-			}
-			// A component folder's objects live in its project's preview
-			// namespace: the folder's own (apps/<cluster>/<namespace>/…).
-			if parts := strings.Split(strings.TrimPrefix(p, dir), "/"); len(parts) >= 5 && parts[0] == layout.AppsDir {
-				own := parts[2]
-				inProject := inPreview
-				inPreview = func(ns string) bool { return ns == own && inProject(ns) }
-			}
-			switch {
-			case p == fluxFile:
-				if obj.Kind != "Kustomization" || obj.Metadata.Name != layout.PreviewFluxName(pr) || obj.Metadata.Namespace != plat.Fleet.SourceNamespace {
-					probs = append(probs, PreviewProblem{p, fmt.Sprintf("%s: the preview's Flux file holds its Kustomization %s/%s only", what, plat.Fleet.SourceNamespace, layout.PreviewFluxName(pr))})
-				}
-			case obj.Kind == "Namespace":
-				if !inPreview(obj.Metadata.Name) {
-					probs = append(probs, PreviewProblem{p, fmt.Sprintf("%s: not a namespace of pull request #%d's preview (%s)", what, pr, named)})
-				}
-			case obj.Metadata.Namespace == "" && !isClusterScopedAllowed(obj.Kind):
-				probs = append(probs, PreviewProblem{p, fmt.Sprintf("%s: names no namespace; a preview's objects live in its namespaces", what)})
-			case obj.Metadata.Namespace != "" && !inPreview(obj.Metadata.Namespace) && obj.Metadata.Namespace != plat.Fleet.SourceNamespace:
-				probs = append(probs, PreviewProblem{p, fmt.Sprintf("%s: namespace %s is not one of pull request #%d's preview (%s)", what, obj.Metadata.Namespace, pr, named)})
-			case obj.Kind == "Alert" && obj.Metadata.Namespace == plat.Fleet.SourceNamespace:
-				// fleet.notifications: the preview namespace's Alert,
-				// fleetwright-<namespace>, as a project's file holds it.
-				if ns, ok := strings.CutPrefix(obj.Metadata.Name, "fleetwright-"); !ok || !inPreview(ns) || strings.HasPrefix(p, dir+layout.AppsDir+"/") {
-					probs = append(probs, PreviewProblem{p, fmt.Sprintf("%s: a preview's Alert is fleetwright-<its namespace>, in its project file only", what)})
-				}
-				for _, src := range obj.Spec.EventSources {
-					if !inPreview(src.Namespace) {
-						probs = append(probs, PreviewProblem{p, fmt.Sprintf("%s: it sends the events of namespace %q, not one of the preview's", what, src.Namespace)})
-					}
-				}
-			case obj.Metadata.Namespace == plat.Fleet.SourceNamespace && !previewFluxKind(obj.Kind):
-				probs = append(probs, PreviewProblem{p, fmt.Sprintf("%s: only Flux objects of the preview may live in %s", what, obj.Metadata.Namespace)})
-			}
-			// A path in the fleet's GitRepository; one in an artifact
-			// (an OCIRepository, fleet.artifacts) is the artifact's own.
-			if obj.Kind == "Kustomization" && obj.Spec.Path != "" && obj.Spec.SourceRef.Kind != "OCIRepository" {
-				if q := "./" + strings.TrimPrefix(path.Clean(obj.Spec.Path), "./"); q != within && !strings.HasPrefix(q, within+"/") {
-					probs = append(probs, PreviewProblem{p, fmt.Sprintf("%s: path %s is not in the preview's folder %s", what, obj.Spec.Path, within)})
-				}
-			}
-			if t := obj.Spec.TargetNamespace; t != "" && !inPreview(t) {
-				probs = append(probs, PreviewProblem{p, fmt.Sprintf("%s: targetNamespace %s is not one of the preview's", what, t)})
-			}
-			if obj.Kind == "Ingress" {
-				for _, r := range obj.Spec.Rules {
-					if !strings.HasSuffix(r.Host, "."+pv.AppsDomain) {
-						probs = append(probs, PreviewProblem{p, fmt.Sprintf("%s: host %q is not under previews.apps_domain %s", what, r.Host, pv.AppsDomain)})
-					}
-				}
-				for _, t := range obj.Spec.TLS {
-					for _, h := range t.Hosts {
-						if !strings.HasSuffix(h, "."+pv.AppsDomain) {
-							probs = append(probs, PreviewProblem{p, fmt.Sprintf("%s: TLS host %q is not under previews.apps_domain %s", what, h, pv.AppsDomain)})
-						}
-					}
-				}
+			if obj.Kind != "" {
+				c.object(p, &obj)
 			}
 		}
 	}
-	if len(probs) > 0 {
-		return &PreviewError{Problems: probs}
+	if len(c.probs) > 0 {
+		return &PreviewError{Problems: c.probs}
 	}
 	return nil
+}
+
+// previewObject is what CheckPreviewFiles reads of an object.
+type previewObject struct {
+	Kind     string `json:"kind"`
+	Metadata struct {
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+	} `json:"metadata"`
+	Spec struct {
+		SourceRef struct {
+			Kind string `json:"kind"`
+		} `json:"sourceRef"`
+		Path            string `json:"path"`
+		TargetNamespace string `json:"targetNamespace"`
+		Rules           []struct {
+			Host string `json:"host"`
+		} `json:"rules"`
+		TLS []struct {
+			Hosts []string `json:"hosts"`
+		} `json:"tls"`
+		EventSources []struct {
+			Namespace string `json:"namespace"`
+		} `json:"eventSources"`
+	} `json:"spec"`
+}
+
+// previewCheck is one run of CheckPreviewFiles: the preview's folder
+// (dir, and within as Kustomization paths name it), its Flux file, and the
+// problems found.
+type previewCheck struct {
+	plat                         *spec.Platform
+	pr                           int
+	within, dir, fluxFile, named string
+	probs                        []PreviewProblem
+}
+
+func (c *previewCheck) add(file, msg string) { c.probs = append(c.probs, PreviewProblem{file, msg}) }
+
+// object checks an object of file p: its namespace, its Flux path and
+// target, and its hosts.
+func (c *previewCheck) object(p string, obj *previewObject) {
+	what := obj.Kind + " " + obj.Metadata.Name
+	inPreview := func(ns string) bool {
+		_, n, ok := layout.ParsePreviewNamespace(ns)
+		return ok && n == c.pr
+	}
+	// A component folder's objects live in its project's preview
+	// namespace: the folder's own (apps/<cluster>/<namespace>/…).
+	if parts := strings.Split(strings.TrimPrefix(p, c.dir), "/"); len(parts) >= 5 && parts[0] == layout.AppsDir {
+		own := parts[2]
+		inProject := inPreview
+		inPreview = func(ns string) bool { return ns == own && inProject(ns) }
+	}
+	fluxNS := c.plat.Fleet.SourceNamespace
+	switch ns := obj.Metadata.Namespace; {
+	case p == c.fluxFile:
+		if obj.Kind != "Kustomization" || obj.Metadata.Name != layout.PreviewFluxName(c.pr) || ns != fluxNS {
+			c.add(p, fmt.Sprintf("%s: the preview's Flux file holds its Kustomization %s/%s only", what, fluxNS, layout.PreviewFluxName(c.pr)))
+		}
+	case obj.Kind == "Namespace":
+		if !inPreview(obj.Metadata.Name) {
+			c.add(p, fmt.Sprintf("%s: not a namespace of pull request #%d's preview (%s)", what, c.pr, c.named))
+		}
+	case ns == "" && !isClusterScopedAllowed(obj.Kind):
+		c.add(p, fmt.Sprintf("%s: names no namespace; a preview's objects live in its namespaces", what))
+	case ns != "" && !inPreview(ns) && ns != fluxNS:
+		c.add(p, fmt.Sprintf("%s: namespace %s is not one of pull request #%d's preview (%s)", what, ns, c.pr, c.named))
+	case obj.Kind == "Alert" && ns == fluxNS:
+		// fleet.notifications: the preview namespace's Alert,
+		// fleetwright-<namespace>, as a project's file holds it.
+		if own, ok := strings.CutPrefix(obj.Metadata.Name, "fleetwright-"); !ok || !inPreview(own) || strings.HasPrefix(p, c.dir+layout.AppsDir+"/") {
+			c.add(p, fmt.Sprintf("%s: a preview's Alert is fleetwright-<its namespace>, in its project file only", what))
+		}
+		for _, src := range obj.Spec.EventSources {
+			if !inPreview(src.Namespace) {
+				c.add(p, fmt.Sprintf("%s: it sends the events of namespace %q, not one of the preview's", what, src.Namespace))
+			}
+		}
+	case ns == fluxNS && !previewFluxKind(obj.Kind):
+		c.add(p, fmt.Sprintf("%s: only Flux objects of the preview may live in %s", what, ns))
+	}
+	// A path in the fleet's GitRepository; one in an artifact
+	// (an OCIRepository, fleet.artifacts) is the artifact's own.
+	if obj.Kind == "Kustomization" && obj.Spec.Path != "" && obj.Spec.SourceRef.Kind != "OCIRepository" {
+		if q := "./" + strings.TrimPrefix(path.Clean(obj.Spec.Path), "./"); q != c.within && !strings.HasPrefix(q, c.within+"/") {
+			c.add(p, fmt.Sprintf("%s: path %s is not in the preview's folder %s", what, obj.Spec.Path, c.within))
+		}
+	}
+	if t := obj.Spec.TargetNamespace; t != "" && !inPreview(t) {
+		c.add(p, fmt.Sprintf("%s: targetNamespace %s is not one of the preview's", what, t))
+	}
+	if obj.Kind == "Ingress" {
+		c.hosts(p, what, obj)
+	}
+}
+
+// hosts checks that each host of an Ingress is under previews.apps_domain.
+func (c *previewCheck) hosts(p, what string, obj *previewObject) {
+	domain := c.plat.Previews.AppsDomain
+	for _, r := range obj.Spec.Rules {
+		if !strings.HasSuffix(r.Host, "."+domain) {
+			c.add(p, fmt.Sprintf("%s: host %q is not under previews.apps_domain %s", what, r.Host, domain))
+		}
+	}
+	for _, t := range obj.Spec.TLS {
+		for _, h := range t.Hosts {
+			if !strings.HasSuffix(h, "."+domain) {
+				c.add(p, fmt.Sprintf("%s: TLS host %q is not under previews.apps_domain %s", what, h, domain))
+			}
+		}
+	}
 }
 
 // isClusterScopedAllowed reports whether a preview may hold an object of
