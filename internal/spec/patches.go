@@ -45,50 +45,11 @@ func mainKind(c *Component, w *WorkloadSpec) string {
 var jsonPatchOps = map[string]bool{"add": true, "remove": true, "replace": true, "move": true, "copy": true, "test": true}
 
 func checkPatches(doc *Document, a *LoadedApp, c *Component, w *WorkloadSpec, at Path, ps *Problems) {
-	kind := mainKind(c, w)
-	objName := layout.ObjectName(a.Spec.Name, c.Name)
-	wrongKind := func(where Path, k string) bool {
-		if workloadKinds[k] && k != kind {
-			why := ""
-			switch {
-			case kind == "StatefulSet":
-				why = " (it has a persistent volume)"
-			case k == "StatefulSet":
-				why = " (a StatefulSet needs a persistent volume: one with size)"
-			}
-			ps.Add(doc, where, "this component renders a %s%s, not a %s: the patch would match nothing", kind, why, k)
-			return true
-		}
-		return false
-	}
+	pc := &patchCheck{doc: doc, a: a, c: c, w: w, ps: ps, kind: mainKind(c, w), objName: layout.ObjectName(a.Spec.Name, c.Name)}
 	for i, p := range w.Patches {
 		pa := at.Child(i)
 		if t := p.Target; t != nil {
-			ta := pa.Child("target")
-			switch {
-			case *t == PatchTarget{}:
-				ps.AddKey(doc, ta, "an empty target selects every object of the component; name a kind at least")
-			case t.Kind != "" && !kindName.MatchString(t.Kind):
-				ps.Add(doc, ta.Child("kind"), "%q is not a kind, such as Deployment", t.Kind)
-			case t.Kind != "":
-				wrongKind(ta.Child("kind"), t.Kind)
-			}
-			if t.Group != "" && !apiGroupName.MatchString(t.Group) {
-				ps.Add(doc, ta.Child("group"), "%q is not an API group, such as apps", t.Group)
-			}
-			if t.Version != "" && !apiVersion.MatchString(t.Version) {
-				ps.Add(doc, ta.Child("version"), "%q is not an API version, such as v1", t.Version)
-			}
-			if t.Name != "" {
-				if _, err := regexp.Compile("^(?:" + t.Name + ")$"); err != nil {
-					ps.Add(doc, ta.Child("name"), "%q is not a regular expression: %v", t.Name, unwrapRegexp(err))
-				}
-			}
-			for _, sel := range []struct{ field, v string }{{"label_selector", t.LabelSelector}, {"annotation_selector", t.AnnotationSelector}} {
-				if m := selectorProblem(sel.v); m != "" {
-					ps.Add(doc, ta.Child(sel.field), "%s", m)
-				}
-			}
+			pc.target(pa.Child("target"), t)
 		}
 		if strings.TrimSpace(p.Patch) == "" {
 			if doc.Has(pa.Child("patch")) {
@@ -112,46 +73,10 @@ func checkPatches(doc *Document, a *LoadedApp, c *Component, w *WorkloadSpec, at
 		}
 		switch v := pd.Value.(type) {
 		case map[string]any:
-			k, _ := v["kind"].(string)
-			meta, _ := v["metadata"].(map[string]any)
-			n, _ := meta["name"].(string)
-			switch {
-			case (k == "" || n == "") && p.Target == nil:
-				ps.Add(doc, pa.Child("patch"), "a strategic merge patch needs kind and metadata.name, by which kustomize finds the object it patches (here %s %s)", kind, objName)
-			case k == "" || n == "":
-				ps.Add(doc, pa.Child("patch"), "a strategic merge patch needs kind and metadata.name even with a target, or kustomize refuses it (the target decides what is patched)")
-			case p.Target == nil && k == "Job":
-				if !wrongKind(pa.Child("patch"), k) {
-					ps.Add(doc, pa.Child("patch"), "a Job's name carries a hash of its pod template, so a patch cannot name it; select it with target: {kind: Job}")
-				}
-			case p.Target == nil && workloadKinds[k]:
-				if !wrongKind(pa.Child("patch"), k) && n != objName {
-					ps.Add(doc, pa.Child("patch"), "the %s is named %s, not %s: the patch would match nothing", kind, objName, n)
-				}
-			case p.Target == nil && k == "Service" && c.Type == TypeWorkload:
-				names := []string{ServiceName(a, c)}
-				if w.Persistent() && (w.Service == nil || w.Service.Type != ServiceHeadless) {
-					names = append(names, objName+"-headless")
-				}
-				if !slices.Contains(names, n) {
-					ps.Add(doc, pa.Child("patch"), "the component's Service is named %s, not %s: the patch would match nothing", strings.Join(names, " or "), n)
-				}
-			case p.Target == nil && k == "ConfigMap" && n != objName+"-files":
-				ps.Add(doc, pa.Child("patch"), "the component's ConfigMap (of its files) is named %s-files, not %s: the patch would match nothing", objName, n)
-			}
-			if m := mergeKeyProblem(k, v); m != "" {
-				ps.Add(doc, pa.Child("patch"), "%s", m)
-			}
-			if k == "Secret" {
-				if _, has := v["data"]; has {
-					ps.Add(doc, pa.Child("patch"), "a patch may not carry Secret data, which would be written to Git")
-				} else if _, has := v["stringData"]; has {
-					ps.Add(doc, pa.Child("patch"), "a patch may not carry Secret data, which would be written to Git")
-				}
-			}
+			pc.mergePatch(pa.Child("patch"), p.Target == nil, v)
 		case []any:
 			if p.Target == nil {
-				ps.AddKey(doc, pa.Child("patch"), "a JSON 6902 patch (a list of operations) needs target, such as {kind: %s}", kind)
+				ps.AddKey(doc, pa.Child("patch"), "a JSON 6902 patch (a list of operations) needs target, such as {kind: %s}", pc.kind)
 			}
 			for j, item := range v {
 				if m := jsonOpProblem(item); m != "" {
@@ -168,6 +93,106 @@ func checkPatches(doc *Document, a *LoadedApp, c *Component, w *WorkloadSpec, at
 		checkValuesSecrets(doc, pa.Child("patch"), pd.Value, &inner)
 		if len(inner) > 0 {
 			ps.Add(doc, pa.Child("patch"), "sets a value that looks like a credential (%s), which would be written to Git; take it from a Secret instead", strings.TrimLeft(strings.TrimPrefix(inner[0].Path, pa.Child("patch").String()), "."))
+		}
+	}
+}
+
+// patchCheck checks the patches of one component, which renders its
+// workload as kind named objName.
+type patchCheck struct {
+	doc           *Document
+	a             *LoadedApp
+	c             *Component
+	w             *WorkloadSpec
+	ps            *Problems
+	kind, objName string
+}
+
+// wrongKind reports, at where, a workload kind k other than the one the
+// component renders, and whether it did.
+func (pc *patchCheck) wrongKind(where Path, k string) bool {
+	if !workloadKinds[k] || k == pc.kind {
+		return false
+	}
+	why := ""
+	switch {
+	case pc.kind == "StatefulSet":
+		why = " (it has a persistent volume)"
+	case k == "StatefulSet":
+		why = " (a StatefulSet needs a persistent volume: one with size)"
+	}
+	pc.ps.Add(pc.doc, where, "this component renders a %s%s, not a %s: the patch would match nothing", pc.kind, why, k)
+	return true
+}
+
+// target checks a patch's target (at ta).
+func (pc *patchCheck) target(ta Path, t *PatchTarget) {
+	doc, ps := pc.doc, pc.ps
+	switch {
+	case *t == PatchTarget{}:
+		ps.AddKey(doc, ta, "an empty target selects every object of the component; name a kind at least")
+	case t.Kind != "" && !kindName.MatchString(t.Kind):
+		ps.Add(doc, ta.Child("kind"), "%q is not a kind, such as Deployment", t.Kind)
+	case t.Kind != "":
+		pc.wrongKind(ta.Child("kind"), t.Kind)
+	}
+	if t.Group != "" && !apiGroupName.MatchString(t.Group) {
+		ps.Add(doc, ta.Child("group"), "%q is not an API group, such as apps", t.Group)
+	}
+	if t.Version != "" && !apiVersion.MatchString(t.Version) {
+		ps.Add(doc, ta.Child("version"), "%q is not an API version, such as v1", t.Version)
+	}
+	if t.Name != "" {
+		if _, err := regexp.Compile("^(?:" + t.Name + ")$"); err != nil {
+			ps.Add(doc, ta.Child("name"), "%q is not a regular expression: %v", t.Name, unwrapRegexp(err))
+		}
+	}
+	for _, sel := range []struct{ field, v string }{{"label_selector", t.LabelSelector}, {"annotation_selector", t.AnnotationSelector}} {
+		if m := selectorProblem(sel.v); m != "" {
+			ps.Add(doc, ta.Child(sel.field), "%s", m)
+		}
+	}
+}
+
+// mergePatch checks a strategic merge patch (at pp; untargeted: it has no
+// target, and kustomize finds the object by its kind and name).
+func (pc *patchCheck) mergePatch(pp Path, untargeted bool, v map[string]any) {
+	doc, ps, kind, objName := pc.doc, pc.ps, pc.kind, pc.objName
+	k, _ := v["kind"].(string)
+	meta, _ := v["metadata"].(map[string]any)
+	n, _ := meta["name"].(string)
+	switch {
+	case (k == "" || n == "") && untargeted:
+		ps.Add(doc, pp, "a strategic merge patch needs kind and metadata.name, by which kustomize finds the object it patches (here %s %s)", kind, objName)
+	case k == "" || n == "":
+		ps.Add(doc, pp, "a strategic merge patch needs kind and metadata.name even with a target, or kustomize refuses it (the target decides what is patched)")
+	case untargeted && k == "Job":
+		if !pc.wrongKind(pp, k) {
+			ps.Add(doc, pp, "a Job's name carries a hash of its pod template, so a patch cannot name it; select it with target: {kind: Job}")
+		}
+	case untargeted && workloadKinds[k]:
+		if !pc.wrongKind(pp, k) && n != objName {
+			ps.Add(doc, pp, "the %s is named %s, not %s: the patch would match nothing", kind, objName, n)
+		}
+	case untargeted && k == "Service" && pc.c.Type == TypeWorkload:
+		names := []string{ServiceName(pc.a, pc.c)}
+		if pc.w.Persistent() && (pc.w.Service == nil || pc.w.Service.Type != ServiceHeadless) {
+			names = append(names, objName+"-headless")
+		}
+		if !slices.Contains(names, n) {
+			ps.Add(doc, pp, "the component's Service is named %s, not %s: the patch would match nothing", strings.Join(names, " or "), n)
+		}
+	case untargeted && k == "ConfigMap" && n != objName+"-files":
+		ps.Add(doc, pp, "the component's ConfigMap (of its files) is named %s-files, not %s: the patch would match nothing", objName, n)
+	}
+	if m := mergeKeyProblem(k, v); m != "" {
+		ps.Add(doc, pp, "%s", m)
+	}
+	if k == "Secret" {
+		if _, has := v["data"]; has {
+			ps.Add(doc, pp, "a patch may not carry Secret data, which would be written to Git")
+		} else if _, has := v["stringData"]; has {
+			ps.Add(doc, pp, "a patch may not carry Secret data, which would be written to Git")
 		}
 	}
 }
