@@ -564,26 +564,26 @@ func connectCluster(o options, cfg *webhook.Config, log *slog.Logger) error {
 
 // connectClusters sets cfg.Clusters from -cluster-kubeconfig: each name
 // must be the cluster of one of the platform's environments, or of its
-// previews (cfg.Pages, from -platform-file). Each cluster's prober shares the CA bundle and the
-// address filter of the webhook's own, and sends its requests to its own
-// -cluster-ingress-address, or where each host resolves to: never to
-// another cluster's ingress controller.
+// previews (cfg.Pages, from -platform-file). Each cluster's prober shares
+// the CA bundle and the address filter of the webhook's own, and sends its
+// requests to its own -cluster-ingress-address, or where each host
+// resolves to: never to another cluster's ingress controller.
 func connectClusters(o options, cfg *webhook.Config, log *slog.Logger) error {
 	if len(o.clusterKubeconfigs.values) == 0 {
 		return nil
 	}
 	// The clusters something runs on: each environment's, and the
 	// previews'.
-	runs := map[string]string{}
-	for env, cluster := range cfg.Pages.EnvironmentClusters {
-		runs[cluster] = env
+	runs := map[string]bool{}
+	for _, cluster := range cfg.Pages.EnvironmentClusters {
+		runs[cluster] = true
 	}
 	if c := cfg.Pages.PreviewCluster; c != "" {
-		runs[c] = "previews"
+		runs[c] = true
 	}
 	cfg.Clusters = map[string]webhook.Cluster{}
 	for _, nv := range o.clusterKubeconfigs.values {
-		if _, ok := runs[nv.name]; !ok {
+		if !runs[nv.name] {
 			return cli.Usagef("-cluster-kubeconfig %s: neither an environment nor the previews of -platform-file %s run on cluster %s (they run on %s)",
 				nv.name, o.platformFile, nv.name, strings.Join(slices.Sorted(maps.Keys(runs)), ", "))
 		}
