@@ -215,32 +215,11 @@ func (s *Server) fleetRevisionOf(ctx context.Context, kind, namespace, name, pro
 		// deployment's revision replaced is not its.
 		latestPin = s.artifactsOf(ctx, latest)[name]
 	}
-	source := client.ObjectKey{Namespace: namespace, Name: name}
-	going := false
-	if kind == kustomizev1.KustomizationKind {
-		var k kustomizev1.Kustomization
-		switch err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &k); {
-		case apierrors.IsNotFound(err):
-			going = true
-		case err != nil:
-			return "", fmt.Errorf("reading Kustomization %s/%s: %w", namespace, name, err)
-		default:
-			going = k.DeletionTimestamp != nil
-			if src, ok := probe.SourceOf(&k); ok {
-				source = src
-			}
-		}
+	o, going, err := readPin(ctx, c, kind, namespace, name)
+	if err != nil {
+		return "", err
 	}
-	var o sourcev1.OCIRepository
-	switch err := c.Get(ctx, source, &o); {
-	case apierrors.IsNotFound(err):
-		going = true
-	case err != nil:
-		return "", fmt.Errorf("reading OCIRepository %s: %w", source, err)
-	default:
-		going = going || o.DeletionTimestamp != nil
-	}
-	current := !going && probe.ArtifactDigest(probe.Pinned(&o)) == digest
+	current := !going && probe.ArtifactDigest(probe.Pinned(o)) == digest
 
 	remembered, seen := s.pins.get(key)
 	switch {
@@ -249,7 +228,7 @@ func (s *Server) fleetRevisionOf(ctx context.Context, kind, namespace, name, pro
 	case current && live && latestPin == "" && seen:
 		return latest.Revision, nil
 	case current:
-		applied, err := s.appliedRevisionOf(ctx, c, &o)
+		applied, err := s.appliedRevisionOf(ctx, c, o)
 		if err != nil {
 			return "", err
 		}
@@ -278,6 +257,38 @@ func (s *Server) fleetRevisionOf(ctx context.Context, kind, namespace, name, pro
 		return latest.Revision, nil
 	}
 	return "", errNoFleetRevision
+}
+
+// readPin reads the OCIRepository an event's object (kind
+// namespace/name: the OCIRepository itself, or a Kustomization that reads
+// it) stands for, and whether it, or that Kustomization, is gone or going.
+func readPin(ctx context.Context, c client.Reader, kind, namespace, name string) (*sourcev1.OCIRepository, bool, error) {
+	source := client.ObjectKey{Namespace: namespace, Name: name}
+	going := false
+	if kind == kustomizev1.KustomizationKind {
+		var k kustomizev1.Kustomization
+		switch err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &k); {
+		case apierrors.IsNotFound(err):
+			going = true
+		case err != nil:
+			return nil, false, fmt.Errorf("reading Kustomization %s/%s: %w", namespace, name, err)
+		default:
+			going = k.DeletionTimestamp != nil
+			if src, ok := probe.SourceOf(&k); ok {
+				source = src
+			}
+		}
+	}
+	var o sourcev1.OCIRepository
+	switch err := c.Get(ctx, source, &o); {
+	case apierrors.IsNotFound(err):
+		going = true
+	case err != nil:
+		return nil, false, fmt.Errorf("reading OCIRepository %s: %w", source, err)
+	default:
+		going = going || o.DeletionTimestamp != nil
+	}
+	return &o, going, nil
 }
 
 // currentDeployment returns the app's current deployment in the
