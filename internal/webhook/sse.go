@@ -54,26 +54,9 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 	defer s.closeStream(rc)
 	flush := func() bool { return s.extendStream(rc) && rc.Flush() == nil }
 	ctx := r.Context()
-	lastID := r.Header.Get("Last-Event-ID")
-	if lastID == "" {
-		lastID = r.URL.Query().Get("last_event_id")
-	}
-	var last int64
-	if lastID != "" {
-		n, err := strconv.ParseInt(lastID, 10, 64)
-		if err != nil || n < 0 {
-			writeError(w, http.StatusBadRequest, "Last-Event-ID must be a phase change sequence number")
-			return
-		}
-		last = n
-	} else {
-		n, err := s.cfg.Store.LatestSeq(ctx)
-		if err != nil {
-			s.log.Error("reading phase changes", "err", err)
-			writeError(w, http.StatusServiceUnavailable, "reading phase changes failed")
-			return
-		}
-		last = n
+	last, ok := s.streamStart(w, r)
+	if !ok {
+		return
 	}
 	project, app := r.URL.Query().Get("project"), r.URL.Query().Get("app")
 	// With environment set, only that environment's changes ("": all).
@@ -151,4 +134,29 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+}
+
+// streamStart returns the sequence number a stream starts after: the
+// request's Last-Event-ID (or ?last_event_id=), else the latest change's;
+// it answers the request itself when there is none.
+func (s *Server) streamStart(w http.ResponseWriter, r *http.Request) (int64, bool) {
+	lastID := r.Header.Get("Last-Event-ID")
+	if lastID == "" {
+		lastID = r.URL.Query().Get("last_event_id")
+	}
+	if lastID != "" {
+		n, err := strconv.ParseInt(lastID, 10, 64)
+		if err != nil || n < 0 {
+			writeError(w, http.StatusBadRequest, "Last-Event-ID must be a phase change sequence number")
+			return 0, false
+		}
+		return n, true
+	}
+	n, err := s.cfg.Store.LatestSeq(r.Context())
+	if err != nil {
+		s.log.Error("reading phase changes", "err", err)
+		writeError(w, http.StatusServiceUnavailable, "reading phase changes failed")
+		return 0, false
+	}
+	return n, true
 }
