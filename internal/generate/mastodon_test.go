@@ -231,16 +231,7 @@ func mastodonFields(pod *corev1.PodSpec, svc *corev1.Service, ing *networkingv1.
 	for field, p := range map[string]*corev1.Probe{"readiness": c.ReadinessProbe, "liveness": c.LivenessProbe, "startup": c.StartupProbe} {
 		out[field] = mastodonProbe(p, ports)
 	}
-	quantities := func(l corev1.ResourceList) string {
-		var q []string
-		for _, n := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
-			if v, ok := l[n]; ok {
-				q = append(q, quantity(v))
-			}
-		}
-		return strings.Join(q, " ")
-	}
-	out["requests"], out["limits"] = quantities(c.Resources.Requests), quantities(c.Resources.Limits)
+	out["requests"], out["limits"] = cpuMemory(c.Resources.Requests), cpuMemory(c.Resources.Limits)
 	// Whom the pod runs as (user/group/fsGroup), and what else hardens its
 	// container: its own settings over the pod's.
 	psc, csc := deref(pod.SecurityContext), deref(c.SecurityContext)

@@ -205,16 +205,7 @@ func sockShopFields(d *appsv1.Deployment, svc *corev1.Service) map[string]string
 		}
 	}
 	out["env"] = kv(env)
-	quantities := func(l corev1.ResourceList) string {
-		var q []string
-		for _, n := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
-			if v, ok := l[n]; ok {
-				q = append(q, quantity(v))
-			}
-		}
-		return strings.Join(q, " ")
-	}
-	out["requests"], out["limits"] = quantities(c.Resources.Requests), quantities(c.Resources.Limits)
+	out["requests"], out["limits"] = cpuMemory(c.Resources.Requests), cpuMemory(c.Resources.Limits)
 	out["probes"] = probeText(c.ReadinessProbe) + "; " + probeText(c.LivenessProbe)
 	if out["probes"] == "none; none" {
 		out["probes"] = ""
@@ -277,6 +268,18 @@ func capList(cs []corev1.Capability) string {
 }
 
 func quantity(q resource.Quantity) string { return q.String() }
+
+// cpuMemory is a resource list's CPU and memory, in that order, as the
+// upstream tables write them ("100m 200Mi").
+func cpuMemory(l corev1.ResourceList) string {
+	var q []string
+	for _, n := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+		if v, ok := l[n]; ok {
+			q = append(q, quantity(v))
+		}
+	}
+	return strings.Join(q, " ")
+}
 
 // checkDiffers checks the fields that differ from an upstream app (field:
 // "rendered, upstream") against the list of those known to differ, with
