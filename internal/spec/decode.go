@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"sync"
+	"unicode/utf8"
 
 	"github.com/fleetwright/fleetwright/internal/jsonfield"
 )
@@ -28,6 +30,44 @@ func decode(doc *Document, v any) {
 
 var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 
+// stringDecoder is implemented by the spec's own JSON types whose
+// UnmarshalJSON of a JSON string just keeps the string: decoding a string
+// into them skips the JSON text, which cost a tenth of reading a spec.
+type stringDecoder interface {
+	decodeString(s string)
+}
+
+var stringDecoderType = reflect.TypeFor[stringDecoder]()
+
+// decodePlan is what decodeValue needs of a type, found once per type.
+type decodePlan struct {
+	// unmarshaler is set when a pointer to the type (not itself a pointer)
+	// implements json.Unmarshaler, and fromString when it is a
+	// stringDecoder too.
+	unmarshaler, fromString bool
+	// fields is the member table of a struct type.
+	fields *jsonfield.Struct
+}
+
+var plans sync.Map // reflect.Type → *decodePlan
+
+func planOf(t reflect.Type) *decodePlan {
+	if p, ok := plans.Load(t); ok {
+		return p.(*decodePlan)
+	}
+	p := &decodePlan{}
+	if t.Kind() != reflect.Pointer {
+		pt := reflect.PointerTo(t)
+		p.unmarshaler = pt.Implements(unmarshalerType)
+		p.fromString = p.unmarshaler && pt.Implements(stringDecoderType)
+	}
+	if t.Kind() == reflect.Struct {
+		p.fields = jsonfield.Of(t)
+	}
+	got, _ := plans.LoadOrStore(t, p)
+	return got.(*decodePlan)
+}
+
 // decodeValue stores src into dst (settable). It reports whether src had
 // the right type; on false dst is left as it was.
 func decodeValue(src any, dst reflect.Value) bool {
@@ -40,12 +80,9 @@ func decodeValue(src any, dst reflect.Value) bool {
 		}
 		return true
 	}
-	if dst.CanAddr() && dst.Kind() != reflect.Pointer && dst.Addr().Type().Implements(unmarshalerType) {
-		b, err := json.Marshal(src)
-		if err != nil {
-			return false
-		}
-		return dst.Addr().Interface().(json.Unmarshaler).UnmarshalJSON(b) == nil
+	plan := planOf(dst.Type())
+	if plan.unmarshaler && dst.CanAddr() {
+		return decodeUnmarshaler(src, dst, plan)
 	}
 	switch dst.Kind() {
 	case reflect.Pointer:
@@ -61,57 +98,98 @@ func decodeValue(src any, dst reflect.Value) bool {
 		dst.Set(reflect.ValueOf(plainJSON(src)))
 		return true
 	case reflect.Struct:
-		m, ok := src.(map[string]any)
+		return decodeStruct(src, dst, plan.fields)
+	case reflect.Map:
+		return decodeMap(src, dst)
+	case reflect.Slice:
+		return decodeSlice(src, dst)
+	}
+	return decodeScalar(src, dst)
+}
+
+// decodeUnmarshaler gives src to the UnmarshalJSON of dst, as its JSON
+// text unless dst takes a string as it is.
+func decodeUnmarshaler(src any, dst reflect.Value, plan *decodePlan) bool {
+	// encoding/json writes invalid UTF-8 as replacement characters: such
+	// strings go through the JSON text.
+	if s, ok := src.(string); ok && plan.fromString && utf8.ValidString(s) {
+		dst.Addr().Interface().(stringDecoder).decodeString(s)
+		return true
+	}
+	b, err := json.Marshal(src)
+	if err != nil {
+		return false
+	}
+	return dst.Addr().Interface().(json.Unmarshaler).UnmarshalJSON(b) == nil
+}
+
+// decodeStruct fills the members of dst that the keys of src name.
+func decodeStruct(src any, dst reflect.Value, fs *jsonfield.Struct) bool {
+	m, ok := src.(map[string]any)
+	if !ok {
+		return false
+	}
+	if fs.Quoted {
+		return decodeJSON(src, dst)
+	}
+	all := true
+	for k, v := range m {
+		f, ok := fs.Lookup(k)
 		if !ok {
-			return false
-		}
-		fs := jsonfield.Of(dst.Type())
-		if fs.Quoted {
-			return decodeJSON(src, dst)
-		}
-		if !allFields(m, fs) {
+			// A key that names no member exactly, which nearly no spec
+			// has: decode again the way encoding/json meets the keys.
+			// Members filled so far are filled again from the same
+			// values, so what they got first does not show.
 			return decodeFolded(m, fs, dst)
 		}
-		all := true
-		for k, v := range m {
-			f, _ := fs.Lookup(k)
-			if !decodeField(v, f, dst) {
-				all = false
-			}
+		if !decodeField(v, f, dst) {
+			all = false
 		}
-		return all
-	case reflect.Map:
-		m, ok := src.(map[string]any)
-		if !ok || dst.Type().Key().Kind() != reflect.String {
-			return false
+	}
+	return all
+}
+
+// decodeMap fills map dst, whose keys are strings, from the entries of src.
+func decodeMap(src any, dst reflect.Value) bool {
+	m, ok := src.(map[string]any)
+	if !ok || dst.Type().Key().Kind() != reflect.String {
+		return false
+	}
+	if dst.IsNil() {
+		dst.Set(reflect.MakeMapWithSize(dst.Type(), len(m)))
+	}
+	all := true
+	et := dst.Type().Elem()
+	for k, v := range m {
+		e := reflect.New(et).Elem()
+		if !decodeValue(v, e) {
+			all = false
 		}
-		if dst.IsNil() {
-			dst.Set(reflect.MakeMapWithSize(dst.Type(), len(m)))
+		dst.SetMapIndex(reflect.ValueOf(k).Convert(dst.Type().Key()), e)
+	}
+	return all
+}
+
+// decodeSlice sets dst to a new slice of the items of src.
+func decodeSlice(src any, dst reflect.Value) bool {
+	l, ok := src.([]any)
+	if !ok {
+		return false
+	}
+	s := reflect.MakeSlice(dst.Type(), len(l), len(l))
+	all := true
+	for i, v := range l {
+		if !decodeValue(v, s.Index(i)) {
+			all = false
 		}
-		all := true
-		et := dst.Type().Elem()
-		for k, v := range m {
-			e := reflect.New(et).Elem()
-			if !decodeValue(v, e) {
-				all = false
-			}
-			dst.SetMapIndex(reflect.ValueOf(k).Convert(dst.Type().Key()), e)
-		}
-		return all
-	case reflect.Slice:
-		l, ok := src.([]any)
-		if !ok {
-			return false
-		}
-		s := reflect.MakeSlice(dst.Type(), len(l), len(l))
-		all := true
-		for i, v := range l {
-			if !decodeValue(v, s.Index(i)) {
-				all = false
-			}
-		}
-		dst.Set(s)
-		return all
+	}
+	dst.Set(s)
+	return all
+}
+
+// decodeScalar stores a string, boolean or number into dst.
+func decodeScalar(src any, dst reflect.Value) bool {
+	switch dst.Kind() {
 	case reflect.String:
 		s, ok := src.(string)
 		if ok {
@@ -124,11 +202,13 @@ func decodeValue(src any, dst reflect.Value) bool {
 			dst.SetBool(b)
 		}
 		return ok
+	}
+	n, ok := src.(json.Number)
+	if !ok {
+		return false
+	}
+	switch dst.Kind() {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		n, ok := src.(json.Number)
-		if !ok {
-			return false
-		}
 		i, err := strconv.ParseInt(string(n), 10, 64)
 		if err != nil || dst.OverflowInt(i) {
 			return false
@@ -136,10 +216,6 @@ func decodeValue(src any, dst reflect.Value) bool {
 		dst.SetInt(i)
 		return true
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		n, ok := src.(json.Number)
-		if !ok {
-			return false
-		}
 		u, err := strconv.ParseUint(string(n), 10, 64)
 		if err != nil || dst.OverflowUint(u) {
 			return false
@@ -147,10 +223,6 @@ func decodeValue(src any, dst reflect.Value) bool {
 		dst.SetUint(u)
 		return true
 	case reflect.Float32, reflect.Float64:
-		n, ok := src.(json.Number)
-		if !ok {
-			return false
-		}
 		f, err := strconv.ParseFloat(string(n), dst.Type().Bits())
 		if err != nil || dst.OverflowFloat(f) {
 			return false
@@ -180,17 +252,6 @@ func decodeJSON(src any, dst reflect.Value) bool {
 		return false
 	}
 	return json.Unmarshal(b, dst.Addr().Interface()) == nil
-}
-
-// allFields reports whether every key of m names a member exactly, as in
-// nearly every spec.
-func allFields(m map[string]any, fs *jsonfield.Struct) bool {
-	for k := range m {
-		if _, ok := fs.Lookup(k); !ok {
-			return false
-		}
-	}
-	return true
 }
 
 // decodeFolded decodes a map whose keys may match members only ignoring

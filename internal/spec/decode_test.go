@@ -22,6 +22,8 @@ type ruleSpec struct {
 	Any   any                   `json:"any"`
 	Map   map[string]*ruleInner `json:"map"`
 	Size  *Quantity             `json:"size"`
+	Sizes []Quantity            `json:"sizes"`
+	Pct   *IntOrPercent         `json:"pct"`
 	skip  string
 }
 
@@ -53,6 +55,9 @@ var ruleCases = []string{
 	"n: '12'\ns: '\"x\"'\nb: 'true'\ninner: {only: 1, deeper: true}\n",
 	"n: 12\ns: x\nb: 'maybe'\n",
 	"n: 'x'\ninner: {only: 2}\n",
+	"sizes: [1Gi, 2, 0.5, '3', \"\\u00e9\"]\npct: 25%\n",
+	"pct: 3\nPct: '4'\nsize: 1Gi\n",
+	"NAME: x\nname: y\nsizes: [1Gi]\npct: '7'\nsize: 2\n",
 }
 
 func compareRules(t *testing.T, data []byte) {

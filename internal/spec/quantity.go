@@ -59,3 +59,5 @@ func (Quantity) JSONSchema() *jsonschema.Schema {
 		Examples: []any{"100m", "128Mi", 0.5, None},
 	}
 }
+
+func (q *Quantity) decodeString(s string) { q.s = s }

@@ -418,3 +418,5 @@ func (IntOrPercent) JSONSchema() *jsonschema.Schema {
 		Examples: []any{1, "25%"},
 	}
 }
+
+func (v *IntOrPercent) decodeString(s string) { v.s = s }
