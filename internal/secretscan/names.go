@@ -5,9 +5,25 @@ import (
 	"strings"
 )
 
-// credentialPart matches, in a name lowercased with its separators removed,
-// the words that say it holds a credential.
-var credentialPart = regexp.MustCompile(`password|passwd|passphrase|secret|token|apikey|accesskey|privatekey|credential|authkey|signingkey`)
+// credentialParts are the words that, found anywhere in a name lowercased
+// with its separators removed, say it holds a credential.
+var credentialParts = []string{"password", "passwd", "passphrase", "secret", "token", "apikey", "accesskey", "privatekey", "credential", "authkey", "signingkey"}
+
+// namingParts are the words that, before a key word, say a name names a
+// key of a Secret: rootPasswordSecretKey, tokenKey.
+var namingParts = []string{"password", "passwd", "pass", "pwd", "token", "secret", "credential"}
+
+// containsAny reports whether s contains one of parts. Names are read by
+// the ten thousand in a repository: this is several times faster than the
+// same alternation as a regular expression.
+func containsAny(s string, parts []string) bool {
+	for _, p := range parts {
+		if strings.Contains(s, p) {
+			return true
+		}
+	}
+	return false
+}
 
 // lastCredentialWords are words that mark a credential only as a name's
 // last word: AUTH and BASIC_AUTH hold one, AUTH_PROVIDER does not.
@@ -26,7 +42,7 @@ var locatorWords = map[string]bool{
 // with a locator word: PASSWORDFILE, tokenpath.
 func locatorSuffix(word string) bool {
 	for _, suffix := range []string{"file", "files", "path", "dir"} {
-		if before, ok := strings.CutSuffix(word, suffix); ok && before != "" && credentialPart.MatchString(before) {
+		if before, ok := strings.CutSuffix(word, suffix); ok && before != "" && containsAny(before, credentialParts) {
 			return true
 		}
 	}
@@ -40,10 +56,6 @@ var valueKeys = []string{
 	"secretaccesskey", "encryptionkey", "privatekey", "signingkey", "sessionkey", "licensekey", "accesskey",
 	"secretkey", "masterkey", "clientkey", "sharedkey", "apikey", "authkey", "hmackey",
 }
-
-// namingPart matches what, before a key word, says a name names a key of a
-// Secret: rootPasswordSecretKey, tokenKey.
-var namingPart = regexp.MustCompile(`password|passwd|pass|pwd|token|secret|credential`)
 
 // IsCredentialName reports whether a name (an env var, a Helm value's key,
 // a ConfigMap key, a flag) says that its value is a credential:
@@ -67,14 +79,14 @@ func IsCredentialName(name string) bool {
 		t := strings.TrimSuffix(norm, "s")
 		for _, suffix := range valueKeys {
 			if before, ok := strings.CutSuffix(t, suffix); ok {
-				return !namingPart.MatchString(before)
+				return !containsAny(before, namingParts)
 			}
 		}
 		return false
 	case lastCredentialWords[last] && (last != "pwd" || len(words) > 1), words[0] == "pwd" && len(words) > 1:
 		return true
 	}
-	return credentialPart.MatchString(norm)
+	return containsAny(norm, credentialParts)
 }
 
 // Words splits a name into its lowercase words at separators and at
