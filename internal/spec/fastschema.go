@@ -82,120 +82,138 @@ func compileFastNode(v any, root *fastSchema) (*fastSchema, error) {
 func fillFastNode(s *fastSchema, m map[string]any, root *fastSchema) error {
 	s.root, s.maxLen = root, -1
 	for k, v := range m {
-		var err error
-		switch k {
-		case "type":
-			switch t := v.(type) {
-			case string:
-				s.types = []string{t}
-			case []any:
-				for _, x := range t {
-					str, ok := x.(string)
-					if !ok {
-						return fmt.Errorf("type: not a string")
-					}
-					s.types = append(s.types, str)
-				}
-			default:
-				return fmt.Errorf("type: unexpected %T", v)
-			}
-		case "properties":
-			pm, ok := v.(map[string]any)
-			if !ok {
-				return fmt.Errorf("properties: not an object")
-			}
-			s.props = make(map[string]*fastSchema, len(pm))
-			for name, p := range pm {
-				if s.props[name], err = compileFastNode(p, root); err != nil {
-					return fmt.Errorf("properties/%s: %w", name, err)
-				}
-			}
-		case "additionalProperties":
-			if b, ok := v.(bool); ok {
-				s.noExtra = !b
-			} else if s.additional, err = compileFastNode(v, root); err != nil {
-				return err
-			}
-		case "required":
-			l, ok := v.([]any)
-			if !ok {
-				return fmt.Errorf("required: not a list")
-			}
-			for _, x := range l {
-				str, ok := x.(string)
-				if !ok {
-					return fmt.Errorf("required: not a string")
-				}
-				s.required = append(s.required, str)
-			}
-		case "items":
-			if s.items, err = compileFastNode(v, root); err != nil {
-				return err
-			}
-		case "minItems":
-			if s.minItems, err = schemaInt(v); err != nil {
-				return err
-			}
-		case "minLength":
-			if s.minLen, err = schemaInt(v); err != nil {
-				return err
-			}
-		case "maxLength":
-			if s.maxLen, err = schemaInt(v); err != nil {
-				return err
-			}
-		case "minimum", "maximum":
-			r, ok := new(big.Rat).SetString(fmt.Sprint(v))
-			if !ok {
-				return fmt.Errorf("%s: not a number", k)
-			}
-			if k == "minimum" {
-				s.minimum = r
-			} else {
-				s.maximum = r
-			}
-		case "enum":
-			l, ok := v.([]any)
-			if !ok {
-				return fmt.Errorf("enum: not a list")
-			}
-			for _, x := range l {
-				if _, ok := x.(string); !ok {
-					return fmt.Errorf("enum: only strings are supported")
-				}
-			}
-			s.enum = l
-		case "pattern":
-			str, _ := v.(string)
-			if s.pattern, err = regexp.Compile(str); err != nil {
-				return err
-			}
-		case "oneOf":
-			l, ok := v.([]any)
-			if !ok {
-				return fmt.Errorf("oneOf: not a list")
-			}
-			for _, x := range l {
-				sub, err := compileFastNode(x, root)
-				if err != nil {
-					return err
-				}
-				s.oneOf = append(s.oneOf, sub)
-			}
-		case "$ref":
-			ref, _ := v.(string)
-			name, ok := strings.CutPrefix(ref, "#/$defs/")
-			if !ok {
-				return fmt.Errorf("$ref %q: only #/$defs/ references are supported", ref)
-			}
-			s.ref = name
-		default:
-			if !annotations[k] {
-				return fmt.Errorf("keyword %q is not supported", k)
-			}
+		if err := s.fillKeyword(k, v); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// fillKeyword reads one keyword of the schema object into s.
+func (s *fastSchema) fillKeyword(k string, v any) error {
+	var err error
+	switch k {
+	case "type":
+		if t, ok := v.(string); ok {
+			s.types = []string{t}
+			return nil
+		}
+		if _, ok := v.([]any); !ok {
+			return fmt.Errorf("type: unexpected %T", v)
+		}
+		s.types, err = schemaStrings(k, v)
+	case "properties":
+		return s.fillProperties(v)
+	case "additionalProperties":
+		if b, ok := v.(bool); ok {
+			s.noExtra = !b
+			return nil
+		}
+		s.additional, err = compileFastNode(v, s.root)
+	case "required":
+		s.required, err = schemaStrings(k, v)
+	case "items":
+		s.items, err = compileFastNode(v, s.root)
+	case "minItems":
+		s.minItems, err = schemaInt(v)
+	case "minLength":
+		s.minLen, err = schemaInt(v)
+	case "maxLength":
+		s.maxLen, err = schemaInt(v)
+	case "minimum":
+		s.minimum, err = schemaRat(k, v)
+	case "maximum":
+		s.maximum, err = schemaRat(k, v)
+	case "enum":
+		return s.fillEnum(v)
+	case "pattern":
+		str, _ := v.(string)
+		s.pattern, err = regexp.Compile(str)
+	case "oneOf":
+		return s.fillOneOf(v)
+	case "$ref":
+		ref, _ := v.(string)
+		name, ok := strings.CutPrefix(ref, "#/$defs/")
+		if !ok {
+			return fmt.Errorf("$ref %q: only #/$defs/ references are supported", ref)
+		}
+		s.ref = name
+	default:
+		if !annotations[k] {
+			return fmt.Errorf("keyword %q is not supported", k)
+		}
+	}
+	return err
+}
+
+func (s *fastSchema) fillProperties(v any) error {
+	pm, ok := v.(map[string]any)
+	if !ok {
+		return fmt.Errorf("properties: not an object")
+	}
+	s.props = make(map[string]*fastSchema, len(pm))
+	for name, p := range pm {
+		var err error
+		if s.props[name], err = compileFastNode(p, s.root); err != nil {
+			return fmt.Errorf("properties/%s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func (s *fastSchema) fillEnum(v any) error {
+	l, ok := v.([]any)
+	if !ok {
+		return fmt.Errorf("enum: not a list")
+	}
+	for _, x := range l {
+		if _, ok := x.(string); !ok {
+			return fmt.Errorf("enum: only strings are supported")
+		}
+	}
+	s.enum = l
+	return nil
+}
+
+func (s *fastSchema) fillOneOf(v any) error {
+	l, ok := v.([]any)
+	if !ok {
+		return fmt.Errorf("oneOf: not a list")
+	}
+	for _, x := range l {
+		sub, err := compileFastNode(x, s.root)
+		if err != nil {
+			return err
+		}
+		s.oneOf = append(s.oneOf, sub)
+	}
+	return nil
+}
+
+// schemaStrings reads the list of strings that keyword k holds.
+func schemaStrings(k string, v any) ([]string, error) {
+	l, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("%s: not a list", k)
+	}
+	out := make([]string, 0, len(l))
+	for _, x := range l {
+		str, ok := x.(string)
+		if !ok {
+			return nil, fmt.Errorf("%s: not a string", k)
+		}
+		out = append(out, str)
+	}
+	return out, nil
+}
+
+// schemaRat reads the number that keyword k holds, exactly.
+func schemaRat(k string, v any) (*big.Rat, error) {
+	r, ok := new(big.Rat).SetString(fmt.Sprint(v))
+	if !ok {
+		return nil, fmt.Errorf("%s: not a number", k)
+	}
+	return r, nil
 }
 
 func schemaInt(v any) (int, error) {
