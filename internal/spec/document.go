@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/fleetwright/fleetwright/internal/docpath"
+
 	"go.yaml.in/yaml/v3"
 
 	"github.com/fleetwright/fleetwright/internal/yamlx"
@@ -67,7 +69,7 @@ type componentPos struct{ spec, resources, replicas nodePos }
 
 func (d *Document) posAt(p Path) (nodePos, bool) {
 	if d.pos != nil {
-		np, ok := d.pos[p.key()]
+		np, ok := d.pos[pathKey(p)]
 		return np, ok
 	}
 	if d.comps != nil {
@@ -114,39 +116,12 @@ func yamlOrNil(n *yaml.Node) interface{ pos() Pos } {
 	return yamlNode{n}
 }
 
-// Path is a location in a document: map keys and list indexes.
-type Path []any
+// Path is a location in a document: map keys and list indexes, written
+// as components[1].workload_spec.port.
+type Path = docpath.Path
 
-// String formats the path as components[1].workload_spec.port.
-func (p Path) String() string {
-	b := make([]byte, 0, 48)
-	for _, s := range p {
-		switch s := s.(type) {
-		case int:
-			b = append(strconv.AppendInt(append(b, '['), int64(s), 10), ']')
-		case string:
-			if len(b) > 0 {
-				b = append(b, '.')
-			}
-			b = append(b, s...)
-		default:
-			if len(b) > 0 {
-				b = append(b, '.')
-			}
-			b = fmt.Append(b, s)
-		}
-	}
-	return string(b)
-}
-
-// Child returns p extended by one step, without aliasing p.
-func (p Path) Child(s any) Path {
-	q := make(Path, len(p), len(p)+1)
-	copy(q, p)
-	return append(q, s)
-}
-
-func (p Path) key() string {
+// pathKey is p as a key of the document's table of positions.
+func pathKey(p Path) string {
 	var b strings.Builder
 	for _, s := range p {
 		b.WriteByte('/')
@@ -545,8 +520,8 @@ func (c *converter) convert(n *yaml.Node, p Path, keyPos Pos, depth int) (any, e
 		return nil, c.fail(n, "document is nested more than %d levels deep", maxDepth)
 	}
 	if c.record && n.Kind != yaml.AliasNode && n.Kind != yaml.DocumentNode {
-		if _, seen := c.doc.pos[p.key()]; !seen {
-			c.doc.pos[p.key()] = nodePos{key: keyPos, val: Pos{n.Line, n.Column}}
+		if _, seen := c.doc.pos[pathKey(p)]; !seen {
+			c.doc.pos[pathKey(p)] = nodePos{key: keyPos, val: Pos{n.Line, n.Column}}
 		}
 	}
 	switch n.Kind {
@@ -560,8 +535,8 @@ func (c *converter) convert(n *yaml.Node, p Path, keyPos Pos, depth int) (any, e
 			return nil, c.fail(n, "unknown alias")
 		}
 		if c.record {
-			if _, seen := c.doc.pos[p.key()]; !seen {
-				c.doc.pos[p.key()] = nodePos{key: keyPos, val: Pos{n.Line, n.Column}}
+			if _, seen := c.doc.pos[pathKey(p)]; !seen {
+				c.doc.pos[pathKey(p)] = nodePos{key: keyPos, val: Pos{n.Line, n.Column}}
 			}
 		}
 		return c.convert(n.Alias, p, keyPos, depth+1)
@@ -673,7 +648,7 @@ func (d *Document) allPositions() map[string]nodePos {
 		var walk func(n *yamlx.Node, p Path, key Pos)
 		walk = func(n *yamlx.Node, p Path, key Pos) {
 			at := fastNode{n}.pos()
-			out[p.key()] = nodePos{key: key, val: at}
+			out[pathKey(p)] = nodePos{key: key, val: at}
 			for i := 0; i < len(n.Kids); i++ {
 				switch n.Kind {
 				case yamlx.MapNode:

@@ -479,8 +479,8 @@ func mergedDocument(d *Document, env string, overrides map[string]any, index map
 		}
 		merged[i] = v
 		paths.names[i] = name
-		from := Path{"environments", env, "components", name}.key()
-		to := Path{"components", i}.key()
+		from := pathKey(Path{"environments", env, "components", name})
+		to := pathKey(Path{"components", i})
 		for k, np := range basePos {
 			if k == from || strings.HasPrefix(k, from+"/") {
 				paths.pos[np.val], paths.pos[np.key] = true, true

@@ -162,7 +162,7 @@ func (l *Loader) expandTemplate(fsys fs.FS, doc *Document, ps *Problems) *expans
 				break
 			}
 		}
-		x.doc.pos[p.key()] = np
+		x.doc.pos[pathKey(p)] = np
 	})
 	return x
 }
