@@ -193,10 +193,11 @@ func ReleasesIn(files map[string][]byte) (map[string]*Release, error) {
 		if path.Base(p) != layout.ReleaseFileName || layout.InComponentDir(p) {
 			continue
 		}
-		key := layout.AppOf(p)
-		if key == "" || layout.ReleaseFile(strings.SplitN(key, "/", 3)[0], strings.SplitN(key, "/", 3)[1], strings.SplitN(key, "/", 3)[2]) != p {
+		l := layout.Parse(p)
+		if l.Preview != 0 || l.App == "" || layout.ReleaseFile(l.Cluster, l.Project, l.App) != p {
 			continue
 		}
+		key := l.AppKey()
 		rel, err := ParseRelease(files[p])
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", p, err))

@@ -398,8 +398,8 @@ func (c *previewCheck) object(p string, obj *previewObject) {
 	}
 	// A component folder's objects live in its project's preview
 	// namespace: the folder's own (apps/<cluster>/<namespace>/…).
-	if parts := strings.Split(strings.TrimPrefix(p, c.dir), "/"); len(parts) >= 5 && parts[0] == layout.AppsDir {
-		own := parts[2]
+	if l := layout.Parse(strings.TrimPrefix(p, c.dir)); l.Preview == 0 && (l.App != "" || l.Folder != "") {
+		own := l.Project
 		inProject := inPreview
 		inPreview = func(ns string) bool { return ns == own && inProject(ns) }
 	}

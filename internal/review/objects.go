@@ -47,15 +47,10 @@ func (o object) cluster() string { return clusterOfFile(o.File) }
 // (layout.AppsDir) or clusters/<c>/… (layout.DefaultClusterDir); "" for a
 // file elsewhere (a cluster whose platform.yaml path is another folder).
 func clusterOfFile(p string) string {
-	first, rest, ok := strings.Cut(p, "/")
-	if !ok || (first != layout.AppsDir && first != path.Dir(layout.DefaultClusterDir("x"))) {
-		return ""
+	if l := layout.Parse(p); l.Preview == 0 {
+		return l.Cluster
 	}
-	c, _, ok := strings.Cut(rest, "/")
-	if !ok {
-		return ""
-	}
-	return c
+	return ""
 }
 
 func (o object) label() string {

@@ -104,19 +104,10 @@ func (r *run) checkPreviews() {
 // (previews/<cluster>/pr-<N>/) taken off its front: inside it, a preview's
 // files are laid out as the fleet's.
 func inPreview(p string) string {
-	rest, ok := strings.CutPrefix(p, layout.PreviewsDir+"/")
-	if !ok {
-		return p
+	if _, _, rest, ok := layout.SplitPreview(p); ok {
+		return rest
 	}
-	_, rest, ok1 := strings.Cut(rest, "/")
-	env, rest, ok2 := strings.Cut(rest, "/")
-	if !ok1 || !ok2 {
-		return p
-	}
-	if _, ok := layout.PreviewOf(env); !ok {
-		return p
-	}
-	return rest
+	return p
 }
 
 // previewDrift renders each preview of the fleet again, as render preview

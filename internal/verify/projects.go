@@ -52,8 +52,8 @@ func (r *run) checkProjectSources(kss []*fluxKS, repos []*ociRepo) {
 		if dir == "" || path.Ext(p) != ".yaml" {
 			continue
 		}
-		parts := strings.Split(dir, "/") // apps/<cluster>/<project>/_flux
-		cluster, project, app := parts[1], parts[2], strings.TrimSuffix(path.Base(p), ".yaml")
+		l := layout.Parse(p)
+		cluster, project, app := l.Cluster, l.Project, strings.TrimSuffix(l.Rest, ".yaml")
 		if old := layout.AppFile(r.plat, cluster, project, app); r.t.files[old] != nil {
 			by := "its project's Kustomization"
 			if k := applied[dir]; k != nil {
@@ -135,8 +135,8 @@ func (r *run) projectFluxDir(k *fluxKS) string {
 	if !ok {
 		return ""
 	}
-	if parts := strings.Split(rel, "/"); len(parts) >= 5 && parts[0] == layout.AppsDir && !strings.HasPrefix(parts[3], "_") {
-		return layout.FluxDir(parts[1], parts[2])
+	if l := layout.Parse(rel); l.Preview == 0 && l.App != "" {
+		return layout.FluxDir(l.Cluster, l.Project)
 	}
 	return ""
 }

@@ -39,19 +39,11 @@ const (
 // A preview's component folders, previews/<cluster>/pr-<N>/apps/…, are
 // their project's preview namespace's (<project>-pr<N>).
 func tenantOf(file string) (project, app string, ok bool) {
-	rest, ok := strings.CutPrefix(inPreview(file), layout.AppsDir+"/")
-	if !ok {
+	l := layout.Parse(file)
+	if l.Project == "" || l.App == "" || l.Component == "" || l.Rest == "" {
 		return "", "", false
 	}
-	var component string
-	_, rest, ok1 := strings.Cut(rest, "/") // the cluster
-	project, rest, ok2 := strings.Cut(rest, "/")
-	app, rest, ok3 := strings.Cut(rest, "/")
-	component, rest, ok4 := strings.Cut(rest, "/")
-	if !ok1 || !ok2 || !ok3 || !ok4 || project == "" || app == "" || component == "" || rest == "" || strings.HasPrefix(app, "_") {
-		return "", "", false
-	}
-	return project, app, true
+	return l.Project, l.App, true
 }
 
 // rendersInComponents are the Flux kinds render itself writes in a

@@ -239,11 +239,11 @@ func FluxDirs(p Platform, apps []App) []string {
 // FluxDirOf is the project Flux folder (FluxDir) that holds the file p, or
 // "" when p is elsewhere.
 func FluxDirOf(p string) string {
-	parts := strings.Split(p, "/")
-	if len(parts) != 5 || parts[0] != AppsDir || parts[3] != fluxFolder {
+	l := Parse(p)
+	if l.Preview != 0 || l.Folder != fluxFolder || strings.Contains(l.Rest, "/") {
 		return ""
 	}
-	return path.Join(parts[:4]...)
+	return FluxDir(l.Cluster, l.Project)
 }
 
 // FluxDirAbove is the project Flux folder (FluxDir) that holds the fleet
@@ -253,11 +253,11 @@ func FluxDirOf(p string) string {
 // folder's artifact packs with the rest. The folder is p's own leading
 // segments, as they are.
 func FluxDirAbove(p string) string {
-	parts := strings.SplitN(p, "/", 5)
-	if len(parts) != 5 || parts[0] != AppsDir || parts[3] != fluxFolder {
+	l := Parse(p)
+	if l.Preview != 0 || l.Folder != fluxFolder {
 		return ""
 	}
-	return strings.Join(parts[:4], "/")
+	return p[:len(p)-len(l.Rest)-1]
 }
 
 // projectLevel reports whether a folder name among a project's apps is one
@@ -363,9 +363,8 @@ func ClusterOf(p Platform, file string) string {
 // component folders hold the fleet file, or "" for project and other
 // files.
 func AppOf(file string) string {
-	parts := strings.SplitN(file, "/", 6)
-	if len(parts) >= 5 && parts[0] == AppsDir && !projectLevel(parts[3]) {
-		return parts[1] + "/" + parts[2] + "/" + parts[3]
+	if l := Parse(file); l.Preview == 0 {
+		return l.AppKey()
 	}
 	return ""
 }
@@ -391,16 +390,16 @@ func AppsOf(files []string) []string {
 // apps/<cluster>/<project>/<app>/<component>/, where Flux applies only what
 // the generated kustomization.yaml lists.
 func InComponentDir(p string) bool {
-	parts := strings.Split(p, "/")
-	return len(parts) >= 6 && parts[0] == AppsDir && !projectLevel(parts[3])
+	l := Parse(p)
+	return l.Preview == 0 && l.Component != ""
 }
 
 // ComponentDirOf returns the component folder that holds the fleet file
 // p, or "" when p is in none (see InComponentDir).
 func ComponentDirOf(p string) string {
-	parts := strings.SplitN(p, "/", 6)
-	if len(parts) < 6 || parts[0] != AppsDir || projectLevel(parts[3]) {
+	l := Parse(p)
+	if l.Preview != 0 || l.Component == "" {
 		return ""
 	}
-	return path.Join(parts[:5]...)
+	return ComponentDir(l.Cluster, l.Project, l.App, l.Component)
 }

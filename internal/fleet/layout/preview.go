@@ -134,13 +134,6 @@ func PreviewFluxName(pr int) string { return "preview-" + PreviewEnvironment(pr)
 // PreviewOfPath returns the cluster and pull request of the preview whose
 // folder (PreviewDir) holds the fleet file p, and whether one does.
 func PreviewOfPath(p string) (cluster string, pr int, ok bool) {
-	parts := strings.SplitN(p, "/", 4)
-	if len(parts) < 4 || parts[0] != PreviewsDir || parts[1] == "" {
-		return "", 0, false
-	}
-	n, ok := PreviewOf(parts[2])
-	if !ok {
-		return "", 0, false
-	}
-	return parts[1], n, true
+	cluster, pr, _, ok = SplitPreview(p)
+	return cluster, pr, ok
 }
