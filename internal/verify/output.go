@@ -13,9 +13,10 @@ import (
 // (drift findings followed by their diff) and a summary; in JSON, one
 // object; in GitHub Actions, annotations titled "verify CHECK".
 func (r *Report) Output() diag.Output {
-	ds := make([]diag.Diagnostic, len(r.Findings))
+	ds := make([]*diag.Diagnostic, len(r.Findings))
 	for i := range r.Findings {
-		ds[i] = r.Findings[i].Diagnostic()
+		d := r.Findings[i].Diagnostic()
+		ds[i] = &d
 	}
 	doc := struct {
 		OK       bool      `json:"ok"`
@@ -50,7 +51,7 @@ func SpecFindings(ps spec.Problems) []Finding {
 			sev = SeverityWarning
 		}
 		out = append(out, Finding{
-			Check: CheckSpec, Severity: sev, File: p.File, Line: p.Pos.Line, Column: p.Pos.Col, Field: p.Path, Message: p.Message,
+			Check: CheckSpec, Severity: sev, File: p.File, Line: p.Line, Column: p.Column, Field: p.Path, Message: p.Message,
 		})
 	}
 	return out
