@@ -15,8 +15,7 @@ import (
 func (r *Report) Output() diag.Output {
 	ds := make([]*diag.Diagnostic, len(r.Findings))
 	for i := range r.Findings {
-		d := r.Findings[i].Diagnostic()
-		ds[i] = &d
+		ds[i] = r.Findings[i].printed()
 	}
 	doc := struct {
 		OK       bool      `json:"ok"`
@@ -42,17 +41,15 @@ func (r *Report) Output() diag.Output {
 	return diag.Output{Diagnostics: ds, JSON: doc, Summary: b.String(), Position: diag.LineOnly, Tool: "verify"}
 }
 
-// SpecFindings turns the apps repository's problems into findings.
+// SpecFindings turns the apps repository's problems into findings: the
+// same diagnostics, each an error or a warning.
 func SpecFindings(ps spec.Problems) []Finding {
-	out := make([]Finding, 0, len(ps))
-	for _, p := range ps {
-		sev := SeverityError
-		if p.Severity == spec.SeverityWarning {
-			sev = SeverityWarning
+	out := make([]Finding, len(ps))
+	for i, p := range ps {
+		out[i] = Finding{Check: CheckSpec, Diagnostic: *p}
+		if p.Severity != SeverityWarning {
+			out[i].Severity = SeverityError
 		}
-		out = append(out, Finding{
-			Check: CheckSpec, Severity: sev, File: p.File, Line: p.Line, Column: p.Column, Field: p.Path, Message: p.Message,
-		})
 	}
 	return out
 }
