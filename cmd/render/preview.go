@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fleetwright/fleetwright/internal/cli"
+	"github.com/fleetwright/fleetwright/internal/diag"
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/fleet/sink"
 	"github.com/fleetwright/fleetwright/internal/generate"
@@ -176,7 +177,7 @@ func (r *previewRun) loadSpecs(ctx context.Context) error {
 	}
 	if f.close {
 		// Closing needs the platform only: the apps' problems do not stop it.
-		ps = slices.DeleteFunc(ps, func(p *spec.Problem) bool {
+		ps = slices.DeleteFunc(ps, func(p *diag.Diagnostic) bool {
 			dir := filepath.Dir(p.File)
 			return !slices.Contains(spec.PlatformFileNames, filepath.Base(p.File)) || (dir != "." && filepath.Clean(dir) != filepath.Clean(r.root))
 		})

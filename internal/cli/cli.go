@@ -170,10 +170,9 @@ type Reporter struct {
 // them, whether they leave the specs valid, and the summary's entries; in
 // GitHub Actions every problem is also an annotation on its line.
 func (r *Reporter) Report(ps spec.Problems, summary map[string]any) error {
-	ds := ps.Diagnostics()
 	doc := map[string]any{"valid": !ps.HasErrors()}
 	maps.Copy(doc, summary)
-	doc["problems"] = ds
+	doc["problems"] = append([]*diag.Diagnostic{}, ps...) // [] rather than null
 	w := &diag.Writer{Format: r.Format, Out: r.Out, Getenv: r.Getenv}
-	return w.Write(diag.Output{Diagnostics: ds, JSON: doc})
+	return w.Write(diag.Output{Diagnostics: ps, JSON: doc})
 }

@@ -64,6 +64,9 @@ const (
 // leaving out the parts d lacks and the severity of errors.
 func (d *Diagnostic) String() string { return d.Text(LineColumn) }
 
+// Error is String, so that a diagnostic can be returned as an error.
+func (d *Diagnostic) Error() string { return d.String() }
+
 // Text formats d as String does, with its position shown as p says.
 func (d *Diagnostic) Text(p Position) string {
 	var b strings.Builder

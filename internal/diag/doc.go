@@ -2,7 +2,9 @@
 // points into a user's file (file, line, column, field path) with a severity
 // and a message, and a Writer prints a list of them as text, as JSON, and in
 // GitHub Actions also as annotations on the lines they name, within the
-// limits GitHub puts on annotations.
+// limits GitHub puts on annotations. Diagnostic is the one type of a
+// problem: spec's and template's problems are Diagnostics, and verify's
+// findings embed one.
 //
 // It also turns JSON Schema validation errors into messages (Schema), for
 // the spec and template packages, which both validate against schemas.

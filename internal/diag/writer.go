@@ -40,7 +40,7 @@ type Writer struct {
 
 // Output is one report: its diagnostics, and what frames them.
 type Output struct {
-	Diagnostics []Diagnostic
+	Diagnostics []*Diagnostic
 	// JSON is the document the json format prints; nil prints the list of
 	// diagnostics.
 	JSON any
@@ -66,15 +66,14 @@ func (w *Writer) Write(o Output) error {
 	if w.Format == "json" {
 		doc := o.JSON
 		if doc == nil {
-			doc = append([]Diagnostic{}, o.Diagnostics...)
+			doc = append([]*Diagnostic{}, o.Diagnostics...)
 		}
 		enc := json.NewEncoder(w.Out)
 		enc.SetIndent("", "  ")
 		return enc.Encode(doc)
 	}
 	var b strings.Builder
-	for i := range o.Diagnostics {
-		d := &o.Diagnostics[i]
+	for _, d := range o.Diagnostics {
 		b.WriteString(d.Text(o.Position))
 		b.WriteByte('\n')
 		if d.Detail != "" {
@@ -101,13 +100,13 @@ func kindOf(s Severity) int {
 
 // annotate prints the annotations GitHub's limits allow, in order, and a
 // line counting the others.
-func (w *Writer) annotate(ds []Diagnostic, tool string) error {
+func (w *Writer) annotate(ds []*Diagnostic, tool string) error {
 	t, file := w.loadTally()
 	var skipped [len(kinds)]int
 	made := 0
 	var b strings.Builder
-	for i := range ds {
-		k := kindOf(ds[i].Severity)
+	for _, d := range ds {
+		k := kindOf(d.Severity)
 		if t.step[k] >= StepLimit || t.job >= JobLimit {
 			skipped[k]++
 			continue
@@ -115,7 +114,7 @@ func (w *Writer) annotate(ds []Diagnostic, tool string) error {
 		t.step[k]++
 		t.job++
 		made++
-		b.WriteString(annotation(&ds[i], kinds[k].command, tool))
+		b.WriteString(annotation(d, kinds[k].command, tool))
 		b.WriteByte('\n')
 	}
 	var more []string

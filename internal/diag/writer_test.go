@@ -16,7 +16,7 @@ func env(m map[string]string) func(string) string {
 	return func(k string) string { return m[k] }
 }
 
-var sample = []diag.Diagnostic{
+var sample = []*diag.Diagnostic{
 	{File: "apps/shop/app.yaml", Line: 7, Column: 9, Path: "components[0].port", Message: "must be ≤ 65535; got 70000", Severity: diag.Error},
 	{File: "apps/shop/app.yaml", Line: 9, Column: 3, Message: "unknown field \"x\"", Severity: diag.Warning},
 	{File: "fleet/deploy.yaml", Line: 16, Object: "Deployment/api", Path: "spec.replicas", Message: "differs", Severity: diag.Error, Code: "drift", Detail: "--- a\n+++ b"},
@@ -69,7 +69,7 @@ func TestWriterFormats(t *testing.T) {
 			"--- a\n+++ b\n" +
 			"info: not dry-run: no cluster\n"},
 		{name: "annotations escape", env: map[string]string{"GITHUB_ACTIONS": "true"}, format: "json", out: diag.Output{
-			Diagnostics: []diag.Diagnostic{{File: "a,b.yaml", Line: 1, Column: 1, Path: "x:y", Message: "100%\nsure"}}, JSON: true,
+			Diagnostics: []*diag.Diagnostic{{File: "a,b.yaml", Line: 1, Column: 1, Path: "x:y", Message: "100%\nsure"}}, JSON: true,
 		}, want: "::error col=1,file=a%2Cb.yaml,line=1,title=x%3Ay::100%25%0Asure\ntrue\n"},
 		{name: "not in GitHub Actions", env: map[string]string{"GITHUB_ACTIONS": "false"}, out: diag.Output{Diagnostics: sample[:1]}, want: "" +
 			"apps/shop/app.yaml:7:9: components[0].port: must be ≤ 65535; got 70000\n"},
@@ -90,10 +90,10 @@ func TestWriterFormats(t *testing.T) {
 }
 
 // many returns n diagnostics of severity s, in files named after it.
-func many(n int, s diag.Severity) []diag.Diagnostic {
-	out := make([]diag.Diagnostic, n)
+func many(n int, s diag.Severity) []*diag.Diagnostic {
+	out := make([]*diag.Diagnostic, n)
 	for i := range out {
-		out[i] = diag.Diagnostic{File: fmt.Sprintf("%s-%02d.yaml", s, i), Line: 1, Column: 1, Message: "bad", Severity: s}
+		out[i] = &diag.Diagnostic{File: fmt.Sprintf("%s-%02d.yaml", s, i), Line: 1, Column: 1, Message: "bad", Severity: s}
 	}
 	return out
 }
@@ -121,8 +121,8 @@ func counts(out string) (map[string]int, []string, []string) {
 
 func TestAnnotationLimits(t *testing.T) {
 	t.Parallel()
-	concat := func(lists ...[]diag.Diagnostic) []diag.Diagnostic {
-		var out []diag.Diagnostic
+	concat := func(lists ...[]*diag.Diagnostic) []*diag.Diagnostic {
+		var out []*diag.Diagnostic
 		for _, l := range lists {
 			out = append(out, l...)
 		}
@@ -130,7 +130,7 @@ func TestAnnotationLimits(t *testing.T) {
 	}
 	tests := []struct {
 		name  string
-		ds    []diag.Diagnostic
+		ds    []*diag.Diagnostic
 		tally string // the job's tally file before, if any
 		want  map[string]int
 		more  string
@@ -206,12 +206,12 @@ func TestAnnotationLimitsKeepText(t *testing.T) {
 func TestAnnotationTally(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	all := func(n int) []diag.Diagnostic {
+	all := func(n int) []*diag.Diagnostic {
 		return append(append(many(n, diag.Error), many(n, diag.Warning)...), many(n, diag.Info)...)
 	}
 	steps := []struct {
 		step string
-		ds   []diag.Diagnostic
+		ds   []*diag.Diagnostic
 		want map[string]int
 		more string
 	}{
@@ -286,7 +286,7 @@ func TestDiagnosticText(t *testing.T) {
 
 func ExampleWriter_Write() {
 	w := &diag.Writer{Out: os.Stdout, Getenv: env(map[string]string{"GITHUB_ACTIONS": "true"})}
-	_ = w.Write(diag.Output{Diagnostics: []diag.Diagnostic{
+	_ = w.Write(diag.Output{Diagnostics: []*diag.Diagnostic{
 		{File: "apps/shop/api/app.yaml", Line: 14, Column: 9, Path: "components[1].workload_spec.port", Message: "must be ≤ 65535"},
 	}})
 	// Output:

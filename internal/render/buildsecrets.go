@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/fleetwright/fleetwright/internal/build"
+	"github.com/fleetwright/fleetwright/internal/diag"
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
 
@@ -86,7 +87,7 @@ func checkBuildSecrets(root string, repo *spec.Repo) spec.Problems {
 				if len(projects) > 0 {
 					who = "gives it to " + strings.Join(projects, ", ") + " only"
 				}
-				ps = append(ps, &spec.Problem{File: rel, Pos: spec.Pos{Line: u.Line, Col: 1}, Severity: spec.SeverityError,
+				ps = append(ps, &diag.Diagnostic{File: rel, Line: u.Line, Column: 1, Severity: spec.SeverityError,
 					Message: fmt.Sprintf("RUN mounts secret %q, which project %s may not mount: platform.yaml build.secrets[].projects %s", u.ID, a.Project, who)})
 			}
 		}

@@ -60,7 +60,7 @@ components:
 			var got []int
 			for _, p := range ps {
 				if tt.msg != "" && strings.Contains(p.Message, tt.msg) {
-					got = append(got, p.Pos.Line)
+					got = append(got, p.Line)
 				} else {
 					t.Errorf("unexpected problem: %v", p)
 				}

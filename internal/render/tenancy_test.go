@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleetwright/fleetwright/internal/diag"
 	"github.com/fleetwright/fleetwright/internal/golden"
 	"github.com/fleetwright/fleetwright/internal/render"
 	"github.com/fleetwright/fleetwright/internal/spec"
@@ -106,7 +107,7 @@ func TestValidateRefusesTenancyAttacks(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			ps := validate(t, tc.files)
-			var hit *spec.Problem
+			var hit *diag.Diagnostic
 			for _, p := range ps {
 				if strings.HasSuffix(p.File, tc.file) && p.Severity != spec.SeverityWarning {
 					hit = p
@@ -118,8 +119,8 @@ func TestValidateRefusesTenancyAttacks(t *testing.T) {
 			}
 			got := hit.Error()
 			t.Log(got)
-			if hit.Pos.Line != tc.line {
-				t.Errorf("refused at line %d, want %d: %s", hit.Pos.Line, tc.line, got)
+			if hit.Line != tc.line {
+				t.Errorf("refused at line %d, want %d: %s", hit.Line, tc.line, got)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(got, w) {

@@ -256,7 +256,7 @@ func lookup(m *yaml.Node, k string, depth int) (*yaml.Node, *yaml.Node) {
 // JSON first so JSON syntax errors read as such.
 func Parse(file string, data []byte) (*Document, error) {
 	if len(data) > MaxFileSize {
-		return nil, &Problem{File: file, Pos: Pos{1, 1}, Message: fmt.Sprintf("file is %d bytes; the limit is %d", len(data), MaxFileSize)}
+		return nil, problem(file, Pos{1, 1}, fmt.Sprintf("file is %d bytes; the limit is %d", len(data), MaxFileSize))
 	}
 	if strings.HasSuffix(file, ".json") {
 		if err := checkJSON(file, data); err != nil {
@@ -431,13 +431,13 @@ func parseTree(file string, data []byte) (*yaml.Node, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&root); err != nil {
 		if errors.Is(err, io.EOF) {
-			return nil, &Problem{File: file, Pos: Pos{1, 1}, Message: "file is empty"}
+			return nil, problem(file, Pos{1, 1}, "file is empty")
 		}
 		return nil, yamlProblem(file, data, err)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
-		return nil, &Problem{File: file, Pos: Pos{extra.Line, extra.Column}, Message: "a spec file holds one document; found a second one"}
+		return nil, problem(file, Pos{extra.Line, extra.Column}, "a spec file holds one document; found a second one")
 	}
 	return &root, nil
 }
@@ -458,7 +458,7 @@ func checkJSON(file string, data []byte) error {
 			off = se.Offset
 		}
 		line, col := lineCol(data, int(off))
-		return &Problem{File: file, Pos: Pos{line, col}, Message: "invalid JSON: " + strings.TrimPrefix(err.Error(), "json: ")}
+		return problem(file, Pos{line, col}, "invalid JSON: "+strings.TrimPrefix(err.Error(), "json: "))
 	}
 }
 
@@ -480,7 +480,7 @@ func lineCol(data []byte, off int) (int, int) {
 func yamlProblem(file string, data []byte, err error) error {
 	line, msg := splitYAMLError(err)
 	if line == 0 {
-		return &Problem{File: file, Pos: Pos{1, 1}, Message: "invalid YAML: " + msg}
+		return problem(file, Pos{1, 1}, "invalid YAML: "+msg)
 	}
 	col := 1
 	if l := yamlErrorLine(data, line, msg); l != line {
@@ -489,7 +489,7 @@ func yamlProblem(file string, data []byte, err error) error {
 			msg += "; is this line indented as the keys beside it?"
 		}
 	}
-	return &Problem{File: file, Pos: Pos{line, col}, Message: "invalid YAML: " + msg}
+	return problem(file, Pos{line, col}, "invalid YAML: "+msg)
 }
 
 type converter struct {
@@ -508,7 +508,7 @@ func (c *converter) child(p Path, s any) Path {
 }
 
 func (c *converter) fail(n *yaml.Node, format string, args ...any) error {
-	return &Problem{File: c.doc.File, Pos: Pos{n.Line, n.Column}, Message: fmt.Sprintf(format, args...)}
+	return problem(c.doc.File, Pos{n.Line, n.Column}, fmt.Sprintf(format, args...))
 }
 
 func (c *converter) convert(n *yaml.Node, p Path, keyPos Pos, depth int) (any, error) {

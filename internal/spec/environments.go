@@ -373,7 +373,7 @@ func (l *Loader) inEnvironment(fsys fs.FS, a *LoadedApp, plat *Platform, e *Envi
 			continue
 		}
 		comp, rest := splitComponentPath(p.Path)
-		switch to, at := paths.at(comp, rest, p.Pos); {
+		switch to, at := paths.at(comp, rest, posOf(p)); {
 		case at:
 			p.Path = to
 		default:
@@ -384,7 +384,8 @@ func (l *Loader) inEnvironment(fsys fs.FS, a *LoadedApp, plat *Platform, e *Envi
 				root = root.Child("components").Child(name)
 			}
 			p.Message = fmt.Sprintf("with %s's override, %s: %s", e.Name, p.Path, p.Message)
-			p.Path, p.Pos = root.String(), doc.KeyPos(root)
+			p.Path = root.String()
+			setPos(p, doc.KeyPos(root))
 		}
 		bad = bad || p.Severity != SeverityWarning
 		*ps = append(*ps, p)
@@ -407,7 +408,7 @@ func replicasPolicy(c *LoadedApp, plat *Platform, paths *overridePaths, ps *Prob
 	for _, p := range own {
 		if paths != nil {
 			comp, rest := splitComponentPath(p.Path)
-			if to, at := paths.at(comp, rest, p.Pos); at {
+			if to, at := paths.at(comp, rest, posOf(p)); at {
 				p.Path = to
 			}
 		}

@@ -40,7 +40,7 @@ components:
 		files := map[string][]byte{"apps/shop/app/app.yaml": []byte(doc)}
 		_, ps := fuzzLoader(t).LoadFiles(files)
 		for _, p := range ps {
-			if p.File != "apps/shop/app/app.yaml" || p.Pos.Line < 1 || p.Pos.Col < 1 {
+			if p.File != "apps/shop/app/app.yaml" || p.Line < 1 || p.Column < 1 {
 				t.Fatalf("a problem is not at a position of the spec: %v", p)
 			}
 			if strings.Contains(p.Message, "%!") {

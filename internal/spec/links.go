@@ -77,8 +77,7 @@ func (l *Loader) checkLinks(fsys fs.FS, p string, realDir bool, ps *Problems) bo
 	if link != p {
 		what = "folder"
 	}
-	*ps = append(*ps, &Problem{File: l.display(link), Pos: Pos{1, 1}, Severity: SeverityError,
-		Message: fmt.Sprintf("%s is a symbolic link to a path outside the repository; copy the %s instead", l.display(link), what)})
+	*ps = append(*ps, problem(l.display(link), Pos{1, 1}, fmt.Sprintf("%s is a symbolic link to a path outside the repository; copy the %s instead", l.display(link), what)))
 	return false
 }
 
@@ -88,5 +87,5 @@ func (l *Loader) linkedFolder(fsys fs.FS, p string, ps *Problems) {
 	if escapingLink(fsys, p, false) != "" {
 		msg = fmt.Sprintf("%s is a symbolic link to a path outside the repository; copy the folder instead", l.display(p))
 	}
-	*ps = append(*ps, &Problem{File: l.display(p), Pos: Pos{1, 1}, Severity: SeverityError, Message: msg})
+	*ps = append(*ps, problem(l.display(p), Pos{1, 1}, msg))
 }

@@ -253,8 +253,7 @@ func (l *Loader) oneSpecPerFolder(files []string, ps *Problems) []string {
 	out := files[:0:0]
 	for i, f := range files {
 		if i > 0 && path.Dir(files[i-1]) == path.Dir(f) {
-			*ps = append(*ps, &Problem{File: l.display(f), Pos: Pos{1, 1}, Severity: SeverityError,
-				Message: fmt.Sprintf("%s and %s are both in %s; keep one", path.Base(files[i-1]), path.Base(f), path.Dir(f))})
+			*ps = append(*ps, problem(l.display(f), Pos{1, 1}, fmt.Sprintf("%s and %s are both in %s; keep one", path.Base(files[i-1]), path.Base(f), path.Dir(f))))
 			continue
 		}
 		out = append(out, f)

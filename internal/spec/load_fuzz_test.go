@@ -59,7 +59,7 @@ func FuzzLoad(f *testing.F) {
 			if _, ok := files[p.File]; !ok {
 				t.Fatalf("a problem names %q, not a file of the repository: %v", p.File, p)
 			}
-			if p.Pos.Line < 1 || p.Pos.Col < 1 {
+			if p.Line < 1 || p.Column < 1 {
 				t.Fatalf("a problem has no position: %v", p)
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fleetwright/fleetwright/internal/diag"
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/secretscan"
 )
@@ -64,9 +65,9 @@ func checkPatches(doc *Document, a *LoadedApp, c *Component, w *WorkloadSpec, at
 		pd, err := Parse("patch.yaml", []byte(p.Patch))
 		if err != nil {
 			msg := err.Error()
-			var prob *Problem
+			var prob *diag.Diagnostic
 			if errors.As(err, &prob) {
-				msg = fmt.Sprintf("line %d of the patch: %s", prob.Pos.Line, prob.Message)
+				msg = fmt.Sprintf("line %d of the patch: %s", prob.Line, prob.Message)
 			}
 			ps.Add(doc, pa.Child("patch"), "does not parse as YAML: %s", msg)
 			continue

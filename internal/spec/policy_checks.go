@@ -52,7 +52,7 @@ func reportPolicy(doc *Document, sev Severity, at Path, key bool, msg string, ps
 	}
 	// The message as it is: it is read on every component that lacks a
 	// probe or a request, and formatting it again would cost as much.
-	*ps = append(*ps, &Problem{File: doc.File, Pos: pos, Path: at.String(), Message: msg, Severity: sev})
+	ps.addAt(doc, pos, at, sev, msg)
 }
 
 // checkPolicy runs on a workload, job or cronjob the checks of

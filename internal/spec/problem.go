@@ -19,66 +19,51 @@ const (
 	SeverityWarning = diag.Warning
 )
 
-// Problem is one thing wrong with a spec, pointing into the user's file.
-type Problem struct {
-	File     string   `json:"file"`
-	Pos      Pos      `json:"-"`
-	Path     string   `json:"path,omitempty"`
-	Message  string   `json:"message"`
-	Severity Severity `json:"severity,omitempty"`
+// Problems is a list of problems, each a diag.Diagnostic pointing into the
+// user's file with its field path; the list is itself an error when it
+// holds an error.
+type Problems []*diag.Diagnostic
+
+// problem is an error in file at pos, about the file rather than a field.
+func problem(file string, pos Pos, msg string) *diag.Diagnostic {
+	return &diag.Diagnostic{File: file, Line: pos.Line, Column: pos.Col, Message: msg, Severity: SeverityError}
 }
 
-// Error formats the problem as file:line:col: path: message.
-func (p *Problem) Error() string {
-	d := p.Diagnostic()
-	return d.String()
-}
+// posOf returns where p points.
+func posOf(p *diag.Diagnostic) Pos { return Pos{p.Line, p.Column} }
 
-// Diagnostic is the problem as the commands print it; a problem without a
-// severity is an error.
-func (p *Problem) Diagnostic() diag.Diagnostic {
-	return diag.Diagnostic{
-		File: p.File, Line: p.Pos.Line, Column: p.Pos.Col, Path: p.Path, Message: p.Message,
-		Severity: cmp.Or(p.Severity, SeverityError),
-	}
-}
-
-// Diagnostics returns the problems as the commands print them.
-func (ps Problems) Diagnostics() []diag.Diagnostic {
-	out := make([]diag.Diagnostic, len(ps))
-	for i, p := range ps {
-		out[i] = p.Diagnostic()
-	}
-	return out
-}
-
-// Problems is a list of problems, itself an error when it holds an error.
-type Problems []*Problem
+// setPos points p at pos.
+func setPos(p *diag.Diagnostic, pos Pos) { p.Line, p.Column = pos.Line, pos.Col }
 
 // Add appends a problem at the value of path in doc.
 func (ps *Problems) Add(doc *Document, path Path, format string, args ...any) {
-	*ps = append(*ps, &Problem{File: doc.File, Pos: doc.Pos(path), Path: path.String(), Message: fmt.Sprintf(format, args...), Severity: SeverityError})
+	ps.addAt(doc, doc.Pos(path), path, SeverityError, fmt.Sprintf(format, args...))
 }
 
 // AddKey appends a problem at the key of path in doc.
 func (ps *Problems) AddKey(doc *Document, path Path, format string, args ...any) {
-	*ps = append(*ps, &Problem{File: doc.File, Pos: doc.KeyPos(path), Path: path.String(), Message: fmt.Sprintf(format, args...), Severity: SeverityError})
+	ps.addAt(doc, doc.KeyPos(path), path, SeverityError, fmt.Sprintf(format, args...))
 }
 
 // Warn appends a warning at the value of path in doc.
 func (ps *Problems) Warn(doc *Document, path Path, format string, args ...any) {
-	*ps = append(*ps, &Problem{File: doc.File, Pos: doc.Pos(path), Path: path.String(), Message: fmt.Sprintf(format, args...), Severity: SeverityWarning})
+	ps.addAt(doc, doc.Pos(path), path, SeverityWarning, fmt.Sprintf(format, args...))
 }
 
 // WarnKey appends a warning at the key of path in doc.
 func (ps *Problems) WarnKey(doc *Document, path Path, format string, args ...any) {
-	*ps = append(*ps, &Problem{File: doc.File, Pos: doc.KeyPos(path), Path: path.String(), Message: fmt.Sprintf(format, args...), Severity: SeverityWarning})
+	ps.addAt(doc, doc.KeyPos(path), path, SeverityWarning, fmt.Sprintf(format, args...))
+}
+
+// addAt appends a problem of severity sev at pos in doc, about path.
+func (ps *Problems) addAt(doc *Document, pos Pos, path Path, sev Severity, msg string) {
+	*ps = append(*ps, &diag.Diagnostic{File: doc.File, Line: pos.Line, Column: pos.Col, Path: path.String(), Message: msg, Severity: sev})
 }
 
 // AddErr appends err: its problems when it holds some, else a problem at
 // the start of file.
 func (ps *Problems) AddErr(file string, err error) {
-	var p *Problem
+	var p *diag.Diagnostic
 	var list Problems
 	switch {
 	case errors.As(err, &list):
@@ -89,29 +74,29 @@ func (ps *Problems) AddErr(file string, err error) {
 		}
 		*ps = append(*ps, p)
 	default:
-		*ps = append(*ps, &Problem{File: file, Pos: Pos{1, 1}, Message: err.Error(), Severity: SeverityError})
+		*ps = append(*ps, problem(file, Pos{1, 1}, err.Error()))
 	}
 }
 
 // HasErrors reports whether any problem is an error.
 func (ps Problems) HasErrors() bool {
-	return slices.ContainsFunc(ps, func(p *Problem) bool { return p.Severity != SeverityWarning })
+	return slices.ContainsFunc(ps, func(p *diag.Diagnostic) bool { return p.Severity != SeverityWarning })
 }
 
 // Sort orders problems by file, line, column and message, and drops exact
 // duplicates.
 func (ps Problems) Sort() Problems {
-	slices.SortStableFunc(ps, func(a, b *Problem) int {
-		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Pos.Line, b.Pos.Line),
-			cmp.Compare(a.Pos.Col, b.Pos.Col), cmp.Compare(a.Path, b.Path), cmp.Compare(a.Message, b.Message))
+	slices.SortStableFunc(ps, func(a, b *diag.Diagnostic) int {
+		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line),
+			cmp.Compare(a.Column, b.Column), cmp.Compare(a.Path, b.Path), cmp.Compare(a.Message, b.Message))
 	})
-	return slices.CompactFunc(ps, func(a, b *Problem) bool {
+	return slices.CompactFunc(ps, func(a, b *diag.Diagnostic) bool {
 		// The same text: compared field by field, formatted only when the
 		// positions alone differ (a position may not be printed).
 		if a.File != b.File || a.Path != b.Path || a.Message != b.Message || cmp.Or(a.Severity, SeverityError) != cmp.Or(b.Severity, SeverityError) {
 			return false
 		}
-		return a.Pos == b.Pos || a.Error() == b.Error()
+		return a.Line == b.Line && a.Column == b.Column || a.Error() == b.Error()
 	})
 }
 

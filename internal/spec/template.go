@@ -51,9 +51,7 @@ func (c *templateCache) parse(file string, data []byte) (*template.Template, Pro
 	var ps Problems
 	if err != nil {
 		if tps, ok := err.(template.Problems); ok {
-			for _, p := range tps {
-				ps = append(ps, &Problem{File: p.File, Pos: Pos{p.Line, p.Column}, Path: p.Path, Message: p.Message, Severity: SeverityError})
-			}
+			ps = append(ps, tps...)
 		} else {
 			ps.AddErr(file, err)
 		}
@@ -261,10 +259,10 @@ func (x *expansion) relocate(ps *Problems, from int) {
 		}
 		keyPos := x.doc.KeyPos(at)
 		p.File = x.tdoc.File
-		if p.Pos == keyPos && keyPos != x.doc.Pos(at) {
-			p.Pos = x.tdoc.KeyPos(at)
+		if posOf(p) == keyPos && keyPos != x.doc.Pos(at) {
+			setPos(p, x.tdoc.KeyPos(at))
 		} else {
-			p.Pos = x.tdoc.Pos(at)
+			setPos(p, x.tdoc.Pos(at))
 		}
 	}
 }

@@ -252,8 +252,8 @@ func FuzzLoadTemplated(f *testing.F) {
 			// YAML breaks lines at \n, \r and \r\n.
 			s := string(data)
 			lines := strings.Count(s, "\n") + strings.Count(s, "\r") - strings.Count(s, "\r\n") + 1
-			if p.Pos.Line < 1 || p.Pos.Line > lines {
-				t.Fatalf("problem at line %d of a %d-line file: %v", p.Pos.Line, lines, p)
+			if p.Line < 1 || p.Line > lines {
+				t.Fatalf("problem at line %d of a %d-line file: %v", p.Line, lines, p)
 			}
 		}
 	})

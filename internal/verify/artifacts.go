@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fleetwright/fleetwright/internal/diag"
 	"github.com/fleetwright/fleetwright/internal/fleet/artifact"
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/manifest"
@@ -134,8 +135,8 @@ func (r *run) ociFinding(o *ociRepo, field string, p pos, format string, args ..
 		p.line = o.line
 	}
 	return Finding{
-		Check: CheckArtifact, Severity: SeverityError, File: r.display(o.file), Line: p.line, Column: p.col,
-		Object: o.object(), Field: field, Message: fmt.Sprintf(format, args...),
+		Check: CheckArtifact, Diagnostic: diag.Diagnostic{Severity: SeverityError, File: r.display(o.file), Line: p.line, Column: p.col,
+			Object: o.object(), Path: field, Message: fmt.Sprintf(format, args...)},
 	}
 }
 
@@ -334,9 +335,9 @@ func (r *run) resolveSources(kss []*fluxKS, repos []*ociRepo) {
 		if o == nil {
 			if k.sourceName != "" { // a missing name is an API finding
 				r.findings.add(Finding{
-					Check: CheckArtifact, Severity: SeverityError, File: r.display(k.file), Line: k.sourceAt.line, Column: k.sourceAt.col,
-					Object: k.object(), Field: "spec.sourceRef.name",
-					Message: fmt.Sprintf("reads OCIRepository %s/%s, which no fleet file defines: Flux would not apply it", k.sourceNamespace, k.sourceName),
+					Check: CheckArtifact, Diagnostic: diag.Diagnostic{Severity: SeverityError, File: r.display(k.file), Line: k.sourceAt.line, Column: k.sourceAt.col,
+						Object: k.object(), Path: "spec.sourceRef.name",
+						Message: fmt.Sprintf("reads OCIRepository %s/%s, which no fleet file defines: Flux would not apply it", k.sourceNamespace, k.sourceName)},
 				})
 			}
 			k.unresolved = true
@@ -356,10 +357,10 @@ func (r *run) resolveSources(kss []*fluxKS, repos []*ociRepo) {
 				whose = "a project's"
 			}
 			r.findings.add(Finding{
-				Check: CheckArtifact, Severity: SeverityError, File: r.display(k.file), Line: line, Column: col,
-				Object: k.object(), Field: "spec.path",
-				Message: fmt.Sprintf("path %s: the artifact of OCIRepository %s holds folder %s at its root, and %s Kustomization builds that root: the path must be ./ (so Flux would build %s)",
-					k.path, o.name, r.display(o.dir), whose, r.display(path.Join(o.dir, clean))),
+				Check: CheckArtifact, Diagnostic: diag.Diagnostic{Severity: SeverityError, File: r.display(k.file), Line: line, Column: col,
+					Object: k.object(), Path: "spec.path",
+					Message: fmt.Sprintf("path %s: the artifact of OCIRepository %s holds folder %s at its root, and %s Kustomization builds that root: the path must be ./ (so Flux would build %s)",
+						k.path, o.name, r.display(o.dir), whose, r.display(path.Join(o.dir, clean)))},
 			})
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
+	"github.com/fleetwright/fleetwright/internal/diag"
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/kbuild"
 	"github.com/fleetwright/fleetwright/internal/yamlx"
@@ -58,8 +59,8 @@ func newObject(root, src *node, file string, ks *fluxKS, cluster string) *object
 func (r *run) build(ks *fluxKS) {
 	fail := func(sev Severity, format string, args ...any) {
 		f := Finding{
-			Check: CheckBuild, Severity: sev, File: r.display(ks.file), Line: ks.line,
-			Object: ks.object(), Field: "spec.path", Message: fmt.Sprintf(format, args...),
+			Check: CheckBuild, Diagnostic: diag.Diagnostic{Severity: sev, File: r.display(ks.file), Line: ks.line,
+				Object: ks.object(), Path: "spec.path", Message: fmt.Sprintf(format, args...)},
 		}
 		if ks.pathLine > 0 {
 			f.Line, f.Column = ks.pathLine, ks.pathCol

@@ -12,6 +12,7 @@ import (
 
 	"sigs.k8s.io/kustomize/api/konfig"
 
+	"github.com/fleetwright/fleetwright/internal/diag"
 	"github.com/fleetwright/fleetwright/internal/fleet"
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/generate"
@@ -305,16 +306,16 @@ func driftFindings(t *tree, desired map[string][]byte, managed []string, display
 		switch {
 		case !ok:
 			out = append(out, Finding{
-				Check: CheckDrift, Severity: SeverityError, File: show(p),
-				Message: "missing: the specs render this file; run render",
-				Diff:    fleet.FileDiff(fleet.Change{Path: p, Op: fleet.Add, New: want}, display),
+				Check: CheckDrift, Diagnostic: diag.Diagnostic{Severity: SeverityError, File: show(p),
+					Message: "missing: the specs render this file; run render"},
+				Diff: fleet.FileDiff(fleet.Change{Path: p, Op: fleet.Add, New: want}, display),
 			})
 		case !bytes.Equal(got, want):
 			line := firstDifferentLine(got, want)
 			out = append(out, Finding{
-				Check: CheckDrift, Severity: SeverityError, File: show(p), Line: line,
-				Message: "differs from what the specs render (edited by hand?); run render",
-				Diff:    fleet.FileDiff(fleet.Change{Path: p, Op: fleet.Update, Old: got, New: want}, display),
+				Check: CheckDrift, Diagnostic: diag.Diagnostic{Severity: SeverityError, File: show(p), Line: line,
+					Message: "differs from what the specs render (edited by hand?); run render"},
+				Diff: fleet.FileDiff(fleet.Change{Path: p, Op: fleet.Update, Old: got, New: want}, display),
 			})
 		}
 	}
@@ -331,15 +332,15 @@ func driftFindings(t *tree, desired map[string][]byte, managed []string, display
 						"To have it applied, give it a folder of its own outside the folders render manages, with a Flux Kustomization for that folder", show(k))
 				}
 				out = append(out, Finding{
-					Check: CheckDrift, Severity: SeverityWarning, File: show(p), Line: 1,
-					Message: msg,
+					Check: CheckDrift, Diagnostic: diag.Diagnostic{Severity: SeverityWarning, File: show(p), Line: 1,
+						Message: msg},
 				})
 				continue
 			}
 			out = append(out, Finding{
-				Check: CheckDrift, Severity: SeverityError, File: show(p), Line: 1,
-				Message: "generated file that no spec renders any more; run render to delete it",
-				Diff:    fleet.FileDiff(fleet.Change{Path: p, Op: fleet.Delete, Old: data}, display),
+				Check: CheckDrift, Diagnostic: diag.Diagnostic{Severity: SeverityError, File: show(p), Line: 1,
+					Message: "generated file that no spec renders any more; run render to delete it"},
+				Diff: fleet.FileDiff(fleet.Change{Path: p, Op: fleet.Delete, Old: data}, display),
 			})
 		}
 	}

@@ -10,9 +10,9 @@ import (
 
 func ExampleReport_Output() {
 	rep := &verify.Report{Findings: []verify.Finding{{
-		Check: verify.CheckAPI, Severity: verify.SeverityError,
-		File: "fleet/apps/prod/shop/api/web/deployment-api-web.yaml", Line: 17,
-		Object: "Deployment/api-web", Field: "spec.replicas", Message: "must be an integer, not a string",
+		Check: verify.CheckAPI, Diagnostic: diag.Diagnostic{Severity: verify.SeverityError,
+			File: "fleet/apps/prod/shop/api/web/deployment-api-web.yaml", Line: 17,
+			Object: "Deployment/api-web", Path: "spec.replicas", Message: "must be an integer, not a string"},
 	}}}
 	w := &diag.Writer{Out: os.Stdout}
 	_ = w.Write(rep.Output())

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/fleetwright/fleetwright/internal/diag"
 	"github.com/fleetwright/fleetwright/internal/secretscan"
 	"github.com/fleetwright/fleetwright/internal/yamlx"
 )
@@ -137,8 +138,8 @@ func (r *run) patchSecrets(p patchRef) []Finding {
 	var out []Finding
 	msg := "this patch sets %q to a literal credential; patches may not carry secret values: reference a Secret (valueFrom.secretKeyRef)"
 	add := func(key string) {
-		out = append(out, Finding{Check: CheckSecret, Severity: SeverityError, File: r.display(p.file), Line: p.line, Column: p.col,
-			Message: fmt.Sprintf(msg, key)})
+		out = append(out, Finding{Check: CheckSecret, Diagnostic: diag.Diagnostic{Severity: SeverityError, File: r.display(p.file), Line: p.line, Column: p.col,
+			Message: fmt.Sprintf(msg, key)}})
 	}
 	for _, c := range credentialEntries(p.root) {
 		add(c.key)

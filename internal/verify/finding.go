@@ -2,6 +2,7 @@ package verify
 
 import (
 	"cmp"
+	"encoding/json"
 	"slices"
 	"sync"
 
@@ -51,28 +52,46 @@ const (
 	CheckProductionReplicas Check = "policy/production_replicas"
 )
 
-// Finding is one thing verify reports, pointing into the fleet.
+// Finding is one thing verify reports, pointing into the fleet. Its
+// diagnostic says where and what: File is the file's path as shown to the
+// user (under the fleet folder as given, or the apps repository for spec
+// findings), Object the Kind/name of the object the finding is about, and
+// Path the field path inside the object, such as
+// spec.template.spec.containers[0].image. Its Code and Detail stay empty:
+// Check and Diff hold them, and Output fills them in.
 type Finding struct {
+	diag.Diagnostic
+	Check Check
+	// Diff is a unified diff, for drift.
+	Diff string
+	// Live drift: the rendered and the cluster's value of Path (secret
+	// values masked), and whether Flux can restore it.
+	Desired, Observed, Class string
+}
+
+// findingJSON is a finding as verify --format json prints it: the check
+// first, the field path as field, and only the position it has.
+type findingJSON struct {
 	Check    Check    `json:"check"`
 	Severity Severity `json:"severity"`
-	// File is the file's path as shown to the user (under the fleet folder
-	// as given, or the apps repository for spec findings).
-	File   string `json:"file,omitempty"`
-	Line   int    `json:"line,omitempty"`
-	Column int    `json:"column,omitempty"`
-	// Object is Kind/name of the object the finding is about.
-	Object string `json:"object,omitempty"`
-	// Field is the field path inside the object, such as
-	// spec.template.spec.containers[0].image.
-	Field   string `json:"field,omitempty"`
-	Message string `json:"message"`
-	// Diff is a unified diff, for drift.
-	Diff string `json:"diff,omitempty"`
-	// Live drift: the rendered and the cluster's value of Field (secret
-	// values masked), and whether Flux can restore it.
-	Desired  string `json:"desired,omitempty"`
-	Observed string `json:"observed,omitempty"`
-	Class    string `json:"class,omitempty"`
+	File     string   `json:"file,omitempty"`
+	Line     int      `json:"line,omitempty"`
+	Column   int      `json:"column,omitempty"`
+	Object   string   `json:"object,omitempty"`
+	Field    string   `json:"field,omitempty"`
+	Message  string   `json:"message"`
+	Diff     string   `json:"diff,omitempty"`
+	Desired  string   `json:"desired,omitempty"`
+	Observed string   `json:"observed,omitempty"`
+	Class    string   `json:"class,omitempty"`
+}
+
+// MarshalJSON writes the finding as findingJSON says.
+func (f Finding) MarshalJSON() ([]byte, error) {
+	return json.Marshal(findingJSON{
+		Check: f.Check, Severity: f.Severity, File: f.File, Line: f.Line, Column: f.Column, Object: f.Object, Field: f.Path,
+		Message: f.Message, Diff: f.Diff, Desired: f.Desired, Observed: f.Observed, Class: f.Class,
+	})
 }
 
 // Live drift classes.
@@ -82,17 +101,14 @@ const (
 )
 
 // String formats the finding as file:line: Kind/name: field: message.
-func (f *Finding) String() string {
-	d := f.Diagnostic()
-	return d.Text(diag.LineOnly)
-}
+func (f *Finding) String() string { return f.Text(diag.LineOnly) }
 
-// Diagnostic is the finding as verify prints it, its diff as the detail.
-func (f *Finding) Diagnostic() diag.Diagnostic {
-	return diag.Diagnostic{
-		File: f.File, Line: f.Line, Column: f.Column, Path: f.Field, Message: f.Message,
-		Severity: f.Severity, Object: f.Object, Code: string(f.Check), Detail: f.Diff,
-	}
+// printed is the finding as verify prints it: its check as the code, its
+// diff as the detail.
+func (f *Finding) printed() *diag.Diagnostic {
+	d := f.Diagnostic
+	d.Code, d.Detail = string(f.Check), f.Diff
+	return &d
 }
 
 // sortFindings orders findings by file, line, column, check and message,
@@ -101,7 +117,7 @@ func sortFindings(fs []Finding) []Finding {
 	slices.SortStableFunc(fs, func(a, b Finding) int {
 		return cmp.Or(
 			cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column),
-			cmp.Compare(a.Check, b.Check), cmp.Compare(a.Object, b.Object), cmp.Compare(a.Field, b.Field),
+			cmp.Compare(a.Check, b.Check), cmp.Compare(a.Object, b.Object), cmp.Compare(a.Path, b.Path),
 			cmp.Compare(a.Message, b.Message), cmp.Compare(a.Severity.Rank(), b.Severity.Rank()),
 		)
 	})

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fleetwright/fleetwright/internal/diag"
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/graph"
 	"github.com/fleetwright/fleetwright/internal/yamlx"
@@ -180,9 +181,9 @@ func checkDependsOn(kss []*fluxKS, display func(string) string) []Finding {
 			target := d.namespace + "/" + d.name
 			if _, ok := byKey[k.cluster+"\x00"+target]; !ok {
 				out = append(out, Finding{
-					Check: CheckDeps, Severity: SeverityError, File: display(k.file), Line: d.line, Column: d.col,
-					Object: k.object(), Field: fmt.Sprintf("spec.dependsOn[%d].name", i),
-					Message: fmt.Sprintf("depends on Kustomization %s, which no fleet file defines", target),
+					Check: CheckDeps, Diagnostic: diag.Diagnostic{Severity: SeverityError, File: display(k.file), Line: d.line, Column: d.col,
+						Object: k.object(), Path: fmt.Sprintf("spec.dependsOn[%d].name", i),
+						Message: fmt.Sprintf("depends on Kustomization %s, which no fleet file defines", target)},
 				})
 				continue
 			}
@@ -198,9 +199,9 @@ func checkDependsOn(kss []*fluxKS, display func(string) string) []Finding {
 				_, names[i], _ = strings.Cut(id, "\x00")
 			}
 			out = append(out, Finding{
-				Check: CheckDeps, Severity: SeverityError, File: display(k.file), Line: k.line,
-				Object: k.object(), Field: "spec.dependsOn",
-				Message: "dependency cycle: " + strings.Join(names, " -> "),
+				Check: CheckDeps, Diagnostic: diag.Diagnostic{Severity: SeverityError, File: display(k.file), Line: k.line,
+					Object: k.object(), Path: "spec.dependsOn",
+					Message: "dependency cycle: " + strings.Join(names, " -> ")},
 			})
 		}
 	}
@@ -226,10 +227,10 @@ func checkReadyPins(kss []*fluxKS, display func(string) string) []Finding {
 				continue
 			}
 			out = append(out, Finding{
-				Check: CheckDeps, Severity: SeverityError, File: display(k.file), Line: d.exprAt.line, Column: d.exprAt.col,
-				Object: k.object(), Field: fmt.Sprintf("spec.dependsOn[%d].readyExpr", i),
-				Message: fmt.Sprintf("waits for Kustomization %s to apply artifact %s, but its OCIRepository %s pins %s: Flux would hold this Kustomization back for good; re-render (render names the artifact the dependency's OCIRepository pins)",
-					d.name, pin, dep.oci.name, dep.oci.digest),
+				Check: CheckDeps, Diagnostic: diag.Diagnostic{Severity: SeverityError, File: display(k.file), Line: d.exprAt.line, Column: d.exprAt.col,
+					Object: k.object(), Path: fmt.Sprintf("spec.dependsOn[%d].readyExpr", i),
+					Message: fmt.Sprintf("waits for Kustomization %s to apply artifact %s, but its OCIRepository %s pins %s: Flux would hold this Kustomization back for good; re-render (render names the artifact the dependency's OCIRepository pins)",
+						d.name, pin, dep.oci.name, dep.oci.digest)},
 			})
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/kustomize/api/konfig"
 
+	"github.com/fleetwright/fleetwright/internal/diag"
 	"github.com/fleetwright/fleetwright/internal/policy"
 	"github.com/fleetwright/fleetwright/internal/tenancy"
 	"github.com/fleetwright/fleetwright/internal/yamlx"
@@ -105,8 +106,8 @@ func (r *run) duplicates() {
 				continue
 			}
 			r.findings.add(Finding{
-				Check: CheckDuplicate, Severity: SeverityError, File: r.display(b.file), Line: b.line,
-				Object: key.kind + "/" + key.name, Message: fmt.Sprintf("%s is also defined at %s", id, where),
+				Check: CheckDuplicate, Diagnostic: diag.Diagnostic{Severity: SeverityError, File: r.display(b.file), Line: b.line,
+					Object: key.kind + "/" + key.name, Message: fmt.Sprintf("%s is also defined at %s", id, where)},
 			})
 		}
 	}
@@ -125,8 +126,8 @@ func (r *run) uncovered(ctx context.Context) {
 		p := files[i]
 		if slices.Contains(konfig.RecognizedKustomizationFileNames(), path.Base(p)) {
 			r.findings.add(Finding{
-				Check: CheckBuild, Severity: SeverityWarning, File: r.display(p), Line: 1,
-				Message: "no Flux Kustomization builds this folder",
+				Check: CheckBuild, Diagnostic: diag.Diagnostic{Severity: SeverityWarning, File: r.display(p), Line: 1,
+					Message: "no Flux Kustomization builds this folder"},
 			})
 			return
 		}
@@ -141,7 +142,7 @@ func (r *run) uncovered(ctx context.Context) {
 				continue
 			}
 			if n.Kind != yamlx.MapNode {
-				r.findings.add(Finding{Check: CheckAPI, Severity: SeverityError, File: r.display(p), Line: d.Line, Message: "a document must be a mapping (an object)"})
+				r.findings.add(Finding{Check: CheckAPI, Diagnostic: diag.Diagnostic{Severity: SeverityError, File: r.display(p), Line: d.Line, Message: "a document must be a mapping (an object)"}})
 				continue
 			}
 			if n.Get("apiVersion") == nil && n.Get("kind") == nil {
@@ -155,7 +156,7 @@ func (r *run) uncovered(ctx context.Context) {
 
 // finding returns a finding about an object at a field.
 func (r *run) finding(o *object, check Check, sev Severity, field, msg string) Finding {
-	f := Finding{Check: check, Severity: sev, Object: o.label(), Field: field, Message: msg}
+	f := Finding{Check: check, Diagnostic: diag.Diagnostic{Severity: sev, Object: o.label(), Path: field, Message: msg}}
 	switch {
 	case o.file != "":
 		f.File = r.display(o.file)

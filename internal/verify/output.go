@@ -13,9 +13,9 @@ import (
 // (drift findings followed by their diff) and a summary; in JSON, one
 // object; in GitHub Actions, annotations titled "verify CHECK".
 func (r *Report) Output() diag.Output {
-	ds := make([]diag.Diagnostic, len(r.Findings))
+	ds := make([]*diag.Diagnostic, len(r.Findings))
 	for i := range r.Findings {
-		ds[i] = r.Findings[i].Diagnostic()
+		ds[i] = r.Findings[i].printed()
 	}
 	doc := struct {
 		OK       bool      `json:"ok"`
@@ -41,17 +41,15 @@ func (r *Report) Output() diag.Output {
 	return diag.Output{Diagnostics: ds, JSON: doc, Summary: b.String(), Position: diag.LineOnly, Tool: "verify"}
 }
 
-// SpecFindings turns the apps repository's problems into findings.
+// SpecFindings turns the apps repository's problems into findings: the
+// same diagnostics, each an error or a warning.
 func SpecFindings(ps spec.Problems) []Finding {
-	out := make([]Finding, 0, len(ps))
-	for _, p := range ps {
-		sev := SeverityError
-		if p.Severity == spec.SeverityWarning {
-			sev = SeverityWarning
+	out := make([]Finding, len(ps))
+	for i, p := range ps {
+		out[i] = Finding{Check: CheckSpec, Diagnostic: *p}
+		if p.Severity != SeverityWarning {
+			out[i].Severity = SeverityError
 		}
-		out = append(out, Finding{
-			Check: CheckSpec, Severity: sev, File: p.File, Line: p.Pos.Line, Column: p.Pos.Col, Field: p.Path, Message: p.Message,
-		})
 	}
 	return out
 }

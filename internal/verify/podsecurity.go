@@ -10,6 +10,7 @@ import (
 	psaapi "k8s.io/pod-security-admission/api"
 	psapolicy "k8s.io/pod-security-admission/policy"
 
+	"github.com/fleetwright/fleetwright/internal/diag"
 	"github.com/fleetwright/fleetwright/internal/yamlx"
 )
 
@@ -61,7 +62,7 @@ func (r *run) podSecurity() {
 	}
 	eval, err := psapolicy.NewEvaluator(psapolicy.DefaultChecks(), nil)
 	if err != nil {
-		r.findings.add(Finding{Check: CheckPodSecurity, Severity: SeverityError, Message: "pod security checks: " + err.Error()})
+		r.findings.add(Finding{Check: CheckPodSecurity, Diagnostic: diag.Diagnostic{Severity: SeverityError, Message: "pod security checks: " + err.Error()}})
 		return
 	}
 	for _, c := range r.pods {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fleetwright/fleetwright/internal/diag"
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/render"
@@ -33,7 +34,7 @@ func (r *run) checkPreviews() {
 	pv := r.plat.Previews
 	byPR := map[int]map[string][]byte{}
 	bad := func(p, msg string) {
-		r.findings.add(Finding{Check: CheckPreview, Severity: SeverityError, File: r.display(p), Message: msg})
+		r.findings.add(Finding{Check: CheckPreview, Diagnostic: diag.Diagnostic{Severity: SeverityError, File: r.display(p), Message: msg}})
 	}
 	for _, p := range r.t.paths {
 		var cluster string
@@ -86,8 +87,8 @@ func (r *run) checkPreviews() {
 			}
 		}
 		if _, ok := files[layout.PreviewFile(r.plat, pv.Cluster, pr)]; !ok {
-			r.findings.add(Finding{Check: CheckPreview, Severity: SeverityWarning, File: r.display(layout.PreviewDir(pv.Cluster, pr)),
-				Message: fmt.Sprintf("preview %s has no Flux file (%s): Flux does not apply it", layout.PreviewEnvironment(pr), layout.PreviewFile(r.plat, pv.Cluster, pr))})
+			r.findings.add(Finding{Check: CheckPreview, Diagnostic: diag.Diagnostic{Severity: SeverityWarning, File: r.display(layout.PreviewDir(pv.Cluster, pr)),
+				Message: fmt.Sprintf("preview %s has no Flux file (%s): Flux does not apply it", layout.PreviewEnvironment(pr), layout.PreviewFile(r.plat, pv.Cluster, pr))}})
 		}
 		var pe *render.PreviewError
 		if err := render.CheckPreviewFiles(r.plat, pr, r.prefix, files); errors.As(err, &pe) {
@@ -129,7 +130,7 @@ func (r *run) previewDrift(ctx context.Context, apps *Apps) []Finding {
 		rec := open[pr].Record
 		dir := layout.PreviewDir(pv.Cluster, pr)
 		info := func(msg string) {
-			out = append(out, Finding{Check: CheckDrift, Severity: SeverityInfo, File: r.display(dir), Message: msg})
+			out = append(out, Finding{Check: CheckDrift, Diagnostic: diag.Diagnostic{Severity: SeverityInfo, File: r.display(dir), Message: msg}})
 		}
 		repo, err := apps.AtRelease(ctx, rec.Head, nil)
 		if err != nil {
@@ -138,7 +139,7 @@ func (r *run) previewDrift(ctx context.Context, apps *Apps) []Finding {
 		}
 		loader, err := render.NewLoader("")
 		if err != nil {
-			return append(out, Finding{Check: CheckDrift, Severity: SeverityError, File: r.display(dir), Message: err.Error()})
+			return append(out, Finding{Check: CheckDrift, Diagnostic: diag.Diagnostic{Severity: SeverityError, File: r.display(dir), Message: err.Error()}})
 		}
 		changed := slices.Clone(rec.Apps)
 		for _, s := range rec.Skipped {
@@ -151,7 +152,7 @@ func (r *run) previewDrift(ctx context.Context, apps *Apps) []Finding {
 		}
 		f, _, err := render.RenderPreview(render.PreviewInput{Preview: p, Head: rec.Head, Images: r.previewImages(p), Was: rec, Now: rec.Updated})
 		if err != nil {
-			out = append(out, Finding{Check: CheckDrift, Severity: SeverityError, File: r.display(dir), Message: fmt.Sprintf("rendering preview %s again: %v", rec.Environment, err)})
+			out = append(out, Finding{Check: CheckDrift, Diagnostic: diag.Diagnostic{Severity: SeverityError, File: r.display(dir), Message: fmt.Sprintf("rendering preview %s again: %v", rec.Environment, err)}})
 			continue
 		}
 		for _, d := range driftFindings(r.t, f.Map(), []string{dir}, r.opts.Display) {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fleetwright/fleetwright/internal/diag"
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
@@ -60,11 +61,11 @@ func (r *run) checkProjectSources(kss []*fluxKS, repos []*ociRepo) {
 				by = "Kustomization " + k.name
 			}
 			out = append(out, Finding{
-				Check: CheckProjects, Severity: SeverityError, File: r.display(old), Line: firstObjectLine(r.t.files[old]),
-				Message: fmt.Sprintf("app %s/%s/%s has its Flux objects both here, applied by the cluster's root Kustomization, and in %s, applied by %s: "+
-					"two Kustomizations would apply the same objects and fight over them, each pruning them when its file goes; keep one: "+
-					"render moves them in two steps, this file first marked %s, then deleted (see docs/fleet.md)",
-					cluster, project, app, r.display(p), by, layout.PruneDisabledLine),
+				Check: CheckProjects, Diagnostic: diag.Diagnostic{Severity: SeverityError, File: r.display(old), Line: firstObjectLine(r.t.files[old]),
+					Message: fmt.Sprintf("app %s/%s/%s has its Flux objects both here, applied by the cluster's root Kustomization, and in %s, applied by %s: "+
+						"two Kustomizations would apply the same objects and fight over them, each pruning them when its file goes; keep one: "+
+						"render moves them in two steps, this file first marked %s, then deleted (see docs/fleet.md)",
+						cluster, project, app, r.display(p), by, layout.PruneDisabledLine)},
 			})
 		}
 		if applied[dir] != nil {
@@ -83,8 +84,8 @@ func (r *run) checkProjectSources(kss []*fluxKS, repos []*ociRepo) {
 				r.display(pf), r.display(dir), layout.ProjectFluxName(project))
 		}
 		out = append(out, Finding{
-			Check: CheckProjects, Severity: SeverityError, File: r.display(p), Line: firstObjectLine(r.t.files[p]),
-			Message: msg + "; re-render: with fleet.artifacts, on a cluster Flux runs in, render writes the project's source",
+			Check: CheckProjects, Diagnostic: diag.Diagnostic{Severity: SeverityError, File: r.display(p), Line: firstObjectLine(r.t.files[p]),
+				Message: msg + "; re-render: with fleet.artifacts, on a cluster Flux runs in, render writes the project's source"},
 		})
 	}
 	if r.plat.Fleet.Artifacts != nil {
@@ -102,11 +103,11 @@ func (r *run) checkProjectSources(kss []*fluxKS, repos []*ociRepo) {
 				line = k.line
 			}
 			out = append(out, Finding{
-				Check: CheckProjects, Severity: SeverityWarning, File: r.display(k.file), Line: line, Column: col,
-				Object: k.object(), Field: "spec.sourceRef",
-				Message: fmt.Sprintf("reads the fleet's GitRepository %s/%s, though platform.yaml has fleet.artifacts and project %s has its own source (OCIRepository %s): "+
-					"Flux applies it again on every fleet commit, whatever the commit changed; re-render: render points each component's Kustomization at its own artifact",
-					k.sourceNamespace, k.sourceName, path.Base(path.Dir(dir)), o.name),
+				Check: CheckProjects, Diagnostic: diag.Diagnostic{Severity: SeverityWarning, File: r.display(k.file), Line: line, Column: col,
+					Object: k.object(), Path: "spec.sourceRef",
+					Message: fmt.Sprintf("reads the fleet's GitRepository %s/%s, though platform.yaml has fleet.artifacts and project %s has its own source (OCIRepository %s): "+
+						"Flux applies it again on every fleet commit, whatever the commit changed; re-render: render points each component's Kustomization at its own artifact",
+						k.sourceNamespace, k.sourceName, path.Base(path.Dir(dir)), o.name)},
 			})
 		}
 	}
@@ -115,10 +116,10 @@ func (r *run) checkProjectSources(kss []*fluxKS, repos []*ociRepo) {
 			continue
 		}
 		out = append(out, Finding{
-			Check: CheckProjects, Severity: SeverityInfo, File: r.display(k.file), Line: k.at.line, Column: k.at.col,
-			Object: k.object, Field: "metadata.annotations." + layout.PruneAnnotation,
-			Message: "this app's Flux objects are kept from pruning while they move to their project's source (the first of render's two steps); " +
-				"render again once Flux applied it to finish the move",
+			Check: CheckProjects, Diagnostic: diag.Diagnostic{Severity: SeverityInfo, File: r.display(k.file), Line: k.at.line, Column: k.at.col,
+				Object: k.object, Path: "metadata.annotations." + layout.PruneAnnotation,
+				Message: "this app's Flux objects are kept from pruning while they move to their project's source (the first of render's two steps); " +
+					"render again once Flux applied it to finish the move"},
 		})
 	}
 	r.findings.add(out...)

@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/fleetwright/fleetwright/internal/diag"
 	"github.com/fleetwright/fleetwright/internal/secretscan"
 	"github.com/fleetwright/fleetwright/internal/yamlx"
 )
@@ -37,7 +38,7 @@ func scanSecrets(file string, data []byte) []Finding {
 	for _, m := range secretscan.Find(text) {
 		line, col := lineCol(data, m.Start)
 		lines[line] = true
-		f := Finding{Check: CheckSecret, Severity: SeverityError, File: file, Line: line, Column: col, Message: describe(m)}
+		f := Finding{Check: CheckSecret, Diagnostic: diag.Diagnostic{Severity: SeverityError, File: file, Line: line, Column: col, Message: describe(m)}}
 		if name, ok := escapedPassword(text, m); ok {
 			// $$(NAME) holds no credential: it is the text $(NAME).
 			f.Severity, f.Message = SeverityWarning, escapedMessage(m, name)
@@ -60,8 +61,8 @@ func scanSecrets(file string, data []byte) []Finding {
 			}
 			if ms := secretscan.Find(n.Str); len(ms) > 0 {
 				lines[int(n.Line)] = true
-				out = append(out, Finding{Check: CheckSecret, Severity: SeverityError, File: file, Line: int(n.Line), Column: int(n.Col),
-					Message: describe(escaped(ms[0]))})
+				out = append(out, Finding{Check: CheckSecret, Diagnostic: diag.Diagnostic{Severity: SeverityError, File: file, Line: int(n.Line), Column: int(n.Col),
+					Message: describe(escaped(ms[0]))}})
 			}
 		})
 	}

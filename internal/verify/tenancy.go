@@ -11,6 +11,7 @@ import (
 
 	"sigs.k8s.io/kustomize/api/konfig"
 
+	"github.com/fleetwright/fleetwright/internal/diag"
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/tenancy"
 	"github.com/fleetwright/fleetwright/internal/yamlx"
@@ -246,8 +247,8 @@ func (r *run) budgetKustomization(kfile string) (Finding, bool) {
 	}
 	b := tenancy.NewBudget(largest)
 	refuse := func(at *node, format string, args ...any) (Finding, bool) {
-		return Finding{Check: CheckTenancy, Severity: SeverityError, File: r.display(kfile), Line: int(at.Line), Column: int(at.Col),
-			Message: fmt.Sprintf(format, args...) + "; not built"}, false
+		return Finding{Check: CheckTenancy, Diagnostic: diag.Diagnostic{Severity: SeverityError, File: r.display(kfile), Line: int(at.Line), Column: int(at.Col),
+			Message: fmt.Sprintf(format, args...) + "; not built"}}, false
 	}
 	// text returns a patch's text: inline, or the file it names.
 	text := func(item *node) ([]byte, *node) {
@@ -317,8 +318,8 @@ func (r *run) componentKustomization(dir string) bool {
 	}
 	k := docs[0].Root
 	refuse := func(n *node, format string, args ...any) bool {
-		r.findings.add(Finding{Check: CheckTenancy, Severity: SeverityError, File: r.display(kfile), Line: int(n.Line), Column: int(n.Col),
-			Message: fmt.Sprintf(format, args...)})
+		r.findings.add(Finding{Check: CheckTenancy, Diagnostic: diag.Diagnostic{Severity: SeverityError, File: r.display(kfile), Line: int(n.Line), Column: int(n.Col),
+			Message: fmt.Sprintf(format, args...)}})
 		return false
 	}
 	for i := 0; i < len(k.Kids); i += 2 {
@@ -373,8 +374,8 @@ func (r *run) patchBudget(ks *fluxKS, dir string, refs []patchRef) bool {
 	for _, p := range refs {
 		if p.root == nil {
 			// What verify cannot read, it cannot bound.
-			r.findings.add(Finding{Check: CheckTenancy, Severity: SeverityError, File: r.display(p.file), Line: p.line, Column: p.col,
-				Message: "the patch does not parse as YAML, so its size cannot be bounded; not built"})
+			r.findings.add(Finding{Check: CheckTenancy, Diagnostic: diag.Diagnostic{Severity: SeverityError, File: r.display(p.file), Line: p.line, Column: p.col,
+				Message: "the patch does not parse as YAML, so its size cannot be bounded; not built"}})
 			return false
 		}
 		all = append(all, patch{p.root, p.file, p.line, p.col, len(yamlx.AppendJSON(nil, p.root))})
@@ -387,8 +388,8 @@ func (r *run) patchBudget(ks *fluxKS, dir string, refs []patchRef) bool {
 			}
 			pd, err := yamlx.Parse([]byte(text.Text()))
 			if err != nil || len(pd) == 0 || pd[0].Root == nil {
-				r.findings.add(Finding{Check: CheckTenancy, Severity: SeverityError, File: r.display(ks.file), Line: int(text.Line), Column: int(text.Col),
-					Message: "the patch does not parse as YAML, so its size cannot be bounded; not built"})
+				r.findings.add(Finding{Check: CheckTenancy, Diagnostic: diag.Diagnostic{Severity: SeverityError, File: r.display(ks.file), Line: int(text.Line), Column: int(text.Col),
+					Message: "the patch does not parse as YAML, so its size cannot be bounded; not built"}})
 				return false
 			}
 			all = append(all, patch{pd[0].Root, ks.file, int(text.Line), int(text.Col), len(text.Text())})
@@ -397,8 +398,8 @@ func (r *run) patchBudget(ks *fluxKS, dir string, refs []patchRef) bool {
 	for _, p := range all {
 		var v any
 		if err := json.Unmarshal(yamlx.AppendJSON(nil, p.root), &v); err != nil {
-			r.findings.add(Finding{Check: CheckTenancy, Severity: SeverityError, File: r.display(p.file), Line: p.line, Column: p.col,
-				Message: "the patch does not decode, so its size cannot be bounded; not built"})
+			r.findings.add(Finding{Check: CheckTenancy, Diagnostic: diag.Diagnostic{Severity: SeverityError, File: r.display(p.file), Line: p.line, Column: p.col,
+				Message: "the patch does not decode, so its size cannot be bounded; not built"}})
 			return false
 		}
 		if op, m := b.Add(p.size, v); m != "" {
@@ -407,8 +408,8 @@ func (r *run) patchBudget(ks *fluxKS, dir string, refs []patchRef) bool {
 			} else {
 				m = "the patch " + m
 			}
-			r.findings.add(Finding{Check: CheckTenancy, Severity: SeverityError, File: r.display(p.file), Line: p.line, Column: p.col,
-				Message: m + "; not built"})
+			r.findings.add(Finding{Check: CheckTenancy, Diagnostic: diag.Diagnostic{Severity: SeverityError, File: r.display(p.file), Line: p.line, Column: p.col,
+				Message: m + "; not built"}})
 			return false
 		}
 	}
@@ -461,7 +462,7 @@ func (r *run) checkPatched(ks *fluxKS, dir, root string, only map[string]bool, o
 			r.findings.add(r.finding(o, CheckTenancy, SeverityError, p.Field, msg))
 			continue
 		}
-		f := Finding{Check: CheckTenancy, Severity: SeverityError, Object: p.Object, Field: p.Field, Message: msg}
+		f := Finding{Check: CheckTenancy, Diagnostic: diag.Diagnostic{Severity: SeverityError, Object: p.Object, Path: p.Field, Message: msg}}
 		if len(refs) > 0 {
 			f.File, f.Line, f.Column = r.display(refs[0].file), refs[0].line, refs[0].col
 		} else {

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 
+	"github.com/fleetwright/fleetwright/internal/diag"
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/spec"
 	"github.com/fleetwright/fleetwright/internal/yamlx"
@@ -296,7 +297,7 @@ func (r *run) display(p string) string { return displayPath(r.opts.Display, p) }
 func (r *run) parse(p string) ([]doc, bool) {
 	docs, err := yamlx.Parse(r.t.files[p])
 	if err != nil {
-		f := Finding{Check: CheckYAML, Severity: SeverityError, File: r.display(p), Line: 1, Message: err.Error()}
+		f := Finding{Check: CheckYAML, Diagnostic: diag.Diagnostic{Severity: SeverityError, File: r.display(p), Line: 1, Message: err.Error()}}
 		var ye *yamlx.Error
 		if errors.As(err, &ye) {
 			f.Line, f.Column, f.Message = ye.Line, ye.Col, ye.Msg

@@ -630,20 +630,69 @@ func (t *tracker) apply(ctx context.Context, id int64, mode runMode, res probe.R
 	if ctx.Err() != nil {
 		return
 	}
-	// What the store holds now, not what this replica last wrote: another
-	// writer may have moved the deployment since, and the transition below
-	// names the phase read here (compare-and-set).
+	d, last, ok := t.current(ctx, id)
+	if !ok {
+		return
+	}
+	in := evalInput{Mode: mode, Previous: d.Phase, Result: res, Done: done, Timeout: res.Timeout, Now: t.s.now()}
+	if in.Timeout <= 0 {
+		in.Timeout = d.Timeout
+	}
+	if in.Timeout <= 0 {
+		in.Timeout = t.s.cfg.DefaultTimeout
+	}
+	t.mu.Lock()
+	in.DegradedSince = t.degradedSince[id]
+	t.mu.Unlock()
+	v := evaluate(in)
+	raw, err := json.Marshal(res)
+	if err != nil {
+		t.s.log.Error("encoding checks", "err", err)
+		return
+	}
+	u := t.update(d, in, v, raw)
+	states, full := signatures(v, res, u.LiveURL, u.SpecRevision)
+	if !done && !last.needsWrite(states, full, in.Now) {
+		return
+	}
+	if done && last.full == full {
+		return
+	}
+	change, err := t.s.cfg.Store.UpdateDeployment(ctx, u)
+	if errors.Is(err, store.ErrConflict) {
+		// Another writer moved the deployment first: the next attempt
+		// starts from what it wrote.
+		t.s.log.Debug("phase transition refused", "id", id, "err", err)
+		t.mu.Lock()
+		delete(t.written, id)
+		t.mu.Unlock()
+		return
+	}
+	if err != nil {
+		t.s.log.Error("writing deployment", "id", id, "err", err)
+		return
+	}
+	t.wrote(ctx, u, writtenState{states: states, full: full, at: in.Now, phase: v.Phase, message: v.Message}, change)
+}
+
+// current reads the deployment as the store holds it now, not as this
+// replica last wrote it: another writer may have moved it since, and the
+// transition apply writes names the phase read here (compare-and-set). It
+// returns what this replica last wrote of it, nothing when that is stale,
+// and keeps when the deployment became degraded. False: the deployment
+// cannot be read, or its app moved to another replica.
+func (t *tracker) current(ctx context.Context, id int64) (store.Deployment, writtenState, bool) {
 	d, err := t.s.cfg.Store.Deployment(ctx, id)
 	if err != nil {
 		t.s.log.Error("reading deployment", "id", id, "err", err)
-		return
+		return d, writtenState{}, false
 	}
 	if !t.owns(d.Project, d.App, d.Environment) {
 		// The app moved to another replica: its checks here are ending.
-		return
+		return d, writtenState{}, false
 	}
-	specKnown := decodeResult(d).Check(probe.CheckSync).SpecRevision() != ""
 	t.mu.Lock()
+	defer t.mu.Unlock()
 	last := t.written[id]
 	if last.phase != d.Phase || last.message != d.Message {
 		// Written elsewhere since: what this replica remembers is stale.
@@ -654,24 +703,16 @@ func (t *tracker) apply(ctx context.Context, id int64, mode runMode, res probe.R
 	} else if _, ok := t.degradedSince[id]; !ok {
 		t.degradedSince[id] = d.UpdatedAt
 	}
-	t.mu.Unlock()
-	now := t.s.now()
-	timeout := res.Timeout
-	if timeout <= 0 {
-		timeout = d.Timeout
-	}
-	if timeout <= 0 {
-		timeout = t.s.cfg.DefaultTimeout
-	}
-	t.mu.Lock()
-	since := t.degradedSince[id]
-	t.mu.Unlock()
-	v := evaluate(evalInput{Mode: mode, Previous: d.Phase, Result: res, Done: done, Timeout: timeout, DegradedSince: since, Now: now})
-	raw, err := json.Marshal(res)
-	if err != nil {
-		t.s.log.Error("encoding checks", "err", err)
-		return
-	}
+	return d, last, true
+}
+
+// update is the write of verdict v, reached from in, on deployment d as
+// read before: its phase and message, the checks (raw, in.Result encoded),
+// when it finished, its live URL and spec revision, and whether GitHub
+// hears of it.
+func (t *tracker) update(d store.Deployment, in evalInput, v verdict, raw []byte) store.DeploymentUpdate {
+	mode, res, now := in.Mode, in.Result, in.Now
+	specKnown := decodeResult(d).Check(probe.CheckSync).SpecRevision() != ""
 	finished := time.Time{}
 	switch {
 	case mode == modeRecheck || mode == modeFinal:
@@ -701,13 +742,6 @@ func (t *tracker) apply(ctx context.Context, id int64, mode runMode, res probe.R
 	if noSpec {
 		spec = ""
 	}
-	states, full := signatures(v, res, live, spec)
-	if !done && !last.needsWrite(states, full, now) {
-		return
-	}
-	if done && last.full == full {
-		return
-	}
 	// No new phase may still be news to GitHub: a failure whose reason is
 	// now Flux's own, or the spec revision a deferred GitHub deployment
 	// waited for.
@@ -719,30 +753,23 @@ func (t *tracker) apply(ctx context.Context, id int64, mode runMode, res probe.R
 			report = store.ReportAlways
 		}
 	}
-	change, err := t.s.cfg.Store.UpdateDeployment(ctx, store.DeploymentUpdate{
-		ID: id, From: d.Phase, Phase: v.Phase, Message: v.Message, Checks: raw, LiveURL: live, SpecRevision: spec, NoSpecRevision: noSpec,
-		Timeout: timeout, FinishedAt: finished, UpdatedAt: now, Report: report, Restate: restate,
-	})
-	if errors.Is(err, store.ErrConflict) {
-		// Another writer moved the deployment first: the next attempt
-		// starts from what it wrote.
-		t.s.log.Debug("phase transition refused", "id", id, "err", err)
-		t.mu.Lock()
-		delete(t.written, id)
-		t.mu.Unlock()
-		return
+	return store.DeploymentUpdate{
+		ID: d.ID, From: d.Phase, Phase: v.Phase, Message: v.Message, Checks: raw, LiveURL: live, SpecRevision: spec, NoSpecRevision: noSpec,
+		Timeout: in.Timeout, FinishedAt: finished, UpdatedAt: now, Report: report, Restate: restate,
 	}
-	if err != nil {
-		t.s.log.Error("writing deployment", "id", id, "err", err)
-		return
-	}
+}
+
+// wrote follows the write u of a deployment, which made change (nil: the
+// phase stayed): it remembers what was written, wakes the GitHub reporter
+// when there is something to report, and announces the change.
+func (t *tracker) wrote(ctx context.Context, u store.DeploymentUpdate, w writtenState, change *store.PhaseChange) {
 	t.mu.Lock()
 	// A deployment superseded meanwhile keeps nothing in memory.
-	if _, ok := t.appOf[id]; ok && ctx.Err() == nil {
-		t.remember(id, v.Phase, now, writtenState{states: states, full: full, at: now, phase: v.Phase, message: v.Message})
+	if _, ok := t.appOf[u.ID]; ok && ctx.Err() == nil {
+		t.remember(u.ID, w.phase, w.at, w)
 	}
 	t.mu.Unlock()
-	if t.s.github != nil && (change != nil || report == store.ReportAlways) {
+	if t.s.github != nil && (change != nil || u.Report == store.ReportAlways) {
 		t.s.github.wake()
 	}
 	if change == nil {
