@@ -214,7 +214,7 @@ func promoteTargets(repo *spec.Repo, env string, names []string) ([]*spec.Loaded
 	for _, n := range names {
 		var found []*spec.LoadedApp
 		for _, a := range in {
-			if n == a.Spec.Name || n == a.Project+"/"+a.Spec.Name {
+			if n == a.Spec.Name || n == a.Ref() {
 				found = append(found, a)
 			}
 		}
@@ -310,7 +310,7 @@ func mergePromoted(main, promoted *generate.Fleet, releases map[string]*generate
 func keys(proms []promotion) []string {
 	var out []string
 	for _, p := range proms {
-		out = append(out, p.target.Project+"/"+p.target.Spec.Name)
+		out = append(out, p.target.Ref())
 	}
 	return out
 }

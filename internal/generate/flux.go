@@ -156,7 +156,7 @@ func (r *renderer) readinessDeps(a *spec.LoadedApp, c *spec.Component) []string 
 			}
 			target := a
 			if ref.App != "" && ref.App != a.Spec.Name {
-				if target = r.apps[a.Cluster+"/"+a.Project+"/"+ref.App]; target == nil {
+				if target = r.apps[a.App().Sibling(ref.App).Key()]; target == nil {
 					continue // validation reports it
 				}
 			}

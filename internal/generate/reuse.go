@@ -178,7 +178,7 @@ func (d *digester) digest(r *renderer, a *spec.LoadedApp) (Digest, bool) {
 			if e.ExportRef == nil || e.ExportRef.App == "" || e.ExportRef.App == a.Spec.Name {
 				continue
 			}
-			key := a.Cluster + "/" + a.Project + "/" + e.ExportRef.App
+			key := a.App().Sibling(e.ExportRef.App).Key()
 			b = appendField(append(b, 'r'), []byte(key))
 			if t, ok := d.own[key]; ok {
 				if t == nil {

@@ -546,7 +546,7 @@ func (r *renderer) resolve(a *spec.LoadedApp, c *spec.Component, ref *spec.Expor
 	}
 	target := a
 	if ref.App != "" && ref.App != a.Spec.Name {
-		target = r.apps[a.Cluster+"/"+a.Project+"/"+ref.App]
+		target = r.apps[a.App().Sibling(ref.App).Key()]
 		if target == nil {
 			return exports.Export{}, "", fmt.Errorf("no app %q", ref.App)
 		}

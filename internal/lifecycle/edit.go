@@ -37,7 +37,7 @@ func setPaused(o Options, pause bool) (*Change, error) {
 		return nil, err
 	}
 	if a.Spec.Paused == pause {
-		return nothing("%s is already %s; nothing to do", appName(a), map[bool]string{true: "paused", false: "running (not paused)"}[pause]), nil
+		return nothing("%s is already %s; nothing to do", a.Ref(), map[bool]string{true: "paused", false: "running (not paused)"}[pause]), nil
 	}
 	d, err := w.editDoc(a)
 	if err != nil {
@@ -46,14 +46,14 @@ func setPaused(o Options, pause bool) (*Change, error) {
 	ch := &Change{}
 	if pause {
 		_, err = d.Set(specedit.Path{"paused"}, true, pausedAfter()...)
-		ch.Subject = "pause " + appName(a)
+		ch.Subject = "pause " + a.Ref()
 		ch.Body = fmt.Sprintf("Sets paused: true in %s. Its workloads render with 0 replicas and no autoscaler; the spec keeps their counts, and addons keep running.", a.File)
-		ch.Done = fmt.Sprintf("paused %s (%s)", appName(a), w.display(a.File))
+		ch.Done = fmt.Sprintf("paused %s (%s)", a.Ref(), w.display(a.File))
 	} else {
 		_, err = d.Delete(specedit.Path{"paused"})
-		ch.Subject = "resume " + appName(a)
+		ch.Subject = "resume " + a.Ref()
 		ch.Body = fmt.Sprintf("Removes paused from %s. Its workloads render with their replica counts and autoscalers again.", a.File)
-		ch.Done = fmt.Sprintf("resumed %s (%s)", appName(a), w.display(a.File))
+		ch.Done = fmt.Sprintf("resumed %s (%s)", a.Ref(), w.display(a.File))
 	}
 	if err != nil {
 		return nil, refused(err)
@@ -118,7 +118,7 @@ func Scale(ctx context.Context, o Options, s Scaling) (*Change, error) {
 		return nil, notWorkload(a, c, comp)
 	}
 	if s.Replicas != nil && c.WorkloadSpec != nil && c.WorkloadSpec.Autoscaling != nil {
-		o.logger().Warn(fmt.Sprintf("%s %s autoscales; replicas counts only while the app is paused (use --min/--max for the autoscaler)", appName(a), comp))
+		o.logger().Warn(fmt.Sprintf("%s %s autoscales; replicas counts only while the app is paused (use --min/--max for the autoscaler)", a.Ref(), comp))
 	}
 	d, err := w.editDoc(a)
 	if err != nil {
@@ -137,7 +137,7 @@ func Scale(ctx context.Context, o Options, s Scaling) (*Change, error) {
 			param, ok := t.ParamAt(append([]any{comp, "workload_spec"}, op.path...))
 			if !ok {
 				return nil, refuse("%s takes %s from template %s, where %s.workload_spec.%s is not a parameter; make it one in %s, or change it there",
-					appName(a), comp, t.Name, comp, specedit.Path(op.path), t.File)
+					a.Ref(), comp, t.Name, comp, specedit.Path(op.path), t.File)
 			}
 			p = specedit.Path{"template", "parameters", param}
 		}
@@ -148,12 +148,12 @@ func Scale(ctx context.Context, o Options, s Scaling) (*Change, error) {
 		changed = changed || ch
 	}
 	if !changed {
-		return nothing("%s %s is already scaled %s; nothing to do", appName(a), comp, what), nil
+		return nothing("%s %s is already scaled %s; nothing to do", a.Ref(), comp, what), nil
 	}
 	ch := &Change{
 		Write:   map[string][]byte{a.File: d.Bytes()},
-		Subject: fmt.Sprintf("scale %s %s %s", appName(a), comp, what),
-		Done:    fmt.Sprintf("scaled %s %s %s (%s)", appName(a), comp, what, w.display(a.File)),
+		Subject: fmt.Sprintf("scale %s %s %s", a.Ref(), comp, what),
+		Done:    fmt.Sprintf("scaled %s %s %s (%s)", a.Ref(), comp, what, w.display(a.File)),
 	}
 	return w.done(ch)
 }
@@ -171,7 +171,7 @@ func notWorkload(a *spec.LoadedApp, c *spec.Component, comp string) error {
 	if c != nil {
 		kind = "component " + strconv.Quote(comp) + " is an addon, not a workload;"
 	}
-	return refuse("%s has %s its workloads: %s", appName(a), kind, strings.Join(names, ", "))
+	return refuse("%s has %s its workloads: %s", a.Ref(), kind, strings.Join(names, ", "))
 }
 
 // Delete removes the app's folder; render then deletes its fleet files.
@@ -191,13 +191,13 @@ func Delete(ctx context.Context, o Options) (*Change, error) {
 		}
 	}
 	if users := w.exportUsers(a); len(users) > 0 {
-		return nil, &InUseError{App: appName(a), Users: users}
+		return nil, &InUseError{App: a.Ref(), Users: users}
 	}
 	ch := &Change{
 		Remove:  []string{dir},
-		Subject: "delete " + appName(a),
+		Subject: "delete " + a.Ref(),
 		Body:    fmt.Sprintf("Removes %s/. render then deletes the app's fleet files, and Flux prunes its objects from the cluster.", dir),
-		Done:    fmt.Sprintf("deleted %s (%s/)", appName(a), w.display(dir)),
+		Done:    fmt.Sprintf("deleted %s (%s/)", a.Ref(), w.display(dir)),
 	}
 	return w.done(ch)
 }
@@ -220,7 +220,7 @@ func (w *workspace) exportUsers(a *spec.LoadedApp) []string {
 				}
 				at := spec.Path{"components", i, "workload_spec", "env", j, "export_ref"}
 				pos := b.Doc.Pos(at)
-				out = append(out, fmt.Sprintf("%s:%d:%d: %s: %s of %s (%s.%s)", b.Doc.File, pos.Line, pos.Col, at, e.Name, appName(b), e.ExportRef.Component, e.ExportRef.ExportKey))
+				out = append(out, fmt.Sprintf("%s:%d:%d: %s: %s of %s (%s.%s)", b.Doc.File, pos.Line, pos.Col, at, e.Name, b.Ref(), e.ExportRef.Component, e.ExportRef.ExportKey))
 			}
 		}
 	}

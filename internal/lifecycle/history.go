@@ -103,7 +103,7 @@ func ReadHistory(ctx context.Context, o Options, limit int) (*History, error) {
 	if err != nil {
 		return nil, refused(err)
 	}
-	h := &History{App: appName(a), Environment: o.Environment, File: w.display(a.File), Paths: paths, Revisions: []Revision{}}
+	h := &History{App: a.Ref(), Environment: o.Environment, File: w.display(a.File), Paths: paths, Revisions: []Revision{}}
 	for _, c := range commits {
 		h.Revisions = append(h.Revisions, Revision{
 			Commit: c.Hash, Author: c.Author.Name, AuthorEmail: c.Author.Email, Date: c.Author.When.UTC(),

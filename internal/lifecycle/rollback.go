@@ -29,7 +29,7 @@ func Rollback(ctx context.Context, o Options, to string) (*Change, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := promotedOnly(&w.repo.Platform, o.Environment, a.Project+"/"+a.Spec.Name); err != nil {
+	if err := promotedOnly(&w.repo.Platform, o.Environment, a.Ref()); err != nil {
 		return nil, err
 	}
 	g, rel, err := openGit(o, w.root, w.abs)
@@ -64,7 +64,7 @@ func Rollback(ctx context.Context, o Options, to string) (*Change, error) {
 		return nil, refuse("%s did not exist at %s", w.display(dir), short(hash))
 	}
 	if same && diffFiles(w.abs, write, remove) == "" {
-		return nothing("%s is already as it was at %s; nothing to do", inEnvironment(appName(a), o.Environment), short(hash)), nil
+		return nothing("%s is already as it was at %s; nothing to do", inEnvironment(a.Ref(), o.Environment), short(hash)), nil
 	}
 	if t := a.Spec.Template; t != nil {
 		tdir := path.Join(rel, spec.TemplateDir(t.Name))
@@ -82,9 +82,9 @@ func Rollback(ctx context.Context, o Options, to string) (*Change, error) {
 	return w.done(&Change{
 		Write:   write,
 		Remove:  remove,
-		Subject: fmt.Sprintf("rollback %s to %s", inEnvironment(appName(a), o.Environment), what),
+		Subject: fmt.Sprintf("rollback %s to %s", inEnvironment(a.Ref(), o.Environment), what),
 		Body:    rollbackBody(dir, hash, info[0], dep),
-		Done:    fmt.Sprintf("restored %s to %s (%s/)", inEnvironment(appName(a), o.Environment), what, w.display(dir)),
+		Done:    fmt.Sprintf("restored %s to %s (%s/)", inEnvironment(a.Ref(), o.Environment), what, w.display(dir)),
 	})
 }
 
@@ -122,9 +122,9 @@ func findDeployment(ctx context.Context, l DeploymentLister, a *spec.LoadedApp, 
 	}
 	switch {
 	case dep == nil:
-		return nil, refuse("%w: the webhook has no deployment %d of %s", ErrNoDeployment, n, inEnvironment(appName(a), env))
+		return nil, refuse("%w: the webhook has no deployment %d of %s", ErrNoDeployment, n, inEnvironment(a.Ref(), env))
 	case dep.SpecRevision == "":
-		return nil, refuse("deployment %d of %s recorded no spec revision; roll back to a commit instead", n, appName(a))
+		return nil, refuse("deployment %d of %s recorded no spec revision; roll back to a commit instead", n, a.Ref())
 	}
 	return dep, nil
 }

@@ -46,7 +46,7 @@ func CaptureTemplate(ctx context.Context, o Options, c Capture) (*Change, *templ
 		return nil, nil, err
 	}
 	if a.Spec.Template != nil {
-		return nil, nil, refuse("%s already uses template %s", appName(a), a.Spec.Template.Name)
+		return nil, nil, refuse("%s already uses template %s", a.Ref(), a.Spec.Template.Name)
 	}
 	dir := spec.TemplateDir(c.Name)
 	if !c.Force {
@@ -72,7 +72,7 @@ func CaptureTemplate(ctx context.Context, o Options, c Capture) (*Change, *templ
 	}
 	ch := &Change{
 		Write:   map[string][]byte{path.Join(dir, file): data},
-		Subject: fmt.Sprintf("template %s from %s", c.Name, appName(a)),
+		Subject: fmt.Sprintf("template %s from %s", c.Name, a.Ref()),
 		Body:    fmt.Sprintf("Captures the components of %s as stack template %s %s with %d parameter(s).", a.File, c.Name, t.Version, len(t.Params)),
 		Done:    fmt.Sprintf("wrote %s with %d parameter(s)", w.display(path.Join(dir, file)), len(t.Params)),
 	}

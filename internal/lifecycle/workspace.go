@@ -136,14 +136,11 @@ func closest(name string, apps []*spec.LoadedApp) string {
 	best, bestD := "", len(name)/2+1
 	for _, a := range apps {
 		if d := hint.Distance(name, a.Spec.Name); d < bestD {
-			best, bestD = a.Project+"/"+a.Spec.Name, d
+			best, bestD = a.Ref(), d
 		}
 	}
 	return best
 }
-
-// appName is project/name, as commit messages and output name apps.
-func appName(a *spec.LoadedApp) string { return a.Project + "/" + a.Spec.Name }
 
 // editDoc parses an app's spec file for editing.
 func (w *workspace) editDoc(a *spec.LoadedApp) (*specedit.Doc, error) {

@@ -66,7 +66,7 @@ func (r *GitRepo) ChangedApps(ctx context.Context, base, head string, repo *spec
 		for _, dir := range dirs {
 			for d := range changedDirs {
 				if d == dir || strings.HasPrefix(d, dir+"/") {
-					set[a.Project+"/"+a.Spec.Name] = true
+					set[a.Ref()] = true
 				}
 			}
 		}

@@ -694,7 +694,7 @@ func (l *Loader) checkRepo(repo *Repo, ps *Problems) {
 				}
 				target := a
 				if r.App != "" && r.App != a.Spec.Name {
-					target = byKey[a.Cluster+"/"+a.Project+"/"+r.App]
+					target = byKey[a.App().Sibling(r.App).Key()]
 					if target == nil {
 						ps.Add(a.Doc, at.Child("app"), "%s", l.unknownApp(r.App, a, apps))
 						continue

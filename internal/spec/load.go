@@ -70,6 +70,9 @@ type LoadedApp struct {
 // Key identifies the app in its cluster: cluster/project/name.
 func (a *LoadedApp) Key() string { return a.App().Key() }
 
+// Ref names the app as users do: project/name (layout.App.Ref).
+func (a *LoadedApp) Ref() string { return a.App().Ref() }
+
 // App names the app in the fleet's layout.
 func (a *LoadedApp) App() layout.App {
 	return layout.App{Cluster: a.Cluster, Project: a.Project, Name: a.Spec.Name}

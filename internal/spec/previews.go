@@ -86,7 +86,7 @@ func (l *Loader) PreviewOf(repo *Repo, pr int, changed []string) (*Preview, Prob
 	}
 	byName := map[string]*LoadedApp{}
 	for _, a := range repo.Apps {
-		k := a.Project + "/" + a.Spec.Name
+		k := a.Ref()
 		if _, ok := byName[k]; !ok {
 			byName[k] = a.AsWritten()
 		}
@@ -106,7 +106,7 @@ func (l *Loader) PreviewOf(repo *Repo, pr int, changed []string) (*Preview, Prob
 		queue = queue[1:]
 		a := byName[k]
 		for _, ref := range appRefs(a) {
-			t := a.Project + "/" + ref
+			t := a.App().Sibling(ref).Ref()
 			if byName[t] == nil {
 				continue
 			}

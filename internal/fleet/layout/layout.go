@@ -183,8 +183,16 @@ type App struct {
 	Cluster, Project, Name string
 }
 
-// Key is the app as "cluster/project/name", as AppOf returns it.
+// Key is the app as "cluster/project/name", as AppOf returns it: one copy
+// of the app, on one cluster.
 func (a App) Key() string { return a.Cluster + "/" + a.Project + "/" + a.Name }
+
+// Ref is the app as "project/name": the app itself, as users name it, on
+// whichever clusters and in whichever environments it runs.
+func (a App) Ref() string { return a.Project + "/" + a.Name }
+
+// Sibling is the app named name in a's cluster and project.
+func (a App) Sibling(name string) App { return App{Cluster: a.Cluster, Project: a.Project, Name: name} }
 
 // DefaultClusterDir is the folder of a cluster whose platform.yaml entry
 // names no path.
