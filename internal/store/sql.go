@@ -32,6 +32,16 @@ type dialect struct {
 	// lock the apps they touch, in one order, and the phase log's tail
 	// (see lockApps and lockLog); SQLite has one writer at a time.
 	advisory bool
+	// arrays: the database takes arrays as parameters (PostgreSQL). A
+	// batch of events then reads its deployments, inserts its events and
+	// writes its deployments' component states in one statement each,
+	// since every statement is a round trip to the server; SQLite runs in
+	// the process and takes one statement per row.
+	arrays bool
+	// cached: the driver keeps each statement prepared on its connection
+	// (pgx), so preparing one per transaction would only add two round
+	// trips (prepare and deallocate).
+	cached bool
 }
 
 // sqlStore implements Store on database/sql.
@@ -86,31 +96,6 @@ type batchDeployment struct {
 	dirty bool
 }
 
-// writeComponents writes the component states (and spec revision) the
-// batch merged, one statement per deployment, in id order.
-func (s *sqlStore) writeComponents(t *txStmts, now time.Time) error {
-	ids := make([]int64, 0, len(t.deps))
-	for id, d := range t.deps {
-		if d.dirty {
-			ids = append(ids, id)
-		}
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
-		d := t.deps[id]
-		raw, err := json.Marshal(d.comps)
-		if err != nil {
-			return fmt.Errorf("encoding components: %w", err)
-		}
-		if err := t.exec(`UPDATE deployments SET components = ?, updated_at = ?,
-			spec_revision = CASE WHEN spec_revision = '' THEN ? ELSE spec_revision END WHERE id = ?`,
-			string(raw), ts(now), d.spec, id); err != nil {
-			return fmt.Errorf("updating components of deployment %d: %w", id, err)
-		}
-	}
-	return nil
-}
-
 func (t *txStmts) stmt(query string) (*sql.Stmt, error) {
 	if st, ok := t.cache[query]; ok {
 		return st, nil
@@ -124,6 +109,9 @@ func (t *txStmts) stmt(query string) (*sql.Stmt, error) {
 }
 
 func (t *txStmts) queryRow(query string, args ...any) *sql.Row {
+	if t.s.d.cached {
+		return t.tx.QueryRowContext(t.ctx, t.s.q(query), args...)
+	}
 	st, err := t.stmt(query)
 	if err != nil {
 		// A Row carrying the error: QueryRowContext on the tx reports it.
@@ -133,6 +121,10 @@ func (t *txStmts) queryRow(query string, args ...any) *sql.Row {
 }
 
 func (t *txStmts) exec(query string, args ...any) error {
+	if t.s.d.cached {
+		_, err := t.tx.ExecContext(t.ctx, t.s.q(query), args...)
+		return err
+	}
 	st, err := t.stmt(query)
 	if err != nil {
 		return err
@@ -207,23 +199,37 @@ func (s *sqlStore) recordEvents(ctx context.Context, events []Event, now time.Ti
 	ts := &txStmts{ctx: ctx, tx: tx, s: s, cache: map[string]*sql.Stmt{},
 		deps: map[int64]*batchDeployment{}, byRev: map[string]int64{}, latest: map[string]int64{}}
 	defer ts.close()
+	bs := make([]batchEvent, len(events))
 	var apps []int64
-	for _, e := range events {
-		if e.App != "" && e.Project != "" && e.IgnoredReason == "" {
-			e = e.clean()
-			apps = append(apps, appLockKey(e.Project, e.App, e.Environment))
+	for i, e := range events {
+		bs[i] = newBatchEvent(e)
+		if bs[i].status == EventApplied {
+			apps = append(apps, appLockKey(bs[i].e.Project, bs[i].e.App, bs[i].e.Environment))
 		}
 	}
 	if err := s.lockApps(ctx, tx, apps...); err != nil {
 		return nil, err
 	}
-	out := make([]Recorded, len(events))
-	for i, e := range events {
-		r, err := s.recordEvent(ts, e, now)
-		if err != nil {
-			return nil, fmt.Errorf("event %s/%s/%s %s: %w", e.Kind, e.Namespace, e.Name, e.Reason, err)
+	if err := s.readDeployments(ts, bs); err != nil {
+		return nil, err
+	}
+	for i := range bs {
+		b := &bs[i]
+		if b.status != EventApplied {
+			continue
 		}
-		out[i] = r
+		// A repeated event's deployment already exists, so finding (or
+		// creating) it before the dedupe check creates nothing extra.
+		if b.r.DeploymentID, b.dep, b.r.NewDeployment, err = s.batchDeployment(ts, b.e, now); err != nil {
+			return nil, fmt.Errorf("event %s/%s/%s %s: %w", b.e.Kind, b.e.Namespace, b.e.Name, b.e.Reason, err)
+		}
+	}
+	if err := s.insertEvents(ts, bs); err != nil {
+		return nil, err
+	}
+	out := make([]Recorded, len(bs))
+	for i := range bs {
+		out[i] = bs[i].merge()
 	}
 	if err := s.writeComponents(ts, now); err != nil {
 		return nil, err
@@ -347,56 +353,6 @@ func rollback(tx *sql.Tx) error {
 		return fmt.Errorf("rollback: %w", err)
 	}
 	return nil
-}
-
-func (s *sqlStore) recordEvent(tx *txStmts, e Event, now time.Time) (Recorded, error) {
-	e = e.clean()
-	status := EventIgnored
-	if e.App != "" && e.Project != "" && e.IgnoredReason == "" {
-		status = EventApplied
-	} else {
-		// An event that counts for no app keeps its metadata, not its
-		// body, nor the app it may have named.
-		e.Body = nil
-		e.Project, e.App, e.Component, e.SpecRevision, e.Environment = "", "", "", "", ""
-	}
-	var (
-		r   Recorded
-		dep *batchDeployment
-		err error
-	)
-	if status == EventApplied {
-		// A repeated event's deployment already exists, so finding (or
-		// creating) it before the dedupe check creates nothing extra.
-		r.DeploymentID, dep, r.NewDeployment, err = s.batchDeployment(tx, e, now)
-		if err != nil {
-			return r, err
-		}
-	}
-	err = tx.queryRow(`INSERT INTO events
-		(dedupe_key, received_at, event_time, object_kind, object_namespace, object_name,
-		 severity, reason, message, revision, controller, project, app, component, spec_revision,
-		 status, deployment_id, body, ignored_reason, environment)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (dedupe_key) DO NOTHING RETURNING id`,
-		e.DedupeKey, ts(e.ReceivedAt), ts(e.EventTime), e.Kind, e.Namespace, e.Name,
-		e.Severity, e.Reason, e.Message, e.Revision, e.Controller, e.Project, e.App, e.Component, e.SpecRevision,
-		status, r.DeploymentID, string(e.Body), e.IgnoredReason, e.Environment).Scan(&r.EventID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return Recorded{Duplicate: true}, nil
-	}
-	if err != nil {
-		return r, fmt.Errorf("inserting event: %w", err)
-	}
-	if status == EventIgnored {
-		return r, nil
-	}
-	dep.comps = mergeComponent(dep.comps, e)
-	dep.dirty = true
-	if dep.spec == "" {
-		dep.spec = e.SpecRevision
-	}
-	return r, nil
 }
 
 // batchDeployment finds (or creates) e's deployment, from the batch's
