@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
@@ -260,10 +261,11 @@ func appLockKey(project, app, env string) int64 {
 // "project/app@environment" in an environment. Names and environments are
 // DNS labels, so no two differ only in where the separators fall.
 func AppKey(project, app, env string) string {
+	ref := layout.App{Project: project, Name: app}.Ref()
 	if env == "" {
-		return project + "/" + app
+		return ref
 	}
-	return project + "/" + app + "@" + env
+	return ref + "@" + env
 }
 
 // lockApps takes the transaction's locks of the given apps, in ascending

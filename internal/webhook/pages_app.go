@@ -278,7 +278,7 @@ func (s *Server) history(ctx context.Context, v *appView, cursor string) error {
 			evByDep[e.DeploymentID] = append(evByDep[e.DeploymentID], e)
 		}
 	}
-	target := a.Project + "/" + a.Name
+	target := layout.App{Project: a.Project, Name: a.Name}.Ref()
 	if c := s.pages.cfg.ClusterName; c != "" && a.Environment == "" {
 		target = c + "/" + target
 	}
