@@ -43,9 +43,10 @@ type replica struct {
 	crashed bool
 }
 
-// postgresSchema creates a fresh schema and returns a DSN using it, and a
-// connection to it for the test's own queries.
-func postgresSchema(t testing.TB) (string, *sql.DB) {
+// needPostgres returns the test server's DSN, or skips the test (fails it
+// in CI) when there is none. A test whose GitHub fake expects requests
+// calls it first: a skip after the expectations would fail them.
+func needPostgres(t testing.TB) string {
 	t.Helper()
 	dsn := os.Getenv(postgresDSNEnv)
 	if dsn == "" {
@@ -54,6 +55,14 @@ func postgresSchema(t testing.TB) (string, *sql.DB) {
 		}
 		t.Skipf("SKIPPING PostgreSQL: %s is not set (run hack/postgres/start.sh)", postgresDSNEnv)
 	}
+	return dsn
+}
+
+// postgresSchema creates a fresh schema and returns a DSN using it, and a
+// connection to it for the test's own queries.
+func postgresSchema(t testing.TB) (string, *sql.DB) {
+	t.Helper()
+	dsn := needPostgres(t)
 	schema := fmt.Sprintf("wh%d_%d", time.Now().UnixNano(), replicaSchemaSeq.Add(1))
 	admin, err := sql.Open("pgx", dsn)
 	if err != nil {
@@ -216,6 +225,7 @@ func appEvent(t *testing.T, fixtureName, app, rev string, edits ...func(*eventv1
 func TestReplicasRolloutSplit(t *testing.T) {
 	t.Parallel()
 	const apps = 12
+	needPostgres(t)
 	gh := githubtest.New(t, githubtest.WithToken("gh-token"))
 	gh.Expect("POST", "/repos/acme/fleet/deployments").Times(apps).Body(func(b map[string]any) error {
 		if b["ref"] != commitOf(rev1) || !strings.HasPrefix(fmt.Sprint(b["environment"]), "shop/app") {
@@ -495,6 +505,7 @@ func TestReplicasChecksRunOnOwner(t *testing.T) {
 // gets its statuses once, on the one deployment.
 func TestReplicasOwnerKilledMidRollout(t *testing.T) {
 	t.Parallel()
+	needPostgres(t)
 	gh := githubtest.New(t, githubtest.WithToken("gh-token"))
 	gh.Expect("POST", "/repos/acme/fleet/deployments").JSONBody(deploymentBody(commitOf(rev1), "shop/api", rev1))
 	gh.Expect("POST", "/repos/acme/fleet/deployments/*/statuses").Times(2)
@@ -637,6 +648,7 @@ func TestReplicasOwnerDiesAfterGitHubAnswered(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
+			needPostgres(t)
 			gh := githubtest.New(t, githubtest.WithToken("gh-token"))
 			gh.Expect("POST", "/repos/acme/fleet/deployments").JSONBody(deploymentBody(commitOf(rev1), "shop/api", rev1))
 			gh.Expect("POST", "/repos/acme/fleet/deployments/*/statuses").Times(2)
@@ -697,6 +709,7 @@ func TestReplicasOwnerDiesAfterGitHubAnswered(t *testing.T) {
 // in_progress then success, once each.
 func TestReplicasOutboxSurvivesKill(t *testing.T) {
 	t.Parallel()
+	needPostgres(t)
 	gh := githubtest.New(t, githubtest.WithToken("gh-token"))
 	gh.Expect("POST", "/repos/acme/fleet/deployments").JSONBody(deploymentBody(commitOf(rev1), "shop/api", rev1))
 	gh.Expect("POST", "/repos/acme/fleet/deployments/*/statuses").Times(2)
