@@ -48,20 +48,7 @@ type fluxFile struct {
 // file outside the component folders (the cluster folder, a project's
 // _project or _flux folder) that names kustomize-controller's API group.
 func isFluxFile(p string, b []byte) bool {
-	return !inComponentDir(p) && bytes.Contains(b, []byte("kustomize.toolkit.fluxcd.io/"))
-}
-
-// inComponentDir is layout.InComponentDir without its allocations: it
-// runs for every file of both fleets.
-func inComponentDir(p string) bool {
-	if !strings.HasPrefix(p, layout.AppsDir+"/") || strings.Count(p, "/") < 5 {
-		return false
-	}
-	seg := p
-	for range 3 {
-		seg = seg[strings.IndexByte(seg, '/')+1:]
-	}
-	return !strings.HasPrefix(seg, "_")
+	return !layout.InComponentDir(p) && bytes.Contains(b, []byte("kustomize.toolkit.fluxcd.io/"))
 }
 
 func parseFluxFile(p string, b []byte) *fluxFile {

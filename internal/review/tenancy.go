@@ -307,7 +307,7 @@ func rbacName(o object) string {
 // holds; a reference to another namespace (a target, a source, a
 // dependency, Helm's storage) or a kubeconfig reaches past the project.
 func fluxInComponent(bo *object, ho object) string {
-	if !strings.HasSuffix(groupOf(str(ho.Obj["apiVersion"])), ".toolkit.fluxcd.io") || !inComponentDir(ho.File) {
+	if !strings.HasSuffix(groupOf(str(ho.Obj["apiVersion"])), ".toolkit.fluxcd.io") || !layout.InComponentDir(ho.File) {
 		return ""
 	}
 	var why []string

@@ -36,11 +36,15 @@ func TestParse(t *testing.T) {
 }
 
 // TestParseAllocatesNothing: verify parses the path of every object of a
-// fleet.
+// fleet, review asks InComponentDir of every file of both fleets.
 func TestParseAllocatesNothing(t *testing.T) {
 	p := "previews/prev/pr-12/apps/prev/shop-pr12/web/api/service-web-api.yaml"
 	if n := testing.AllocsPerRun(100, func() { _ = layout.Parse(p) }); n != 0 {
 		t.Errorf("Parse allocates %v times", n)
+	}
+	p = "apps/prod/shop/web/api/service-web-api.yaml"
+	if n := testing.AllocsPerRun(100, func() { _ = layout.InComponentDir(p) }); n != 0 {
+		t.Errorf("InComponentDir allocates %v times", n)
 	}
 }
 
