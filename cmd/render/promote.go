@@ -105,8 +105,10 @@ func runPromote(ctx context.Context, args []string, io stdio) error {
 	if err != nil {
 		return err
 	}
-	if err := reportSpecs(ps, f.format, io); err != nil {
-		return err
+	// Invalid specs stop here; warnings are printed once the webhook has
+	// allowed the promotion, so that a refusal is not read under them.
+	if ps.HasErrors() {
+		return reportSpecs(ps, f.format, io)
 	}
 	plat := &repo.Platform
 	to, from, err := f.environments(plat)
@@ -148,6 +150,9 @@ func runPromote(ctx context.Context, args []string, io stdio) error {
 		}
 		fmt.Fprintf(io.err, "render: nothing was promoted to %s\n", to.Name)
 		return cli.Failed()
+	}
+	if err := reportSpecs(ps, f.format, io); err != nil {
+		return err
 	}
 
 	// The render of HEAD (the environments a render writes; the others

@@ -104,7 +104,8 @@ func TestPromote(t *testing.T) {
 		return api.Deployment{ID: id, Project: "shop", App: "api", Environment: "staging", SpecRevision: c1, Phase: api.Phase(phase), StartedAt: time.Unix(1700000000, 0).UTC(), Checks: checks}
 	}
 
-	// Refused: the release failed in staging, or has not run there.
+	// Refused: the release failed in staging, or has not run there. The
+	// refusal comes first, not under the specs' warnings.
 	for name, deps := range map[string][]api.Deployment{
 		"failed":    {dep(2, "failed", green)},
 		"red check": {dep(2, "running", json.RawMessage(`{"checks":[{"name":"sync","state":"passed"},{"name":"readiness","state":"failed","message":"0/1 ready"}]}`))},
@@ -112,16 +113,20 @@ func TestPromote(t *testing.T) {
 	} {
 		hook.set(deps...)
 		r := promote()
-		if r.code != 1 || !strings.Contains(r.stderr, "not promoted") || read(prodDeploy) != nil {
+		if r.code != 1 || !strings.HasPrefix(r.stderr, "render: not promoted: ") || read(prodDeploy) != nil {
 			t.Errorf("%s: exit %d, production written: %v\n%s", name, r.code, read(prodDeploy) != nil, r.stderr)
 		}
 	}
 
-	// Running with every check green: production gets staging's release.
+	// Running with every check green: production gets staging's release,
+	// and the specs' warnings are printed.
 	hook.set(dep(3, "running", green))
 	r := promote()
 	if r.code != 0 {
 		t.Fatalf("promote: exit %d\n%s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "warning: components[1].workload_spec: container \"api\" has no readinessProbe") {
+		t.Errorf("promote printed no warning of the specs:\n%s", r.stderr)
 	}
 	prod, err := generate.ParseRelease(read(layout.ReleaseFile("prod-eu", "shop", "api")))
 	if err != nil {
