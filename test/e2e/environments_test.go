@@ -318,10 +318,19 @@ func TestEnvironmentsJourney(t *testing.T) {
 	if err := prod.Client.Get(j.ctx, client.ObjectKeyFromObject(d), &now); err != nil || now.Spec.Template.Spec.Containers[0].Image != image1 {
 		t.Errorf("production's Deployment after staging's failure: %v %v", now.Spec.Template.Spec.Containers, err)
 	}
-	// Production's Flux objects read their artifacts, whose digests the
-	// new fleet commit left as they were: production's deployment is
+	// Production's cluster applied the new fleet commit; its apps' Flux
+	// objects read their artifacts, whose digests the commit left as they
+	// were. Once Flux there has applied it, and the webhook has heard of
+	// staging's failure at the same commit, production's deployment is
 	// still the promotion's, running, every check green.
-	checkGreen(t, "production at "+rev2, j.waitEnvPhase("production", rev2, "running"))
+	j.eventually("production's cluster applies "+rev3, 3*time.Minute, func() error {
+		return pj.kustomizationReady("fleet-"+prodCluster, rev3)
+	})
+	after := j.waitEnvPhase("production", rev2, "running")
+	checkGreen(t, "production at "+rev2, after)
+	if after.DeploymentID != pds.DeploymentID {
+		t.Errorf("production's current deployment is %d after the fleet commit %s, want the promotion's %d", after.DeploymentID, rev3, pds.DeploymentID)
+	}
 	var page struct {
 		Deployments []deploymentRecord `json:"deployments"`
 	}
