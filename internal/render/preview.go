@@ -13,6 +13,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/fleetwright/fleetwright/internal/diag"
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/spec"
@@ -294,19 +295,15 @@ func PreviewURLs(p *spec.Preview) map[string][]string {
 	return out
 }
 
-// PreviewProblem is a preview file that reaches outside its preview.
-type PreviewProblem struct {
-	File, Reason string
-}
-
-// PreviewError lists what reaches outside a preview.
-type PreviewError struct{ Problems []PreviewProblem }
+// PreviewError lists what reaches outside a preview: each a file of the
+// preview (its File) and why (its Message).
+type PreviewError struct{ Problems []diag.Diagnostic }
 
 func (e *PreviewError) Error() string {
 	var b strings.Builder
 	b.WriteString("the preview reaches outside itself:")
 	for _, p := range e.Problems {
-		fmt.Fprintf(&b, "\n  %s: %s", p.File, p.Reason)
+		fmt.Fprintf(&b, "\n  %s: %s", p.File, p.Message)
 	}
 	return b.String()
 }
@@ -383,10 +380,12 @@ type previewCheck struct {
 	plat                         *spec.Platform
 	pr                           int
 	within, dir, fluxFile, named string
-	probs                        []PreviewProblem
+	probs                        []diag.Diagnostic
 }
 
-func (c *previewCheck) add(file, msg string) { c.probs = append(c.probs, PreviewProblem{file, msg}) }
+func (c *previewCheck) add(file, msg string) {
+	c.probs = append(c.probs, diag.Diagnostic{File: file, Message: msg, Severity: diag.Error})
+}
 
 // object checks an object of file p: its namespace, its Flux path and
 // target, and its hosts.

@@ -93,7 +93,7 @@ func (r *run) checkPreviews() {
 		var pe *render.PreviewError
 		if err := render.CheckPreviewFiles(r.plat, pr, r.prefix, files); errors.As(err, &pe) {
 			for _, p := range pe.Problems {
-				bad(p.File, p.Reason)
+				bad(p.File, p.Message)
 			}
 		} else if err != nil {
 			bad(layout.PreviewDir(pv.Cluster, pr), err.Error())
