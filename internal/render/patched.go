@@ -98,7 +98,7 @@ func checkComponent(comps *generate.Components, a *spec.LoadedApp, i int, t tena
 	}
 	for _, p := range tenancy.CheckPatched(before, after, t) {
 		j := blame(c.WorkloadSpec.Patches, decoded, p)
-		ps.Add(a.Doc, at.Child(j), "%s", p)
+		ps.Add(a.Doc, at.Child(j), "%s", tenancy.Text(p))
 	}
 	// A patch without which kustomize builds the same objects changes
 	// nothing: it selects nothing, or its fields do not reach the objects
@@ -198,13 +198,13 @@ func blame(patches []spec.Patch, decoded []any, p tenancy.Problem) int {
 			md, _ := m["metadata"].(map[string]any)
 			k, _ := m["kind"].(string)
 			n, _ := md["name"].(string)
-			return n == name && (k == kind || p.Field == "kind")
+			return n == name && (k == kind || p.Path == "kind")
 		}
-		return matches(t.Name, name) && (p.Field == "kind" || matches(t.Kind, kind))
+		return matches(t.Name, name) && (p.Path == "kind" || matches(t.Kind, kind))
 	}
 	first := -1
 	for j := range patches {
-		if selects(j) && tenancy.Touches(decoded[j], p.Field) {
+		if selects(j) && tenancy.Touches(decoded[j], p.Path) {
 			return j
 		}
 		if first < 0 && selects(j) {
@@ -215,7 +215,7 @@ func blame(patches []spec.Patch, decoded []any, p tenancy.Problem) int {
 		return first
 	}
 	for j := range patches {
-		if tenancy.Touches(decoded[j], p.Field) {
+		if tenancy.Touches(decoded[j], p.Path) {
 			return j
 		}
 	}

@@ -135,7 +135,7 @@ func ingressHosts(o Object, t Tenant) []Problem {
 		if other != "" {
 			msg = fmt.Sprintf("host %q belongs to %s", host, other)
 		}
-		out = append(out, Problem{Object: label(o), Field: field,
+		out = append(out, Problem{Object: label(o), Path: field,
 			Message: msg + "; a patch may not change an Ingress's host: set ingress.host in the spec, where every app's hosts are checked against each other"})
 	}
 	rules, _ := sp["rules"].([]any)

@@ -82,7 +82,7 @@ func podSecurity(before, after Object, level string) []Problem {
 	if level == "" {
 		what = "Pod Security level baseline (what a patch is held to where platform.yaml sets no policy.pod_security)"
 	}
-	return []Problem{{Object: label(after), Field: strings.Join(path, "."),
+	return []Problem{{Object: label(after), Path: strings.Join(path, "."),
 		Message: fmt.Sprintf("the patches give its pods what %s forbids: %s", what, strings.Join(fresh, ", "))}}
 }
 

@@ -16,6 +16,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/fleetwright/fleetwright/internal/diag"
 )
 
 // Object is a decoded Kubernetes object.
@@ -37,22 +39,17 @@ type Tenant struct {
 	Hosts func(host string) (own bool, other string)
 }
 
-// A Problem is one broken rule.
-type Problem struct {
-	// Object is the object as Kind/name (after the patch).
-	Object string
-	// Field is a field path in it, such as spec.rules[0].host; "" for the
-	// object as a whole.
-	Field string
-	// Message says what is wrong, for a person.
-	Message string
-}
+// A Problem is one broken rule: its Object (Kind/name, after the patch),
+// Path (a field path in it, such as spec.rules[0].host; "" for the object
+// as a whole) and Message.
+type Problem = diag.Diagnostic
 
-func (p Problem) String() string {
-	if p.Field == "" {
+// Text is a problem as one line: Kind/name, the field path, the message.
+func Text(p Problem) string {
+	if p.Path == "" {
 		return p.Object + ": " + p.Message
 	}
-	return p.Object + " " + p.Field + ": " + p.Message
+	return p.Object + " " + p.Path + ": " + p.Message
 }
 
 // ID is what identifies an object to Kubernetes and to Flux's inventory:
@@ -241,7 +238,7 @@ func changedIdentity(o Object, r ID) Problem {
 	}
 	switch {
 	case r.Group != id.Group || r.Kind != id.Kind:
-		p.Field = "kind"
+		p.Path = "kind"
 		p.Message = fmt.Sprintf("the patches turn %s into a %s", r, kindOf(id))
 		if len(also) > 0 {
 			p.Message += " " + strings.Join(also, " ")
@@ -251,13 +248,13 @@ func changedIdentity(o Object, r ID) Problem {
 			p.Message += " (" + m + ")"
 		}
 	case r.Name != id.Name:
-		p.Field = "metadata.name"
+		p.Path = "metadata.name"
 		p.Message = fmt.Sprintf("the patches rename %s to %s; a patch may not change an object's name", r, id.Name)
 		if r.Namespace != id.Namespace {
 			p.Message += " or namespace"
 		}
 	default:
-		p.Field = "metadata.namespace"
+		p.Path = "metadata.namespace"
 		p.Message = fmt.Sprintf("the patches move %s to namespace %q; a patch may not change an object's namespace", r, id.Namespace)
 	}
 	return p

@@ -149,8 +149,8 @@ func TestCheckPatched(t *testing.T) {
 			}
 			for i, w := range tt.want {
 				for _, part := range strings.Split(w, "\x00") {
-					if !strings.Contains(got[i].String(), part) {
-						t.Errorf("problem %d = %q, want it to hold %q", i, got[i], part)
+					if !strings.Contains(Text(got[i]), part) {
+						t.Errorf("problem %d = %q, want it to hold %q", i, Text(got[i]), part)
 					}
 				}
 			}

@@ -455,14 +455,14 @@ func (r *run) checkPatched(ks *fluxKS, dir, root string, only map[string]bool, o
 	}}
 	for _, p := range tenancy.CheckPatched(before, after, t) {
 		msg := p.Message
-		if p.Field == "" || p.Field == "kind" || p.Field == "metadata.name" || p.Field == "metadata.namespace" {
+		if p.Path == "" || p.Path == "kind" || p.Path == "metadata.name" || p.Path == "metadata.namespace" {
 			msg = p.Object + ": " + msg
 		}
 		if o := byLabel[p.Object]; o != nil && len(o.patches) > 0 {
-			r.findings.add(r.finding(o, CheckTenancy, SeverityError, p.Field, msg))
+			r.findings.add(r.finding(o, CheckTenancy, SeverityError, p.Path, msg))
 			continue
 		}
-		f := Finding{Check: CheckTenancy, Diagnostic: diag.Diagnostic{Severity: SeverityError, Object: p.Object, Path: p.Field, Message: msg}}
+		f := Finding{Check: CheckTenancy, Diagnostic: diag.Diagnostic{Severity: SeverityError, Object: p.Object, Path: p.Path, Message: msg}}
 		if len(refs) > 0 {
 			f.File, f.Line, f.Column = r.display(refs[0].file), refs[0].line, refs[0].col
 		} else {
