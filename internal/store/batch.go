@@ -162,9 +162,9 @@ func (s *sqlStore) readDeployments(t *txStmts, bs []batchEvent) error {
 		if bs[i].status != EventApplied {
 			continue
 		}
-		key := e.Project + "\x00" + e.App + "\x00" + e.Environment
+		key, byRev := batchKeys(e.Project, e.App, e.Environment, e.Revision)
 		if !e.JoinLatest {
-			key += "\x00\x00" + e.Revision
+			key = byRev
 		}
 		if seen[key] {
 			continue
@@ -216,11 +216,11 @@ func (t *txStmts) readDeployments(query string, byRev bool, args ...any) error {
 			}
 			t.deps[id] = &batchDeployment{comps: cs}
 		}
-		key := project + "\x00" + app + "\x00" + env
+		appKey, revKey := batchKeys(project, app, env, rev)
 		if byRev {
-			t.byRev[key+"\x00"+rev] = id
+			t.byRev[revKey] = id
 		} else {
-			t.latest[key] = id
+			t.latest[appKey] = id
 		}
 	}
 	if err := rows.Err(); err != nil {

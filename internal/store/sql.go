@@ -357,11 +357,18 @@ func rollback(tx *sql.Tx) error {
 	return nil
 }
 
+// batchKeys are the keys of the batch's memory of deployments: an app in
+// an environment (its current deployment, txStmts.latest) and, with a
+// revision, its deployment of that revision (txStmts.byRev).
+func batchKeys(project, app, env, rev string) (appKey, revKey string) {
+	appKey = project + "\x00" + app + "\x00" + env
+	return appKey, appKey + "\x00" + rev
+}
+
 // batchDeployment finds (or creates) e's deployment, from the batch's
 // memory when an earlier event of the batch joined it.
 func (s *sqlStore) batchDeployment(t *txStmts, e Event, now time.Time) (int64, *batchDeployment, bool, error) {
-	app := e.Project + "\x00" + e.App + "\x00" + e.Environment
-	rev := app + "\x00" + e.Revision
+	app, rev := batchKeys(e.Project, e.App, e.Environment, e.Revision)
 	id, ok := t.byRev[rev]
 	if e.JoinLatest {
 		id, ok = t.latest[app]
