@@ -12,7 +12,6 @@ import (
 	"github.com/fleetwright/fleetwright/internal/fleet"
 	"github.com/fleetwright/fleetwright/internal/fleet/artifact"
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
-	"github.com/fleetwright/fleetwright/internal/yamlx"
 )
 
 // What Flux does with a fleet commit depends on where each component's
@@ -51,7 +50,21 @@ func isFluxFile(p string, b []byte) bool {
 	return !layout.InComponentDir(p) && bytes.Contains(b, []byte("kustomize.toolkit.fluxcd.io/"))
 }
 
+// parseFluxFile reads a changed Flux file whole: its header, and each
+// document's text and object.
 func parseFluxFile(p string, b []byte) *fluxFile {
+	f, body := fluxFileOf(b)
+	for text := range fleet.Documents(body) {
+		d := fluxDoc{text: text}
+		d.obj, d.ok = parseObject(p, text)
+		f.docs = append(f.docs, d)
+	}
+	return f
+}
+
+// fluxFileOf cuts a Flux file's leading comment lines off: the file,
+// without its documents yet, and the text that holds them.
+func fluxFileOf(b []byte) (*fluxFile, string) {
 	s := string(b)
 	f := &fluxFile{nl: strings.HasSuffix(s, "\n")}
 	for strings.HasPrefix(s, "#") {
@@ -62,26 +75,14 @@ func parseFluxFile(p string, b []byte) *fluxFile {
 		f.header += s[:i+1]
 		s = s[i+1:]
 	}
-	for _, text := range strings.Split(strings.TrimSuffix(s, "\n"), "\n---\n") {
-		d := fluxDoc{text: text}
-		d.obj, d.ok = parseObject(p, text)
-		f.docs = append(f.docs, d)
-	}
-	return f
+	return f, strings.TrimSuffix(s, "\n")
 }
 
-// parseObject reads one YAML document as an object.
+// parseObject reads one document of a Flux file as an object: ok is false
+// when it is none (no kind).
 func parseObject(p, text string) (object, bool) {
-	docs, err := yamlx.Parse([]byte(text))
-	if err != nil || len(docs) != 1 || docs[0].Root == nil || docs[0].Root.Kind != yamlx.MapNode {
-		return object{}, false
-	}
-	m := value(docs[0].Root).(map[string]any)
-	o := object{File: p, Obj: m}
-	o.Kind, _ = m["kind"].(string)
-	o.Name = str(get(m, "metadata", "name"))
-	o.Namespace = str(get(m, "metadata", "namespace"))
-	return o, o.Kind != ""
+	o, ok := fleet.ReadObject(p, text)
+	return object{Object: o}, ok && o.Kind != ""
 }
 
 // text writes the file again from its documents.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -138,15 +139,16 @@ func FuzzScanFields(f *testing.F) {
 	f.Add("kind: Kustomization\nspec:\n  path: |\n    x: y\n")
 	f.Add("kind: Kustomization\nspec:\n  components:\n  - a\n  - b\n  path: \"./x\"\n")
 	f.Fuzz(func(t *testing.T, text string) {
-		light, ok := scanFields(text)
+		o, ok := fleet.ScanObject("f.yaml", text, scanned)
 		if !ok {
 			return
 		}
+		light := o.Obj
 		full, _ := parseObject("f.yaml", text)
 		if full.Obj == nil && str(light["kind"]) != "" {
 			t.Errorf("the scan reads a %s where the parser reads no object", light["kind"])
 		}
-		for _, p := range scanned {
+		for _, p := range append([][]string{{"apiVersion"}, {"kind"}, {"metadata", "name"}, {"metadata", "namespace"}}, scanned...) {
 			l := str(get(light, anyPath(p)...))
 			w := str(get(full.Obj, anyPath(p)...))
 			if l != w && full.Obj != nil {
@@ -169,8 +171,8 @@ func TestScanReadsRenderedFiles(t *testing.T) {
 			}
 			light, parsed := scanFluxFile(p, []byte(b)), parseFluxFile(p, []byte(b))
 			for i, d := range parsed.docs {
-				if _, ok := scanFields(d.text); !ok {
-					t.Errorf("%s: document %d is not scanned", p, i)
+				if extra := unscanned(light.docs[i].obj.Obj, nil); extra != "" {
+					t.Errorf("%s: document %d is parsed, not scanned: it has %s", p, i, extra)
 				}
 				for _, f := range scanned {
 					if got, want := str(get(light.docs[i].obj.Obj, anyPath(f)...)), str(get(d.obj.Obj, anyPath(f)...)); got != want {
@@ -184,6 +186,26 @@ func TestScanReadsRenderedFiles(t *testing.T) {
 	if n < 6 {
 		t.Errorf("only %d documents read", n)
 	}
+}
+
+// unscanned names a field of a scanned object that is neither a scanned
+// field nor one of its identity's: "" for none.
+func unscanned(v any, at []string) string {
+	m, ok := v.(map[string]any)
+	if !ok {
+		for _, f := range append([][]string{{"apiVersion"}, {"kind"}, {"metadata", "name"}, {"metadata", "namespace"}}, scanned...) {
+			if slices.Equal(f, at) {
+				return ""
+			}
+		}
+		return strings.Join(at, ".")
+	}
+	for k, e := range m {
+		if s := unscanned(e, append(slices.Clone(at), k)); s != "" {
+			return s
+		}
+	}
+	return ""
 }
 
 func TestIsFluxFileFollowsLayout(t *testing.T) {
@@ -208,7 +230,7 @@ func TestComponentDir(t *testing.T) {
 		"./":                      "",
 		"./fleet/apps/c/p/../web": "",
 	} {
-		ks := object{Obj: map[string]any{"spec": map[string]any{"path": path}}}
+		ks := object{Object: fleet.Object{Obj: map[string]any{"spec": map[string]any{"path": path}}}}
 		if got := componentDir(&fluxSide{ks: ks}); got != want {
 			t.Errorf("componentDir(%q) = %q, want %q", path, got, want)
 		}
@@ -227,29 +249,14 @@ func TestProjectDir(t *testing.T) {
 		{path: "./", want: ""},
 		{path: "./", artifactPath: "apps/c/p/_flux", want: "apps/c/p/_flux"},
 	} {
-		s := &fluxSide{ks: object{Obj: map[string]any{"spec": map[string]any{"path": tc.path}}}}
+		s := &fluxSide{ks: object{Object: fleet.Object{Obj: map[string]any{"spec": map[string]any{"path": tc.path}}}}}
 		if tc.artifactPath != "" {
-			s.oci = &object{Obj: map[string]any{"metadata": map[string]any{"annotations": map[string]any{artifactPathAnnotation: tc.artifactPath}}}}
+			s.oci = &object{Object: fleet.Object{Obj: map[string]any{"metadata": map[string]any{"annotations": map[string]any{artifactPathAnnotation: tc.artifactPath}}}}}
 		}
 		if got := projectDir(s); got != tc.want {
 			t.Errorf("projectDir(%q, %q) = %q, want %q", tc.path, tc.artifactPath, got, tc.want)
 		}
 	}
-}
-
-// FuzzDocsOf checks that docsOf splits a file as strings.Split does.
-func FuzzDocsOf(f *testing.F) {
-	f.Add("a: 1\n---\nb: 2\n---\n---\nc")
-	f.Add("---\n---\n")
-	f.Fuzz(func(t *testing.T, s string) {
-		var got []string
-		for d := range docsOf(s) {
-			got = append(got, d)
-		}
-		if want := strings.Split(s, "\n---\n"); !reflect.DeepEqual(got, want) {
-			t.Errorf("docsOf(%q) = %q, want %q", s, got, want)
-		}
-	})
 }
 
 // echoCharts renders one ConfigMap holding the release it was asked for.

@@ -12,8 +12,9 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
+	"github.com/fleetwright/fleetwright/internal/fleet"
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/kbuild"
-	"github.com/fleetwright/fleetwright/internal/yamlx"
 )
 
 // patchedDirs returns the folders whose kustomization.yaml has patches,
@@ -34,12 +35,11 @@ func patchedDirs(files map[string][]byte) []string {
 
 // kustomizationOf parses a kustomization.yaml, or returns nil.
 func kustomizationOf(b []byte) map[string]any {
-	docs, err := yamlx.Parse(b)
-	if err != nil || len(docs) != 1 || docs[0].Root == nil || docs[0].Root.Kind != yamlx.MapNode {
+	k, ok := fleet.ReadObject(layout.Kustomization, string(b))
+	if !ok {
 		return nil
 	}
-	m, _ := value(docs[0].Root).(map[string]any)
-	return m
+	return k.Obj
 }
 
 // patched records a side's folders built by kustomize.
@@ -74,11 +74,9 @@ func applyPatches(files map[string][]byte, objs map[string]object, changedDirs m
 			}
 		}
 		for _, m := range built {
-			md, _ := m["metadata"].(map[string]any)
-			o := object{File: dir + "/kustomization.yaml", Obj: m}
-			o.Kind, _ = m["kind"].(string)
-			o.Name, _ = md["name"].(string)
-			o.Namespace, _ = md["namespace"].(string)
+			// An object a patch changes keeps its file: the folder, and
+			// so the location, is the same.
+			o := object{Object: fleet.NewObject(dir+"/"+layout.Kustomization, m)}
 			if r, ok := raw[o.id()]; ok {
 				if reflect.DeepEqual(r.Obj, m) {
 					objs[o.id()] = r
