@@ -63,7 +63,7 @@ func parseFluxFile(p string, b []byte) *fluxFile {
 }
 
 // fluxFileOf cuts a Flux file's leading comment lines off: the file,
-// without its documents yet, and the text that holds them.
+// with room for its documents, and the text that holds them.
 func fluxFileOf(b []byte) (*fluxFile, string) {
 	s := string(b)
 	f := &fluxFile{nl: strings.HasSuffix(s, "\n")}
@@ -75,7 +75,9 @@ func fluxFileOf(b []byte) (*fluxFile, string) {
 		f.header += s[:i+1]
 		s = s[i+1:]
 	}
-	return f, strings.TrimSuffix(s, "\n")
+	s = strings.TrimSuffix(s, "\n")
+	f.docs = make([]fluxDoc, 0, strings.Count(s, "\n---\n")+1)
+	return f, s
 }
 
 // parseObject reads one document of a Flux file as an object: ok is false
@@ -96,7 +98,7 @@ func (f *fluxFile) text(docs []string) string {
 
 // fluxSide is a component's Flux objects on one side of the change.
 type fluxSide struct {
-	ks   object
+	ks   *object // in its file's documents
 	kind string  // of the source it reads
 	oci  *object // nil: the Kustomization reads another kind of source
 }
@@ -327,21 +329,21 @@ func (sc *fluxScan) read(base, head map[string][]byte) {
 // reads one, else anywhere in the side's files (indexed on first need).
 type ociIndex struct {
 	files map[string]*fluxFile
-	all   map[string]object
+	all   map[string]*object
 }
 
-func (x *ociIndex) find(f *fluxFile, id string) (object, bool) {
-	for _, d := range f.docs {
+func (x *ociIndex) find(f *fluxFile, id string) (*object, bool) {
+	for i, d := range f.docs {
 		if d.ok && d.obj.Kind == "OCIRepository" && d.obj.id() == id {
-			return d.obj, true
+			return &f.docs[i].obj, true
 		}
 	}
 	if x.all == nil {
-		x.all = map[string]object{}
+		x.all = map[string]*object{}
 		for _, f := range x.files {
-			for _, d := range f.docs {
+			for i, d := range f.docs {
 				if d.ok && d.obj.Kind == "OCIRepository" {
-					x.all[d.obj.id()] = d.obj
+					x.all[d.obj.id()] = &f.docs[i].obj
 				}
 			}
 		}
@@ -360,8 +362,8 @@ func (sc *fluxScan) collect(files map[string]*fluxFile, side int) {
 		if side == 0 && steady {
 			continue
 		}
-		for _, d := range f.docs {
-			s, project, ok := sc.fluxSide(d, f, oci)
+		for i := range f.docs {
+			s, project, ok := sc.fluxSide(&f.docs[i], f, oci)
 			if !ok {
 				continue
 			}
@@ -394,8 +396,8 @@ func (sc *fluxScan) collect(files map[string]*fluxFile, side int) {
 
 // fluxSide reads a document of a Flux file as a component's or a project's
 // Kustomization with its source; false for any other document.
-func (sc *fluxScan) fluxSide(d fluxDoc, f *fluxFile, oci *ociIndex) (s *fluxSide, project, ok bool) {
-	o := d.obj
+func (sc *fluxScan) fluxSide(d *fluxDoc, f *fluxFile, oci *ociIndex) (s *fluxSide, project, ok bool) {
+	o := &d.obj
 	if !d.ok || o.Kind != "Kustomization" || !strings.HasPrefix(str(o.Obj["apiVersion"]), "kustomize.toolkit.fluxcd.io/") {
 		return nil, false, false
 	}
@@ -404,14 +406,14 @@ func (sc *fluxScan) fluxSide(d fluxDoc, f *fluxFile, oci *ociIndex) (s *fluxSide
 	if s.kind == "OCIRepository" {
 		id := objectID(o.cluster(), "OCIRepository", cmpOr(str(get(ref, "namespace")), o.Namespace), str(get(ref, "name")))
 		if r, ok := oci.find(f, id); ok && strings.HasPrefix(str(r.Obj["apiVersion"]), "source.toolkit.fluxcd.io/") {
-			s.oci = &r
+			s.oci = r
 		}
 	}
 	// A Kustomization without a component is a project's when it says so
 	// or applies a project's folder (the scan of an unchanged file does
 	// not read the project label).
-	if labelOf(o, layout.LabelComponent) == "" {
-		if labelOf(o, layout.LabelProject) == "" && projectDir(s) == "" {
+	if labelOf(*o, layout.LabelComponent) == "" {
+		if labelOf(*o, layout.LabelProject) == "" && projectDir(s) == "" {
 			return nil, false, false
 		}
 		project = true
@@ -449,7 +451,7 @@ func (sc *fluxScan) place() (check []*component) {
 			if sc.changedFile[h.ks.File] {
 				ref := get(h.ks.Obj, "spec", "sourceRef")
 				sc.fx.danger = append(sc.fx.danger, fmt.Sprintf("%s: its Kustomization %s reads OCIRepository %s, which the fleet does not hold: Flux cannot apply it",
-					c.what(), name(h.ks), code(cmpOr(str(get(ref, "namespace")), h.ks.Namespace)+"/"+str(get(ref, "name")))))
+					c.what(), name(*h.ks), code(cmpOr(str(get(ref, "namespace")), h.ks.Namespace)+"/"+str(get(ref, "name")))))
 			}
 		case h.oci != nil && (b == nil || b.oci == nil || c.folderChanged || b.digest() != h.digest()):
 			check = append(check, c)
@@ -596,7 +598,7 @@ func componentDir(s *fluxSide) string { return appliedDir(s, 4) }
 // sourceless is a Kustomization's spec without where it reads from, and
 // without the artifacts its dependsOn's readyExprs name, which follow the
 // dependencies' folders and the source layout.
-func sourceless(ks object) map[string]any {
+func sourceless(ks *object) map[string]any {
 	spec, _ := ks.Obj["spec"].(map[string]any)
 	out := without(spec, "sourceRef", "path")
 	if deps := withoutReadyExprs(ks); deps != nil {
@@ -608,7 +610,7 @@ func sourceless(ks object) map[string]any {
 // withoutReadyExprs is a Kustomization's dependsOn without readyExprs (nil
 // when it has none): render writes one, naming the dependency's artifact,
 // for each dependency on a component that reads its own.
-func withoutReadyExprs(ks object) []any {
+func withoutReadyExprs(ks *object) []any {
 	deps, _ := get(ks.Obj, "spec", "dependsOn").([]any)
 	if deps == nil {
 		return nil
@@ -1130,7 +1132,7 @@ func componentRow(c *component, removedApps map[string]bool) string {
 	switch {
 	case c.head == nil:
 		switch {
-		case keptFromPrune(c.base.ks):
+		case keptFromPrune(*c.base.ks):
 			why = "removed from the fleet, but kept from pruning: Flux leaves it and its objects (see Danger)"
 		case c.base.oci != nil && !removedApps[c.app()]:
 			why = "removed: its OCIRepository goes with its Kustomization, which prunes its objects"

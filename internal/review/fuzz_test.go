@@ -231,7 +231,7 @@ func TestComponentDir(t *testing.T) {
 		"./fleet/apps/c/p/../web": "",
 	} {
 		ks := object{Object: fleet.Object{Obj: map[string]any{"spec": map[string]any{"path": path}}}}
-		if got := componentDir(&fluxSide{ks: ks}); got != want {
+		if got := componentDir(&fluxSide{ks: &ks}); got != want {
 			t.Errorf("componentDir(%q) = %q, want %q", path, got, want)
 		}
 	}
@@ -249,7 +249,7 @@ func TestProjectDir(t *testing.T) {
 		{path: "./", want: ""},
 		{path: "./", artifactPath: "apps/c/p/_flux", want: "apps/c/p/_flux"},
 	} {
-		s := &fluxSide{ks: object{Object: fleet.Object{Obj: map[string]any{"spec": map[string]any{"path": tc.path}}}}}
+		s := &fluxSide{ks: &object{Object: fleet.Object{Obj: map[string]any{"spec": map[string]any{"path": tc.path}}}}}
 		if tc.artifactPath != "" {
 			s.oci = &object{Object: fleet.Object{Obj: map[string]any{"metadata": map[string]any{"annotations": map[string]any{artifactPathAnnotation: tc.artifactPath}}}}}
 		}

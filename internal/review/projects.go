@@ -93,13 +93,13 @@ func (fx *fluxView) place(byID map[string]*component, headFiles map[string]*flux
 			app = c.key
 		}
 		if h == nil {
-			if keptFromPrune(b.ks) {
+			if keptFromPrune(*b.ks) {
 				fx.keptDirs[c.dir] = true
 				if removedApps[app] {
 					fx.keptApps[app] = true
 				} else {
 					fx.danger = append(fx.danger, fmt.Sprintf("%s is removed, but its Kustomization %s is marked `%s`: Flux does not prune it, so it and the objects it applied stay on the cluster; delete them by hand",
-						c.what(), name(b.ks), layout.PruneDisabledLine))
+						c.what(), name(*b.ks), layout.PruneDisabledLine))
 				}
 			}
 			continue
@@ -112,7 +112,7 @@ func (fx *fluxView) place(byID map[string]*component, headFiles map[string]*flux
 			}
 		}
 		bRoot, hRoot := rootApplied(b.ks.File), rootApplied(h.ks.File)
-		bKept, hKept := keptFromPrune(b.ks), keptFromPrune(h.ks)
+		bKept, hKept := keptFromPrune(*b.ks), keptFromPrune(*h.ks)
 		bFlux, hFlux := layout.FluxDirAbove(b.ks.File), layout.FluxDirAbove(h.ks.File)
 		switch {
 		case bRoot && hRoot && !bKept && hKept && allKept(headFiles[h.ks.File]):
@@ -200,13 +200,13 @@ func unsafeMove(app string, comps []*component, byID map[string]*component) stri
 	slices.SortFunc(comps, func(a, b *component) int { return strings.Compare(a.key, b.key) })
 	var names []string
 	for _, c := range comps {
-		names = append(names, name(c.base.ks))
+		names = append(names, name(*c.base.ks))
 	}
 	dir := layout.FluxDirAbove(comps[0].head.ks.File)
 	by := "the project's Kustomization"
 	for _, p := range byID {
 		if p.project && p.head != nil && p.dir == dir {
-			by += " " + name(p.head.ks)
+			by += " " + name(*p.head.ks)
 		}
 	}
 	return fmt.Sprintf("app %s moves to its project's source in one step: its %s (%s) leave %s, which the root Kustomization applies, without `%s`, "+
