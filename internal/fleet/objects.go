@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"iter"
+	"path"
 	"strconv"
 	"strings"
 	"sync"
@@ -50,6 +51,27 @@ func (id ObjectID) AppKey() string {
 		return ""
 	}
 	return layout.App{Cluster: id.Cluster, Project: id.Project, Name: id.App}.Key()
+}
+
+// ComponentDir is the component folder that holds the object
+// (layout.ComponentDirOf), "" for none.
+func (id ObjectID) ComponentDir() string {
+	if id.Preview != 0 || id.Component == "" {
+		return ""
+	}
+	return layout.ComponentDir(id.Cluster, id.Project, id.App, id.Component)
+}
+
+// FluxDir is the project's Flux folder (layout.FluxDir) that holds the
+// object (layout.FluxDirAbove), "" for none.
+func (id ObjectID) FluxDir() string {
+	if id.Preview != 0 || id.Folder == "" {
+		return ""
+	}
+	if d := layout.FluxDir(id.Cluster, id.Project); path.Base(d) == id.Folder {
+		return d
+	}
+	return ""
 }
 
 // Key is what pairs an object with itself in another fleet: its kind,

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 )
 
 func TestReadObjects(t *testing.T) {
@@ -16,7 +18,8 @@ func TestReadObjects(t *testing.T) {
 		"apps/prod/shop/_flux/api.yaml":                    []byte("apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: shop-api-web\n  namespace: flux-system\n"),
 		"clusters/prod/apps/shop-api.yaml":                 []byte("- not\n- an object\n---\nkind: ConfigMap\nmetadata:\n  name: x\n"),
 		"previews/prod/pr-7/apps/prod/shop/api/web/a.yaml": []byte("kind: ConfigMap\nmetadata:\n  name: a\n  namespace: shop-pr-7\n"),
-		"skipped.yaml": []byte("kind: ConfigMap\nmetadata:\n  name: skipped\n"),
+		"apps/prod/shop/_project/ns.yaml":                  []byte("kind: Namespace\nmetadata:\n  name: shop\n"),
+		"skipped.yaml":                                     []byte("kind: ConfigMap\nmetadata:\n  name: skipped\n"),
 	}
 	got := map[string]Object{}
 	for o := range ReadObjects(files, func(p string) bool { return p == "skipped.yaml" }) {
@@ -25,7 +28,7 @@ func TestReadObjects(t *testing.T) {
 		}
 		got[o.Key()] = o
 	}
-	want := []string{"ConfigMap/shop-pr-7/a", "prod:ConfigMap//x", "prod:Deployment/shop/api-web", "prod:Kustomization/flux-system/shop-api-web", "prod:Service/shop/api-web"}
+	want := []string{"ConfigMap/shop-pr-7/a", "prod:ConfigMap//x", "prod:Deployment/shop/api-web", "prod:Kustomization/flux-system/shop-api-web", "prod:Namespace//shop", "prod:Service/shop/api-web"}
 	if keys := slices.Sorted(maps.Keys(got)); !slices.Equal(keys, want) {
 		t.Fatalf("keys %q, want %q", keys, want)
 	}
@@ -46,6 +49,17 @@ func TestReadObjects(t *testing.T) {
 	}
 	if a := got["ConfigMap/shop-pr-7/a"].AppKey(); a != "" {
 		t.Errorf("a preview's object is of app %q", a)
+	}
+	for key, o := range got {
+		if d, want := o.ComponentDir(), layout.ComponentDirOf(o.File); d != want {
+			t.Errorf("%s: ComponentDir %q, layout.ComponentDirOf %q", key, d, want)
+		}
+		if d, want := o.FluxDir(), layout.FluxDirAbove(o.File); d != want {
+			t.Errorf("%s: FluxDir %q, layout.FluxDirAbove %q", key, d, want)
+		}
+		if a, want := o.AppKey(), layout.AppOf(o.File); a != want {
+			t.Errorf("%s: AppKey %q, layout.AppOf %q", key, a, want)
+		}
 	}
 }
 

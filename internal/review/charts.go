@@ -102,7 +102,7 @@ func renderCharts(ctx context.Context, charts Charts, picked, full [2]map[string
 			if bytes.Contains(b, []byte("kind: ConfigMap")) {
 				for _, o := range parseFleet(map[string][]byte{ch.Path: b}) {
 					if o.Kind == "ConfigMap" {
-						cmNames[inCluster(o.cluster(), o.Namespace+"/"+o.Name)] = true
+						cmNames[inCluster(o.OnCluster(), o.Namespace+"/"+o.Name)] = true
 					}
 				}
 			}
@@ -217,7 +217,7 @@ func releasesIn(picked, files map[string][]byte, dirs, cms map[string]bool) map[
 			if srcs == nil {
 				srcs = sourcesOf(files)
 			}
-			o, ok := srcs[objectID(cluster, kind, ns, n)]
+			o, ok := srcs[fleet.ObjectKey(cluster, kind, ns, n)]
 			return o, ok
 		}
 	}
@@ -228,7 +228,7 @@ func releasesIn(picked, files map[string][]byte, dirs, cms map[string]bool) map[
 		if !dirs[path.Dir(o.File)] && !readsAny(o, cms) {
 			continue
 		}
-		out[id] = releaseOf(o, lookup(o.cluster()))
+		out[id] = releaseOf(o, lookup(o.OnCluster()))
 	}
 	return out
 }
@@ -237,7 +237,7 @@ func releasesIn(picked, files map[string][]byte, dirs, cms map[string]bool) map[
 func readsAny(o object, cms map[string]bool) bool {
 	l, _ := get(o.Obj, "spec", "valuesFrom").([]any)
 	for _, v := range l {
-		if str(get(v, "kind")) == "ConfigMap" && cms[inCluster(o.cluster(), o.Namespace+"/"+str(get(v, "name")))] {
+		if str(get(v, "kind")) == "ConfigMap" && cms[inCluster(o.OnCluster(), o.Namespace+"/"+str(get(v, "name")))] {
 			return true
 		}
 	}

@@ -52,12 +52,12 @@ func dangers(apps []*appChange, base, head map[string]object, bw, hw map[string]
 		for _, key := range slices.Sorted(maps.Keys(hw)) {
 			w := hw[key]
 			if sa := str(get(podSpec(w), "serviceAccountName")); sa != "" {
-				k := inCluster(w.cluster(), w.Namespace+"/"+sa)
+				k := inCluster(w.OnCluster(), w.Namespace+"/"+sa)
 				byAccount[k] = append(byAccount[k], w)
 			}
 			labels, _ := get(w.Obj, "spec", "template", "metadata", "labels").(map[string]any)
 			for k, v := range labels {
-				l := inCluster(w.cluster(), w.Namespace+"/"+k+"="+fmt.Sprint(v))
+				l := inCluster(w.OnCluster(), w.Namespace+"/"+k+"="+fmt.Sprint(v))
 				byLabel[l] = append(byLabel[l], w)
 			}
 		}
@@ -66,10 +66,10 @@ func dangers(apps []*appChange, base, head map[string]object, bw, hw map[string]
 	for _, key := range unionKeys(bw, hw) {
 		bo, bok := bw[key]
 		ho, hok := hw[key]
-		if !bok || !hok || bo.id() == ho.id() {
+		if !bok || !hok || bo.Key() == ho.Key() {
 			continue
 		}
-		paired[bo.id()], paired[ho.id()] = true, true
+		paired[bo.Key()], paired[ho.Key()] = true, true
 		out = append(out, replaced(bo, ho)...)
 	}
 	for _, id := range unionKeys(base, head) {
@@ -77,14 +77,14 @@ func dangers(apps []*appChange, base, head map[string]object, bw, hw map[string]
 		ho, hok := head[id]
 		switch {
 		case bok && !hok && !paired[id]:
-			app := layout.AppOf(bo.File)
-			if kept[app] || keptDirs[layout.ComponentDirOf(bo.File)] {
+			app := bo.AppKey()
+			if kept[app] || keptDirs[bo.ComponentDir()] {
 				break // Flux keeps it
 			}
 			out = append(out, removed(bo, app == "" || removedApps[app])...)
 			if bo.Kind == "ServiceAccount" {
 				index()
-				out = append(out, stillUsed(bo, byAccount[inCluster(bo.cluster(), bo.Namespace+"/"+bo.Name)])...)
+				out = append(out, stillUsed(bo, byAccount[inCluster(bo.OnCluster(), bo.Namespace+"/"+bo.Name)])...)
 			}
 		case bok && hok:
 			out = append(out, immutable(bo, ho)...)
@@ -116,7 +116,7 @@ func blocksEvictions(pdb object, byLabel map[string][]object, all map[string]obj
 		return nil
 	}
 	first := slices.Min(slices.Collect(maps.Keys(sel)))
-	for _, w := range byLabel[inCluster(pdb.cluster(), pdb.Namespace+"/"+first+"="+fmt.Sprint(sel[first]))] {
+	for _, w := range byLabel[inCluster(pdb.OnCluster(), pdb.Namespace+"/"+first+"="+fmt.Sprint(sel[first]))] {
 		labels, _ := get(w.Obj, "spec", "template", "metadata", "labels").(map[string]any)
 		if !longRunning[w.Kind] || !matches(sel, labels) {
 			continue

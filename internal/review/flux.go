@@ -213,7 +213,7 @@ func (fx *fluxView) sources() map[string]bool {
 	out := maps.Clone(fx.quiet)
 	for _, c := range fx.comps {
 		if c.head != nil && c.head.oci != nil {
-			out[c.head.oci.id()] = true
+			out[c.head.oci.Key()] = true
 		}
 	}
 	return out
@@ -230,7 +230,7 @@ func (fx *fluxView) addObjects(objs map[string]object, side int) {
 	for _, f := range fx.parsed[side] {
 		for _, d := range f.docs {
 			if d.ok {
-				objs[d.obj.id()] = d.obj
+				objs[d.obj.Key()] = d.obj
 			}
 		}
 	}
@@ -334,7 +334,7 @@ type ociIndex struct {
 
 func (x *ociIndex) find(f *fluxFile, id string) (*object, bool) {
 	for i, d := range f.docs {
-		if d.ok && d.obj.Kind == "OCIRepository" && d.obj.id() == id {
+		if d.ok && d.obj.Kind == "OCIRepository" && d.obj.Key() == id {
 			return &f.docs[i].obj, true
 		}
 	}
@@ -343,7 +343,7 @@ func (x *ociIndex) find(f *fluxFile, id string) (*object, bool) {
 		for _, f := range x.files {
 			for i, d := range f.docs {
 				if d.ok && d.obj.Kind == "OCIRepository" {
-					x.all[d.obj.id()] = &f.docs[i].obj
+					x.all[d.obj.Key()] = &f.docs[i].obj
 				}
 			}
 		}
@@ -377,10 +377,10 @@ func (sc *fluxScan) collect(files map[string]*fluxFile, side int) {
 					continue
 				}
 			}
-			c := sc.byID[s.ks.id()]
+			c := sc.byID[s.ks.Key()]
 			if c == nil {
 				c = &component{project: project}
-				sc.byID[s.ks.id()] = c
+				sc.byID[s.ks.Key()] = c
 			}
 			if side == 0 {
 				c.base = s
@@ -404,7 +404,7 @@ func (sc *fluxScan) fluxSide(d *fluxDoc, f *fluxFile, oci *ociIndex) (s *fluxSid
 	ref := get(o.Obj, "spec", "sourceRef")
 	s = &fluxSide{ks: o, kind: str(get(ref, "kind"))}
 	if s.kind == "OCIRepository" {
-		id := objectID(o.cluster(), "OCIRepository", cmpOr(str(get(ref, "namespace")), o.Namespace), str(get(ref, "name")))
+		id := fleet.ObjectKey(o.OnCluster(), "OCIRepository", cmpOr(str(get(ref, "namespace")), o.Namespace), str(get(ref, "name")))
 		if r, ok := oci.find(f, id); ok && strings.HasPrefix(str(r.Obj["apiVersion"]), "source.toolkit.fluxcd.io/") {
 			s.oci = r
 		}
@@ -489,28 +489,28 @@ func (sc *fluxScan) explain(removedApps map[string]bool) explained {
 			reflect.DeepEqual(withoutReadyExprs(b.ks), withoutReadyExprs(h.ks)) {
 			c.pinsChanged = !c.migrated
 			if !c.mismatch {
-				ex.fields[h.ks.id()] = append(ex.fields[h.ks.id()], []string{"spec", "dependsOn"})
+				ex.fields[h.ks.Key()] = append(ex.fields[h.ks.Key()], []string{"spec", "dependsOn"})
 			}
 		}
 		if b.oci != nil && h.oci != nil {
 			c.digestChanged = b.digest() != h.digest()
 			if c.digestChanged && !c.mismatch {
-				ex.fields[h.oci.id()] = append(ex.fields[h.oci.id()], []string{"spec", "ref", "digest"})
+				ex.fields[h.oci.Key()] = append(ex.fields[h.oci.Key()], []string{"spec", "ref", "digest"})
 			}
 		}
 		if c.migrated && !c.mismatch {
-			ex.fields[h.ks.id()] = append(ex.fields[h.ks.id()], []string{"spec", "path"}, []string{"spec", "sourceRef", "kind"}, []string{"spec", "sourceRef", "name"}, []string{"spec", "sourceRef", "namespace"})
+			ex.fields[h.ks.Key()] = append(ex.fields[h.ks.Key()], []string{"spec", "path"}, []string{"spec", "sourceRef", "kind"}, []string{"spec", "sourceRef", "name"}, []string{"spec", "sourceRef", "namespace"})
 			if h.oci != nil {
-				ex.addedOK[h.oci.id()] = true
+				ex.addedOK[h.oci.Key()] = true
 			} else {
-				ex.removedOK[b.oci.id()] = true
+				ex.removedOK[b.oci.Key()] = true
 			}
 		}
 	}
 	// An OCIRepository that another Kustomization still reads stays.
 	for _, c := range sc.byID {
 		if c.head != nil && c.head.oci != nil {
-			delete(ex.removedOK, c.head.oci.id())
+			delete(ex.removedOK, c.head.oci.Key())
 		}
 	}
 	return ex
@@ -723,7 +723,7 @@ func (fx *fluxView) consequencesApplied(bf, hf *fluxFile, explain map[string][][
 	baseDoc := map[string]fluxDoc{}
 	for _, d := range bf.docs {
 		if d.ok {
-			baseDoc[d.obj.id()] = d
+			baseDoc[d.obj.Key()] = d
 		}
 	}
 	inHead := map[string]bool{}
@@ -735,7 +735,7 @@ func (fx *fluxView) consequencesApplied(bf, hf *fluxFile, explain map[string][][
 			}
 			continue
 		}
-		id := hd.obj.id()
+		id := hd.obj.Key()
 		inHead[id] = true
 		bd, ok := baseDoc[id]
 		switch {
@@ -752,7 +752,7 @@ func (fx *fluxView) consequencesApplied(bf, hf *fluxFile, explain map[string][][
 		}
 	}
 	for _, bd := range bf.docs {
-		if bd.ok && !inHead[bd.obj.id()] && !removedOK[bd.obj.id()] {
+		if bd.ok && !inHead[bd.obj.Key()] && !removedOK[bd.obj.Key()] {
 			docs = append(docs, bd.text)
 		}
 	}

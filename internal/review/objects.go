@@ -18,17 +18,6 @@ type object struct {
 	Patched bool
 }
 
-// id is the object's key (fleet.ObjectID.Key): its kind, namespace and
-// name on its cluster. Two objects of one key in base and head are the
-// same object; two environments' copies of an app are two keys.
-func (o object) id() string { return o.Key() }
-
-// objectID is the key of the object of kind, namespace and name on
-// cluster.
-func objectID(cluster, kind, namespace, name string) string {
-	return fleet.ObjectKey(cluster, kind, namespace, name)
-}
-
 // inCluster scopes a key (a namespace, a workload) to a cluster; a file
 // outside every cluster's folder is in cluster "".
 func inCluster(cluster, key string) string {
@@ -37,10 +26,6 @@ func inCluster(cluster, key string) string {
 	}
 	return cluster + ":" + key
 }
-
-// cluster is the cluster the object is applied to
-// (fleet.ObjectID.OnCluster).
-func (o object) cluster() string { return o.OnCluster() }
 
 func (o object) label() string {
 	if o.Namespace == "" {

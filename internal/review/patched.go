@@ -77,15 +77,15 @@ func applyPatches(files map[string][]byte, objs map[string]object, changedDirs m
 			// An object a patch changes keeps its file: the folder, and
 			// so the location, is the same.
 			o := object{Object: fleet.NewObject(dir+"/"+layout.Kustomization, m)}
-			if r, ok := raw[o.id()]; ok {
+			if r, ok := raw[o.Key()]; ok {
 				if reflect.DeepEqual(r.Obj, m) {
-					objs[o.id()] = r
+					objs[o.Key()] = r
 					continue
 				}
 				o.File = r.File
 			}
 			o.Patched = true
-			objs[o.id()] = o
+			objs[o.Key()] = o
 		}
 	}
 	return p

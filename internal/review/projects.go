@@ -77,9 +77,9 @@ func (fx *fluxView) place(byID map[string]*component, headFiles map[string]*flux
 	st := placements{preparing: map[string]bool{}, moving: map[string]bool{}, back: map[string]bool{}, unmarked: map[string]bool{},
 		unsafe: map[string][]*component{}, into: map[string]bool{}, outOf: map[string]bool{}, bound: map[string]bool{}}
 	explainPrune := func(s *fluxSide) {
-		explain[s.ks.id()] = append(explain[s.ks.id()], pruneField)
+		explain[s.ks.Key()] = append(explain[s.ks.Key()], pruneField)
 		if s.oci != nil {
-			explain[s.oci.id()] = append(explain[s.oci.id()], pruneField)
+			explain[s.oci.Key()] = append(explain[s.oci.Key()], pruneField)
 		}
 	}
 	pairs := map[string]string{} // base file → head file its Kustomizations move to, "" for several
@@ -113,7 +113,7 @@ func (fx *fluxView) place(byID map[string]*component, headFiles map[string]*flux
 		}
 		bRoot, hRoot := rootApplied(b.ks.File), rootApplied(h.ks.File)
 		bKept, hKept := keptFromPrune(*b.ks), keptFromPrune(*h.ks)
-		bFlux, hFlux := layout.FluxDirAbove(b.ks.File), layout.FluxDirAbove(h.ks.File)
+		bFlux, hFlux := b.ks.FluxDir(), h.ks.FluxDir()
 		switch {
 		case bRoot && hRoot && !bKept && hKept && allKept(headFiles[h.ks.File]):
 			st.preparing[app] = true
@@ -167,14 +167,14 @@ func projectSourcesMoved(byID map[string]*component, st placements, addedOK, rem
 		switch {
 		case !c.project:
 		case c.base == nil && c.head != nil && st.into[c.dir]:
-			addedOK[c.head.ks.id()] = true
+			addedOK[c.head.ks.Key()] = true
 			if c.head.oci != nil {
-				addedOK[c.head.oci.id()] = true
+				addedOK[c.head.oci.Key()] = true
 			}
 		case c.head == nil && c.base != nil && st.outOf[c.dir]:
-			removedOK[c.base.ks.id()] = true
+			removedOK[c.base.ks.Key()] = true
 			if c.base.oci != nil {
-				removedOK[c.base.oci.id()] = true
+				removedOK[c.base.oci.Key()] = true
 			}
 		}
 	}
@@ -202,7 +202,7 @@ func unsafeMove(app string, comps []*component, byID map[string]*component) stri
 	for _, c := range comps {
 		names = append(names, name(*c.base.ks))
 	}
-	dir := layout.FluxDirAbove(comps[0].head.ks.File)
+	dir := comps[0].head.ks.FluxDir()
 	by := "the project's Kustomization"
 	for _, p := range byID {
 		if p.project && p.head != nil && p.dir == dir {

@@ -432,7 +432,7 @@ func writeImages(b *strings.Builder, bw, hw map[string]object) {
 	clusters := map[string]bool{}
 	for _, ws := range []map[string]object{bw, hw} {
 		for _, o := range ws {
-			clusters[o.cluster()] = true
+			clusters[o.OnCluster()] = true
 		}
 	}
 	for _, key := range unionKeys(bw, hw) {
@@ -454,7 +454,7 @@ func writeImages(b *strings.Builder, bw, hw map[string]object) {
 			what = o.Kind + " " + what
 		}
 		if len(clusters) > 1 {
-			what = o.cluster() + ": " + what
+			what = o.OnCluster() + ": " + what
 		}
 		for _, name := range unionKeys(oldI, newI) {
 			if oldI[name] != newI[name] {

@@ -46,7 +46,7 @@ func newIndex(base, head map[string]object) *index {
 		for _, o := range objs {
 			ix.byFile[1-i][o.File] = append(ix.byFile[1-i][o.File], o)
 			if _, ok := podSpecPaths[o.Kind]; ok {
-				ns := inCluster(o.cluster(), o.Namespace)
+				ns := inCluster(o.OnCluster(), o.Namespace)
 				ix.pods[ns] = append(ix.pods[ns], o)
 			}
 		}
@@ -58,7 +58,7 @@ func newIndex(base, head map[string]object) *index {
 func (ix *index) podsOf(ns string) []object {
 	l := ix.pods[ns]
 	if !ix.sorted[ns] {
-		slices.SortStableFunc(l, func(a, b object) int { return strings.Compare(a.id(), b.id()) })
+		slices.SortStableFunc(l, func(a, b object) int { return strings.Compare(a.Key(), b.Key()) })
 		ix.sorted[ns] = true
 	}
 	return l
@@ -152,7 +152,7 @@ func size(v any, ok bool) string {
 func (ix *index) mountPaths(cm object) map[string]string {
 	out := map[string]string{}
 	keys, _ := cm.Obj["data"].(map[string]any)
-	for _, o := range ix.podsOf(inCluster(cm.cluster(), cm.Namespace)) {
+	for _, o := range ix.podsOf(inCluster(cm.OnCluster(), cm.Namespace)) {
 		ps := podSpec(o)
 		vols, _ := get(ps, "volumes").([]any)
 		for _, v := range vols {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fleetwright/fleetwright/internal/fleet"
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 )
 
@@ -307,7 +308,7 @@ func rbacName(o object) string {
 // holds; a reference to another namespace (a target, a source, a
 // dependency, Helm's storage) or a kubeconfig reaches past the project.
 func fluxInComponent(bo *object, ho object) string {
-	if !strings.HasSuffix(groupOf(str(ho.Obj["apiVersion"])), ".toolkit.fluxcd.io") || !layout.InComponentDir(ho.File) {
+	if !strings.HasSuffix(groupOf(str(ho.Obj["apiVersion"])), ".toolkit.fluxcd.io") || ho.ComponentDir() == "" {
 		return ""
 	}
 	var why []string
@@ -340,7 +341,7 @@ func fluxInComponent(bo *object, ho object) string {
 		verb = "changes"
 	}
 	return fmt.Sprintf("Flux %s %s in component folder %s %s and reaches beyond its project: %s",
-		md(ho.Kind), name(ho), code(layout.ComponentDirOf(ho.File)), verb, strings.Join(why, "; "))
+		md(ho.Kind), name(ho), code(ho.ComponentDir()), verb, strings.Join(why, "; "))
 }
 
 // kindsNew lists the kinds of the head that no object of the base fleet
@@ -364,7 +365,7 @@ func kindsNew(kinds map[gk][]object, base map[string]object, baseFiles map[strin
 			continue
 		}
 		objs := kinds[k]
-		slices.SortFunc(objs, func(a, b object) int { return strings.Compare(a.id(), b.id()) })
+		slices.SortFunc(objs, func(a, b object) int { return strings.Compare(a.Key(), b.Key()) })
 		names := name(objs[0])
 		if len(objs) > 1 {
 			names += fmt.Sprintf(" and %d more", len(objs)-1)
@@ -415,7 +416,7 @@ func chartSource(hr object, objs map[string]object) (url, source string) {
 	kind := str(get(ref, "kind"))
 	ns, n := cmpOr(str(get(ref, "namespace")), hr.Namespace), str(get(ref, "name"))
 	id := kind + "/" + ns + "/" + n
-	if src, ok := objs[objectID(hr.cluster(), kind, ns, n)]; ok {
+	if src, ok := objs[fleet.ObjectKey(hr.OnCluster(), kind, ns, n)]; ok {
 		return str(get(src.Obj, "spec", "url")), id
 	}
 	return "", id
@@ -570,7 +571,7 @@ func overlaps(a, b string) bool {
 // owner names the app an object belongs to: its folder's app, else its
 // namespace and app label.
 func owner(o object) string {
-	if a := layout.AppOf(o.File); a != "" {
+	if a := o.AppKey(); a != "" {
 		return a
 	}
 	return o.Namespace + "/" + labelOf(o, layout.LabelApp)
@@ -644,7 +645,7 @@ func hosts(base, head map[string]object, headFiles map[string][]byte, removedApp
 		out = append(out, fmt.Sprintf("%s serves a new host %s", route(a.o), code(a.host)))
 	}
 	for i, r := range removed {
-		if !moved[i] && !removedApps[layout.AppOf(r.o.File)] {
+		if !moved[i] && !removedApps[r.o.AppKey()] {
 			out = append(out, fmt.Sprintf("%s no longer serves host %s: its clients lose it", route(r.o), code(r.host)))
 		}
 	}

@@ -5,8 +5,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-
-	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 )
 
 // splitClaims says where two StatefulSets of one app have volume claims
@@ -36,7 +34,7 @@ func claimOwners(objs map[string]object) map[string][]string {
 		if o.Kind != "StatefulSet" {
 			continue
 		}
-		app := layout.AppOf(o.File)
+		app := o.AppKey()
 		for name := range claimTemplates(o) {
 			k := app + "\x00" + name
 			out[k] = append(out[k], o.Name)

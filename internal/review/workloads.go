@@ -5,6 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/fleetwright/fleetwright/internal/fleet"
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 )
 
@@ -143,7 +144,7 @@ func replicasOf(o object, all map[string]object) int64 {
 	if r, ok := get(o.Obj, "spec", "replicas").(float64); ok {
 		return int64(r)
 	}
-	if h, ok := all[objectID(o.cluster(), "HorizontalPodAutoscaler", o.Namespace, o.Name)]; ok {
+	if h, ok := all[fleet.ObjectKey(o.OnCluster(), "HorizontalPodAutoscaler", o.Namespace, o.Name)]; ok {
 		if m, ok := get(h.Obj, "spec", "minReplicas").(float64); ok {
 			return int64(m)
 		}
@@ -190,7 +191,7 @@ func storageOf(o object, all map[string]object) resource.Quantity {
 func workloadKey(o object) string {
 	app, comp := labelOf(o, layout.LabelApp), labelOf(o, layout.LabelComponent)
 	if app == "" || comp == "" {
-		return o.id()
+		return o.Key()
 	}
 	class := "service"
 	switch o.Kind {
@@ -199,7 +200,7 @@ func workloadKey(o object) string {
 	case "CronJob":
 		class = "cronjob"
 	}
-	return inCluster(o.cluster(), class+"/"+o.Namespace+"/"+app+"/"+comp)
+	return inCluster(o.OnCluster(), class+"/"+o.Namespace+"/"+app+"/"+comp)
 }
 
 // workloads returns the objects with a pod template by workloadKey.
@@ -210,7 +211,7 @@ func workloads(objs map[string]object) map[string]object {
 			continue
 		}
 		k := workloadKey(o)
-		if prev, ok := out[k]; !ok || o.id() < prev.id() {
+		if prev, ok := out[k]; !ok || o.Key() < prev.Key() {
 			out[k] = o
 		}
 	}
