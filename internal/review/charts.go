@@ -95,14 +95,14 @@ type helmRelease struct {
 func renderCharts(ctx context.Context, charts Charts, picked, full [2]map[string][]byte, changes []fleet.Change) ([2]map[string][]byte, *chartNotes) {
 	notes := &chartNotes{files: map[string]bool{}}
 	dirs := map[string]bool{}
-	cmNames := map[string]bool{} // ConfigMaps that change: releases reading them render again
+	cmNames := map[string]bool{} // keys of the ConfigMaps that change: releases reading them render again
 	for _, ch := range changes {
 		dirs[path.Dir(ch.Path)] = true
 		for _, b := range [][]byte{ch.Old, ch.New} {
 			if bytes.Contains(b, []byte("kind: ConfigMap")) {
 				for _, o := range parseFleet(map[string][]byte{ch.Path: b}) {
 					if o.Kind == "ConfigMap" {
-						cmNames[inCluster(o.OnCluster(), o.Namespace+"/"+o.Name)] = true
+						cmNames[o.Key()] = true
 					}
 				}
 			}
@@ -233,11 +233,12 @@ func releasesIn(picked, files map[string][]byte, dirs, cms map[string]bool) map[
 	return out
 }
 
-// readsAny says whether a HelmRelease's valuesFrom names a ConfigMap of cms.
+// readsAny says whether a HelmRelease's valuesFrom names a ConfigMap of
+// cms (by key).
 func readsAny(o object, cms map[string]bool) bool {
 	l, _ := get(o.Obj, "spec", "valuesFrom").([]any)
 	for _, v := range l {
-		if str(get(v, "kind")) == "ConfigMap" && cms[inCluster(o.OnCluster(), o.Namespace+"/"+str(get(v, "name")))] {
+		if str(get(v, "kind")) == "ConfigMap" && cms[fleet.ObjectKey(o.OnCluster(), "ConfigMap", o.Namespace, str(get(v, "name")))] {
 			return true
 		}
 	}

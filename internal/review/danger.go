@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fleetwright/fleetwright/internal/fleet"
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 )
 
@@ -40,8 +41,8 @@ func dangers(apps []*appChange, base, head map[string]object, bw, hw map[string]
 			out = append(out, d)
 		}
 	}
-	// The head's workloads by the ServiceAccount they run as and by each
-	// label of their pods (namespace/name, namespace/key=value), made when
+	// The head's workloads by the ServiceAccount they run as (its key) and
+	// by each label of their pods (namespace/key=value), made when
 	// a ServiceAccount is removed or a PodDisruptionBudget changes.
 	var byAccount, byLabel map[string][]object
 	index := func() {
@@ -52,7 +53,7 @@ func dangers(apps []*appChange, base, head map[string]object, bw, hw map[string]
 		for _, key := range slices.Sorted(maps.Keys(hw)) {
 			w := hw[key]
 			if sa := str(get(podSpec(w), "serviceAccountName")); sa != "" {
-				k := inCluster(w.OnCluster(), w.Namespace+"/"+sa)
+				k := fleet.ObjectKey(w.OnCluster(), "ServiceAccount", w.Namespace, sa)
 				byAccount[k] = append(byAccount[k], w)
 			}
 			labels, _ := get(w.Obj, "spec", "template", "metadata", "labels").(map[string]any)
@@ -84,7 +85,7 @@ func dangers(apps []*appChange, base, head map[string]object, bw, hw map[string]
 			out = append(out, removed(bo, app == "" || removedApps[app])...)
 			if bo.Kind == "ServiceAccount" {
 				index()
-				out = append(out, stillUsed(bo, byAccount[inCluster(bo.OnCluster(), bo.Namespace+"/"+bo.Name)])...)
+				out = append(out, stillUsed(bo, byAccount[bo.Key()])...)
 			}
 		case bok && hok:
 			out = append(out, immutable(bo, ho)...)
