@@ -1,10 +1,10 @@
 package fleet
 
 import (
+	"bytes"
 	"iter"
 	"path"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
@@ -101,8 +101,13 @@ type Object struct {
 	key  string
 }
 
-// Key is the object's key (ObjectID.Key), made once.
-func (o Object) Key() string { return o.key }
+// Key is the object's key (ObjectID.Key), made once by the reader.
+func (o Object) Key() string {
+	if o.key == "" { // an Object not made by the reader
+		return o.ObjectID.Key()
+	}
+	return o.key
+}
 
 // NewObject identifies the object m, decoded already (built by kustomize,
 // rendered by a chart), as an object of the fleet file p.
@@ -122,8 +127,8 @@ func ReadObjects(files map[string][]byte, skip func(p string) bool) iter.Seq[Obj
 			if skip != nil && skip(p) {
 				continue
 			}
-			for text := range Documents(string(b)) {
-				if o, ok := ReadObject(p, text); ok && !yield(o) {
+			for doc := range bytes.SplitSeq(b, []byte(DocumentSeparator)) {
+				if o, ok := ReadObject(p, doc); ok && !yield(o) {
 					return
 				}
 			}
@@ -131,34 +136,15 @@ func ReadObjects(files map[string][]byte, skip func(p string) bool) iter.Seq[Obj
 	}
 }
 
-// Documents splits a fleet file's text at its "---" lines, as render
-// writes them between objects.
-func Documents(s string) iter.Seq[string] {
-	return func(yield func(string) bool) {
-		start := 0
-		for i := 0; i < len(s); {
-			j := strings.IndexByte(s[i:], '\n')
-			if j < 0 {
-				break
-			}
-			next := i + j + 1
-			if strings.HasPrefix(s[next:], "---\n") {
-				if !yield(s[start : i+j]) {
-					return
-				}
-				start = next + 4
-				next = start
-			}
-			i = next
-		}
-		yield(s[start:])
-	}
-}
+// DocumentSeparator is the line render writes between the objects of a
+// file, where ReadObjects splits it into documents.
+const DocumentSeparator = "\n---\n"
 
-// ReadObject reads one document of the fleet file p (Documents) as an
-// object; ok is false when the document is not a YAML mapping.
-func ReadObject(p, text string) (Object, bool) {
-	docs, err := yamlx.Parse([]byte(text))
+// ReadObject reads one document of the fleet file p (a part of the file
+// between DocumentSeparators) as an object; ok is false when the document
+// is not a YAML mapping.
+func ReadObject(p string, doc []byte) (Object, bool) {
+	docs, err := yamlx.Parse(doc)
 	if err != nil || len(docs) == 0 || docs[0].Root == nil || docs[0].Root.Kind != yamlx.MapNode {
 		return Object{}, false
 	}
@@ -176,11 +162,11 @@ var fastReaders = sync.Pool{New: func() any { return new(yamlx.Reader) }}
 // holds objects that a review needs only a few fields of, and converting
 // the whole of each would cost it most of its time. Otherwise it reads
 // the whole document.
-func ScanObject(p, text string, fields [][]string) (Object, bool) {
-	if m, ok := scanFields(text, fields); ok {
+func ScanObject(p string, doc []byte, fields [][]string) (Object, bool) {
+	if m, ok := scanFields(doc, fields); ok {
 		return NewObject(p, m), true
 	}
-	return ReadObject(p, text)
+	return ReadObject(p, doc)
 }
 
 // identityFields are the fields ScanObject always reads.
@@ -189,10 +175,10 @@ var identityFields = [][]string{{"apiVersion"}, {"kind"}, {"metadata", "name"}, 
 // scanFields reads the fields of one YAML document into a map as Value
 // would give them; ok is false when the fast reader does not read the
 // text or a field is not a scalar.
-func scanFields(text string, fields [][]string) (obj map[string]any, ok bool) {
+func scanFields(doc []byte, fields [][]string) (obj map[string]any, ok bool) {
 	r := fastReaders.Get().(*yamlx.Reader)
 	defer fastReaders.Put(r)
-	docs, ok := r.Fast([]byte(text))
+	docs, ok := r.Fast(doc)
 	if !ok || len(docs) != 1 || docs[0].Root == nil || docs[0].Root.Kind != yamlx.MapNode {
 		return nil, false
 	}

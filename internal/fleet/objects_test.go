@@ -4,7 +4,6 @@ import (
 	"maps"
 	"reflect"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
@@ -63,6 +62,14 @@ func TestReadObjects(t *testing.T) {
 	}
 }
 
+func TestKeyOfAnObjectNotRead(t *testing.T) {
+	t.Parallel()
+	o := Object{ObjectID: ObjectID{Cluster: "prod", Kind: "ConfigMap", Namespace: "shop", Name: "x"}}
+	if k := o.Key(); k != "prod:ConfigMap/shop/x" {
+		t.Errorf("key %q", k)
+	}
+}
+
 // TestScanObjectReadsWhatReadObjectReads: the fields a scan reads are
 // those of the whole document.
 func TestScanObjectReadsWhatReadObjectReads(t *testing.T) {
@@ -73,8 +80,8 @@ func TestScanObjectReadsWhatReadObjectReads(t *testing.T) {
 		"kind: Kustomization\nspec:\n  path: |\n    x: y\n",
 		"kind: Kustomization\nmetadata:\n  name: [a, b]\n",
 	} {
-		full, fok := ReadObject("apps/c/p/_flux/a.yaml", text)
-		light, lok := ScanObject("apps/c/p/_flux/a.yaml", text, fields)
+		full, fok := ReadObject("apps/c/p/_flux/a.yaml", []byte(text))
+		light, lok := ScanObject("apps/c/p/_flux/a.yaml", []byte(text), fields)
 		if fok != lok || light.ObjectID != full.ObjectID || light.Key() != full.Key() {
 			t.Errorf("%q: scan reads %+v (%v), the parser %+v (%v)", text, light.ObjectID, lok, full.ObjectID, fok)
 		}
@@ -93,20 +100,4 @@ func at(m map[string]any, f []string) any {
 		v = mm[k]
 	}
 	return v
-}
-
-// FuzzDocuments checks that Documents splits a file as strings.Split
-// does at "\n---\n".
-func FuzzDocuments(f *testing.F) {
-	f.Add("a: 1\n---\nb: 2\n---\n---\nc")
-	f.Add("---\n---\n")
-	f.Fuzz(func(t *testing.T, s string) {
-		var got []string
-		for d := range Documents(s) {
-			got = append(got, d)
-		}
-		if want := strings.Split(s, "\n---\n"); !reflect.DeepEqual(got, want) {
-			t.Errorf("Documents(%q) = %q, want %q", s, got, want)
-		}
-	})
 }

@@ -54,7 +54,7 @@ func isFluxFile(p string, b []byte) bool {
 // document's text and object.
 func parseFluxFile(p string, b []byte) *fluxFile {
 	f, body := fluxFileOf(b)
-	for text := range fleet.Documents(body) {
+	for text := range strings.SplitSeq(body, fleet.DocumentSeparator) {
 		d := fluxDoc{text: text}
 		d.obj, d.ok = parseObject(p, text)
 		f.docs = append(f.docs, d)
@@ -76,14 +76,14 @@ func fluxFileOf(b []byte) (*fluxFile, string) {
 		s = s[i+1:]
 	}
 	s = strings.TrimSuffix(s, "\n")
-	f.docs = make([]fluxDoc, 0, strings.Count(s, "\n---\n")+1)
+	f.docs = make([]fluxDoc, 0, strings.Count(s, fleet.DocumentSeparator)+1)
 	return f, s
 }
 
 // parseObject reads one document of a Flux file as an object: ok is false
 // when it is none (no kind).
 func parseObject(p, text string) (object, bool) {
-	o, ok := fleet.ReadObject(p, text)
+	o, ok := fleet.ReadObject(p, []byte(text))
 	return object{Object: o}, ok && o.Kind != ""
 }
 

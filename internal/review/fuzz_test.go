@@ -139,7 +139,7 @@ func FuzzScanFields(f *testing.F) {
 	f.Add("kind: Kustomization\nspec:\n  path: |\n    x: y\n")
 	f.Add("kind: Kustomization\nspec:\n  components:\n  - a\n  - b\n  path: \"./x\"\n")
 	f.Fuzz(func(t *testing.T, text string) {
-		o, ok := fleet.ScanObject("f.yaml", text, scanned)
+		o, ok := fleet.ScanObject("f.yaml", []byte(text), scanned)
 		if !ok {
 			return
 		}

@@ -35,7 +35,7 @@ func patchedDirs(files map[string][]byte) []string {
 
 // kustomizationOf parses a kustomization.yaml, or returns nil.
 func kustomizationOf(b []byte) map[string]any {
-	k, ok := fleet.ReadObject(layout.Kustomization, string(b))
+	k, ok := fleet.ReadObject(layout.Kustomization, b)
 	if !ok {
 		return nil
 	}

@@ -1,6 +1,8 @@
 package review
 
 import (
+	"bytes"
+
 	"github.com/fleetwright/fleetwright/internal/fleet"
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 )
@@ -26,11 +28,22 @@ var scanned = [][]string{
 
 // scanFluxFile reads an unchanged Flux file: each document's scanned
 // fields (fleet.ScanObject), or the whole document when it is not of the
-// form the scan reads.
+// form the scan reads. The file is not written again: its text is not
+// kept.
 func scanFluxFile(p string, b []byte) *fluxFile {
-	f, body := fluxFileOf(b)
-	for text := range fleet.Documents(body) {
-		o, ok := fleet.ScanObject(p, text, scanned)
+	for bytes.HasPrefix(b, []byte("#")) {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			b = nil
+			break
+		}
+		b = b[i+1:]
+	}
+	b = bytes.TrimSuffix(b, []byte("\n"))
+	sep := []byte(fleet.DocumentSeparator)
+	f := &fluxFile{docs: make([]fluxDoc, 0, bytes.Count(b, sep)+1)}
+	for doc := range bytes.SplitSeq(b, sep) {
+		o, ok := fleet.ScanObject(p, doc, scanned)
 		f.docs = append(f.docs, fluxDoc{obj: object{Object: o}, ok: ok && o.Kind != ""})
 	}
 	return f
