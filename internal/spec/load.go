@@ -70,12 +70,12 @@ type LoadedApp struct {
 // Key identifies the app in its cluster: cluster/project/name.
 func (a *LoadedApp) Key() string { return a.App().Key() }
 
-// Ref names the app as users do: project/name (layout.App.Ref).
+// Ref names the app as users do: project/name (layout.AppRef.Ref).
 func (a *LoadedApp) Ref() string { return a.App().Ref() }
 
 // App names the app in the fleet's layout.
 func (a *LoadedApp) App() layout.App {
-	return layout.App{Cluster: a.Cluster, Project: a.Project, Name: a.Spec.Name}
+	return layout.App{Cluster: a.Cluster, AppRef: layout.AppRef{Project: a.Project, Name: a.Spec.Name}}
 }
 
 // Component returns the component named name, or nil.

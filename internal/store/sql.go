@@ -261,7 +261,7 @@ func appLockKey(project, app, env string) int64 {
 // "project/app@environment" in an environment. Names and environments are
 // DNS labels, so no two differ only in where the separators fall.
 func AppKey(project, app, env string) string {
-	ref := layout.App{Project: project, Name: app}.Ref()
+	ref := layout.AppRef{Project: project, Name: app}.Ref()
 	if env == "" {
 		return ref
 	}

@@ -310,7 +310,7 @@ func (g *githubWorker) createDeployment(repo github.Repo, d store.Deployment, re
 	if (g.cfg.UseSpecRevision || preview) && d.SpecRevision != "" {
 		ref = d.SpecRevision
 	}
-	what := layout.App{Project: d.Project, Name: d.App}.Ref()
+	what := layout.AppRef{Project: d.Project, Name: d.App}.Ref()
 	payload := map[string]string{
 		"project": d.Project, "app": d.App, "revision": d.Revision, "spec_revision": d.SpecRevision,
 	}
@@ -354,7 +354,7 @@ func githubEnvironment(d store.Deployment) string {
 	if d.Environment != "" {
 		return d.Environment
 	}
-	return layout.App{Project: d.Project, Name: d.App}.Ref()
+	return layout.AppRef{Project: d.Project, Name: d.App}.Ref()
 }
 
 // retireEarlier marks inactive the GitHub deployments of the app's

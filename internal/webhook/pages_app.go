@@ -278,7 +278,7 @@ func (s *Server) history(ctx context.Context, v *appView, cursor string) error {
 			evByDep[e.DeploymentID] = append(evByDep[e.DeploymentID], e)
 		}
 	}
-	target := layout.App{Project: a.Project, Name: a.Name}.Ref()
+	target := layout.AppRef{Project: a.Project, Name: a.Name}.Ref()
 	if c := s.pages.cfg.ClusterName; c != "" && a.Environment == "" {
 		target = c + "/" + target
 	}

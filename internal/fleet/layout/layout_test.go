@@ -1,6 +1,7 @@
 package layout_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -142,4 +143,48 @@ func TestReadyExprDigest(t *testing.T) {
 			t.Errorf("ReadyExprDigest(%q) = %q, want none", other, got)
 		}
 	}
+}
+
+func TestAppRef(t *testing.T) {
+	t.Parallel()
+	a := layout.App{Cluster: "prod", AppRef: layout.AppRef{Project: "shop", Name: "api"}}
+	if got := a.Key(); got != "prod/shop/api" {
+		t.Errorf("Key = %q", got)
+	}
+	if got := a.Ref(); got != "shop/api" {
+		t.Errorf("Ref = %q", got)
+	}
+	if got, want := a.Sibling("db"), (layout.App{Cluster: "prod", AppRef: layout.AppRef{Project: "shop", Name: "db"}}); got != want {
+		t.Errorf("Sibling = %+v, want %+v", got, want)
+	}
+	b, err := json.Marshal(a.AppRef)
+	if err != nil || string(b) != `{"project":"shop","name":"api"}` {
+		t.Errorf("JSON = %s, %v", b, err)
+	}
+	got, err := layout.ParseRef("shop/api")
+	if err != nil || got != a.AppRef {
+		t.Errorf("ParseRef(shop/api) = %+v, %v", got, err)
+	}
+	for _, s := range []string{"", "shop", "shop/", "/api", "prod/shop/api", "shop//api"} {
+		if r, err := layout.ParseRef(s); err == nil {
+			t.Errorf("ParseRef(%q) = %+v, want an error", s, r)
+		} else if want := fmt.Sprintf("%q is not an app: write PROJECT/APP", s); err.Error() != want {
+			t.Errorf("ParseRef(%q): %v, want %s", s, err, want)
+		}
+	}
+}
+
+func FuzzParseRef(f *testing.F) {
+	for _, s := range []string{"shop/api", "shop", "a/b/c", "/", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		r, err := layout.ParseRef(s)
+		if err != nil {
+			return
+		}
+		if r.Project == "" || r.Name == "" || r.Ref() != s {
+			t.Errorf("ParseRef(%q) = %+v, which writes %q", s, r, r.Ref())
+		}
+	})
 }
