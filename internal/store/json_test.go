@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 )
 
 // TestJSONShape pins the JSON of the types the webhook writes as they are
@@ -20,19 +22,19 @@ func TestJSONShape(t *testing.T) {
 		want string
 	}{
 		{
-			v: App{Project: "shop", Name: "api", Environment: "staging", Phase: PhaseRunning, Message: "m", DeploymentID: 3,
+			v: App{AppRef: layout.AppRef{Project: "shop", Name: "api"}, Environment: "staging", Phase: PhaseRunning, Message: "m", DeploymentID: 3,
 				Revision: "main@sha1:abc", SpecRevision: "0123", LiveURL: "https://x/", UpdatedAt: at},
 			back: decode[App],
 			want: `{"project":"shop","name":"api","environment":"staging","phase":"running","message":"m","deployment_id":3,` +
 				`"revision":"main@sha1:abc","spec_revision":"0123","live_url":"https://x/","updated_at":"2025-03-01T12:00:00Z"}`,
 		},
 		{
-			v:    App{Project: "p", Name: "a"},
+			v:    App{AppRef: layout.AppRef{Project: "p", Name: "a"}},
 			back: decode[App],
 			want: `{"project":"p","name":"a","phase":"","deployment_id":0,"revision":"","updated_at":"0001-01-01T00:00:00Z"}`,
 		},
 		{
-			v: Deployment{ID: 7, Project: "shop", App: "api", Environment: "staging", Revision: "main@sha1:abc", SpecRevision: "0123",
+			v: Deployment{ID: 7, App: layout.AppRef{Project: "shop", Name: "api"}, Environment: "staging", Revision: "main@sha1:abc", SpecRevision: "0123",
 				StartedAt: at, FinishedAt: at.Add(time.Minute), UpdatedAt: at.Add(2 * time.Minute), Phase: PhaseFailed, Message: "m",
 				Components: []ComponentState{{Name: "web", Kind: "Kustomization", Health: HealthFailed, Reason: "r", Message: "m", Terminal: true, UpdatedAt: at}},
 				Checks:     json.RawMessage(`{"checks":[]}`), LiveURL: "https://x/"},
@@ -43,25 +45,25 @@ func TestJSONShape(t *testing.T) {
 				`"checks":{"checks":[]},"live_url":"https://x/"}`,
 		},
 		{
-			v:    Deployment{ID: 1, Project: "p", App: "a"},
+			v:    Deployment{ID: 1, App: layout.AppRef{Project: "p", Name: "a"}},
 			back: decode[Deployment],
 			want: `{"id":1,"project":"p","app":"a","revision":"","started_at":"0001-01-01T00:00:00Z","updated_at":"0001-01-01T00:00:00Z","phase":"","components":null}`,
 		},
 		{
-			v: PhaseChange{Seq: 9, Project: "shop", App: "api", Environment: "staging", DeploymentID: 7, Revision: "main@sha1:abc",
+			v: PhaseChange{Seq: 9, App: layout.AppRef{Project: "shop", Name: "api"}, Environment: "staging", DeploymentID: 7, Revision: "main@sha1:abc",
 				From: PhaseDeploying, To: PhaseRunning, Message: "m", At: at},
 			back: decode[PhaseChange],
 			want: `{"seq":9,"project":"shop","app":"api","environment":"staging","deployment_id":7,"revision":"main@sha1:abc",` +
 				`"from":"deploying","to":"running","message":"m","at":"2025-03-01T12:00:00Z"}`,
 		},
 		{
-			v:    PhaseChange{Seq: 1, Project: "p", App: "a", To: PhasePending},
+			v:    PhaseChange{Seq: 1, App: layout.AppRef{Project: "p", Name: "a"}, To: PhasePending},
 			back: decode[PhaseChange],
 			want: `{"seq":1,"project":"p","app":"a","deployment_id":0,"revision":"","to":"pending","at":"0001-01-01T00:00:00Z"}`,
 		},
 		{
 			v: Event{ID: 5, ReceivedAt: at, EventTime: at, Kind: "Kustomization", Namespace: "shop", Name: "shop-api-web", Severity: "info",
-				Reason: "r", Message: "m", Revision: "main@sha1:abc", Controller: "kustomize-controller", Project: "shop", App: "api",
+				Reason: "r", Message: "m", Revision: "main@sha1:abc", Controller: "kustomize-controller", App: layout.AppRef{Project: "shop", Name: "api"},
 				Component: "web", SpecRevision: "0123", Environment: "staging", Status: EventApplied, DeploymentID: 7},
 			back: decode[Event],
 			want: `{"id":5,"received_at":"2025-03-01T12:00:00Z","timestamp":"2025-03-01T12:00:00Z","kind":"Kustomization","namespace":"shop",` +

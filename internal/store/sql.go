@@ -205,7 +205,7 @@ func (s *sqlStore) recordEvents(ctx context.Context, events []Event, now time.Ti
 	for i, e := range events {
 		bs[i] = newBatchEvent(e)
 		if bs[i].status == EventApplied {
-			apps = append(apps, appLockKey(bs[i].e.Project, bs[i].e.App, bs[i].e.Environment))
+			apps = append(apps, appLockKey(bs[i].e.App.Project, bs[i].e.App.Name, bs[i].e.Environment))
 		}
 	}
 	if err := s.lockApps(ctx, tx, apps...); err != nil {
@@ -368,7 +368,7 @@ func batchKeys(project, app, env, rev string) (appKey, revKey string) {
 // batchDeployment finds (or creates) e's deployment, from the batch's
 // memory when an earlier event of the batch joined it.
 func (s *sqlStore) batchDeployment(t *txStmts, e Event, now time.Time) (int64, *batchDeployment, bool, error) {
-	app, rev := batchKeys(e.Project, e.App, e.Environment, e.Revision)
+	app, rev := batchKeys(e.App.Project, e.App.Name, e.Environment, e.Revision)
 	id, ok := t.byRev[rev]
 	if e.JoinLatest {
 		id, ok = t.latest[app]
@@ -431,10 +431,10 @@ func (s *sqlStore) joinDeployment(tx *txStmts, e Event, now time.Time) (int64, [
 	)
 	if e.JoinLatest {
 		err = tx.queryRow(`SELECT d.id, d.components FROM apps a JOIN deployments d ON d.id = a.deployment_id
-			WHERE a.project = ? AND a.name = ? AND a.environment = ?`, e.Project, e.App, e.Environment).Scan(&id, &comps)
+			WHERE a.project = ? AND a.name = ? AND a.environment = ?`, e.App.Project, e.App.Name, e.Environment).Scan(&id, &comps)
 	} else {
 		err = tx.queryRow(`SELECT id, components FROM deployments WHERE project = ? AND app = ? AND environment = ? AND revision = ?`,
-			e.Project, e.App, e.Environment, e.Revision).Scan(&id, &comps)
+			e.App.Project, e.App.Name, e.Environment, e.Revision).Scan(&id, &comps)
 	}
 	switch {
 	case err == nil:
@@ -449,7 +449,7 @@ func (s *sqlStore) joinDeployment(tx *txStmts, e Event, now time.Time) (int64, [
 	if e.JoinLatest {
 		// No deployment yet: the event's own revision keys one, unless it exists.
 		err = tx.queryRow(`SELECT id, components FROM deployments WHERE project = ? AND app = ? AND environment = ? AND revision = ?`,
-			e.Project, e.App, e.Environment, e.Revision).Scan(&id, &comps)
+			e.App.Project, e.App.Name, e.Environment, e.Revision).Scan(&id, &comps)
 		if err == nil {
 			var cs []ComponentState
 			if err := json.Unmarshal([]byte(comps), &cs); err != nil {
@@ -487,10 +487,10 @@ func (s *sqlStore) createDeployment(t *txStmts, e Event, now time.Time) (id int6
 		 components, checks, live_url, timeout_ms, github_id, github_state, superseded_by)
 		VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, '', '[]', '', '', 0, 0, '', 0)
 		ON CONFLICT (project, app, environment, revision) DO NOTHING RETURNING id`),
-		e.Project, e.App, e.Environment, e.Revision, e.SpecRevision, ts(now), ts(now), string(PhasePending)).Scan(&id)
+		e.App.Project, e.App.Name, e.Environment, e.Revision, e.SpecRevision, ts(now), ts(now), string(PhasePending)).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		err = tx.QueryRowContext(ctx, s.q(`SELECT id FROM deployments WHERE project = ? AND app = ? AND environment = ? AND revision = ?`),
-			e.Project, e.App, e.Environment, e.Revision).Scan(&id)
+			e.App.Project, e.App.Name, e.Environment, e.Revision).Scan(&id)
 		if err != nil {
 			return 0, false, fmt.Errorf("reading the deployment created meanwhile: %w", err)
 		}
@@ -505,12 +505,12 @@ func (s *sqlStore) createDeployment(t *txStmts, e Event, now time.Time) (id int6
 		finished_at = CASE WHEN finished_at = 0 THEN ? ELSE finished_at END,
 		updated_at = ?, superseded_by = ?
 		WHERE project = ? AND app = ? AND environment = ? AND superseded_by = 0 AND id < ?`),
-		"superseded by revision "+e.Revision, ts(now), ts(now), id, e.Project, e.App, e.Environment, id); err != nil {
+		"superseded by revision "+e.Revision, ts(now), ts(now), id, e.App.Project, e.App.Name, e.Environment, id); err != nil {
 		return 0, false, fmt.Errorf("superseding deployments: %w", err)
 	}
 	var from string
 	err = tx.QueryRowContext(ctx, s.q(`SELECT phase FROM apps WHERE project = ? AND name = ? AND environment = ?`),
-		e.Project, e.App, e.Environment).Scan(&from)
+		e.App.Project, e.App.Name, e.Environment).Scan(&from)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return 0, false, fmt.Errorf("reading app: %w", err)
 	}
@@ -520,11 +520,11 @@ func (s *sqlStore) createDeployment(t *txStmts, e Event, now time.Time) (id int6
 		ON CONFLICT (project, name, environment) DO UPDATE SET phase = excluded.phase, message = excluded.message,
 		deployment_id = excluded.deployment_id, revision = excluded.revision,
 		spec_revision = excluded.spec_revision, updated_at = excluded.updated_at`),
-		e.Project, e.App, e.Environment, string(PhasePending), id, e.Revision, e.SpecRevision, ts(now)); err != nil {
+		e.App.Project, e.App.Name, e.Environment, string(PhasePending), id, e.Revision, e.SpecRevision, ts(now)); err != nil {
 		return 0, false, fmt.Errorf("updating app: %w", err)
 	}
 	t.changes = append(t.changes, PhaseChange{
-		Project: e.Project, App: e.App, Environment: e.Environment, DeploymentID: id, Revision: e.Revision,
+		App: e.App, Environment: e.Environment, DeploymentID: id, Revision: e.Revision,
 		From: Phase(from), To: PhasePending, Message: "revision " + e.Revision + " received", At: now,
 	})
 	return id, true, nil
@@ -535,7 +535,7 @@ func (s *sqlStore) insertChange(ctx context.Context, tx *sql.Tx, c PhaseChange) 
 	if err := tx.QueryRowContext(ctx, s.q(`INSERT INTO phase_changes
 		(project, app, environment, deployment_id, revision, from_phase, to_phase, message, at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`),
-		c.Project, c.App, c.Environment, c.DeploymentID, c.Revision, string(c.From), string(c.To), c.Message, ts(c.At)).Scan(&seq); err != nil {
+		c.App.Project, c.App.Name, c.Environment, c.DeploymentID, c.Revision, string(c.From), string(c.To), c.Message, ts(c.At)).Scan(&seq); err != nil {
 		return 0, fmt.Errorf("recording phase change: %w", err)
 	}
 	return seq, nil
@@ -619,7 +619,7 @@ func (s *sqlStore) updateDeployment(ctx context.Context, u DeploymentUpdate) (_ 
 	var change *PhaseChange
 	if Phase(phase) != u.Phase {
 		change = &PhaseChange{
-			Project: project, App: app, Environment: env, DeploymentID: u.ID, Revision: rev,
+			App: layout.AppRef{Project: project, Name: app}, Environment: env, DeploymentID: u.ID, Revision: rev,
 			From: Phase(phase), To: u.Phase, Message: u.Message, At: u.UpdatedAt.UTC(),
 		}
 		seqs, err := s.flushChanges(ctx, tx, []PhaseChange{*change})
@@ -666,7 +666,7 @@ func (s *sqlStore) SendOutbox(ctx context.Context, slots []int, send func(Outbox
 			restate int64
 			created int64
 		)
-		err := row.Scan(&e.ID, &e.DeploymentID, &e.Project, &e.App, &e.Environment, &phase, &e.Message, &e.LiveURL, &restate, &created)
+		err := row.Scan(&e.ID, &e.DeploymentID, &e.App.Project, &e.App.Name, &e.Environment, &phase, &e.Message, &e.LiveURL, &restate, &created)
 		e.Phase, e.Restate, e.CreatedAt = Phase(phase), restate != 0, fromTS(created)
 		return e, err
 	}
@@ -763,7 +763,7 @@ func scanDeployment(row interface{ Scan(...any) error }) (Deployment, error) {
 		phase, comps, checks       string
 		timeoutMS                  int64
 	)
-	if err := row.Scan(&d.ID, &d.Project, &d.App, &d.Environment, &d.Revision, &d.SpecRevision, &started, &finished, &updated,
+	if err := row.Scan(&d.ID, &d.App.Project, &d.App.Name, &d.Environment, &d.Revision, &d.SpecRevision, &started, &finished, &updated,
 		&phase, &d.Message, &comps, &checks, &d.LiveURL, &timeoutMS, &d.GitHubID, &d.GitHubState); err != nil {
 		return d, err
 	}
@@ -887,7 +887,7 @@ func scanPhaseChange(row interface{ Scan(...any) error }) (PhaseChange, error) {
 		from, to string
 		at       int64
 	)
-	if err := row.Scan(&c.Seq, &c.Project, &c.App, &c.Environment, &c.DeploymentID, &c.Revision, &from, &to, &c.Message, &at); err != nil {
+	if err := row.Scan(&c.Seq, &c.App.Project, &c.App.Name, &c.Environment, &c.DeploymentID, &c.Revision, &from, &to, &c.Message, &at); err != nil {
 		return c, err
 	}
 	c.From, c.To, c.At = Phase(from), Phase(to), fromTS(at)
@@ -906,7 +906,7 @@ func scanEvent(row interface{ Scan(...any) error }) (Event, error) {
 		rcv, evts int64
 	)
 	if err := row.Scan(&e.ID, &rcv, &evts, &e.Kind, &e.Namespace, &e.Name, &e.Severity, &e.Reason, &e.Message,
-		&e.Revision, &e.Controller, &e.Project, &e.App, &e.Component, &e.SpecRevision, &e.Status, &e.DeploymentID, &e.IgnoredReason, &e.Environment); err != nil {
+		&e.Revision, &e.Controller, &e.App.Project, &e.App.Name, &e.Component, &e.SpecRevision, &e.Status, &e.DeploymentID, &e.IgnoredReason, &e.Environment); err != nil {
 		return e, err
 	}
 	e.ReceivedAt, e.EventTime = fromTS(rcv), fromTS(evts)

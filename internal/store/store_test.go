@@ -16,6 +16,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 )
 
 // PostgresDSNEnv names the variable holding the DSN of a throwaway PostgreSQL
@@ -117,7 +119,7 @@ func ev(key, project, app, component, rev, reason, health string, at time.Time) 
 		DedupeKey: key, ReceivedAt: at, EventTime: at,
 		Kind: "Kustomization", Namespace: "flux-system", Name: project + "-" + app + "-" + component,
 		Severity: "info", Reason: reason, Message: reason + " " + key, Revision: rev, Controller: "kustomize-controller",
-		Project: project, App: app, Component: component, SpecRevision: "spec1",
+		App: layout.AppRef{Project: project, Name: app}, Component: component, SpecRevision: "spec1",
 		Health: health, Body: []byte(`{}`),
 	}
 }
@@ -440,7 +442,7 @@ func TestUpdateDeployment(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := App{Project: "shop", Name: "api", Phase: PhaseRunning, Message: "all checks passed", DeploymentID: id,
+		want := App{AppRef: layout.AppRef{Project: "shop", Name: "api"}, Phase: PhaseRunning, Message: "all checks passed", DeploymentID: id,
 			Revision: "main@sha1:1", SpecRevision: "spec1", LiveURL: "https://api.example.com/", UpdatedAt: t0.Add(3 * time.Second)}
 		if diff := cmp.Diff(want, app); diff != "" {
 			t.Errorf("app (-want +got):\n%s", diff)

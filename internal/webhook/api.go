@@ -180,7 +180,7 @@ func componentHealth(d store.Deployment, res probe.Result) []ComponentHealth {
 	for _, cs := range res.Check(probe.CheckReadiness).Components {
 		name := cs.Component
 		if name == "" {
-			name = strings.TrimPrefix(cs.Name, d.App+"-")
+			name = strings.TrimPrefix(cs.Name, d.App.Name+"-")
 		}
 		h := get(name)
 		h.Workloads = append(h.Workloads, cs)
@@ -229,16 +229,30 @@ func worstHealth(h *ComponentHealth) (string, string) {
 	return health, msg
 }
 
-// DeploymentView is one deployment as the API shows it.
+// DeploymentView is one deployment as the API shows it: the wire type,
+// with its checks decoded.
 type DeploymentView struct {
-	store.Deployment
+	api.Deployment
 	Checks probe.Result `json:"checks"`
 }
 
 func deploymentView(d store.Deployment) DeploymentView {
-	v := DeploymentView{Deployment: d, Checks: decodeResult(d)}
-	v.Deployment.Checks = nil
-	return v
+	return DeploymentView{Deployment: wireDeployment(d), Checks: decodeResult(d)}
+}
+
+// wireDeployment is d as the API writes it, its checks aside.
+func wireDeployment(d store.Deployment) api.Deployment {
+	w := api.Deployment{
+		ID: d.ID, Project: d.App.Project, App: d.App.Name, Environment: d.Environment, Revision: d.Revision, SpecRevision: d.SpecRevision,
+		StartedAt: d.StartedAt, FinishedAt: d.FinishedAt, UpdatedAt: d.UpdatedAt, Phase: api.Phase(d.Phase), Message: d.Message, LiveURL: d.LiveURL,
+	}
+	if d.Components != nil {
+		w.Components = make([]api.Component, len(d.Components))
+		for i, c := range d.Components {
+			w.Components[i] = api.Component(c)
+		}
+	}
+	return w
 }
 
 const (

@@ -125,7 +125,7 @@ func recordedArtifacts(d store.Deployment) map[string]string {
 // they were).
 func (s *Server) artifactsOf(ctx context.Context, d store.Deployment) map[string]string {
 	out := map[string]string{}
-	if prev, err := s.cfg.Store.DeploymentsIn(ctx, d.Project, d.App, d.Environment, 1, d.ID); err == nil && len(prev) == 1 {
+	if prev, err := s.cfg.Store.DeploymentsIn(ctx, d.App.Project, d.App.Name, d.Environment, 1, d.ID); err == nil && len(prev) == 1 {
 		for k, v := range recordedArtifacts(prev[0]) {
 			out[k] = v
 		}
@@ -139,7 +139,7 @@ func (s *Server) artifactsOf(ctx context.Context, d store.Deployment) map[string
 // ownArtifacts is artifactsOf without what is inherited: what d's checks
 // recorded, over what its events were credited with.
 func (s *Server) ownArtifacts(d store.Deployment) map[string]string {
-	out := s.pins.of(store.AppKey(d.Project, d.App, d.Environment), d.Revision)
+	out := s.pins.of(store.AppKey(d.App.Project, d.App.Name, d.Environment), d.Revision)
 	for k, v := range recordedArtifacts(d) {
 		out[k] = v
 	}

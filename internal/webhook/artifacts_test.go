@@ -431,7 +431,7 @@ func recordPinned(t testing.TB, st store.Store, project, rev string, i int, pins
 	now := time.Now().UTC().Add(time.Duration(i) * time.Millisecond)
 	recs, err := st.RecordEvents(t.Context(), []store.Event{{
 		DedupeKey: project + rev, ReceivedAt: now, EventTime: now, Kind: kustomizev1.KustomizationKind, Name: project + "-api-web",
-		Severity: "info", Reason: meta.ReconciliationSucceededReason, Revision: rev, Project: project, App: "api", Component: "web",
+		Severity: "info", Reason: meta.ReconciliationSucceededReason, Revision: rev, App: layout.AppRef{Project: project, Name: "api"}, Component: "web",
 		Health: store.HealthHealthy,
 	}}, now)
 	if err != nil {

@@ -216,7 +216,7 @@ func (e *testEnv) walk(project, app string) []string {
 	}
 	var out []string
 	for _, c := range cs {
-		if c.Project == project && c.App == app {
+		if c.App.Project == project && c.App.Name == app {
 			out = append(out, fmt.Sprintf("%s->%s", c.From, c.To))
 		}
 	}

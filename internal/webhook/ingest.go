@@ -243,12 +243,12 @@ func (s *Server) handleFlux(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusServiceUnavailable, ingestResponse{Status: "error", Error: "storing event failed"})
 		return
 	}
-	resp := ingestResponse{EventID: got.EventID, DeploymentID: got.DeploymentID, Project: rec.Project, App: rec.App, Environment: rec.Environment}
+	resp := ingestResponse{EventID: got.EventID, DeploymentID: got.DeploymentID, Project: rec.App.Project, App: rec.App.Name, Environment: rec.Environment}
 	switch {
 	case got.Duplicate:
 		result, resp.Status = resultDuplicate, "duplicate"
 		writeJSON(w, http.StatusOK, resp)
-	case rec.App == "":
+	case rec.App.Name == "":
 		result, resp.Status, resp.Reason = resultIgnored, "ignored", rec.IgnoredReason
 		if project != "" {
 			h, _ := health(&ev)
@@ -257,7 +257,7 @@ func (s *Server) handleFlux(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusAccepted, resp)
 	default:
 		result, resp.Status = resultApplied, "applied"
-		s.tracker.notify(notice{deploymentID: got.DeploymentID, project: rec.Project, app: rec.App, env: rec.Environment, newDeployment: got.NewDeployment,
+		s.tracker.notify(notice{deploymentID: got.DeploymentID, project: rec.App.Project, app: rec.App.Name, env: rec.Environment, newDeployment: got.NewDeployment,
 			component: rec.Kind + "/" + cmpOr(rec.Component, rec.Name), health: rec.Health, terminal: rec.Terminal})
 		writeJSON(w, http.StatusOK, resp)
 	}
@@ -275,26 +275,26 @@ func (s *Server) toRecord(ctx context.Context, ev *eventv1.Event, body []byte) (
 		Kind: ev.InvolvedObject.Kind, Namespace: ev.InvolvedObject.Namespace, Name: ev.InvolvedObject.Name,
 		Severity: ev.Severity, Reason: ev.Reason, Message: ev.Message, Revision: rev,
 		Controller: ev.ReportingController, Body: body,
-		Project: metaValue(ev, layout.EventProject), App: metaValue(ev, layout.EventApp), Component: metaValue(ev, layout.EventComponent),
+		App: layout.AppRef{Project: metaValue(ev, layout.EventProject), Name: metaValue(ev, layout.EventApp)}, Component: metaValue(ev, layout.EventComponent),
 		SpecRevision: metaValue(ev, layout.EventSpecRevision), Environment: metaValue(ev, metaEnvironment),
 	}
 	if ev.Timestamp.IsZero() {
 		rec.EventTime = now
 	}
-	if (rec.Project == "" || rec.App == "") && s.cfg.Resolver != nil {
+	if (rec.App.Project == "" || rec.App.Name == "") && s.cfg.Resolver != nil {
 		ref, ok, err := s.cfg.Resolver.Resolve(ctx, ev.InvolvedObject.Kind, ev.InvolvedObject.Namespace, ev.InvolvedObject.Name)
 		if err != nil {
 			return rec, "", err
 		}
 		if ok {
-			rec.Project, rec.App = ref.Project, ref.App
+			rec.App.Project, rec.App.Name = ref.Project, ref.App
 			rec.Component = cmpOr(rec.Component, ref.Component)
 			rec.SpecRevision = cmpOr(rec.SpecRevision, ref.SpecRevision)
 			rec.Environment = cmpOr(rec.Environment, ref.Environment)
 		}
 	}
 	rec.DedupeKey = dedupeKey(ev, rev, rec.Environment)
-	if rec.Project == "" || rec.App == "" {
+	if rec.App.Project == "" || rec.App.Name == "" {
 		// An event of no known app is kept as metadata: its body would let
 		// anyone who can post fill the disk.
 		project := projectEventOf(ev)
@@ -307,7 +307,7 @@ func (s *Server) toRecord(ctx context.Context, ev *eventv1.Event, body []byte) (
 		}
 		return ignored(rec, "an event of project "+project+"'s own Flux objects, which belong to no app"), project, nil
 	}
-	if why := s.attribution(&ev.InvolvedObject, rec.Project, rec.App, rec.Component, rec.Environment); why != "" {
+	if why := s.attribution(&ev.InvolvedObject, rec.App.Project, rec.App.Name, rec.Component, rec.Environment); why != "" {
 		s.log.Warn("event ignored", "reason", why)
 		return ignored(rec, why), "", nil
 	}
@@ -323,13 +323,13 @@ func (s *Server) toRecord(ctx context.Context, ev *eventv1.Event, body []byte) (
 	// join the app's newest deployment. So does an event with no revision.
 	rec.JoinLatest = ev.InvolvedObject.Kind == "HelmRelease" || rev == ""
 	if kind := ev.InvolvedObject.Kind; probe.IsArtifactRevision(rev) && (kind == kustomizev1.KustomizationKind || kind == sourcev1.OCIRepositoryKind) {
-		fleet, err := s.fleetRevisionOf(ctx, kind, ev.InvolvedObject.Namespace, ev.InvolvedObject.Name, rec.Project, rec.App, rec.Environment, rev)
+		fleet, err := s.fleetRevisionOf(ctx, kind, ev.InvolvedObject.Namespace, ev.InvolvedObject.Name, rec.App.Project, rec.App.Name, rec.Environment, rev)
 		switch {
 		case errors.Is(err, errNoFleetRevision):
 			s.log.Info("event of an artifact revision no deployment pins", "object", kind+"/"+ev.InvolvedObject.Namespace+"/"+ev.InvolvedObject.Name,
-				"revision", rev, "app", store.AppKey(rec.Project, rec.App, rec.Environment))
+				"revision", rev, "app", store.AppKey(rec.App.Project, rec.App.Name, rec.Environment))
 			rec.Health, rec.Terminal = "", false
-			return ignored(rec, "artifact revision "+rev+" is pinned by no fleet revision of app "+store.AppKey(rec.Project, rec.App, rec.Environment)), "", nil
+			return ignored(rec, "artifact revision "+rev+" is pinned by no fleet revision of app "+store.AppKey(rec.App.Project, rec.App.Name, rec.Environment)), "", nil
 		case err != nil:
 			return rec, "", err
 		}
@@ -343,7 +343,7 @@ func (s *Server) toRecord(ctx context.Context, ev *eventv1.Event, body []byte) (
 
 // ignored is rec stored as counting for no app, for the reason why.
 func ignored(rec store.Event, why string) store.Event {
-	rec.Project, rec.App, rec.Component, rec.SpecRevision, rec.Environment, rec.Body = "", "", "", "", "", nil
+	rec.App, rec.Component, rec.SpecRevision, rec.Environment, rec.Body = layout.AppRef{}, "", "", "", nil
 	rec.IgnoredReason = why
 	return rec
 }

@@ -106,7 +106,7 @@ func (s *Server) environments(ctx context.Context, v *appView) error {
 	var prev *envView
 	for _, env := range names {
 		a, ok := in[env]
-		ev := envView{Name: env, URL: envAppURL(store.App{Project: v.App.Project, Name: v.App.Name, Environment: env}, ""),
+		ev := envView{Name: env, URL: envAppURL(store.App{AppRef: v.App.AppRef, Environment: env}, ""),
 			Current: env == v.App.Environment}
 		if ok {
 			d, err := s.cfg.Store.Deployment(ctx, a.DeploymentID)

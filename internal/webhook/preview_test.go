@@ -367,7 +367,7 @@ func TestPreviewOnAnotherClusterIsNotChecked(t *testing.T) {
 		t.Errorf("the preview's readiness = %s %q", c.State, c.Message)
 	}
 	_, unread := e.srv.clusterOf("pr-3")
-	if got := e.srv.elsewhere(store.App{Project: "shop", Name: "api", Environment: "pr-3"}, unread); !strings.HasPrefix(got, "pr-3 runs on cluster stage-eu;") {
+	if got := e.srv.elsewhere(store.App{AppRef: layout.AppRef{Project: "shop", Name: "api"}, Environment: "pr-3"}, unread); !strings.HasPrefix(got, "pr-3 runs on cluster stage-eu;") {
 		t.Errorf("the preview's page says %q", got)
 	}
 }

@@ -247,10 +247,10 @@ func (t *tracker) resume() error {
 		return fmt.Errorf("resuming deployments: %w", err)
 	}
 	for _, d := range active {
-		if !t.owns(d.Project, d.App, d.Environment) {
+		if !t.owns(d.App.Project, d.App.Name, d.Environment) {
 			continue
 		}
-		t.notify(notice{deploymentID: d.ID, project: d.Project, app: d.App, env: d.Environment, recheck: true, remote: true})
+		t.notify(notice{deploymentID: d.ID, project: d.App.Project, app: d.App.Name, env: d.Environment, recheck: true, remote: true})
 	}
 	if t.s.github != nil {
 		// The GitHub reports a replica that died left queued.
@@ -429,9 +429,9 @@ func (t *tracker) handle(n notice) {
 		t.s.log.Error("reading deployment", "id", n.deploymentID, "err", err)
 		return
 	}
-	app, err := t.s.cfg.Store.App(t.ctx, d.Project, d.App, d.Environment)
+	app, err := t.s.cfg.Store.App(t.ctx, d.App.Project, d.App.Name, d.Environment)
 	if err != nil {
-		t.s.log.Error("reading app", "app", store.AppKey(d.Project, d.App, d.Environment), "err", err)
+		t.s.log.Error("reading app", "app", store.AppKey(d.App.Project, d.App.Name, d.Environment), "err", err)
 		return
 	}
 	current := app.DeploymentID == d.ID
@@ -520,7 +520,7 @@ func (t *tracker) forget(id int64) {
 
 func (t *tracker) startRun(d store.Deployment, mode runMode, started time.Time) {
 	ctx, cancel := context.WithCancel(t.ctx)
-	r := &run{cancel: cancel, wake: make(chan struct{}, 1), project: d.Project, app: d.App, env: d.Environment}
+	r := &run{cancel: cancel, wake: make(chan struct{}, 1), project: d.App.Project, app: d.App.Name, env: d.Environment}
 	t.mu.Lock()
 	t.runs[d.ID] = r
 	t.mu.Unlock()
@@ -548,9 +548,9 @@ func (t *tracker) startRun(d store.Deployment, mode runMode, started time.Time) 
 // is read (the Flux namespace's objects of the app's name are another
 // environment's).
 func (t *tracker) target(d store.Deployment) probe.Target {
-	tg := probe.Target{Project: d.Project, App: d.App, Revision: d.Revision, FluxNamespace: t.s.cfg.FluxNamespace}
+	tg := probe.Target{Project: d.App.Project, App: d.App.Name, Revision: d.Revision, FluxNamespace: t.s.cfg.FluxNamespace}
 	if _, ok := layout.PreviewOf(d.Environment); ok {
-		tg.Namespace = appNamespace(d.Project, d.Environment)
+		tg.Namespace = appNamespace(d.App.Project, d.Environment)
 		tg.FluxNamespace = tg.Namespace
 	}
 	return tg
@@ -687,7 +687,7 @@ func (t *tracker) current(ctx context.Context, id int64) (store.Deployment, writ
 		t.s.log.Error("reading deployment", "id", id, "err", err)
 		return d, writtenState{}, false
 	}
-	if !t.owns(d.Project, d.App, d.Environment) {
+	if !t.owns(d.App.Project, d.App.Name, d.Environment) {
 		// The app moved to another replica: its checks here are ending.
 		return d, writtenState{}, false
 	}
@@ -775,7 +775,7 @@ func (t *tracker) wrote(ctx context.Context, u store.DeploymentUpdate, w written
 	if change == nil {
 		return
 	}
-	t.s.log.Info("phase changed", "app", store.AppKey(change.Project, change.App, change.Environment), "revision", change.Revision,
+	t.s.log.Info("phase changed", "app", store.AppKey(change.App.Project, change.App.Name, change.Environment), "revision", change.Revision,
 		"from", string(change.From), "to", string(change.To), "message", change.Message)
 	t.s.metrics.phases.WithLabelValues(string(change.To)).Inc()
 	t.s.hub.notify()
@@ -836,7 +836,7 @@ func (c *deploymentChecker) sawApp(ctx context.Context, d store.Deployment) bool
 	if saw(d) {
 		return true
 	}
-	prev, err := c.st.DeploymentsIn(ctx, d.Project, d.App, d.Environment, 1, d.ID)
+	prev, err := c.st.DeploymentsIn(ctx, d.App.Project, d.App.Name, d.Environment, 1, d.ID)
 	return err == nil && len(prev) == 1 && saw(prev[0])
 }
 
