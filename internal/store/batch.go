@@ -24,7 +24,7 @@ type batchEvent struct {
 // newBatchEvent cleans e and decides whether it counts for its app.
 func newBatchEvent(e Event) batchEvent {
 	e = e.clean()
-	if e.App.Project != "" && e.App.Name != "" && e.IgnoredReason == "" {
+	if e.App.Named() && e.IgnoredReason == "" {
 		return batchEvent{e: e, status: EventApplied}
 	}
 	// An event that counts for no app keeps its metadata, not its body,

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/probe"
 	"github.com/fleetwright/fleetwright/internal/store"
 )
@@ -65,7 +66,7 @@ func TestForgedEventsChangeNothing(t *testing.T) {
 		c.GitHub = &GitHub{Reporter: fake.client, Repo: fleetRepo}
 		// The cluster's answer for the team's Kustomization: the labels the
 		// team gave it.
-		c.Resolver = staticResolver{"Kustomization/team/shop-api-web": {Project: "shop", App: "api", Component: "web"}}
+		c.Resolver = staticResolver{"Kustomization/team/shop-api-web": {App: layout.AppRef{Project: "shop", Name: "api"}, Component: "web"}}
 	})
 	// The victim's own rollout, from its Kustomization in the Flux namespace.
 	e.mustPost(fixture(t, "kustomization-succeeded"), 200)

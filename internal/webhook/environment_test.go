@@ -238,9 +238,9 @@ func TestClusterResolverEnvironment(t *testing.T) {
 		}
 	}
 	for name, want := range map[string]string{"shop-api-web": "staging", "shop-cart-web": "production", "shop-bare-web": ""} {
-		ref, ok, err := r.Resolve(t.Context(), kustomizev1.KustomizationKind, fluxNS, name)
-		if err != nil || !ok || ref.Environment != want {
-			t.Errorf("%s: %+v %v %v, want environment %q", name, ref, ok, err, want)
+		owner, ok, err := r.Resolve(t.Context(), kustomizev1.KustomizationKind, fluxNS, name)
+		if err != nil || !ok || owner.Environment != want {
+			t.Errorf("%s: %+v %v %v, want environment %q", name, owner, ok, err, want)
 		}
 	}
 }

@@ -281,20 +281,20 @@ func (s *Server) toRecord(ctx context.Context, ev *eventv1.Event, body []byte) (
 	if ev.Timestamp.IsZero() {
 		rec.EventTime = now
 	}
-	if (rec.App.Project == "" || rec.App.Name == "") && s.cfg.Resolver != nil {
-		ref, ok, err := s.cfg.Resolver.Resolve(ctx, ev.InvolvedObject.Kind, ev.InvolvedObject.Namespace, ev.InvolvedObject.Name)
+	if !rec.App.Named() && s.cfg.Resolver != nil {
+		owner, ok, err := s.cfg.Resolver.Resolve(ctx, ev.InvolvedObject.Kind, ev.InvolvedObject.Namespace, ev.InvolvedObject.Name)
 		if err != nil {
 			return rec, "", err
 		}
 		if ok {
-			rec.App.Project, rec.App.Name = ref.Project, ref.App
-			rec.Component = cmpOr(rec.Component, ref.Component)
-			rec.SpecRevision = cmpOr(rec.SpecRevision, ref.SpecRevision)
-			rec.Environment = cmpOr(rec.Environment, ref.Environment)
+			rec.App = owner.App
+			rec.Component = cmpOr(rec.Component, owner.Component)
+			rec.SpecRevision = cmpOr(rec.SpecRevision, owner.SpecRevision)
+			rec.Environment = cmpOr(rec.Environment, owner.Environment)
 		}
 	}
 	rec.DedupeKey = dedupeKey(ev, rev, rec.Environment)
-	if rec.App.Project == "" || rec.App.Name == "" {
+	if !rec.App.Named() {
 		// An event of no known app is kept as metadata: its body would let
 		// anyone who can post fill the disk.
 		project := projectEventOf(ev)

@@ -12,6 +12,7 @@ import (
 	eventv1 "github.com/fluxcd/pkg/apis/event/v1beta1"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/store"
 )
 
@@ -294,9 +295,9 @@ func TestMetadataWithoutPrefix(t *testing.T) {
 	}
 }
 
-type staticResolver map[string]AppRef
+type staticResolver map[string]Owner
 
-func (s staticResolver) Resolve(_ context.Context, kind, ns, name string) (AppRef, bool, error) {
+func (s staticResolver) Resolve(_ context.Context, kind, ns, name string) (Owner, bool, error) {
 	r, ok := s[kind+"/"+ns+"/"+name]
 	return r, ok, nil
 }
@@ -304,7 +305,7 @@ func (s staticResolver) Resolve(_ context.Context, kind, ns, name string) (AppRe
 func TestResolverMapsEventsWithoutMetadata(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t, func(c *Config) {
-		c.Resolver = staticResolver{"Kustomization/flux-system/shop-api-web": {Project: "shop", App: "api", Component: "web", SpecRevision: "s1"}}
+		c.Resolver = staticResolver{"Kustomization/flux-system/shop-api-web": {App: layout.AppRef{Project: "shop", Name: "api"}, Component: "web", SpecRevision: "s1"}}
 	})
 	strip := func(ev *eventv1.Event) { ev.Metadata = map[string]string{"revision": rev1} }
 	r := e.mustPost(fixture(t, "kustomization-progressing", strip), 200)

@@ -192,6 +192,9 @@ type AppRef struct {
 // Ref is the app as "project/name", which ParseRef reads.
 func (r AppRef) Ref() string { return r.Project + "/" + r.Name }
 
+// Named reports whether r names an app: it has a project and a name.
+func (r AppRef) Named() bool { return r.Project != "" && r.Name != "" }
+
 // Sibling is the app named name in r's project.
 func (r AppRef) Sibling(name string) AppRef { return AppRef{Project: r.Project, Name: name} }
 

@@ -161,6 +161,9 @@ func TestAppRef(t *testing.T) {
 	if err != nil || string(b) != `{"project":"shop","name":"api"}` {
 		t.Errorf("JSON = %s, %v", b, err)
 	}
+	if !a.Named() || (layout.AppRef{Project: "shop"}).Named() || (layout.AppRef{Name: "api"}).Named() {
+		t.Error("Named: want true for shop/api only")
+	}
 	got, err := layout.ParseRef("shop/api")
 	if err != nil || got != a.AppRef {
 		t.Errorf("ParseRef(shop/api) = %+v, %v", got, err)
