@@ -164,7 +164,7 @@ func (s *sqlStore) readDeployments(t *txStmts, bs []batchEvent) error {
 		if bs[i].status != EventApplied {
 			continue
 		}
-		key, byRev := batchKeys(e.App.Project, e.App.Name, e.Environment, e.Revision)
+		key, byRev := batchKeys(e.App, e.Environment, e.Revision)
 		if !e.JoinLatest {
 			key = byRev
 		}
@@ -205,10 +205,11 @@ func (t *txStmts) readDeployments(query string, byRev bool, args ...any) error {
 	defer rows.Close()
 	for rows.Next() {
 		var (
-			project, app, env, rev, comps string
-			id                            int64
+			app             layout.AppRef
+			env, rev, comps string
+			id              int64
 		)
-		if err := rows.Scan(&project, &app, &env, &rev, &id, &comps); err != nil {
+		if err := rows.Scan(&app.Project, &app.Name, &env, &rev, &id, &comps); err != nil {
 			return fmt.Errorf("finding deployments: %w", err)
 		}
 		if t.deps[id] == nil {
@@ -218,7 +219,7 @@ func (t *txStmts) readDeployments(query string, byRev bool, args ...any) error {
 			}
 			t.deps[id] = &batchDeployment{comps: cs}
 		}
-		appKey, revKey := batchKeys(project, app, env, rev)
+		appKey, revKey := batchKeys(app, env, rev)
 		if byRev {
 			t.byRev[revKey] = id
 		} else {

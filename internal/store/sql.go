@@ -205,7 +205,7 @@ func (s *sqlStore) recordEvents(ctx context.Context, events []Event, now time.Ti
 	for i, e := range events {
 		bs[i] = newBatchEvent(e)
 		if bs[i].status == EventApplied {
-			apps = append(apps, appLockKey(bs[i].e.App.Project, bs[i].e.App.Name, bs[i].e.Environment))
+			apps = append(apps, appLockKey(bs[i].e.App, bs[i].e.Environment))
 		}
 	}
 	if err := s.lockApps(ctx, tx, apps...); err != nil {
@@ -251,17 +251,17 @@ const logLockKey = 0x666c6565747700 // "fleetw\0"
 // appLockKey is the advisory lock key of one app in one environment (a
 // 64-bit FNV-1a hash of AppKey; two apps that collide only wait on each
 // other).
-func appLockKey(project, app, env string) int64 {
+func appLockKey(app layout.AppRef, env string) int64 {
 	h := fnv.New64a()
-	h.Write([]byte("app\x00" + AppKey(project, app, env)))
+	h.Write([]byte("app\x00" + AppKey(app, env)))
 	return int64(h.Sum64())
 }
 
 // AppKey names an app in an environment: "project/app", and
 // "project/app@environment" in an environment. Names and environments are
 // DNS labels, so no two differ only in where the separators fall.
-func AppKey(project, app, env string) string {
-	ref := layout.AppRef{Project: project, Name: app}.Ref()
+func AppKey(app layout.AppRef, env string) string {
+	ref := app.Ref()
 	if env == "" {
 		return ref
 	}
@@ -360,15 +360,15 @@ func rollback(tx *sql.Tx) error {
 // batchKeys are the keys of the batch's memory of deployments: an app in
 // an environment (its current deployment, txStmts.latest) and, with a
 // revision, its deployment of that revision (txStmts.byRev).
-func batchKeys(project, app, env, rev string) (appKey, revKey string) {
-	appKey = project + "\x00" + app + "\x00" + env
+func batchKeys(app layout.AppRef, env, rev string) (appKey, revKey string) {
+	appKey = app.Project + "\x00" + app.Name + "\x00" + env
 	return appKey, appKey + "\x00" + rev
 }
 
 // batchDeployment finds (or creates) e's deployment, from the batch's
 // memory when an earlier event of the batch joined it.
 func (s *sqlStore) batchDeployment(t *txStmts, e Event, now time.Time) (int64, *batchDeployment, bool, error) {
-	app, rev := batchKeys(e.App.Project, e.App.Name, e.Environment, e.Revision)
+	app, rev := batchKeys(e.App, e.Environment, e.Revision)
 	id, ok := t.byRev[rev]
 	if e.JoinLatest {
 		id, ok = t.latest[app]
@@ -562,25 +562,26 @@ func (s *sqlStore) updateDeployment(ctx context.Context, u DeploymentUpdate) (_ 
 		}
 	}()
 	var (
-		project, app, env, rev, phase string
-		current, superseded           int64
+		app                 layout.AppRef
+		env, rev, phase     string
+		current, superseded int64
 	)
 	if s.d.advisory {
 		// The app's lock first, as every writer takes it (lockApps).
-		err = tx.QueryRowContext(ctx, s.q(`SELECT project, app, environment FROM deployments WHERE id = ?`), u.ID).Scan(&project, &app, &env)
+		err = tx.QueryRowContext(ctx, s.q(`SELECT project, app, environment FROM deployments WHERE id = ?`), u.ID).Scan(&app.Project, &app.Name, &env)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, fmt.Errorf("deployment %d: %w", u.ID, ErrNotFound)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("reading deployment %d: %w", u.ID, err)
 		}
-		if err := s.lockApps(ctx, tx, appLockKey(project, app, env)); err != nil {
+		if err := s.lockApps(ctx, tx, appLockKey(app, env)); err != nil {
 			return nil, err
 		}
 	}
 	err = tx.QueryRowContext(ctx, s.q(`SELECT d.project, d.app, d.environment, d.revision, d.phase, COALESCE(a.deployment_id, 0), d.superseded_by
 		FROM deployments d LEFT JOIN apps a ON a.project = d.project AND a.name = d.app AND a.environment = d.environment WHERE d.id = ?`), u.ID).
-		Scan(&project, &app, &env, &rev, &phase, &current, &superseded)
+		Scan(&app.Project, &app.Name, &env, &rev, &phase, &current, &superseded)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("deployment %d: %w", u.ID, ErrNotFound)
 	}
@@ -610,16 +611,16 @@ func (s *sqlStore) updateDeployment(ctx context.Context, u DeploymentUpdate) (_ 
 		if u.Phase == PhaseDeleted {
 			live, args = "''", args[:2]
 		}
-		args = append(args, ts(u.UpdatedAt), u.ID, project, app, env)
+		args = append(args, ts(u.UpdatedAt), u.ID, app.Project, app.Name, env)
 		if _, err := tx.ExecContext(ctx, s.q(`UPDATE apps SET phase = ?, message = ?, live_url = `+live+`, updated_at = ?,
 			spec_revision = (SELECT spec_revision FROM deployments WHERE id = ?) WHERE project = ? AND name = ? AND environment = ?`), args...); err != nil {
-			return nil, fmt.Errorf("updating app %s/%s: %w", project, app, err)
+			return nil, fmt.Errorf("updating app %s: %w", app.Ref(), err)
 		}
 	}
 	var change *PhaseChange
 	if Phase(phase) != u.Phase {
 		change = &PhaseChange{
-			App: layout.AppRef{Project: project, Name: app}, Environment: env, DeploymentID: u.ID, Revision: rev,
+			App: app, Environment: env, DeploymentID: u.ID, Revision: rev,
 			From: Phase(phase), To: u.Phase, Message: u.Message, At: u.UpdatedAt.UTC(),
 		}
 		seqs, err := s.flushChanges(ctx, tx, []PhaseChange{*change})
@@ -635,7 +636,7 @@ func (s *sqlStore) updateDeployment(ctx context.Context, u DeploymentUpdate) (_ 
 		}
 		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO github_outbox
 			(deployment_id, project, app, environment, slot, phase, message, live_url, restate, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-			u.ID, project, app, env, SlotOf(project, app, env), string(u.Phase), u.Message, u.LiveURL, restate, ts(u.UpdatedAt)); err != nil {
+			u.ID, app.Project, app.Name, env, SlotOf(app, env), string(u.Phase), u.Message, u.LiveURL, restate, ts(u.UpdatedAt)); err != nil {
 			return nil, fmt.Errorf("queueing the GitHub report: %w", err)
 		}
 	}
@@ -819,20 +820,20 @@ func queryAll[T any](ctx context.Context, db *sql.DB, what, query string, scan f
 	return out, nil
 }
 
-func (s *sqlStore) Deployments(ctx context.Context, project, app string, limit int, beforeID int64) ([]Deployment, error) {
+func (s *sqlStore) Deployments(ctx context.Context, app layout.AppRef, limit int, beforeID int64) ([]Deployment, error) {
 	if beforeID <= 0 {
 		beforeID = 1<<63 - 1
 	}
 	return s.queryDeployments(ctx, `SELECT `+deploymentCols+` FROM deployments
-		WHERE project = ? AND app = ? AND id < ? ORDER BY id DESC LIMIT ?`, project, app, beforeID, limit)
+		WHERE project = ? AND app = ? AND id < ? ORDER BY id DESC LIMIT ?`, app.Project, app.Name, beforeID, limit)
 }
 
-func (s *sqlStore) DeploymentsIn(ctx context.Context, project, app, env string, limit int, beforeID int64) ([]Deployment, error) {
+func (s *sqlStore) DeploymentsIn(ctx context.Context, app layout.AppRef, env string, limit int, beforeID int64) ([]Deployment, error) {
 	if beforeID <= 0 {
 		beforeID = 1<<63 - 1
 	}
 	return s.queryDeployments(ctx, `SELECT `+deploymentCols+` FROM deployments
-		WHERE project = ? AND app = ? AND environment = ? AND id < ? ORDER BY id DESC LIMIT ?`, project, app, env, beforeID, limit)
+		WHERE project = ? AND app = ? AND environment = ? AND id < ? ORDER BY id DESC LIMIT ?`, app.Project, app.Name, env, beforeID, limit)
 }
 
 func (s *sqlStore) ActiveDeployments(ctx context.Context) ([]Deployment, error) {
@@ -859,13 +860,13 @@ func (s *sqlStore) Apps(ctx context.Context) ([]App, error) {
 	return queryAll(ctx, s.db, "apps", `SELECT `+appCols+` FROM apps ORDER BY project, name, environment`, scanApp)
 }
 
-func (s *sqlStore) App(ctx context.Context, project, name, env string) (App, error) {
-	a, err := scanApp(s.db.QueryRowContext(ctx, s.q(`SELECT `+appCols+` FROM apps WHERE project = ? AND name = ? AND environment = ?`), project, name, env))
+func (s *sqlStore) App(ctx context.Context, app layout.AppRef, env string) (App, error) {
+	a, err := scanApp(s.db.QueryRowContext(ctx, s.q(`SELECT `+appCols+` FROM apps WHERE project = ? AND name = ? AND environment = ?`), app.Project, app.Name, env))
 	if errors.Is(err, sql.ErrNoRows) {
-		return a, fmt.Errorf("app %s: %w", AppKey(project, name, env), ErrNotFound)
+		return a, fmt.Errorf("app %s: %w", AppKey(app, env), ErrNotFound)
 	}
 	if err != nil {
-		return a, fmt.Errorf("reading app %s: %w", AppKey(project, name, env), err)
+		return a, fmt.Errorf("reading app %s: %w", AppKey(app, env), err)
 	}
 	return a, nil
 }
@@ -875,10 +876,10 @@ func (s *sqlStore) PhaseChanges(ctx context.Context, after int64, limit int) ([]
 		FROM phase_changes WHERE seq > ? ORDER BY seq LIMIT ?`), scanPhaseChange, after, limit)
 }
 
-func (s *sqlStore) AppPhaseChanges(ctx context.Context, project, app, env string, minDeployment, maxDeployment int64, limit int) ([]PhaseChange, error) {
+func (s *sqlStore) AppPhaseChanges(ctx context.Context, app layout.AppRef, env string, minDeployment, maxDeployment int64, limit int) ([]PhaseChange, error) {
 	return queryAll(ctx, s.db, "phase changes", s.q(`SELECT seq, project, app, environment, deployment_id, revision, from_phase, to_phase, message, at
 		FROM phase_changes WHERE project = ? AND app = ? AND environment = ? AND deployment_id BETWEEN ? AND ? ORDER BY seq DESC LIMIT ?`),
-		scanPhaseChange, project, app, env, minDeployment, maxDeployment, limit)
+		scanPhaseChange, app.Project, app.Name, env, minDeployment, maxDeployment, limit)
 }
 
 func scanPhaseChange(row interface{ Scan(...any) error }) (PhaseChange, error) {
@@ -894,10 +895,10 @@ func scanPhaseChange(row interface{ Scan(...any) error }) (PhaseChange, error) {
 	return c, nil
 }
 
-func (s *sqlStore) Events(ctx context.Context, project, app string, limit int) ([]Event, error) {
+func (s *sqlStore) Events(ctx context.Context, app layout.AppRef, limit int) ([]Event, error) {
 	return queryAll(ctx, s.db, "events", s.q(`SELECT id, received_at, event_time, object_kind, object_namespace, object_name,
 		severity, reason, message, revision, controller, project, app, component, spec_revision, status, deployment_id, ignored_reason, environment
-		FROM events WHERE project = ? AND app = ? ORDER BY id DESC LIMIT ?`), scanEvent, project, app, limit)
+		FROM events WHERE project = ? AND app = ? ORDER BY id DESC LIMIT ?`), scanEvent, app.Project, app.Name, limit)
 }
 
 func scanEvent(row interface{ Scan(...any) error }) (Event, error) {

@@ -263,10 +263,10 @@ type Store interface {
 	Deployment(ctx context.Context, id int64) (Deployment, error)
 	// Deployments lists an app's deployments in every environment newest
 	// first, with ids below beforeID when beforeID > 0.
-	Deployments(ctx context.Context, project, app string, limit int, beforeID int64) ([]Deployment, error)
+	Deployments(ctx context.Context, app layout.AppRef, limit int, beforeID int64) ([]Deployment, error)
 	// DeploymentsIn lists an app's deployments in one environment ("":
 	// those of no environment) as Deployments does.
-	DeploymentsIn(ctx context.Context, project, app, env string, limit int, beforeID int64) ([]Deployment, error)
+	DeploymentsIn(ctx context.Context, app layout.AppRef, env string, limit int, beforeID int64) ([]Deployment, error)
 	// ActiveDeployments returns the deployments that are not finished and the
 	// current deployment of every app, oldest first.
 	ActiveDeployments(ctx context.Context) ([]Deployment, error)
@@ -275,7 +275,7 @@ type Store interface {
 	// environment.
 	Apps(ctx context.Context) ([]App, error)
 	// App returns an app's state in one environment ("": no environment).
-	App(ctx context.Context, project, name, env string) (App, error)
+	App(ctx context.Context, app layout.AppRef, env string) (App, error)
 
 	// LatestSeq returns the Seq of the newest phase change (0 if none).
 	LatestSeq(ctx context.Context) (int64, error)
@@ -283,10 +283,10 @@ type Store interface {
 	PhaseChanges(ctx context.Context, after int64, limit int) ([]PhaseChange, error)
 	// AppPhaseChanges returns the phase changes of an app's deployments in
 	// one environment with ids from minDeployment to maxDeployment, newest first.
-	AppPhaseChanges(ctx context.Context, project, app, env string, minDeployment, maxDeployment int64, limit int) ([]PhaseChange, error)
-	// Events returns an app's stored events, newest first; with project
-	// and app empty, the ignored events.
-	Events(ctx context.Context, project, app string, limit int) ([]Event, error)
+	AppPhaseChanges(ctx context.Context, app layout.AppRef, env string, minDeployment, maxDeployment int64, limit int) ([]PhaseChange, error)
+	// Events returns an app's stored events, newest first; with the zero
+	// AppRef, the ignored events.
+	Events(ctx context.Context, app layout.AppRef, limit int) ([]Event, error)
 
 	// Prune drops the history r does not keep, and the sessions expired at now.
 	Prune(ctx context.Context, r Retention, now time.Time) (Pruned, error)

@@ -63,7 +63,7 @@ func (s *Server) appAndDeployment(w http.ResponseWriter, r *http.Request) (store
 		return store.App{}, store.Deployment{}, false
 	}
 	project, name := r.PathValue("project"), r.PathValue("name")
-	a, err := s.cfg.Store.App(r.Context(), project, name, env)
+	a, err := s.cfg.Store.App(r.Context(), layout.AppRef{Project: project, Name: name}, env)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			writeError(w, http.StatusNotFound, s.noApp(r.Context(), project, name, env))
@@ -309,9 +309,9 @@ func (s *Server) handleDeployments(w http.ResponseWriter, r *http.Request) {
 		err error
 	)
 	if env == "" {
-		ds, err = s.cfg.Store.Deployments(r.Context(), project, name, limit+1, before)
+		ds, err = s.cfg.Store.Deployments(r.Context(), layout.AppRef{Project: project, Name: name}, limit+1, before)
 	} else {
-		ds, err = s.cfg.Store.DeploymentsIn(r.Context(), project, name, env, limit+1, before)
+		ds, err = s.cfg.Store.DeploymentsIn(r.Context(), layout.AppRef{Project: project, Name: name}, env, limit+1, before)
 	}
 	if err != nil {
 		s.storeError(w, err)
@@ -479,7 +479,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
-	stored, err := s.cfg.Store.Events(r.Context(), project, name, limit)
+	stored, err := s.cfg.Store.Events(r.Context(), layout.AppRef{Project: project, Name: name}, limit)
 	if err != nil {
 		s.storeError(w, err)
 		return
@@ -625,7 +625,7 @@ func (s *Server) noApp(ctx context.Context, project, name, env string) string {
 	if env != "" {
 		return fmt.Sprintf("no app %s/%s in environment %s", project, name, env)
 	}
-	ds, err := s.cfg.Store.Deployments(ctx, project, name, 1, 0)
+	ds, err := s.cfg.Store.Deployments(ctx, layout.AppRef{Project: project, Name: name}, 1, 0)
 	if err != nil || len(ds) == 0 {
 		return fmt.Sprintf("no app %s/%s", project, name)
 	}

@@ -248,7 +248,7 @@ func TestClusterArtifactsJourney(t *testing.T) {
 	// revB's, and its rechecks keep it running.
 	f.rootApplied(t, revC)
 	time.Sleep(500 * time.Millisecond) // rechecks run every 100ms
-	if a, err := e.st.App(t.Context(), project, "api", ""); err != nil || a.Phase != store.PhaseRunning || a.Revision != revB {
+	if a, err := e.st.App(t.Context(), layout.AppRef{Project: project, Name: "api"}, ""); err != nil || a.Phase != store.PhaseRunning || a.Revision != revB {
 		t.Errorf("after revC: %+v, %v; want running at %s", a, err, revB)
 	}
 	// web's periodic report, after the root moved on, is revB's.
@@ -467,7 +467,7 @@ func TestArtifactEventsWithoutCluster(t *testing.T) {
 	if r := e.mustPost(fixture(t, "kustomization-succeeded", withRevision(web1)), 200); r.DeploymentID != first.DeploymentID {
 		t.Errorf("artifact event went to deployment %d, want the current one, %d", r.DeploymentID, first.DeploymentID)
 	}
-	ds, err := e.st.Deployments(t.Context(), "shop", "api", 10, 0)
+	ds, err := e.st.Deployments(t.Context(), layout.AppRef{Project: "shop", Name: "api"}, 10, 0)
 	if err != nil || len(ds) != 1 || ds[0].Revision != rev1 {
 		t.Errorf("deployments = %+v, %v; want one at %s", ds, err, rev1)
 	}
@@ -576,7 +576,7 @@ func TestArtifactEventResolvedFromCluster(t *testing.T) {
 	if err != nil || d.Revision != revB {
 		t.Errorf("deployment = %+v, %v; want one at %s", d, err, revB)
 	}
-	evs, err := e.st.Events(t.Context(), project, "api", 1)
+	evs, err := e.st.Events(t.Context(), layout.AppRef{Project: project, Name: "api"}, 1)
 	if err != nil || len(evs) != 1 || evs[0].Component != "web" || evs[0].Kind != sourcev1.OCIRepositoryKind || evs[0].Revision != revB {
 		t.Errorf("stored = %+v, %v", evs, err)
 	}

@@ -117,7 +117,7 @@ func TestForgedEventsChangeNothing(t *testing.T) {
 	}
 	waitTrackerIdle(t, e)
 
-	after, err := e.st.App(t.Context(), "shop", "api", "")
+	after, err := e.st.App(t.Context(), layout.AppRef{Project: "shop", Name: "api"}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,14 +137,14 @@ func TestForgedEventsChangeNothing(t *testing.T) {
 	if d.GitHubState != "success" {
 		t.Errorf("GitHub state = %q, want success", d.GitHubState)
 	}
-	evs, err := e.st.Events(t.Context(), "shop", "api", 100)
+	evs, err := e.st.Events(t.Context(), layout.AppRef{Project: "shop", Name: "api"}, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(evs) != 2 {
 		t.Errorf("the victim's events = %d, want its own 2: %+v", len(evs), evs)
 	}
-	ign, err := e.st.Events(t.Context(), "", "", 100)
+	ign, err := e.st.Events(t.Context(), layout.AppRef{}, 100)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -182,7 +182,7 @@ func (g *githubWorker) drain() {
 		sent, err := g.st.SendOutbox(g.ctx, slots, func(e store.OutboxEntry) {
 			if err := g.post(e); err != nil {
 				g.metrics.github.WithLabelValues("error").Inc()
-				g.log.Error("GitHub deployment status", "app", store.AppKey(e.App.Project, e.App.Name, e.Environment), "deployment", e.DeploymentID, "err", err)
+				g.log.Error("GitHub deployment status", "app", store.AppKey(e.App, e.Environment), "deployment", e.DeploymentID, "err", err)
 			}
 			if pr, ok := layout.PreviewOf(e.Environment); ok {
 				if err := g.previewSection(pr, e.Environment); err != nil {
@@ -364,7 +364,7 @@ func githubEnvironment(d store.Deployment) string {
 // auto_inactive does for an environment of one app, done for this app
 // alone. They are on repo, d's environment's.
 func (g *githubWorker) retireEarlier(repo github.Repo, d store.Deployment) error {
-	ds, err := g.st.DeploymentsIn(g.ctx, d.App.Project, d.App.Name, d.Environment, 20, d.ID)
+	ds, err := g.st.DeploymentsIn(g.ctx, d.App, d.Environment, 20, d.ID)
 	if err != nil {
 		return err
 	}
@@ -391,7 +391,7 @@ func (g *githubWorker) retireEarlier(repo github.Repo, d store.Deployment) error
 func (g *githubWorker) latestGitHubID(d store.Deployment) (int64, error) {
 	before := d.ID
 	for range 10 {
-		ds, err := g.st.DeploymentsIn(g.ctx, d.App.Project, d.App.Name, d.Environment, 20, before)
+		ds, err := g.st.DeploymentsIn(g.ctx, d.App, d.Environment, 20, before)
 		if err != nil {
 			return 0, err
 		}

@@ -327,9 +327,9 @@ func (s *Server) toRecord(ctx context.Context, ev *eventv1.Event, body []byte) (
 		switch {
 		case errors.Is(err, errNoFleetRevision):
 			s.log.Info("event of an artifact revision no deployment pins", "object", kind+"/"+ev.InvolvedObject.Namespace+"/"+ev.InvolvedObject.Name,
-				"revision", rev, "app", store.AppKey(rec.App.Project, rec.App.Name, rec.Environment))
+				"revision", rev, "app", store.AppKey(rec.App, rec.Environment))
 			rec.Health, rec.Terminal = "", false
-			return ignored(rec, "artifact revision "+rev+" is pinned by no fleet revision of app "+store.AppKey(rec.App.Project, rec.App.Name, rec.Environment)), "", nil
+			return ignored(rec, "artifact revision "+rev+" is pinned by no fleet revision of app "+store.AppKey(rec.App, rec.Environment)), "", nil
 		case err != nil:
 			return rec, "", err
 		}

@@ -56,7 +56,7 @@ func TestIngestSignatures(t *testing.T) {
 			if code != tc.want {
 				t.Fatalf("status = %d (%+v), want %d", code, r, tc.want)
 			}
-			evs, err := e.st.Events(t.Context(), "shop", "api", 10)
+			evs, err := e.st.Events(t.Context(), layout.AppRef{Project: "shop", Name: "api"}, 10)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -102,7 +102,7 @@ func TestIngestRejects(t *testing.T) {
 			if code != tc.code || !strings.Contains(r.Error, tc.errPart) {
 				t.Errorf("POST = %d %q, want %d containing %q", code, r.Error, tc.code, tc.errPart)
 			}
-			n, err := e.st.Events(t.Context(), "", "", 10)
+			n, err := e.st.Events(t.Context(), layout.AppRef{}, 10)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -120,7 +120,7 @@ func TestIngestIgnoredAndDuplicate(t *testing.T) {
 	if r.Status != "ignored" || r.EventID == 0 {
 		t.Errorf("ignored answer = %+v", r)
 	}
-	ign, err := e.st.Events(t.Context(), "", "", 10)
+	ign, err := e.st.Events(t.Context(), layout.AppRef{}, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,14 +135,14 @@ func TestIngestIgnoredAndDuplicate(t *testing.T) {
 	}
 	// Same object, revision and reason but a new message is a new event.
 	e.mustPost(fixture(t, "kustomization-progressing", withMessage("Deployment/shop/api-web configured")), 200)
-	evs, err := e.st.Events(t.Context(), "shop", "api", 10)
+	evs, err := e.st.Events(t.Context(), layout.AppRef{Project: "shop", Name: "api"}, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(evs) != 2 {
 		t.Errorf("stored %d events, want 2", len(evs))
 	}
-	ds, err := e.st.Deployments(t.Context(), "shop", "api", 10, 0)
+	ds, err := e.st.Deployments(t.Context(), layout.AppRef{Project: "shop", Name: "api"}, 10, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +236,7 @@ func TestFluxEventPhases(t *testing.T) {
 			if !strings.Contains(a.Message, tc.msgPart) {
 				t.Errorf("app message = %q, want it to contain %q", a.Message, tc.msgPart)
 			}
-			ds, err := e.st.Deployments(t.Context(), "shop", "api", 10, 0)
+			ds, err := e.st.Deployments(t.Context(), layout.AppRef{Project: "shop", Name: "api"}, 10, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -273,7 +273,7 @@ func TestNewRevisionSupersedes(t *testing.T) {
 	if a.Revision != rev2 || a.DeploymentID != r.DeploymentID {
 		t.Errorf("app = %+v, want revision %s", a, rev2)
 	}
-	ds, err := e.st.Deployments(t.Context(), "shop", "api", 10, 0)
+	ds, err := e.st.Deployments(t.Context(), layout.AppRef{Project: "shop", Name: "api"}, 10, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -238,7 +238,7 @@ func (s *Server) history(ctx context.Context, v *appView, cursor string) error {
 			v.NewestURL = envAppURL(a, "") + "#history"
 		}
 	}
-	ds, err := s.cfg.Store.DeploymentsIn(ctx, a.Project, a.Name, a.Environment, historyPageSize+1, before)
+	ds, err := s.cfg.Store.DeploymentsIn(ctx, a.AppRef, a.Environment, historyPageSize+1, before)
 	if err != nil {
 		return err
 	}
@@ -259,11 +259,11 @@ func (s *Server) history(ctx context.Context, v *appView, cursor string) error {
 	// The phase changes of the page's deployments (bounded: an app that
 	// flaps between running and degraded for days has many), and Flux's
 	// newest messages.
-	changes, err := s.cfg.Store.AppPhaseChanges(ctx, a.Project, a.Name, a.Environment, ds[len(ds)-1].ID, ds[0].ID, maxPhaseChanges)
+	changes, err := s.cfg.Store.AppPhaseChanges(ctx, a.AppRef, a.Environment, ds[len(ds)-1].ID, ds[0].ID, maxPhaseChanges)
 	if err != nil {
 		return err
 	}
-	events, err := s.cfg.Store.Events(ctx, a.Project, a.Name, 200)
+	events, err := s.cfg.Store.Events(ctx, a.AppRef, 200)
 	if err != nil {
 		return err
 	}
@@ -328,7 +328,7 @@ func (s *Server) currentFailedAt(ctx context.Context, v *appView) error {
 		return nil
 	}
 	a := v.App
-	changes, err := s.cfg.Store.AppPhaseChanges(ctx, a.Project, a.Name, a.Environment, d.ID, d.ID, maxPhaseChanges)
+	changes, err := s.cfg.Store.AppPhaseChanges(ctx, a.AppRef, a.Environment, d.ID, d.ID, maxPhaseChanges)
 	if err != nil {
 		return err
 	}
@@ -379,7 +379,7 @@ func fluxObjects(v *appView, events []store.Event) {
 // with a cluster (cl, the app's environment's), the Kubernetes events of
 // its workloads.
 func (s *Server) appEvents(ctx context.Context, v *appView, cl *clusterClients) error {
-	stored, err := s.cfg.Store.Events(ctx, v.App.Project, v.App.Name, 30)
+	stored, err := s.cfg.Store.Events(ctx, v.App.AppRef, 30)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/probe"
 	"github.com/fleetwright/fleetwright/internal/store"
 )
@@ -46,18 +47,18 @@ func (s *Server) appInPage(ctx context.Context, project, name, env string) (stor
 	if env != "" && !validEnvironment(env) {
 		return store.App{}, store.ErrNotFound
 	}
-	a, err := s.cfg.Store.App(ctx, project, name, env)
+	a, err := s.cfg.Store.App(ctx, layout.AppRef{Project: project, Name: name}, env)
 	if env != "" || !errors.Is(err, store.ErrNotFound) {
 		return a, err
 	}
-	ds, derr := s.cfg.Store.Deployments(ctx, project, name, 1, 0)
+	ds, derr := s.cfg.Store.Deployments(ctx, layout.AppRef{Project: project, Name: name}, 1, 0)
 	if derr != nil {
 		return a, derr
 	}
 	if len(ds) == 0 || ds[0].Environment == "" {
 		return a, err
 	}
-	return s.cfg.Store.App(ctx, project, name, ds[0].Environment)
+	return s.cfg.Store.App(ctx, layout.AppRef{Project: project, Name: name}, ds[0].Environment)
 }
 
 // envAppURL is the page of the app in its environment; query, when set,

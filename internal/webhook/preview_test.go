@@ -153,7 +153,7 @@ func TestForgedPreviewEventsChangeNothing(t *testing.T) {
 	}
 	waitTrackerIdle(t, e)
 
-	after, err := e.st.App(t.Context(), "shop", "api", "production")
+	after, err := e.st.App(t.Context(), layout.AppRef{Project: "shop", Name: "api"}, "production")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func TestForgedPreviewEventsChangeNothing(t *testing.T) {
 	if diff := cmp.Diff([]string{"pr-12 running", "production running"}, envs); diff != "" {
 		t.Errorf("apps (-want +got):\n%s", diff)
 	}
-	ign, err := e.st.Events(t.Context(), "", "", 100)
+	ign, err := e.st.Events(t.Context(), layout.AppRef{}, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,7 +336,7 @@ func (e *testEnv) waitEnvApp(project, app, env string, done func(store.App) bool
 	var a store.App
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		var err error
-		if a, err = e.st.App(e.t.Context(), project, app, env); err == nil && done(a) {
+		if a, err = e.st.App(e.t.Context(), layout.AppRef{Project: project, Name: app}, env); err == nil && done(a) {
 			return a
 		}
 	}

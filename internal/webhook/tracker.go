@@ -53,7 +53,7 @@ type wireNotice struct {
 // (always, without a Coordinator).
 func (t *tracker) owns(project, app, env string) bool {
 	c := t.s.cfg.Coordinator
-	return c == nil || c.Owns(project, app, env)
+	return c == nil || c.Owns(layout.AppRef{Project: project, Name: app}, env)
 }
 
 // forward queues a notice for the app's owner (every replica listens; the
@@ -376,7 +376,7 @@ func (t *tracker) handle(n notice) {
 		return
 	}
 	t.mu.Lock()
-	key := store.AppKey(n.project, n.app, n.env)
+	key := store.AppKey(layout.AppRef{Project: n.project, Name: n.app}, n.env)
 	if n.deploymentID > t.latest[key] {
 		t.latest[key] = n.deploymentID
 		// The app's older deployments are superseded: forget them and, for
@@ -429,9 +429,9 @@ func (t *tracker) handle(n notice) {
 		t.s.log.Error("reading deployment", "id", n.deploymentID, "err", err)
 		return
 	}
-	app, err := t.s.cfg.Store.App(t.ctx, d.App.Project, d.App.Name, d.Environment)
+	app, err := t.s.cfg.Store.App(t.ctx, d.App, d.Environment)
 	if err != nil {
-		t.s.log.Error("reading app", "app", store.AppKey(d.App.Project, d.App.Name, d.Environment), "err", err)
+		t.s.log.Error("reading app", "app", store.AppKey(d.App, d.Environment), "err", err)
 		return
 	}
 	current := app.DeploymentID == d.ID
@@ -474,7 +474,7 @@ func (t *tracker) handleProject(n notice) {
 		if r.project != n.project {
 			continue
 		}
-		busy[store.AppKey(r.project, r.app, r.env)] = true
+		busy[store.AppKey(layout.AppRef{Project: r.project, Name: r.app}, r.env)] = true
 		select {
 		case r.wake <- struct{}{}:
 		default:
@@ -491,7 +491,7 @@ func (t *tracker) handleProject(n notice) {
 	}
 	for _, a := range apps {
 		switch {
-		case a.Project != n.project || busy[store.AppKey(a.Project, a.Name, a.Environment)]:
+		case a.Project != n.project || busy[store.AppKey(a.AppRef, a.Environment)]:
 		case a.Phase == store.PhasePending || a.Phase == store.PhaseDeploying || a.Phase == store.PhaseFailed:
 			t.handle(notice{deploymentID: a.DeploymentID, project: a.Project, app: a.Name, env: a.Environment, recheck: true, remote: true})
 		}
@@ -775,7 +775,7 @@ func (t *tracker) wrote(ctx context.Context, u store.DeploymentUpdate, w written
 	if change == nil {
 		return
 	}
-	t.s.log.Info("phase changed", "app", store.AppKey(change.App.Project, change.App.Name, change.Environment), "revision", change.Revision,
+	t.s.log.Info("phase changed", "app", store.AppKey(change.App, change.Environment), "revision", change.Revision,
 		"from", string(change.From), "to", string(change.To), "message", change.Message)
 	t.s.metrics.phases.WithLabelValues(string(change.To)).Inc()
 	t.s.hub.notify()
@@ -836,7 +836,7 @@ func (c *deploymentChecker) sawApp(ctx context.Context, d store.Deployment) bool
 	if saw(d) {
 		return true
 	}
-	prev, err := c.st.DeploymentsIn(ctx, d.App.Project, d.App.Name, d.Environment, 1, d.ID)
+	prev, err := c.st.DeploymentsIn(ctx, d.App, d.Environment, 1, d.ID)
 	return err == nil && len(prev) == 1 && saw(prev[0])
 }
 
