@@ -175,7 +175,7 @@ var errNoFleetRevision = errors.New("no fleet revision known for the artifact re
 // The cluster read is the one the environment runs on (clusterOf).
 // Without one nothing tells which fleet revision pinned the artifact: the
 // event is the current deployment's, or none's.
-func (s *Server) fleetRevisionOf(ctx context.Context, kind, namespace, name, project, app, env, rev string) (string, error) {
+func (s *Server) fleetRevisionOf(ctx context.Context, kind, namespace, name string, app layout.AppRef, env, rev string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	var c client.Reader
@@ -183,7 +183,7 @@ func (s *Server) fleetRevisionOf(ctx context.Context, kind, namespace, name, pro
 		c = cl.reader
 	}
 	if c == nil {
-		latest, ok, err := s.currentDeployment(ctx, project, app, env)
+		latest, ok, err := s.currentDeployment(ctx, app, env)
 		switch {
 		case err != nil:
 			return "", err
@@ -193,12 +193,12 @@ func (s *Server) fleetRevisionOf(ctx context.Context, kind, namespace, name, pro
 		return latest.Revision, nil
 	}
 	namespace = cmp.Or(namespace, s.cfg.FluxNamespace)
-	appKey := store.AppKey(layout.AppRef{Project: project, Name: app}, env)
+	appKey := store.AppKey(app, env)
 	digest := probe.ArtifactDigest(rev)
 	key := pinKey{app: appKey, name: name, digest: digest}
 	// The current deployment known to pin the digest needs no cluster
 	// read: most reports are a component's periodic ones.
-	latest, hasLatest, err := s.currentDeployment(ctx, project, app, env)
+	latest, hasLatest, err := s.currentDeployment(ctx, app, env)
 	if err != nil {
 		return "", err
 	}
@@ -243,7 +243,7 @@ func (s *Server) fleetRevisionOf(ctx context.Context, kind, namespace, name, pro
 	case seen:
 		return remembered, nil
 	}
-	recent, err := s.cfg.Store.DeploymentsIn(ctx, layout.AppRef{Project: project, Name: app}, env, 20, 0)
+	recent, err := s.cfg.Store.DeploymentsIn(ctx, app, env, 20, 0)
 	if err != nil {
 		return "", fmt.Errorf("reading the deployments of %s: %w", appKey, err)
 	}
@@ -293,17 +293,17 @@ func readPin(ctx context.Context, c client.Reader, kind, namespace, name string)
 
 // currentDeployment returns the app's current deployment in the
 // environment, if it has one.
-func (s *Server) currentDeployment(ctx context.Context, project, app, env string) (store.Deployment, bool, error) {
-	a, err := s.cfg.Store.App(ctx, layout.AppRef{Project: project, Name: app}, env)
+func (s *Server) currentDeployment(ctx context.Context, app layout.AppRef, env string) (store.Deployment, bool, error) {
+	a, err := s.cfg.Store.App(ctx, app, env)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return store.Deployment{}, false, nil
 	case err != nil:
-		return store.Deployment{}, false, fmt.Errorf("reading app %s: %w", store.AppKey(layout.AppRef{Project: project, Name: app}, env), err)
+		return store.Deployment{}, false, fmt.Errorf("reading app %s: %w", store.AppKey(app, env), err)
 	}
 	d, err := s.cfg.Store.Deployment(ctx, a.DeploymentID)
 	if err != nil {
-		return store.Deployment{}, false, fmt.Errorf("reading the current deployment of %s: %w", store.AppKey(layout.AppRef{Project: project, Name: app}, env), err)
+		return store.Deployment{}, false, fmt.Errorf("reading the current deployment of %s: %w", store.AppKey(app, env), err)
 	}
 	return d, true, nil
 }

@@ -415,7 +415,7 @@ func TestFleetRevisionOf(t *testing.T) {
 			if tc.ociEvent {
 				kind = sourcev1.OCIRepositoryKind
 			}
-			got, err := e.srv.fleetRevisionOf(t.Context(), kind, fluxNS, project+"-api-web", project, "api", "", tc.event)
+			got, err := e.srv.fleetRevisionOf(t.Context(), kind, fluxNS, project+"-api-web", layout.AppRef{Project: project, Name: "api"}, "", tc.event)
 			if got != tc.want || !errors.Is(err, tc.wantErr) || (tc.wantErr == nil && err != nil) {
 				t.Errorf("fleetRevisionOf = %q, %v; want %q, %v", got, err, tc.want, tc.wantErr)
 			}
@@ -501,7 +501,7 @@ func TestFleetRevisionOfWhileTheRootApplies(t *testing.T) {
 				Message: "Applied revision: " + revB, ObservedGeneration: root.Generation, LastTransitionTime: metav1.Now()}}
 			done <- env.Client.Status().Update(context.Background(), root)
 		}()
-		got, err := e.srv.fleetRevisionOf(t.Context(), kustomizev1.KustomizationKind, fluxNS, project+"-api-web", project, "api", "", web2)
+		got, err := e.srv.fleetRevisionOf(t.Context(), kustomizev1.KustomizationKind, fluxNS, project+"-api-web", layout.AppRef{Project: project, Name: "api"}, "", web2)
 		if err := <-done; err != nil {
 			t.Fatal(err)
 		}
@@ -517,7 +517,7 @@ func TestFleetRevisionOfWhileTheRootApplies(t *testing.T) {
 		e := clusterEnv(t, fluxNS, nil, "127.0.0.1:1", func(c *Config) { c.RecheckInterval = -1 })
 		ctx, cancel := context.WithTimeout(t.Context(), 20*settlePoll)
 		defer cancel()
-		got, err := e.srv.fleetRevisionOf(ctx, kustomizev1.KustomizationKind, fluxNS, project+"-api-web", project, "api", "", web2)
+		got, err := e.srv.fleetRevisionOf(ctx, kustomizev1.KustomizationKind, fluxNS, project+"-api-web", layout.AppRef{Project: project, Name: "api"}, "", web2)
 		if want := "is still applying " + revB; got != "" || err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("fleetRevisionOf = %q, %v; want an error containing %q", got, err, want)
 		}

@@ -256,7 +256,7 @@ func TestAttribution(t *testing.T) {
 		{obj("HelmRelease", "team", strings.Repeat("x", 300)), "shop", "api", "db", strings.Repeat("x", 100) + "…"},
 	}
 	for _, tc := range tests {
-		got := s.attribution(tc.obj, tc.project, tc.app, tc.component, "")
+		got := s.attribution(tc.obj, layout.AppRef{Project: tc.project, Name: tc.app}, tc.component, "")
 		switch {
 		case tc.want == "" && got != "":
 			t.Errorf("attribution(%s %s/%s, %s/%s/%s) = %q, want it to count", tc.obj.Kind, tc.obj.Namespace, tc.obj.Name, tc.project, tc.app, tc.component, got)

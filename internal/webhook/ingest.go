@@ -252,12 +252,12 @@ func (s *Server) handleFlux(w http.ResponseWriter, r *http.Request) {
 		result, resp.Status, resp.Reason = resultIgnored, "ignored", rec.IgnoredReason
 		if project != "" {
 			h, _ := health(&ev)
-			s.tracker.notify(notice{project: project, projectWide: true, health: h})
+			s.tracker.notify(notice{app: layout.AppRef{Project: project}, projectWide: true, health: h})
 		}
 		writeJSON(w, http.StatusAccepted, resp)
 	default:
 		result, resp.Status = resultApplied, "applied"
-		s.tracker.notify(notice{deploymentID: got.DeploymentID, project: rec.App.Project, app: rec.App.Name, env: rec.Environment, newDeployment: got.NewDeployment,
+		s.tracker.notify(notice{deploymentID: got.DeploymentID, app: rec.App, env: rec.Environment, newDeployment: got.NewDeployment,
 			component: rec.Kind + "/" + cmpOr(rec.Component, rec.Name), health: rec.Health, terminal: rec.Terminal})
 		writeJSON(w, http.StatusOK, resp)
 	}
@@ -301,13 +301,13 @@ func (s *Server) toRecord(ctx context.Context, ev *eventv1.Event, body []byte) (
 		if project == "" {
 			return ignored(rec, "the object belongs to no app"), "", nil
 		}
-		if why := s.attribution(&ev.InvolvedObject, project, "", "", ""); why != "" {
+		if why := s.attribution(&ev.InvolvedObject, layout.AppRef{Project: project}, "", ""); why != "" {
 			s.log.Warn("event ignored", "reason", why)
 			return ignored(rec, why), "", nil
 		}
 		return ignored(rec, "an event of project "+project+"'s own Flux objects, which belong to no app"), project, nil
 	}
-	if why := s.attribution(&ev.InvolvedObject, rec.App.Project, rec.App.Name, rec.Component, rec.Environment); why != "" {
+	if why := s.attribution(&ev.InvolvedObject, rec.App, rec.Component, rec.Environment); why != "" {
 		s.log.Warn("event ignored", "reason", why)
 		return ignored(rec, why), "", nil
 	}
@@ -323,7 +323,7 @@ func (s *Server) toRecord(ctx context.Context, ev *eventv1.Event, body []byte) (
 	// join the app's newest deployment. So does an event with no revision.
 	rec.JoinLatest = ev.InvolvedObject.Kind == "HelmRelease" || rev == ""
 	if kind := ev.InvolvedObject.Kind; probe.IsArtifactRevision(rev) && (kind == kustomizev1.KustomizationKind || kind == sourcev1.OCIRepositoryKind) {
-		fleet, err := s.fleetRevisionOf(ctx, kind, ev.InvolvedObject.Namespace, ev.InvolvedObject.Name, rec.App.Project, rec.App.Name, rec.Environment, rev)
+		fleet, err := s.fleetRevisionOf(ctx, kind, ev.InvolvedObject.Namespace, ev.InvolvedObject.Name, rec.App, rec.Environment, rev)
 		switch {
 		case errors.Is(err, errNoFleetRevision):
 			s.log.Info("event of an artifact revision no deployment pins", "object", kind+"/"+ev.InvolvedObject.Namespace+"/"+ev.InvolvedObject.Name,
@@ -370,19 +370,20 @@ func ignored(rec store.Event, why string) store.Event {
 // preview's environment is spoken for only from there. An event of no
 // app (env empty) of the project's own Flux objects may come from there
 // too.
-func (s *Server) attribution(obj *corev1.ObjectReference, project, app, component, env string) string {
+func (s *Server) attribution(obj *corev1.ObjectReference, app layout.AppRef, component, env string) string {
+	project := app.Project
 	ns := probe.ProjectNamespace(project)
 	object := clip(obj.Kind) + " " + clip(obj.Namespace) + "/" + clip(obj.Name)
 	if pr, ok := layout.PreviewOfNamespace(project, obj.Namespace); ok {
-		if want := layout.PreviewEnvironment(pr); app != "" && env != want {
+		if want := layout.PreviewEnvironment(pr); app.Name != "" && env != want {
 			return fmt.Sprintf("%s lives in namespace %s, pull request %d's preview of %s: it speaks only for environment %s, not %q",
 				object, obj.Namespace, pr, clip(project), want, clip(env))
 		}
 		return ""
 	}
 	claim := "project " + clip(project)
-	if app != "" {
-		claim = "app " + clip(project) + "/" + clip(app)
+	if app.Name != "" {
+		claim = "app " + clip(project) + "/" + clip(app.Name)
 	}
 	if pr, ok := layout.PreviewOf(env); ok {
 		return fmt.Sprintf("%s names %s in environment %s, which lives in namespace %s only", object, claim, env, layout.PreviewNamespace(project, pr))
@@ -399,13 +400,13 @@ func (s *Server) attribution(obj *corev1.ObjectReference, project, app, componen
 			object, claim)
 	}
 	want := layout.ProjectFluxName(project)
-	if app != "" {
-		want = layout.ComponentFluxName(project, app, component)
+	if app.Name != "" {
+		want = layout.ComponentFluxName(project, app.Name, component)
 	}
 	switch {
 	case obj.Name == want:
 		return ""
-	case app != "" && component == "" && strings.HasPrefix(obj.Name, want) && len(obj.Name) > len(want):
+	case app.Name != "" && component == "" && strings.HasPrefix(obj.Name, want) && len(obj.Name) > len(want):
 		// No component named: any of the app's.
 		return ""
 	}

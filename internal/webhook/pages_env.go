@@ -43,22 +43,22 @@ type envView struct {
 // query names or, naming none, outside environments, or else in the
 // environment of its newest deployment. An environment that cannot name
 // one is an app that does not exist.
-func (s *Server) appInPage(ctx context.Context, project, name, env string) (store.App, error) {
+func (s *Server) appInPage(ctx context.Context, app layout.AppRef, env string) (store.App, error) {
 	if env != "" && !validEnvironment(env) {
 		return store.App{}, store.ErrNotFound
 	}
-	a, err := s.cfg.Store.App(ctx, layout.AppRef{Project: project, Name: name}, env)
+	a, err := s.cfg.Store.App(ctx, app, env)
 	if env != "" || !errors.Is(err, store.ErrNotFound) {
 		return a, err
 	}
-	ds, derr := s.cfg.Store.Deployments(ctx, layout.AppRef{Project: project, Name: name}, 1, 0)
+	ds, derr := s.cfg.Store.Deployments(ctx, app, 1, 0)
 	if derr != nil {
 		return a, derr
 	}
 	if len(ds) == 0 || ds[0].Environment == "" {
 		return a, err
 	}
-	return s.cfg.Store.App(ctx, layout.AppRef{Project: project, Name: name}, ds[0].Environment)
+	return s.cfg.Store.App(ctx, app, ds[0].Environment)
 }
 
 // envAppURL is the page of the app in its environment; query, when set,
@@ -72,9 +72,9 @@ func envAppURL(a store.App, query string) string {
 		qs = append(qs, query)
 	}
 	if len(qs) == 0 {
-		return appPageURL(a.Project, a.Name)
+		return appPageURL(a.AppRef)
 	}
-	return appPageURL(a.Project, a.Name) + "?" + strings.Join(qs, "&")
+	return appPageURL(a.AppRef) + "?" + strings.Join(qs, "&")
 }
 
 // environments fills the app's environments side by side, in the order

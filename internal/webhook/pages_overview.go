@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/probe"
 	"github.com/fleetwright/fleetwright/internal/store"
 )
@@ -132,7 +133,7 @@ func (s *Server) overview(r *http.Request, f overviewFilter) (overviewView, erro
 			v.Projects = append(v.Projects, a.Project)
 		}
 		if (f.Project != "" && a.Project != f.Project) || (f.Cluster != "" && f.Cluster != cluster) ||
-			(q != "" && !strings.Contains(strings.ToLower(a.Name), q) && !strings.Contains(strings.ToLower(a.Project+"/"+a.Name), q)) {
+			(q != "" && !strings.Contains(strings.ToLower(a.Name), q) && !strings.Contains(strings.ToLower(a.Ref()), q)) {
 			continue
 		}
 		counts[a.Phase]++
@@ -182,8 +183,9 @@ func (s *Server) overview(r *http.Request, f overviewFilter) (overviewView, erro
 	return v, nil
 }
 
-func appPageURL(project, name string) string {
-	return "/apps/" + url.PathEscape(project) + "/" + url.PathEscape(name)
+// appPageURL is the page of an app, /apps/{project}/{name}.
+func appPageURL(app layout.AppRef) string {
+	return "/apps/" + url.PathEscape(app.Project) + "/" + url.PathEscape(app.Name)
 }
 
 // liveURL is the deployment's live URL while its reachability check passes

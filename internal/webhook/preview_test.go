@@ -83,7 +83,7 @@ func TestPreviewAttribution(t *testing.T) {
 		{obj("HelmRelease", "cart-pr12", "api-db"), "shop", "api", "db", "pr-12", "which lives in namespace shop-pr12 only"},
 	}
 	for _, tc := range tests {
-		got := s.attribution(tc.obj, tc.project, tc.app, tc.component, tc.env)
+		got := s.attribution(tc.obj, layout.AppRef{Project: tc.project, Name: tc.app}, tc.component, tc.env)
 		switch {
 		case tc.want == "" && got != "":
 			t.Errorf("attribution(%s %s/%s, %s/%s/%s in %q) = %q, want it to count", tc.obj.Kind, tc.obj.Namespace, tc.obj.Name, tc.project, tc.app, tc.component, tc.env, got)

@@ -394,7 +394,7 @@ func TestFleetRevisionOfThroughProject(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 10*settlePoll)
 			defer cancel()
 			o, _ := s.web()
-			got, err := e.srv.fleetRevisionOf(ctx, kustomizev1.KustomizationKind, fluxNS, o.Name, project, "api", "", o.Spec.Reference.Digest)
+			got, err := e.srv.fleetRevisionOf(ctx, kustomizev1.KustomizationKind, fluxNS, o.Name, layout.AppRef{Project: project, Name: "api"}, "", o.Spec.Reference.Digest)
 			if err := <-done; err != nil {
 				t.Fatal(err)
 			}
