@@ -442,7 +442,7 @@ type countingChecker struct {
 
 func (c *countingChecker) Sync(ctx context.Context, t probe.Target) (probe.Check, time.Duration) {
 	c.mu.Lock()
-	c.runs[t.Project+"/"+t.App]++
+	c.runs[t.App.Ref()]++
 	c.mu.Unlock()
 	return c.fakeChecker.Sync(ctx, t)
 }

@@ -103,7 +103,7 @@ func (r *ClusterResolver) Resolve(ctx context.Context, kind, namespace, name str
 		}
 		ok = owner.App.Named()
 		if ok {
-			owner.Component = probe.ComponentOf(obj, owner.App.Project, owner.App.Name)
+			owner.Component = probe.ComponentOf(obj, owner.App)
 		}
 	}
 	r.mu.Lock()

@@ -549,7 +549,7 @@ func (t *tracker) startRun(d store.Deployment, mode runMode, started time.Time) 
 // is read (the Flux namespace's objects of the app's name are another
 // environment's).
 func (t *tracker) target(d store.Deployment) probe.Target {
-	tg := probe.Target{Project: d.App.Project, App: d.App.Name, Revision: d.Revision, FluxNamespace: t.s.cfg.FluxNamespace}
+	tg := probe.Target{App: d.App, Revision: d.Revision, FluxNamespace: t.s.cfg.FluxNamespace}
 	if _, ok := layout.PreviewOf(d.Environment); ok {
 		tg.Namespace = appNamespace(d.App.Project, d.Environment)
 		tg.FluxNamespace = tg.Namespace
