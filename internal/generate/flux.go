@@ -220,17 +220,17 @@ func readsSecret(e exports.Export) bool {
 func (r *renderer) fluxLabels(a *spec.LoadedApp, component string) map[string]string {
 	l := labels(a, component)
 	if cl := r.opts.Platform.ClusterByName(a.Cluster); cl != nil && len(cl.Shards) > 0 {
-		l[layout.LabelShard] = Shard(cl.Shards, a.Project, a.Spec.Name)
+		l[layout.LabelShard] = Shard(cl.Shards, a.App().AppRef)
 	}
 	return l
 }
 
-// Shard picks the shard of an app: a hash of its project and name, so that
-// apps spread evenly and an app's shard changes only when the list does.
-// Every Kustomization of an app goes to the same shard.
-func Shard(shards []string, project, app string) string {
+// Shard picks the shard of an app: a hash of its project and name (its
+// Ref), so that apps spread evenly and an app's shard changes only when
+// the list does. Every Kustomization of an app goes to the same shard.
+func Shard(shards []string, app layout.AppRef) string {
 	h := fnv.New32a()
-	h.Write([]byte(project + "/" + app))
+	h.Write([]byte(app.Ref()))
 	return shards[h.Sum32()%uint32(len(shards))]
 }
 

@@ -212,7 +212,7 @@ func TestShardLabels(t *testing.T) {
 		if api == "" || api != cron {
 			t.Errorf("%s: shards %q and %q, want one shard for the whole app", app, api, cron)
 		}
-		if want := generate.Shard([]string{"one", "two"}, "p", app); api != want {
+		if want := generate.Shard([]string{"one", "two"}, layout.AppRef{Project: "p", Name: app}); api != want {
 			t.Errorf("%s: shard %q, want %q", app, api, want)
 		}
 		count[api]++

@@ -269,13 +269,13 @@ func PreviewURLs(p *spec.Preview) map[string][]string {
 			if c.WorkloadSpec == nil || c.WorkloadSpec.Ingress == nil || !c.WorkloadSpec.Ingress.Enabled {
 				continue
 			}
-			k := a.ProjectName() + "/" + a.Spec.Name
+			k := layout.AppRef{Project: a.ProjectName(), Name: a.Spec.Name}.Ref()
 			out[k] = append(out[k], "https://"+spec.IngressHost(a, c, &p.Repo.Platform))
 		}
 	}
 	// The app's own address first, then the others by name.
 	for _, a := range p.Repo.Apps {
-		k := a.ProjectName() + "/" + a.Spec.Name
+		k := layout.AppRef{Project: a.ProjectName(), Name: a.Spec.Name}.Ref()
 		main := "https://" + a.Spec.Name + "-" + a.Project + "." + p.Repo.Platform.AppsDomain
 		slices.SortFunc(out[k], func(x, y string) int {
 			switch {

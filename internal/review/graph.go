@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/spec"
 )
 
@@ -20,8 +21,11 @@ func writeGraphs(b *strings.Builder, apps []*appChange, repo *spec.Repo) {
 		if ac.status == "removed" {
 			continue
 		}
-		parts := strings.SplitN(ac.key, "/", 3)
-		a := repo.App(parts[0], parts[1], parts[2])
+		k, err := layout.ParseKey(ac.key)
+		if err != nil {
+			continue
+		}
+		a := repo.App(k.Cluster, k.Project, k.Name)
 		if a == nil {
 			continue
 		}

@@ -102,7 +102,8 @@ type Repo struct {
 
 // App returns the app with the given cluster, project and name, or nil.
 func (r *Repo) App(cluster, project, name string) *LoadedApp {
-	i, ok := slices.BinarySearchFunc(r.Apps, cluster+"/"+project+"/"+name, func(a *LoadedApp, k string) int {
+	key := layout.App{Cluster: cluster, AppRef: layout.AppRef{Project: project, Name: name}}.Key()
+	i, ok := slices.BinarySearchFunc(r.Apps, key, func(a *LoadedApp, k string) int {
 		return strings.Compare(a.Key(), k)
 	})
 	if !ok {

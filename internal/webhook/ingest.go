@@ -383,7 +383,7 @@ func (s *Server) attribution(obj *corev1.ObjectReference, app layout.AppRef, com
 	}
 	claim := "project " + clip(project)
 	if app.Name != "" {
-		claim = "app " + clip(project) + "/" + clip(app.Name)
+		claim = "app " + layout.AppRef{Project: clip(project), Name: clip(app.Name)}.Ref()
 	}
 	if pr, ok := layout.PreviewOf(env); ok {
 		return fmt.Sprintf("%s names %s in environment %s, which lives in namespace %s only", object, claim, env, layout.PreviewNamespace(project, pr))

@@ -218,6 +218,16 @@ type App struct {
 // of the app, on one cluster.
 func (a App) Key() string { return a.Cluster + "/" + a.Ref() }
 
+// ParseKey reads an app written "cluster/project/name" (App.Key).
+func ParseKey(s string) (App, error) {
+	cluster, rest, ok := strings.Cut(s, "/")
+	ref, err := ParseRef(rest)
+	if !ok || cluster == "" || err != nil {
+		return App{}, fmt.Errorf("%q is not an app on a cluster: write CLUSTER/PROJECT/APP", s)
+	}
+	return App{Cluster: cluster, AppRef: ref}, nil
+}
+
 // Sibling is the app named name in a's cluster and project.
 func (a App) Sibling(name string) App { return App{Cluster: a.Cluster, AppRef: a.AppRef.Sibling(name)} }
 

@@ -177,6 +177,36 @@ func TestAppRef(t *testing.T) {
 	}
 }
 
+func TestParseKey(t *testing.T) {
+	t.Parallel()
+	got, err := layout.ParseKey("prod/shop/api")
+	if want := (layout.App{Cluster: "prod", AppRef: layout.AppRef{Project: "shop", Name: "api"}}); err != nil || got != want {
+		t.Errorf("ParseKey(prod/shop/api) = %+v, %v; want %+v", got, err, want)
+	}
+	for _, s := range []string{"", "prod", "shop/api", "/shop/api", "prod//api", "prod/shop/", "prod/shop/api/web"} {
+		if a, err := layout.ParseKey(s); err == nil {
+			t.Errorf("ParseKey(%q) = %+v, want an error", s, a)
+		} else if want := fmt.Sprintf("%q is not an app on a cluster: write CLUSTER/PROJECT/APP", s); err.Error() != want {
+			t.Errorf("ParseKey(%q): %v, want %s", s, err, want)
+		}
+	}
+}
+
+func FuzzParseKey(f *testing.F) {
+	for _, s := range []string{"prod/shop/api", "shop/api", "a/b/c/d", "//", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		a, err := layout.ParseKey(s)
+		if err != nil {
+			return
+		}
+		if a.Cluster == "" || !a.Named() || a.Key() != s {
+			t.Errorf("ParseKey(%q) = %+v, which writes %q", s, a, a.Key())
+		}
+	})
+}
+
 func FuzzParseRef(f *testing.F) {
 	for _, s := range []string{"shop/api", "shop", "a/b/c", "/", ""} {
 		f.Add(s)
