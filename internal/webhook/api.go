@@ -341,8 +341,7 @@ func (s *Server) handleDeployments(w http.ResponseWriter, r *http.Request) {
 // DeployStatus is the answer of GET …/deploy-status: the three checks of
 // the current deployment, in order.
 type DeployStatus struct {
-	Project      string        `json:"project"`
-	Name         string        `json:"name"`
+	layout.AppRef
 	Environment  string        `json:"environment,omitempty"`
 	DeploymentID int64         `json:"deployment_id"`
 	Revision     string        `json:"revision"`
@@ -359,7 +358,7 @@ func (s *Server) handleDeployStatus(w http.ResponseWriter, r *http.Request) {
 	}
 	res := decodeResult(d)
 	writeJSON(w, http.StatusOK, DeployStatus{
-		Project: a.Project, Name: a.Name, Environment: a.Environment, DeploymentID: d.ID, Revision: d.Revision,
+		AppRef: a.AppRef, Environment: a.Environment, DeploymentID: d.ID, Revision: d.Revision,
 		Phase: d.Phase, Message: d.Message, Checks: res.Checks, LiveURL: d.LiveURL,
 	})
 }
