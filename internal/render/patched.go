@@ -41,7 +41,7 @@ func CheckPatches(repo *spec.Repo) spec.Problems {
 				hosts = repo.HostRegistry()
 			}
 			h := hosts[a.Cluster]
-			t := tenancy.Tenant{Project: a.Project, App: a.Spec.Name, PodSecurity: repo.Platform.PodSecurityFor(a.Project),
+			t := tenancy.Tenant{App: a.App().AppRef, PodSecurity: repo.Platform.PodSecurityFor(a.Project),
 				Hosts: func(host string) (bool, string) {
 					if h == nil {
 						return false, ""
