@@ -11,6 +11,7 @@ import (
 
 	"github.com/fleetwright/fleetwright/internal/cli"
 	"github.com/fleetwright/fleetwright/internal/exports"
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/hint"
 	"github.com/fleetwright/fleetwright/internal/spec"
 	"github.com/fleetwright/fleetwright/internal/specedit"
@@ -85,28 +86,16 @@ func openApp(o Options) (*workspace, *spec.LoadedApp, error) {
 // findApp resolves APP, PROJECT/APP or CLUSTER/PROJECT/APP among the
 // apps of cluster (every cluster's when it is empty).
 func (w *workspace) findApp(addr, cluster string) (*spec.LoadedApp, error) {
-	parts := strings.Split(addr, "/")
-	if len(parts) > 3 || slices.Contains(parts, "") {
-		return nil, fmt.Errorf("%q is not an app: write APP, PROJECT/APP or CLUSTER/PROJECT/APP", addr)
+	match, named, err := appMatcher(addr)
+	if err != nil {
+		return nil, err
 	}
-	if len(parts) == 3 && cluster != "" && parts[0] != cluster {
-		return nil, refuse("%q names cluster %s, but the environment's cluster is %s", addr, parts[0], cluster)
+	if named.Cluster != "" && cluster != "" && named.Cluster != cluster {
+		return nil, refuse("%q names cluster %s, but the environment's cluster is %s", addr, named.Cluster, cluster)
 	}
 	var found []*spec.LoadedApp
 	for _, a := range w.repo.Apps {
-		if cluster != "" && a.Cluster != cluster {
-			continue
-		}
-		ok := false
-		switch len(parts) {
-		case 1:
-			ok = a.Spec.Name == parts[0]
-		case 2:
-			ok = a.Project == parts[0] && a.Spec.Name == parts[1]
-		case 3:
-			ok = a.Cluster == parts[0] && a.Project == parts[1] && a.Spec.Name == parts[2]
-		}
-		if ok {
+		if (cluster == "" || a.Cluster == cluster) && match(a) {
 			found = append(found, a)
 		}
 	}
@@ -118,7 +107,7 @@ func (w *workspace) findApp(addr, cluster string) (*spec.LoadedApp, error) {
 		if cluster != "" {
 			msg = fmt.Sprintf("no app %q in cluster %s in %s", addr, cluster, w.root)
 		}
-		if sug := closest(parts[len(parts)-1], w.repo.Apps); sug != "" {
+		if sug := closest(named.Name, w.repo.Apps); sug != "" {
 			msg += fmt.Sprintf("; did you mean %q?", sug)
 		} else if len(w.repo.Apps) == 0 {
 			msg += " (it has no apps)"
@@ -130,6 +119,28 @@ func (w *workspace) findApp(addr, cluster string) (*spec.LoadedApp, error) {
 		keys[i] = a.Key()
 	}
 	return nil, fmt.Errorf("%q names %d apps (%s); write PROJECT/APP or CLUSTER/PROJECT/APP", addr, len(found), strings.Join(keys, ", "))
+}
+
+// appMatcher reads APP, PROJECT/APP (layout.ParseRef) or
+// CLUSTER/PROJECT/APP (layout.ParseKey): which apps match it, and as much
+// of the app as it names.
+func appMatcher(addr string) (match func(*spec.LoadedApp) bool, named layout.App, err error) {
+	switch strings.Count(addr, "/") {
+	case 0:
+		if addr != "" {
+			named.Name = addr
+			return func(a *spec.LoadedApp) bool { return a.Spec.Name == addr }, named, nil
+		}
+	case 1:
+		if named.AppRef, err = layout.ParseRef(addr); err == nil {
+			return func(a *spec.LoadedApp) bool { return a.App().AppRef == named.AppRef }, named, nil
+		}
+	case 2:
+		if named, err = layout.ParseKey(addr); err == nil {
+			return func(a *spec.LoadedApp) bool { return a.App() == named }, named, nil
+		}
+	}
+	return nil, layout.App{}, fmt.Errorf("%q is not an app: write APP, PROJECT/APP or CLUSTER/PROJECT/APP", addr)
 }
 
 func closest(name string, apps []*spec.LoadedApp) string {
