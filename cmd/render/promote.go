@@ -479,7 +479,7 @@ func (f *promoteFlags) releases(ctx context.Context, targets []*spec.LoadedApp, 
 			p.was, _ = generate.ParseRelease(data)
 		}
 		if client != nil {
-			dep, err := lifecycle.Verdict(ctx, client, a.Project, a.Spec.Name, from.Name, p.from.SpecRevision)
+			dep, err := lifecycle.Verdict(ctx, client, a.App().AppRef, from.Name, p.from.SpecRevision)
 			var refused *lifecycle.RefusedError
 			switch {
 			case errors.As(err, &refused) && f.force:
