@@ -57,12 +57,13 @@ type phaseChip struct {
 
 // overviewRow is one app of the overview.
 type overviewRow struct {
-	Project, Name, Cluster string
-	Phase                  store.Phase
-	Badge                  badgeView
-	Message                string
-	URL                    string
-	Revision, Spec         revLink
+	layout.AppRef
+	Cluster        string
+	Phase          store.Phase
+	Badge          badgeView
+	Message        string
+	URL            string
+	Revision, Spec revLink
 	// LiveURL is set only while the reachability check passes.
 	LiveURL string
 	// TLSDays is the fewest days to expiry of the app's certificates, when
@@ -162,7 +163,7 @@ func (s *Server) overview(r *http.Request, f overviewFilter) (overviewView, erro
 		v.From, v.To = lo+1, hi
 	}
 	for _, a := range rows[lo:hi] {
-		row := overviewRow{Project: a.Project, Name: a.Name, Cluster: cmpOr(a.Environment, cluster), Phase: a.Phase, Message: a.Message,
+		row := overviewRow{AppRef: a.AppRef, Cluster: cmpOr(a.Environment, cluster), Phase: a.Phase, Message: a.Message,
 			URL:      envAppURL(a, ""),
 			Revision: linkRevision(s.pages.cfg.FleetRepoURL, a.Revision), Spec: linkRevision(s.pages.cfg.AppsRepoURL, a.SpecRevision),
 			Updated: fmtTime(a.UpdatedAt)}
