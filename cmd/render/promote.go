@@ -325,7 +325,7 @@ func keys(proms []promotion) []string {
 func promotionText(proms []promotion, from string, f *promoteFlags) string {
 	var b strings.Builder
 	for _, p := range proms {
-		fmt.Fprintf(&b, "%s/%s: spec %s from %s", p.target.Project, p.target.Spec.Name, short(p.from.SpecRevision), from)
+		fmt.Fprintf(&b, "%s: spec %s from %s", p.target.Ref(), short(p.from.SpecRevision), from)
 		if p.verdict != nil {
 			fmt.Fprintf(&b, " (deployment %d running, every check green)", p.verdict.ID)
 		}
@@ -338,7 +338,7 @@ func promotionText(proms []promotion, from string, f *promoteFlags) string {
 		fmt.Fprintf(&b, "\nForced without the webhook's verdict: %s\n", f.reason)
 	}
 	for _, p := range proms {
-		fmt.Fprintf(&b, "\nPromoted-Spec-Revision: %s/%s %s", p.target.Project, p.target.Spec.Name, p.from.SpecRevision)
+		fmt.Fprintf(&b, "\nPromoted-Spec-Revision: %s %s", p.target.Ref(), p.from.SpecRevision)
 	}
 	b.WriteString("\n")
 	return b.String()
@@ -362,7 +362,7 @@ func promotionSummary(ctx context.Context, root string, proms []promotion, from,
 		defer g.Close()
 	}
 	for _, p := range proms {
-		fmt.Fprintf(&b, "### %s/%s\n\n", md(p.target.Project), md(p.target.Spec.Name))
+		fmt.Fprintf(&b, "### %s\n\n", md(p.target.Ref()))
 		was := ""
 		if p.was != nil {
 			was = p.was.SpecRevision
@@ -469,7 +469,7 @@ func (f *promoteFlags) releases(ctx context.Context, targets []*spec.LoadedApp, 
 		rf := layout.ReleaseFile(from.Cluster, a.Project, a.Spec.Name)
 		data, ok := before.Read(rf)
 		if !ok {
-			refusals = append(refusals, fmt.Sprintf("%s/%s has no release in %s (%s): render it there first", a.Project, a.Spec.Name, from.Name, rf))
+			refusals = append(refusals, fmt.Sprintf("%s has no release in %s (%s): render it there first", a.Ref(), from.Name, rf))
 			continue
 		}
 		if p.from, err = generate.ParseRelease(data); err != nil {

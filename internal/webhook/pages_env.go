@@ -126,7 +126,7 @@ func (s *Server) environments(ctx context.Context, v *appView) error {
 			ev.From = prev.Name
 			ev.Lacks = lacks(*prev, ev)
 			if len(ev.Lacks) > 0 {
-				ev.Promote = fmt.Sprintf("render promote %s/%s --to %s", v.App.Project, v.App.Name, env)
+				ev.Promote = fmt.Sprintf("render promote %s --to %s", v.App.Ref(), env)
 				if prev.Phase != store.PhaseRunning {
 					ev.Waiting = fmt.Sprintf("%s's release is %s: a promotion waits until it runs with every check green", prev.Name, prev.Phase)
 				}
