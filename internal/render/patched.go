@@ -38,7 +38,7 @@ func CheckPatches(repo *spec.Repo) spec.Problems {
 			}
 			if comps == nil {
 				comps = generate.NewComponents(repo, generate.Options{Platform: &repo.Platform})
-				hosts = repo.HostRegistry()
+				hosts = spec.HostRegistry(repo)
 			}
 			h := hosts[a.Cluster]
 			t := tenancy.Tenant{Project: a.Project, App: a.Spec.Name, PodSecurity: repo.Platform.PodSecurityFor(a.Project),

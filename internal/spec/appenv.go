@@ -51,7 +51,7 @@ func setsEnv(env []EnvVar, name string) bool {
 // checkAppEnv checks the app-level env and env_from: each entry as a
 // container's, and no export_ref that a component would inherit from
 // itself.
-func (l *Loader) checkAppEnv(a *LoadedApp, plat *Platform, ps *Problems) {
+func (l *checker) checkAppEnv(a *LoadedApp, plat *Platform, ps *Problems) {
 	s, doc := &a.Spec, a.Doc
 	if len(s.EnvFrom) > 0 {
 		checkEnvFrom(doc, s.EnvFrom, Path{"env_from"}, ps)

@@ -151,7 +151,7 @@ func escapes(p string) bool {
 	return c == ".." || strings.HasPrefix(c, "../")
 }
 
-func (l *Loader) checkApp(a *LoadedApp, plat *Platform, ps *Problems) {
+func (l *checker) checkApp(a *LoadedApp, plat *Platform, ps *Problems) {
 	s, doc := &a.Spec, a.Doc
 	if s.Name != "" {
 		if m := checkLabel(s.Name, 63); m != "" {
@@ -242,7 +242,7 @@ func unknownComponent(dep, app string, names map[string]int) string {
 	return msg
 }
 
-func (l *Loader) checkWorkload(a *LoadedApp, c *Component, at Path, plat *Platform, ps *Problems) {
+func (l *checker) checkWorkload(a *LoadedApp, c *Component, at Path, plat *Platform, ps *Problems) {
 	w, doc := c.WorkloadSpec, a.Doc
 	mode := w.BuildMode
 	if mode == "" {
@@ -318,7 +318,7 @@ func (l *Loader) checkWorkload(a *LoadedApp, c *Component, at Path, plat *Platfo
 }
 
 // checkEnvList checks the env entries of one container.
-func (l *Loader) checkEnvList(a *LoadedApp, c *Component, env []EnvVar, at Path, plat *Platform, ps *Problems) {
+func (l *checker) checkEnvList(a *LoadedApp, c *Component, env []EnvVar, at Path, plat *Platform, ps *Problems) {
 	doc := a.Doc
 	envs := map[string]int{}
 	for i, e := range env {
@@ -362,7 +362,7 @@ func (l *Loader) checkEnvList(a *LoadedApp, c *Component, env []EnvVar, at Path,
 
 // checkExportRefShape checks what one app alone can tell about an
 // export_ref; references to other apps are checked in checkRepo.
-func (l *Loader) checkExportRefShape(a *LoadedApp, c *Component, r *ExportRef, at Path, plat *Platform, ps *Problems) {
+func (l *checker) checkExportRefShape(a *LoadedApp, c *Component, r *ExportRef, at Path, plat *Platform, ps *Problems) {
 	doc := a.Doc
 	switch {
 	case r.AddonInstanceID != "" && (r.Component != "" || r.App != ""):
@@ -408,7 +408,7 @@ func (l *Loader) checkExportRefShape(a *LoadedApp, c *Component, r *ExportRef, a
 	}
 }
 
-func (l *Loader) checkExportKey(consumer *LoadedApp, target *Component, key string, at Path, ps *Problems) {
+func (l *checker) checkExportKey(consumer *LoadedApp, target *Component, key string, at Path, ps *Problems) {
 	if key == "" {
 		return
 	}
@@ -439,7 +439,7 @@ func unknownKey(key, of string, keys []string) string {
 }
 
 // componentKeys returns the exports of a component and which are secret.
-func (l *Loader) componentKeys(c *Component) ([]string, map[string]bool, bool) {
+func (l *checker) componentKeys(c *Component) ([]string, map[string]bool, bool) {
 	switch {
 	case c.Type == TypeWorkload && c.WorkloadSpec != nil:
 		if !c.WorkloadSpec.ExposedPorts() {
@@ -454,7 +454,7 @@ func (l *Loader) componentKeys(c *Component) ([]string, map[string]bool, bool) {
 	return nil, nil, false
 }
 
-func (l *Loader) addonKeys(typ string, declared []DeclaredExport) ([]string, map[string]bool, bool) {
+func (l *checker) addonKeys(typ string, declared []DeclaredExport) ([]string, map[string]bool, bool) {
 	if typ == "generic" {
 		var keys []string
 		secret := map[string]bool{}
@@ -485,7 +485,7 @@ func (l *Loader) addonKeys(typ string, declared []DeclaredExport) ([]string, map
 
 var exportVar = regexp.MustCompile(`\$\(([-._a-zA-Z0-9]+)\)`)
 
-func (l *Loader) checkAddon(a *LoadedApp, c *Component, at Path, plat *Platform, ps *Problems) {
+func (l *checker) checkAddon(a *LoadedApp, c *Component, at Path, plat *Platform, ps *Problems) {
 	s, doc := c.AddonSpec, a.Doc
 	if s.Type != "" && s.Type != "generic" {
 		if l.Exports == nil {
@@ -533,7 +533,7 @@ func (l *Loader) checkAddon(a *LoadedApp, c *Component, at Path, plat *Platform,
 
 // knownTypes lists the catalog's addon types but generic, which the
 // message names on its own.
-func (l *Loader) knownTypes() []string {
+func (l *checker) knownTypes() []string {
 	type lister interface{ AddonTypes() []string }
 	t, ok := l.Exports.(lister)
 	if !ok {
@@ -646,7 +646,7 @@ func checkNameClashes(apps []*LoadedApp, ps *Problems) {
 	}
 }
 
-func (l *Loader) checkRepo(repo *Repo, ps *Problems) {
+func (l *checker) checkRepo(repo *Repo, ps *Problems) {
 	byKey := map[string]*LoadedApp{}
 	var apps []*LoadedApp
 	for _, a := range repo.Apps {
@@ -790,7 +790,7 @@ func hostField(ing *Ingress) string {
 	return "enabled"
 }
 
-func (l *Loader) unknownApp(name string, a *LoadedApp, apps []*LoadedApp) string {
+func (l *checker) unknownApp(name string, a *LoadedApp, apps []*LoadedApp) string {
 	var same []string
 	for _, o := range apps {
 		if o.Project == a.Project && o.Cluster == a.Cluster {

@@ -347,7 +347,7 @@ func (l *Loader) inEnvironment(fsys fs.FS, a *LoadedApp, plat *Platform, e *Envi
 		}
 	}
 	if len(overrides) == 0 {
-		replicasPolicy(&c, plat, nil, ps)
+		l.replicasPolicy(&c, plat, nil, ps)
 		return &c
 	}
 	doc, paths, err := mergedDocument(a.Doc, e.Name, overrides, index)
@@ -361,7 +361,7 @@ func (l *Loader) inEnvironment(fsys fs.FS, a *LoadedApp, plat *Platform, e *Envi
 	var own Problems
 	l.schemas.check(l.schemas.app, doc, &own)
 	decode(doc, &c.Spec)
-	l.checkApp(&c, plat, &own)
+	l.checks.App(&c, plat, &own)
 	l.readFromFiles(fsys, &c, &own)
 	seen := make(map[string]bool, len(base))
 	for _, p := range base {
@@ -393,17 +393,17 @@ func (l *Loader) inEnvironment(fsys fs.FS, a *LoadedApp, plat *Platform, e *Envi
 	if bad {
 		return nil
 	}
-	replicasPolicy(&c, plat, paths, ps)
+	l.replicasPolicy(&c, plat, paths, ps)
 	return &c
 }
 
 // replicasPolicy runs on an environment's copy of an app the policy check
 // that depends on its cluster (checkReplicasPolicy; the app as written was
 // checked on none), at the override that set the count when one did.
-func replicasPolicy(c *LoadedApp, plat *Platform, paths *overridePaths, ps *Problems) {
+func (l *Loader) replicasPolicy(c *LoadedApp, plat *Platform, paths *overridePaths, ps *Problems) {
 	var own Problems
 	for i := range c.Spec.Components {
-		checkReplicasPolicy(c, &c.Spec.Components[i], Path{"components", i, "workload_spec"}, plat, &own)
+		l.checks.Replicas(c, &c.Spec.Components[i], Path{"components", i, "workload_spec"}, plat, &own)
 	}
 	for _, p := range own {
 		if paths != nil {

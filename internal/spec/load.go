@@ -124,15 +124,31 @@ type Loader struct {
 
 	schemas   *schemas
 	templates templateCache
+	checks    Checks
 }
 
-// NewLoader compiles the schemas once; reuse the loader for many loads.
-func NewLoader(exports ExportCatalog, prefix string) (*Loader, error) {
+// Checks are the checks of what Load reads, beyond the schema's: each is
+// called on what was read, and adds what it finds to ps.
+type Checks interface {
+	// Platform checks the platform file (doc) as read into p.
+	Platform(p *Platform, doc *Document, ps *Problems)
+	// App checks an app as read, and each environment's copy of it.
+	App(a *LoadedApp, plat *Platform, ps *Problems)
+	// Replicas checks the replicas of an environment's copy of a
+	// component, at the path of its workload_spec.
+	Replicas(a *LoadedApp, c *Component, at Path, plat *Platform, ps *Problems)
+	// Repo checks the apps together: names, hosts, links between apps,
+	// the graph.
+	Repo(repo *Repo, ps *Problems)
+}
+
+// newLoader compiles the schemas once; reuse the loader for many loads.
+func newLoader(exports ExportCatalog, prefix string, checks Checks) (*Loader, error) {
 	s, err := compileSchemas()
 	if err != nil {
 		return nil, fmt.Errorf("compiling the committed schemas: %w", err)
 	}
-	return &Loader{Exports: exports, Prefix: prefix, schemas: s}, nil
+	return &Loader{Exports: exports, Prefix: prefix, schemas: s, checks: checks}, nil
 }
 
 func (l *Loader) display(p string) string {
@@ -187,7 +203,7 @@ func (l *Loader) Load(fsys fs.FS) (*Repo, Problems) {
 	slices.SortStableFunc(repo.Apps, func(a, b *LoadedApp) int {
 		return strings.Compare(a.Key(), b.Key())
 	})
-	l.checkRepo(repo, &ps)
+	l.checks.Repo(repo, &ps)
 	l.escapingFileLinks(fsys, fileLinks, &ps)
 	return repo, ps.Sort()
 }
@@ -345,8 +361,7 @@ func (l *Loader) loadPlatform(fsys fs.FS, ps *Problems) (Platform, *Document) {
 		} else if doc.Value != nil {
 			l.schemas.check(l.schemas.platform, doc, ps)
 			decode(doc, &p)
-			checkPlatform(&p, doc, ps)
-			checkEnvironments(&p, doc, ps)
+			l.checks.Platform(&p, doc, ps)
 		}
 	}
 	ApplyPlatformDefaults(&p)
@@ -462,7 +477,7 @@ func (l *Loader) loadApp(fsys fs.FS, file string, plat *Platform, ps *Problems) 
 	a := &LoadedApp{Doc: doc, File: file}
 	decode(doc, &a.Spec)
 	resolveApp(a, plat, ps)
-	l.checkApp(a, plat, ps)
+	l.checks.App(a, plat, ps)
 	l.readFromFiles(fsys, a, ps)
 	return a
 }

@@ -163,9 +163,9 @@ func (l *Loader) PreviewOf(repo *Repo, pr int, changed []string) (*Preview, Prob
 	for _, r := range []*Repo{p.Repo, p.Build} {
 		slices.SortStableFunc(r.Apps, func(a, b *LoadedApp) int { return strings.Compare(a.Key(), b.Key()) })
 	}
-	l.checkRepo(p.Repo, &ps)
+	l.checks.Repo(p.Repo, &ps)
 	var buildPs Problems
-	l.checkRepo(p.Build, &buildPs)
+	l.checks.Repo(p.Build, &buildPs)
 	return p, ps.Sort()
 }
 

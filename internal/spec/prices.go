@@ -20,7 +20,7 @@ type Prices struct {
 // its base must be one of PlatformFileNames.
 func (l *Loader) LoadPlatformFile(name string, data []byte) (*Platform, Problems) {
 	dir, base := path.Split(name)
-	sub := &Loader{Exports: l.Exports, Prefix: path.Clean(path.Join(l.Prefix, dir)), schemas: l.schemas}
+	sub := &Loader{Exports: l.Exports, Prefix: path.Clean(path.Join(l.Prefix, dir)), schemas: l.schemas, checks: l.checks}
 	repo, ps := sub.LoadFiles(map[string][]byte{base: data})
 	return &repo.Platform, ps
 }

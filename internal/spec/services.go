@@ -72,7 +72,7 @@ func (o serviceOwner) report(name string, other serviceOwner, ps *Problems) {
 	ps.Add(o.a.Doc, at, "%s %s of this component is also %s; %s", o.kind(), name, other.describe(o.a), fix)
 }
 
-func (l *Loader) checkServiceNames(apps []*LoadedApp, ps *Problems) {
+func (l *checker) checkServiceNames(apps []*LoadedApp, ps *Problems) {
 	type key struct{ cluster, namespace, name string }
 	taken := map[key]serviceOwner{}
 	stems := map[key]bool{} // the names up to a '-' of every name taken and chart's full name

@@ -35,9 +35,9 @@ func claims(apps []*LoadedApp, plat *Platform) []hostClaim {
 	return out
 }
 
-// HostRegistry returns, for each cluster, the Ingress hosts its apps claim,
+// HostRegistry returns, for each cluster of r, the Ingress hosts its apps claim,
 // each owned by its app's spec file (LoadedApp.Doc.File).
-func (r *Repo) HostRegistry() map[string]*tenancy.Hosts {
+func HostRegistry(r *Repo) map[string]*tenancy.Hosts {
 	out := map[string]*tenancy.Hosts{}
 	for _, c := range claims(r.Apps, &r.Platform) {
 		h := out[c.a.Cluster]

@@ -192,7 +192,7 @@ var fieldChecks []func(doc *Document, c *Component, w *WorkloadSpec, at Path, ps
 
 // checkWorkloadFields checks the fields of real applications of a
 // workload, job or cronjob.
-func (l *Loader) checkWorkloadFields(a *LoadedApp, c *Component, at Path, plat *Platform, ps *Problems) {
+func (l *checker) checkWorkloadFields(a *LoadedApp, c *Component, at Path, plat *Platform, ps *Problems) {
 	w, doc := c.WorkloadSpec, a.Doc
 	checkKindFields(doc, c, w, at, ps)
 	for _, check := range fieldChecks {
@@ -608,7 +608,7 @@ func checkSubPath(doc *Document, at Path, p string, ps *Problems) {
 }
 
 // checkVolumes checks the volumes of a component and returns their names.
-func (l *Loader) checkVolumes(doc *Document, c *Component, w *WorkloadSpec, at Path, ps *Problems) map[string]bool {
+func (l *checker) checkVolumes(doc *Document, c *Component, w *WorkloadSpec, at Path, ps *Problems) map[string]bool {
 	names := map[string]bool{}
 	seen := map[string]int{}
 	for i, v := range w.Volumes {
@@ -753,7 +753,7 @@ func checkFiles(doc *Document, w *WorkloadSpec, at Path, mount func(string, Path
 }
 
 // checkContainer checks an init container or a sidecar.
-func (l *Loader) checkContainer(a *LoadedApp, c *Component, k *Container, kind string, at Path, names map[string]Path, volumes map[string]bool, plat *Platform, ps *Problems) {
+func (l *checker) checkContainer(a *LoadedApp, c *Component, k *Container, kind string, at Path, names map[string]Path, volumes map[string]bool, plat *Platform, ps *Problems) {
 	doc := a.Doc
 	if k.Name != "" {
 		switch prev, dup := names[k.Name]; {
