@@ -12,7 +12,8 @@ import (
 	"github.com/fleetwright/fleetwright/internal/cli"
 	"github.com/fleetwright/fleetwright/internal/exports"
 	"github.com/fleetwright/fleetwright/internal/hint"
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
+	"github.com/fleetwright/fleetwright/internal/spec/validate"
 	"github.com/fleetwright/fleetwright/internal/specedit"
 	"github.com/fleetwright/fleetwright/internal/template"
 )
@@ -21,10 +22,10 @@ import (
 type workspace struct {
 	root   string // as shown to the user
 	abs    string
-	loader *spec.Loader
+	loader *load.Loader
 	files  map[string][]byte // platform, spec and template files by slash path
-	repo   *spec.Repo
-	ps     spec.Problems
+	repo   *load.Repo
+	ps     load.Problems
 }
 
 func openWorkspace(dir string) (*workspace, error) {
@@ -36,11 +37,11 @@ func openWorkspace(dir string) (*workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	files, err := spec.ReadFiles(os.DirFS(abs))
+	files, err := load.ReadFiles(os.DirFS(abs))
 	if err != nil {
 		return nil, err
 	}
-	loader, err := spec.NewLoader(exports.Catalog{}, root)
+	loader, err := validate.NewLoader(exports.Catalog{}, root)
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +65,7 @@ func (w *workspace) exists(p string) bool {
 }
 
 // openApp opens the apps repository and finds the app o.App names.
-func openApp(o Options) (*workspace, *spec.LoadedApp, error) {
+func openApp(o Options) (*workspace, *load.LoadedApp, error) {
 	w, err := openWorkspace(o.repo())
 	if err != nil {
 		return nil, nil, err
@@ -84,7 +85,7 @@ func openApp(o Options) (*workspace, *spec.LoadedApp, error) {
 
 // findApp resolves APP, PROJECT/APP or CLUSTER/PROJECT/APP among the
 // apps of cluster (every cluster's when it is empty).
-func (w *workspace) findApp(addr, cluster string) (*spec.LoadedApp, error) {
+func (w *workspace) findApp(addr, cluster string) (*load.LoadedApp, error) {
 	parts := strings.Split(addr, "/")
 	if len(parts) > 3 || slices.Contains(parts, "") {
 		return nil, fmt.Errorf("%q is not an app: write APP, PROJECT/APP or CLUSTER/PROJECT/APP", addr)
@@ -92,7 +93,7 @@ func (w *workspace) findApp(addr, cluster string) (*spec.LoadedApp, error) {
 	if len(parts) == 3 && cluster != "" && parts[0] != cluster {
 		return nil, refuse("%q names cluster %s, but the environment's cluster is %s", addr, parts[0], cluster)
 	}
-	var found []*spec.LoadedApp
+	var found []*load.LoadedApp
 	for _, a := range w.repo.Apps {
 		if cluster != "" && a.Cluster != cluster {
 			continue
@@ -132,7 +133,7 @@ func (w *workspace) findApp(addr, cluster string) (*spec.LoadedApp, error) {
 	return nil, fmt.Errorf("%q names %d apps (%s); write PROJECT/APP or CLUSTER/PROJECT/APP", addr, len(found), strings.Join(keys, ", "))
 }
 
-func closest(name string, apps []*spec.LoadedApp) string {
+func closest(name string, apps []*load.LoadedApp) string {
 	best, bestD := "", len(name)/2+1
 	for _, a := range apps {
 		if d := hint.Distance(name, a.Spec.Name); d < bestD {
@@ -143,7 +144,7 @@ func closest(name string, apps []*spec.LoadedApp) string {
 }
 
 // editDoc parses an app's spec file for editing.
-func (w *workspace) editDoc(a *spec.LoadedApp) (*specedit.Doc, error) {
+func (w *workspace) editDoc(a *load.LoadedApp) (*specedit.Doc, error) {
 	data, ok := w.files[a.File]
 	if !ok {
 		return nil, fmt.Errorf("%s: not read", a.File)
@@ -158,7 +159,7 @@ func (w *workspace) editDoc(a *spec.LoadedApp) (*specedit.Doc, error) {
 // template parses the template called name from the workspace's files.
 func (w *workspace) template(name string) (*template.Template, error) {
 	for _, n := range template.FileNames {
-		p := path.Join(spec.TemplateDir(name), n)
+		p := path.Join(load.TemplateDir(name), n)
 		if b, ok := w.files[p]; ok {
 			t, err := template.Parse(w.display(p), b)
 			if err != nil {
@@ -175,11 +176,11 @@ func isLoaded(p string) bool {
 	base := path.Base(p)
 	switch {
 	case strings.HasPrefix(p, "apps/"):
-		return slices.Contains(spec.SpecFileNames, base)
+		return slices.Contains(load.SpecFileNames, base)
 	case strings.HasPrefix(p, template.Dir+"/"):
 		return slices.Contains(template.FileNames, base) && strings.Count(p, "/") == 2
 	}
-	return slices.Contains(spec.PlatformFileNames, p)
+	return slices.Contains(load.PlatformFileNames, p)
 }
 
 func under(p, prefix string) bool { return p == prefix || strings.HasPrefix(p, prefix+"/") }
