@@ -420,7 +420,9 @@ func (IntOrPercent) JSONSchema() *jsonschema.Schema {
 	}
 }
 
-func (v *IntOrPercent) decodeString(s string) { v.s = s }
+// UnmarshalString sets the value to s as written, as UnmarshalJSON of
+// a JSON string does; the spec loader decodes strings through it.
+func (v *IntOrPercent) UnmarshalString(s string) { v.s = s }
 
 // ExposedPorts reports whether a workload has a port on its Service: port,
 // or an exposed entry of ports (its own or a sidecar's).

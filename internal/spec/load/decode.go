@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fleetwright/fleetwright/internal/jsonfield"
+	"github.com/fleetwright/fleetwright/internal/spec"
 )
 
 // decode fills v from the document's generic value, as encoding/json would
@@ -34,8 +35,11 @@ var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 // UnmarshalJSON of a JSON string just keeps the string: decoding a string
 // into them skips the JSON text, which cost a tenth of reading a spec.
 type stringDecoder interface {
-	decodeString(s string)
+	UnmarshalString(s string)
 }
+
+// The spec's types that take a string as it is.
+var _ = [...]stringDecoder{(*spec.Quantity)(nil), (*spec.IntOrPercent)(nil)}
 
 var stringDecoderType = reflect.TypeFor[stringDecoder]()
 
@@ -113,7 +117,7 @@ func decodeUnmarshaler(src any, dst reflect.Value, plan *decodePlan) bool {
 	// encoding/json writes invalid UTF-8 as replacement characters: such
 	// strings go through the JSON text.
 	if s, ok := src.(string); ok && plan.fromString && utf8.ValidString(s) {
-		dst.Addr().Interface().(stringDecoder).decodeString(s)
+		dst.Addr().Interface().(stringDecoder).UnmarshalString(s)
 		return true
 	}
 	b, err := json.Marshal(src)
