@@ -451,6 +451,7 @@ func (w *WorkloadSpec) Persistent() bool {
 	return slices.ContainsFunc(w.Volumes, func(v Volume) bool { return v.Size != nil })
 }
 
+// IntValue is v.Int(), and false when v is not set.
 func (v *IntOrPercent) IntValue() (int, bool) {
 	if v == nil {
 		return 0, false
