@@ -58,7 +58,7 @@ func (l *Loader) environments(fsys fs.FS, a *LoadedApp, plat *spec.Platform, bas
 		}
 		if plat.EnvironmentByName(name) == nil {
 			msg := fmt.Sprintf("unknown environment %q; platform.yaml declares %s", name, strings.Join(names, ", "))
-			if sug := Suggest(name, names); sug != "" {
+			if sug := suggest(name, names); sug != "" {
 				msg += fmt.Sprintf("; did you mean %q?", sug)
 			}
 			ps.AddKey(a.Doc, at, "%s", msg)
@@ -74,7 +74,7 @@ func (l *Loader) environments(fsys fs.FS, a *LoadedApp, plat *spec.Platform, bas
 			i, known := index[c]
 			if !known {
 				msg := fmt.Sprintf("unknown component %q; the app has %s", c, strings.Join(componentNames, ", "))
-				if sug := Suggest(c, componentNames); sug != "" {
+				if sug := suggest(c, componentNames); sug != "" {
 					msg += fmt.Sprintf("; did you mean %q?", sug)
 				}
 				ps.AddKey(a.Doc, cat, "%s", msg)

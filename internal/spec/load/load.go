@@ -510,7 +510,7 @@ func resolveApp(a *LoadedApp, plat *spec.Platform, ps *Problems) {
 			names[i] = c.Name
 		}
 		msg := fmt.Sprintf("unknown cluster %q; platform.yaml declares %s", a.Cluster, strings.Join(names, ", "))
-		if sug := Suggest(a.Cluster, names); sug != "" {
+		if sug := suggest(a.Cluster, names); sug != "" {
 			msg += fmt.Sprintf("; did you mean %q?", sug)
 		}
 		ps.Add(a.Doc, Path{"cluster"}, "%s", msg)

@@ -76,6 +76,6 @@ func itoa(n int) string {
 	return string(b[i:])
 }
 
-// Suggest returns the candidate closest to s when it is close enough to be a
+// suggest returns the candidate closest to s when it is close enough to be a
 // likely typo, else "".
-func Suggest(s string, candidates []string) string { return hint.Suggest(s, candidates) }
+func suggest(s string, candidates []string) string { return hint.Suggest(s, candidates) }

@@ -109,7 +109,7 @@ func (s *schemas) check(sch *jsonschema.Schema, doc *Document, ps *Problems) {
 					unset = append(unset, p)
 				}
 			}
-			if sug := Suggest(e.Name, unset); sug != "" {
+			if sug := suggest(e.Name, unset); sug != "" {
 				msg += fmt.Sprintf("; did you mean %q?", sug)
 			} else if len(s.props[loc]) > 0 {
 				msg += "; known fields: " + strings.Join(s.props[loc], ", ")

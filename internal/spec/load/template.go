@@ -192,7 +192,7 @@ func (l *Loader) readTemplate(fsys fs.FS, name string, doc *Document, ps *Proble
 	if file == "" {
 		msg := fmt.Sprintf("no template %q: %s/template.yaml does not exist", name, l.display(dir))
 		if known := templateNames(fsys); len(known) > 0 {
-			if sug := Suggest(name, known); sug != "" {
+			if sug := suggest(name, known); sug != "" {
 				msg += fmt.Sprintf("; did you mean %q?", sug)
 			} else {
 				msg += "; templates: " + strings.Join(known, ", ")

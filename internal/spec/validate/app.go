@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
+	"github.com/fleetwright/fleetwright/internal/hint"
 	"github.com/fleetwright/fleetwright/internal/spec"
 	"github.com/fleetwright/fleetwright/internal/spec/load"
 )
@@ -92,7 +93,7 @@ func unknownComponent(dep, app string, names map[string]int) string {
 	}
 	slices.Sort(known)
 	msg := fmt.Sprintf("no component %q in app %q", dep, app)
-	if sug := load.Suggest(dep, known); sug != "" {
+	if sug := hint.Suggest(dep, known); sug != "" {
 		return msg + fmt.Sprintf("; did you mean %q?", sug)
 	}
 	if len(known) > 0 {

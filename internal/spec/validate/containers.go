@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fleetwright/fleetwright/internal/hint"
 	"github.com/fleetwright/fleetwright/internal/spec"
 	"github.com/fleetwright/fleetwright/internal/spec/load"
 )
@@ -52,7 +53,7 @@ func (l *checker) checkContainer(a *load.LoadedApp, c *spec.Component, k *spec.C
 		ma := at.Child("volume_mounts").Child(i)
 		if m.Name != "" && !volumes[m.Name] {
 			msg := fmt.Sprintf("no volume %q in the component's volumes", m.Name)
-			if sug := load.Suggest(m.Name, known); sug != "" {
+			if sug := hint.Suggest(m.Name, known); sug != "" {
 				msg += fmt.Sprintf("; did you mean %q?", sug)
 			} else if len(known) > 0 {
 				msg += "; volumes: " + strings.Join(known, ", ")

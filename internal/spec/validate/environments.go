@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
+	"github.com/fleetwright/fleetwright/internal/hint"
 	"github.com/fleetwright/fleetwright/internal/spec"
 	"github.com/fleetwright/fleetwright/internal/spec/load"
 )
@@ -38,7 +39,7 @@ func checkEnvironments(p *spec.Platform, doc *load.Document, ps *load.Problems) 
 			switch j, dup := byCluster[e.Cluster]; {
 			case declared && p.ClusterByName(e.Cluster) == nil:
 				msg := fmt.Sprintf("unknown cluster %q; clusters declares %s", e.Cluster, strings.Join(p.ClusterNames(), ", "))
-				if sug := load.Suggest(e.Cluster, p.ClusterNames()); sug != "" {
+				if sug := hint.Suggest(e.Cluster, p.ClusterNames()); sug != "" {
 					msg += fmt.Sprintf("; did you mean %q?", sug)
 				}
 				ps.Add(doc, at.Child("cluster"), "%s", msg)
@@ -58,7 +59,7 @@ func checkEnvironments(p *spec.Platform, doc *load.Document, ps *load.Problems) 
 				msg := fmt.Sprintf("%q is not an earlier environment: promote_from names one listed before %s", e.PromoteFrom, e.Name)
 				if earlier := p.EnvironmentNames()[:i]; len(earlier) > 0 {
 					msg += " (" + strings.Join(earlier, ", ") + ")"
-					if sug := load.Suggest(e.PromoteFrom, earlier); sug != "" {
+					if sug := hint.Suggest(e.PromoteFrom, earlier); sug != "" {
 						msg += fmt.Sprintf("; did you mean %q?", sug)
 					}
 				}
@@ -99,7 +100,7 @@ func checkPreviews(p *spec.Platform, doc *load.Document, ps *load.Problems) {
 		}
 		if !slices.Contains(known, c) {
 			msg := fmt.Sprintf("unknown cluster %q; the platform's clusters are %s", c, strings.Join(known, ", "))
-			if sug := load.Suggest(c, known); sug != "" {
+			if sug := hint.Suggest(c, known); sug != "" {
 				msg += fmt.Sprintf("; did you mean %q?", sug)
 			}
 			ps.Add(doc, at.Child("cluster"), "%s", msg)

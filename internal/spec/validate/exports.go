@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fleetwright/fleetwright/internal/hint"
 	"github.com/fleetwright/fleetwright/internal/spec"
 	"github.com/fleetwright/fleetwright/internal/spec/load"
 )
@@ -121,7 +122,7 @@ func (l *checker) checkExportKey(consumer *load.LoadedApp, target *spec.Componen
 
 func unknownKey(key, of string, keys []string) string {
 	msg := fmt.Sprintf("%s has no export %q", of, key)
-	if sug := load.Suggest(key, keys); sug != "" {
+	if sug := hint.Suggest(key, keys); sug != "" {
 		msg += fmt.Sprintf("; did you mean %q?", sug)
 	}
 	if len(keys) == 0 {

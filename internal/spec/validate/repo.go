@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/fleetwright/fleetwright/internal/graph"
+	"github.com/fleetwright/fleetwright/internal/hint"
 	"github.com/fleetwright/fleetwright/internal/spec"
 	"github.com/fleetwright/fleetwright/internal/spec/load"
 )
@@ -108,7 +109,7 @@ func (l *checker) unknownApp(name string, a *load.LoadedApp, apps []*load.Loaded
 		}
 	}
 	msg := fmt.Sprintf("no app %q in project %q on cluster %q", name, a.Project, a.Cluster)
-	if sug := load.Suggest(name, same); sug != "" {
+	if sug := hint.Suggest(name, same); sug != "" {
 		msg += fmt.Sprintf("; did you mean %q?", sug)
 	}
 	return msg

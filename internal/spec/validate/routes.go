@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fleetwright/fleetwright/internal/hint"
 	"github.com/fleetwright/fleetwright/internal/spec"
 	"github.com/fleetwright/fleetwright/internal/spec/load"
 )
@@ -106,7 +107,7 @@ func checkRoute(a *load.LoadedApp, c *spec.Component, r spec.Route, at load.Path
 		ps.Add(doc, field, "component %s has no TCP port on its Service for the route to reach; give it port, or ports with an exposed TCP entry", t.Name)
 	case r.Port != "" && !slices.Contains(names, r.Port):
 		msg := fmt.Sprintf("component %s has no TCP port %q on its Service; its ports: %s", t.Name, r.Port, strings.Join(names, ", "))
-		if sug := load.Suggest(r.Port, names); sug != "" {
+		if sug := hint.Suggest(r.Port, names); sug != "" {
 			msg += fmt.Sprintf("; did you mean %q?", sug)
 		}
 		ps.Add(doc, field, "%s", msg)

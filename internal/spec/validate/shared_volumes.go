@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fleetwright/fleetwright/internal/hint"
 	"github.com/fleetwright/fleetwright/internal/spec"
 	"github.com/fleetwright/fleetwright/internal/spec/load"
 )
@@ -100,7 +101,7 @@ func sharedMounts(doc *load.Document, s *spec.App, declared map[string]int, ps *
 				if _, ok := declared[v.Shared]; !ok {
 					msg := fmt.Sprintf("no volume %q in the app's volumes", v.Shared)
 					names := slices.Sorted(mapKeys(declared))
-					if sug := load.Suggest(v.Shared, names); sug != "" {
+					if sug := hint.Suggest(v.Shared, names); sug != "" {
 						msg += fmt.Sprintf("; did you mean %q?", sug)
 					} else if len(names) > 0 {
 						msg += "; the app declares " + strings.Join(names, ", ")
