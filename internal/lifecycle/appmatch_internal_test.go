@@ -6,16 +6,17 @@ import (
 
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 )
 
 // TestAppMatcher: APP, PROJECT/APP and CLUSTER/PROJECT/APP each match the
 // apps they name, and anything else is refused with the forms to write.
 func TestAppMatcher(t *testing.T) {
 	t.Parallel()
-	app := func(cluster, project, name string) *spec.LoadedApp {
-		return &spec.LoadedApp{Cluster: cluster, Project: project, Spec: spec.App{Name: name}}
+	app := func(cluster, project, name string) *load.LoadedApp {
+		return &load.LoadedApp{Cluster: cluster, Project: project, Spec: spec.App{Name: name}}
 	}
-	apps := []*spec.LoadedApp{app("prod", "shop", "api"), app("stage", "shop", "api"), app("prod", "blog", "api"), app("prod", "shop", "web")}
+	apps := []*load.LoadedApp{app("prod", "shop", "api"), app("stage", "shop", "api"), app("prod", "blog", "api"), app("prod", "shop", "web")}
 	for addr, want := range map[string][]int{
 		"api":            {0, 1, 2},
 		"shop/api":       {0, 1},

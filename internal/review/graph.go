@@ -6,13 +6,14 @@ import (
 
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 )
 
 // writeGraphs draws each added or changed app's components as a Mermaid
 // flowchart: an arrow from what is needed to what needs it, solid for
 // depends_on, dotted and labelled for export wiring; addons as cylinders,
 // jobs and cron jobs (with their schedule) as parallelograms.
-func writeGraphs(b *strings.Builder, apps []*appChange, repo *spec.Repo) {
+func writeGraphs(b *strings.Builder, apps []*appChange, repo *load.Repo) {
 	if repo == nil {
 		return
 	}
