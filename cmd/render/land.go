@@ -15,7 +15,7 @@ import (
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/fleet/sink"
 	"github.com/fleetwright/fleetwright/internal/generate"
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 )
 
 // landing is the sink the fleet lands in, and how render names it.
@@ -29,7 +29,7 @@ type landing struct {
 }
 
 // newLanding makes the sink of the settled flags.
-func newLanding(f *renderFlags, appsRoot string, repo *spec.Repo, io stdio) (landing, error) {
+func newLanding(f *renderFlags, appsRoot string, repo *load.Repo, io stdio) (landing, error) {
 	c := f.lo
 	c.Mode, c.DryRun, c.Dir = f.mode, f.check || f.diff, f.outDir
 	c.Platform, c.AppsRoot, c.Getenv = &repo.Platform, appsRoot, io.getenv

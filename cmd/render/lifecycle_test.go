@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/gitrepo/gittest"
 	"github.com/fleetwright/fleetwright/internal/golden"
 	"github.com/fleetwright/fleetwright/internal/store"
@@ -171,7 +172,7 @@ func TestHistoryOutput(t *testing.T) {
 			Kind: "Kustomization", Namespace: "flux-system", Name: "shop-api-server",
 			Severity: "info", Reason: "ReconciliationSucceeded", Message: "Applied revision " + fleetRev,
 			Revision: fleetRev, Controller: "kustomize-controller",
-			Project: "shop", App: "api", Component: "server", SpecRevision: rev,
+			App: layout.AppRef{Project: "shop", Name: "api"}, Component: "server", SpecRevision: rev,
 			Health: store.HealthHealthy, Body: []byte(`{}`),
 		}}, at); err != nil {
 			t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"github.com/fleetwright/fleetwright/internal/render"
 	"github.com/fleetwright/fleetwright/internal/review"
 	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 )
 
 // previewFlags are the flags of render preview.
@@ -123,7 +124,7 @@ type previewRun struct {
 	g    *render.GitRepo
 	head string
 	src  render.Source
-	repo *spec.Repo
+	repo *load.Repo
 	l    landing
 
 	folders []string                    // the previews' folders (render.PreviewFolders)
@@ -136,7 +137,7 @@ type previewRun struct {
 
 	files   []generate.File
 	rec     *generate.PreviewRecord // nil: no preview
-	skipped []spec.Skipped
+	skipped []load.Skipped
 }
 
 // load reads the apps repository at the head, and the landing.
@@ -179,7 +180,7 @@ func (r *previewRun) loadSpecs(ctx context.Context) error {
 		// Closing needs the platform only: the apps' problems do not stop it.
 		ps = slices.DeleteFunc(ps, func(p *diag.Diagnostic) bool {
 			dir := filepath.Dir(p.File)
-			return !slices.Contains(spec.PlatformFileNames, filepath.Base(p.File)) || (dir != "." && filepath.Clean(dir) != filepath.Clean(r.root))
+			return !slices.Contains(load.PlatformFileNames, filepath.Base(p.File)) || (dir != "." && filepath.Clean(dir) != filepath.Clean(r.root))
 		})
 	}
 	if err := reportSpecs(ps, f.format, r.io); err != nil {
@@ -409,7 +410,7 @@ func previewClock(io stdio) time.Time {
 }
 
 // previewMessage is the fleet commit's message.
-func previewMessage(subject, head string, rec *generate.PreviewRecord, skipped []spec.Skipped, expired []string) string {
+func previewMessage(subject, head string, rec *generate.PreviewRecord, skipped []load.Skipped, expired []string) string {
 	var b strings.Builder
 	b.WriteString(subject + "\n\n")
 	if rec != nil {
@@ -430,7 +431,7 @@ func previewMessage(subject, head string, rec *generate.PreviewRecord, skipped [
 // previewSectionContent is the Preview section of the review comment as
 // render preview writes it: the apps deployed and their addresses, the
 // apps skipped, or that the preview is closed.
-func previewSectionContent(pr int, rec *generate.PreviewRecord, skipped []spec.Skipped, closed bool) string {
+func previewSectionContent(pr int, rec *generate.PreviewRecord, skipped []load.Skipped, closed bool) string {
 	p := review.Preview{PR: pr, State: review.PreviewDeploying}
 	if closed {
 		p.State = review.PreviewClosed

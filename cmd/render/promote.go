@@ -20,6 +20,7 @@ import (
 	"github.com/fleetwright/fleetwright/internal/render"
 	"github.com/fleetwright/fleetwright/internal/review"
 	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 	"github.com/fleetwright/fleetwright/internal/webhook/api"
 )
 
@@ -73,7 +74,7 @@ func parsePromoteFlags(args []string, io stdio) (*promoteFlags, error) {
 
 // promotion is one app's move from the source environment to the target.
 type promotion struct {
-	target  *spec.LoadedApp   // the app's copy in the target environment (at HEAD)
+	target  *load.LoadedApp   // the app's copy in the target environment (at HEAD)
 	from    *generate.Release // the source environment's release
 	was     *generate.Release // the target's release before, nil for a first promotion
 	verdict *api.Deployment   // the webhook's deployment that passed, nil with --force
@@ -202,8 +203,8 @@ func (f *promoteFlags) environments(plat *spec.Platform) (to, from *spec.Environ
 
 // promoteTargets are the copies in env of the apps named (name or
 // project/name), or of every app in env when none is named.
-func promoteTargets(repo *spec.Repo, env string, names []string) ([]*spec.LoadedApp, error) {
-	var in []*spec.LoadedApp
+func promoteTargets(repo *load.Repo, env string, names []string) ([]*load.LoadedApp, error) {
+	var in []*load.LoadedApp
 	for _, a := range repo.Apps {
 		if a.Environment == env {
 			in = append(in, a)
@@ -215,9 +216,9 @@ func promoteTargets(repo *spec.Repo, env string, names []string) ([]*spec.Loaded
 		}
 		return in, nil
 	}
-	var out []*spec.LoadedApp
+	var out []*load.LoadedApp
 	for _, n := range names {
-		var found []*spec.LoadedApp
+		var found []*load.LoadedApp
 		for _, a := range in {
 			if n == a.Spec.Name || n == a.Ref() {
 				found = append(found, a)
@@ -243,7 +244,7 @@ func promoteTargets(repo *spec.Repo, env string, names []string) ([]*spec.Loaded
 // images of the render of HEAD (headImages): their files are HEAD's
 // render's (mergePromoted), but an image render builds must be there for
 // any copy to render.
-func renderReleases(relRepo *spec.Repo, releases map[string]*generate.Release, headImages map[string]string, from, head string, before sink.Before) (*generate.Fleet, error) {
+func renderReleases(relRepo *load.Repo, releases map[string]*generate.Release, headImages map[string]string, from, head string, before sink.Before) (*generate.Fleet, error) {
 	images := maps.Clone(headImages)
 	if images == nil {
 		images = map[string]string{}
@@ -252,16 +253,16 @@ func renderReleases(relRepo *spec.Repo, releases map[string]*generate.Release, h
 		if rel, ok := releases[a.Key()]; ok {
 			// A promoted copy runs its release's images, never HEAD's.
 			for _, c := range a.Spec.Components {
-				delete(images, spec.NodeID(a, c.Name))
+				delete(images, load.NodeID(a, c.Name))
 			}
 			for c, img := range rel.Images {
-				images[spec.NodeID(a, c)] = img
+				images[load.NodeID(a, c)] = img
 			}
 		}
 	}
 	return generate.Render(relRepo, generate.Options{
 		Platform: &relRepo.Platform,
-		SpecRevision: func(a *spec.LoadedApp) string {
+		SpecRevision: func(a *load.LoadedApp) string {
 			if rel, ok := releases[a.Key()]; ok {
 				return rel.SpecRevision
 			}
@@ -270,7 +271,7 @@ func renderReleases(relRepo *spec.Repo, releases map[string]*generate.Release, h
 		Images:      images,
 		Previous:    before.Read,
 		PreviousDir: before.List,
-		Promote: func(a *spec.LoadedApp) (generate.Promotion, bool) {
+		Promote: func(a *load.LoadedApp) (generate.Promotion, bool) {
 			_, ok := releases[a.Key()]
 			return generate.Promotion{From: from, AppsCommit: head}, ok
 		},
@@ -325,7 +326,7 @@ func keys(proms []promotion) []string {
 func promotionText(proms []promotion, from string, f *promoteFlags) string {
 	var b strings.Builder
 	for _, p := range proms {
-		fmt.Fprintf(&b, "%s/%s: spec %s from %s", p.target.Project, p.target.Spec.Name, short(p.from.SpecRevision), from)
+		fmt.Fprintf(&b, "%s: spec %s from %s", p.target.Ref(), short(p.from.SpecRevision), from)
 		if p.verdict != nil {
 			fmt.Fprintf(&b, " (deployment %d running, every check green)", p.verdict.ID)
 		}
@@ -338,7 +339,7 @@ func promotionText(proms []promotion, from string, f *promoteFlags) string {
 		fmt.Fprintf(&b, "\nForced without the webhook's verdict: %s\n", f.reason)
 	}
 	for _, p := range proms {
-		fmt.Fprintf(&b, "\nPromoted-Spec-Revision: %s/%s %s", p.target.Project, p.target.Spec.Name, p.from.SpecRevision)
+		fmt.Fprintf(&b, "\nPromoted-Spec-Revision: %s %s", p.target.Ref(), p.from.SpecRevision)
 	}
 	b.WriteString("\n")
 	return b.String()
@@ -362,7 +363,7 @@ func promotionSummary(ctx context.Context, root string, proms []promotion, from,
 		defer g.Close()
 	}
 	for _, p := range proms {
-		fmt.Fprintf(&b, "### %s/%s\n\n", md(p.target.Project), md(p.target.Spec.Name))
+		fmt.Fprintf(&b, "### %s\n\n", md(p.target.Ref()))
 		was := ""
 		if p.was != nil {
 			was = p.was.SpecRevision
@@ -451,7 +452,7 @@ func prRepo(s sink.Sink) github.Repo {
 // source environment (and the one the target runs), and asks the webhook
 // (when --webhook is given) whether it may leave: the promotions, and why
 // the others are refused.
-func (f *promoteFlags) releases(ctx context.Context, targets []*spec.LoadedApp, from *spec.Environment, before sink.Before, io stdio) (proms []promotion, refusals []string, err error) {
+func (f *promoteFlags) releases(ctx context.Context, targets []*load.LoadedApp, from *spec.Environment, before sink.Before, io stdio) (proms []promotion, refusals []string, err error) {
 	var client lifecycle.EnvironmentDeployments
 	if f.webhook.url != "" {
 		d, err := f.webhook.deployments()
@@ -469,7 +470,7 @@ func (f *promoteFlags) releases(ctx context.Context, targets []*spec.LoadedApp, 
 		rf := layout.ReleaseFile(from.Cluster, a.Project, a.Spec.Name)
 		data, ok := before.Read(rf)
 		if !ok {
-			refusals = append(refusals, fmt.Sprintf("%s/%s has no release in %s (%s): render it there first", a.Project, a.Spec.Name, from.Name, rf))
+			refusals = append(refusals, fmt.Sprintf("%s has no release in %s (%s): render it there first", a.Ref(), from.Name, rf))
 			continue
 		}
 		if p.from, err = generate.ParseRelease(data); err != nil {
@@ -479,7 +480,7 @@ func (f *promoteFlags) releases(ctx context.Context, targets []*spec.LoadedApp, 
 			p.was, _ = generate.ParseRelease(data)
 		}
 		if client != nil {
-			dep, err := lifecycle.Verdict(ctx, client, a.Project, a.Spec.Name, from.Name, p.from.SpecRevision)
+			dep, err := lifecycle.Verdict(ctx, client, a.App().AppRef, from.Name, p.from.SpecRevision)
 			var refused *lifecycle.RefusedError
 			switch {
 			case errors.As(err, &refused) && f.force:
@@ -500,7 +501,7 @@ func (f *promoteFlags) releases(ctx context.Context, targets []*spec.LoadedApp, 
 
 // landPromotion lands the promoted fleet through the sink, with what the
 // promotion moves in its commit message and its comment.
-func landPromotion(ctx context.Context, f *promoteFlags, l landing, proms []promotion, fromEnv, toEnv string, base, fleet *generate.Fleet, repo, relRepo *spec.Repo, root string, io stdio) error {
+func landPromotion(ctx context.Context, f *promoteFlags, l landing, proms []promotion, fromEnv, toEnv string, base, fleet *generate.Fleet, repo, relRepo *load.Repo, root string, io stdio) error {
 	summary := promotionSummary(ctx, root, proms, fromEnv, toEnv, f)
 	cmt := review.Build(review.Input{Base: base.Map(), Head: fleet.Map(), BaseRepo: repo, HeadRepo: relRepo,
 		Limit: review.GitHubLimit - len(summary) - 100})

@@ -23,6 +23,7 @@ import (
 	"github.com/fleetwright/fleetwright/internal/registry"
 	"github.com/fleetwright/fleetwright/internal/render"
 	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 )
 
 // renderFlags are the flags of a render into a folder or a fleet
@@ -117,7 +118,7 @@ func runRender(ctx context.Context, args []string, io stdio) error {
 	if err := cli.RequireApps("render", root, len(repo.Apps)); err != nil {
 		return err
 	}
-	if w := cli.PlatformWarning(root, spec.PlatformFileNames, spec.DefaultAppsDomain, spec.DefaultCluster, spec.DefaultFleetPath); w != "" {
+	if w := cli.PlatformWarning(root, load.PlatformFileNames, load.DefaultAppsDomain, load.DefaultCluster, load.DefaultFleetPath); w != "" {
 		fmt.Fprintln(io.err, w)
 	}
 	if err := reportSpecs(ps, f.format, io); err != nil {
@@ -180,7 +181,7 @@ func runRender(ctx context.Context, args []string, io stdio) error {
 // --diff push nothing. --offline pushes nothing either, and keeps the apps
 // it generated out of the fleet index, so that the next render generates
 // them again and pushes their artifacts.
-func pushArtifacts(ctx context.Context, f *renderFlags, repo *spec.Repo, fl *generate.Fleet, progress *cli.Progress, io stdio) error {
+func pushArtifacts(ctx context.Context, f *renderFlags, repo *load.Repo, fl *generate.Fleet, progress *cli.Progress, io stdio) error {
 	if repo.Platform.Fleet.Artifacts == nil || fl == nil || f.check || f.diff {
 		return nil
 	}
@@ -219,7 +220,7 @@ func registryClient(io stdio) *registry.Client {
 
 // reportSpecs prints the problems; with an error among them nothing is
 // rendered.
-func reportSpecs(ps spec.Problems, format string, io stdio) error {
+func reportSpecs(ps load.Problems, format string, io stdio) error {
 	rep := &cli.Reporter{Format: format, Out: io.err, Getenv: io.getenv}
 	if len(ps) > 0 {
 		if err := rep.Report(ps, nil); err != nil {
@@ -234,7 +235,7 @@ func reportSpecs(ps spec.Problems, format string, io stdio) error {
 }
 
 // target settles where the fleet goes: the mode and, for a folder, which.
-func (f *renderFlags) target(root string, repo *spec.Repo) error {
+func (f *renderFlags) target(root string, repo *load.Repo) error {
 	f.mode = cmp.Or(f.lo.Mode, repo.Platform.Fleet.Mode)
 	if f.mode != "dir" && f.mode != "push" && f.mode != "pull-request" {
 		return cli.Usagef("--mode must be dir, push or pull-request")
@@ -275,7 +276,7 @@ func renderError(err error) error {
 // writes: those of the apps' Flux objects, and the folders of the apps in
 // an environment with promote_from, whose files it keeps as they are
 // (generate.Options.Promote).
-func previousDirs(repo *spec.Repo, apps []layout.App) []string {
+func previousDirs(repo *load.Repo, apps []layout.App) []string {
 	dirs := layout.FluxDirs(&repo.Platform, apps)
 	for _, a := range repo.Apps {
 		if e := repo.Platform.EnvironmentByName(a.Environment); e != nil && !e.Rendered() {

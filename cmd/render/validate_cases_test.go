@@ -13,7 +13,7 @@ import (
 // its golden file has it (file:line:col: path: message), and exits 1.
 func TestValidateInvalidCases(t *testing.T) {
 	t.Parallel()
-	const cases = "../../internal/spec/testdata/invalid"
+	const cases = "../../internal/spec/validate/testdata/invalid"
 	dirs, err := os.ReadDir(cases)
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +51,7 @@ func TestValidateInvalidCases(t *testing.T) {
 // Every field of real applications, valid, passes render validate.
 func TestValidateRealApplication(t *testing.T) {
 	t.Parallel()
-	r := runCmd(t, nil, "validate", "../../internal/spec/testdata/valid")
+	r := runCmd(t, nil, "validate", "../../internal/spec/load/testdata/valid")
 	if r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, "1 app(s), 8 component(s): valid") {
 		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}

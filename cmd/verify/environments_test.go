@@ -11,7 +11,7 @@ import (
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/render"
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 )
 
 // verify --apps renders production, an environment with promote_from,
@@ -44,7 +44,7 @@ func TestVerifyEnvironments(t *testing.T) {
 	}
 	c1 := head()
 	out := filepath.Join(dir, "fleet")
-	write := func(f *generate.Fleet, repo *spec.Repo) {
+	write := func(f *generate.Fleet, repo *load.Repo) {
 		t.Helper()
 		plan, err := fleet.Compute(out, f.Map(), layout.ManagedDirs(&repo.Platform))
 		if err != nil {
@@ -85,9 +85,9 @@ func TestVerifyEnvironments(t *testing.T) {
 		t.Fatal(err)
 	}
 	f, err := generate.Render(relRepo, generate.Options{
-		SpecRevision: func(*spec.LoadedApp) string { return rel.SpecRevision },
+		SpecRevision: func(*load.LoadedApp) string { return rel.SpecRevision },
 		Previous:     previous,
-		Promote: func(a *spec.LoadedApp) (generate.Promotion, bool) {
+		Promote: func(a *load.LoadedApp) (generate.Promotion, bool) {
 			return generate.Promotion{From: "staging", AppsCommit: c1}, a.Environment == "production"
 		},
 	})

@@ -20,6 +20,8 @@ import (
 	"github.com/fleetwright/fleetwright/internal/registry"
 	"github.com/fleetwright/fleetwright/internal/render"
 	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
+	"github.com/fleetwright/fleetwright/internal/spec/validate"
 	"github.com/fleetwright/fleetwright/internal/verify"
 )
 
@@ -196,7 +198,7 @@ func (f *flags) loadSpecs(ctx context.Context, opts *verify.Options, io stdio) (
 			if err != nil {
 				return nil, "", &cli.ExitError{Code: cli.ExitUsage, Err: fmt.Errorf("reading the spec history: %w", err)}
 			}
-			opts.Apps = &verify.Apps{Repo: repo, SpecRevision: revs, AtRelease: func(ctx context.Context, ref string, folders map[string]string) (*spec.Repo, error) {
+			opts.Apps = &verify.Apps{Repo: repo, SpecRevision: revs, AtRelease: func(ctx context.Context, ref string, folders map[string]string) (*load.Repo, error) {
 				return render.LoadRelease(ctx, root, ref, folders)
 			}}
 		}
@@ -271,12 +273,12 @@ func isVerb(s string) bool {
 }
 
 // loadPlatform reads a platform.yaml on its own.
-func loadPlatform(file string) (*spec.Platform, spec.Problems, error) {
+func loadPlatform(file string) (*spec.Platform, load.Problems, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, nil, err
 	}
-	l, err := spec.NewLoader(exports.Catalog{}, filepath.Dir(file))
+	l, err := validate.NewLoader(exports.Catalog{}, filepath.Dir(file))
 	if err != nil {
 		return nil, nil, err
 	}

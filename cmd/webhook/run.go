@@ -30,7 +30,7 @@ import (
 	"github.com/fleetwright/fleetwright/internal/cli"
 	"github.com/fleetwright/fleetwright/internal/github"
 	"github.com/fleetwright/fleetwright/internal/probe"
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/validate"
 	"github.com/fleetwright/fleetwright/internal/store"
 	"github.com/fleetwright/fleetwright/internal/version"
 	"github.com/fleetwright/fleetwright/internal/webhook"
@@ -512,7 +512,7 @@ func readPlatform(file string, pc *webhook.PagesConfig) error {
 	if err != nil {
 		return fmt.Errorf("-platform-file: %w", err)
 	}
-	l, err := spec.NewLoader(nil, "")
+	l, err := validate.NewLoader(nil, "")
 	if err != nil {
 		return err
 	}

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/fleetwright/fleetwright/internal/cli"
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/probe"
 	"github.com/fleetwright/fleetwright/internal/store"
 	"github.com/fleetwright/fleetwright/internal/webhook"
@@ -227,7 +228,7 @@ func TestServeAndShutdown(t *testing.T) {
 	defer st.Close()
 	stored := map[int64]bool{}
 	for w := range 8 {
-		evs, err := st.Events(t.Context(), "shop", fmt.Sprintf("app%d", w), 1000)
+		evs, err := st.Events(t.Context(), layout.AppRef{Project: "shop", Name: fmt.Sprintf("app%d", w)}, 1000)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -17,7 +17,7 @@ import (
 	"strconv"
 
 	"github.com/fleetwright/fleetwright/internal/diag"
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 )
 
 // Exit codes.
@@ -140,7 +140,7 @@ func isRoot(dir string) bool {
 	if st, err := os.Stat(filepath.Join(dir, "apps")); err == nil && st.IsDir() {
 		return true
 	}
-	for _, n := range spec.PlatformFileNames {
+	for _, n := range load.PlatformFileNames {
 		if _, err := os.Stat(filepath.Join(dir, n)); err == nil {
 			return true
 		}
@@ -169,7 +169,7 @@ type Reporter struct {
 // Report prints the problems: in text one a line, in JSON one object with
 // them, whether they leave the specs valid, and the summary's entries; in
 // GitHub Actions every problem is also an annotation on its line.
-func (r *Reporter) Report(ps spec.Problems, summary map[string]any) error {
+func (r *Reporter) Report(ps load.Problems, summary map[string]any) error {
 	doc := map[string]any{"valid": !ps.HasErrors()}
 	maps.Copy(doc, summary)
 	doc["problems"] = append([]*diag.Diagnostic{}, ps...) // [] rather than null

@@ -12,9 +12,10 @@ import (
 
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 )
 
-func (r *renderer) addon(a *spec.LoadedApp, c *spec.Component) ([]object, error) {
+func (r *renderer) addon(a *load.LoadedApp, c *spec.Component) ([]object, error) {
 	s := c.AddonSpec
 	name := objectName(a, c.Name)
 	lbls := labels(a, c.Name)

@@ -14,7 +14,7 @@ import (
 	"github.com/fleetwright/fleetwright/internal/fleet/artifact"
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/generate"
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 )
 
 // fluxSources decodes an app file whose components have OCI sources.
@@ -71,7 +71,7 @@ components:
 `)
 	}
 	renderApp := func(image string) (*generate.Fleet, map[string][]byte) {
-		repo := load(t, map[string][]byte{"platform.yaml": []byte(platform), "apps/p/a/app.yaml": app(image)}, "")
+		repo := loadRepo(t, map[string][]byte{"platform.yaml": []byte(platform), "apps/p/a/app.yaml": app(image)}, "")
 		f, err := generate.Render(repo, generate.Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -198,12 +198,12 @@ func TestProjectSourcesMoveInTwoSteps(t *testing.T) {
 		"apps/p/a/app.yaml": []byte("name: a\ncomponents:\n  - {name: api, type: workload, workload_spec: {image: x/api:1, port: 8080}}\n"),
 		"apps/p/b/app.yaml": []byte("name: b\ncomponents:\n  - {name: web, type: workload, workload_spec: {image: x/web:1, port: 8080}}\n"),
 	}
-	repoWith := func(platform string) *spec.Repo {
+	repoWith := func(platform string) *load.Repo {
 		files := maps.Clone(apps)
 		files["platform.yaml"] = []byte(platform)
-		return load(t, files, "")
+		return loadRepo(t, files, "")
 	}
-	render := func(repo *spec.Repo, prev map[string][]byte, reuse func(string, generate.Digest) bool) (*generate.Fleet, map[string][]byte) {
+	render := func(repo *load.Repo, prev map[string][]byte, reuse func(string, generate.Digest) bool) (*generate.Fleet, map[string][]byte) {
 		t.Helper()
 		f, err := generate.Render(repo, generate.Options{Reuse: reuse, Workers: 1, Previous: generate.FileIn(prev)})
 		if err != nil {
@@ -297,8 +297,8 @@ components:
 `)
 	}
 	renderAt := func(image, rev string) map[string]sourcev1.OCIRepository {
-		repo := load(t, map[string][]byte{"platform.yaml": []byte(platform), "apps/p/a/app.yaml": app(image)}, "")
-		f, err := generate.Render(repo, generate.Options{SpecRevision: func(*spec.LoadedApp) string { return rev }})
+		repo := loadRepo(t, map[string][]byte{"platform.yaml": []byte(platform), "apps/p/a/app.yaml": app(image)}, "")
+		f, err := generate.Render(repo, generate.Options{SpecRevision: func(*load.LoadedApp) string { return rev }})
 		if err != nil {
 			t.Fatal(err)
 		}

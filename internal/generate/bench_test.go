@@ -111,7 +111,7 @@ func benchNoop(b *testing.B, n int) {
 
 // renderOnce renders src into out and returns how many files it wrote.
 func renderOnce(b testing.TB, src, out string, n int) int {
-	repo := load(b, nil, src)
+	repo := loadRepo(b, nil, src)
 	if len(repo.Apps) != n*max(1, len(repo.Platform.Environments)) {
 		b.Fatalf("%d apps", len(repo.Apps))
 	}

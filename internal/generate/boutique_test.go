@@ -105,7 +105,7 @@ var boutique = map[string]upstream{
 //     loadgenerator); upstream applies all at once.
 func TestBoutiqueMatchesUpstream(t *testing.T) {
 	t.Parallel()
-	got := render(t, load(t, nil, "../../examples/real-apps"), nil)
+	got := render(t, loadRepo(t, nil, "../../examples/real-apps"), nil)
 	const dir = "apps/prod-eu/boutique/shop/"
 	seen := 0
 	for p := range got {

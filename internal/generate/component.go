@@ -7,12 +7,13 @@ import (
 
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 )
 
 // componentFiles appends to files those of a component's folder dir: one
 // per object, and the kustomization.yaml that lists them with the
 // component's patches.
-func (r *renderer) componentFiles(files []File, a *spec.LoadedApp, c *spec.Component, dir string) ([]File, error) {
+func (r *renderer) componentFiles(files []File, a *load.LoadedApp, c *spec.Component, dir string) ([]File, error) {
 	objs, err := r.component(a, c)
 	if err != nil {
 		return nil, fmt.Errorf("component %s: %w", c.Name, err)
@@ -50,14 +51,14 @@ type Components struct{ r *renderer }
 // NewComponents prepares to render components of a valid repository
 // (loaded without errors) with opts (images as written when opts.Images
 // is nil).
-func NewComponents(repo *spec.Repo, opts Options) *Components {
+func NewComponents(repo *load.Repo, opts Options) *Components {
 	if opts.Platform == nil {
 		opts.Platform = &repo.Platform
 	}
 	if opts.FleetPath == "" {
 		opts.FleetPath = opts.Platform.Fleet.Path
 	}
-	r := &renderer{opts: opts, repo: repo, apps: make(map[string]*spec.LoadedApp, len(repo.Apps)), compOrder: map[string][]string{}}
+	r := &renderer{opts: opts, repo: repo, apps: make(map[string]*load.LoadedApp, len(repo.Apps)), compOrder: map[string][]string{}}
 	for _, x := range repo.Apps {
 		r.apps[x.Key()] = x
 	}
@@ -65,7 +66,7 @@ func NewComponents(repo *spec.Repo, opts Options) *Components {
 }
 
 // Folder returns the folder of one component of app a and its files.
-func (cs *Components) Folder(a *spec.LoadedApp, c *spec.Component) (string, []File, error) {
+func (cs *Components) Folder(a *load.LoadedApp, c *spec.Component) (string, []File, error) {
 	dir := layout.ComponentDir(a.Cluster, a.Project, a.Spec.Name, c.Name)
 	files, err := cs.r.componentFiles(nil, a, c, dir)
 	return dir, files, err

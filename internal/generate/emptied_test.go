@@ -11,7 +11,7 @@ import (
 
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/generate"
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 )
 
 // TestRemovingAProjectsLastApp renders, render after render, what a team
@@ -26,10 +26,10 @@ func TestRemovingAProjectsLastApp(t *testing.T) {
 		t.Run(c, func(t *testing.T) {
 			t.Parallel()
 			specs := readDir(t, filepath.Join("testdata/specs", c))
-			withApps := load(t, specs, "")
-			none := load(t, map[string][]byte{"platform.yaml": specs["platform.yaml"]}, "")
+			withApps := loadRepo(t, specs, "")
+			none := loadRepo(t, map[string][]byte{"platform.yaml": specs["platform.yaml"]}, "")
 			var emptied []string
-			renderOver := func(repo *spec.Repo, prev map[string][]byte) map[string][]byte {
+			renderOver := func(repo *load.Repo, prev map[string][]byte) map[string][]byte {
 				t.Helper()
 				opts := generate.Options{SpecRevision: revision}
 				opts.Over(prev)

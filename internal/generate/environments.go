@@ -13,7 +13,7 @@ import (
 
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/manifest"
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 )
 
 // Environments (platform.yaml environments): every copy of an app in an
@@ -86,7 +86,7 @@ func (r *renderer) recordsReleases(env string) bool {
 }
 
 // kept reports whether the render keeps a's files as the fleet has them.
-func (r *renderer) kept(a *spec.LoadedApp) bool {
+func (r *renderer) kept(a *load.LoadedApp) bool {
 	if a.Environment == "" {
 		return false
 	}
@@ -105,7 +105,7 @@ func (r *renderer) kept(a *spec.LoadedApp) bool {
 // keep returns the files of a's copy in its environment as the fleet has
 // them: its release file and the files it lists. None when the fleet has
 // no release of the app there: it was never promoted.
-func (r *renderer) keep(a *spec.LoadedApp) ([]File, error) {
+func (r *renderer) keep(a *load.LoadedApp) ([]File, error) {
 	if r.opts.Previous == nil {
 		return nil, nil
 	}
@@ -139,14 +139,14 @@ func (r *renderer) keep(a *spec.LoadedApp) ([]File, error) {
 
 // isAppFluxFile reports whether p is a file the app's Flux objects may be
 // in: its cluster folder's file or its project's Flux folder's.
-func (r *renderer) isAppFluxFile(a *spec.LoadedApp, p string) bool {
+func (r *renderer) isAppFluxFile(a *load.LoadedApp, p string) bool {
 	return p == layout.AppFile(r.opts.Platform, a.Cluster, a.Project, a.Spec.Name) ||
 		p == layout.AppFluxFile(a.Cluster, a.Project, a.Spec.Name)
 }
 
 // release returns the release file of a's copy in its environment, for
 // its generated files.
-func (r *renderer) release(a *spec.LoadedApp, files []File) (File, error) {
+func (r *renderer) release(a *load.LoadedApp, files []File) (File, error) {
 	rel := Release{Environment: a.Environment, Images: map[string]string{}}
 	if r.opts.SpecRevision != nil {
 		rel.SpecRevision = r.opts.SpecRevision(a)
@@ -160,7 +160,7 @@ func (r *renderer) release(a *spec.LoadedApp, files []File) (File, error) {
 		if c.WorkloadSpec == nil {
 			continue
 		}
-		img, ok := r.opts.Images[spec.NodeID(a, c.Name)]
+		img, ok := r.opts.Images[load.NodeID(a, c.Name)]
 		if !ok {
 			img = c.WorkloadSpec.Image
 		}

@@ -11,7 +11,7 @@ import (
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/golden"
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 )
 
 // TestEnvironments renders an app with staging and production overrides
@@ -23,14 +23,14 @@ import (
 func TestEnvironments(t *testing.T) {
 	t.Parallel()
 	specs := readDir(t, "testdata/environments/specs")
-	repo := load(t, specs, "")
+	repo := loadRepo(t, specs, "")
 	stagingImages := map[string]string{}
 	for _, a := range repo.Apps {
 		if a.Environment == "staging" {
-			stagingImages[spec.NodeID(a, "api")] = "myorg/api@sha256:" + strings.Repeat("a", 64)
+			stagingImages[load.NodeID(a, "api")] = "myorg/api@sha256:" + strings.Repeat("a", 64)
 		}
 	}
-	renderOver := func(repo *spec.Repo, prev map[string][]byte, images map[string]string, promote func(*spec.LoadedApp) (generate.Promotion, bool)) map[string][]byte {
+	renderOver := func(repo *load.Repo, prev map[string][]byte, images map[string]string, promote func(*load.LoadedApp) (generate.Promotion, bool)) map[string][]byte {
 		t.Helper()
 		opts := generate.Options{SpecRevision: revision, Images: images, Promote: promote}
 		opts.Over(prev)
@@ -58,12 +58,12 @@ func TestEnvironments(t *testing.T) {
 	for _, a := range repo.Apps {
 		if a.Environment == "production" {
 			for c, img := range rel.Images {
-				images[spec.NodeID(a, c)] = img
+				images[load.NodeID(a, c)] = img
 			}
 		}
 	}
 	maps.Copy(images, stagingImages)
-	promoted := renderOver(repo, merged, images, func(a *spec.LoadedApp) (generate.Promotion, bool) {
+	promoted := renderOver(repo, merged, images, func(a *load.LoadedApp) (generate.Promotion, bool) {
 		return generate.Promotion{From: "staging", AppsCommit: "89abcdef0123456789abcdef0123456789abcdef"}, a.Environment == "production"
 	})
 	golden.Tree(t, "testdata/environments/promoted", promoted)
@@ -89,7 +89,7 @@ func TestEnvironments(t *testing.T) {
 
 	// main moves on: staging changes, production stays as promoted.
 	specs["apps/shop/api/app.yaml"] = bytes.Replace(specs["apps/shop/api/app.yaml"], []byte("LOG_LEVEL, value: debug"), []byte("LOG_LEVEL, value: info"), 1)
-	next := renderOver(load(t, specs, ""), promoted, stagingImages, nil)
+	next := renderOver(loadRepo(t, specs, ""), promoted, stagingImages, nil)
 	var stagingChanged bool
 	for _, p := range slices.Sorted(maps.Keys(promoted)) {
 		switch layout.ClusterOf(&repo.Platform, p) {
@@ -113,7 +113,7 @@ func TestEnvironments(t *testing.T) {
 // lacks, is refused: a render never copies what it cannot vouch for.
 func TestKeptReleaseRefusesForeignFiles(t *testing.T) {
 	t.Parallel()
-	repo := load(t, readDir(t, "testdata/environments/specs"), "")
+	repo := loadRepo(t, readDir(t, "testdata/environments/specs"), "")
 	for name, files := range map[string]string{
 		"other app":     "  - apps/prod-eu/shop/other/api/deployment-other-api.yaml\n",
 		"other project": "  - clusters/prod-eu/projects/bank.yaml\n",

@@ -16,13 +16,14 @@ import (
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/manifest"
 	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 )
 
 // eventAnnotations let Flux events name the app they are about: Flux copies
 // event.toolkit.fluxcd.io/* annotations into each event's metadata. The
 // Flux objects of the app's file (its Kustomizations and OCIRepositories)
 // also name the spec commit rendered (see componentEventAnnotations).
-func (r *renderer) eventAnnotations(a *spec.LoadedApp, component string) map[string]string {
+func (r *renderer) eventAnnotations(a *load.LoadedApp, component string) map[string]string {
 	m := componentEventAnnotations(a, component)
 	if r.opts.SpecRevision != nil {
 		if rev := r.opts.SpecRevision(a); rev != "" {
@@ -44,7 +45,7 @@ func (r *renderer) eventAnnotations(a *spec.LoadedApp, component string) map[str
 // With platform environments, they name the app's environment as well
 // (the event's metadata key environment), so that the webhook records
 // where a deployment ran.
-func componentEventAnnotations(a *spec.LoadedApp, component string) map[string]string {
+func componentEventAnnotations(a *load.LoadedApp, component string) map[string]string {
 	m := map[string]string{
 		layout.EventAnnotationPrefix + layout.EventApp:       a.Spec.Name,
 		layout.EventAnnotationPrefix + layout.EventProject:   a.ProjectName(),
@@ -73,7 +74,7 @@ func (r *renderer) fleetPath(p string) string {
 	return "./" + path.Join(r.opts.FleetPath, p)
 }
 
-func (r *renderer) fluxKustomization(a *spec.LoadedApp, c *spec.Component) *kustomizev1.Kustomization {
+func (r *renderer) fluxKustomization(a *load.LoadedApp, c *spec.Component) *kustomizev1.Kustomization {
 	ns := r.appNamespace(a)
 	var deps []meta.DependencyReference
 	if r.projectKustomization(a.Cluster) {
@@ -112,7 +113,7 @@ func (r *renderer) fluxKustomization(a *spec.LoadedApp, c *spec.Component) *kust
 
 // appNamespace is the namespace of a's Flux objects: its project's, or,
 // before the move, the Flux namespace (see tenancy.go).
-func (r *renderer) appNamespace(a *spec.LoadedApp) string {
+func (r *renderer) appNamespace(a *load.LoadedApp) string {
 	if r.inFluxNamespace(a) {
 		return r.opts.Platform.Fleet.SourceNamespace
 	}
@@ -142,7 +143,7 @@ func (r *renderer) fleetSource(ns string) kustomizev1.CrossNamespaceSourceRefere
 // (--requeue-dependency, 30s by default) and makes the dependent wait for
 // its dependency to apply every new fleet commit. Sorted, without
 // duplicates.
-func (r *renderer) readinessDeps(a *spec.LoadedApp, c *spec.Component) []string {
+func (r *renderer) readinessDeps(a *load.LoadedApp, c *spec.Component) []string {
 	var names []string
 	for _, d := range c.DependsOn {
 		if a.Component(d) != nil && d != c.Name {
@@ -217,20 +218,20 @@ func readsSecret(e exports.Export) bool {
 // fluxLabels are the labels of an app's Flux Kustomizations: the app's,
 // and the shard of the cluster's kustomize-controllers that reconciles it
 // when the cluster lists shards.
-func (r *renderer) fluxLabels(a *spec.LoadedApp, component string) map[string]string {
+func (r *renderer) fluxLabels(a *load.LoadedApp, component string) map[string]string {
 	l := labels(a, component)
 	if cl := r.opts.Platform.ClusterByName(a.Cluster); cl != nil && len(cl.Shards) > 0 {
-		l[layout.LabelShard] = Shard(cl.Shards, a.Project, a.Spec.Name)
+		l[layout.LabelShard] = Shard(cl.Shards, a.App().AppRef)
 	}
 	return l
 }
 
-// Shard picks the shard of an app: a hash of its project and name, so that
-// apps spread evenly and an app's shard changes only when the list does.
-// Every Kustomization of an app goes to the same shard.
-func Shard(shards []string, project, app string) string {
+// Shard picks the shard of an app: a hash of its project and name (its
+// Ref), so that apps spread evenly and an app's shard changes only when
+// the list does. Every Kustomization of an app goes to the same shard.
+func Shard(shards []string, app layout.AppRef) string {
 	h := fnv.New32a()
-	h.Write([]byte(project + "/" + app))
+	h.Write([]byte(app.Ref()))
 	return shards[h.Sum32()%uint32(len(shards))]
 }
 

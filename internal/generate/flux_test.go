@@ -142,7 +142,7 @@ func TestDependsOnOnlyForReadiness(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			repo := load(t, map[string][]byte{
+			repo := loadRepo(t, map[string][]byte{
 				"platform.yaml":     []byte(platform),
 				"apps/p/a/app.yaml": []byte("name: a\ncomponents:\n" + tt.comps),
 			}, "")
@@ -172,7 +172,7 @@ func TestDependsOnOnlyForReadiness(t *testing.T) {
 // through the kubeconfig, and the project's components depend on it.
 func TestRemoteClusterKeepsProjectKustomization(t *testing.T) {
 	t.Parallel()
-	repo := load(t, map[string][]byte{
+	repo := loadRepo(t, map[string][]byte{
 		"platform.yaml":     []byte("apps_domain: apps.test\nclusters: [{name: c, kubeconfig_secret: {name: kc, key: value}}]\nbuild: {pin: false}\n"),
 		"apps/p/a/app.yaml": []byte("name: a\ncomponents:\n  - {name: api, type: workload, workload_spec: {image: x/api:1}}\n"),
 	}, "")
@@ -203,7 +203,7 @@ func TestShardLabels(t *testing.T) {
 			"  - {name: api, type: workload, workload_spec: {image: x/api:1, port: 80}}\n"+
 			"  - {name: cron, type: workload, depends_on: [api], workload_spec: {image: x/cron:1}}\n", i))
 	}
-	out := render(t, load(t, files, ""), nil)
+	out := render(t, loadRepo(t, files, ""), nil)
 	count := map[string]int{}
 	for i := range n {
 		app := fmt.Sprintf("a%02d", i)
@@ -212,7 +212,7 @@ func TestShardLabels(t *testing.T) {
 		if api == "" || api != cron {
 			t.Errorf("%s: shards %q and %q, want one shard for the whole app", app, api, cron)
 		}
-		if want := generate.Shard([]string{"one", "two"}, "p", app); api != want {
+		if want := generate.Shard([]string{"one", "two"}, layout.AppRef{Project: "p", Name: app}); api != want {
 			t.Errorf("%s: shard %q, want %q", app, api, want)
 		}
 		count[api]++
@@ -221,7 +221,7 @@ func TestShardLabels(t *testing.T) {
 		t.Errorf("apps per shard = %v, want both shards used", count)
 	}
 	// Without shards, no label.
-	plain := render(t, load(t, map[string][]byte{
+	plain := render(t, loadRepo(t, map[string][]byte{
 		"platform.yaml":     []byte("apps_domain: apps.test\nclusters: [{name: c}]\nbuild: {pin: false}\n"),
 		"apps/p/a/app.yaml": []byte("name: a\ncomponents:\n  - {name: api, type: workload, workload_spec: {image: x/api:1}}\n"),
 	}, ""), nil)

@@ -21,6 +21,7 @@ import (
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/manifest"
 	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 )
 
 // Options configure a render.
@@ -32,7 +33,7 @@ type Options struct {
 	FleetPath string
 	// SpecRevision returns the commit that last changed an app's spec, or ""
 	// when unknown (no annotation is written then).
-	SpecRevision func(a *spec.LoadedApp) string
+	SpecRevision func(a *load.LoadedApp) string
 	// Images maps a workload's graph node id (spec.NodeID) to the image to
 	// run, when it differs from the spec (built or pinned by digest).
 	Images map[string]string
@@ -68,7 +69,7 @@ type Options struct {
 	// release file records the promotion). The copies it does not promote
 	// keep the files the fleet has (Previous), by their release file; a
 	// copy the fleet has no release of is not in its environment yet.
-	Promote func(a *spec.LoadedApp) (Promotion, bool)
+	Promote func(a *load.LoadedApp) (Promotion, bool)
 }
 
 // Over makes the render one over the fleet files (contents by slash path),
@@ -150,7 +151,7 @@ func (f *Fleet) Map() map[string][]byte {
 
 // Render generates the fleet for every app of repo. repo must be valid
 // (loaded without errors).
-func Render(repo *spec.Repo, opts Options) (*Fleet, error) {
+func Render(repo *load.Repo, opts Options) (*Fleet, error) {
 	if opts.Platform == nil {
 		opts.Platform = &repo.Platform
 	}
@@ -161,12 +162,12 @@ func Render(repo *spec.Repo, opts Options) (*Fleet, error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	r := &renderer{opts: opts, repo: repo, apps: make(map[string]*spec.LoadedApp, len(repo.Apps)), compOrder: map[string][]string{}}
+	r := &renderer{opts: opts, repo: repo, apps: make(map[string]*load.LoadedApp, len(repo.Apps)), compOrder: map[string][]string{}}
 	for _, a := range repo.Apps {
 		r.apps[a.Key()] = a
 		if a.PreviewProject != "" {
 			if r.previews == nil {
-				r.previews = map[string]*spec.LoadedApp{}
+				r.previews = map[string]*load.LoadedApp{}
 			}
 			r.previews[a.Project] = a
 		}
@@ -233,7 +234,7 @@ func Render(repo *spec.Repo, opts Options) (*Fleet, error) {
 // renderApps generates the apps on workers goroutines: each app's files
 // (kept, for a copy of an environment that changes only by promotion),
 // or nothing when the fleet still holds what its digest made (reused).
-func (r *renderer) renderApps(apps []*spec.LoadedApp, places []placement, dg *digester, workers int) (results [][]File, errs []error, digests []*Digest, reused []bool) {
+func (r *renderer) renderApps(apps []*load.LoadedApp, places []placement, dg *digester, workers int) (results [][]File, errs []error, digests []*Digest, reused []bool) {
 	results, errs = make([][]File, len(apps)), make([]error, len(apps))
 	digests, reused = make([]*Digest, len(apps)), make([]bool, len(apps))
 	var wg sync.WaitGroup
@@ -332,8 +333,8 @@ func (f *Fleet) AppFiles() map[string]fleet.AppFiles {
 
 type renderer struct {
 	opts      Options
-	repo      *spec.Repo
-	apps      map[string]*spec.LoadedApp // by Key
+	repo      *load.Repo
+	apps      map[string]*load.LoadedApp // by Key
 	compOrder map[string][]string        // app Key → component names, dependencies first
 	// stayed holds the apps whose Flux objects stay in the Flux namespace
 	// this render, stayedProjects the projects whose own source does (see
@@ -342,7 +343,7 @@ type renderer struct {
 	stayedProjects map[[2]string]bool
 	// previews maps the preview namespace of each app's copy in a pull
 	// request's preview to that copy (spec.LoadedApp.PreviewProject).
-	previews map[string]*spec.LoadedApp
+	previews map[string]*load.LoadedApp
 }
 
 // object is one Kubernetes object and the file it goes to.
@@ -358,7 +359,7 @@ func KustomizationName(project, app, component string) string {
 
 func projectKustomizationName(project string) string { return layout.ProjectFluxName(project) }
 
-func (r *renderer) app(a *spec.LoadedApp, place placement) ([]File, error) {
+func (r *renderer) app(a *load.LoadedApp, place placement) ([]File, error) {
 	key := a.Key()
 	var files []File
 	var ks []any
@@ -416,7 +417,7 @@ func encode(obj any) ([]byte, error) {
 var encodeBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // order returns the app's components, dependencies first (ties by name).
-func (r *renderer) order(a *spec.LoadedApp) []*spec.Component {
+func (r *renderer) order(a *load.LoadedApp) []*spec.Component {
 	var out []*spec.Component
 	for _, name := range r.compOrder[a.Key()] {
 		out = append(out, a.Component(name))
@@ -430,7 +431,7 @@ func (r *renderer) order(a *spec.LoadedApp) []*spec.Component {
 	return out
 }
 
-func (r *renderer) component(a *spec.LoadedApp, c *spec.Component) ([]object, error) {
+func (r *renderer) component(a *load.LoadedApp, c *spec.Component) ([]object, error) {
 	switch c.Type {
 	case spec.TypeWorkload, spec.TypeJob, spec.TypeCronJob:
 		return r.workload(a, c)
@@ -442,7 +443,7 @@ func (r *renderer) component(a *spec.LoadedApp, c *spec.Component) ([]object, er
 
 // labels are the labels of every object of a component; with platform
 // environments, they name the app's environment too.
-func labels(a *spec.LoadedApp, component string) map[string]string {
+func labels(a *load.LoadedApp, component string) map[string]string {
 	l := map[string]string{
 		layout.LabelName:      component,
 		layout.LabelInstance:  objectName(a, component),
@@ -459,11 +460,11 @@ func labels(a *spec.LoadedApp, component string) map[string]string {
 }
 
 // selector picks a workload's pods; it must never change for a Deployment.
-func selector(a *spec.LoadedApp, component string) map[string]string {
+func selector(a *load.LoadedApp, component string) map[string]string {
 	return map[string]string{layout.LabelName: component, layout.LabelInstance: objectName(a, component)}
 }
 
-func objectName(a *spec.LoadedApp, component string) string {
+func objectName(a *load.LoadedApp, component string) string {
 	return layout.ObjectName(a.Spec.Name, component)
 }
 

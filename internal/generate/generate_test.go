@@ -19,11 +19,11 @@ import (
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/golden"
 	"github.com/fleetwright/fleetwright/internal/manifest"
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 	"github.com/fleetwright/fleetwright/internal/spectest"
 )
 
-func load(t testing.TB, files map[string][]byte, root string) *spec.Repo {
+func loadRepo(t testing.TB, files map[string][]byte, root string) *load.Repo {
 	t.Helper()
 	if files != nil {
 		return spectest.LoadFiles(t, files)
@@ -31,7 +31,7 @@ func load(t testing.TB, files map[string][]byte, root string) *spec.Repo {
 	return spectest.Load(t, root)
 }
 
-func render(t testing.TB, repo *spec.Repo, rev func(*spec.LoadedApp) string) map[string][]byte {
+func render(t testing.TB, repo *load.Repo, rev func(*load.LoadedApp) string) map[string][]byte {
 	t.Helper()
 	f, err := generate.Render(repo, generate.Options{SpecRevision: rev})
 	if err != nil {
@@ -40,7 +40,7 @@ func render(t testing.TB, repo *spec.Repo, rev func(*spec.LoadedApp) string) map
 	return f.Map()
 }
 
-func revision(a *spec.LoadedApp) string { return "0123456789abcdef0123456789abcdef01234567" }
+func revision(a *load.LoadedApp) string { return "0123456789abcdef0123456789abcdef01234567" }
 
 // TestGoldenFleets renders each case folder of testdata/specs and compares
 // the whole tree with testdata/fleets/<case>.
@@ -53,7 +53,7 @@ func TestGoldenFleets(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.Name(), func(t *testing.T) {
 			t.Parallel()
-			repo := load(t, nil, filepath.Join("testdata/specs", c.Name()))
+			repo := loadRepo(t, nil, filepath.Join("testdata/specs", c.Name()))
 			golden.Tree(t, filepath.Join("testdata/fleets", c.Name()), render(t, repo, revision))
 		})
 	}
@@ -64,7 +64,7 @@ func TestGoldenFleets(t *testing.T) {
 func TestExamplesRender(t *testing.T) {
 	t.Parallel()
 	for root, want := range map[string]string{"../../examples": "testdata/fleets/examples", "../../examples/real-apps": "testdata/fleets/examples-real-apps", "../../examples/environments": "testdata/fleets/examples-environments"} {
-		repo := load(t, nil, root)
+		repo := loadRepo(t, nil, root)
 		got := render(t, repo, nil)
 		golden.Tree(t, want, got)
 		for p, b := range got {
@@ -92,9 +92,9 @@ func TestDeterministic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first := render(t, load(t, files, ""), revision)
+	first := render(t, loadRepo(t, files, ""), revision)
 	for range 5 {
-		repo := load(t, files, "")
+		repo := loadRepo(t, files, "")
 		// Reverse the apps: rendering must not depend on the order.
 		for i, j := 0, len(repo.Apps)-1; i < j; i, j = i+1, j-1 {
 			repo.Apps[i], repo.Apps[j] = repo.Apps[j], repo.Apps[i]
@@ -113,7 +113,7 @@ func TestDeterministic(t *testing.T) {
 // the Secret the postgresql chart creates, and no file holds a password.
 func TestConnectionStringWiring(t *testing.T) {
 	t.Parallel()
-	repo := load(t, nil, "../../examples")
+	repo := loadRepo(t, nil, "../../examples")
 	got := render(t, repo, nil)
 	dep := string(got["apps/prod-eu/my-project/my-api/api/deployment-my-api-api.yaml"])
 	want := `        - name: FW_DATABASE_URL_PASSWORD
@@ -134,7 +134,7 @@ func TestConnectionStringWiring(t *testing.T) {
 	// A credential in plain text would be a value: next to a credential-like
 	// name, or a password inside a URL.
 	literal := regexp.MustCompile(`(?i)(password|secret|token)[^\n]*\n\s*value: |://[^:/@\s]+:[^$@\s][^@\s]*@`)
-	maps.Copy(got, render(t, load(t, nil, "../../examples/real-apps"), nil))
+	maps.Copy(got, render(t, loadRepo(t, nil, "../../examples/real-apps"), nil))
 	for p, b := range got {
 		if m := literal.Find(b); m != nil {
 			t.Errorf("%s: looks like a credential in plain text: %q", p, m)
@@ -157,7 +157,7 @@ func TestHealthCheckProbesADeclaredPort(t *testing.T) {
 	}
 	probes := 0
 	for _, root := range roots {
-		for p, b := range render(t, load(t, nil, root), nil) {
+		for p, b := range render(t, loadRepo(t, nil, root), nil) {
 			if !strings.Contains(p, "/deployment-") && !strings.Contains(p, "/statefulset-") {
 				continue
 			}

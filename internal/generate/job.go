@@ -11,6 +11,7 @@ import (
 
 	"github.com/fleetwright/fleetwright/internal/manifest"
 	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 )
 
 // A job component renders as a Job whose name ends in a hash of what it
@@ -25,7 +26,7 @@ import (
 // JobName is the name of a job component's Job for a pod template hash.
 func JobName(app, component, hash string) string { return app + "-" + component + "-" + hash }
 
-func (r *renderer) job(a *spec.LoadedApp, c *spec.Component) ([]object, error) {
+func (r *renderer) job(a *load.LoadedApp, c *spec.Component) ([]object, error) {
 	lbls := labels(a, c.Name)
 	pt, spec_, err := r.jobSpec(a, c, lbls)
 	if err != nil {
@@ -44,7 +45,7 @@ func (r *renderer) job(a *spec.LoadedApp, c *spec.Component) ([]object, error) {
 	return append([]object{{"Job", name, job}}, pt.extra...), nil
 }
 
-func (r *renderer) cronJob(a *spec.LoadedApp, c *spec.Component) ([]object, error) {
+func (r *renderer) cronJob(a *load.LoadedApp, c *spec.Component) ([]object, error) {
 	w := c.WorkloadSpec
 	lbls := labels(a, c.Name)
 	pt, spec_, err := r.jobSpec(a, c, lbls)
@@ -81,7 +82,7 @@ func (r *renderer) cronJob(a *spec.LoadedApp, c *spec.Component) ([]object, erro
 }
 
 // jobSpec is the Job spec of a job, or of a cronjob's runs.
-func (r *renderer) jobSpec(a *spec.LoadedApp, c *spec.Component, lbls map[string]string) (podTemplate, *batchv1.JobSpec, error) {
+func (r *renderer) jobSpec(a *load.LoadedApp, c *spec.Component, lbls map[string]string) (podTemplate, *batchv1.JobSpec, error) {
 	w := c.WorkloadSpec
 	restart := corev1.RestartPolicyOnFailure
 	if w.RestartPolicy == string(corev1.RestartPolicyNever) {

@@ -25,7 +25,7 @@ components:
 	jobName := func(files map[string][]byte) string {
 		t.Helper()
 		var names []string
-		for p := range render(t, load(t, files, ""), nil) {
+		for p := range render(t, loadRepo(t, files, ""), nil) {
 			if strings.Contains(p, "/migrate/job-") {
 				names = append(names, p)
 			}
@@ -45,7 +45,7 @@ components:
 	if changed := jobName(app("migrate:2", "1")); changed == first {
 		t.Errorf("a new image kept the job's name %s", first)
 	}
-	ks := string(render(t, load(t, app("migrate:1", "1"), ""), nil)["clusters/default/apps/shop-store.yaml"])
+	ks := string(render(t, loadRepo(t, app("migrate:1", "1"), ""), nil)["clusters/default/apps/shop-store.yaml"])
 	api := ks[strings.Index(ks, "name: shop-store-api\n"):]
 	if !strings.Contains(api, "- name: shop-store-migrate\n") || !strings.Contains(ks, "wait: true") {
 		t.Errorf("the api does not wait for the job:\n%s", ks)

@@ -112,7 +112,7 @@ var mastodonDiffers = map[string]string{
 // fields that differ are exactly those mastodonDiffers lists.
 func TestMastodonMatchesChart(t *testing.T) {
 	t.Parallel()
-	got := render(t, load(t, nil, "../../examples/real-apps"), nil)
+	got := render(t, loadRepo(t, nil, "../../examples/real-apps"), nil)
 	const dir = "apps/prod-eu/social/mastodon/"
 	file := func(comp, prefix string) []byte {
 		for p, b := range got {

@@ -29,7 +29,7 @@ func TestFluxObjectsMoveToTheirProjectNamespace(t *testing.T) {
 		t.Run(c, func(t *testing.T) {
 			t.Parallel()
 			before := readDir(t, filepath.Join("testdata/move", c))
-			repo := load(t, nil, filepath.Join("testdata/specs", c))
+			repo := loadRepo(t, nil, filepath.Join("testdata/specs", c))
 			renderOver := func(prev map[string][]byte) (*generate.Fleet, map[string][]byte) {
 				t.Helper()
 				f, err := generate.Render(repo, generate.Options{SpecRevision: revision, Previous: generate.FileIn(prev)})

@@ -40,7 +40,7 @@ func TestProjectAlert(t *testing.T) {
 		}
 		return m
 	}
-	files := render(t, load(t, with("apps_domain: apps.test\nclusters: [{name: c}]\nbuild: {pin: false}\nfleet: {notifications: {}}\n"), ""), nil)
+	files := render(t, loadRepo(t, with("apps_domain: apps.test\nclusters: [{name: c}]\nbuild: {pin: false}\nfleet: {notifications: {}}\n"), ""), nil)
 	for _, project := range []string{"shop", "billing"} {
 		got := alertOf(t, files["clusters/c/projects/"+project+".yaml"])
 		want := map[string]any{
@@ -62,11 +62,11 @@ func TestProjectAlert(t *testing.T) {
 			t.Errorf("%s's Alert (-want +got):\n%s", project, diff)
 		}
 	}
-	files = render(t, load(t, with("apps_domain: apps.test\nclusters: [{name: c}]\nbuild: {pin: false}\nfleet: {notifications: {provider: slack}}\n"), ""), nil)
+	files = render(t, loadRepo(t, with("apps_domain: apps.test\nclusters: [{name: c}]\nbuild: {pin: false}\nfleet: {notifications: {provider: slack}}\n"), ""), nil)
 	if got := alertOf(t, files["clusters/c/projects/shop.yaml"]); got == nil || got["spec"].(map[string]any)["providerRef"].(map[string]any)["name"] != "slack" {
 		t.Errorf("Alert with provider slack: %v", got)
 	}
-	files = render(t, load(t, with("apps_domain: apps.test\nclusters: [{name: c}]\nbuild: {pin: false}\n"), ""), nil)
+	files = render(t, loadRepo(t, with("apps_domain: apps.test\nclusters: [{name: c}]\nbuild: {pin: false}\n"), ""), nil)
 	if got := alertOf(t, files["clusters/c/projects/shop.yaml"]); got != nil {
 		t.Errorf("an Alert without fleet.notifications: %v", got)
 	}

@@ -60,7 +60,7 @@ var plausibleDiffers = map[string]string{
 // the fields that differ are exactly those plausibleDiffers lists.
 func TestPlausibleMatchesCompose(t *testing.T) {
 	t.Parallel()
-	got := render(t, load(t, nil, "../../examples/real-apps"), nil)
+	got := render(t, loadRepo(t, nil, "../../examples/real-apps"), nil)
 	const dir = "apps/prod-eu/analytics/plausible/"
 	deps := fluxDependencies(t, got["clusters/prod-eu/apps/analytics-plausible.yaml"])
 	compared, differ := 0, map[string]string{}

@@ -18,6 +18,7 @@ import (
 	"github.com/fleetwright/fleetwright/internal/exports"
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 )
 
 // filesVolume is the name of the volume holding a component's files; a
@@ -46,7 +47,7 @@ func FilesConfigMapName(app, component string) string { return app + "-" + compo
 // It returns the template by value and builds the workload's container in
 // place: at 10,000 apps, heap copies of these large structs cost more than
 // the rest of the pod's rendering.
-func (r *renderer) pod(a *spec.LoadedApp, c *spec.Component, lbls map[string]string, restart corev1.RestartPolicy) (pt podTemplate, err error) {
+func (r *renderer) pod(a *load.LoadedApp, c *spec.Component, lbls map[string]string, restart corev1.RestartPolicy) (pt podTemplate, err error) {
 	w := c.WorkloadSpec
 	pt.retain = true
 	used := map[string]exports.Export{}
@@ -106,10 +107,10 @@ func (r *renderer) pod(a *spec.LoadedApp, c *spec.Component, lbls map[string]str
 // mainContainer builds the workload's own container in place: its image
 // (built or pinned), command, env, resources, ports (added to the
 // Service's) and probes.
-func (r *renderer) mainContainer(a *spec.LoadedApp, c *spec.Component, main *corev1.Container, pt *podTemplate, used map[string]exports.Export) error {
+func (r *renderer) mainContainer(a *load.LoadedApp, c *spec.Component, main *corev1.Container, pt *podTemplate, used map[string]exports.Export) error {
 	w := c.WorkloadSpec
 	image := w.Image
-	if img, ok := r.opts.Images[spec.NodeID(a, c.Name)]; ok {
+	if img, ok := r.opts.Images[load.NodeID(a, c.Name)]; ok {
 		image = img
 	}
 	if image == "" {
@@ -146,7 +147,7 @@ func (r *renderer) mainContainer(a *spec.LoadedApp, c *spec.Component, main *cor
 // order, and mounts those with a mount path in the workload's container:
 // a persistent one becomes a claim template, a shared one the app's claim
 // (written with the component that owns it). It returns the volumes' names.
-func podVolumes(a *spec.LoadedApp, c *spec.Component, lbls map[string]string, pod *corev1.PodSpec, main *corev1.Container, pt *podTemplate) (map[string]bool, error) {
+func podVolumes(a *load.LoadedApp, c *spec.Component, lbls map[string]string, pod *corev1.PodSpec, main *corev1.Container, pt *podTemplate) (map[string]bool, error) {
 	vols := map[string]bool{}
 	for _, v := range c.WorkloadSpec.Volumes {
 		if v.Name == filesVolume {
@@ -189,7 +190,7 @@ func podVolumes(a *spec.LoadedApp, c *spec.Component, lbls map[string]string, po
 
 // volumeSource is where a volume other than a persistent one (size) comes
 // from.
-func volumeSource(v spec.Volume, a *spec.LoadedApp) (corev1.VolumeSource, error) {
+func volumeSource(v spec.Volume, a *load.LoadedApp) (corev1.VolumeSource, error) {
 	switch {
 	case v.Shared != "":
 		return corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: spec.SharedClaimName(a.Spec.Name, v.Shared)}}, nil
@@ -221,7 +222,7 @@ func volumeSource(v spec.Volume, a *spec.LoadedApp) (corev1.VolumeSource, error)
 // sharedClaimOf adds the app-wide claim name to the component's objects
 // when the component owns it (the first workload by name that mounts it),
 // once.
-func sharedClaimOf(a *spec.LoadedApp, c *spec.Component, name string, lbls map[string]string, pt *podTemplate) error {
+func sharedClaimOf(a *load.LoadedApp, c *spec.Component, name string, lbls map[string]string, pt *podTemplate) error {
 	claim := spec.SharedClaimName(a.Spec.Name, name)
 	av := a.Spec.SharedVolume(name)
 	if av == nil || a.Spec.SharedVolumeOwner(name) != c.Name ||
@@ -240,7 +241,7 @@ func sharedClaimOf(a *spec.LoadedApp, c *spec.Component, name string, lbls map[s
 // sidecars, which start next (native sidecars: init containers that keep
 // running, Kubernetes ≥ 1.29) and run beside the workload's container for
 // the pod's lifetime; a sidecar's ports join the Service's.
-func (r *renderer) extraContainers(a *spec.LoadedApp, c *spec.Component, pod *corev1.PodSpec, pt *podTemplate, vols map[string]bool, podSC *corev1.PodSecurityContext, used map[string]exports.Export) error {
+func (r *renderer) extraContainers(a *load.LoadedApp, c *spec.Component, pod *corev1.PodSpec, pt *podTemplate, vols map[string]bool, podSC *corev1.PodSecurityContext, used map[string]exports.Export) error {
 	w := c.WorkloadSpec
 	for _, x := range w.InitContainers {
 		ctr, err := r.extraContainer(a, c, x, vols, podSC, used, false)
@@ -264,7 +265,7 @@ func (r *renderer) extraContainers(a *spec.LoadedApp, c *spec.Component, pod *co
 
 // serviceAccount sets the identity the pods run as, and adds the account
 // to the component's objects when the spec creates it.
-func serviceAccount(a *spec.LoadedApp, c *spec.Component, lbls map[string]string, pod *corev1.PodSpec, pt *podTemplate) {
+func serviceAccount(a *load.LoadedApp, c *spec.Component, lbls map[string]string, pod *corev1.PodSpec, pt *podTemplate) {
 	sa := c.WorkloadSpec.ServiceAccount
 	if sa == nil {
 		// A pod that names no identity gets no API token: it runs as the
@@ -312,7 +313,7 @@ func podSettings(p *spec.Pod, lbls map[string]string, pod *corev1.PodSpec, annot
 }
 
 // extraContainer builds an init container or a sidecar.
-func (r *renderer) extraContainer(a *spec.LoadedApp, c *spec.Component, x spec.Container, vols map[string]bool, podSC *corev1.PodSecurityContext, used map[string]exports.Export, sidecar bool) (corev1.Container, error) {
+func (r *renderer) extraContainer(a *load.LoadedApp, c *spec.Component, x spec.Container, vols map[string]bool, podSC *corev1.PodSecurityContext, used map[string]exports.Export, sidecar bool) (corev1.Container, error) {
 	env, err := r.env(a, c, x.Env, used)
 	if err != nil {
 		return corev1.Container{}, err
@@ -541,7 +542,7 @@ func claimTemplate(v spec.Volume) (corev1.PersistentVolumeClaim, error) {
 // sharedClaim builds the PersistentVolumeClaim of an app-wide volume. A
 // claim the volume retains (the default) carries Flux's prune annotation,
 // so that it stays when the volume, its owner or the app leaves the fleet.
-func sharedClaim(a *spec.LoadedApp, v *spec.AppVolume, lbls map[string]string) (*corev1.PersistentVolumeClaim, error) {
+func sharedClaim(a *load.LoadedApp, v *spec.AppVolume, lbls map[string]string) (*corev1.PersistentVolumeClaim, error) {
 	claim, err := claimTemplate(spec.Volume{Name: spec.SharedClaimName(a.Spec.Name, v.Name), Size: v.Size, AccessModes: v.AccessModes, StorageClass: v.StorageClass})
 	if err != nil {
 		return nil, err
@@ -558,7 +559,7 @@ func sharedClaim(a *spec.LoadedApp, v *spec.AppVolume, lbls map[string]string) (
 // files builds the ConfigMap of a component's files, its checksum, the
 // mounts (each file on its own path, read-only, by subPath) and the items
 // of the volume (carrying each file's mode).
-func files(a *spec.LoadedApp, c *spec.Component, lbls map[string]string, fs []spec.File) (*corev1.ConfigMap, string, []corev1.VolumeMount, []corev1.KeyToPath, error) {
+func files(a *load.LoadedApp, c *spec.Component, lbls map[string]string, fs []spec.File) (*corev1.ConfigMap, string, []corev1.VolumeMount, []corev1.KeyToPath, error) {
 	keys := fileKeys(fs)
 	cm := &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},

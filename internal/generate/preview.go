@@ -16,6 +16,7 @@ import (
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/manifest"
 	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 )
 
 // Previews: pull request N's preview renders its apps' copies (see
@@ -98,7 +99,7 @@ func PreviewRecordData(r *PreviewRecord) ([]byte, error) {
 // record aside (the caller adds it, see PreviewRecordData). opts is as for
 // Render, with Images keyed by p.Repo's nodes; Reuse, Previous,
 // PreviousDir and Promote are not used: a preview is written whole.
-func RenderPreview(p *spec.Preview, opts Options) (*Fleet, error) {
+func RenderPreview(p *load.Preview, opts Options) (*Fleet, error) {
 	plat := &p.Repo.Platform
 	if plat.Previews == nil {
 		return nil, errors.New("the platform declares no previews")

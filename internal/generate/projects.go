@@ -15,7 +15,7 @@ import (
 	"github.com/fleetwright/fleetwright/internal/fleet/artifact"
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/manifest"
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 )
 
 // A source per project. With fleet.artifacts, each component reads an
@@ -64,7 +64,7 @@ func (r *renderer) projectSources(cluster string) bool {
 
 // placement decides where the Flux objects of a go, from the fleet as it
 // is (Options.Previous).
-func (r *renderer) placement(a *spec.LoadedApp) placement {
+func (r *renderer) placement(a *load.LoadedApp) placement {
 	if !r.projectSources(a.Cluster) {
 		return placeCluster
 	}
@@ -98,7 +98,7 @@ func pruneDisabledOnAll(data []byte) bool {
 }
 
 // appFluxFile is the path of the file of a's Flux objects for p.
-func (r *renderer) appFluxFile(a *spec.LoadedApp, p placement) string {
+func (r *renderer) appFluxFile(a *load.LoadedApp, p placement) string {
 	if p == placeProject || p == placeMove {
 		return layout.AppFluxFile(a.Cluster, a.Project, a.Spec.Name)
 	}

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 )
 
 // Digest identifies everything an app's files are generated from: when two
@@ -95,7 +96,7 @@ type digester struct {
 
 // newDigester returns nil when digests cannot be computed (the build ID is
 // unknown or the options do not encode).
-func newDigester(r *renderer, apps []*spec.LoadedApp, workers int) *digester {
+func newDigester(r *renderer, apps []*load.LoadedApp, workers int) *digester {
 	id := engineID()
 	if id == nil {
 		return nil
@@ -129,7 +130,7 @@ func newDigester(r *renderer, apps []*spec.LoadedApp, workers int) *digester {
 	return d
 }
 
-func ownDigest(a *spec.LoadedApp) *Digest {
+func ownDigest(a *load.LoadedApp) *Digest {
 	if a.Doc == nil {
 		return nil
 	}
@@ -146,7 +147,7 @@ func ownDigest(a *spec.LoadedApp) *Digest {
 
 // digest returns the app's digest, or false when one of its inputs cannot
 // be digested.
-func (d *digester) digest(r *renderer, a *spec.LoadedApp) (Digest, bool) {
+func (d *digester) digest(r *renderer, a *load.LoadedApp) (Digest, bool) {
 	own := d.own[a.Key()]
 	if own == nil {
 		return Digest{}, false
@@ -159,7 +160,7 @@ func (d *digester) digest(r *renderer, a *spec.LoadedApp) (Digest, bool) {
 	}
 	b = appendField(b, []byte(rev))
 	for _, c := range r.order(a) {
-		node := spec.NodeID(a, c.Name)
+		node := load.NodeID(a, c.Name)
 		b = appendField(append(b, 'c'), []byte(c.Name))
 		img, ok := r.opts.Images[node]
 		if ok {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 )
 
 // reuseBase is a repository whose apps depend on each other in every way
@@ -72,7 +73,7 @@ type appRender struct {
 // no), and returns the digests it was asked with and the files.
 func renderDigests(t *testing.T, files map[string][]byte, opts generate.Options) appRender {
 	t.Helper()
-	repo := load(t, files, "")
+	repo := loadRepo(t, files, "")
 	asked := map[string]generate.Digest{}
 	opts.Reuse = func(app string, d generate.Digest) bool {
 		if _, dup := asked[app]; dup {
@@ -117,7 +118,7 @@ func edit(files map[string][]byte, p, old, new string) map[string][]byte {
 func TestDigestCoversEveryInput(t *testing.T) {
 	t.Parallel()
 	base := reuseBase()
-	rev := func(a *spec.LoadedApp) string { return "rev-" + a.Spec.Name }
+	rev := func(a *load.LoadedApp) string { return "rev-" + a.Spec.Name }
 	baseOpts := generate.Options{SpecRevision: rev}
 	const (
 		api, web, jobs, solo = "c1/shop/api", "c1/shop/web", "c1/shop/jobs", "c1/other/solo"
@@ -139,7 +140,7 @@ func TestDigestCoversEveryInput(t *testing.T) {
 		{"the template", edit(base, "templates/worker/template.yaml", "--fast", "--slow"), baseOpts, []string{jobs}},
 		{"the platform", edit(base, "platform.yaml", "a.test", "b.test"), baseOpts, []string{api, web, jobs, solo}},
 		{"the fleet path", base, generate.Options{SpecRevision: rev, FleetPath: "elsewhere"}, []string{api, web, jobs, solo}},
-		{"a spec revision", base, generate.Options{SpecRevision: func(a *spec.LoadedApp) string {
+		{"a spec revision", base, generate.Options{SpecRevision: func(a *load.LoadedApp) string {
 			if a.Spec.Name == "solo" {
 				return "rev-solo-2"
 			}
@@ -183,7 +184,7 @@ func TestDigestCoversEveryInput(t *testing.T) {
 // as always.
 func TestReuseLeavesKeptAppsOut(t *testing.T) {
 	t.Parallel()
-	repo := load(t, reuseBase(), "")
+	repo := loadRepo(t, reuseBase(), "")
 	full, err := generate.Render(repo, generate.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -229,8 +230,8 @@ components:
         - {name: wait, image: busybox:1.36, env: [{name: API, export_ref: {app: api, component: api, export_key: address}}]}
 `)
 	files["apps/shop/conf/conf.yaml"] = []byte("a: 1\n")
-	digest := func(mutate func(*spec.Repo)) generate.Digest {
-		repo := load(t, files, "")
+	digest := func(mutate func(*load.Repo)) generate.Digest {
+		repo := loadRepo(t, files, "")
 		mutate(repo)
 		var got generate.Digest
 		_, err := generate.Render(repo, generate.Options{Reuse: func(app string, d generate.Digest) bool {
@@ -244,7 +245,7 @@ components:
 		}
 		return got
 	}
-	conf := func(repo *spec.Repo) *spec.WorkloadSpec {
+	conf := func(repo *load.Repo) *spec.WorkloadSpec {
 		for _, a := range repo.Apps {
 			if a.Spec.Name == "conf" {
 				return a.Spec.Components[0].WorkloadSpec
@@ -253,19 +254,19 @@ components:
 		t.Fatal("no conf app")
 		return nil
 	}
-	base := digest(func(*spec.Repo) {})
-	if again := digest(func(*spec.Repo) {}); again != base {
+	base := digest(func(*load.Repo) {})
+	if again := digest(func(*load.Repo) {}); again != base {
 		t.Fatal("digest not stable")
 	}
-	if got := *conf(load(t, files, "")).Files[0].Content; got != "a: 1\n" {
+	if got := *conf(loadRepo(t, files, "")).Files[0].Content; got != "a: 1\n" {
 		t.Fatalf("the loader read %q from conf.yaml", got)
 	}
 	files["apps/shop/conf/conf.yaml"] = []byte("a: 2\n")
-	if changed := digest(func(*spec.Repo) {}); changed == base {
+	if changed := digest(func(*load.Repo) {}); changed == base {
 		t.Error("a changed file content kept the digest")
 	}
 	files["apps/shop/api/app.yaml"] = bytes.Replace(files["apps/shop/api/app.yaml"], []byte("port: 8080"), []byte("port: 8081"), 1)
-	if moved := digest(func(*spec.Repo) {}); moved == base {
+	if moved := digest(func(*load.Repo) {}); moved == base {
 		t.Error("the api's new port (an init container's export) kept the digest")
 	}
 }

@@ -120,7 +120,7 @@ var sockShopDiffers = map[string]string{
 // sockShopDiffers lists, with why.
 func TestSockShopMatchesUpstream(t *testing.T) {
 	t.Parallel()
-	got := render(t, load(t, nil, "../../examples/real-apps"), nil)
+	got := render(t, loadRepo(t, nil, "../../examples/real-apps"), nil)
 	const dir = "apps/prod-eu/sock-shop/socks/"
 	compared, differ := 0, map[string]string{}
 	for _, name := range slices.Sorted(maps.Keys(sockShop)) {

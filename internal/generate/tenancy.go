@@ -9,7 +9,7 @@ import (
 
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/manifest"
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 )
 
 // Tenancy: Flux's multi-tenancy model. On a cluster Flux runs in, each
@@ -110,7 +110,7 @@ func (r *renderer) fluxNamespace(cluster, project string) string {
 
 // inFluxNamespace reports whether a is still rendered in the Flux
 // namespace, as before the move (see the comment above).
-func (r *renderer) inFluxNamespace(a *spec.LoadedApp) bool {
+func (r *renderer) inFluxNamespace(a *load.LoadedApp) bool {
 	return r.stayed[a.Key()]
 }
 
@@ -143,7 +143,7 @@ func (r *renderer) oldNamespace(p string) (inFlux, pruneOff bool) {
 // the fleet as it is, and which of them do so for the first time (whose
 // Kustomizations get spec.prune: false now, and move with the next render).
 // places holds each app's placement.
-func (r *renderer) planMove(apps []*spec.LoadedApp, places []placement) (preparing []string) {
+func (r *renderer) planMove(apps []*load.LoadedApp, places []placement) (preparing []string) {
 	r.stayed = map[string]bool{}
 	if r.opts.Previous == nil {
 		return nil

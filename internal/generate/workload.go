@@ -17,11 +17,12 @@ import (
 	"github.com/fleetwright/fleetwright/internal/exports"
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 )
 
 const defaultCPUTarget = 80
 
-func (r *renderer) workload(a *spec.LoadedApp, c *spec.Component) ([]object, error) {
+func (r *renderer) workload(a *load.LoadedApp, c *spec.Component) ([]object, error) {
 	w := c.WorkloadSpec
 	if w == nil {
 		return nil, fmt.Errorf("no workload_spec")
@@ -86,7 +87,7 @@ func (r *renderer) workload(a *spec.LoadedApp, c *spec.Component) ([]object, err
 // replicaCount is the replicas field of a workload: nil while an
 // autoscaler owns the count (autoscale), 0 while the app is paused (the
 // count it goes back to in meta's annotations).
-func replicaCount(a *spec.LoadedApp, w *spec.WorkloadSpec, meta *metav1.ObjectMeta) (count *int32, autoscale bool) {
+func replicaCount(a *load.LoadedApp, w *spec.WorkloadSpec, meta *metav1.ObjectMeta) (count *int32, autoscale bool) {
 	replicas := int32(1)
 	if w.Replicas != nil {
 		replicas = *w.Replicas
@@ -177,7 +178,7 @@ func service(t *spec.Service, name, ns string, lbls, sel map[string]string, port
 // component's pods: Deployment, StatefulSet (a workload with a persistent
 // volume), CronJob, or Job, whose name ends in a hash of its template: for
 // a job, name is the prefix of the Job's name, JobName(app, component, "").
-func WorkloadObject(a *spec.LoadedApp, c *spec.Component) (kind, name string) {
+func WorkloadObject(a *load.LoadedApp, c *spec.Component) (kind, name string) {
 	name = objectName(a, c.Name)
 	switch c.Type {
 	case spec.TypeJob:
@@ -196,7 +197,7 @@ func WorkloadObject(a *spec.LoadedApp, c *spec.Component) (kind, name string) {
 }
 
 // serviceName is the name of a workload's Service.
-func serviceName(a *spec.LoadedApp, c *spec.Component) string {
+func serviceName(a *load.LoadedApp, c *spec.Component) string {
 	if s := c.WorkloadSpec.Service; s != nil && s.Name != "" {
 		return s.Name
 	}
@@ -275,10 +276,10 @@ func intOrPercent(v *spec.IntOrPercent) *intstr.IntOrString {
 	return &x
 }
 
-func (r *renderer) ingress(a *spec.LoadedApp, c *spec.Component, name, service, port string, lbls map[string]string) *networkingv1.Ingress {
+func (r *renderer) ingress(a *load.LoadedApp, c *spec.Component, name, service, port string, lbls map[string]string) *networkingv1.Ingress {
 	ing := c.WorkloadSpec.Ingress
 	plat := r.opts.Platform
-	host := spec.IngressHost(a, c, plat)
+	host := load.IngressHost(a, c, plat)
 	prefix := networkingv1.PathTypePrefix
 	var paths []networkingv1.HTTPIngressPath
 	if len(ing.Routes) == 0 {
@@ -339,7 +340,7 @@ func (r *renderer) ingress(a *spec.LoadedApp, c *spec.Component, name, service, 
 		secret := name + "-tls"
 		owner := c.Name
 		if sharedHosts(a) {
-			owner = spec.HostCertificateOwner(a, host, plat)
+			owner = load.HostCertificateOwner(a, host, plat)
 		}
 		if owner == c.Name {
 			key := "cert-manager.io/cluster-issuer"
@@ -357,7 +358,7 @@ func (r *renderer) ingress(a *spec.LoadedApp, c *spec.Component, name, service, 
 
 // sharedHosts reports whether more than one component of the app has an
 // ingress, so that two may serve one host.
-func sharedHosts(a *spec.LoadedApp) bool {
+func sharedHosts(a *load.LoadedApp) bool {
 	n := 0
 	for i := range a.Spec.Components {
 		if w := a.Spec.Components[i].WorkloadSpec; w != nil && w.Ingress != nil && w.Ingress.Enabled {
@@ -439,7 +440,7 @@ func (r *renderer) resources(project string, w *spec.Resources) corev1.ResourceR
 // env wires a container's env vars, in the spec's order, with the hidden
 // vars of composed exports right before the var that uses them, and adds
 // the exports it resolves to used (their checksum goes on the pod).
-func (r *renderer) env(a *spec.LoadedApp, c *spec.Component, in []spec.EnvVar, used map[string]exports.Export) ([]corev1.EnvVar, error) {
+func (r *renderer) env(a *load.LoadedApp, c *spec.Component, in []spec.EnvVar, used map[string]exports.Export) ([]corev1.EnvVar, error) {
 	var out []corev1.EnvVar
 	var earlier map[string]bool // the spec's names so far, for $(NAME)
 	for i, e := range in {
@@ -530,7 +531,7 @@ func expandable(s string, earlier map[string]bool) string {
 }
 
 // resolve finds the export an export_ref names.
-func (r *renderer) resolve(a *spec.LoadedApp, c *spec.Component, ref *spec.ExportRef) (exports.Export, string, error) {
+func (r *renderer) resolve(a *load.LoadedApp, c *spec.Component, ref *spec.ExportRef) (exports.Export, string, error) {
 	plat := r.opts.Platform
 	if ref.AddonInstanceID != "" {
 		for _, inst := range plat.AddonInstances {
@@ -571,7 +572,7 @@ func (r *renderer) resolve(a *spec.LoadedApp, c *spec.Component, ref *spec.Expor
 	return exports.Export{}, "", fmt.Errorf("component %s exports nothing", tc.Name)
 }
 
-func addonInput(a *spec.LoadedApp, c *spec.Component) exports.AddonInput {
+func addonInput(a *load.LoadedApp, c *spec.Component) exports.AddonInput {
 	s := c.AddonSpec
 	return exports.AddonInput{
 		Type: s.Type, Release: objectName(a, c.Name), Namespace: a.Project, Chart: s.Chart.Name,

@@ -13,9 +13,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fleetwright/fleetwright/internal/diag"
 	"github.com/fleetwright/fleetwright/internal/fleet"
 	"github.com/fleetwright/fleetwright/internal/gitrepo"
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 )
 
 // Change is a validated edit of an apps repository. An empty change (no
@@ -83,9 +84,9 @@ func (w *workspace) check(ch *Change) error {
 	for _, p := range w.ps {
 		before[p.Error()] = true
 	}
-	var bad spec.Problems
+	var bad load.Problems
 	for _, p := range ps {
-		if p.Severity != spec.SeverityWarning && (touched[p.File] || !before[p.Error()]) {
+		if p.Severity != diag.Warning && (touched[p.File] || !before[p.Error()]) {
 			bad = append(bad, p)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 	"github.com/fleetwright/fleetwright/internal/specedit"
 	"github.com/fleetwright/fleetwright/internal/template"
 	"github.com/fleetwright/fleetwright/schema"
@@ -160,7 +161,7 @@ func Scale(ctx context.Context, o Options, s Scaling) (*Change, error) {
 
 // notWorkload says that the app a has no workload comp (c is the
 // component of that name, if any) and lists its workloads.
-func notWorkload(a *spec.LoadedApp, c *spec.Component, comp string) error {
+func notWorkload(a *load.LoadedApp, c *spec.Component, comp string) error {
 	var names []string
 	for _, x := range a.Spec.Components {
 		if x.Type == spec.TypeWorkload {
@@ -204,7 +205,7 @@ func Delete(ctx context.Context, o Options) (*Change, error) {
 
 // exportUsers lists, as file:line:col lines, the env vars of other apps
 // that take an export of a.
-func (w *workspace) exportUsers(a *spec.LoadedApp) []string {
+func (w *workspace) exportUsers(a *load.LoadedApp) []string {
 	var out []string
 	for _, b := range w.repo.Apps {
 		if b == a || b.Cluster != a.Cluster || b.Project != a.Project {
@@ -218,7 +219,7 @@ func (w *workspace) exportUsers(a *spec.LoadedApp) []string {
 				if e.ExportRef == nil || e.ExportRef.App != a.Spec.Name {
 					continue
 				}
-				at := spec.Path{"components", i, "workload_spec", "env", j, "export_ref"}
+				at := load.Path{"components", i, "workload_spec", "env", j, "export_ref"}
 				pos := b.Doc.Pos(at)
 				out = append(out, fmt.Sprintf("%s:%d:%d: %s: %s of %s (%s.%s)", b.Doc.File, pos.Line, pos.Col, at, e.Name, b.Ref(), e.ExportRef.Component, e.ExportRef.ExportKey))
 			}
@@ -267,7 +268,7 @@ func New(ctx context.Context, o Options, n NewApp) (*Change, error) {
 		n.Project = projects[0]
 	}
 	dir := path.Join("apps", n.Project, n.Name)
-	for _, f := range spec.SpecFileNames {
+	for _, f := range load.SpecFileNames {
 		if w.exists(path.Join(dir, f)) {
 			return nil, refuse("%s already exists", w.display(path.Join(dir, f)))
 		}

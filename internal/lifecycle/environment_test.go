@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/gitrepo/gittest"
 	"github.com/fleetwright/fleetwright/internal/golden"
 	"github.com/fleetwright/fleetwright/internal/lifecycle"
@@ -74,7 +75,7 @@ func TestEnvironmentHistoryAndRollback(t *testing.T) {
 				Kind: "Kustomization", Namespace: "flux-system", Name: "shop-api-server",
 				Severity: "info", Reason: "ReconciliationSucceeded", Message: "Applied revision " + fleetRev,
 				Revision: fleetRev, Controller: "kustomize-controller", Environment: env,
-				Project: "shop", App: "api", Component: "server", SpecRevision: rev,
+				App: layout.AppRef{Project: "shop", Name: "api"}, Component: "server", SpecRevision: rev,
 				Health: store.HealthHealthy, Body: []byte(`{}`),
 			}}, at)
 			if err != nil {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 	"github.com/fleetwright/fleetwright/internal/webhook/api"
 )
 
@@ -93,7 +93,7 @@ func ReadHistory(ctx context.Context, o Options, limit int) (*History, error) {
 	// The app's folder, and its template's, make what it renders.
 	paths := []string{path.Dir(a.File)}
 	if a.Spec.Template != nil {
-		paths = append(paths, spec.TemplateDir(a.Spec.Template.Name))
+		paths = append(paths, load.TemplateDir(a.Spec.Template.Name))
 	}
 	gitPaths := make([]string, len(paths))
 	for i, p := range paths {

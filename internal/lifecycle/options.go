@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 	"github.com/fleetwright/fleetwright/internal/webhook/api"
 )
 
@@ -103,7 +103,7 @@ func refused(err error) error { return &RefusedError{Err: err} }
 // InvalidError is a change that would make the specs invalid: Problems
 // lists the errors it makes (in the files it writes, or new elsewhere).
 type InvalidError struct {
-	Problems spec.Problems
+	Problems load.Problems
 }
 
 func (e *InvalidError) Error() string {

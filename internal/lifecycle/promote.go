@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/webhook/api"
 )
 
@@ -27,13 +28,13 @@ var verdictChecks = []string{"sync", "readiness", "reachability"}
 // promoted out of environment env: the webhook's newest deployment of the
 // app there for that spec revision is running with every check green.
 // A release it may not promote is a *RefusedError saying why.
-func Verdict(ctx context.Context, d EnvironmentDeployments, project, name, env, specRevision string) (*api.Deployment, error) {
+func Verdict(ctx context.Context, d EnvironmentDeployments, app layout.AppRef, env, specRevision string) (*api.Deployment, error) {
 	if specRevision == "" {
-		return nil, refuse("%s/%s in %s records no spec revision: the webhook cannot say whether it ran", project, name, env)
+		return nil, refuse("%s in %s records no spec revision: the webhook cannot say whether it ran", app.Ref(), env)
 	}
-	deps, err := d.DeploymentsIn(ctx, project, name, env, maxVerdictDeployments)
+	deps, err := d.DeploymentsIn(ctx, app.Project, app.Name, env, maxVerdictDeployments)
 	if err != nil {
-		return nil, fmt.Errorf("asking the webhook about %s/%s in %s: %w", project, name, env, err)
+		return nil, fmt.Errorf("asking the webhook about %s in %s: %w", app.Ref(), env, err)
 	}
 	for i := range deps {
 		dep := &deps[i]
@@ -44,14 +45,14 @@ func Verdict(ctx context.Context, d EnvironmentDeployments, project, name, env, 
 			continue
 		}
 		if dep.Phase != "running" {
-			return dep, refuse("%s/%s at %s is %s in %s (deployment %d%s), not running", project, name, short(specRevision), dep.Phase, env, dep.ID, message(dep.Message))
+			return dep, refuse("%s at %s is %s in %s (deployment %d%s), not running", app.Ref(), short(specRevision), dep.Phase, env, dep.ID, message(dep.Message))
 		}
 		if bad := notGreen(dep.Checks); bad != "" {
-			return dep, refuse("%s/%s at %s runs in %s (deployment %d), but %s", project, name, short(specRevision), env, dep.ID, bad)
+			return dep, refuse("%s at %s runs in %s (deployment %d), but %s", app.Ref(), short(specRevision), env, dep.ID, bad)
 		}
 		return dep, nil
 	}
-	return nil, refuse("the webhook knows no deployment of %s/%s at %s in %s: it has not run there yet", project, name, short(specRevision), env)
+	return nil, refuse("the webhook knows no deployment of %s at %s in %s: it has not run there yet", app.Ref(), short(specRevision), env)
 }
 
 func message(m string) string {

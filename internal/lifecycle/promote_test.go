@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/lifecycle"
 	"github.com/fleetwright/fleetwright/internal/webhook/api"
 )
@@ -62,7 +63,7 @@ func TestVerdict(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = lifecycle.Verdict(t.Context(), client, "shop", "api", "staging", rev)
+			_, err = lifecycle.Verdict(t.Context(), client, layout.AppRef{Project: "shop", Name: "api"}, "staging", rev)
 			var refused *lifecycle.RefusedError
 			switch {
 			case c.refuse == "" && err != nil:

@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/fleetwright/fleetwright/internal/gitrepo"
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 	"github.com/fleetwright/fleetwright/internal/webhook/api"
 )
 
@@ -67,7 +67,7 @@ func Rollback(ctx context.Context, o Options, to string) (*Change, error) {
 		return nothing("%s is already as it was at %s; nothing to do", inEnvironment(a.Ref(), o.Environment), short(hash)), nil
 	}
 	if t := a.Spec.Template; t != nil {
-		tdir := path.Join(rel, spec.TemplateDir(t.Name))
+		tdir := path.Join(rel, load.TemplateDir(t.Name))
 		then, err1 := g.Tree(ctx, hash, tdir)
 		now, err2 := g.Tree(ctx, "HEAD", tdir)
 		if err1 == nil && err2 == nil && !maps.EqualFunc(then, now, bytes.Equal) {
@@ -108,7 +108,7 @@ func rollbackBody(dir, hash string, target gitrepo.Commit, dep *api.Deployment) 
 
 // findDeployment finds the deployment whose id is the number id among
 // the app's deployments in env (all of them when env is empty).
-func findDeployment(ctx context.Context, l DeploymentLister, a *spec.LoadedApp, env, id string) (*api.Deployment, error) {
+func findDeployment(ctx context.Context, l DeploymentLister, a *load.LoadedApp, env, id string) (*api.Deployment, error) {
 	n, _ := strconv.ParseInt(id, 10, 64)
 	deps, err := l.DeploymentsIn(ctx, a.Project, a.Spec.Name, env, 0)
 	if err != nil {

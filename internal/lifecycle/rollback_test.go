@@ -19,6 +19,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/gitrepo"
 	"github.com/fleetwright/fleetwright/internal/gitrepo/gittest"
@@ -406,7 +407,7 @@ func TestWebhookHistoryAndRollback(t *testing.T) {
 			Kind: "Kustomization", Namespace: "flux-system", Name: "shop-api-server",
 			Severity: "info", Reason: "ReconciliationSucceeded", Message: "Applied revision " + fleetRev,
 			Revision: fleetRev, Controller: "kustomize-controller",
-			Project: "shop", App: "api", Component: "server", SpecRevision: specRev,
+			App: layout.AppRef{Project: "shop", Name: "api"}, Component: "server", SpecRevision: specRev,
 			Health: store.HealthHealthy, Body: []byte(`{}`),
 		}
 	}

@@ -6,7 +6,7 @@ import (
 	"path"
 	"strings"
 
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 	"github.com/fleetwright/fleetwright/internal/specedit"
 	"github.com/fleetwright/fleetwright/internal/template"
 )
@@ -48,7 +48,7 @@ func CaptureTemplate(ctx context.Context, o Options, c Capture) (*Change, *templ
 	if a.Spec.Template != nil {
 		return nil, nil, refuse("%s already uses template %s", a.Ref(), a.Spec.Template.Name)
 	}
-	dir := spec.TemplateDir(c.Name)
+	dir := load.TemplateDir(c.Name)
 	if !c.Force {
 		for _, n := range template.FileNames {
 			if w.exists(path.Join(dir, n)) {

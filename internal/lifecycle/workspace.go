@@ -11,8 +11,10 @@ import (
 
 	"github.com/fleetwright/fleetwright/internal/cli"
 	"github.com/fleetwright/fleetwright/internal/exports"
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/hint"
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
+	"github.com/fleetwright/fleetwright/internal/spec/validate"
 	"github.com/fleetwright/fleetwright/internal/specedit"
 	"github.com/fleetwright/fleetwright/internal/template"
 )
@@ -21,10 +23,10 @@ import (
 type workspace struct {
 	root   string // as shown to the user
 	abs    string
-	loader *spec.Loader
+	loader *load.Loader
 	files  map[string][]byte // platform, spec and template files by slash path
-	repo   *spec.Repo
-	ps     spec.Problems
+	repo   *load.Repo
+	ps     load.Problems
 }
 
 func openWorkspace(dir string) (*workspace, error) {
@@ -36,11 +38,11 @@ func openWorkspace(dir string) (*workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	files, err := spec.ReadFiles(os.DirFS(abs))
+	files, err := load.ReadFiles(os.DirFS(abs))
 	if err != nil {
 		return nil, err
 	}
-	loader, err := spec.NewLoader(exports.Catalog{}, root)
+	loader, err := validate.NewLoader(exports.Catalog{}, root)
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +66,7 @@ func (w *workspace) exists(p string) bool {
 }
 
 // openApp opens the apps repository and finds the app o.App names.
-func openApp(o Options) (*workspace, *spec.LoadedApp, error) {
+func openApp(o Options) (*workspace, *load.LoadedApp, error) {
 	w, err := openWorkspace(o.repo())
 	if err != nil {
 		return nil, nil, err
@@ -84,29 +86,17 @@ func openApp(o Options) (*workspace, *spec.LoadedApp, error) {
 
 // findApp resolves APP, PROJECT/APP or CLUSTER/PROJECT/APP among the
 // apps of cluster (every cluster's when it is empty).
-func (w *workspace) findApp(addr, cluster string) (*spec.LoadedApp, error) {
-	parts := strings.Split(addr, "/")
-	if len(parts) > 3 || slices.Contains(parts, "") {
-		return nil, fmt.Errorf("%q is not an app: write APP, PROJECT/APP or CLUSTER/PROJECT/APP", addr)
+func (w *workspace) findApp(addr, cluster string) (*load.LoadedApp, error) {
+	match, named, err := appMatcher(addr)
+	if err != nil {
+		return nil, err
 	}
-	if len(parts) == 3 && cluster != "" && parts[0] != cluster {
-		return nil, refuse("%q names cluster %s, but the environment's cluster is %s", addr, parts[0], cluster)
+	if named.Cluster != "" && cluster != "" && named.Cluster != cluster {
+		return nil, refuse("%q names cluster %s, but the environment's cluster is %s", addr, named.Cluster, cluster)
 	}
-	var found []*spec.LoadedApp
+	var found []*load.LoadedApp
 	for _, a := range w.repo.Apps {
-		if cluster != "" && a.Cluster != cluster {
-			continue
-		}
-		ok := false
-		switch len(parts) {
-		case 1:
-			ok = a.Spec.Name == parts[0]
-		case 2:
-			ok = a.Project == parts[0] && a.Spec.Name == parts[1]
-		case 3:
-			ok = a.Cluster == parts[0] && a.Project == parts[1] && a.Spec.Name == parts[2]
-		}
-		if ok {
+		if (cluster == "" || a.Cluster == cluster) && match(a) {
 			found = append(found, a)
 		}
 	}
@@ -118,7 +108,7 @@ func (w *workspace) findApp(addr, cluster string) (*spec.LoadedApp, error) {
 		if cluster != "" {
 			msg = fmt.Sprintf("no app %q in cluster %s in %s", addr, cluster, w.root)
 		}
-		if sug := closest(parts[len(parts)-1], w.repo.Apps); sug != "" {
+		if sug := closest(named.Name, w.repo.Apps); sug != "" {
 			msg += fmt.Sprintf("; did you mean %q?", sug)
 		} else if len(w.repo.Apps) == 0 {
 			msg += " (it has no apps)"
@@ -132,7 +122,29 @@ func (w *workspace) findApp(addr, cluster string) (*spec.LoadedApp, error) {
 	return nil, fmt.Errorf("%q names %d apps (%s); write PROJECT/APP or CLUSTER/PROJECT/APP", addr, len(found), strings.Join(keys, ", "))
 }
 
-func closest(name string, apps []*spec.LoadedApp) string {
+// appMatcher reads APP, PROJECT/APP (layout.ParseRef) or
+// CLUSTER/PROJECT/APP (layout.ParseKey): which apps match it, and as much
+// of the app as it names.
+func appMatcher(addr string) (match func(*load.LoadedApp) bool, named layout.App, err error) {
+	switch strings.Count(addr, "/") {
+	case 0:
+		if addr != "" {
+			named.Name = addr
+			return func(a *load.LoadedApp) bool { return a.Spec.Name == addr }, named, nil
+		}
+	case 1:
+		if named.AppRef, err = layout.ParseRef(addr); err == nil {
+			return func(a *load.LoadedApp) bool { return a.App().AppRef == named.AppRef }, named, nil
+		}
+	case 2:
+		if named, err = layout.ParseKey(addr); err == nil {
+			return func(a *load.LoadedApp) bool { return a.App() == named }, named, nil
+		}
+	}
+	return nil, layout.App{}, fmt.Errorf("%q is not an app: write APP, PROJECT/APP or CLUSTER/PROJECT/APP", addr)
+}
+
+func closest(name string, apps []*load.LoadedApp) string {
 	best, bestD := "", len(name)/2+1
 	for _, a := range apps {
 		if d := hint.Distance(name, a.Spec.Name); d < bestD {
@@ -143,7 +155,7 @@ func closest(name string, apps []*spec.LoadedApp) string {
 }
 
 // editDoc parses an app's spec file for editing.
-func (w *workspace) editDoc(a *spec.LoadedApp) (*specedit.Doc, error) {
+func (w *workspace) editDoc(a *load.LoadedApp) (*specedit.Doc, error) {
 	data, ok := w.files[a.File]
 	if !ok {
 		return nil, fmt.Errorf("%s: not read", a.File)
@@ -158,7 +170,7 @@ func (w *workspace) editDoc(a *spec.LoadedApp) (*specedit.Doc, error) {
 // template parses the template called name from the workspace's files.
 func (w *workspace) template(name string) (*template.Template, error) {
 	for _, n := range template.FileNames {
-		p := path.Join(spec.TemplateDir(name), n)
+		p := path.Join(load.TemplateDir(name), n)
 		if b, ok := w.files[p]; ok {
 			t, err := template.Parse(w.display(p), b)
 			if err != nil {
@@ -175,11 +187,11 @@ func isLoaded(p string) bool {
 	base := path.Base(p)
 	switch {
 	case strings.HasPrefix(p, "apps/"):
-		return slices.Contains(spec.SpecFileNames, base)
+		return slices.Contains(load.SpecFileNames, base)
 	case strings.HasPrefix(p, template.Dir+"/"):
 		return slices.Contains(template.FileNames, base) && strings.Count(p, "/") == 2
 	}
-	return slices.Contains(spec.PlatformFileNames, p)
+	return slices.Contains(load.PlatformFileNames, p)
 }
 
 func under(p, prefix string) bool { return p == prefix || strings.HasPrefix(p, prefix+"/") }

@@ -104,7 +104,7 @@ func (p *Prober) artifactStatuses(ctx context.Context, ks []*kustomizev1.Kustomi
 			// OCIRepository together: the source went after the
 			// Kustomizations were listed.
 			out = append(out, ComponentStatus{
-				Component: ComponentOf(k, t.Project, t.App), Kind: kustomizev1.KustomizationKind, Name: k.Name,
+				Component: ComponentOf(k, t.App), Kind: kustomizev1.KustomizationKind, Name: k.Name,
 				State: StateGone, Message: "being deleted, with its OCIRepository", Revision: k.Status.LastAppliedRevision,
 			})
 			continue
@@ -241,7 +241,7 @@ func (l *projectLink) wait() *verdict {
 func artifactStatus(k *kustomizev1.Kustomization, o *sourcev1.OCIRepository, oErr error, applier *kustomizev1.Kustomization, applierErr error, link *projectLink, t Target) ComponentStatus {
 	key, _ := SourceOf(k)
 	s := ComponentStatus{
-		Component: ComponentOf(k, t.Project, t.App), Kind: kustomizev1.KustomizationKind, Name: k.Name,
+		Component: ComponentOf(k, t.App), Kind: kustomizev1.KustomizationKind, Name: k.Name,
 		Revision: k.Status.LastAppliedRevision, Source: sourcev1.OCIRepositoryKind + "/" + key.Name,
 	}
 	oci := fmt.Sprintf("OCIRepository %s", key)

@@ -285,7 +285,7 @@ func TestSyncOCIRepository(t *testing.T) {
 			}
 			tc.app(t, k)
 			p := &Prober{Client: c}
-			chk, timeout := p.Sync(t.Context(), Target{Project: "shop", App: "api", Revision: rev, FluxNamespace: fluxNS, Artifacts: tc.artifacts})
+			chk, timeout := p.Sync(t.Context(), Target{App: layout.AppRef{Project: "shop", Name: "api"}, Revision: rev, FluxNamespace: fluxNS, Artifacts: tc.artifacts})
 			msgPart := strings.ReplaceAll(tc.msgPart, "%s", fluxNS)
 			if chk.State != tc.state || !strings.Contains(chk.Message, msgPart) {
 				t.Errorf("sync = %s %q, want %s containing %q", chk.State, chk.Message, tc.state, msgPart)
@@ -372,7 +372,7 @@ func TestSyncSourcePrunedWithItsKustomization(t *testing.T) {
 		}
 	})
 	p := &Prober{Client: staleList{Client: c, list: before}}
-	chk, _ := p.Sync(t.Context(), Target{Project: "shop", App: "api", Revision: rev, FluxNamespace: fluxNS})
+	chk, _ := p.Sync(t.Context(), Target{App: layout.AppRef{Project: "shop", Name: "api"}, Revision: rev, FluxNamespace: fluxNS})
 	if len(chk.Components) != 1 || chk.Components[0].State != StateGone || !strings.Contains(chk.Components[0].Message, "being deleted") {
 		t.Errorf("sync = %s %q, components %+v; want the component gone", chk.State, chk.Message, chk.Components)
 	}

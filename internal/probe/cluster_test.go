@@ -116,7 +116,7 @@ func TestSyncAgainstAPIServer(t *testing.T) {
 			kustomization(t, c, fluxNS, "shop", "cart", "web", time.Minute)
 			tc.status(t, k)
 			p := &Prober{Client: c}
-			chk, timeout := p.Sync(t.Context(), Target{Project: "shop", App: "api", Revision: rev, FluxNamespace: fluxNS})
+			chk, timeout := p.Sync(t.Context(), Target{App: layout.AppRef{Project: "shop", Name: "api"}, Revision: rev, FluxNamespace: fluxNS})
 			if chk.State != tc.state || !strings.Contains(chk.Message, tc.msgPart) {
 				t.Errorf("sync = %s %q, want %s containing %q", chk.State, chk.Message, tc.state, tc.msgPart)
 			}
@@ -132,7 +132,7 @@ func TestSyncAgainstAPIServer(t *testing.T) {
 		t.Parallel()
 		p := &Prober{Client: c}
 		fluxNS := env.Namespace(t)
-		chk, _ := p.Sync(t.Context(), Target{Project: "shop", App: "api", Revision: rev, FluxNamespace: fluxNS})
+		chk, _ := p.Sync(t.Context(), Target{App: layout.AppRef{Project: "shop", Name: "api"}, Revision: rev, FluxNamespace: fluxNS})
 		if want := "no Flux Kustomization of shop/api in shop or " + fluxNS; chk.State != StateGone || chk.Message != want {
 			t.Errorf("sync = %s %q, want gone %q", chk.State, chk.Message, want)
 		}
@@ -273,7 +273,7 @@ func TestSyncAppliedBy(t *testing.T) {
 			}
 			tc.app(t, appliedBy(t, c, fluxNS, appRoot, tc.source, tc.annotations))
 			p := &Prober{Client: c}
-			chk, _ := p.Sync(t.Context(), Target{Project: "shop", App: "api", Revision: rev, FluxNamespace: fluxNS})
+			chk, _ := p.Sync(t.Context(), Target{App: layout.AppRef{Project: "shop", Name: "api"}, Revision: rev, FluxNamespace: fluxNS})
 			msgPart := strings.ReplaceAll(tc.msgPart, "%s", fluxNS)
 			if chk.State != tc.state || !strings.Contains(chk.Message, msgPart) {
 				t.Errorf("sync = %s %q, want %s containing %q", chk.State, chk.Message, tc.state, msgPart)
@@ -325,7 +325,7 @@ func TestSyncGone(t *testing.T) {
 			fluxNS := env.Namespace(t)
 			tc.setup(t, fluxNS)
 			p := &Prober{Client: c}
-			chk, _ := p.Sync(t.Context(), Target{Project: "shop", App: "api", Revision: rev, FluxNamespace: fluxNS})
+			chk, _ := p.Sync(t.Context(), Target{App: layout.AppRef{Project: "shop", Name: "api"}, Revision: rev, FluxNamespace: fluxNS})
 			if chk.State != tc.state || !strings.Contains(chk.Message, tc.msgPart) {
 				t.Errorf("sync = %s %q, want %s containing %q", chk.State, chk.Message, tc.state, tc.msgPart)
 			}
@@ -471,7 +471,7 @@ func TestReadinessAgainstAPIServer(t *testing.T) {
 			// Another app in the namespace is not looked at.
 			deployment(t, c, ns, ns, "other", "web", 3)
 			p := &Prober{Client: c}
-			chk, paused := p.Readiness(t.Context(), Target{Project: ns, App: "api", Revision: rev})
+			chk, paused := p.Readiness(t.Context(), Target{App: layout.AppRef{Project: ns, Name: "api"}, Revision: rev})
 			if chk.State != tc.state || paused != tc.paused || !strings.Contains(chk.Message, tc.msgPart) {
 				t.Errorf("readiness = %s %q paused=%v, want %s containing %q paused=%v", chk.State, chk.Message, paused, tc.state, tc.msgPart, tc.paused)
 			}
@@ -517,7 +517,7 @@ func TestReachabilityAgainstAPIServer(t *testing.T) {
 	host := "api." + ns + ".example.test"
 	ts := serveTLS(t, leaf(t, &ca, host, now.Add(-24*time.Hour), now.Add(60*24*time.Hour)))
 	p := &Prober{Client: env.Client, AllowPrivate: true, Dial: dialTo(ts.Listener.Addr().String()), RootCAs: ca.pool, Clock: fixedClock{now}}
-	target := Target{Project: ns, App: "api", Revision: rev}
+	target := Target{App: layout.AppRef{Project: ns, Name: "api"}, Revision: rev}
 
 	chk, live := p.Reachability(t.Context(), target)
 	if chk.State != StateSkipped || live != "" {
@@ -566,7 +566,7 @@ func TestReachabilityProbesOnlyRenderedIngresses(t *testing.T) {
 	if err := env.Client.Create(t.Context(), ing); err != nil {
 		t.Fatal(err)
 	}
-	chk, live := p.Reachability(t.Context(), Target{Project: ns, App: "api", Revision: rev})
+	chk, live := p.Reachability(t.Context(), Target{App: layout.AppRef{Project: ns, Name: "api"}, Revision: rev})
 	if chk.State != StateSkipped || live != "" || len(chk.Endpoints) != 0 {
 		t.Errorf("reachability = %+v %q, want skipped: the Ingress is not render's", chk, live)
 	}

@@ -3,6 +3,8 @@ package probe
 import (
 	"context"
 	"time"
+
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 )
 
 // State is the state of a check, or of one item of a check.
@@ -113,10 +115,10 @@ type TLSInfo struct {
 
 // Target names the deployment to check.
 type Target struct {
-	Project  string
-	App      string
+	App      layout.AppRef
 	Revision string
-	// Namespace of the app's workloads; default ProjectNamespace(Project).
+	// Namespace of the app's workloads; default ProjectNamespace of the
+	// app's project.
 	Namespace string
 	// FluxNamespace holds the Flux Kustomizations of apps that do not
 	// have them in their project's namespace; default flux-system.
@@ -133,7 +135,7 @@ func (t Target) namespace() string {
 	if t.Namespace != "" {
 		return t.Namespace
 	}
-	return ProjectNamespace(t.Project)
+	return ProjectNamespace(t.App.Project)
 }
 
 // ProjectNamespace is the namespace of a project's workloads (and, where

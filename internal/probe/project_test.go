@@ -60,7 +60,7 @@ func (s *scene) synced(t *testing.T, rev string) {
 func (s *scene) sync(t *testing.T, artifacts map[string]string) Check {
 	t.Helper()
 	p := &Prober{Client: s.c}
-	chk, _ := p.Sync(t.Context(), Target{Project: "shop", App: "api", Revision: rev, FluxNamespace: s.ns, Artifacts: artifacts})
+	chk, _ := p.Sync(t.Context(), Target{App: layout.AppRef{Project: "shop", Name: "api"}, Revision: rev, FluxNamespace: s.ns, Artifacts: artifacts})
 	if len(chk.Components) != 1 {
 		t.Fatalf("components = %+v", chk.Components)
 	}
@@ -326,7 +326,7 @@ func TestSyncWhileMovingToProjectSources(t *testing.T) {
 	}
 	setKustomizationStatus(t, s.c, s.root, rev2, rev2, fleettest.Applied(rev2))
 	p := &Prober{Client: s.c}
-	target := Target{Project: "shop", App: "api", Revision: rev2, FluxNamespace: s.ns}
+	target := Target{App: layout.AppRef{Project: "shop", Name: "api"}, Revision: rev2, FluxNamespace: s.ns}
 	if chk, _ := p.Sync(t.Context(), target); chk.State != StatePassed {
 		t.Errorf("step two, objects still the root's: sync = %s %q, want passed", chk.State, chk.Message)
 	}
@@ -400,7 +400,7 @@ func BenchmarkSyncProjectSource(b *testing.B) {
 			}
 			fleettest.Synced(b, c, objs.Sources["shop-api-web"], objs.Kustomizations["shop-api-web"])
 			p := &Prober{Client: c}
-			target := Target{Project: "shop", App: "api", Revision: rev, FluxNamespace: ns}
+			target := Target{App: layout.AppRef{Project: "shop", Name: "api"}, Revision: rev, FluxNamespace: ns}
 			for b.Loop() {
 				if chk, _ := p.Sync(b.Context(), target); chk.State != StatePassed {
 					b.Fatalf("sync = %s %q", chk.State, chk.Message)

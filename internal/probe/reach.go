@@ -139,7 +139,7 @@ func (p *Prober) Reachability(ctx context.Context, t Target) (Check, string) {
 	var list networkingv1.IngressList
 	// Only the Ingresses render wrote: anyone who can create an Ingress in
 	// the namespace must not aim the probes elsewhere.
-	sel := AppSelector(t.Project, t.App)
+	sel := AppSelector(t.App)
 	sel[layout.LabelManagedBy] = layout.ManagedBy
 	if err := p.Client.List(ctx, &list, client.InNamespace(t.namespace()), sel); err != nil {
 		c.State, c.Message = StateProgressing, fmt.Sprintf("listing Ingresses: %v", err)

@@ -17,8 +17,8 @@ import (
 const ProgressDeadlineExceeded = "ProgressDeadlineExceeded"
 
 // AppSelector selects the Kubernetes objects rendered for an app.
-func AppSelector(project, app string) client.MatchingLabels {
-	return client.MatchingLabels{layout.LabelApp: app, layout.LabelProject: project}
+func AppSelector(app layout.AppRef) client.MatchingLabels {
+	return client.MatchingLabels{layout.LabelApp: app.Name, layout.LabelProject: app.Project}
 }
 
 // Readiness checks every Deployment and StatefulSet of the app by kstatus
@@ -31,12 +31,12 @@ func (p *Prober) Readiness(ctx context.Context, t Target) (Check, bool) {
 		return c, false
 	}
 	var list appsv1.DeploymentList
-	if err := p.Client.List(ctx, &list, client.InNamespace(t.namespace()), AppSelector(t.Project, t.App)); err != nil {
+	if err := p.Client.List(ctx, &list, client.InNamespace(t.namespace()), AppSelector(t.App)); err != nil {
 		c.State, c.Message = StateProgressing, fmt.Sprintf("listing Deployments: %v", err)
 		return c, false
 	}
 	var sets appsv1.StatefulSetList
-	if err := p.Client.List(ctx, &sets, client.InNamespace(t.namespace()), AppSelector(t.Project, t.App)); err != nil {
+	if err := p.Client.List(ctx, &sets, client.InNamespace(t.namespace()), AppSelector(t.App)); err != nil {
 		c.State, c.Message = StateProgressing, fmt.Sprintf("listing StatefulSets: %v", err)
 		return c, false
 	}

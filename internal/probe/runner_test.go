@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 )
 
 // scripted answers each check from a list of states, repeating the last.
@@ -87,7 +89,7 @@ func TestRunnerRun(t *testing.T) {
 			r := NewRunner(RunnerOptions{Backoff: Backoff{Initial: time.Millisecond, Max: 4 * time.Millisecond}})
 			var reports atomic.Int32
 			c := &scripted{states: tc.script, paused: tc.paused}
-			res, err := r.Run(t.Context(), c, Target{Project: "p", App: "a"}, time.Now(), tc.timeout, nil, func(Result) { reports.Add(1) })
+			res, err := r.Run(t.Context(), c, Target{App: layout.AppRef{Project: "p", Name: "a"}}, time.Now(), tc.timeout, nil, func(Result) { reports.Add(1) })
 			if err != nil {
 				t.Fatal(err)
 			}

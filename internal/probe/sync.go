@@ -27,21 +27,21 @@ var terminalReasons = []string{meta.BuildFailedReason, meta.HealthCheckFailedRea
 // belongsTo reports whether a Flux object's labels or annotations name the app.
 func belongsTo(o client.Object, t Target) bool {
 	l, a := o.GetLabels(), o.GetAnnotations()
-	if l[layout.LabelApp] == t.App && l[layout.LabelProject] == t.Project {
+	if l[layout.LabelApp] == t.App.Name && l[layout.LabelProject] == t.App.Project {
 		return true
 	}
-	return a[layout.EventAnnotationPrefix+layout.EventApp] == t.App && a[layout.EventAnnotationPrefix+layout.EventProject] == t.Project
+	return a[layout.EventAnnotationPrefix+layout.EventApp] == t.App.Name && a[layout.EventAnnotationPrefix+layout.EventProject] == t.App.Project
 }
 
 // ComponentOf returns the component a Flux object of the app stands for.
-func ComponentOf(o client.Object, project, app string) string {
+func ComponentOf(o client.Object, app layout.AppRef) string {
 	if c := o.GetLabels()[layout.LabelComponent]; c != "" {
 		return c
 	}
 	if c := o.GetAnnotations()[layout.EventAnnotationPrefix+layout.EventComponent]; c != "" {
 		return c
 	}
-	return strings.TrimPrefix(o.GetName(), project+"-"+app+"-")
+	return strings.TrimPrefix(o.GetName(), layout.ComponentFluxName(app.Project, app.Name, ""))
 }
 
 // Sync checks that every Flux Kustomization of the app is Ready and has
@@ -103,7 +103,7 @@ func (p *Prober) Sync(ctx context.Context, t Target) (Check, time.Duration) {
 		if k.DeletionTimestamp != nil {
 			deleting = append(deleting, k.Name)
 			c.Components = append(c.Components, ComponentStatus{
-				Component: ComponentOf(k, t.Project, t.App), Kind: kustomizev1.KustomizationKind, Name: k.Name,
+				Component: ComponentOf(k, t.App), Kind: kustomizev1.KustomizationKind, Name: k.Name,
 				State: StateGone, Message: "being deleted", Revision: k.Status.LastAppliedRevision,
 			})
 			continue
@@ -129,12 +129,12 @@ func (p *Prober) Sync(ctx context.Context, t Target) (Check, time.Duration) {
 	switch {
 	case len(c.Components) == 0:
 		c.State = StateGone
-		c.Message = fmt.Sprintf("no Flux Kustomization of %s/%s in %s", t.Project, t.App, strings.Join(t.kustomizationNamespaces(), " or "))
+		c.Message = fmt.Sprintf("no Flux Kustomization of %s in %s", t.App.Ref(), strings.Join(t.kustomizationNamespaces(), " or "))
 		return c, 0
 	case len(deleting) == len(c.Components):
 		slices.Sort(deleting)
 		c.State = StateGone
-		c.Message = fmt.Sprintf("every Flux Kustomization of %s/%s is being deleted: %s", t.Project, t.App, strings.Join(deleting, ", "))
+		c.Message = fmt.Sprintf("every Flux Kustomization of %s is being deleted: %s", t.App.Ref(), strings.Join(deleting, ", "))
 		return c, timeout
 	}
 	c.State, c.Message = rollup(c.Components, "Kustomizations")
@@ -221,7 +221,7 @@ func AppliedRevision(k *kustomizev1.Kustomization) string {
 
 func kustomizationStatus(k *kustomizev1.Kustomization, t Target) ComponentStatus {
 	s := ComponentStatus{
-		Component: ComponentOf(k, t.Project, t.App), Kind: kustomizev1.KustomizationKind, Name: k.Name,
+		Component: ComponentOf(k, t.App), Kind: kustomizev1.KustomizationKind, Name: k.Name,
 		Revision: k.Status.LastAppliedRevision,
 	}
 	s.State, s.Message = judgeKustomization(k, t.Revision, "")

@@ -11,6 +11,7 @@ import (
 	"github.com/fleetwright/fleetwright/internal/build"
 	"github.com/fleetwright/fleetwright/internal/diag"
 	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 )
 
 // buildLimits turns platform.yaml's build.limits into the builder's.
@@ -42,7 +43,7 @@ func buildLimits(l *spec.BuildLimits) (build.Limits, error) {
 // the component's project, at the RUN's line. The builder refuses such a
 // mount too; this says so before anything is built. root is the apps
 // repository's folder.
-func checkBuildSecrets(root string, repo *spec.Repo) spec.Problems {
+func checkBuildSecrets(root string, repo *load.Repo) load.Problems {
 	allowed := map[string][]string{}
 	if repo.Platform.Build != nil {
 		for _, s := range repo.Platform.Build.Secrets {
@@ -52,7 +53,7 @@ func checkBuildSecrets(root string, repo *spec.Repo) spec.Problems {
 	if len(allowed) == 0 {
 		return nil
 	}
-	var ps spec.Problems
+	var ps load.Problems
 	seen := map[string]bool{}
 	for _, a := range repo.Apps {
 		for _, c := range a.Spec.Components {
@@ -87,7 +88,7 @@ func checkBuildSecrets(root string, repo *spec.Repo) spec.Problems {
 				if len(projects) > 0 {
 					who = "gives it to " + strings.Join(projects, ", ") + " only"
 				}
-				ps = append(ps, &diag.Diagnostic{File: rel, Line: u.Line, Column: 1, Severity: spec.SeverityError,
+				ps = append(ps, &diag.Diagnostic{File: rel, Line: u.Line, Column: 1, Severity: diag.Error,
 					Message: fmt.Sprintf("RUN mounts secret %q, which project %s may not mount: platform.yaml build.secrets[].projects %s", u.ID, a.Project, who)})
 			}
 		}

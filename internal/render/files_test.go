@@ -8,7 +8,7 @@ import (
 	"github.com/fleetwright/fleetwright/internal/gitrepo/gittest"
 	"github.com/fleetwright/fleetwright/internal/golden"
 	"github.com/fleetwright/fleetwright/internal/render"
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 )
 
 // A config file's from is read from a Git ref as from the folder: the
@@ -34,7 +34,7 @@ func TestFilesFromAGitRef(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer g.Close()
-	load := func(src render.Source) *spec.LoadedApp {
+	loadApp := func(src render.Source) *load.LoadedApp {
 		t.Helper()
 		repo, ps, err := render.Load(t.Context(), src)
 		if err != nil || ps.HasErrors() {
@@ -42,20 +42,20 @@ func TestFilesFromAGitRef(t *testing.T) {
 		}
 		return repo.Apps[0]
 	}
-	contents := func(a *spec.LoadedApp) [2]string {
+	contents := func(a *load.LoadedApp) [2]string {
 		f := a.Spec.Components[0].WorkloadSpec.Files
 		return [2]string{*f[0].Content, *f[1].Content}
 	}
-	first := load(g.At("HEAD"))
+	first := loadApp(g.At("HEAD"))
 	if got, want := contents(first), [2]string{"worker_processes 1;\n", "types {}\n"}; got != want {
 		t.Errorf("from Git: %q, want %q", got, want)
 	}
-	if got := contents(load(render.Dir(root))); got != contents(first) {
+	if got := contents(loadApp(render.Dir(root))); got != contents(first) {
 		t.Errorf("the folder reads %q, Git %q", got, contents(first))
 	}
 	golden.WriteFiles(t, root, map[string]string{"apps/shop/web/config/nginx.conf": "worker_processes 2;\n"})
 	commit(t, top)
-	second := load(g.At("HEAD"))
+	second := loadApp(g.At("HEAD"))
 	s1, _ := first.Doc.Sum()
 	s2, _ := second.Doc.Sum()
 	if s1 == s2 {

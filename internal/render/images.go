@@ -18,6 +18,7 @@ import (
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/registry"
 	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 )
 
 // An ImageSource resolves the image each workload of a valid repository
@@ -28,7 +29,7 @@ type ImageSource interface {
 
 // ImageInput is what an ImageSource works on.
 type ImageInput struct {
-	Repo     *spec.Repo
+	Repo     *load.Repo
 	Source   Source
 	Progress Progress     // never nil when Render calls
 	Logger   *slog.Logger // never nil when Render calls
@@ -59,11 +60,11 @@ type workloads struct {
 
 type builtWorkload struct {
 	node string
-	app  *spec.LoadedApp
+	app  *load.LoadedApp
 	comp string
 }
 
-func collect(repo *spec.Repo) workloads {
+func collect(repo *load.Repo) workloads {
 	ws := workloads{byImage: map[string][]string{}}
 	for _, a := range repo.Apps {
 		for _, c := range a.Spec.Components {
@@ -71,7 +72,7 @@ func collect(repo *spec.Repo) workloads {
 			if w == nil {
 				continue
 			}
-			node := spec.NodeID(a, c.Name)
+			node := load.NodeID(a, c.Name)
 			if built(w) {
 				ws.built = append(ws.built, builtWorkload{node, a, c.Name})
 			} else {
@@ -279,7 +280,7 @@ func (b BuildAndPin) build(ctx context.Context, in ImageInput, ws workloads, ima
 
 // buildLevels orders jobs as the graph orders their nodes, a level at a
 // time, leaving out levels without builds.
-func buildLevels(repo *spec.Repo, jobs map[string]build.Job) ([][]build.Job, error) {
+func buildLevels(repo *load.Repo, jobs map[string]build.Job) ([][]build.Job, error) {
 	all, err := repo.Graph.Levels()
 	if err != nil {
 		return nil, err
@@ -360,10 +361,10 @@ func notBuilt(images []string, why string) string {
 
 // componentPos is file:line:col of component comp's build settings in its
 // app spec (or of the component when it has none).
-func componentPos(a *spec.LoadedApp, comp string) string {
+func componentPos(a *load.LoadedApp, comp string) string {
 	for i, c := range a.Spec.Components {
 		if c.Name == comp && a.Doc != nil {
-			p := a.Doc.Pos(spec.Path{"components", i, "workload_spec", "build"})
+			p := a.Doc.Pos(load.Path{"components", i, "workload_spec", "build"})
 			return fmt.Sprintf("%s:%d:%d", a.File, p.Line, p.Col)
 		}
 	}
@@ -382,7 +383,7 @@ func builtRepo(plat *spec.Platform, name string) string {
 // buildRequest is the build of component comp of app a as render runs it,
 // with the apps repository's files under root: its name, context,
 // Dockerfile, arguments, target, platforms and mode.
-func buildRequest(a *spec.LoadedApp, comp string, plat *spec.Platform, root string) build.Request {
+func buildRequest(a *load.LoadedApp, comp string, plat *spec.Platform, root string) build.Request {
 	w := a.Component(comp).WorkloadSpec
 	req := build.Request{
 		Name:      a.Project + "/" + layout.ObjectName(a.Spec.Name, comp),
@@ -450,7 +451,7 @@ func (f FleetImages) Images(_ context.Context, in ImageInput) (Images, error) {
 				want = builtRepo(&repo.Platform, a.Project+"/"+name)
 			}
 			if imageMatches(want, got, built(w)) {
-				images[spec.NodeID(a, c.Name)] = got
+				images[load.NodeID(a, c.Name)] = got
 			}
 		}
 	}

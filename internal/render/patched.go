@@ -16,6 +16,8 @@ import (
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/kbuild"
 	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
+	"github.com/fleetwright/fleetwright/internal/spec/validate"
 	"github.com/fleetwright/fleetwright/internal/tenancy"
 )
 
@@ -26,8 +28,8 @@ import (
 // after, the same objects, no forbidden kind, no pod beyond the project's
 // Pod Security, no Ingress host the app does not own. Each problem is at
 // the patch's line.
-func CheckPatches(repo *spec.Repo) spec.Problems {
-	var ps spec.Problems
+func CheckPatches(repo *load.Repo) load.Problems {
+	var ps load.Problems
 	var comps *generate.Components
 	var hosts map[string]*tenancy.Hosts
 	for _, a := range repo.Apps {
@@ -38,10 +40,10 @@ func CheckPatches(repo *spec.Repo) spec.Problems {
 			}
 			if comps == nil {
 				comps = generate.NewComponents(repo, generate.Options{Platform: &repo.Platform})
-				hosts = repo.HostRegistry()
+				hosts = validate.HostRegistry(repo)
 			}
 			h := hosts[a.Cluster]
-			t := tenancy.Tenant{Project: a.Project, App: a.Spec.Name, PodSecurity: repo.Platform.PodSecurityFor(a.Project),
+			t := tenancy.Tenant{App: a.App().AppRef, PodSecurity: repo.Platform.PodSecurityFor(a.Project),
 				Hosts: func(host string) (bool, string) {
 					if h == nil {
 						return false, ""
@@ -55,9 +57,9 @@ func CheckPatches(repo *spec.Repo) spec.Problems {
 }
 
 // checkComponent checks the patches of component i of app a.
-func checkComponent(comps *generate.Components, a *spec.LoadedApp, i int, t tenancy.Tenant, ps *spec.Problems) {
+func checkComponent(comps *generate.Components, a *load.LoadedApp, i int, t tenancy.Tenant, ps *load.Problems) {
 	c := &a.Spec.Components[i]
-	at := spec.Path{"components", i, "workload_spec", "patches"}
+	at := load.Path{"components", i, "workload_spec", "patches"}
 	dir, files, err := comps.Folder(a, c)
 	if err != nil {
 		ps.Add(a.Doc, at, "rendering the component to check its patches: %v", err)

@@ -5,13 +5,13 @@ import (
 
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/golden"
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 )
 
 // patchedRepo is an apps repository of one app whose web component (a
 // Deployment, its Service, Ingress and ConfigMap of files) has two
 // patches, a JSON 6902 one and a strategic merge one.
-func patchedRepo(b *testing.B) *spec.Repo {
+func patchedRepo(b *testing.B) *load.Repo {
 	dir := b.TempDir()
 	files := map[string]string{
 		"platform.yaml": "build: {pin: false}\npolicy: {pod_security: restricted}\n",

@@ -17,6 +17,7 @@ import (
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 	"github.com/fleetwright/fleetwright/internal/template"
 )
 
@@ -33,7 +34,7 @@ import (
 // sorted) whose folder, or the stack template they use, differs between
 // the merge base of base and head, and head: the apps a pull request from
 // head into base changes.
-func (r *GitRepo) ChangedApps(ctx context.Context, base, head string, repo *spec.Repo) ([]string, error) {
+func (r *GitRepo) ChangedApps(ctx context.Context, base, head string, repo *load.Repo) ([]string, error) {
 	mb, err := r.g.MergeBase(base, head)
 	if err != nil {
 		return nil, err
@@ -62,7 +63,7 @@ func (r *GitRepo) ChangedApps(ctx context.Context, base, head string, repo *spec
 	for _, a := range repo.Apps {
 		dirs := []string{path.Dir(a.File)}
 		if t := a.Spec.Template; t != nil {
-			dirs = append(dirs, spec.TemplateDir(t.Name))
+			dirs = append(dirs, load.TemplateDir(t.Name))
 		}
 		for _, dir := range dirs {
 			for d := range changedDirs {
@@ -194,7 +195,7 @@ func KeepPreviews(open map[int]*OpenPreview, drop map[int]bool) map[string][]byt
 
 // PreviewInput is what RenderPreview renders.
 type PreviewInput struct {
-	Preview *spec.Preview
+	Preview *load.Preview
 	// Head is the pull request's head commit: the spec revision of every
 	// Flux object, and the record's.
 	Head string
@@ -220,7 +221,7 @@ func RenderPreview(in PreviewInput) (*generate.Fleet, *generate.PreviewRecord, e
 	}
 	f, err := generate.RenderPreview(p, generate.Options{
 		Images:       images,
-		SpecRevision: func(*spec.LoadedApp) string { return in.Head },
+		SpecRevision: func(*load.LoadedApp) string { return in.Head },
 	})
 	if err != nil {
 		return nil, nil, err
@@ -261,7 +262,7 @@ func RenderPreview(in PreviewInput) (*generate.Fleet, *generate.PreviewRecord, e
 }
 
 // PreviewURLs are the https addresses of the preview's apps, by app.
-func PreviewURLs(p *spec.Preview) map[string][]string {
+func PreviewURLs(p *load.Preview) map[string][]string {
 	out := map[string][]string{}
 	for _, a := range p.Repo.Apps {
 		for i := range a.Spec.Components {
@@ -269,13 +270,13 @@ func PreviewURLs(p *spec.Preview) map[string][]string {
 			if c.WorkloadSpec == nil || c.WorkloadSpec.Ingress == nil || !c.WorkloadSpec.Ingress.Enabled {
 				continue
 			}
-			k := a.ProjectName() + "/" + a.Spec.Name
-			out[k] = append(out[k], "https://"+spec.IngressHost(a, c, &p.Repo.Platform))
+			k := layout.AppRef{Project: a.ProjectName(), Name: a.Spec.Name}.Ref()
+			out[k] = append(out[k], "https://"+load.IngressHost(a, c, &p.Repo.Platform))
 		}
 	}
 	// The app's own address first, then the others by name.
 	for _, a := range p.Repo.Apps {
-		k := a.ProjectName() + "/" + a.Spec.Name
+		k := layout.AppRef{Project: a.ProjectName(), Name: a.Spec.Name}.Ref()
 		main := "https://" + a.Spec.Name + "-" + a.Project + "." + p.Repo.Platform.AppsDomain
 		slices.SortFunc(out[k], func(x, y string) int {
 			switch {

@@ -16,6 +16,7 @@ import (
 	"github.com/fleetwright/fleetwright/internal/gitrepo/gittest"
 	"github.com/fleetwright/fleetwright/internal/render"
 	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 )
 
 func previewPlatform() *spec.Platform {
@@ -23,7 +24,7 @@ func previewPlatform() *spec.Platform {
 		Clusters: []spec.Cluster{{Name: "stage-eu"}},
 		Previews: &spec.Previews{Cluster: "stage-eu", AppsDomain: "preview.example.com", TTL: "24h", Max: 3},
 	}
-	spec.ApplyPlatformDefaults(p)
+	load.ApplyPlatformDefaults(p)
 	return p
 }
 

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 	"github.com/fleetwright/fleetwright/internal/template"
 )
 
@@ -27,9 +27,9 @@ func (s *AtRelease) Root() string { return s.Repo.root }
 
 // Load reads the repository at Ref and the apps' folders at their
 // revisions.
-func (s *AtRelease) Load(ctx context.Context, loader *spec.Loader) (*spec.Repo, spec.Problems, error) {
+func (s *AtRelease) Load(ctx context.Context, loader *load.Loader) (*load.Repo, load.Problems, error) {
 	base := &gitSource{r: s.Repo, ref: s.Ref}
-	files, modes, err := base.tree(ctx, append([]string{"apps", template.Dir}, spec.PlatformFileNames...))
+	files, modes, err := base.tree(ctx, append([]string{"apps", template.Dir}, load.PlatformFileNames...))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -61,7 +61,7 @@ func (s *AtRelease) Materialize(ctx context.Context, paths []string) (string, fu
 }
 
 // Revisions are the spec commits at Ref.
-func (s *AtRelease) Revisions(ctx context.Context, repo *spec.Repo) (func(*spec.LoadedApp) string, error) {
+func (s *AtRelease) Revisions(ctx context.Context, repo *load.Repo) (func(*load.LoadedApp) string, error) {
 	return (&gitSource{r: s.Repo, ref: s.Ref}).Revisions(ctx, repo)
 }
 
@@ -70,7 +70,7 @@ func (r *GitRepo) Resolve(ref string) (string, error) { return r.g.Resolve(ref) 
 
 // LoadRelease loads the apps repository at root as AtRelease reads it; an
 // invalid repository is an error.
-func LoadRelease(ctx context.Context, root, ref string, folders map[string]string) (*spec.Repo, error) {
+func LoadRelease(ctx context.Context, root, ref string, folders map[string]string) (*load.Repo, error) {
 	g, err := OpenGit(root)
 	if err != nil {
 		return nil, err

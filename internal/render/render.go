@@ -8,18 +8,19 @@ import (
 
 	"github.com/fleetwright/fleetwright/internal/exports"
 	"github.com/fleetwright/fleetwright/internal/generate"
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
+	"github.com/fleetwright/fleetwright/internal/spec/validate"
 )
 
 // NewLoader is the spec loader render uses: the exports catalog, and
 // problems naming files below root. It compiles the schemas: reuse it.
-func NewLoader(root string) (*spec.Loader, error) {
-	return spec.NewLoader(exports.Catalog{}, root)
+func NewLoader(root string) (*load.Loader, error) {
+	return validate.NewLoader(exports.Catalog{}, root)
 }
 
 // Load reads src and validates it: the repository is usable only when the
 // problems hold no error.
-func Load(ctx context.Context, src Source) (*spec.Repo, spec.Problems, error) {
+func Load(ctx context.Context, src Source) (*load.Repo, load.Problems, error) {
 	loader, err := NewLoader(src.Root())
 	if err != nil {
 		return nil, nil, err
@@ -61,10 +62,10 @@ type Options struct {
 
 // Result is what a render produced.
 type Result struct {
-	Repo *spec.Repo
+	Repo *load.Repo
 	// Problems of the specs, sorted; with an error among them nothing was
 	// generated.
-	Problems spec.Problems
+	Problems load.Problems
 	// Fleet is the generated fleet; nil when the specs are invalid.
 	Fleet *generate.Fleet
 	// Warnings are for the user, one line each, without "warning: ".
@@ -107,7 +108,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 
 // Render resolves the images of the valid repository repo (loaded from
 // opts.Source) and generates its fleet. Nothing is written anywhere.
-func Render(ctx context.Context, repo *spec.Repo, opts Options) (*Result, error) {
+func Render(ctx context.Context, repo *load.Repo, opts Options) (*Result, error) {
 	start := clock(opts.Now)()
 	log := opts.Logger
 	if log == nil {
@@ -167,7 +168,7 @@ func clock(now func() time.Time) func() time.Time {
 
 // summarize counts a repository's apps as their authors see them, one per
 // app.yaml, and their copies, one per environment each deploys to.
-func summarize(apps []*spec.LoadedApp) Summary {
+func summarize(apps []*load.LoadedApp) Summary {
 	files := map[string]bool{}
 	for _, a := range apps {
 		files[a.File] = true

@@ -6,7 +6,7 @@ import (
 
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/review"
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 )
 
 // ReviewOptions configure Review.
@@ -34,7 +34,7 @@ type ReviewResult struct {
 	// Comment is the review; nil when the head's specs are invalid.
 	Comment *review.Comment
 	// HeadProblems are the problems of the head's specs, sorted.
-	HeadProblems spec.Problems
+	HeadProblems load.Problems
 }
 
 // Review renders both revisions, each image that render builds named by
@@ -48,7 +48,7 @@ func Review(ctx context.Context, opts ReviewOptions) (*ReviewResult, error) {
 	// The head renders over the base's fleet, as render does over the
 	// fleet as it is (generate.Options.Previous): where the apps' Flux
 	// objects go depends on it.
-	side := func(src Source, prev map[string][]byte) (*spec.Repo, spec.Problems, map[string][]byte, error) {
+	side := func(src Source, prev map[string][]byte) (*load.Repo, load.Problems, map[string][]byte, error) {
 		repo, ps, err := src.Load(ctx, loader)
 		if err != nil || ps.HasErrors() {
 			return repo, ps, nil, err
@@ -112,7 +112,7 @@ func commitOf(src Source) string {
 // will render it: the apps whose folders it changes, from the merge base
 // of its two revisions (read from Git; nil for folders), and those they
 // reference.
-func reviewPreview(ctx context.Context, loader *spec.Loader, opts ReviewOptions, headRepo *spec.Repo) (*review.Preview, error) {
+func reviewPreview(ctx context.Context, loader *load.Loader, opts ReviewOptions, headRepo *load.Repo) (*review.Preview, error) {
 	b, okB := opts.Base.(*gitSource)
 	h, okH := opts.Head.(*gitSource)
 	if !okB || !okH || b.r != h.r {
@@ -133,7 +133,7 @@ func reviewPreview(ctx context.Context, loader *spec.Loader, opts ReviewOptions,
 
 // ReviewPreview is the preview p, with its apps' addresses, as the
 // review comment's Preview section tells it.
-func ReviewPreview(p *spec.Preview, urls map[string][]string) review.Preview {
+func ReviewPreview(p *load.Preview, urls map[string][]string) review.Preview {
 	out := review.Preview{PR: p.PR}
 	for _, a := range p.Apps {
 		out.Apps = append(out.Apps, review.PreviewApp{Name: a, URLs: urls[a]})

@@ -11,7 +11,7 @@ import (
 
 	"github.com/fleetwright/fleetwright/internal/gitrepo"
 	rev "github.com/fleetwright/fleetwright/internal/revision"
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 	"github.com/fleetwright/fleetwright/internal/template"
 )
 
@@ -23,14 +23,14 @@ type Source interface {
 	Root() string
 	// Load reads the platform file, the specs and the templates with
 	// loader, which validates them and orders their components.
-	Load(ctx context.Context, loader *spec.Loader) (*spec.Repo, spec.Problems, error)
+	Load(ctx context.Context, loader *load.Loader) (*load.Repo, load.Problems, error)
 	// Materialize returns a folder on disk that holds, below the same
 	// paths, the files at or under each of paths (slash paths relative to
 	// Root) as a checkout makes them; done removes what it wrote.
 	Materialize(ctx context.Context, paths []string) (dir string, done func(), err error)
 	// Revisions returns the commit that last changed each app's spec, or
 	// nil outside Git (see package revision).
-	Revisions(ctx context.Context, repo *spec.Repo) (func(*spec.LoadedApp) string, error)
+	Revisions(ctx context.Context, repo *load.Repo) (func(*load.LoadedApp) string, error)
 }
 
 // Dir is the apps repository in the folder root, as it is on disk.
@@ -40,7 +40,7 @@ type Dir string
 func (d Dir) Root() string { return string(d) }
 
 // Load reads the folder.
-func (d Dir) Load(_ context.Context, loader *spec.Loader) (*spec.Repo, spec.Problems, error) {
+func (d Dir) Load(_ context.Context, loader *load.Loader) (*load.Repo, load.Problems, error) {
 	repo, ps := loader.Load(os.DirFS(string(d)))
 	return repo, ps, nil
 }
@@ -53,7 +53,7 @@ func (d Dir) Materialize(context.Context, []string) (string, func(), error) {
 
 // Revisions are the spec commits at HEAD of the Git work tree holding the
 // folder.
-func (d Dir) Revisions(ctx context.Context, repo *spec.Repo) (func(*spec.LoadedApp) string, error) {
+func (d Dir) Revisions(ctx context.Context, repo *load.Repo) (func(*load.LoadedApp) string, error) {
 	return rev.Specs(ctx, string(d), "HEAD", repo)
 }
 
@@ -131,8 +131,8 @@ func (s *gitSource) tree(ctx context.Context, paths []string) (map[string][]byte
 
 // Load reads what the loader reads, and only that: the platform file,
 // apps/ and templates/.
-func (s *gitSource) Load(ctx context.Context, loader *spec.Loader) (*spec.Repo, spec.Problems, error) {
-	paths := append([]string{"apps", template.Dir}, spec.PlatformFileNames...)
+func (s *gitSource) Load(ctx context.Context, loader *load.Loader) (*load.Repo, load.Problems, error) {
+	paths := append([]string{"apps", template.Dir}, load.PlatformFileNames...)
 	files, modes, err := s.tree(ctx, paths)
 	if err != nil {
 		return nil, nil, err
@@ -144,7 +144,7 @@ func (s *gitSource) Load(ctx context.Context, loader *spec.Loader) (*spec.Repo, 
 // loadTree loads a tree read from Git. Links are followed and refused as
 // on disk: a config file that is a link is read through it, not as the
 // link's target text.
-func loadTree(loader *spec.Loader, files map[string][]byte, modes map[string]fs.FileMode) (*spec.Repo, spec.Problems) {
+func loadTree(loader *load.Loader, files map[string][]byte, modes map[string]fs.FileMode) (*load.Repo, load.Problems) {
 	var links map[string]string
 	for p, m := range modes {
 		if m&fs.ModeSymlink != 0 {
@@ -177,7 +177,7 @@ func (s *gitSource) Materialize(ctx context.Context, paths []string) (string, fu
 	return dir, done, nil
 }
 
-func (s *gitSource) Revisions(ctx context.Context, repo *spec.Repo) (func(*spec.LoadedApp) string, error) {
+func (s *gitSource) Revisions(ctx context.Context, repo *load.Repo) (func(*load.LoadedApp) string, error) {
 	return rev.Specs(ctx, s.r.root, s.ref, repo)
 }
 
@@ -215,7 +215,7 @@ func stripPrefix[V any](m map[string]V, prefix string) map[string]V {
 
 // LoadAt loads the apps repository at root from the folder itself or, when
 // ref is set, from that ref of the Git repository holding it.
-func LoadAt(ctx context.Context, root, ref string) (*spec.Repo, spec.Problems, error) {
+func LoadAt(ctx context.Context, root, ref string) (*load.Repo, load.Problems, error) {
 	if ref == "" {
 		return Load(ctx, Dir(root))
 	}

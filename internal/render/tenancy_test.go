@@ -8,7 +8,7 @@ import (
 	"github.com/fleetwright/fleetwright/internal/diag"
 	"github.com/fleetwright/fleetwright/internal/golden"
 	"github.com/fleetwright/fleetwright/internal/render"
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 )
 
 // attack reads a hostile patch of the tenancy package's test data, as a
@@ -56,7 +56,7 @@ components:
 
 // validate writes an apps repository and validates it as render validate
 // does.
-func validate(t *testing.T, files map[string]string) spec.Problems {
+func validate(t *testing.T, files map[string]string) load.Problems {
 	t.Helper()
 	root := t.TempDir()
 	if _, ok := files["platform.yaml"]; !ok {
@@ -109,7 +109,7 @@ func TestValidateRefusesTenancyAttacks(t *testing.T) {
 			ps := validate(t, tc.files)
 			var hit *diag.Diagnostic
 			for _, p := range ps {
-				if strings.HasSuffix(p.File, tc.file) && p.Severity != spec.SeverityWarning {
+				if strings.HasSuffix(p.File, tc.file) && p.Severity != diag.Warning {
 					hit = p
 					break
 				}

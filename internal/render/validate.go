@@ -3,13 +3,14 @@ package render
 import (
 	"context"
 
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/diag"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 )
 
 // Validation gathers what validating one or more apps repositories found.
 type Validation struct {
 	// Problems are the problems of every repository added.
-	Problems spec.Problems
+	Problems load.Problems
 	// Apps and Components count what the repositories hold (an app in two
 	// environments is one app); Copies counts the apps per environment.
 	Apps, Copies, Components int
@@ -50,7 +51,7 @@ func (v *Validation) Add(ctx context.Context, root string) error {
 func (v *Validation) Errors() int {
 	n := 0
 	for _, p := range v.Problems {
-		if p.Severity != spec.SeverityWarning {
+		if p.Severity != diag.Warning {
 			n++
 		}
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/review"
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 	"github.com/fleetwright/fleetwright/internal/spectest"
 	"github.com/fleetwright/fleetwright/internal/synth"
 )
@@ -92,7 +92,7 @@ func (u unasked) Render(context.Context, review.Release) (*review.Rendered, erro
 	return nil, nil
 }
 
-func benchRender(b *testing.B, files map[string][]byte) (*spec.Repo, map[string][]byte) {
+func benchRender(b *testing.B, files map[string][]byte) (*load.Repo, map[string][]byte) {
 	b.Helper()
 	repo := spectest.LoadFiles(b, files)
 	f, err := generate.Render(repo, generate.Options{})

@@ -4,14 +4,16 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 )
 
 // writeGraphs draws each added or changed app's components as a Mermaid
 // flowchart: an arrow from what is needed to what needs it, solid for
 // depends_on, dotted and labelled for export wiring; addons as cylinders,
 // jobs and cron jobs (with their schedule) as parallelograms.
-func writeGraphs(b *strings.Builder, apps []*appChange, repo *spec.Repo) {
+func writeGraphs(b *strings.Builder, apps []*appChange, repo *load.Repo) {
 	if repo == nil {
 		return
 	}
@@ -20,8 +22,11 @@ func writeGraphs(b *strings.Builder, apps []*appChange, repo *spec.Repo) {
 		if ac.status == "removed" {
 			continue
 		}
-		parts := strings.SplitN(ac.key, "/", 3)
-		a := repo.App(parts[0], parts[1], parts[2])
+		k, err := layout.ParseKey(ac.key)
+		if err != nil {
+			continue
+		}
+		a := repo.App(k.Cluster, k.Project, k.Name)
 		if a == nil {
 			continue
 		}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 )
 
 // maxInvalid bounds the problems an invalid comment lists.
@@ -12,7 +12,7 @@ const maxInvalid = 200
 
 // Invalid is the comment for a head whose specs are invalid: nothing can be
 // rendered, so it lists the problems (at most maxInvalid) instead.
-func Invalid(ps spec.Problems) string {
+func Invalid(ps load.Problems) string {
 	var b strings.Builder
 	var list strings.Builder
 	for i, p := range ps {

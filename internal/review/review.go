@@ -15,7 +15,7 @@ import (
 	"github.com/fleetwright/fleetwright/internal/fleet"
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/github"
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 )
 
 // Marker finds the comment again on every push.
@@ -30,7 +30,7 @@ type Input struct {
 	// request's base and head.
 	Base, Head map[string][]byte
 	// BaseRepo and HeadRepo are the loaded specs; HeadRepo draws the graphs.
-	BaseRepo, HeadRepo *spec.Repo
+	BaseRepo, HeadRepo *load.Repo
 	// Limit caps the body (default GitHubLimit).
 	Limit int
 	// FullDiffHint tells readers where the whole diff is (the step summary,

@@ -9,7 +9,7 @@ import (
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/golden"
 	"github.com/fleetwright/fleetwright/internal/review"
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 	"github.com/fleetwright/fleetwright/internal/spectest"
 )
 
@@ -24,14 +24,14 @@ func seedFiles(t *testing.T) map[string][]byte {
 	return map[string][]byte{"platform.yaml": []byte(seedPlatform), "apps/my-project/my-api/app.json": b}
 }
 
-func renderFiles(t *testing.T, files map[string][]byte) (*spec.Repo, map[string][]byte) {
+func renderFiles(t *testing.T, files map[string][]byte) (*load.Repo, map[string][]byte) {
 	t.Helper()
 	return renderOver(t, files, nil)
 }
 
 // renderOver renders the apps as render does over the fleet as it is
 // (generate.Options.Previous), prev; nil renders a new fleet.
-func renderOver(t *testing.T, files, prev map[string][]byte) (*spec.Repo, map[string][]byte) {
+func renderOver(t *testing.T, files, prev map[string][]byte) (*load.Repo, map[string][]byte) {
 	t.Helper()
 	repo := spectest.LoadFiles(t, files)
 	opts := generate.Options{}
@@ -129,7 +129,7 @@ components:
 }
 
 // loadOnly loads specs without rendering them.
-func loadOnly(t *testing.T, files map[string][]byte) (*spec.Repo, spec.Problems) {
+func loadOnly(t *testing.T, files map[string][]byte) (*load.Repo, load.Problems) {
 	t.Helper()
 	repo, ps := spectest.Loader(t).LoadFiles(files)
 	if ps.HasErrors() {

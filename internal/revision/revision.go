@@ -9,14 +9,14 @@ import (
 	"path"
 
 	"github.com/fleetwright/fleetwright/internal/gitrepo"
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 )
 
 // Specs returns, when the apps repository at root is in a Git work tree,
 // the last commit at ref that changed each app's folder or its template; a
 // commit that touches neither changes none of the app's files. It returns
 // nil outside Git or before the first commit.
-func Specs(ctx context.Context, root, ref string, repo *spec.Repo) (func(*spec.LoadedApp) string, error) {
+func Specs(ctx context.Context, root, ref string, repo *load.Repo) (func(*load.LoadedApp) string, error) {
 	top, rel, ok := gitrepo.FindTop(root)
 	if !ok {
 		return nil, nil
@@ -32,10 +32,10 @@ func Specs(ctx context.Context, root, ref string, repo *spec.Repo) (func(*spec.L
 		}
 		return nil, err
 	}
-	sources := func(a *spec.LoadedApp) []string {
+	sources := func(a *load.LoadedApp) []string {
 		out := []string{path.Join(rel, path.Dir(a.File))}
 		if a.Spec.Template != nil {
-			out = append(out, path.Join(rel, spec.TemplateDir(a.Spec.Template.Name)))
+			out = append(out, path.Join(rel, load.TemplateDir(a.Spec.Template.Name)))
 		}
 		return out
 	}
@@ -53,7 +53,7 @@ func Specs(ctx context.Context, root, ref string, repo *spec.Repo) (func(*spec.L
 	if err != nil {
 		return nil, err
 	}
-	return func(a *spec.LoadedApp) string {
+	return func(a *load.LoadedApp) string {
 		var newest gitrepo.Commit
 		for _, p := range sources(a) {
 			if c, ok := last[p]; ok && (newest.Hash == "" || c.Committer.When.After(newest.Committer.When)) {

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/fleetwright/fleetwright/internal/golden"
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/validate"
 	"github.com/fleetwright/fleetwright/internal/verify"
 )
 
@@ -273,7 +273,7 @@ var envRef = regexp.MustCompile(`(?:^|[^$])\$\(([A-Za-z_][A-Za-z0-9_]*)\)`)
 // checkSpecGate runs a case through render validate and returns its
 // messages.
 func checkSpecGate(t *testing.T, tc gateCase, secret string) []string {
-	l, err := spec.NewLoader(nil, "")
+	l, err := validate.NewLoader(nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ func (s *App) WorkloadEnv(w *WorkloadSpec) []EnvVar {
 	}
 	out := make([]EnvVar, 0, len(s.Env)+len(w.Env))
 	for _, e := range s.Env {
-		if !setsEnv(w.Env, e.Name) {
+		if !SetsEnv(w.Env, e.Name) {
 			out = append(out, e)
 		}
 	}
@@ -27,49 +27,23 @@ func (s *App) WorkloadEnvFrom(w *WorkloadSpec) []EnvFrom {
 	return append(slices.Clip(s.EnvFrom), w.EnvFrom...)
 }
 
-// inheritedEnv returns the indexes in the app's env of the entries a
+// InheritedEnv returns the indexes in the app's env of the entries a
 // workload inherits (those it does not set itself).
-func (s *App) inheritedEnv(w *WorkloadSpec) []int {
+func (s *App) InheritedEnv(w *WorkloadSpec) []int {
 	var out []int
 	for j, e := range s.Env {
-		if !setsEnv(w.Env, e.Name) {
+		if !SetsEnv(w.Env, e.Name) {
 			out = append(out, j)
 		}
 	}
 	return out
 }
 
-func setsEnv(env []EnvVar, name string) bool {
+func SetsEnv(env []EnvVar, name string) bool {
 	for i := range env {
 		if env[i].Name == name {
 			return true
 		}
 	}
 	return false
-}
-
-// checkAppEnv checks the app-level env and env_from: each entry as a
-// container's, and no export_ref that a component would inherit from
-// itself.
-func (l *Loader) checkAppEnv(a *LoadedApp, plat *Platform, ps *Problems) {
-	s, doc := &a.Spec, a.Doc
-	if len(s.EnvFrom) > 0 {
-		checkEnvFrom(doc, s.EnvFrom, Path{"env_from"}, ps)
-	}
-	if len(s.Env) == 0 {
-		return
-	}
-	l.checkEnvList(a, &Component{}, s.Env, Path{"env"}, plat, ps)
-	checkEnvRefs(doc, s.Env, nil, nil, ps)
-	for j, e := range s.Env {
-		r := e.ExportRef
-		if r == nil || r.Component == "" || r.AddonInstanceID != "" || (r.App != "" && r.App != s.Name) {
-			continue
-		}
-		t := a.Component(r.Component)
-		if t == nil || t.WorkloadSpec == nil || setsEnv(t.WorkloadSpec.Env, e.Name) {
-			continue
-		}
-		ps.Add(doc, Path{"env", j, "export_ref", "component"}, "component %s gets the app's env too, and a component cannot use its own exports; give %s an env entry %s of its own, or set %s on the components that need it", t.Name, t.Name, e.Name, e.Name)
-	}
 }

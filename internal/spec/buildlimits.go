@@ -10,25 +10,3 @@ type BuildLimits struct {
 	// CPUs is how many CPUs' worth of time a RUN may use, such as 2 or 1500m (default 2).
 	CPUs *Quantity `json:"cpus,omitempty"`
 }
-
-// checkBuildLimits checks platform.yaml's build.limits.
-func checkBuildLimits(l *BuildLimits, doc *Document, ps *Problems) {
-	if l == nil {
-		return
-	}
-	for name, q := range map[string]*Quantity{"memory": l.Memory, "cpus": l.CPUs} {
-		if q == nil {
-			continue
-		}
-		at := Path{"build", "limits", name}
-		v, err := q.Parse()
-		switch {
-		case err != nil:
-			// The schema's check reports it.
-		case v.Sign() <= 0:
-			ps.Add(doc, at, "must be more than 0")
-		case name == "memory" && v.Value() < 16<<20:
-			ps.Add(doc, at, "must be at least 16Mi")
-		}
-	}
-}

@@ -197,3 +197,35 @@ type AddonInstance struct {
 	// Exports declared for a generic instance.
 	Exports []DeclaredExport `json:"exports,omitempty"`
 }
+
+// ClusterNames are the platform's clusters, in its order (for
+// layout.Platform).
+func (p *Platform) ClusterNames() []string {
+	names := make([]string, len(p.Clusters))
+	for i := range p.Clusters {
+		names[i] = p.Clusters[i].Name
+	}
+	return names
+}
+
+// ClusterPath is a cluster's folder in the fleet, false for a cluster the
+// platform does not list (for layout.Platform).
+func (p *Platform) ClusterPath(name string) (string, bool) {
+	if c := p.ClusterByName(name); c != nil {
+		return c.Path, true
+	}
+	return "", false
+}
+
+// ClusterByName returns the platform's cluster of that name, or nil.
+func (p *Platform) ClusterByName(name string) *Cluster {
+	for i := range p.Clusters {
+		if p.Clusters[i].Name == name {
+			return &p.Clusters[i]
+		}
+	}
+	return nil
+}
+
+// Pinning reports whether images are resolved to digests.
+func (p *Platform) Pinning() bool { return p.Build == nil || p.Build.Pin == nil || *p.Build.Pin }

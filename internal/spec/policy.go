@@ -70,3 +70,54 @@ func (p *Policy) Severity(check string) Severity {
 	}
 	return Severity(v)
 }
+
+// requestSets are the answers of requested, shared: read only.
+var requestSets = [4][]string{nil, {"cpu"}, {"memory"}, {"cpu", "memory"}}
+
+// Requested names the resources a container requests: its own over the
+// defaults of its project (as ResourcesFor merges them, without building
+// the merged lists: it runs on every container).
+func (p *Platform) Requested(project string, own *Resources) []string {
+	cpu, mem := false, false
+	set := func(l *ResourceList) {
+		if l == nil {
+			return
+		}
+		if l.CPU != nil {
+			cpu = !l.CPU.IsNone()
+		}
+		if l.Memory != nil {
+			mem = !l.Memory.IsNone()
+		}
+	}
+	if d := p.DefaultsFor(project); d != nil && d.Resources != nil {
+		set(d.Resources.Requests)
+	}
+	if own != nil {
+		set(own.Requests)
+	}
+	i := 0
+	if cpu {
+		i |= 1
+	}
+	if mem {
+		i |= 2
+	}
+	return requestSets[i]
+}
+
+// PolicyOff turns a policy check off.
+const PolicyOff Severity = "off"
+
+// DefaultForbidLatest is forbid_latest's severity when platform.yaml does
+// not set it.
+const DefaultForbidLatest = SeverityError
+
+// ForbidLatestSeverity is the severity platform.yaml gives forbid_latest
+// (p may be nil).
+func (p *Policy) ForbidLatestSeverity() Severity {
+	if p == nil || p.ForbidLatest == "" {
+		return DefaultForbidLatest
+	}
+	return Severity(p.ForbidLatest)
+}

@@ -1,7 +1,5 @@
 package spec
 
-import "path"
-
 // Prices are what the platform counts for the resources an app requests,
 // per hour: the webhook's status pages price each app's requests with them
 // (docs/webhook.md).
@@ -12,15 +10,4 @@ type Prices struct {
 	MemoryGiBHour float64 `json:"memory_gib_hour,omitempty" jsonschema:"minimum=0,example=0.0042"`
 	// Currency is shown after each price: an ISO 4217 code.
 	Currency string `json:"currency,omitempty" jsonschema:"pattern=^[A-Z]{3}$,example=EUR"`
-}
-
-// LoadPlatformFile reads a platform file alone, with every check Load makes
-// of it, for a program that needs only the platform's settings (the
-// webhook reads its prices). name is the file's name as problems show it;
-// its base must be one of PlatformFileNames.
-func (l *Loader) LoadPlatformFile(name string, data []byte) (*Platform, Problems) {
-	dir, base := path.Split(name)
-	sub := &Loader{Exports: l.Exports, Prefix: path.Clean(path.Join(l.Prefix, dir)), schemas: l.schemas}
-	repo, ps := sub.LoadFiles(map[string][]byte{base: data})
-	return &repo.Platform, ps
 }

@@ -2,9 +2,6 @@ package spec
 
 import (
 	"encoding/json"
-	"maps"
-	"slices"
-	"time"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 )
@@ -51,9 +48,9 @@ func (p *Platform) DefaultsFor(project string) *Defaults {
 	return mergeDefaults(p.Defaults, s.Defaults)
 }
 
-// mergeProjectDefaults makes DefaultsFor's answers once, as the platform
+// MergeProjectDefaults makes DefaultsFor's answers once, as the platform
 // is loaded (generate asks from many goroutines).
-func mergeProjectDefaults(p *Platform) {
+func MergeProjectDefaults(p *Platform) {
 	for _, s := range p.Projects {
 		if s != nil && s.Defaults != nil {
 			s.merged = mergeDefaults(p.Defaults, s.Defaults)
@@ -66,7 +63,7 @@ func mergeDefaults(base, over *Defaults) *Defaults {
 	if base == nil {
 		return over
 	}
-	m, err := mergePatch(base, over)
+	m, err := MergePatch(base, over)
 	if err != nil {
 		return over
 	}
@@ -77,11 +74,11 @@ func mergeDefaults(base, over *Defaults) *Defaults {
 	return &out
 }
 
-// mergePatch returns the JSON of patch merged into base (a JSON merge
+// MergePatch returns the JSON of patch merged into base (a JSON merge
 // patch, RFC 7386), each given as a value encoding/json marshals: what
 // merges a project's defaults over the platform's, and an environment's
 // override over a component (see environments.go).
-func mergePatch(base, patch any) ([]byte, error) {
+func MergePatch(base, patch any) ([]byte, error) {
 	b, err := json.Marshal(base)
 	if err != nil {
 		return nil, err
@@ -91,38 +88,4 @@ func mergePatch(base, patch any) ([]byte, error) {
 		return nil, err
 	}
 	return jsonpatch.MergePatch(b, o)
-}
-
-// checkProjectSettings checks platform.yaml's projects: each name a project
-// name, its defaults as the platform's are checked (none allowed: it
-// removes the platform's), its security context against its own level.
-func checkProjectSettings(p *Platform, doc *Document, ps *Problems) {
-	for _, name := range slices.Sorted(maps.Keys(p.Projects)) {
-		s := p.Projects[name]
-		at := Path{"projects", name}
-		if m := checkLabel(name, 63); m != "" {
-			ps.Add(doc, at, "project name %q: %s", name, m)
-		}
-		if s == nil {
-			continue
-		}
-		if s.Defaults == nil {
-			// The platform's defaults apply, held to the project's level.
-			if p.Defaults != nil {
-				checkPodSecurity(doc, p.Defaults.SecurityContext, Path{"defaults", "security_context"}, podSecurityProfile(p, name), ps)
-			}
-			continue
-		}
-		d := s.Defaults
-		if d.Timeout != "" {
-			if t, err := time.ParseDuration(d.Timeout); err == nil && t <= 0 {
-				ps.Add(doc, at.Child("defaults").Child("timeout"), "must be longer than 0")
-			}
-		}
-		checkResources(d.Resources, doc, at.Child("defaults").Child("resources"), true, ps)
-		checkSecurityContext(doc, d.SecurityContext, at.Child("defaults").Child("security_context"), ps)
-		if merged := p.DefaultsFor(name); merged != nil {
-			checkPodSecurity(doc, merged.SecurityContext, at.Child("defaults").Child("security_context"), podSecurityProfile(p, name), ps)
-		}
-	}
 }

@@ -60,4 +60,6 @@ func (Quantity) JSONSchema() *jsonschema.Schema {
 	}
 }
 
-func (q *Quantity) decodeString(s string) { q.s = s }
+// UnmarshalString sets the value to s as written, as UnmarshalJSON of
+// a JSON string does; the spec loader decodes strings through it.
+func (q *Quantity) UnmarshalString(s string) { q.s = s }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/invopop/jsonschema"
@@ -419,4 +420,41 @@ func (IntOrPercent) JSONSchema() *jsonschema.Schema {
 	}
 }
 
-func (v *IntOrPercent) decodeString(s string) { v.s = s }
+// UnmarshalString sets the value to s as written, as UnmarshalJSON of
+// a JSON string does; the spec loader decodes strings through it.
+func (v *IntOrPercent) UnmarshalString(s string) { v.s = s }
+
+// ExposedPorts reports whether a workload has a port on its Service: port,
+// or an exposed entry of ports (its own or a sidecar's).
+func (w *WorkloadSpec) ExposedPorts() bool {
+	if w.Port > 0 {
+		return true
+	}
+	for _, p := range w.Ports {
+		if p.Expose == nil || *p.Expose {
+			return true
+		}
+	}
+	for _, s := range w.Sidecars {
+		for _, p := range s.Ports {
+			if p.Expose == nil || *p.Expose {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Persistent reports whether a workload has a persistent volume, which
+// makes it a StatefulSet.
+func (w *WorkloadSpec) Persistent() bool {
+	return slices.ContainsFunc(w.Volumes, func(v Volume) bool { return v.Size != nil })
+}
+
+// IntValue is v.Int(), and false when v is not set.
+func (v *IntOrPercent) IntValue() (int, bool) {
+	if v == nil {
+		return 0, false
+	}
+	return v.Int()
+}

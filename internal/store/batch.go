@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 )
 
 // batchEvent is one event of a batch on its way into the events table.
@@ -22,13 +24,13 @@ type batchEvent struct {
 // newBatchEvent cleans e and decides whether it counts for its app.
 func newBatchEvent(e Event) batchEvent {
 	e = e.clean()
-	if e.App != "" && e.Project != "" && e.IgnoredReason == "" {
+	if e.App.Named() && e.IgnoredReason == "" {
 		return batchEvent{e: e, status: EventApplied}
 	}
 	// An event that counts for no app keeps its metadata, not its body,
 	// nor the app it may have named.
 	e.Body = nil
-	e.Project, e.App, e.Component, e.SpecRevision, e.Environment = "", "", "", "", ""
+	e.App, e.Component, e.SpecRevision, e.Environment = layout.AppRef{}, "", "", ""
 	return batchEvent{e: e, status: EventIgnored}
 }
 
@@ -67,7 +69,7 @@ func (s *sqlStore) insertEvents(t *txStmts, bs []batchEvent) error {
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (dedupe_key) DO NOTHING RETURNING id`,
 			e.DedupeKey, ts(e.ReceivedAt), ts(e.EventTime), e.Kind, e.Namespace, e.Name,
-			e.Severity, e.Reason, e.Message, e.Revision, e.Controller, e.Project, e.App, e.Component, e.SpecRevision,
+			e.Severity, e.Reason, e.Message, e.Revision, e.Controller, e.App.Project, e.App.Name, e.Component, e.SpecRevision,
 			b.status, b.r.DeploymentID, string(e.Body), e.IgnoredReason, e.Environment).Scan(&b.r.EventID)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
@@ -103,7 +105,7 @@ func (s *sqlStore) insertEventArrays(t *txStmts, bs []batchEvent) error {
 		kinds, namespaces, names = append(kinds, e.Kind), append(namespaces, e.Namespace), append(names, e.Name)
 		severities, reasons, messages = append(severities, e.Severity), append(reasons, e.Reason), append(messages, e.Message)
 		revisions, controllers = append(revisions, e.Revision), append(controllers, e.Controller)
-		projects, apps, components, specs = append(projects, e.Project), append(apps, e.App), append(components, e.Component), append(specs, e.SpecRevision)
+		projects, apps, components, specs = append(projects, e.App.Project), append(apps, e.App.Name), append(components, e.Component), append(specs, e.SpecRevision)
 		statuses, deps, bodies = append(statuses, b.status), append(deps, b.r.DeploymentID), append(bodies, string(e.Body))
 		ignored, envs = append(ignored, e.IgnoredReason), append(envs, e.Environment)
 	}
@@ -162,7 +164,7 @@ func (s *sqlStore) readDeployments(t *txStmts, bs []batchEvent) error {
 		if bs[i].status != EventApplied {
 			continue
 		}
-		key, byRev := batchKeys(e.Project, e.App, e.Environment, e.Revision)
+		key, byRev := batchKeys(e.App, e.Environment, e.Revision)
 		if !e.JoinLatest {
 			key = byRev
 		}
@@ -171,9 +173,9 @@ func (s *sqlStore) readDeployments(t *txStmts, bs []batchEvent) error {
 		}
 		seen[key] = true
 		if e.JoinLatest {
-			lp, la, le = append(lp, e.Project), append(la, e.App), append(le, e.Environment)
+			lp, la, le = append(lp, e.App.Project), append(la, e.App.Name), append(le, e.Environment)
 		} else {
-			rp, ra, re, rr = append(rp, e.Project), append(ra, e.App), append(re, e.Environment), append(rr, e.Revision)
+			rp, ra, re, rr = append(rp, e.App.Project), append(ra, e.App.Name), append(re, e.Environment), append(rr, e.Revision)
 		}
 	}
 	if len(rp) > 0 {
@@ -203,10 +205,11 @@ func (t *txStmts) readDeployments(query string, byRev bool, args ...any) error {
 	defer rows.Close()
 	for rows.Next() {
 		var (
-			project, app, env, rev, comps string
-			id                            int64
+			app             layout.AppRef
+			env, rev, comps string
+			id              int64
 		)
-		if err := rows.Scan(&project, &app, &env, &rev, &id, &comps); err != nil {
+		if err := rows.Scan(&app.Project, &app.Name, &env, &rev, &id, &comps); err != nil {
 			return fmt.Errorf("finding deployments: %w", err)
 		}
 		if t.deps[id] == nil {
@@ -216,7 +219,7 @@ func (t *txStmts) readDeployments(query string, byRev bool, args ...any) error {
 			}
 			t.deps[id] = &batchDeployment{comps: cs}
 		}
-		appKey, revKey := batchKeys(project, app, env, rev)
+		appKey, revKey := batchKeys(app, env, rev)
 		if byRev {
 			t.byRev[revKey] = id
 		} else {

@@ -5,6 +5,8 @@ import (
 	"hash/fnv"
 	"testing"
 	"time"
+
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 )
 
 // envEv is ev in an environment.
@@ -69,7 +71,7 @@ func TestEnvironmentsAreSeparateHistories(t *testing.T) {
 			phase Phase
 			id    int64
 		}{"staging": {PhaseFailed, stg2}, "production": {PhaseRunning, prod}, "": {PhasePending, none}} {
-			a, err := s.App(ctx, "shop", "api", env)
+			a, err := s.App(ctx, layout.AppRef{Project: "shop", Name: "api"}, env)
 			if err != nil {
 				t.Fatalf("app in %q: %v", env, err)
 			}
@@ -77,7 +79,7 @@ func TestEnvironmentsAreSeparateHistories(t *testing.T) {
 				t.Errorf("app in %q = %+v, want %s at %d", env, a, want.phase, want.id)
 			}
 		}
-		if _, err := s.App(ctx, "shop", "api", "qa"); !errors.Is(err, ErrNotFound) {
+		if _, err := s.App(ctx, layout.AppRef{Project: "shop", Name: "api"}, "qa"); !errors.Is(err, ErrNotFound) {
 			t.Errorf("app in an environment it never ran in: %v", err)
 		}
 		apps, err := s.Apps(ctx)
@@ -86,21 +88,21 @@ func TestEnvironmentsAreSeparateHistories(t *testing.T) {
 		}
 
 		// Lists: all environments, or one.
-		all, err := s.Deployments(ctx, "shop", "api", 10, 0)
+		all, err := s.Deployments(ctx, layout.AppRef{Project: "shop", Name: "api"}, 10, 0)
 		if err != nil || len(all) != 4 {
 			t.Fatalf("all deployments = %+v, %v", all, err)
 		}
-		in, err := s.DeploymentsIn(ctx, "shop", "api", "staging", 10, 0)
+		in, err := s.DeploymentsIn(ctx, layout.AppRef{Project: "shop", Name: "api"}, "staging", 10, 0)
 		if err != nil || len(in) != 2 || in[0].ID != stg2 || in[1].ID != stg {
 			t.Errorf("staging's deployments = %+v, %v", in, err)
 		}
-		in, err = s.DeploymentsIn(ctx, "shop", "api", "", 10, 0)
+		in, err = s.DeploymentsIn(ctx, layout.AppRef{Project: "shop", Name: "api"}, "", 10, 0)
 		if err != nil || len(in) != 1 || in[0].ID != none {
 			t.Errorf("deployments of no environment = %+v, %v", in, err)
 		}
 		// Phase changes between the ids of production's only deployment
 		// range over staging's too: only production's are listed.
-		cs, err := s.AppPhaseChanges(ctx, "shop", "api", "production", stg, stg2, 10)
+		cs, err := s.AppPhaseChanges(ctx, layout.AppRef{Project: "shop", Name: "api"}, "production", stg, stg2, 10)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,7 +114,7 @@ func TestEnvironmentsAreSeparateHistories(t *testing.T) {
 		if len(cs) != 2 {
 			t.Errorf("production's phase changes = %+v", cs)
 		}
-		evs, err := s.Events(ctx, "shop", "api", 10)
+		evs, err := s.Events(ctx, layout.AppRef{Project: "shop", Name: "api"}, 10)
 		if err != nil || len(evs) != 5 || evs[0].Environment != "production" {
 			t.Errorf("events = %+v, %v", evs, err)
 		}
@@ -134,8 +136,8 @@ func TestEnvironmentsAreSeparateHistories(t *testing.T) {
 		// An app of no environment keeps its slot and lock of before.
 		h := fnv.New32a()
 		h.Write([]byte("shop/api"))
-		if SlotOf("shop", "api", "") != int(h.Sum32()%OwnerSlots) || AppKey("shop", "api", "") != "shop/api" || AppKey("shop", "api", "staging") != "shop/api@staging" {
-			t.Errorf("app keys: %q %q", AppKey("shop", "api", ""), AppKey("shop", "api", "staging"))
+		if SlotOf(layout.AppRef{Project: "shop", Name: "api"}, "") != int(h.Sum32()%OwnerSlots) || AppKey(layout.AppRef{Project: "shop", Name: "api"}, "") != "shop/api" || AppKey(layout.AppRef{Project: "shop", Name: "api"}, "staging") != "shop/api@staging" {
+			t.Errorf("app keys: %q %q", AppKey(layout.AppRef{Project: "shop", Name: "api"}, ""), AppKey(layout.AppRef{Project: "shop", Name: "api"}, "staging"))
 		}
 
 		// Retention keeps the newest deployments of each environment.
@@ -191,11 +193,11 @@ func TestMigrateEnvironments(t *testing.T) {
 		if err != nil || d.Environment != "" || d.Phase != PhaseRunning || d.GitHubID != 7 {
 			t.Fatalf("deployment after the migration = %+v, %v", d, err)
 		}
-		a, err := s.App(ctx, "shop", "api", "")
+		a, err := s.App(ctx, layout.AppRef{Project: "shop", Name: "api"}, "")
 		if err != nil || a.DeploymentID != 41 || a.Phase != PhaseRunning {
 			t.Fatalf("app after the migration = %+v, %v", a, err)
 		}
-		cs, err := s.AppPhaseChanges(ctx, "shop", "api", "", 41, 41, 10)
+		cs, err := s.AppPhaseChanges(ctx, layout.AppRef{Project: "shop", Name: "api"}, "", 41, 41, 10)
 		if err != nil || len(cs) != 1 {
 			t.Errorf("phase changes after the migration = %+v, %v", cs, err)
 		}

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 )
 
 // OwnerSlots is the number of slots the apps hash into; a replica owns the
@@ -100,9 +102,9 @@ func (s *SQL) Owners(opts OwnersOptions) (*Owners, error) {
 
 // SlotOf returns the slot of an app in an environment (see AppKey; an
 // app of no environment keeps the slot it had before environments).
-func SlotOf(project, app, env string) int {
+func SlotOf(app layout.AppRef, env string) int {
 	h := fnv.New32a()
-	h.Write([]byte(AppKey(project, app, env)))
+	h.Write([]byte(AppKey(app, env)))
 	return int(h.Sum32() % OwnerSlots)
 }
 
@@ -139,10 +141,10 @@ func (o *Owners) Close() {
 }
 
 // Owns reports whether this replica owns the app in the environment now.
-func (o *Owners) Owns(project, app, env string) bool {
+func (o *Owners) Owns(app layout.AppRef, env string) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return o.owned[SlotOf(project, app, env)]
+	return o.owned[SlotOf(app, env)]
 }
 
 // OwnedSlots returns the slots this replica owns, in order.

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 )
 
 // forEachShared runs fn against n handles on one database, as n webhook
@@ -68,7 +70,7 @@ func TestUpdateDeploymentCompareAndSet(t *testing.T) {
 		if d.Phase != PhaseDeploying || d.Message != "rolling" {
 			t.Fatalf("after a refused transition the deployment is %s %q; want deploying \"rolling\"", d.Phase, d.Message)
 		}
-		a, err := s.App(ctx, "shop", "api", "")
+		a, err := s.App(ctx, layout.AppRef{Project: "shop", Name: "api"}, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -114,7 +116,7 @@ func TestConcurrentFirstEvents(t *testing.T) {
 					t.Fatalf("round %d: %v", round, err)
 				}
 			}
-			ds, err := ss[0].Deployments(ctx, "shop", "api", 100, 0)
+			ds, err := ss[0].Deployments(ctx, layout.AppRef{Project: "shop", Name: "api"}, 100, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -172,7 +174,7 @@ func TestBatchesAcrossAppsInAnyOrder(t *testing.T) {
 			}
 		}
 		for a := range apps {
-			ds, err := ss[0].Deployments(ctx, "shop", fmt.Sprintf("app%d", a), 10, 0)
+			ds, err := ss[0].Deployments(ctx, layout.AppRef{Project: "shop", Name: fmt.Sprintf("app%d", a)}, 10, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -326,7 +328,7 @@ func TestOwnersShareTheApps(t *testing.T) {
 		app := fmt.Sprintf("app%d", i)
 		n := 0
 		for _, o := range owners {
-			if o.Owns("shop", app, "") {
+			if o.Owns(layout.AppRef{Project: "shop", Name: app}, "") {
 				n++
 			}
 		}
@@ -539,12 +541,12 @@ func TestGitHubOutbox(t *testing.T) {
 			t.Fatal(err)
 		}
 		if ss[0].Dialect() == "postgres" {
-			other := (SlotOf("shop", "app0", "") + 1) % OwnerSlots
+			other := (SlotOf(layout.AppRef{Project: "shop", Name: "app0"}, "") + 1) % OwnerSlots
 			if ok, err := ss[2].SendOutbox(ctx, []int{other}, func(OutboxEntry) { t.Error("sent another slot's report") }); err != nil || ok {
 				t.Fatalf("SendOutbox of another slot: %v, %v", ok, err)
 			}
 		}
-		if ok, err := ss[2].SendOutbox(ctx, []int{SlotOf("shop", "app0", "")}, func(e OutboxEntry) {
+		if ok, err := ss[2].SendOutbox(ctx, []int{SlotOf(layout.AppRef{Project: "shop", Name: "app0"}, "")}, func(e OutboxEntry) {
 			if e.Phase != PhaseDegraded {
 				t.Errorf("sent %+v", e)
 			}

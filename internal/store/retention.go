@@ -211,7 +211,7 @@ func cleanText(s string) string {
 // clean returns e with every text field storable (see cleanText).
 func (e Event) clean() Event {
 	for _, f := range []*string{&e.DedupeKey, &e.Kind, &e.Namespace, &e.Name, &e.Severity, &e.Reason, &e.Message,
-		&e.Revision, &e.Controller, &e.Project, &e.App, &e.Component, &e.SpecRevision, &e.Environment, &e.Health, &e.IgnoredReason} {
+		&e.Revision, &e.Controller, &e.App.Project, &e.App.Name, &e.Component, &e.SpecRevision, &e.Environment, &e.Health, &e.IgnoredReason} {
 		*f = cleanText(*f)
 	}
 	if !utf8.Valid(e.Body) || strings.ContainsRune(string(e.Body), 0) {

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 )
 
 // TestTextPostgresRefuses checks that NUL and invalid UTF-8, which
@@ -23,7 +25,7 @@ func TestTextPostgresRefuses(t *testing.T) {
 		if err != nil {
 			t.Fatalf("RecordEvents: %v", err)
 		}
-		evs, err := s.Events(ctx, "shop", "api", 10)
+		evs, err := s.Events(ctx, layout.AppRef{Project: "shop", Name: "api"}, 10)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -137,7 +139,7 @@ func TestPrune(t *testing.T) {
 		if diff := cmp.Diff(Pruned{Deployments: 3, Events: 4, PhaseChanges: 2}, got); diff != "" {
 			t.Errorf("pruned (-want +got):\n%s", diff)
 		}
-		ds, err := s.Deployments(ctx, "shop", "api", 10, 0)
+		ds, err := s.Deployments(ctx, layout.AppRef{Project: "shop", Name: "api"}, 10, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 )
 
 // TestBatchRoundTrips: on PostgreSQL a batch of events of apps whose
@@ -61,7 +63,7 @@ func TestBatchRoundTrips(t *testing.T) {
 	if small != large || large > 6 {
 		t.Errorf("round trips: %d for %d events, %d for %d; want the same, at most 6", small, apps, large, 6*apps)
 	}
-	ds, err := s.Deployments(t.Context(), "shop", "app0", 10, 0)
+	ds, err := s.Deployments(t.Context(), layout.AppRef{Project: "shop", Name: "app0"}, 10, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -205,7 +205,7 @@ func (s *sqlStore) recordEvents(ctx context.Context, events []Event, now time.Ti
 	for i, e := range events {
 		bs[i] = newBatchEvent(e)
 		if bs[i].status == EventApplied {
-			apps = append(apps, appLockKey(bs[i].e.Project, bs[i].e.App, bs[i].e.Environment))
+			apps = append(apps, appLockKey(bs[i].e.App, bs[i].e.Environment))
 		}
 	}
 	if err := s.lockApps(ctx, tx, apps...); err != nil {
@@ -251,17 +251,17 @@ const logLockKey = 0x666c6565747700 // "fleetw\0"
 // appLockKey is the advisory lock key of one app in one environment (a
 // 64-bit FNV-1a hash of AppKey; two apps that collide only wait on each
 // other).
-func appLockKey(project, app, env string) int64 {
+func appLockKey(app layout.AppRef, env string) int64 {
 	h := fnv.New64a()
-	h.Write([]byte("app\x00" + AppKey(project, app, env)))
+	h.Write([]byte("app\x00" + AppKey(app, env)))
 	return int64(h.Sum64())
 }
 
 // AppKey names an app in an environment: "project/app", and
 // "project/app@environment" in an environment. Names and environments are
 // DNS labels, so no two differ only in where the separators fall.
-func AppKey(project, app, env string) string {
-	ref := layout.App{Project: project, Name: app}.Ref()
+func AppKey(app layout.AppRef, env string) string {
+	ref := app.Ref()
 	if env == "" {
 		return ref
 	}
@@ -360,15 +360,15 @@ func rollback(tx *sql.Tx) error {
 // batchKeys are the keys of the batch's memory of deployments: an app in
 // an environment (its current deployment, txStmts.latest) and, with a
 // revision, its deployment of that revision (txStmts.byRev).
-func batchKeys(project, app, env, rev string) (appKey, revKey string) {
-	appKey = project + "\x00" + app + "\x00" + env
+func batchKeys(app layout.AppRef, env, rev string) (appKey, revKey string) {
+	appKey = app.Project + "\x00" + app.Name + "\x00" + env
 	return appKey, appKey + "\x00" + rev
 }
 
 // batchDeployment finds (or creates) e's deployment, from the batch's
 // memory when an earlier event of the batch joined it.
 func (s *sqlStore) batchDeployment(t *txStmts, e Event, now time.Time) (int64, *batchDeployment, bool, error) {
-	app, rev := batchKeys(e.Project, e.App, e.Environment, e.Revision)
+	app, rev := batchKeys(e.App, e.Environment, e.Revision)
 	id, ok := t.byRev[rev]
 	if e.JoinLatest {
 		id, ok = t.latest[app]
@@ -431,10 +431,10 @@ func (s *sqlStore) joinDeployment(tx *txStmts, e Event, now time.Time) (int64, [
 	)
 	if e.JoinLatest {
 		err = tx.queryRow(`SELECT d.id, d.components FROM apps a JOIN deployments d ON d.id = a.deployment_id
-			WHERE a.project = ? AND a.name = ? AND a.environment = ?`, e.Project, e.App, e.Environment).Scan(&id, &comps)
+			WHERE a.project = ? AND a.name = ? AND a.environment = ?`, e.App.Project, e.App.Name, e.Environment).Scan(&id, &comps)
 	} else {
 		err = tx.queryRow(`SELECT id, components FROM deployments WHERE project = ? AND app = ? AND environment = ? AND revision = ?`,
-			e.Project, e.App, e.Environment, e.Revision).Scan(&id, &comps)
+			e.App.Project, e.App.Name, e.Environment, e.Revision).Scan(&id, &comps)
 	}
 	switch {
 	case err == nil:
@@ -449,7 +449,7 @@ func (s *sqlStore) joinDeployment(tx *txStmts, e Event, now time.Time) (int64, [
 	if e.JoinLatest {
 		// No deployment yet: the event's own revision keys one, unless it exists.
 		err = tx.queryRow(`SELECT id, components FROM deployments WHERE project = ? AND app = ? AND environment = ? AND revision = ?`,
-			e.Project, e.App, e.Environment, e.Revision).Scan(&id, &comps)
+			e.App.Project, e.App.Name, e.Environment, e.Revision).Scan(&id, &comps)
 		if err == nil {
 			var cs []ComponentState
 			if err := json.Unmarshal([]byte(comps), &cs); err != nil {
@@ -487,10 +487,10 @@ func (s *sqlStore) createDeployment(t *txStmts, e Event, now time.Time) (id int6
 		 components, checks, live_url, timeout_ms, github_id, github_state, superseded_by)
 		VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, '', '[]', '', '', 0, 0, '', 0)
 		ON CONFLICT (project, app, environment, revision) DO NOTHING RETURNING id`),
-		e.Project, e.App, e.Environment, e.Revision, e.SpecRevision, ts(now), ts(now), string(PhasePending)).Scan(&id)
+		e.App.Project, e.App.Name, e.Environment, e.Revision, e.SpecRevision, ts(now), ts(now), string(PhasePending)).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		err = tx.QueryRowContext(ctx, s.q(`SELECT id FROM deployments WHERE project = ? AND app = ? AND environment = ? AND revision = ?`),
-			e.Project, e.App, e.Environment, e.Revision).Scan(&id)
+			e.App.Project, e.App.Name, e.Environment, e.Revision).Scan(&id)
 		if err != nil {
 			return 0, false, fmt.Errorf("reading the deployment created meanwhile: %w", err)
 		}
@@ -505,12 +505,12 @@ func (s *sqlStore) createDeployment(t *txStmts, e Event, now time.Time) (id int6
 		finished_at = CASE WHEN finished_at = 0 THEN ? ELSE finished_at END,
 		updated_at = ?, superseded_by = ?
 		WHERE project = ? AND app = ? AND environment = ? AND superseded_by = 0 AND id < ?`),
-		"superseded by revision "+e.Revision, ts(now), ts(now), id, e.Project, e.App, e.Environment, id); err != nil {
+		"superseded by revision "+e.Revision, ts(now), ts(now), id, e.App.Project, e.App.Name, e.Environment, id); err != nil {
 		return 0, false, fmt.Errorf("superseding deployments: %w", err)
 	}
 	var from string
 	err = tx.QueryRowContext(ctx, s.q(`SELECT phase FROM apps WHERE project = ? AND name = ? AND environment = ?`),
-		e.Project, e.App, e.Environment).Scan(&from)
+		e.App.Project, e.App.Name, e.Environment).Scan(&from)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return 0, false, fmt.Errorf("reading app: %w", err)
 	}
@@ -520,11 +520,11 @@ func (s *sqlStore) createDeployment(t *txStmts, e Event, now time.Time) (id int6
 		ON CONFLICT (project, name, environment) DO UPDATE SET phase = excluded.phase, message = excluded.message,
 		deployment_id = excluded.deployment_id, revision = excluded.revision,
 		spec_revision = excluded.spec_revision, updated_at = excluded.updated_at`),
-		e.Project, e.App, e.Environment, string(PhasePending), id, e.Revision, e.SpecRevision, ts(now)); err != nil {
+		e.App.Project, e.App.Name, e.Environment, string(PhasePending), id, e.Revision, e.SpecRevision, ts(now)); err != nil {
 		return 0, false, fmt.Errorf("updating app: %w", err)
 	}
 	t.changes = append(t.changes, PhaseChange{
-		Project: e.Project, App: e.App, Environment: e.Environment, DeploymentID: id, Revision: e.Revision,
+		App: e.App, Environment: e.Environment, DeploymentID: id, Revision: e.Revision,
 		From: Phase(from), To: PhasePending, Message: "revision " + e.Revision + " received", At: now,
 	})
 	return id, true, nil
@@ -535,7 +535,7 @@ func (s *sqlStore) insertChange(ctx context.Context, tx *sql.Tx, c PhaseChange) 
 	if err := tx.QueryRowContext(ctx, s.q(`INSERT INTO phase_changes
 		(project, app, environment, deployment_id, revision, from_phase, to_phase, message, at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`),
-		c.Project, c.App, c.Environment, c.DeploymentID, c.Revision, string(c.From), string(c.To), c.Message, ts(c.At)).Scan(&seq); err != nil {
+		c.App.Project, c.App.Name, c.Environment, c.DeploymentID, c.Revision, string(c.From), string(c.To), c.Message, ts(c.At)).Scan(&seq); err != nil {
 		return 0, fmt.Errorf("recording phase change: %w", err)
 	}
 	return seq, nil
@@ -562,25 +562,26 @@ func (s *sqlStore) updateDeployment(ctx context.Context, u DeploymentUpdate) (_ 
 		}
 	}()
 	var (
-		project, app, env, rev, phase string
-		current, superseded           int64
+		app                 layout.AppRef
+		env, rev, phase     string
+		current, superseded int64
 	)
 	if s.d.advisory {
 		// The app's lock first, as every writer takes it (lockApps).
-		err = tx.QueryRowContext(ctx, s.q(`SELECT project, app, environment FROM deployments WHERE id = ?`), u.ID).Scan(&project, &app, &env)
+		err = tx.QueryRowContext(ctx, s.q(`SELECT project, app, environment FROM deployments WHERE id = ?`), u.ID).Scan(&app.Project, &app.Name, &env)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, fmt.Errorf("deployment %d: %w", u.ID, ErrNotFound)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("reading deployment %d: %w", u.ID, err)
 		}
-		if err := s.lockApps(ctx, tx, appLockKey(project, app, env)); err != nil {
+		if err := s.lockApps(ctx, tx, appLockKey(app, env)); err != nil {
 			return nil, err
 		}
 	}
 	err = tx.QueryRowContext(ctx, s.q(`SELECT d.project, d.app, d.environment, d.revision, d.phase, COALESCE(a.deployment_id, 0), d.superseded_by
 		FROM deployments d LEFT JOIN apps a ON a.project = d.project AND a.name = d.app AND a.environment = d.environment WHERE d.id = ?`), u.ID).
-		Scan(&project, &app, &env, &rev, &phase, &current, &superseded)
+		Scan(&app.Project, &app.Name, &env, &rev, &phase, &current, &superseded)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("deployment %d: %w", u.ID, ErrNotFound)
 	}
@@ -610,16 +611,16 @@ func (s *sqlStore) updateDeployment(ctx context.Context, u DeploymentUpdate) (_ 
 		if u.Phase == PhaseDeleted {
 			live, args = "''", args[:2]
 		}
-		args = append(args, ts(u.UpdatedAt), u.ID, project, app, env)
+		args = append(args, ts(u.UpdatedAt), u.ID, app.Project, app.Name, env)
 		if _, err := tx.ExecContext(ctx, s.q(`UPDATE apps SET phase = ?, message = ?, live_url = `+live+`, updated_at = ?,
 			spec_revision = (SELECT spec_revision FROM deployments WHERE id = ?) WHERE project = ? AND name = ? AND environment = ?`), args...); err != nil {
-			return nil, fmt.Errorf("updating app %s/%s: %w", project, app, err)
+			return nil, fmt.Errorf("updating app %s: %w", app.Ref(), err)
 		}
 	}
 	var change *PhaseChange
 	if Phase(phase) != u.Phase {
 		change = &PhaseChange{
-			Project: project, App: app, Environment: env, DeploymentID: u.ID, Revision: rev,
+			App: app, Environment: env, DeploymentID: u.ID, Revision: rev,
 			From: Phase(phase), To: u.Phase, Message: u.Message, At: u.UpdatedAt.UTC(),
 		}
 		seqs, err := s.flushChanges(ctx, tx, []PhaseChange{*change})
@@ -635,7 +636,7 @@ func (s *sqlStore) updateDeployment(ctx context.Context, u DeploymentUpdate) (_ 
 		}
 		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO github_outbox
 			(deployment_id, project, app, environment, slot, phase, message, live_url, restate, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-			u.ID, project, app, env, SlotOf(project, app, env), string(u.Phase), u.Message, u.LiveURL, restate, ts(u.UpdatedAt)); err != nil {
+			u.ID, app.Project, app.Name, env, SlotOf(app, env), string(u.Phase), u.Message, u.LiveURL, restate, ts(u.UpdatedAt)); err != nil {
 			return nil, fmt.Errorf("queueing the GitHub report: %w", err)
 		}
 	}
@@ -666,7 +667,7 @@ func (s *sqlStore) SendOutbox(ctx context.Context, slots []int, send func(Outbox
 			restate int64
 			created int64
 		)
-		err := row.Scan(&e.ID, &e.DeploymentID, &e.Project, &e.App, &e.Environment, &phase, &e.Message, &e.LiveURL, &restate, &created)
+		err := row.Scan(&e.ID, &e.DeploymentID, &e.App.Project, &e.App.Name, &e.Environment, &phase, &e.Message, &e.LiveURL, &restate, &created)
 		e.Phase, e.Restate, e.CreatedAt = Phase(phase), restate != 0, fromTS(created)
 		return e, err
 	}
@@ -763,7 +764,7 @@ func scanDeployment(row interface{ Scan(...any) error }) (Deployment, error) {
 		phase, comps, checks       string
 		timeoutMS                  int64
 	)
-	if err := row.Scan(&d.ID, &d.Project, &d.App, &d.Environment, &d.Revision, &d.SpecRevision, &started, &finished, &updated,
+	if err := row.Scan(&d.ID, &d.App.Project, &d.App.Name, &d.Environment, &d.Revision, &d.SpecRevision, &started, &finished, &updated,
 		&phase, &d.Message, &comps, &checks, &d.LiveURL, &timeoutMS, &d.GitHubID, &d.GitHubState); err != nil {
 		return d, err
 	}
@@ -819,20 +820,20 @@ func queryAll[T any](ctx context.Context, db *sql.DB, what, query string, scan f
 	return out, nil
 }
 
-func (s *sqlStore) Deployments(ctx context.Context, project, app string, limit int, beforeID int64) ([]Deployment, error) {
+func (s *sqlStore) Deployments(ctx context.Context, app layout.AppRef, limit int, beforeID int64) ([]Deployment, error) {
 	if beforeID <= 0 {
 		beforeID = 1<<63 - 1
 	}
 	return s.queryDeployments(ctx, `SELECT `+deploymentCols+` FROM deployments
-		WHERE project = ? AND app = ? AND id < ? ORDER BY id DESC LIMIT ?`, project, app, beforeID, limit)
+		WHERE project = ? AND app = ? AND id < ? ORDER BY id DESC LIMIT ?`, app.Project, app.Name, beforeID, limit)
 }
 
-func (s *sqlStore) DeploymentsIn(ctx context.Context, project, app, env string, limit int, beforeID int64) ([]Deployment, error) {
+func (s *sqlStore) DeploymentsIn(ctx context.Context, app layout.AppRef, env string, limit int, beforeID int64) ([]Deployment, error) {
 	if beforeID <= 0 {
 		beforeID = 1<<63 - 1
 	}
 	return s.queryDeployments(ctx, `SELECT `+deploymentCols+` FROM deployments
-		WHERE project = ? AND app = ? AND environment = ? AND id < ? ORDER BY id DESC LIMIT ?`, project, app, env, beforeID, limit)
+		WHERE project = ? AND app = ? AND environment = ? AND id < ? ORDER BY id DESC LIMIT ?`, app.Project, app.Name, env, beforeID, limit)
 }
 
 func (s *sqlStore) ActiveDeployments(ctx context.Context) ([]Deployment, error) {
@@ -859,13 +860,13 @@ func (s *sqlStore) Apps(ctx context.Context) ([]App, error) {
 	return queryAll(ctx, s.db, "apps", `SELECT `+appCols+` FROM apps ORDER BY project, name, environment`, scanApp)
 }
 
-func (s *sqlStore) App(ctx context.Context, project, name, env string) (App, error) {
-	a, err := scanApp(s.db.QueryRowContext(ctx, s.q(`SELECT `+appCols+` FROM apps WHERE project = ? AND name = ? AND environment = ?`), project, name, env))
+func (s *sqlStore) App(ctx context.Context, app layout.AppRef, env string) (App, error) {
+	a, err := scanApp(s.db.QueryRowContext(ctx, s.q(`SELECT `+appCols+` FROM apps WHERE project = ? AND name = ? AND environment = ?`), app.Project, app.Name, env))
 	if errors.Is(err, sql.ErrNoRows) {
-		return a, fmt.Errorf("app %s: %w", AppKey(project, name, env), ErrNotFound)
+		return a, fmt.Errorf("app %s: %w", AppKey(app, env), ErrNotFound)
 	}
 	if err != nil {
-		return a, fmt.Errorf("reading app %s: %w", AppKey(project, name, env), err)
+		return a, fmt.Errorf("reading app %s: %w", AppKey(app, env), err)
 	}
 	return a, nil
 }
@@ -875,10 +876,10 @@ func (s *sqlStore) PhaseChanges(ctx context.Context, after int64, limit int) ([]
 		FROM phase_changes WHERE seq > ? ORDER BY seq LIMIT ?`), scanPhaseChange, after, limit)
 }
 
-func (s *sqlStore) AppPhaseChanges(ctx context.Context, project, app, env string, minDeployment, maxDeployment int64, limit int) ([]PhaseChange, error) {
+func (s *sqlStore) AppPhaseChanges(ctx context.Context, app layout.AppRef, env string, minDeployment, maxDeployment int64, limit int) ([]PhaseChange, error) {
 	return queryAll(ctx, s.db, "phase changes", s.q(`SELECT seq, project, app, environment, deployment_id, revision, from_phase, to_phase, message, at
 		FROM phase_changes WHERE project = ? AND app = ? AND environment = ? AND deployment_id BETWEEN ? AND ? ORDER BY seq DESC LIMIT ?`),
-		scanPhaseChange, project, app, env, minDeployment, maxDeployment, limit)
+		scanPhaseChange, app.Project, app.Name, env, minDeployment, maxDeployment, limit)
 }
 
 func scanPhaseChange(row interface{ Scan(...any) error }) (PhaseChange, error) {
@@ -887,17 +888,17 @@ func scanPhaseChange(row interface{ Scan(...any) error }) (PhaseChange, error) {
 		from, to string
 		at       int64
 	)
-	if err := row.Scan(&c.Seq, &c.Project, &c.App, &c.Environment, &c.DeploymentID, &c.Revision, &from, &to, &c.Message, &at); err != nil {
+	if err := row.Scan(&c.Seq, &c.App.Project, &c.App.Name, &c.Environment, &c.DeploymentID, &c.Revision, &from, &to, &c.Message, &at); err != nil {
 		return c, err
 	}
 	c.From, c.To, c.At = Phase(from), Phase(to), fromTS(at)
 	return c, nil
 }
 
-func (s *sqlStore) Events(ctx context.Context, project, app string, limit int) ([]Event, error) {
+func (s *sqlStore) Events(ctx context.Context, app layout.AppRef, limit int) ([]Event, error) {
 	return queryAll(ctx, s.db, "events", s.q(`SELECT id, received_at, event_time, object_kind, object_namespace, object_name,
 		severity, reason, message, revision, controller, project, app, component, spec_revision, status, deployment_id, ignored_reason, environment
-		FROM events WHERE project = ? AND app = ? ORDER BY id DESC LIMIT ?`), scanEvent, project, app, limit)
+		FROM events WHERE project = ? AND app = ? ORDER BY id DESC LIMIT ?`), scanEvent, app.Project, app.Name, limit)
 }
 
 func scanEvent(row interface{ Scan(...any) error }) (Event, error) {
@@ -906,7 +907,7 @@ func scanEvent(row interface{ Scan(...any) error }) (Event, error) {
 		rcv, evts int64
 	)
 	if err := row.Scan(&e.ID, &rcv, &evts, &e.Kind, &e.Namespace, &e.Name, &e.Severity, &e.Reason, &e.Message,
-		&e.Revision, &e.Controller, &e.Project, &e.App, &e.Component, &e.SpecRevision, &e.Status, &e.DeploymentID, &e.IgnoredReason, &e.Environment); err != nil {
+		&e.Revision, &e.Controller, &e.App.Project, &e.App.Name, &e.Component, &e.SpecRevision, &e.Status, &e.DeploymentID, &e.IgnoredReason, &e.Environment); err != nil {
 		return e, err
 	}
 	e.ReceivedAt, e.EventTime = fromTS(rcv), fromTS(evts)

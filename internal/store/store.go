@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"time"
+
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 )
 
 // ErrNotFound is returned when an app or deployment does not exist.
@@ -64,10 +66,11 @@ type Event struct {
 	Revision   string `json:"revision,omitempty"`
 	Controller string `json:"controller,omitempty"`
 
-	Project      string `json:"project,omitempty"`
-	App          string `json:"app,omitempty"`
-	Component    string `json:"component,omitempty"`
-	SpecRevision string `json:"spec_revision,omitempty"`
+	// App is the app the event's object belongs to, written
+	// "project" and "app" in its JSON (MarshalJSON).
+	App          layout.AppRef `json:"-"`
+	Component    string        `json:"component,omitempty"`
+	SpecRevision string        `json:"spec_revision,omitempty"`
 	// Environment is the environment the event's object runs in (its
 	// metadata's environment); empty on a platform without environments.
 	// The same app in two environments is two histories.
@@ -86,8 +89,7 @@ type Event struct {
 	DeploymentID int64  `json:"deployment_id,omitempty"`
 	Body         []byte `json:"-"`
 	// IgnoredReason says why the event counts for no app. An event that
-	// has one is stored as ignored whatever its Project and App, and
-	// without them.
+	// has one is stored as ignored whatever its App, and without it.
 	IgnoredReason string `json:"ignored_reason,omitempty"`
 }
 
@@ -119,9 +121,10 @@ type ComponentState struct {
 
 // Deployment is one rollout of an app at one fleet revision.
 type Deployment struct {
-	ID           int64            `json:"id"`
-	Project      string           `json:"project"`
-	App          string           `json:"app"`
+	ID int64 `json:"id"`
+	// App is the app deployed, written "project" and "app" in its JSON
+	// (MarshalJSON).
+	App          layout.AppRef    `json:"-"`
 	Environment  string           `json:"environment,omitempty"`
 	Revision     string           `json:"revision"`
 	SpecRevision string           `json:"spec_revision,omitempty"`
@@ -145,8 +148,7 @@ func (d Deployment) Finished() bool { return !d.FinishedAt.IsZero() }
 // App is the current state of one app in one environment: the phase of
 // its newest deployment there.
 type App struct {
-	Project      string    `json:"project"`
-	Name         string    `json:"name"`
+	layout.AppRef
 	Environment  string    `json:"environment,omitempty"`
 	Phase        Phase     `json:"phase"`
 	Message      string    `json:"message,omitempty"`
@@ -159,16 +161,17 @@ type App struct {
 
 // PhaseChange is one entry of the ordered log of phase changes.
 type PhaseChange struct {
-	Seq          int64     `json:"seq"`
-	Project      string    `json:"project"`
-	App          string    `json:"app"`
-	Environment  string    `json:"environment,omitempty"`
-	DeploymentID int64     `json:"deployment_id"`
-	Revision     string    `json:"revision"`
-	From         Phase     `json:"from,omitempty"`
-	To           Phase     `json:"to"`
-	Message      string    `json:"message,omitempty"`
-	At           time.Time `json:"at"`
+	Seq int64 `json:"seq"`
+	// App is the app whose deployment changed phase, written "project"
+	// and "app" in its JSON (MarshalJSON).
+	App          layout.AppRef `json:"-"`
+	Environment  string        `json:"environment,omitempty"`
+	DeploymentID int64         `json:"deployment_id"`
+	Revision     string        `json:"revision"`
+	From         Phase         `json:"from,omitempty"`
+	To           Phase         `json:"to"`
+	Message      string        `json:"message,omitempty"`
+	At           time.Time     `json:"at"`
 }
 
 // DeploymentUpdate is what the prober writes back to a deployment. The
@@ -216,7 +219,7 @@ const (
 type OutboxEntry struct {
 	ID           int64
 	DeploymentID int64
-	Project, App string
+	App          layout.AppRef
 	Environment  string
 	Phase        Phase
 	Message      string
@@ -260,10 +263,10 @@ type Store interface {
 	Deployment(ctx context.Context, id int64) (Deployment, error)
 	// Deployments lists an app's deployments in every environment newest
 	// first, with ids below beforeID when beforeID > 0.
-	Deployments(ctx context.Context, project, app string, limit int, beforeID int64) ([]Deployment, error)
+	Deployments(ctx context.Context, app layout.AppRef, limit int, beforeID int64) ([]Deployment, error)
 	// DeploymentsIn lists an app's deployments in one environment ("":
 	// those of no environment) as Deployments does.
-	DeploymentsIn(ctx context.Context, project, app, env string, limit int, beforeID int64) ([]Deployment, error)
+	DeploymentsIn(ctx context.Context, app layout.AppRef, env string, limit int, beforeID int64) ([]Deployment, error)
 	// ActiveDeployments returns the deployments that are not finished and the
 	// current deployment of every app, oldest first.
 	ActiveDeployments(ctx context.Context) ([]Deployment, error)
@@ -272,7 +275,7 @@ type Store interface {
 	// environment.
 	Apps(ctx context.Context) ([]App, error)
 	// App returns an app's state in one environment ("": no environment).
-	App(ctx context.Context, project, name, env string) (App, error)
+	App(ctx context.Context, app layout.AppRef, env string) (App, error)
 
 	// LatestSeq returns the Seq of the newest phase change (0 if none).
 	LatestSeq(ctx context.Context) (int64, error)
@@ -280,10 +283,10 @@ type Store interface {
 	PhaseChanges(ctx context.Context, after int64, limit int) ([]PhaseChange, error)
 	// AppPhaseChanges returns the phase changes of an app's deployments in
 	// one environment with ids from minDeployment to maxDeployment, newest first.
-	AppPhaseChanges(ctx context.Context, project, app, env string, minDeployment, maxDeployment int64, limit int) ([]PhaseChange, error)
-	// Events returns an app's stored events, newest first; with project
-	// and app empty, the ignored events.
-	Events(ctx context.Context, project, app string, limit int) ([]Event, error)
+	AppPhaseChanges(ctx context.Context, app layout.AppRef, env string, minDeployment, maxDeployment int64, limit int) ([]PhaseChange, error)
+	// Events returns an app's stored events, newest first; with the zero
+	// AppRef, the ignored events.
+	Events(ctx context.Context, app layout.AppRef, limit int) ([]Event, error)
 
 	// Prune drops the history r does not keep, and the sessions expired at now.
 	Prune(ctx context.Context, r Retention, now time.Time) (Pruned, error)

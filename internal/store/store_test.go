@@ -16,6 +16,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 )
 
 // PostgresDSNEnv names the variable holding the DSN of a throwaway PostgreSQL
@@ -117,7 +119,7 @@ func ev(key, project, app, component, rev, reason, health string, at time.Time) 
 		DedupeKey: key, ReceivedAt: at, EventTime: at,
 		Kind: "Kustomization", Namespace: "flux-system", Name: project + "-" + app + "-" + component,
 		Severity: "info", Reason: reason, Message: reason + " " + key, Revision: rev, Controller: "kustomize-controller",
-		Project: project, App: app, Component: component, SpecRevision: "spec1",
+		App: layout.AppRef{Project: project, Name: app}, Component: component, SpecRevision: "spec1",
 		Health: health, Body: []byte(`{}`),
 	}
 }
@@ -233,14 +235,14 @@ func TestRecordEvents(t *testing.T) {
 		if d.Components[0].Health != HealthHealthy {
 			t.Errorf("older event overwrote state: %+v", d.Components[0])
 		}
-		ignored, err := s.Events(ctx, "", "", 10)
+		ignored, err := s.Events(ctx, layout.AppRef{}, 10)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(ignored) != 1 || ignored[0].Status != EventIgnored || ignored[0].Reason != "NewArtifact" {
 			t.Errorf("ignored events = %+v", ignored)
 		}
-		evs, err := s.Events(ctx, "shop", "api", 10)
+		evs, err := s.Events(ctx, layout.AppRef{Project: "shop", Name: "api"}, 10)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -257,7 +259,7 @@ func TestRecordEvents(t *testing.T) {
 		if !old.Finished() || !strings.Contains(old.Message, "superseded by revision "+rev2) {
 			t.Errorf("old deployment not superseded: %+v", old)
 		}
-		app, err := s.App(ctx, "shop", "api", "")
+		app, err := s.App(ctx, layout.AppRef{Project: "shop", Name: "api"}, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -313,14 +315,14 @@ func TestIgnoredReason(t *testing.T) {
 		if len(d.Components) != 1 || d.Components[0].Health != HealthProgressing {
 			t.Errorf("components = %+v", d.Components)
 		}
-		evs, err := s.Events(ctx, "victim", "web", 10)
+		evs, err := s.Events(ctx, layout.AppRef{Project: "victim", Name: "web"}, 10)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(evs) != 1 || evs[0].Reason != "Progressing" {
 			t.Errorf("the app's events = %+v", evs)
 		}
-		ignored, err := s.Events(ctx, "", "", 10)
+		ignored, err := s.Events(ctx, layout.AppRef{}, 10)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -358,7 +360,7 @@ func TestMigrateIgnoredReason(t *testing.T) {
 		if v, err := s.Version(ctx); err != nil || v != SchemaVersion() {
 			t.Fatalf("version = %d, %v", v, err)
 		}
-		evs, err := s.Events(ctx, "", "", 10)
+		evs, err := s.Events(ctx, layout.AppRef{}, 10)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -436,11 +438,11 @@ func TestUpdateDeployment(t *testing.T) {
 		if d.Phase != PhaseRunning || d.LiveURL != "https://api.example.com/" || string(d.Checks) != string(checks) || d.Timeout != 90*time.Second || !d.FinishedAt.Equal(t0.Add(3*time.Second)) {
 			t.Errorf("deployment = %+v", d)
 		}
-		app, err := s.App(ctx, "shop", "api", "")
+		app, err := s.App(ctx, layout.AppRef{Project: "shop", Name: "api"}, "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := App{Project: "shop", Name: "api", Phase: PhaseRunning, Message: "all checks passed", DeploymentID: id,
+		want := App{AppRef: layout.AppRef{Project: "shop", Name: "api"}, Phase: PhaseRunning, Message: "all checks passed", DeploymentID: id,
 			Revision: "main@sha1:1", SpecRevision: "spec1", LiveURL: "https://api.example.com/", UpdatedAt: t0.Add(3 * time.Second)}
 		if diff := cmp.Diff(want, app); diff != "" {
 			t.Errorf("app (-want +got):\n%s", diff)
@@ -458,7 +460,7 @@ func TestUpdateDeployment(t *testing.T) {
 		if _, err := s.UpdateDeployment(ctx, DeploymentUpdate{ID: 9999, Phase: PhaseFailed}); !errors.Is(err, ErrNotFound) {
 			t.Errorf("UpdateDeployment(missing) = %v, want ErrNotFound", err)
 		}
-		if _, err := s.App(ctx, "shop", "nope", ""); !errors.Is(err, ErrNotFound) {
+		if _, err := s.App(ctx, layout.AppRef{Project: "shop", Name: "nope"}, ""); !errors.Is(err, ErrNotFound) {
 			t.Errorf("App(missing) = %v, want ErrNotFound", err)
 		}
 
@@ -473,7 +475,7 @@ func TestUpdateDeployment(t *testing.T) {
 		if d, _ := s.Deployment(ctx, id); d.Phase != PhaseRunning || d.Message != "all checks passed" {
 			t.Errorf("superseded deployment changed: %+v", d)
 		}
-		app, _ = s.App(ctx, "shop", "api", "")
+		app, _ = s.App(ctx, layout.AppRef{Project: "shop", Name: "api"}, "")
 		if app.Phase != PhasePending || app.DeploymentID != r2[0].DeploymentID {
 			t.Errorf("app moved by old deployment: %+v", app)
 		}
@@ -508,7 +510,7 @@ func TestSpecRevisionFromCluster(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			a, err := s.App(ctx, "shop", "api", "")
+			a, err := s.App(ctx, layout.AppRef{Project: "shop", Name: "api"}, "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -576,7 +578,7 @@ func TestDeletedIsFinal(t *testing.T) {
 		if c == nil || c.From != PhaseRunning || c.To != PhaseDeleted {
 			t.Errorf("change = %+v", c)
 		}
-		a, err := s.App(ctx, "shop", "api", "")
+		a, err := s.App(ctx, layout.AppRef{Project: "shop", Name: "api"}, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -610,7 +612,7 @@ func TestDeploymentsPagination(t *testing.T) {
 		var pages [][]int64
 		before := int64(0)
 		for range 4 {
-			ds, err := s.Deployments(ctx, "shop", "api", 2, before)
+			ds, err := s.Deployments(ctx, layout.AppRef{Project: "shop", Name: "api"}, 2, before)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -668,14 +670,14 @@ func TestPhaseChangesAfter(t *testing.T) {
 			t.Fatal(err)
 		}
 		id1, id2 := r[0].DeploymentID, r2[1].DeploymentID
-		mine, err := s.AppPhaseChanges(ctx, "p", "a", "", id1, id1, 2)
+		mine, err := s.AppPhaseChanges(ctx, layout.AppRef{Project: "p", Name: "a"}, "", id1, id1, 2)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if diff := cmp.Diff([]PhaseChange{all[4], all[3]}, mine); diff != "" {
 			t.Errorf("AppPhaseChanges of the first deployment (-want +got):\n%s", diff)
 		}
-		both, err := s.AppPhaseChanges(ctx, "p", "a", "", id1, id2, 100)
+		both, err := s.AppPhaseChanges(ctx, layout.AppRef{Project: "p", Name: "a"}, "", id1, id2, 100)
 		if err != nil {
 			t.Fatal(err)
 		}

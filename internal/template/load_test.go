@@ -6,8 +6,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fleetwright/fleetwright/internal/diag"
 	"github.com/fleetwright/fleetwright/internal/generate"
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 	"github.com/fleetwright/fleetwright/internal/spectest"
 )
 
@@ -83,7 +84,7 @@ func itoa(n int) string {
 	return string(b)
 }
 
-func loadFiles(t *testing.T, files map[string]string) (*spec.Repo, spec.Problems) {
+func loadFiles(t *testing.T, files map[string]string) (*load.Repo, load.Problems) {
 	t.Helper()
 	l := spectest.Loader(t)
 	m := map[string][]byte{"platform.yaml": []byte(platform)}
@@ -222,7 +223,7 @@ func TestProblemPositions(t *testing.T) {
 			})
 			var got []string
 			for _, p := range ps {
-				if p.Severity != spec.SeverityWarning { // the default policy's warnings are not this test's
+				if p.Severity != diag.Warning { // the default policy's warnings are not this test's
 					got = append(got, p.Error())
 				}
 			}

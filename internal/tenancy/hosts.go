@@ -131,7 +131,7 @@ func ingressHosts(o Object, t Tenant) []Problem {
 		if own {
 			return
 		}
-		msg := fmt.Sprintf("host %q is not one app %s claims", host, t.App)
+		msg := fmt.Sprintf("host %q is not one app %s claims", host, t.App.Name)
 		if other != "" {
 			msg = fmt.Sprintf("host %q belongs to %s", host, other)
 		}

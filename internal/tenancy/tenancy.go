@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/fleetwright/fleetwright/internal/diag"
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 )
 
 // Object is a decoded Kubernetes object.
@@ -25,10 +26,8 @@ type Object = map[string]any
 
 // Tenant is whom the objects belong to.
 type Tenant struct {
-	// Project is the project, whose namespace the objects live in.
-	Project string
-	// App is the app within the project.
-	App string
+	// App is the app, in the project whose namespace the objects live in.
+	App layout.AppRef
 	// PodSecurity is the Pod Security Standard the project's namespace
 	// enforces (privileged, baseline or restricted). "" (no label) is
 	// judged as baseline: a patch may not open host access where the

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 )
 
 func TestHostsOverlap(t *testing.T) {
@@ -115,7 +117,7 @@ func TestCheckPatched(t *testing.T) {
 	var h Hosts
 	h.Claim("shop.example.com", "shop")
 	h.Claim("bank.example.com", "bank")
-	tenant := Tenant{Project: "shop", App: "web", Hosts: func(x string) (bool, string) { return h.Owns(x, "shop") }}
+	tenant := Tenant{App: layout.AppRef{Project: "shop", Name: "web"}, Hosts: func(x string) (bool, string) { return h.Owns(x, "shop") }}
 	tests := []struct {
 		name          string
 		before, after []string

@@ -22,12 +22,13 @@ import (
 	"github.com/fleetwright/fleetwright/internal/registry"
 	"github.com/fleetwright/fleetwright/internal/registry/registrytest"
 	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 	"github.com/fleetwright/fleetwright/internal/spectest"
 )
 
 // artifactsRepo returns the examples' specs with fleet.artifacts set to
 // the repository.
-func artifactsRepo(t testing.TB, repository string) *spec.Repo {
+func artifactsRepo(t testing.TB, repository string) *load.Repo {
 	t.Helper()
 	repo := *loadExamples(t)
 	fl := *repo.Platform.Fleet
@@ -37,7 +38,7 @@ func artifactsRepo(t testing.TB, repository string) *spec.Repo {
 }
 
 // renderArtifacts renders the specs as render does offline.
-func renderArtifacts(t testing.TB, repo *spec.Repo) map[string][]byte {
+func renderArtifacts(t testing.TB, repo *load.Repo) map[string][]byte {
 	t.Helper()
 	f, err := generate.Render(repo, generate.Options{Platform: &repo.Platform})
 	if err != nil {
@@ -48,13 +49,13 @@ func renderArtifacts(t testing.TB, repo *spec.Repo) map[string][]byte {
 
 var artifactsExamples struct {
 	once  sync.Once
-	repo  *spec.Repo
+	repo  *load.Repo
 	files map[string][]byte
 }
 
 // artifactsFleet returns a copy of the examples rendered with
 // fleet.artifacts (repository ghcr.io/myorg/fleet), and their specs.
-func artifactsFleet(t testing.TB) (*spec.Repo, map[string][]byte) {
+func artifactsFleet(t testing.TB) (*load.Repo, map[string][]byte) {
 	t.Helper()
 	artifactsExamples.once.Do(func() {
 		artifactsExamples.repo = artifactsRepo(t, "ghcr.io/myorg/fleet")
@@ -550,7 +551,7 @@ func (k basicKeychain) Resolve(authn.Resource) (authn.Authenticator, error) {
 // registryFleet renders the examples with their artifacts in a registry on
 // loopback that wants a password, pushes all but the artifacts of the
 // folders in skip, and returns the fleet and the registry.
-func registryFleet(t *testing.T, skip ...string) (*spec.Repo, map[string][]byte, *registrytest.Server) {
+func registryFleet(t *testing.T, skip ...string) (*load.Repo, map[string][]byte, *registrytest.Server) {
 	t.Helper()
 	srv := registrytest.New(t, registrytest.Options{Username: "ci", Password: "s3cret-pass", Delay: 2 * time.Millisecond})
 	repo := artifactsRepo(t, srv.Host()+"/fleet")

@@ -18,17 +18,17 @@ import (
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/manifest"
 	"github.com/fleetwright/fleetwright/internal/render"
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 	"github.com/fleetwright/fleetwright/internal/yamlx"
 )
 
 // Apps is the apps repository the fleet must match.
 type Apps struct {
 	// Repo holds the loaded specs; it must be valid.
-	Repo *spec.Repo
+	Repo *load.Repo
 	// SpecRevision is what render passes to generate.Options.SpecRevision:
 	// the same function, so both write the same annotations.
-	SpecRevision func(*spec.LoadedApp) string
+	SpecRevision func(*load.LoadedApp) string
 	// AtRelease loads the apps repository as a promotion rendered it: at
 	// the commit ref, with the app folders given (the folder of each
 	// spec → a revision) as they were at their revisions (see
@@ -36,7 +36,7 @@ type Apps struct {
 	// promote_from are rendered again from the release their files record
 	// and compared like the others; without it, their files are taken as
 	// they are.
-	AtRelease func(ctx context.Context, ref string, folders map[string]string) (*spec.Repo, error)
+	AtRelease func(ctx context.Context, ref string, folders map[string]string) (*load.Repo, error)
 }
 
 // desiredFleet renders the specs the way render does. Images that render
@@ -75,7 +75,7 @@ func (r *run) desiredFleet(ctx context.Context, apps *Apps, images map[string]st
 func (r *run) releases(ctx context.Context, apps *Apps, f *generate.Fleet, files map[string][]byte) error {
 	plat := &apps.Repo.Platform
 	type kept struct {
-		app *spec.LoadedApp
+		app *load.LoadedApp
 		rel *generate.Release
 	}
 	byCommit := map[string][]kept{}
@@ -121,13 +121,13 @@ func (r *run) releases(ctx context.Context, apps *Apps, f *generate.Fleet, files
 		for _, a := range repo.Apps {
 			if rel, ok := releases[a.Key()]; ok {
 				for c, img := range rel.Images {
-					images[spec.NodeID(a, c)] = img
+					images[load.NodeID(a, c)] = img
 				}
 			}
 		}
 		rf, err := generate.Render(repo, generate.Options{
 			Platform: &repo.Platform,
-			SpecRevision: func(a *spec.LoadedApp) string {
+			SpecRevision: func(a *load.LoadedApp) string {
 				if rel, ok := releases[a.Key()]; ok {
 					return rel.SpecRevision
 				}
@@ -136,7 +136,7 @@ func (r *run) releases(ctx context.Context, apps *Apps, f *generate.Fleet, files
 			Images:      images,
 			Previous:    r.previous,
 			PreviousDir: generate.FilesIn(r.t.files),
-			Promote: func(a *spec.LoadedApp) (generate.Promotion, bool) {
+			Promote: func(a *load.LoadedApp) (generate.Promotion, bool) {
 				rel, ok := releases[a.Key()]
 				if !ok {
 					return generate.Promotion{}, false
@@ -224,7 +224,7 @@ func withoutLine(data, line []byte) []byte {
 // fleetImages returns, for each workload, the image its Deployment in the
 // fleet runs (as the object checks saw it) when that image is the one
 // render resolved (see render.FleetImages).
-func (r *run) fleetImages(repo *spec.Repo) map[string]string {
+func (r *run) fleetImages(repo *load.Repo) map[string]string {
 	var byDir map[string][]string // component folder → its files, built on the first job
 	src := render.FleetImages{Image: func(file, container string) string {
 		return deploymentImage(r.t.files[file], container)

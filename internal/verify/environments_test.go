@@ -15,7 +15,7 @@ import (
 	"github.com/fleetwright/fleetwright/internal/golden"
 	"github.com/fleetwright/fleetwright/internal/render"
 	"github.com/fleetwright/fleetwright/internal/revision"
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 )
 
 // TestDriftPerEnvironment: production, an environment with promote_from,
@@ -48,7 +48,7 @@ func TestDriftPerEnvironment(t *testing.T) {
 		gittest.Git(t, top, "commit", "-q", "-m", "specs")
 		return strings.TrimSpace(gittest.Git(t, top, "rev-parse", "HEAD"))
 	}
-	load := func() (*spec.Repo, func(*spec.LoadedApp) string) {
+	loadRepo := func() (*load.Repo, func(*load.LoadedApp) string) {
 		t.Helper()
 		repo, ps, err := render.LoadAt(ctx, top, "HEAD")
 		if err != nil || ps.HasErrors() {
@@ -61,7 +61,7 @@ func TestDriftPerEnvironment(t *testing.T) {
 		return repo, revs
 	}
 	c1 := commit()
-	repo1, revs1 := load()
+	repo1, revs1 := loadRepo()
 	f0, err := generate.Render(repo1, generate.Options{SpecRevision: revs1})
 	if err != nil {
 		t.Fatal(err)
@@ -78,9 +78,9 @@ func TestDriftPerEnvironment(t *testing.T) {
 		t.Fatal(err)
 	}
 	f1, err := generate.Render(relRepo, generate.Options{
-		SpecRevision: func(*spec.LoadedApp) string { return rel.SpecRevision },
+		SpecRevision: func(*load.LoadedApp) string { return rel.SpecRevision },
 		Previous:     generate.FileIn(fleet0),
-		Promote: func(a *spec.LoadedApp) (generate.Promotion, bool) {
+		Promote: func(a *load.LoadedApp) (generate.Promotion, bool) {
 			return generate.Promotion{From: "staging", AppsCommit: c1}, a.Environment == "production"
 		},
 	})
@@ -93,7 +93,7 @@ func TestDriftPerEnvironment(t *testing.T) {
 	b, _ := os.ReadFile(filepath.Join(top, "apps/shop/api/app.yaml"))
 	write("apps/shop/api/app.yaml", bytes.Replace(b, []byte("value: debug"), []byte("value: info"), 1))
 	commit()
-	repo2, revs2 := load()
+	repo2, revs2 := loadRepo()
 	f2, err := generate.Render(repo2, generate.Options{SpecRevision: revs2, Previous: generate.FileIn(fleet1)})
 	if err != nil {
 		t.Fatal(err)
@@ -107,7 +107,7 @@ func TestDriftPerEnvironment(t *testing.T) {
 	apps := func(atRelease bool) *Apps {
 		a := &Apps{Repo: repo2, SpecRevision: revs2}
 		if atRelease {
-			a.AtRelease = func(ctx context.Context, ref string, folders map[string]string) (*spec.Repo, error) {
+			a.AtRelease = func(ctx context.Context, ref string, folders map[string]string) (*load.Repo, error) {
 				return render.LoadRelease(ctx, top, ref, folders)
 			}
 		}

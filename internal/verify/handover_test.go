@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 	"github.com/fleetwright/fleetwright/internal/yamlx"
 )
 
@@ -121,7 +121,7 @@ func TestLiveHandover(t *testing.T) {
 
 // handoverFleet renders a one-app fleet with a source per project: the
 // project is ns, the fleet's GitRepository is in fluxNS.
-func handoverFleet(t *testing.T, ns, fluxNS string) (*spec.Repo, map[string][]byte) {
+func handoverFleet(t *testing.T, ns, fluxNS string) (*load.Repo, map[string][]byte) {
 	t.Helper()
 	return webFleet(t, "clusters: [{name: live}]\nbuild: {pin: false}\nfleet: {source_namespace: "+fluxNS+", artifacts: {repository: ghcr.io/myorg/fleet}}\n", ns)
 }

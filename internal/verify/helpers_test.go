@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/fleetwright/fleetwright/internal/generate"
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 	"github.com/fleetwright/fleetwright/internal/spectest"
 )
 
@@ -12,7 +12,7 @@ import (
 const examplesDir = "../../examples"
 
 // loadExamples loads the example specs.
-func loadExamples(t testing.TB) *spec.Repo {
+func loadExamples(t testing.TB) *load.Repo {
 	t.Helper()
 	return spectest.Load(t, examplesDir)
 }

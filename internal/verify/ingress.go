@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/validate"
 	"github.com/fleetwright/fleetwright/internal/yamlx"
 )
 
@@ -38,7 +38,7 @@ func (r *run) checkIngressHosts(o *object) []Finding {
 		if host == "" {
 			continue
 		}
-		if m := spec.PublicHostProblem(host); m != "" {
+		if m := validate.PublicHostProblem(host); m != "" {
 			out = append(out, r.finding(o, CheckIngressHost, SeverityError, fmt.Sprintf("spec.rules[%d].host", i), fmt.Sprintf("host %q %s", host, m)))
 		}
 	}

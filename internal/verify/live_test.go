@@ -21,6 +21,7 @@ import (
 
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 	"github.com/fleetwright/fleetwright/internal/spectest"
 	"github.com/fleetwright/fleetwright/internal/testenv"
 	"github.com/fleetwright/fleetwright/internal/yamlx"
@@ -171,13 +172,13 @@ func liveDryRunClean(t *testing.T, files map[string][]byte, plat *spec.Platform)
 }
 
 // liveFleet renders a one-app fleet whose project is the test's namespace.
-func liveFleet(t *testing.T, ns string) (*spec.Repo, map[string][]byte) {
+func liveFleet(t *testing.T, ns string) (*load.Repo, map[string][]byte) {
 	t.Helper()
 	return webFleet(t, "clusters: [{name: live, production: true}]\nbuild: {pin: false}\n", ns)
 }
 
 // webFleet renders the app web (one api) in project ns on the platform.
-func webFleet(t *testing.T, platform, ns string) (*spec.Repo, map[string][]byte) {
+func webFleet(t *testing.T, platform, ns string) (*load.Repo, map[string][]byte) {
 	t.Helper()
 	return renderSpecs(t, map[string][]byte{
 		"platform.yaml": []byte(platform),
@@ -197,7 +198,7 @@ components:
 
 // renderSpecs loads an apps repository's files and renders them as render
 // does offline.
-func renderSpecs(t *testing.T, files map[string][]byte) (*spec.Repo, map[string][]byte) {
+func renderSpecs(t *testing.T, files map[string][]byte) (*load.Repo, map[string][]byte) {
 	t.Helper()
 	repo := spectest.LoadFiles(t, files)
 	f, err := generate.Render(repo, generate.Options{Platform: &repo.Platform})
@@ -207,7 +208,7 @@ func renderSpecs(t *testing.T, files map[string][]byte) (*spec.Repo, map[string]
 	return repo, f.Map()
 }
 
-func verifyLive(t *testing.T, env *testenv.Env, repo *spec.Repo, files map[string][]byte) []string {
+func verifyLive(t *testing.T, env *testenv.Env, repo *load.Repo, files map[string][]byte) []string {
 	t.Helper()
 	rep := verifyFleet(t, files, Options{Platform: &repo.Platform, Live: &Live{Config: env.Config}})
 	return lines(rep, CheckDryRun, CheckLiveDrift)
@@ -250,7 +251,7 @@ func TestLiveDrift(t *testing.T) {
 
 // namespacedFleet is the one-app fleet of a new namespace, in a cluster
 // that has the namespace (and flux-system) but none of its objects.
-func namespacedFleet(t *testing.T) (*testenv.Env, string, *spec.Repo, map[string][]byte) {
+func namespacedFleet(t *testing.T) (*testenv.Env, string, *load.Repo, map[string][]byte) {
 	t.Helper()
 	env := testCluster(t)
 	ensureNamespace(t, env, "flux-system")

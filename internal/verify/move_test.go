@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fleetwright/fleetwright/internal/generate"
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 	"github.com/fleetwright/fleetwright/internal/spectest"
 )
 
@@ -71,7 +71,7 @@ func TestEmptiedProjectHasNoDrift(t *testing.T) {
 	if ps.HasErrors() {
 		t.Fatal(ps)
 	}
-	render := func(repo *spec.Repo, prev map[string][]byte) map[string][]byte {
+	render := func(repo *load.Repo, prev map[string][]byte) map[string][]byte {
 		t.Helper()
 		opts := generate.Options{Platform: &repo.Platform}
 		opts.Over(prev)

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/fleetwright/fleetwright/internal/diag"
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 )
 
 // Output is the report for a diag.Writer: in text, one line per finding
@@ -43,7 +43,7 @@ func (r *Report) Output() diag.Output {
 
 // SpecFindings turns the apps repository's problems into findings: the
 // same diagnostics, each an error or a warning.
-func SpecFindings(ps spec.Problems) []Finding {
+func SpecFindings(ps load.Problems) []Finding {
 	out := make([]Finding, len(ps))
 	for i, p := range ps {
 		out[i] = Finding{Check: CheckSpec, Diagnostic: *p}

@@ -7,11 +7,12 @@ import (
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/policy"
 	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/validate"
 	"github.com/fleetwright/fleetwright/internal/yamlx"
 )
 
 // SeverityOff turns a policy check off.
-const SeverityOff = spec.PolicyOff
+const SeverityOff = Severity(spec.PolicyOff)
 
 // Policy is the severity of each policy check.
 type Policy struct {
@@ -32,12 +33,12 @@ var DefaultPolicy = PolicyOf(nil)
 // spec's Policy.Severity, which validate asks too).
 func PolicyOf(p *spec.Policy) Policy {
 	return Policy{
-		RequireDigests:     p.Severity(spec.PolicyRequireDigests),
-		ForbidLatest:       p.Severity(spec.PolicyForbidLatest),
-		RequireRequests:    p.Severity(spec.PolicyRequireRequests),
-		RequireTLS:         p.Severity(spec.PolicyRequireTLS),
-		RequireProbes:      p.Severity(spec.PolicyRequireProbes),
-		ProductionReplicas: p.Severity(spec.PolicyProductionReplicas),
+		RequireDigests:     Severity(p.Severity(spec.PolicyRequireDigests)),
+		ForbidLatest:       Severity(p.Severity(spec.PolicyForbidLatest)),
+		RequireRequests:    Severity(p.Severity(spec.PolicyRequireRequests)),
+		RequireTLS:         Severity(p.Severity(spec.PolicyRequireTLS)),
+		RequireProbes:      Severity(p.Severity(spec.PolicyRequireProbes)),
+		ProductionReplicas: Severity(p.Severity(spec.PolicyProductionReplicas)),
 	}
 }
 
@@ -62,11 +63,11 @@ func (r *run) checkPolicy(o *object) []Finding {
 	for _, c := range containers(o.root, gvk) {
 		image := c.n.Get("image").Text()
 		if image != "" {
-			if !spec.PinnedByDigest(image) {
+			if !validate.PinnedByDigest(image) {
 				add(CheckRequireDigests, pol.RequireDigests, c.path+".image", "image %s is not pinned by digest (policy require_digests)", image)
 			}
-			if spec.UsesLatestTag(image) {
-				add(CheckForbidLatest, pol.ForbidLatest, c.path+".image", "%s", spec.ForbidLatestMessage(image))
+			if validate.UsesLatestTag(image) {
+				add(CheckForbidLatest, pol.ForbidLatest, c.path+".image", "%s", validate.ForbidLatestMessage(image))
 			}
 		}
 		pc := policy.Container{Name: c.n.Get("name").Text(), Role: policy.RoleContainer}

@@ -8,9 +8,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fleetwright/fleetwright/internal/diag"
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/golden"
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 	"github.com/fleetwright/fleetwright/internal/spectest"
 )
 
@@ -135,7 +136,7 @@ environments:
 			for _, p := range ps {
 				if strings.Contains(p.Message, "(policy ") {
 					validated = append(validated, string(p.Severity)+": "+p.Message)
-				} else if p.Severity == spec.SeverityError {
+				} else if p.Severity == diag.Error {
 					t.Fatalf("validate: %v", p)
 				}
 			}
@@ -145,7 +146,7 @@ environments:
 			}
 
 			// Every environment's copy is rendered, as a promotion does.
-			promote := func(a *spec.LoadedApp) (generate.Promotion, bool) {
+			promote := func(a *load.LoadedApp) (generate.Promotion, bool) {
 				return generate.Promotion{From: "staging", AppsCommit: "0123456789abcdef0123456789abcdef01234567"}, true
 			}
 			fleet, err := generate.Render(repo, generate.Options{Platform: &repo.Platform, Promote: promote})

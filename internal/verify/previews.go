@@ -13,7 +13,7 @@ import (
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/generate"
 	"github.com/fleetwright/fleetwright/internal/render"
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 )
 
 // Previews (docs/environments.md, "Previews"): a pull request's preview
@@ -167,7 +167,7 @@ func (r *run) previewDrift(ctx context.Context, apps *Apps) []Finding {
 // previewImages are the images a preview's files run, by node of p.Build,
 // where they are what its specs ask for: as for the environments
 // (fleetImages), its component folders read in the preview's folder.
-func (r *run) previewImages(p *spec.Preview) map[string]string {
+func (r *run) previewImages(p *load.Preview) map[string]string {
 	cluster := p.Repo.Platform.Previews.Cluster
 	// apps/<cluster>/<project>/<rest> → the preview's copy of it.
 	in := func(file string) string {

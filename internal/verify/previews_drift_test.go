@@ -12,7 +12,7 @@ import (
 	"github.com/fleetwright/fleetwright/internal/gitrepo/gittest"
 	"github.com/fleetwright/fleetwright/internal/golden"
 	"github.com/fleetwright/fleetwright/internal/render"
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 )
 
 // With the apps repository, verify renders each preview again from the
@@ -74,7 +74,7 @@ func testPreviewDrift(t *testing.T, fleet string) {
 	for _, x := range pf.Files {
 		files[x.Path] = x.Data
 	}
-	apps := &Apps{Repo: repo, AtRelease: func(ctx context.Context, ref string, folders map[string]string) (*spec.Repo, error) {
+	apps := &Apps{Repo: repo, AtRelease: func(ctx context.Context, ref string, folders map[string]string) (*load.Repo, error) {
 		return render.LoadRelease(ctx, root, ref, folders)
 	}}
 	var errs []string

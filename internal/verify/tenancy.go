@@ -39,12 +39,12 @@ const (
 //
 // A preview's component folders, previews/<cluster>/pr-<N>/apps/…, are
 // their project's preview namespace's (<project>-pr<N>).
-func tenantOf(file string) (project, app string, ok bool) {
+func tenantOf(file string) (app layout.AppRef, ok bool) {
 	l := layout.Parse(file)
 	if l.Project == "" || l.App == "" || l.Component == "" || l.Rest == "" {
-		return "", "", false
+		return layout.AppRef{}, false
 	}
-	return l.Project, l.App, true
+	return layout.AppRef{Project: l.Project, Name: l.App}, true
 }
 
 // rendersInComponents are the Flux kinds render itself writes in a
@@ -70,7 +70,8 @@ func (r *run) checkTenancy(o *object) []Finding {
 			}
 		}
 	}
-	project, _, ok := tenantOf(o.file)
+	app, ok := tenantOf(o.file)
+	project := app.Project
 	if !ok || o.kind == "" || o.ks == nil {
 		return out // not in a component's folder, or not applied (another check says so)
 	}
@@ -308,7 +309,7 @@ func (r *run) budgetKustomization(kfile string) (Finding, bool) {
 // checks judge what it makes; budgetKustomizations bounds every patch
 // first); it returns false when it reported one.
 func (r *run) componentKustomization(dir string) bool {
-	if _, _, ok := tenantOf(path.Join(dir, "x")); !ok {
+	if _, ok := tenantOf(path.Join(dir, "x")); !ok {
 		return true
 	}
 	kfile := path.Join(dir, "kustomization.yaml")
@@ -420,7 +421,7 @@ func (r *run) patchBudget(ks *fluxKS, dir string, refs []patchRef) bool {
 // objects (objs, as built) with the objects the folder builds to without
 // them, with the tenancy rules.
 func (r *run) checkPatched(ks *fluxKS, dir, root string, only map[string]bool, objs []*object, refs []patchRef) {
-	project, app, ok := tenantOf(path.Join(dir, "x"))
+	app, ok := tenantOf(path.Join(dir, "x"))
 	if !ok {
 		return
 	}
@@ -450,7 +451,7 @@ func (r *run) checkPatched(ks *fluxKS, dir, root string, only map[string]bool, o
 		after = append(after, decoded(o.root))
 		byLabel[o.label()] = o
 	}
-	t := tenancy.Tenant{Project: project, App: app, PodSecurity: r.plat.PodSecurityFor(project), Hosts: func(h string) (bool, string) {
+	t := tenancy.Tenant{App: app, PodSecurity: r.plat.PodSecurityFor(app.Project), Hosts: func(h string) (bool, string) {
 		return own[strings.ToLower(h)], ""
 	}}
 	for _, p := range tenancy.CheckPatched(before, after, t) {

@@ -146,13 +146,13 @@ func TestTenantOf(t *testing.T) {
 		"apps/prod-eu/shop/_flux/web.yaml", "apps/prod-eu/shop/web/api", "apps/prod-eu/shop/web/api/", "clusters/prod-eu/apps/shop-web.yaml",
 		"apps/prod-eu/_extra/a/b/c.yaml", "apps/prod-eu/shop/x.yaml",
 	} {
-		project, app, ok := tenantOf(p)
+		app, ok := tenantOf(p)
 		dir := layout.ComponentDirOf(p)
 		if ok != (dir != "" && !strings.HasSuffix(p, "/")) {
 			t.Errorf("tenantOf(%q) = %v; ComponentDirOf = %q", p, ok, dir)
 		}
-		if ok && (strings.Split(dir, "/")[2] != project || strings.Split(dir, "/")[3] != app) {
-			t.Errorf("tenantOf(%q) = %s, %s; ComponentDirOf = %q", p, project, app, dir)
+		if ok && (strings.Split(dir, "/")[2] != app.Project || strings.Split(dir, "/")[3] != app.Name) {
+			t.Errorf("tenantOf(%q) = %s; ComponentDirOf = %q", p, app.Ref(), dir)
 		}
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/fleetwright/fleetwright/internal/diag"
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 	"github.com/fleetwright/fleetwright/internal/yamlx"
 )
 
@@ -252,7 +253,7 @@ func newRun(opts Options) (*run, error) {
 	plat := opts.Platform
 	if plat == nil {
 		plat = &spec.Platform{}
-		spec.ApplyPlatformDefaults(plat)
+		load.ApplyPlatformDefaults(plat)
 	}
 	if opts.Live != nil && opts.Live.Config == nil {
 		return nil, errors.New("live checks need a cluster configuration")

@@ -13,16 +13,17 @@ import (
 
 	"github.com/fleetwright/fleetwright/internal/golden"
 	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 )
 
 var examples struct {
 	once  sync.Once
-	repo  *spec.Repo
+	repo  *load.Repo
 	files map[string][]byte
 }
 
 // exampleFleet returns a copy of the rendered examples and their specs.
-func exampleFleet(t testing.TB) (*spec.Repo, map[string][]byte) {
+func exampleFleet(t testing.TB) (*load.Repo, map[string][]byte) {
 	t.Helper()
 	examples.once.Do(func() {
 		examples.repo = loadExamples(t)

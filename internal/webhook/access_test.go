@@ -215,7 +215,7 @@ func streamProjects(t *testing.T, u, tok string, during func()) []string {
 				if err := json.Unmarshal([]byte(data), &c); err != nil {
 					t.Fatalf("a phase change %q: %v", data, err)
 				}
-				projects = append(projects, c.Project)
+				projects = append(projects, c.App.Project)
 			}
 		case <-deadline:
 			resp.Body.Close()

@@ -62,11 +62,11 @@ func (s *Server) appAndDeployment(w http.ResponseWriter, r *http.Request) (store
 	if !ok {
 		return store.App{}, store.Deployment{}, false
 	}
-	project, name := r.PathValue("project"), r.PathValue("name")
-	a, err := s.cfg.Store.App(r.Context(), project, name, env)
+	app := appOfPath(r)
+	a, err := s.cfg.Store.App(r.Context(), app, env)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			writeError(w, http.StatusNotFound, s.noApp(r.Context(), project, name, env))
+			writeError(w, http.StatusNotFound, s.noApp(r.Context(), app, env))
 		} else {
 			s.storeError(w, err)
 		}
@@ -80,14 +80,19 @@ func (s *Server) appAndDeployment(w http.ResponseWriter, r *http.Request) (store
 	return a, d, true
 }
 
+// appOfPath is the app a request's path names, /…/{project}/{name}.
+func appOfPath(r *http.Request) layout.AppRef {
+	return layout.AppRef{Project: r.PathValue("project"), Name: r.PathValue("name")}
+}
+
 // granted answers a request for an app of a project the visitor may not
 // see exactly as one for an app that does not exist, and returns false.
 func (s *Server) granted(w http.ResponseWriter, r *http.Request) bool {
-	project, name := r.PathValue("project"), r.PathValue("name")
-	if visitorFrom(r).grant.allows(project) {
+	app := appOfPath(r)
+	if visitorFrom(r).grant.allows(app.Project) {
 		return true
 	}
-	writeError(w, http.StatusNotFound, fmt.Sprintf("no app %s/%s", project, name))
+	writeError(w, http.StatusNotFound, "no app "+app.Ref())
 	return false
 }
 
@@ -180,7 +185,7 @@ func componentHealth(d store.Deployment, res probe.Result) []ComponentHealth {
 	for _, cs := range res.Check(probe.CheckReadiness).Components {
 		name := cs.Component
 		if name == "" {
-			name = strings.TrimPrefix(cs.Name, d.App+"-")
+			name = strings.TrimPrefix(cs.Name, d.App.Name+"-")
 		}
 		h := get(name)
 		h.Workloads = append(h.Workloads, cs)
@@ -229,16 +234,30 @@ func worstHealth(h *ComponentHealth) (string, string) {
 	return health, msg
 }
 
-// DeploymentView is one deployment as the API shows it.
+// DeploymentView is one deployment as the API shows it: the wire type,
+// with its checks decoded.
 type DeploymentView struct {
-	store.Deployment
+	api.Deployment
 	Checks probe.Result `json:"checks"`
 }
 
 func deploymentView(d store.Deployment) DeploymentView {
-	v := DeploymentView{Deployment: d, Checks: decodeResult(d)}
-	v.Deployment.Checks = nil
-	return v
+	return DeploymentView{Deployment: wireDeployment(d), Checks: decodeResult(d)}
+}
+
+// wireDeployment is d as the API writes it, its checks aside.
+func wireDeployment(d store.Deployment) api.Deployment {
+	w := api.Deployment{
+		ID: d.ID, Project: d.App.Project, App: d.App.Name, Environment: d.Environment, Revision: d.Revision, SpecRevision: d.SpecRevision,
+		StartedAt: d.StartedAt, FinishedAt: d.FinishedAt, UpdatedAt: d.UpdatedAt, Phase: api.Phase(d.Phase), Message: d.Message, LiveURL: d.LiveURL,
+	}
+	if d.Components != nil {
+		w.Components = make([]api.Component, len(d.Components))
+		for i, c := range d.Components {
+			w.Components[i] = api.Component(c)
+		}
+	}
+	return w
 }
 
 const (
@@ -264,7 +283,7 @@ func (s *Server) handleDeployments(w http.ResponseWriter, r *http.Request) {
 	if !s.granted(w, r) {
 		return
 	}
-	project, name := r.PathValue("project"), r.PathValue("name")
+	app := appOfPath(r)
 	env, ok := environmentParam(w, r)
 	if !ok {
 		return
@@ -295,16 +314,16 @@ func (s *Server) handleDeployments(w http.ResponseWriter, r *http.Request) {
 		err error
 	)
 	if env == "" {
-		ds, err = s.cfg.Store.Deployments(r.Context(), project, name, limit+1, before)
+		ds, err = s.cfg.Store.Deployments(r.Context(), app, limit+1, before)
 	} else {
-		ds, err = s.cfg.Store.DeploymentsIn(r.Context(), project, name, env, limit+1, before)
+		ds, err = s.cfg.Store.DeploymentsIn(r.Context(), app, env, limit+1, before)
 	}
 	if err != nil {
 		s.storeError(w, err)
 		return
 	}
 	if len(ds) == 0 && before == 0 {
-		writeError(w, http.StatusNotFound, s.noApp(r.Context(), project, name, env))
+		writeError(w, http.StatusNotFound, s.noApp(r.Context(), app, env))
 		return
 	}
 	next := ""
@@ -322,8 +341,7 @@ func (s *Server) handleDeployments(w http.ResponseWriter, r *http.Request) {
 // DeployStatus is the answer of GET …/deploy-status: the three checks of
 // the current deployment, in order.
 type DeployStatus struct {
-	Project      string        `json:"project"`
-	Name         string        `json:"name"`
+	layout.AppRef
 	Environment  string        `json:"environment,omitempty"`
 	DeploymentID int64         `json:"deployment_id"`
 	Revision     string        `json:"revision"`
@@ -340,7 +358,7 @@ func (s *Server) handleDeployStatus(w http.ResponseWriter, r *http.Request) {
 	}
 	res := decodeResult(d)
 	writeJSON(w, http.StatusOK, DeployStatus{
-		Project: a.Project, Name: a.Name, Environment: a.Environment, DeploymentID: d.ID, Revision: d.Revision,
+		AppRef: a.AppRef, Environment: a.Environment, DeploymentID: d.ID, Revision: d.Revision,
 		Phase: d.Phase, Message: d.Message, Checks: res.Checks, LiveURL: d.LiveURL,
 	})
 }
@@ -379,8 +397,8 @@ func (s *Server) kubeOf(w http.ResponseWriter, r *http.Request) (kube kubernetes
 
 // listPods lists the app's pods (of one component, when named) in
 // namespace ns of a cluster.
-func listPods(ctx context.Context, kube kubernetes.Interface, ns, project, app, component string) ([]corev1.Pod, error) {
-	sel := appSelector(project, app)
+func listPods(ctx context.Context, kube kubernetes.Interface, ns string, app layout.AppRef, component string) ([]corev1.Pod, error) {
+	sel := appSelector(app)
 	if component != "" {
 		sel += ",fleetwright.io/component=" + component
 	}
@@ -403,8 +421,8 @@ func (s *Server) handlePods(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	project, name := r.PathValue("project"), r.PathValue("name")
-	pods, err := listPods(r.Context(), kube, appNamespace(project, env), project, name, r.URL.Query().Get("component"))
+	app := appOfPath(r)
+	pods, err := listPods(r.Context(), kube, appNamespace(app.Project, env), app, r.URL.Query().Get("component"))
 	if err != nil {
 		writeError(w, http.StatusBadGateway, "listing pods from the cluster: "+err.Error())
 		return
@@ -455,7 +473,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	project, name := r.PathValue("project"), r.PathValue("name")
+	app := appOfPath(r)
 	limit := 100
 	if v := r.URL.Query().Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -465,7 +483,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
-	stored, err := s.cfg.Store.Events(r.Context(), project, name, limit)
+	stored, err := s.cfg.Store.Events(r.Context(), app, limit)
 	if err != nil {
 		s.storeError(w, err)
 		return
@@ -478,7 +496,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	// The Kubernetes events of the cluster the environment runs on, when
 	// the webhook reads it.
 	if cl, _ := s.clusterOf(env); cl != nil && cl.kube != nil {
-		kev, err := kubeEvents(r.Context(), cl.kube, appNamespace(project, env), project, name)
+		kev, err := kubeEvents(r.Context(), cl.kube, appNamespace(app.Project, env), app)
 		if err != nil {
 			writeError(w, http.StatusBadGateway, "listing events from the cluster: "+err.Error())
 			return
@@ -495,11 +513,11 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 // kubeEvents returns the Kubernetes events of the app's objects: those named
 // <app>-<component> and the ReplicaSets and Pods named after them, in
 // namespace ns.
-func kubeEvents(ctx context.Context, kube kubernetes.Interface, ns, project, app string) ([]EventView, error) {
+func kubeEvents(ctx context.Context, kube kubernetes.Interface, ns string, app layout.AppRef) ([]EventView, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	deps, err := kube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{
-		LabelSelector: appSelector(project, app)})
+		LabelSelector: appSelector(app)})
 	if err != nil {
 		return nil, err
 	}
@@ -547,7 +565,7 @@ func (s *Server) handleLogs(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	project, name := r.PathValue("project"), r.PathValue("name")
+	app := appOfPath(r)
 	q := r.URL.Query()
 	component := q.Get("component")
 	if component == "" {
@@ -563,13 +581,13 @@ func (s *Server) handleLogs(w http.ResponseWriter, r *http.Request) {
 		}
 		tail = n
 	}
-	pods, err := listPods(r.Context(), kube, appNamespace(project, env), project, name, component)
+	pods, err := listPods(r.Context(), kube, appNamespace(app.Project, env), app, component)
 	if err != nil {
 		writeError(w, http.StatusBadGateway, "listing pods from the cluster: "+err.Error())
 		return
 	}
 	if len(pods) == 0 {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("no pods of component %s of %s/%s", component, project, name))
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no pods of component %s of %s", component, app.Ref()))
 		return
 	}
 	var scheduled []corev1.Pod
@@ -579,7 +597,7 @@ func (s *Server) handleLogs(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if len(scheduled) == 0 {
-		writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("no pod of component %s of %s/%s runs on a node yet: no logs to read", component, project, name))
+		writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("no pod of component %s of %s runs on a node yet: no logs to read", component, app.Ref()))
 		return
 	}
 	out := []PodLog{}
@@ -589,7 +607,7 @@ func (s *Server) handleLogs(w http.ResponseWriter, r *http.Request) {
 			container = p.Spec.Containers[0].Name
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
-		raw, err := kube.CoreV1().Pods(appNamespace(project, env)).GetLogs(p.Name, &corev1.PodLogOptions{Container: container, TailLines: &tail}).DoRaw(ctx)
+		raw, err := kube.CoreV1().Pods(appNamespace(app.Project, env)).GetLogs(p.Name, &corev1.PodLogOptions{Container: container, TailLines: &tail}).DoRaw(ctx)
 		cancel()
 		if err != nil {
 			writeError(w, http.StatusBadGateway, fmt.Sprintf("logs of pod %s are not available from the cluster (is its node's kubelet reachable?): %v", p.Name, err))
@@ -601,19 +619,19 @@ func (s *Server) handleLogs(w http.ResponseWriter, r *http.Request) {
 }
 
 // appSelector selects the objects of an app by the labels render writes.
-func appSelector(project, app string) string {
-	return layout.LabelApp + "=" + app + "," + layout.LabelProject + "=" + project
+func appSelector(app layout.AppRef) string {
+	return layout.LabelApp + "=" + app.Name + "," + layout.LabelProject + "=" + app.Project
 }
 
 // noApp says that the app does not run in env: with env empty, and the
 // app running in environments, which ones to name.
-func (s *Server) noApp(ctx context.Context, project, name, env string) string {
+func (s *Server) noApp(ctx context.Context, app layout.AppRef, env string) string {
 	if env != "" {
-		return fmt.Sprintf("no app %s/%s in environment %s", project, name, env)
+		return fmt.Sprintf("no app %s in environment %s", app.Ref(), env)
 	}
-	ds, err := s.cfg.Store.Deployments(ctx, project, name, 1, 0)
+	ds, err := s.cfg.Store.Deployments(ctx, app, 1, 0)
 	if err != nil || len(ds) == 0 {
-		return fmt.Sprintf("no app %s/%s", project, name)
+		return "no app " + app.Ref()
 	}
-	return fmt.Sprintf("no app %s/%s outside environments: it runs in environment %s (name one with ?environment=)", project, name, ds[0].Environment)
+	return fmt.Sprintf("no app %s outside environments: it runs in environment %s (name one with ?environment=)", app.Ref(), ds[0].Environment)
 }

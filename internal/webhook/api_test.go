@@ -356,7 +356,7 @@ func TestStreamOrderAndResume(t *testing.T) {
 		if ev.id != all[i].Seq {
 			t.Errorf("event %d has id %d, want %d (in order, each once)", i, ev.id, all[i].Seq)
 		}
-		if !strings.Contains(ev.data, fmt.Sprintf(`"to":"%s"`, all[i].To)) || !strings.Contains(ev.data, `"app":"`+all[i].App+`"`) {
+		if !strings.Contains(ev.data, fmt.Sprintf(`"to":"%s"`, all[i].To)) || !strings.Contains(ev.data, `"app":"`+all[i].App.Name+`"`) {
 			t.Errorf("event %d data = %s, want change %+v", i, ev.data, all[i])
 		}
 	}

@@ -125,7 +125,7 @@ func recordedArtifacts(d store.Deployment) map[string]string {
 // they were).
 func (s *Server) artifactsOf(ctx context.Context, d store.Deployment) map[string]string {
 	out := map[string]string{}
-	if prev, err := s.cfg.Store.DeploymentsIn(ctx, d.Project, d.App, d.Environment, 1, d.ID); err == nil && len(prev) == 1 {
+	if prev, err := s.cfg.Store.DeploymentsIn(ctx, d.App, d.Environment, 1, d.ID); err == nil && len(prev) == 1 {
 		for k, v := range recordedArtifacts(prev[0]) {
 			out[k] = v
 		}
@@ -139,7 +139,7 @@ func (s *Server) artifactsOf(ctx context.Context, d store.Deployment) map[string
 // ownArtifacts is artifactsOf without what is inherited: what d's checks
 // recorded, over what its events were credited with.
 func (s *Server) ownArtifacts(d store.Deployment) map[string]string {
-	out := s.pins.of(store.AppKey(d.Project, d.App, d.Environment), d.Revision)
+	out := s.pins.of(store.AppKey(d.App, d.Environment), d.Revision)
 	for k, v := range recordedArtifacts(d) {
 		out[k] = v
 	}
@@ -175,7 +175,7 @@ var errNoFleetRevision = errors.New("no fleet revision known for the artifact re
 // The cluster read is the one the environment runs on (clusterOf).
 // Without one nothing tells which fleet revision pinned the artifact: the
 // event is the current deployment's, or none's.
-func (s *Server) fleetRevisionOf(ctx context.Context, kind, namespace, name, project, app, env, rev string) (string, error) {
+func (s *Server) fleetRevisionOf(ctx context.Context, kind, namespace, name string, app layout.AppRef, env, rev string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	var c client.Reader
@@ -183,7 +183,7 @@ func (s *Server) fleetRevisionOf(ctx context.Context, kind, namespace, name, pro
 		c = cl.reader
 	}
 	if c == nil {
-		latest, ok, err := s.currentDeployment(ctx, project, app, env)
+		latest, ok, err := s.currentDeployment(ctx, app, env)
 		switch {
 		case err != nil:
 			return "", err
@@ -193,12 +193,12 @@ func (s *Server) fleetRevisionOf(ctx context.Context, kind, namespace, name, pro
 		return latest.Revision, nil
 	}
 	namespace = cmp.Or(namespace, s.cfg.FluxNamespace)
-	appKey := store.AppKey(project, app, env)
+	appKey := store.AppKey(app, env)
 	digest := probe.ArtifactDigest(rev)
 	key := pinKey{app: appKey, name: name, digest: digest}
 	// The current deployment known to pin the digest needs no cluster
 	// read: most reports are a component's periodic ones.
-	latest, hasLatest, err := s.currentDeployment(ctx, project, app, env)
+	latest, hasLatest, err := s.currentDeployment(ctx, app, env)
 	if err != nil {
 		return "", err
 	}
@@ -243,7 +243,7 @@ func (s *Server) fleetRevisionOf(ctx context.Context, kind, namespace, name, pro
 	case seen:
 		return remembered, nil
 	}
-	recent, err := s.cfg.Store.DeploymentsIn(ctx, project, app, env, 20, 0)
+	recent, err := s.cfg.Store.DeploymentsIn(ctx, app, env, 20, 0)
 	if err != nil {
 		return "", fmt.Errorf("reading the deployments of %s: %w", appKey, err)
 	}
@@ -293,17 +293,17 @@ func readPin(ctx context.Context, c client.Reader, kind, namespace, name string)
 
 // currentDeployment returns the app's current deployment in the
 // environment, if it has one.
-func (s *Server) currentDeployment(ctx context.Context, project, app, env string) (store.Deployment, bool, error) {
-	a, err := s.cfg.Store.App(ctx, project, app, env)
+func (s *Server) currentDeployment(ctx context.Context, app layout.AppRef, env string) (store.Deployment, bool, error) {
+	a, err := s.cfg.Store.App(ctx, app, env)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return store.Deployment{}, false, nil
 	case err != nil:
-		return store.Deployment{}, false, fmt.Errorf("reading app %s: %w", store.AppKey(project, app, env), err)
+		return store.Deployment{}, false, fmt.Errorf("reading app %s: %w", store.AppKey(app, env), err)
 	}
 	d, err := s.cfg.Store.Deployment(ctx, a.DeploymentID)
 	if err != nil {
-		return store.Deployment{}, false, fmt.Errorf("reading the current deployment of %s: %w", store.AppKey(project, app, env), err)
+		return store.Deployment{}, false, fmt.Errorf("reading the current deployment of %s: %w", store.AppKey(app, env), err)
 	}
 	return d, true, nil
 }

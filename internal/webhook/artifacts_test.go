@@ -248,7 +248,7 @@ func TestClusterArtifactsJourney(t *testing.T) {
 	// revB's, and its rechecks keep it running.
 	f.rootApplied(t, revC)
 	time.Sleep(500 * time.Millisecond) // rechecks run every 100ms
-	if a, err := e.st.App(t.Context(), project, "api", ""); err != nil || a.Phase != store.PhaseRunning || a.Revision != revB {
+	if a, err := e.st.App(t.Context(), layout.AppRef{Project: project, Name: "api"}, ""); err != nil || a.Phase != store.PhaseRunning || a.Revision != revB {
 		t.Errorf("after revC: %+v, %v; want running at %s", a, err, revB)
 	}
 	// web's periodic report, after the root moved on, is revB's.
@@ -415,7 +415,7 @@ func TestFleetRevisionOf(t *testing.T) {
 			if tc.ociEvent {
 				kind = sourcev1.OCIRepositoryKind
 			}
-			got, err := e.srv.fleetRevisionOf(t.Context(), kind, fluxNS, project+"-api-web", project, "api", "", tc.event)
+			got, err := e.srv.fleetRevisionOf(t.Context(), kind, fluxNS, project+"-api-web", layout.AppRef{Project: project, Name: "api"}, "", tc.event)
 			if got != tc.want || !errors.Is(err, tc.wantErr) || (tc.wantErr == nil && err != nil) {
 				t.Errorf("fleetRevisionOf = %q, %v; want %q, %v", got, err, tc.want, tc.wantErr)
 			}
@@ -431,7 +431,7 @@ func recordPinned(t testing.TB, st store.Store, project, rev string, i int, pins
 	now := time.Now().UTC().Add(time.Duration(i) * time.Millisecond)
 	recs, err := st.RecordEvents(t.Context(), []store.Event{{
 		DedupeKey: project + rev, ReceivedAt: now, EventTime: now, Kind: kustomizev1.KustomizationKind, Name: project + "-api-web",
-		Severity: "info", Reason: meta.ReconciliationSucceededReason, Revision: rev, Project: project, App: "api", Component: "web",
+		Severity: "info", Reason: meta.ReconciliationSucceededReason, Revision: rev, App: layout.AppRef{Project: project, Name: "api"}, Component: "web",
 		Health: store.HealthHealthy,
 	}}, now)
 	if err != nil {
@@ -467,7 +467,7 @@ func TestArtifactEventsWithoutCluster(t *testing.T) {
 	if r := e.mustPost(fixture(t, "kustomization-succeeded", withRevision(web1)), 200); r.DeploymentID != first.DeploymentID {
 		t.Errorf("artifact event went to deployment %d, want the current one, %d", r.DeploymentID, first.DeploymentID)
 	}
-	ds, err := e.st.Deployments(t.Context(), "shop", "api", 10, 0)
+	ds, err := e.st.Deployments(t.Context(), layout.AppRef{Project: "shop", Name: "api"}, 10, 0)
 	if err != nil || len(ds) != 1 || ds[0].Revision != rev1 {
 		t.Errorf("deployments = %+v, %v; want one at %s", ds, err, rev1)
 	}
@@ -501,7 +501,7 @@ func TestFleetRevisionOfWhileTheRootApplies(t *testing.T) {
 				Message: "Applied revision: " + revB, ObservedGeneration: root.Generation, LastTransitionTime: metav1.Now()}}
 			done <- env.Client.Status().Update(context.Background(), root)
 		}()
-		got, err := e.srv.fleetRevisionOf(t.Context(), kustomizev1.KustomizationKind, fluxNS, project+"-api-web", project, "api", "", web2)
+		got, err := e.srv.fleetRevisionOf(t.Context(), kustomizev1.KustomizationKind, fluxNS, project+"-api-web", layout.AppRef{Project: project, Name: "api"}, "", web2)
 		if err := <-done; err != nil {
 			t.Fatal(err)
 		}
@@ -517,7 +517,7 @@ func TestFleetRevisionOfWhileTheRootApplies(t *testing.T) {
 		e := clusterEnv(t, fluxNS, nil, "127.0.0.1:1", func(c *Config) { c.RecheckInterval = -1 })
 		ctx, cancel := context.WithTimeout(t.Context(), 20*settlePoll)
 		defer cancel()
-		got, err := e.srv.fleetRevisionOf(ctx, kustomizev1.KustomizationKind, fluxNS, project+"-api-web", project, "api", "", web2)
+		got, err := e.srv.fleetRevisionOf(ctx, kustomizev1.KustomizationKind, fluxNS, project+"-api-web", layout.AppRef{Project: project, Name: "api"}, "", web2)
 		if want := "is still applying " + revB; got != "" || err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("fleetRevisionOf = %q, %v; want an error containing %q", got, err, want)
 		}
@@ -576,7 +576,7 @@ func TestArtifactEventResolvedFromCluster(t *testing.T) {
 	if err != nil || d.Revision != revB {
 		t.Errorf("deployment = %+v, %v; want one at %s", d, err, revB)
 	}
-	evs, err := e.st.Events(t.Context(), project, "api", 1)
+	evs, err := e.st.Events(t.Context(), layout.AppRef{Project: project, Name: "api"}, 1)
 	if err != nil || len(evs) != 1 || evs[0].Component != "web" || evs[0].Kind != sourcev1.OCIRepositoryKind || evs[0].Revision != revB {
 		t.Errorf("stored = %+v, %v", evs, err)
 	}

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/probe"
 	"github.com/fleetwright/fleetwright/internal/store"
 )
@@ -65,7 +66,7 @@ func TestForgedEventsChangeNothing(t *testing.T) {
 		c.GitHub = &GitHub{Reporter: fake.client, Repo: fleetRepo}
 		// The cluster's answer for the team's Kustomization: the labels the
 		// team gave it.
-		c.Resolver = staticResolver{"Kustomization/team/shop-api-web": {Project: "shop", App: "api", Component: "web"}}
+		c.Resolver = staticResolver{"Kustomization/team/shop-api-web": {App: layout.AppRef{Project: "shop", Name: "api"}, Component: "web"}}
 	})
 	// The victim's own rollout, from its Kustomization in the Flux namespace.
 	e.mustPost(fixture(t, "kustomization-succeeded"), 200)
@@ -116,7 +117,7 @@ func TestForgedEventsChangeNothing(t *testing.T) {
 	}
 	waitTrackerIdle(t, e)
 
-	after, err := e.st.App(t.Context(), "shop", "api", "")
+	after, err := e.st.App(t.Context(), layout.AppRef{Project: "shop", Name: "api"}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,14 +137,14 @@ func TestForgedEventsChangeNothing(t *testing.T) {
 	if d.GitHubState != "success" {
 		t.Errorf("GitHub state = %q, want success", d.GitHubState)
 	}
-	evs, err := e.st.Events(t.Context(), "shop", "api", 100)
+	evs, err := e.st.Events(t.Context(), layout.AppRef{Project: "shop", Name: "api"}, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(evs) != 2 {
 		t.Errorf("the victim's events = %d, want its own 2: %+v", len(evs), evs)
 	}
-	ign, err := e.st.Events(t.Context(), "", "", 100)
+	ign, err := e.st.Events(t.Context(), layout.AppRef{}, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +256,7 @@ func TestAttribution(t *testing.T) {
 		{obj("HelmRelease", "team", strings.Repeat("x", 300)), "shop", "api", "db", strings.Repeat("x", 100) + "…"},
 	}
 	for _, tc := range tests {
-		got := s.attribution(tc.obj, tc.project, tc.app, tc.component, "")
+		got := s.attribution(tc.obj, layout.AppRef{Project: tc.project, Name: tc.app}, tc.component, "")
 		switch {
 		case tc.want == "" && got != "":
 			t.Errorf("attribution(%s %s/%s, %s/%s/%s) = %q, want it to count", tc.obj.Kind, tc.obj.Namespace, tc.obj.Name, tc.project, tc.app, tc.component, got)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/probe"
 	"github.com/fleetwright/fleetwright/internal/store"
 )
@@ -35,7 +36,7 @@ func BenchmarkOverview10k(b *testing.B) {
 			project, app := fmt.Sprintf("team%02d", p), fmt.Sprintf("app%03d", i)
 			evs = append(evs, store.Event{DedupeKey: project + "/" + app, ReceivedAt: at, EventTime: at, Kind: "Kustomization",
 				Namespace: "flux-system", Name: project + "-" + app + "-web", Severity: "info", Reason: "Progressing", Message: "configured",
-				Revision: "main@sha1:2dc6a1f0c3e94b7d8a5f6e1b2c3d4e5f60718293", Project: project, App: app, Component: "web",
+				Revision: "main@sha1:2dc6a1f0c3e94b7d8a5f6e1b2c3d4e5f60718293", App: layout.AppRef{Project: project, Name: app}, Component: "web",
 				SpecRevision: "9f8e7d6c5b4a39281706f5e4d3c2b1a098765432", Health: store.HealthProgressing, Body: []byte(`{}`)})
 		}
 		recs, err := st.RecordEvents(b.Context(), evs, at)
@@ -50,7 +51,7 @@ func BenchmarkOverview10k(b *testing.B) {
 			}
 			ph := phases[i%len(phases)]
 			if _, err := st.UpdateDeployment(b.Context(), store.DeploymentUpdate{ID: r.DeploymentID, Phase: ph, Message: "sync passed, readiness passed, reachability passed",
-				Checks: checks, LiveURL: "https://" + evs[i].App + ".example.test/", Timeout: 5 * time.Minute, UpdatedAt: at}); err != nil {
+				Checks: checks, LiveURL: "https://" + evs[i].App.Name + ".example.test/", Timeout: 5 * time.Minute, UpdatedAt: at}); err != nil {
 				b.Fatal(err)
 			}
 		}

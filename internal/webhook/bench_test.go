@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/probe"
 	"github.com/fleetwright/fleetwright/internal/store"
 )
@@ -224,7 +225,7 @@ func BenchmarkPreviewSection(b *testing.B) {
 		}
 		name := fmt.Sprintf("app%04d", i)
 		evs = append(evs, store.Event{ReceivedAt: now, EventTime: now, Kind: "Kustomization", Namespace: "shop", Name: "shop-" + name + "-web",
-			Severity: "info", Reason: "ReconciliationSucceeded", Revision: rev1, Project: "shop", App: name, Component: "web",
+			Severity: "info", Reason: "ReconciliationSucceeded", Revision: rev1, App: layout.AppRef{Project: "shop", Name: name}, Component: "web",
 			SpecRevision: fixtureSpec, Environment: env, Health: store.HealthHealthy, DedupeKey: name + env})
 	}
 	if _, err := e.st.RecordEvents(b.Context(), evs, now); err != nil {

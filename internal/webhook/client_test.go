@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/probe"
 	"github.com/fleetwright/fleetwright/internal/store"
 	"github.com/fleetwright/fleetwright/internal/webhook/api"
@@ -30,7 +31,7 @@ func recordDeployments(t *testing.T, st *store.SQL, n int) []int64 {
 			Kind: "Kustomization", Namespace: "flux-system", Name: "shop-api-web",
 			Severity: "info", Reason: "ReconciliationSucceeded", Message: "Applied revision " + rev,
 			Revision: rev, Controller: "kustomize-controller",
-			Project: "shop", App: "api", Component: "web", SpecRevision: fmt.Sprintf("%040x", i+1),
+			App: layout.AppRef{Project: "shop", Name: "api"}, Component: "web", SpecRevision: fmt.Sprintf("%040x", i+1),
 			Health: store.HealthHealthy, Body: []byte(`{}`),
 		}}, at)
 		if err != nil {
@@ -131,11 +132,11 @@ func TestWireTypesMatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, d := range []store.Deployment{
-		{ID: 7, Project: "shop", App: "api", Environment: "staging", Revision: "main@sha1:abc", SpecRevision: "0123", StartedAt: at, FinishedAt: at.Add(time.Minute),
+		{ID: 7, App: layout.AppRef{Project: "shop", Name: "api"}, Environment: "staging", Revision: "main@sha1:abc", SpecRevision: "0123", StartedAt: at, FinishedAt: at.Add(time.Minute),
 			UpdatedAt: at.Add(2 * time.Minute), Phase: store.PhaseFailed, Message: "sync check failed", LiveURL: "https://x/",
 			Components: []store.ComponentState{{Name: "web", Kind: "Kustomization", Health: store.HealthFailed, Reason: "HealthCheckFailed", Message: "m", Terminal: true, UpdatedAt: at}},
 			Checks:     checks, Timeout: time.Minute, GitHubID: 3, GitHubState: "failure"},
-		{ID: 1, Project: "p", App: "a", Revision: "r", StartedAt: at, UpdatedAt: at, Phase: store.PhasePending},
+		{ID: 1, App: layout.AppRef{Project: "p", Name: "a"}, Revision: "r", StartedAt: at, UpdatedAt: at, Phase: store.PhasePending},
 	} {
 		server, err := json.Marshal(deploymentView(d))
 		if err != nil {

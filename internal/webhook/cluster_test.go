@@ -411,7 +411,7 @@ func TestClusterDeletedApp(t *testing.T) {
 		if got.Revision != rev2 || got.Message != deleted || got.SpecRevision != "" {
 			t.Errorf("app = %+v, want %s deleted with no spec revision", got, rev2)
 		}
-		ds, err := e.st.Deployments(t.Context(), project, "api", 10, 0)
+		ds, err := e.st.Deployments(t.Context(), layout.AppRef{Project: project, Name: "api"}, 10, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -484,7 +484,7 @@ func TestClusterResolverPodsAndLogs(t *testing.T) {
 	if r.App != "shop" || r.Project != project {
 		t.Errorf("answer = %+v", r)
 	}
-	evs, err := e.st.Events(t.Context(), project, "shop", 1)
+	evs, err := e.st.Events(t.Context(), layout.AppRef{Project: project, Name: "shop"}, 1)
 	if err != nil || len(evs) != 1 || evs[0].Component != "web" {
 		t.Errorf("stored = %+v, %v", evs, err)
 	}

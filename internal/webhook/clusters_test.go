@@ -139,7 +139,7 @@ func TestEnvironmentsOnTwoClusters(t *testing.T) {
 		t.Helper()
 		var a store.App
 		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-			if a, err = e.st.App(t.Context(), project, "api", envName); err == nil && a.Phase == want {
+			if a, err = e.st.App(t.Context(), layout.AppRef{Project: project, Name: "api"}, envName); err == nil && a.Phase == want {
 				return a
 			}
 		}
@@ -153,7 +153,7 @@ func TestEnvironmentsOnTwoClusters(t *testing.T) {
 	// staging still waits for its own.
 	prod.setReplicas(t, 2, 2)
 	waitIn("production", store.PhaseRunning)
-	if a, err := e.st.App(t.Context(), project, "api", "staging"); err != nil || a.Phase != store.PhaseDeploying || !strings.Contains(a.Message, "0/2 available") {
+	if a, err := e.st.App(t.Context(), layout.AppRef{Project: project, Name: "api"}, "staging"); err != nil || a.Phase != store.PhaseDeploying || !strings.Contains(a.Message, "0/2 available") {
 		t.Errorf("staging while only production's Deployment is available = %+v, %v", a, err)
 	}
 	if readyB.Load() == 0 {
@@ -261,7 +261,7 @@ func TestReplicasCheckEachEnvironmentOnItsCluster(t *testing.T) {
 	for i := range apps {
 		for _, envName := range envs {
 			waitUntil(t, "app"+strconv.Itoa(i)+" running in "+envName, func() bool {
-				a, err := rs[0].st.App(t.Context(), "shop", fmt.Sprintf("app%d", i), envName)
+				a, err := rs[0].st.App(t.Context(), layout.AppRef{Project: "shop", Name: fmt.Sprintf("app%d", i)}, envName)
 				return err == nil && a.Phase == store.PhaseRunning
 			})
 		}
@@ -280,7 +280,7 @@ func TestReplicasCheckEachEnvironmentOnItsCluster(t *testing.T) {
 					on = append(on, k)
 				}
 			}
-			if len(on) != 1 || !rs[on[0]].owners.Owns("shop", app, envName) {
+			if len(on) != 1 || !rs[on[0]].owners.Owns(layout.AppRef{Project: "shop", Name: app}, envName) {
 				t.Errorf("%s in %s was checked through its cluster on replicas %v; want its owner alone", app, envName, on)
 			}
 		}
@@ -290,12 +290,12 @@ func TestReplicasCheckEachEnvironmentOnItsCluster(t *testing.T) {
 	// owner it is in its environment.
 	for k, c := range cs {
 		for app := range c.home.counts() {
-			if name := strings.TrimPrefix(app, "shop/"); !rs[k].owners.Owns("shop", name, "staging") {
+			if name := strings.TrimPrefix(app, "shop/"); !rs[k].owners.Owns(layout.AppRef{Project: "shop", Name: name}, "staging") {
 				t.Errorf("replica %d checked %s on stage-eu without owning it in staging", k, app)
 			}
 		}
 		for app := range c.prod.counts() {
-			if name := strings.TrimPrefix(app, "shop/"); !rs[k].owners.Owns("shop", name, "production") {
+			if name := strings.TrimPrefix(app, "shop/"); !rs[k].owners.Owns(layout.AppRef{Project: "shop", Name: name}, "production") {
 				t.Errorf("replica %d checked %s on prod-eu without owning it in production", k, app)
 			}
 		}

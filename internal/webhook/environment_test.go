@@ -34,7 +34,7 @@ func (e *testEnv) waitEnvPhase(env, rev string, want store.Phase) store.App {
 	var a store.App
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 		var err error
-		if a, err = e.st.App(e.t.Context(), "shop", "api", env); err == nil && a.Phase == want && a.Revision == rev {
+		if a, err = e.st.App(e.t.Context(), layout.AppRef{Project: "shop", Name: "api"}, env); err == nil && a.Phase == want && a.Revision == rev {
 			return a
 		}
 	}
@@ -92,7 +92,7 @@ func TestEnvironmentsKeepSeparateHistories(t *testing.T) {
 	e.mustPost(fixture(t, "kustomization-healthcheckfailed", inEnvironment("staging"), withRevision(rev2)), 200)
 	e.waitEnvPhase("staging", rev2, store.PhaseFailed)
 	waitEnvGitHub(t, e, "staging", rev2, "failure")
-	if a, err := e.st.App(t.Context(), "shop", "api", "production"); err != nil || a.Phase != store.PhaseRunning || a.DeploymentID != prod.DeploymentID {
+	if a, err := e.st.App(t.Context(), layout.AppRef{Project: "shop", Name: "api"}, "production"); err != nil || a.Phase != store.PhaseRunning || a.DeploymentID != prod.DeploymentID {
 		t.Errorf("production after staging's failure = %+v, %v", a, err)
 	}
 	// Staging runs rev3: its rev1 deployment is retired on GitHub, production's is not.
@@ -125,7 +125,7 @@ func TestEnvironmentsKeepSeparateHistories(t *testing.T) {
 	}
 
 	// The phase changes: production's never mention staging's revisions.
-	prodChanges, err := e.st.AppPhaseChanges(t.Context(), "shop", "api", "production", 0, 1<<62, 100)
+	prodChanges, err := e.st.AppPhaseChanges(t.Context(), layout.AppRef{Project: "shop", Name: "api"}, "production", 0, 1<<62, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func waitEnvGitHub(t *testing.T, e *testEnv, env, rev, want string) {
 	t.Helper()
 	var last store.Deployment
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		ds, err := e.st.DeploymentsIn(t.Context(), "shop", "api", env, 10, 0)
+		ds, err := e.st.DeploymentsIn(t.Context(), layout.AppRef{Project: "shop", Name: "api"}, env, 10, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -238,9 +238,9 @@ func TestClusterResolverEnvironment(t *testing.T) {
 		}
 	}
 	for name, want := range map[string]string{"shop-api-web": "staging", "shop-cart-web": "production", "shop-bare-web": ""} {
-		ref, ok, err := r.Resolve(t.Context(), kustomizev1.KustomizationKind, fluxNS, name)
-		if err != nil || !ok || ref.Environment != want {
-			t.Errorf("%s: %+v %v %v, want environment %q", name, ref, ok, err, want)
+		owner, ok, err := r.Resolve(t.Context(), kustomizev1.KustomizationKind, fluxNS, name)
+		if err != nil || !ok || owner.Environment != want {
+			t.Errorf("%s: %+v %v %v, want environment %q", name, owner, ok, err, want)
 		}
 	}
 }

@@ -182,7 +182,7 @@ func (g *githubWorker) drain() {
 		sent, err := g.st.SendOutbox(g.ctx, slots, func(e store.OutboxEntry) {
 			if err := g.post(e); err != nil {
 				g.metrics.github.WithLabelValues("error").Inc()
-				g.log.Error("GitHub deployment status", "app", store.AppKey(e.Project, e.App, e.Environment), "deployment", e.DeploymentID, "err", err)
+				g.log.Error("GitHub deployment status", "app", store.AppKey(e.App, e.Environment), "deployment", e.DeploymentID, "err", err)
 			}
 			if pr, ok := layout.PreviewOf(e.Environment); ok {
 				if err := g.previewSection(pr, e.Environment); err != nil {
@@ -212,7 +212,7 @@ func (g *githubWorker) post(e store.OutboxEntry) error {
 	if err != nil {
 		return err
 	}
-	d := store.Deployment{ID: cur.ID, Project: cur.Project, App: cur.App, Environment: cur.Environment, Revision: cur.Revision,
+	d := store.Deployment{ID: cur.ID, App: cur.App, Environment: cur.Environment, Revision: cur.Revision,
 		Phase: e.Phase, Message: e.Message, LiveURL: e.LiveURL}
 	repo, ok := g.cfg.repoOf(d.Environment)
 	if !ok {
@@ -310,9 +310,9 @@ func (g *githubWorker) createDeployment(repo github.Repo, d store.Deployment, re
 	if (g.cfg.UseSpecRevision || preview) && d.SpecRevision != "" {
 		ref = d.SpecRevision
 	}
-	what := layout.App{Project: d.Project, Name: d.App}.Ref()
+	what := d.App.Ref()
 	payload := map[string]string{
-		"project": d.Project, "app": d.App, "revision": d.Revision, "spec_revision": d.SpecRevision,
+		"project": d.App.Project, "app": d.App.Name, "revision": d.Revision, "spec_revision": d.SpecRevision,
 	}
 	if d.Environment != "" {
 		what += " in " + d.Environment
@@ -354,7 +354,7 @@ func githubEnvironment(d store.Deployment) string {
 	if d.Environment != "" {
 		return d.Environment
 	}
-	return layout.App{Project: d.Project, Name: d.App}.Ref()
+	return d.App.Ref()
 }
 
 // retireEarlier marks inactive the GitHub deployments of the app's
@@ -364,7 +364,7 @@ func githubEnvironment(d store.Deployment) string {
 // auto_inactive does for an environment of one app, done for this app
 // alone. They are on repo, d's environment's.
 func (g *githubWorker) retireEarlier(repo github.Repo, d store.Deployment) error {
-	ds, err := g.st.DeploymentsIn(g.ctx, d.Project, d.App, d.Environment, 20, d.ID)
+	ds, err := g.st.DeploymentsIn(g.ctx, d.App, d.Environment, 20, d.ID)
 	if err != nil {
 		return err
 	}
@@ -391,7 +391,7 @@ func (g *githubWorker) retireEarlier(repo github.Repo, d store.Deployment) error
 func (g *githubWorker) latestGitHubID(d store.Deployment) (int64, error) {
 	before := d.ID
 	for range 10 {
-		ds, err := g.st.DeploymentsIn(g.ctx, d.Project, d.App, d.Environment, 20, before)
+		ds, err := g.st.DeploymentsIn(g.ctx, d.App, d.Environment, 20, before)
 		if err != nil {
 			return 0, err
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/github"
 	"github.com/fleetwright/fleetwright/internal/github/githubtest"
 	"github.com/fleetwright/fleetwright/internal/probe"
@@ -120,7 +121,7 @@ func TestGitHubWaitsForSpecRevision(t *testing.T) {
 	deadline := time.Now().Add(20 * time.Second)
 	for a.SpecRevision != spec2 && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
-		a, _ = e.st.App(t.Context(), "shop", "api", "")
+		a, _ = e.st.App(t.Context(), layout.AppRef{Project: "shop", Name: "api"}, "")
 	}
 	checker.set(fakeChecker{sync: probe.StatePassed, ready: probe.StatePassed, reach: probe.StatePassed, live: "https://api.example.test/", spec: spec2})
 	a = e.waitPhase("shop", "api", store.PhaseRunning)
@@ -164,7 +165,7 @@ func TestGitHubFluxReasonAfterTimeout(t *testing.T) {
 	if diff := cmp.Diff([]string{"->pending", "pending->deploying", "deploying->failed"}, e.walk("shop", "api")); diff != "" {
 		t.Errorf("walk (-want +got):\n%s", diff)
 	}
-	ds, err := e.st.Deployments(t.Context(), "shop", "api", 10, 0)
+	ds, err := e.st.Deployments(t.Context(), layout.AppRef{Project: "shop", Name: "api"}, 10, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +253,7 @@ func TestGitHubRetriesServerErrors(t *testing.T) {
 		}
 		// A retry would come 500ms after the refusal (and be unexpected).
 		time.Sleep(700 * time.Millisecond)
-		a, err := e.st.App(t.Context(), "shop", "api", "")
+		a, err := e.st.App(t.Context(), layout.AppRef{Project: "shop", Name: "api"}, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -267,7 +268,7 @@ func waitGitHubState(t *testing.T, e *testEnv, want string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		a, err := e.st.App(t.Context(), "shop", "api", "")
+		a, err := e.st.App(t.Context(), layout.AppRef{Project: "shop", Name: "api"}, "")
 		if err == nil {
 			d, err := e.st.Deployment(t.Context(), a.DeploymentID)
 			if err == nil && d.GitHubState == want && d.GitHubID != 0 {

@@ -15,6 +15,7 @@ import (
 
 	eventv1 "github.com/fluxcd/pkg/apis/event/v1beta1"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/probe"
 	"github.com/fleetwright/fleetwright/internal/store"
 )
@@ -200,7 +201,7 @@ func (e *testEnv) waitApp(project, app string, done func(store.App) bool) (store
 	var a store.App
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 		var err error
-		if a, err = e.st.App(e.t.Context(), project, app, ""); err == nil && done(a) {
+		if a, err = e.st.App(e.t.Context(), layout.AppRef{Project: project, Name: app}, ""); err == nil && done(a) {
 			return a, true
 		}
 	}
@@ -216,7 +217,7 @@ func (e *testEnv) walk(project, app string) []string {
 	}
 	var out []string
 	for _, c := range cs {
-		if c.Project == project && c.App == app {
+		if c.App.Project == project && c.App.Name == app {
 			out = append(out, fmt.Sprintf("%s->%s", c.From, c.To))
 		}
 	}

@@ -243,21 +243,21 @@ func (s *Server) handleFlux(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusServiceUnavailable, ingestResponse{Status: "error", Error: "storing event failed"})
 		return
 	}
-	resp := ingestResponse{EventID: got.EventID, DeploymentID: got.DeploymentID, Project: rec.Project, App: rec.App, Environment: rec.Environment}
+	resp := ingestResponse{EventID: got.EventID, DeploymentID: got.DeploymentID, Project: rec.App.Project, App: rec.App.Name, Environment: rec.Environment}
 	switch {
 	case got.Duplicate:
 		result, resp.Status = resultDuplicate, "duplicate"
 		writeJSON(w, http.StatusOK, resp)
-	case rec.App == "":
+	case rec.App.Name == "":
 		result, resp.Status, resp.Reason = resultIgnored, "ignored", rec.IgnoredReason
 		if project != "" {
 			h, _ := health(&ev)
-			s.tracker.notify(notice{project: project, projectWide: true, health: h})
+			s.tracker.notify(notice{app: layout.AppRef{Project: project}, projectWide: true, health: h})
 		}
 		writeJSON(w, http.StatusAccepted, resp)
 	default:
 		result, resp.Status = resultApplied, "applied"
-		s.tracker.notify(notice{deploymentID: got.DeploymentID, project: rec.Project, app: rec.App, env: rec.Environment, newDeployment: got.NewDeployment,
+		s.tracker.notify(notice{deploymentID: got.DeploymentID, app: rec.App, env: rec.Environment, newDeployment: got.NewDeployment,
 			component: rec.Kind + "/" + cmpOr(rec.Component, rec.Name), health: rec.Health, terminal: rec.Terminal})
 		writeJSON(w, http.StatusOK, resp)
 	}
@@ -275,39 +275,39 @@ func (s *Server) toRecord(ctx context.Context, ev *eventv1.Event, body []byte) (
 		Kind: ev.InvolvedObject.Kind, Namespace: ev.InvolvedObject.Namespace, Name: ev.InvolvedObject.Name,
 		Severity: ev.Severity, Reason: ev.Reason, Message: ev.Message, Revision: rev,
 		Controller: ev.ReportingController, Body: body,
-		Project: metaValue(ev, layout.EventProject), App: metaValue(ev, layout.EventApp), Component: metaValue(ev, layout.EventComponent),
+		App: layout.AppRef{Project: metaValue(ev, layout.EventProject), Name: metaValue(ev, layout.EventApp)}, Component: metaValue(ev, layout.EventComponent),
 		SpecRevision: metaValue(ev, layout.EventSpecRevision), Environment: metaValue(ev, metaEnvironment),
 	}
 	if ev.Timestamp.IsZero() {
 		rec.EventTime = now
 	}
-	if (rec.Project == "" || rec.App == "") && s.cfg.Resolver != nil {
-		ref, ok, err := s.cfg.Resolver.Resolve(ctx, ev.InvolvedObject.Kind, ev.InvolvedObject.Namespace, ev.InvolvedObject.Name)
+	if !rec.App.Named() && s.cfg.Resolver != nil {
+		owner, ok, err := s.cfg.Resolver.Resolve(ctx, ev.InvolvedObject.Kind, ev.InvolvedObject.Namespace, ev.InvolvedObject.Name)
 		if err != nil {
 			return rec, "", err
 		}
 		if ok {
-			rec.Project, rec.App = ref.Project, ref.App
-			rec.Component = cmpOr(rec.Component, ref.Component)
-			rec.SpecRevision = cmpOr(rec.SpecRevision, ref.SpecRevision)
-			rec.Environment = cmpOr(rec.Environment, ref.Environment)
+			rec.App = owner.App
+			rec.Component = cmpOr(rec.Component, owner.Component)
+			rec.SpecRevision = cmpOr(rec.SpecRevision, owner.SpecRevision)
+			rec.Environment = cmpOr(rec.Environment, owner.Environment)
 		}
 	}
 	rec.DedupeKey = dedupeKey(ev, rev, rec.Environment)
-	if rec.Project == "" || rec.App == "" {
+	if !rec.App.Named() {
 		// An event of no known app is kept as metadata: its body would let
 		// anyone who can post fill the disk.
 		project := projectEventOf(ev)
 		if project == "" {
 			return ignored(rec, "the object belongs to no app"), "", nil
 		}
-		if why := s.attribution(&ev.InvolvedObject, project, "", "", ""); why != "" {
+		if why := s.attribution(&ev.InvolvedObject, layout.AppRef{Project: project}, "", ""); why != "" {
 			s.log.Warn("event ignored", "reason", why)
 			return ignored(rec, why), "", nil
 		}
 		return ignored(rec, "an event of project "+project+"'s own Flux objects, which belong to no app"), project, nil
 	}
-	if why := s.attribution(&ev.InvolvedObject, rec.Project, rec.App, rec.Component, rec.Environment); why != "" {
+	if why := s.attribution(&ev.InvolvedObject, rec.App, rec.Component, rec.Environment); why != "" {
 		s.log.Warn("event ignored", "reason", why)
 		return ignored(rec, why), "", nil
 	}
@@ -323,13 +323,13 @@ func (s *Server) toRecord(ctx context.Context, ev *eventv1.Event, body []byte) (
 	// join the app's newest deployment. So does an event with no revision.
 	rec.JoinLatest = ev.InvolvedObject.Kind == "HelmRelease" || rev == ""
 	if kind := ev.InvolvedObject.Kind; probe.IsArtifactRevision(rev) && (kind == kustomizev1.KustomizationKind || kind == sourcev1.OCIRepositoryKind) {
-		fleet, err := s.fleetRevisionOf(ctx, kind, ev.InvolvedObject.Namespace, ev.InvolvedObject.Name, rec.Project, rec.App, rec.Environment, rev)
+		fleet, err := s.fleetRevisionOf(ctx, kind, ev.InvolvedObject.Namespace, ev.InvolvedObject.Name, rec.App, rec.Environment, rev)
 		switch {
 		case errors.Is(err, errNoFleetRevision):
 			s.log.Info("event of an artifact revision no deployment pins", "object", kind+"/"+ev.InvolvedObject.Namespace+"/"+ev.InvolvedObject.Name,
-				"revision", rev, "app", store.AppKey(rec.Project, rec.App, rec.Environment))
+				"revision", rev, "app", store.AppKey(rec.App, rec.Environment))
 			rec.Health, rec.Terminal = "", false
-			return ignored(rec, "artifact revision "+rev+" is pinned by no fleet revision of app "+store.AppKey(rec.Project, rec.App, rec.Environment)), "", nil
+			return ignored(rec, "artifact revision "+rev+" is pinned by no fleet revision of app "+store.AppKey(rec.App, rec.Environment)), "", nil
 		case err != nil:
 			return rec, "", err
 		}
@@ -343,7 +343,7 @@ func (s *Server) toRecord(ctx context.Context, ev *eventv1.Event, body []byte) (
 
 // ignored is rec stored as counting for no app, for the reason why.
 func ignored(rec store.Event, why string) store.Event {
-	rec.Project, rec.App, rec.Component, rec.SpecRevision, rec.Environment, rec.Body = "", "", "", "", "", nil
+	rec.App, rec.Component, rec.SpecRevision, rec.Environment, rec.Body = layout.AppRef{}, "", "", "", nil
 	rec.IgnoredReason = why
 	return rec
 }
@@ -370,19 +370,20 @@ func ignored(rec store.Event, why string) store.Event {
 // preview's environment is spoken for only from there. An event of no
 // app (env empty) of the project's own Flux objects may come from there
 // too.
-func (s *Server) attribution(obj *corev1.ObjectReference, project, app, component, env string) string {
+func (s *Server) attribution(obj *corev1.ObjectReference, app layout.AppRef, component, env string) string {
+	project := app.Project
 	ns := probe.ProjectNamespace(project)
 	object := clip(obj.Kind) + " " + clip(obj.Namespace) + "/" + clip(obj.Name)
 	if pr, ok := layout.PreviewOfNamespace(project, obj.Namespace); ok {
-		if want := layout.PreviewEnvironment(pr); app != "" && env != want {
+		if want := layout.PreviewEnvironment(pr); app.Name != "" && env != want {
 			return fmt.Sprintf("%s lives in namespace %s, pull request %d's preview of %s: it speaks only for environment %s, not %q",
 				object, obj.Namespace, pr, clip(project), want, clip(env))
 		}
 		return ""
 	}
 	claim := "project " + clip(project)
-	if app != "" {
-		claim = "app " + clip(project) + "/" + clip(app)
+	if app.Name != "" {
+		claim = "app " + layout.AppRef{Project: clip(project), Name: clip(app.Name)}.Ref()
 	}
 	if pr, ok := layout.PreviewOf(env); ok {
 		return fmt.Sprintf("%s names %s in environment %s, which lives in namespace %s only", object, claim, env, layout.PreviewNamespace(project, pr))
@@ -399,13 +400,13 @@ func (s *Server) attribution(obj *corev1.ObjectReference, project, app, componen
 			object, claim)
 	}
 	want := layout.ProjectFluxName(project)
-	if app != "" {
-		want = layout.ComponentFluxName(project, app, component)
+	if app.Name != "" {
+		want = layout.ComponentFluxName(project, app.Name, component)
 	}
 	switch {
 	case obj.Name == want:
 		return ""
-	case app != "" && component == "" && strings.HasPrefix(obj.Name, want) && len(obj.Name) > len(want):
+	case app.Name != "" && component == "" && strings.HasPrefix(obj.Name, want) && len(obj.Name) > len(want):
 		// No component named: any of the app's.
 		return ""
 	}

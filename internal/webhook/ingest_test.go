@@ -12,6 +12,7 @@ import (
 	eventv1 "github.com/fluxcd/pkg/apis/event/v1beta1"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/store"
 )
 
@@ -55,7 +56,7 @@ func TestIngestSignatures(t *testing.T) {
 			if code != tc.want {
 				t.Fatalf("status = %d (%+v), want %d", code, r, tc.want)
 			}
-			evs, err := e.st.Events(t.Context(), "shop", "api", 10)
+			evs, err := e.st.Events(t.Context(), layout.AppRef{Project: "shop", Name: "api"}, 10)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -101,7 +102,7 @@ func TestIngestRejects(t *testing.T) {
 			if code != tc.code || !strings.Contains(r.Error, tc.errPart) {
 				t.Errorf("POST = %d %q, want %d containing %q", code, r.Error, tc.code, tc.errPart)
 			}
-			n, err := e.st.Events(t.Context(), "", "", 10)
+			n, err := e.st.Events(t.Context(), layout.AppRef{}, 10)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -119,7 +120,7 @@ func TestIngestIgnoredAndDuplicate(t *testing.T) {
 	if r.Status != "ignored" || r.EventID == 0 {
 		t.Errorf("ignored answer = %+v", r)
 	}
-	ign, err := e.st.Events(t.Context(), "", "", 10)
+	ign, err := e.st.Events(t.Context(), layout.AppRef{}, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,14 +135,14 @@ func TestIngestIgnoredAndDuplicate(t *testing.T) {
 	}
 	// Same object, revision and reason but a new message is a new event.
 	e.mustPost(fixture(t, "kustomization-progressing", withMessage("Deployment/shop/api-web configured")), 200)
-	evs, err := e.st.Events(t.Context(), "shop", "api", 10)
+	evs, err := e.st.Events(t.Context(), layout.AppRef{Project: "shop", Name: "api"}, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(evs) != 2 {
 		t.Errorf("stored %d events, want 2", len(evs))
 	}
-	ds, err := e.st.Deployments(t.Context(), "shop", "api", 10, 0)
+	ds, err := e.st.Deployments(t.Context(), layout.AppRef{Project: "shop", Name: "api"}, 10, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +236,7 @@ func TestFluxEventPhases(t *testing.T) {
 			if !strings.Contains(a.Message, tc.msgPart) {
 				t.Errorf("app message = %q, want it to contain %q", a.Message, tc.msgPart)
 			}
-			ds, err := e.st.Deployments(t.Context(), "shop", "api", 10, 0)
+			ds, err := e.st.Deployments(t.Context(), layout.AppRef{Project: "shop", Name: "api"}, 10, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -272,7 +273,7 @@ func TestNewRevisionSupersedes(t *testing.T) {
 	if a.Revision != rev2 || a.DeploymentID != r.DeploymentID {
 		t.Errorf("app = %+v, want revision %s", a, rev2)
 	}
-	ds, err := e.st.Deployments(t.Context(), "shop", "api", 10, 0)
+	ds, err := e.st.Deployments(t.Context(), layout.AppRef{Project: "shop", Name: "api"}, 10, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,9 +295,9 @@ func TestMetadataWithoutPrefix(t *testing.T) {
 	}
 }
 
-type staticResolver map[string]AppRef
+type staticResolver map[string]Owner
 
-func (s staticResolver) Resolve(_ context.Context, kind, ns, name string) (AppRef, bool, error) {
+func (s staticResolver) Resolve(_ context.Context, kind, ns, name string) (Owner, bool, error) {
 	r, ok := s[kind+"/"+ns+"/"+name]
 	return r, ok, nil
 }
@@ -304,7 +305,7 @@ func (s staticResolver) Resolve(_ context.Context, kind, ns, name string) (AppRe
 func TestResolverMapsEventsWithoutMetadata(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t, func(c *Config) {
-		c.Resolver = staticResolver{"Kustomization/flux-system/shop-api-web": {Project: "shop", App: "api", Component: "web", SpecRevision: "s1"}}
+		c.Resolver = staticResolver{"Kustomization/flux-system/shop-api-web": {App: layout.AppRef{Project: "shop", Name: "api"}, Component: "web", SpecRevision: "s1"}}
 	})
 	strip := func(ev *eventv1.Event) { ev.Metadata = map[string]string{"revision": rev1} }
 	r := e.mustPost(fixture(t, "kustomization-progressing", strip), 200)

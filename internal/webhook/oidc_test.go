@@ -187,7 +187,7 @@ func TestOIDCSignIn(t *testing.T) {
 		if data, ok := strings.CutPrefix(l, "data: "); ok {
 			var pc store.PhaseChange
 			_ = json.Unmarshal([]byte(data), &pc)
-			projects[pc.Project] = true
+			projects[pc.App.Project] = true
 		}
 	}
 	if projects["billing"] || !projects["shop"] {

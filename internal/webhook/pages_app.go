@@ -148,21 +148,21 @@ const (
 )
 
 func (s *Server) handleAppPage(w http.ResponseWriter, r *http.Request) {
-	project, name := r.PathValue("project"), r.PathValue("name")
+	app := appOfPath(r)
 	var (
 		v   appView
 		err error
 	)
 	// An app of a project the visitor may not see is one that does not
 	// exist: the same answer, nothing read.
-	if visitorFrom(r).grant.allows(project) {
-		v, err = s.appPage(r, project, name)
+	if visitorFrom(r).grant.allows(app.Project) {
+		v, err = s.appPage(r, app)
 	} else {
 		err = store.ErrNotFound
 	}
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		s.notFound(w, r, "No app "+project+"/"+name+".")
+		s.notFound(w, r, "No app "+app.Ref()+".")
 		return
 	case err != nil:
 		s.log.Error("reading the history store", "err", err)
@@ -172,13 +172,13 @@ func (s *Server) handleAppPage(w http.ResponseWriter, r *http.Request) {
 	s.render(w, http.StatusOK, "app", v)
 }
 
-func (s *Server) appPage(r *http.Request, project, name string) (appView, error) {
+func (s *Server) appPage(r *http.Request, app layout.AppRef) (appView, error) {
 	ctx := r.Context()
 	seq, err := s.cfg.Store.LatestSeq(ctx)
 	if err != nil {
 		return appView{}, err
 	}
-	a, err := s.appInPage(ctx, project, name, r.URL.Query().Get("environment"))
+	a, err := s.appInPage(ctx, app, r.URL.Query().Get("environment"))
 	if err != nil {
 		return appView{}, err
 	}
@@ -188,7 +188,7 @@ func (s *Server) appPage(r *http.Request, project, name string) (appView, error)
 	}
 	res := decodeResult(d)
 	pc := s.pages.cfg
-	v := appView{pageBase: s.base(r, appInEnvironment(project+"/"+name, a.Environment)), App: a, Phase: d.Phase, Badge: phaseBadge(d.Phase, res, true), Message: d.Message,
+	v := appView{pageBase: s.base(r, appInEnvironment(app.Ref(), a.Environment)), App: a, Phase: d.Phase, Badge: phaseBadge(d.Phase, res, true), Message: d.Message,
 		Active:   d.Phase == store.PhasePending || d.Phase == store.PhaseDeploying || d.Phase == store.PhaseDegraded,
 		Revision: linkRevision(pc.FleetRepoURL, d.Revision), Spec: linkRevision(pc.AppsRepoURL, d.SpecRevision),
 		LiveURL: liveURL(d, res), Deployment: d, Started: fmtTime(d.StartedAt), Finished: fmtTime(d.FinishedAt),
@@ -198,7 +198,7 @@ func (s *Server) appPage(r *http.Request, project, name string) (appView, error)
 	for _, c := range componentHealth(d, res) {
 		v.Components = append(v.Components, componentView{ComponentHealth: c})
 	}
-	v.Stream = "/ui/stream?project=" + url.QueryEscape(project) + "&app=" + url.QueryEscape(name)
+	v.Stream = "/ui/stream?project=" + url.QueryEscape(app.Project) + "&app=" + url.QueryEscape(app.Name)
 	if a.Environment != "" {
 		v.Stream += "&environment=" + url.QueryEscape(a.Environment)
 	}
@@ -209,7 +209,7 @@ func (s *Server) appPage(r *http.Request, project, name string) (appView, error)
 	for i, c := range res.Checks {
 		v.Checks = append(v.Checks, checkView{Check: c, Step: i + 1, Title: checkTitles[c.Name], About: checkAbout(c)})
 	}
-	v.Operator = visitorFrom(r).grant.roleOn(project) >= roleOperator
+	v.Operator = visitorFrom(r).grant.roleOn(app.Project) >= roleOperator
 	v.Elsewhere = s.elsewhere(a, unread)
 	if err := s.history(ctx, &v, r.URL.Query().Get("before")); err != nil {
 		return appView{}, err
@@ -238,7 +238,7 @@ func (s *Server) history(ctx context.Context, v *appView, cursor string) error {
 			v.NewestURL = envAppURL(a, "") + "#history"
 		}
 	}
-	ds, err := s.cfg.Store.DeploymentsIn(ctx, a.Project, a.Name, a.Environment, historyPageSize+1, before)
+	ds, err := s.cfg.Store.DeploymentsIn(ctx, a.AppRef, a.Environment, historyPageSize+1, before)
 	if err != nil {
 		return err
 	}
@@ -259,11 +259,11 @@ func (s *Server) history(ctx context.Context, v *appView, cursor string) error {
 	// The phase changes of the page's deployments (bounded: an app that
 	// flaps between running and degraded for days has many), and Flux's
 	// newest messages.
-	changes, err := s.cfg.Store.AppPhaseChanges(ctx, a.Project, a.Name, a.Environment, ds[len(ds)-1].ID, ds[0].ID, maxPhaseChanges)
+	changes, err := s.cfg.Store.AppPhaseChanges(ctx, a.AppRef, a.Environment, ds[len(ds)-1].ID, ds[0].ID, maxPhaseChanges)
 	if err != nil {
 		return err
 	}
-	events, err := s.cfg.Store.Events(ctx, a.Project, a.Name, 200)
+	events, err := s.cfg.Store.Events(ctx, a.AppRef, 200)
 	if err != nil {
 		return err
 	}
@@ -278,7 +278,7 @@ func (s *Server) history(ctx context.Context, v *appView, cursor string) error {
 			evByDep[e.DeploymentID] = append(evByDep[e.DeploymentID], e)
 		}
 	}
-	target := layout.App{Project: a.Project, Name: a.Name}.Ref()
+	target := a.Ref()
 	if c := s.pages.cfg.ClusterName; c != "" && a.Environment == "" {
 		target = c + "/" + target
 	}
@@ -328,7 +328,7 @@ func (s *Server) currentFailedAt(ctx context.Context, v *appView) error {
 		return nil
 	}
 	a := v.App
-	changes, err := s.cfg.Store.AppPhaseChanges(ctx, a.Project, a.Name, a.Environment, d.ID, d.ID, maxPhaseChanges)
+	changes, err := s.cfg.Store.AppPhaseChanges(ctx, a.AppRef, a.Environment, d.ID, d.ID, maxPhaseChanges)
 	if err != nil {
 		return err
 	}
@@ -379,7 +379,7 @@ func fluxObjects(v *appView, events []store.Event) {
 // with a cluster (cl, the app's environment's), the Kubernetes events of
 // its workloads.
 func (s *Server) appEvents(ctx context.Context, v *appView, cl *clusterClients) error {
-	stored, err := s.cfg.Store.Events(ctx, v.App.Project, v.App.Name, 30)
+	stored, err := s.cfg.Store.Events(ctx, v.App.AppRef, 30)
 	if err != nil {
 		return err
 	}
@@ -388,7 +388,7 @@ func (s *Server) appEvents(ctx context.Context, v *appView, cl *clusterClients) 
 			Object: e.Kind + "/" + e.Namespace + "/" + e.Name, Message: e.Message})
 	}
 	if v.Kube {
-		kev, err := kubeEvents(ctx, cl.kube, appNamespace(v.App.Project, v.App.Environment), v.App.Project, v.App.Name)
+		kev, err := kubeEvents(ctx, cl.kube, appNamespace(v.App.Project, v.App.Environment), v.App.AppRef)
 		if err != nil {
 			v.EventError = "Kubernetes events are not available from the cluster: " + err.Error()
 		}
@@ -406,7 +406,7 @@ func (s *Server) podsAndLogs(ctx context.Context, v *appView, cl *clusterClients
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	ns := appNamespace(v.App.Project, v.App.Environment)
-	pods, err := listPods(ctx, cl.kube, ns, v.App.Project, v.App.Name, "")
+	pods, err := listPods(ctx, cl.kube, ns, v.App.AppRef, "")
 	if err != nil {
 		v.PodsError = "Pods are not available from the cluster: " + err.Error()
 		return

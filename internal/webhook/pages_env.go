@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/probe"
 	"github.com/fleetwright/fleetwright/internal/store"
 )
@@ -42,22 +43,22 @@ type envView struct {
 // query names or, naming none, outside environments, or else in the
 // environment of its newest deployment. An environment that cannot name
 // one is an app that does not exist.
-func (s *Server) appInPage(ctx context.Context, project, name, env string) (store.App, error) {
+func (s *Server) appInPage(ctx context.Context, app layout.AppRef, env string) (store.App, error) {
 	if env != "" && !validEnvironment(env) {
 		return store.App{}, store.ErrNotFound
 	}
-	a, err := s.cfg.Store.App(ctx, project, name, env)
+	a, err := s.cfg.Store.App(ctx, app, env)
 	if env != "" || !errors.Is(err, store.ErrNotFound) {
 		return a, err
 	}
-	ds, derr := s.cfg.Store.Deployments(ctx, project, name, 1, 0)
+	ds, derr := s.cfg.Store.Deployments(ctx, app, 1, 0)
 	if derr != nil {
 		return a, derr
 	}
 	if len(ds) == 0 || ds[0].Environment == "" {
 		return a, err
 	}
-	return s.cfg.Store.App(ctx, project, name, ds[0].Environment)
+	return s.cfg.Store.App(ctx, app, ds[0].Environment)
 }
 
 // envAppURL is the page of the app in its environment; query, when set,
@@ -71,9 +72,9 @@ func envAppURL(a store.App, query string) string {
 		qs = append(qs, query)
 	}
 	if len(qs) == 0 {
-		return appPageURL(a.Project, a.Name)
+		return appPageURL(a.AppRef)
 	}
-	return appPageURL(a.Project, a.Name) + "?" + strings.Join(qs, "&")
+	return appPageURL(a.AppRef) + "?" + strings.Join(qs, "&")
 }
 
 // environments fills the app's environments side by side, in the order
@@ -106,7 +107,7 @@ func (s *Server) environments(ctx context.Context, v *appView) error {
 	var prev *envView
 	for _, env := range names {
 		a, ok := in[env]
-		ev := envView{Name: env, URL: envAppURL(store.App{Project: v.App.Project, Name: v.App.Name, Environment: env}, ""),
+		ev := envView{Name: env, URL: envAppURL(store.App{AppRef: v.App.AppRef, Environment: env}, ""),
 			Current: env == v.App.Environment}
 		if ok {
 			d, err := s.cfg.Store.Deployment(ctx, a.DeploymentID)
@@ -125,7 +126,7 @@ func (s *Server) environments(ctx context.Context, v *appView) error {
 			ev.From = prev.Name
 			ev.Lacks = lacks(*prev, ev)
 			if len(ev.Lacks) > 0 {
-				ev.Promote = fmt.Sprintf("render promote %s/%s --to %s", v.App.Project, v.App.Name, env)
+				ev.Promote = fmt.Sprintf("render promote %s --to %s", v.App.Ref(), env)
 				if prev.Phase != store.PhaseRunning {
 					ev.Waiting = fmt.Sprintf("%s's release is %s: a promotion waits until it runs with every check green", prev.Name, prev.Phase)
 				}

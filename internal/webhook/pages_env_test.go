@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/utils/ptr"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/probe"
 	"github.com/fleetwright/fleetwright/internal/store"
 )
@@ -25,7 +26,7 @@ func recordEnvDeployment(t *testing.T, st *store.SQL, env string, n int, spec st
 		DedupeKey: fmt.Sprintf("%s/%d", env, n), ReceivedAt: at, EventTime: at,
 		Kind: "Kustomization", Namespace: "flux-system", Name: "shop-api-web", Severity: "info",
 		Reason: "ReconciliationSucceeded", Message: "Applied revision " + rev, Revision: rev, Controller: "kustomize-controller",
-		Project: "shop", App: "api", Component: "web", SpecRevision: spec, Environment: env,
+		App: layout.AppRef{Project: "shop", Name: "api"}, Component: "web", SpecRevision: spec, Environment: env,
 		Health: store.HealthHealthy, Body: []byte(`{}`),
 	}}, at)
 	if err != nil {
@@ -103,10 +104,10 @@ func TestAppPageEnvironments(t *testing.T) {
 		}
 	}
 	// The history's pages stay in the environment.
-	if u := envAppURL(store.App{Project: "shop", Name: "api", Environment: "production"}, "before=ZDM"); u != "/apps/shop/api?environment=production&before=ZDM" {
+	if u := envAppURL(store.App{AppRef: layout.AppRef{Project: "shop", Name: "api"}, Environment: "production"}, "before=ZDM"); u != "/apps/shop/api?environment=production&before=ZDM" {
 		t.Errorf("older page URL = %q", u)
 	}
-	if u := envAppURL(store.App{Project: "shop", Name: "api"}, "before=ZDM"); u != "/apps/shop/api?before=ZDM" {
+	if u := envAppURL(store.App{AppRef: layout.AppRef{Project: "shop", Name: "api"}}, "before=ZDM"); u != "/apps/shop/api?before=ZDM" {
 		t.Errorf("older page URL outside environments = %q", u)
 	}
 	// The overview links each environment's page.

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/probe"
 	"github.com/fleetwright/fleetwright/internal/store"
 )
@@ -56,12 +57,13 @@ type phaseChip struct {
 
 // overviewRow is one app of the overview.
 type overviewRow struct {
-	Project, Name, Cluster string
-	Phase                  store.Phase
-	Badge                  badgeView
-	Message                string
-	URL                    string
-	Revision, Spec         revLink
+	layout.AppRef
+	Cluster        string
+	Phase          store.Phase
+	Badge          badgeView
+	Message        string
+	URL            string
+	Revision, Spec revLink
 	// LiveURL is set only while the reachability check passes.
 	LiveURL string
 	// TLSDays is the fewest days to expiry of the app's certificates, when
@@ -132,7 +134,7 @@ func (s *Server) overview(r *http.Request, f overviewFilter) (overviewView, erro
 			v.Projects = append(v.Projects, a.Project)
 		}
 		if (f.Project != "" && a.Project != f.Project) || (f.Cluster != "" && f.Cluster != cluster) ||
-			(q != "" && !strings.Contains(strings.ToLower(a.Name), q) && !strings.Contains(strings.ToLower(a.Project+"/"+a.Name), q)) {
+			(q != "" && !strings.Contains(strings.ToLower(a.Name), q) && !strings.Contains(strings.ToLower(a.Ref()), q)) {
 			continue
 		}
 		counts[a.Phase]++
@@ -161,7 +163,7 @@ func (s *Server) overview(r *http.Request, f overviewFilter) (overviewView, erro
 		v.From, v.To = lo+1, hi
 	}
 	for _, a := range rows[lo:hi] {
-		row := overviewRow{Project: a.Project, Name: a.Name, Cluster: cmpOr(a.Environment, cluster), Phase: a.Phase, Message: a.Message,
+		row := overviewRow{AppRef: a.AppRef, Cluster: cmpOr(a.Environment, cluster), Phase: a.Phase, Message: a.Message,
 			URL:      envAppURL(a, ""),
 			Revision: linkRevision(s.pages.cfg.FleetRepoURL, a.Revision), Spec: linkRevision(s.pages.cfg.AppsRepoURL, a.SpecRevision),
 			Updated: fmtTime(a.UpdatedAt)}
@@ -182,8 +184,9 @@ func (s *Server) overview(r *http.Request, f overviewFilter) (overviewView, erro
 	return v, nil
 }
 
-func appPageURL(project, name string) string {
-	return "/apps/" + url.PathEscape(project) + "/" + url.PathEscape(name)
+// appPageURL is the page of an app, /apps/{project}/{name}.
+func appPageURL(app layout.AppRef) string {
+	return "/apps/" + url.PathEscape(app.Project) + "/" + url.PathEscape(app.Name)
 }
 
 // liveURL is the deployment's live URL while its reachability check passes

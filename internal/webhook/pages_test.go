@@ -72,7 +72,7 @@ func recordDeployment(t testing.TB, st *store.SQL, project, app string, n int, p
 		DedupeKey: fmt.Sprintf("%s/%s/%d", project, app, n), ReceivedAt: at, EventTime: at,
 		Kind: "Kustomization", Namespace: "flux-system", Name: project + "-" + app + "-web",
 		Severity: map[bool]string{true: "error", false: "info"}[phase == store.PhaseFailed], Reason: reason, Message: message,
-		Revision: rev, Controller: "kustomize-controller", Project: project, App: app, Component: "web", SpecRevision: spec,
+		Revision: rev, Controller: "kustomize-controller", App: layout.AppRef{Project: project, Name: app}, Component: "web", SpecRevision: spec,
 		Health: health, Terminal: phase == store.PhaseFailed, Body: []byte(`{}`),
 	}}, at)
 	if err != nil {

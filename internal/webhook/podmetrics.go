@@ -99,8 +99,8 @@ type usageView struct {
 func (s *Server) usage(ctx context.Context, v *appView, cl *clusterClients) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	project, app := v.App.Project, v.App.Name
-	ns := appNamespace(project, v.App.Environment)
+	app := v.App.Name
+	ns := appNamespace(v.App.Project, v.App.Environment)
 	prices := s.pages.cfg.Prices
 	u := &usageView{Cluster: cl.name, Priced: prices.Set(), Prices: prices}
 	v.Usage = u
@@ -111,7 +111,7 @@ func (s *Server) usage(ctx context.Context, v *appView, cl *clusterClients) {
 		}
 		return rows[c]
 	}
-	sel := metav1.ListOptions{LabelSelector: appSelector(project, app)}
+	sel := metav1.ListOptions{LabelSelector: appSelector(v.App.AppRef)}
 	requests := func(comp string, replicas *int32, spec corev1.PodSpec) {
 		n := int64(1)
 		if replicas != nil {

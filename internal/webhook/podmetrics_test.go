@@ -255,7 +255,7 @@ func TestAppPageOtherEnvironmentsCluster(t *testing.T) {
 		if _, err := st.RecordEvents(t.Context(), []store.Event{{
 			DedupeKey: e, ReceivedAt: at, EventTime: at, Kind: "Kustomization", Namespace: "flux-system", Name: project + "-api-web",
 			Severity: "info", Reason: "ReconciliationSucceeded", Message: "Applied revision " + rev, Revision: rev,
-			Controller: "kustomize-controller", Project: project, App: "api", Component: "web", Environment: e,
+			Controller: "kustomize-controller", App: layout.AppRef{Project: project, Name: "api"}, Component: "web", Environment: e,
 			Health: store.HealthHealthy, Body: []byte(`{}`),
 		}}, at); err != nil {
 			t.Fatal(err)

@@ -109,7 +109,7 @@ func previewContent(ctx context.Context, st store.Store, env string) (string, er
 		if a.SpecRevision != "" && a.DeploymentID > newest {
 			head, newest = a.SpecRevision, a.DeploymentID
 		}
-		fmt.Fprintf(&lines, "- %s/%s: %s", markdownText(a.Project), markdownText(a.Name), previewState(a.Phase))
+		fmt.Fprintf(&lines, "- %s: %s", markdownText(a.Ref()), previewState(a.Phase))
 		switch u := safeURL(a.LiveURL); {
 		case a.Phase == store.PhaseDeleted:
 		case u != "" && (a.Phase == store.PhaseRunning || a.Phase == store.PhaseDegraded || a.Phase == store.PhasePaused):

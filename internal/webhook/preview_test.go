@@ -83,7 +83,7 @@ func TestPreviewAttribution(t *testing.T) {
 		{obj("HelmRelease", "cart-pr12", "api-db"), "shop", "api", "db", "pr-12", "which lives in namespace shop-pr12 only"},
 	}
 	for _, tc := range tests {
-		got := s.attribution(tc.obj, tc.project, tc.app, tc.component, tc.env)
+		got := s.attribution(tc.obj, layout.AppRef{Project: tc.project, Name: tc.app}, tc.component, tc.env)
 		switch {
 		case tc.want == "" && got != "":
 			t.Errorf("attribution(%s %s/%s, %s/%s/%s in %q) = %q, want it to count", tc.obj.Kind, tc.obj.Namespace, tc.obj.Name, tc.project, tc.app, tc.component, tc.env, got)
@@ -153,7 +153,7 @@ func TestForgedPreviewEventsChangeNothing(t *testing.T) {
 	}
 	waitTrackerIdle(t, e)
 
-	after, err := e.st.App(t.Context(), "shop", "api", "production")
+	after, err := e.st.App(t.Context(), layout.AppRef{Project: "shop", Name: "api"}, "production")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func TestForgedPreviewEventsChangeNothing(t *testing.T) {
 	if diff := cmp.Diff([]string{"pr-12 running", "production running"}, envs); diff != "" {
 		t.Errorf("apps (-want +got):\n%s", diff)
 	}
-	ign, err := e.st.Events(t.Context(), "", "", 100)
+	ign, err := e.st.Events(t.Context(), layout.AppRef{}, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,7 +336,7 @@ func (e *testEnv) waitEnvApp(project, app, env string, done func(store.App) bool
 	var a store.App
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		var err error
-		if a, err = e.st.App(e.t.Context(), project, app, env); err == nil && done(a) {
+		if a, err = e.st.App(e.t.Context(), layout.AppRef{Project: project, Name: app}, env); err == nil && done(a) {
 			return a
 		}
 	}
@@ -367,7 +367,7 @@ func TestPreviewOnAnotherClusterIsNotChecked(t *testing.T) {
 		t.Errorf("the preview's readiness = %s %q", c.State, c.Message)
 	}
 	_, unread := e.srv.clusterOf("pr-3")
-	if got := e.srv.elsewhere(store.App{Project: "shop", Name: "api", Environment: "pr-3"}, unread); !strings.HasPrefix(got, "pr-3 runs on cluster stage-eu;") {
+	if got := e.srv.elsewhere(store.App{AppRef: layout.AppRef{Project: "shop", Name: "api"}, Environment: "pr-3"}, unread); !strings.HasPrefix(got, "pr-3 runs on cluster stage-eu;") {
 		t.Errorf("the preview's page says %q", got)
 	}
 }

@@ -239,10 +239,10 @@ func TestProjectSourceJourney(t *testing.T) {
 		t.Errorf("the project's failure = %+v, want ignored", r)
 	}
 	time.Sleep(500 * time.Millisecond) // rechecks run every 100ms
-	if a, err := e.st.App(t.Context(), project, "api", ""); err != nil || a.Phase != store.PhaseRunning || a.DeploymentID != second.DeploymentID {
+	if a, err := e.st.App(t.Context(), layout.AppRef{Project: project, Name: "api"}, ""); err != nil || a.Phase != store.PhaseRunning || a.DeploymentID != second.DeploymentID {
 		t.Errorf("after revC's failure: %+v, %v; want running at %s", a, err, revB)
 	}
-	if ds, err := e.st.Deployments(t.Context(), project, "api", 10, 0); err != nil || len(ds) != 2 {
+	if ds, err := e.st.Deployments(t.Context(), layout.AppRef{Project: project, Name: "api"}, 10, 0); err != nil || len(ds) != 2 {
 		t.Errorf("deployments = %d, %v; want revA's and revB's", len(ds), err)
 	}
 
@@ -394,7 +394,7 @@ func TestFleetRevisionOfThroughProject(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 10*settlePoll)
 			defer cancel()
 			o, _ := s.web()
-			got, err := e.srv.fleetRevisionOf(ctx, kustomizev1.KustomizationKind, fluxNS, o.Name, project, "api", "", o.Spec.Reference.Digest)
+			got, err := e.srv.fleetRevisionOf(ctx, kustomizev1.KustomizationKind, fluxNS, o.Name, layout.AppRef{Project: project, Name: "api"}, "", o.Spec.Reference.Digest)
 			if err := <-done; err != nil {
 				t.Fatal(err)
 			}

@@ -20,6 +20,7 @@ import (
 
 	eventv1 "github.com/fluxcd/pkg/apis/event/v1beta1"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/github"
 	"github.com/fleetwright/fleetwright/internal/github/githubtest"
 	"github.com/fleetwright/fleetwright/internal/probe"
@@ -194,7 +195,7 @@ func (r *replica) crash(t *testing.T) {
 func owner(t *testing.T, rs []*replica, project, app string) *replica {
 	t.Helper()
 	for _, r := range rs {
-		if !r.crashed && r.owners.Owns(project, app, "") {
+		if !r.crashed && r.owners.Owns(layout.AppRef{Project: project, Name: app}, "") {
 			return r
 		}
 	}
@@ -441,7 +442,7 @@ type countingChecker struct {
 
 func (c *countingChecker) Sync(ctx context.Context, t probe.Target) (probe.Check, time.Duration) {
 	c.mu.Lock()
-	c.runs[t.Project+"/"+t.App]++
+	c.runs[t.App.Ref()]++
 	c.mu.Unlock()
 	return c.fakeChecker.Sync(ctx, t)
 }
@@ -566,14 +567,14 @@ func TestReplicasConcurrentFirstEvents(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		ds, err := rs[0].st.Deployments(t.Context(), "shop", "api", 100, 0)
+		ds, err := rs[0].st.Deployments(t.Context(), layout.AppRef{Project: "shop", Name: "api"}, 100, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(ds) != round+1 || ds[0].Revision != rev {
 			t.Fatalf("round %d: %d deployments, newest %s; want %d, newest %s", round, len(ds), ds[0].Revision, round+1, rev)
 		}
-		evs, err := rs[1].st.Events(t.Context(), "shop", "api", 1000)
+		evs, err := rs[1].st.Events(t.Context(), layout.AppRef{Project: "shop", Name: "api"}, 1000)
 		if err != nil {
 			t.Fatal(err)
 		}

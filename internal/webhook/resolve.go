@@ -16,10 +16,10 @@ import (
 	"github.com/fleetwright/fleetwright/internal/probe"
 )
 
-// AppRef names the app (and component) a Flux object belongs to.
-type AppRef struct {
-	Project      string
-	App          string
+// Owner is what a Flux object belongs to: its app, and the component,
+// spec revision and environment it was rendered for.
+type Owner struct {
+	App          layout.AppRef
 	Component    string
 	SpecRevision string
 	// Environment is the environment the object was rendered for ("":
@@ -30,7 +30,7 @@ type AppRef struct {
 // Resolver finds the app of the object an event is about.
 type Resolver interface {
 	// Resolve returns ok=false when the object belongs to no app.
-	Resolve(ctx context.Context, kind, namespace, name string) (ref AppRef, ok bool, err error)
+	Resolve(ctx context.Context, kind, namespace, name string) (owner Owner, ok bool, err error)
 }
 
 // ClusterResolver reads the fleetwright.io/* labels (or the
@@ -46,9 +46,9 @@ type ClusterResolver struct {
 }
 
 type cached struct {
-	ref AppRef
-	ok  bool
-	at  time.Time
+	owner Owner
+	ok    bool
+	at    time.Time
 }
 
 // NewClusterResolver returns a resolver reading through c; answers are kept for ttl.
@@ -60,7 +60,7 @@ func NewClusterResolver(c client.Reader, clock probe.Clock, ttl time.Duration) *
 }
 
 // Resolve implements Resolver.
-func (r *ClusterResolver) Resolve(ctx context.Context, kind, namespace, name string) (AppRef, bool, error) {
+func (r *ClusterResolver) Resolve(ctx context.Context, kind, namespace, name string) (Owner, bool, error) {
 	var obj client.Object
 	switch kind {
 	case kustomizev1.KustomizationKind:
@@ -70,42 +70,44 @@ func (r *ClusterResolver) Resolve(ctx context.Context, kind, namespace, name str
 	case sourcev1.OCIRepositoryKind:
 		obj = &sourcev1.OCIRepository{}
 	default:
-		return AppRef{}, false, nil
+		return Owner{}, false, nil
 	}
 	key := kind + "/" + namespace + "/" + name
 	now := r.clock.Now()
 	r.mu.Lock()
 	if c, ok := r.cache[key]; ok && now.Sub(c.at) < r.ttl {
 		r.mu.Unlock()
-		return c.ref, c.ok, nil
+		return c.owner, c.ok, nil
 	}
 	r.mu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	err := r.c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, obj)
 	var (
-		ref AppRef
-		ok  bool
+		owner Owner
+		ok    bool
 	)
 	switch {
 	case apierrors.IsNotFound(err):
 	case err != nil:
-		return AppRef{}, false, fmt.Errorf("reading %s: %w", key, err)
+		return Owner{}, false, fmt.Errorf("reading %s: %w", key, err)
 	default:
 		l, a := obj.GetLabels(), obj.GetAnnotations()
-		ref = AppRef{
-			Project:      cmpOr(l[layout.LabelProject], a[layout.EventAnnotationPrefix+layout.EventProject]),
-			App:          cmpOr(l[layout.LabelApp], a[layout.EventAnnotationPrefix+layout.EventApp]),
+		owner = Owner{
+			App: layout.AppRef{
+				Project: cmpOr(l[layout.LabelProject], a[layout.EventAnnotationPrefix+layout.EventProject]),
+				Name:    cmpOr(l[layout.LabelApp], a[layout.EventAnnotationPrefix+layout.EventApp]),
+			},
 			SpecRevision: a[layout.EventAnnotationPrefix+layout.EventSpecRevision],
 			Environment:  cmpOr(l[layout.LabelEnvironment], a[layout.EventAnnotationPrefix+layout.EventEnvironment]),
 		}
-		ok = ref.Project != "" && ref.App != ""
+		ok = owner.App.Named()
 		if ok {
-			ref.Component = probe.ComponentOf(obj, ref.Project, ref.App)
+			owner.Component = probe.ComponentOf(obj, owner.App)
 		}
 	}
 	r.mu.Lock()
-	r.cache[key] = cached{ref: ref, ok: ok, at: now}
+	r.cache[key] = cached{owner: owner, ok: ok, at: now}
 	r.mu.Unlock()
-	return ref, ok, nil
+	return owner, ok, nil
 }

@@ -18,6 +18,7 @@ import (
 	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/probe"
 	"github.com/fleetwright/fleetwright/internal/store"
 	"github.com/fleetwright/fleetwright/internal/webhook/api"
@@ -133,7 +134,7 @@ type Cluster struct {
 type Coordinator interface {
 	// Owns reports whether this replica owns the app in the environment
 	// ("": no environment) now.
-	Owns(project, app, env string) bool
+	Owns(app layout.AppRef, env string) bool
 	// OwnedSlots returns the slots (store.SlotOf) of the apps it owns.
 	OwnedSlots() []int
 	// Changed is signalled when this replica gained or lost apps.

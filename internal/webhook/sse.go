@@ -98,7 +98,7 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 		}
 		for _, c := range changes {
 			last = c.Seq
-			if !g.allows(c.Project) || (project != "" && c.Project != project) || (app != "" && c.App != app) || (env != "" && c.Environment != env) {
+			if !g.allows(c.App.Project) || (project != "" && c.App.Project != project) || (app != "" && c.App.Name != app) || (env != "" && c.Environment != env) {
 				continue
 			}
 			data, err := json.Marshal(c)

@@ -17,7 +17,9 @@ import (
 // notice tells the tracker that an event was stored for a deployment.
 type notice struct {
 	deploymentID int64
-	project, app string
+	// app is the app of the deployment; a project-wide notice names the
+	// project only.
+	app layout.AppRef
 	// env is the app's environment ("" on a platform without them).
 	env           string
 	newDeployment bool
@@ -51,15 +53,15 @@ type wireNotice struct {
 
 // owns reports whether this replica owns the app in the environment
 // (always, without a Coordinator).
-func (t *tracker) owns(project, app, env string) bool {
+func (t *tracker) owns(app layout.AppRef, env string) bool {
 	c := t.s.cfg.Coordinator
-	return c == nil || c.Owns(project, app, env)
+	return c == nil || c.Owns(app, env)
 }
 
 // forward queues a notice for the app's owner (every replica listens; the
 // owner acts on it); flushForwards sends what is queued.
 func (t *tracker) forward(n notice) {
-	t.forwards = append(t.forwards, wireNotice{DeploymentID: n.deploymentID, Project: n.project, App: n.app, Env: n.env, NewDeployment: n.newDeployment,
+	t.forwards = append(t.forwards, wireNotice{DeploymentID: n.deploymentID, Project: n.app.Project, App: n.app.Name, Env: n.env, NewDeployment: n.newDeployment,
 		Component: n.component, Health: n.health, Terminal: n.terminal, Recheck: n.recheck, ProjectWide: n.projectWide})
 }
 
@@ -106,7 +108,7 @@ func (t *tracker) received(msg string) {
 	}
 	t.mu.Lock()
 	for _, w := range ws {
-		t.queue = append(t.queue, notice{deploymentID: w.DeploymentID, project: w.Project, app: w.App, env: w.Env, newDeployment: w.NewDeployment,
+		t.queue = append(t.queue, notice{deploymentID: w.DeploymentID, app: layout.AppRef{Project: w.Project, Name: w.App}, env: w.Env, newDeployment: w.NewDeployment,
 			component: w.Component, health: w.Health, terminal: w.Terminal, recheck: w.Recheck, projectWide: w.ProjectWide, remote: true})
 	}
 	t.mu.Unlock()
@@ -194,11 +196,10 @@ func (w writtenState) needsWrite(states, full string, now time.Time) bool {
 }
 
 type run struct {
-	cancel  context.CancelFunc
-	wake    chan struct{}
-	project string
-	app     string
-	env     string
+	cancel context.CancelFunc
+	wake   chan struct{}
+	app    layout.AppRef
+	env    string
 	// terminal holds a Flux failure of the revision that arrived while the
 	// run was going: handled again once it ends, in case the run ended on
 	// its own timeout before it saw it (guarded by tracker.mu).
@@ -247,10 +248,10 @@ func (t *tracker) resume() error {
 		return fmt.Errorf("resuming deployments: %w", err)
 	}
 	for _, d := range active {
-		if !t.owns(d.Project, d.App, d.Environment) {
+		if !t.owns(d.App, d.Environment) {
 			continue
 		}
-		t.notify(notice{deploymentID: d.ID, project: d.Project, app: d.App, env: d.Environment, recheck: true, remote: true})
+		t.notify(notice{deploymentID: d.ID, app: d.App, env: d.Environment, recheck: true, remote: true})
 	}
 	if t.s.github != nil {
 		// The GitHub reports a replica that died left queued.
@@ -264,7 +265,7 @@ func (t *tracker) resume() error {
 func (t *tracker) rebalance() {
 	t.mu.Lock()
 	for id, r := range t.runs {
-		if !t.owns(r.project, r.app, r.env) {
+		if !t.owns(r.app, r.env) {
 			r.cancel()
 			delete(t.runs, id)
 			t.forget(id)
@@ -349,8 +350,8 @@ func (t *tracker) periodic() {
 			// A rollout another replica owned, or a notice that was lost.
 			due = t.runs[a.DeploymentID] == nil
 		}
-		if due && t.owns(a.Project, a.Name, a.Environment) {
-			t.queue = append(t.queue, notice{deploymentID: a.DeploymentID, project: a.Project, app: a.Name, env: a.Environment, recheck: true, remote: true})
+		if due && t.owns(a.AppRef, a.Environment) {
+			t.queue = append(t.queue, notice{deploymentID: a.DeploymentID, app: a.AppRef, env: a.Environment, recheck: true, remote: true})
 		}
 		t.mu.Unlock()
 	}
@@ -362,7 +363,7 @@ func (t *tracker) handle(n notice) {
 	if t.ctx.Err() != nil {
 		return
 	}
-	if t.s.cfg.Coordinator != nil && !n.remote && (n.projectWide || !t.owns(n.project, n.app, n.env)) {
+	if t.s.cfg.Coordinator != nil && !n.remote && (n.projectWide || !t.owns(n.app, n.env)) {
 		// To the owner; a project's event to every replica, each acting
 		// for the apps it owns.
 		t.forward(n)
@@ -372,11 +373,11 @@ func (t *tracker) handle(n notice) {
 		t.handleProject(n)
 		return
 	}
-	if !t.owns(n.project, n.app, n.env) {
+	if !t.owns(n.app, n.env) {
 		return
 	}
 	t.mu.Lock()
-	key := store.AppKey(n.project, n.app, n.env)
+	key := store.AppKey(n.app, n.env)
 	if n.deploymentID > t.latest[key] {
 		t.latest[key] = n.deploymentID
 		// The app's older deployments are superseded: forget them and, for
@@ -388,7 +389,7 @@ func (t *tracker) handle(n notice) {
 		}
 		if n.newDeployment {
 			for id, r := range t.runs {
-				if id != n.deploymentID && r.project == n.project && r.app == n.app && r.env == n.env {
+				if id != n.deploymentID && r.app == n.app && r.env == n.env {
 					r.cancel()
 					delete(t.runs, id)
 					t.forget(id)
@@ -429,9 +430,9 @@ func (t *tracker) handle(n notice) {
 		t.s.log.Error("reading deployment", "id", n.deploymentID, "err", err)
 		return
 	}
-	app, err := t.s.cfg.Store.App(t.ctx, d.Project, d.App, d.Environment)
+	app, err := t.s.cfg.Store.App(t.ctx, d.App, d.Environment)
 	if err != nil {
-		t.s.log.Error("reading app", "app", store.AppKey(d.Project, d.App, d.Environment), "err", err)
+		t.s.log.Error("reading app", "app", store.AppKey(d.App, d.Environment), "err", err)
 		return
 	}
 	current := app.DeploymentID == d.ID
@@ -467,14 +468,14 @@ func (t *tracker) handle(n notice) {
 // judge the project's objects themselves; the event names no app.
 func (t *tracker) handleProject(n notice) {
 	t.mu.Lock()
-	last, seen := t.projectHealth[n.project]
-	t.projectHealth[n.project] = n.health
+	last, seen := t.projectHealth[n.app.Project]
+	t.projectHealth[n.app.Project] = n.health
 	busy := map[string]bool{}
 	for _, r := range t.runs {
-		if r.project != n.project {
+		if r.app.Project != n.app.Project {
 			continue
 		}
-		busy[store.AppKey(r.project, r.app, r.env)] = true
+		busy[store.AppKey(r.app, r.env)] = true
 		select {
 		case r.wake <- struct{}{}:
 		default:
@@ -486,14 +487,14 @@ func (t *tracker) handleProject(n notice) {
 	}
 	apps, err := t.s.cfg.Store.Apps(t.ctx)
 	if err != nil {
-		t.s.log.Error("listing apps for a project's event", "project", n.project, "err", err)
+		t.s.log.Error("listing apps for a project's event", "project", n.app.Project, "err", err)
 		return
 	}
 	for _, a := range apps {
 		switch {
-		case a.Project != n.project || busy[store.AppKey(a.Project, a.Name, a.Environment)]:
+		case a.Project != n.app.Project || busy[store.AppKey(a.AppRef, a.Environment)]:
 		case a.Phase == store.PhasePending || a.Phase == store.PhaseDeploying || a.Phase == store.PhaseFailed:
-			t.handle(notice{deploymentID: a.DeploymentID, project: a.Project, app: a.Name, env: a.Environment, recheck: true, remote: true})
+			t.handle(notice{deploymentID: a.DeploymentID, app: a.AppRef, env: a.Environment, recheck: true, remote: true})
 		}
 	}
 }
@@ -520,7 +521,7 @@ func (t *tracker) forget(id int64) {
 
 func (t *tracker) startRun(d store.Deployment, mode runMode, started time.Time) {
 	ctx, cancel := context.WithCancel(t.ctx)
-	r := &run{cancel: cancel, wake: make(chan struct{}, 1), project: d.Project, app: d.App, env: d.Environment}
+	r := &run{cancel: cancel, wake: make(chan struct{}, 1), app: d.App, env: d.Environment}
 	t.mu.Lock()
 	t.runs[d.ID] = r
 	t.mu.Unlock()
@@ -548,9 +549,9 @@ func (t *tracker) startRun(d store.Deployment, mode runMode, started time.Time) 
 // is read (the Flux namespace's objects of the app's name are another
 // environment's).
 func (t *tracker) target(d store.Deployment) probe.Target {
-	tg := probe.Target{Project: d.Project, App: d.App, Revision: d.Revision, FluxNamespace: t.s.cfg.FluxNamespace}
+	tg := probe.Target{App: d.App, Revision: d.Revision, FluxNamespace: t.s.cfg.FluxNamespace}
 	if _, ok := layout.PreviewOf(d.Environment); ok {
-		tg.Namespace = appNamespace(d.Project, d.Environment)
+		tg.Namespace = appNamespace(d.App.Project, d.Environment)
 		tg.FluxNamespace = tg.Namespace
 	}
 	return tg
@@ -687,7 +688,7 @@ func (t *tracker) current(ctx context.Context, id int64) (store.Deployment, writ
 		t.s.log.Error("reading deployment", "id", id, "err", err)
 		return d, writtenState{}, false
 	}
-	if !t.owns(d.Project, d.App, d.Environment) {
+	if !t.owns(d.App, d.Environment) {
 		// The app moved to another replica: its checks here are ending.
 		return d, writtenState{}, false
 	}
@@ -775,7 +776,7 @@ func (t *tracker) wrote(ctx context.Context, u store.DeploymentUpdate, w written
 	if change == nil {
 		return
 	}
-	t.s.log.Info("phase changed", "app", store.AppKey(change.Project, change.App, change.Environment), "revision", change.Revision,
+	t.s.log.Info("phase changed", "app", store.AppKey(change.App, change.Environment), "revision", change.Revision,
 		"from", string(change.From), "to", string(change.To), "message", change.Message)
 	t.s.metrics.phases.WithLabelValues(string(change.To)).Inc()
 	t.s.hub.notify()
@@ -836,7 +837,7 @@ func (c *deploymentChecker) sawApp(ctx context.Context, d store.Deployment) bool
 	if saw(d) {
 		return true
 	}
-	prev, err := c.st.DeploymentsIn(ctx, d.Project, d.App, d.Environment, 1, d.ID)
+	prev, err := c.st.DeploymentsIn(ctx, d.App, d.Environment, 1, d.ID)
 	return err == nil && len(prev) == 1 && saw(prev[0])
 }
 

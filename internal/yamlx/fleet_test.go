@@ -6,7 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fleetwright/fleetwright/internal/generate"
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 	"github.com/fleetwright/fleetwright/internal/spectest"
 	"github.com/fleetwright/fleetwright/internal/synth"
 	"github.com/fleetwright/fleetwright/internal/yamlx"
@@ -19,7 +19,7 @@ func TestFastReadsRenderedFleet(t *testing.T) {
 	t.Parallel()
 	examples := spectest.Load(t, "../../examples")
 	bench := spectest.LoadFiles(t, synth.Files(20))
-	for _, repo := range []*spec.Repo{examples, bench} {
+	for _, repo := range []*load.Repo{examples, bench} {
 		f, err := generate.Render(repo, generate.Options{Platform: &repo.Platform})
 		if err != nil {
 			t.Fatal(err)

@@ -36,7 +36,7 @@ import (
 	"github.com/fleetwright/fleetwright/internal/gitrepo/gittest"
 	"github.com/fleetwright/fleetwright/internal/registry/registrytest"
 	"github.com/fleetwright/fleetwright/internal/render"
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 	"github.com/fleetwright/fleetwright/test/cluster"
 )
 
@@ -414,7 +414,7 @@ func fleetFiles(ctx context.Context, b *testing.B, specs map[string][]byte, artR
 	// As render does from the apps repository's history, every Flux object
 	// of an app names the last commit of its spec: here a hash of the spec,
 	// which moves with the app that changes and no other.
-	specRev := func(a *spec.LoadedApp) string {
+	specRev := func(a *load.LoadedApp) string {
 		return fmt.Sprintf("%x", sha1.Sum(specs["apps/"+a.Project+"/"+a.Spec.Name+"/app.yaml"]))
 	}
 	f, err := generate.Render(repo, generate.Options{SpecRevision: specRev})

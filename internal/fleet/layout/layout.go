@@ -42,6 +42,7 @@ package layout
 
 import (
 	"bytes"
+	"fmt"
 	"maps"
 	"path"
 	"slices"
@@ -178,21 +179,57 @@ type Platform interface {
 	ClusterPath(name string) (string, bool)
 }
 
-// App names one app of the fleet: its cluster, project and name.
+// AppRef is an app as users name it, its project and name: the app
+// itself, on whichever clusters and in whichever environments it runs.
+// Every type that says which app embeds or holds one, rather than a
+// project and a name of its own. Its JSON is {"project": …, "name": …},
+// which a type that embeds it writes among its own fields.
+type AppRef struct {
+	Project string `json:"project"`
+	Name    string `json:"name"`
+}
+
+// Ref is the app as "project/name", which ParseRef reads.
+func (r AppRef) Ref() string { return r.Project + "/" + r.Name }
+
+// Named reports whether r names an app: it has a project and a name.
+func (r AppRef) Named() bool { return r.Project != "" && r.Name != "" }
+
+// Sibling is the app named name in r's project.
+func (r AppRef) Sibling(name string) AppRef { return AppRef{Project: r.Project, Name: name} }
+
+// ParseRef reads an app written "project/name" (AppRef.Ref).
+func ParseRef(s string) (AppRef, error) {
+	project, name, ok := strings.Cut(s, "/")
+	if !ok || project == "" || name == "" || strings.Contains(name, "/") {
+		return AppRef{}, fmt.Errorf("%q is not an app: write PROJECT/APP", s)
+	}
+	return AppRef{Project: project, Name: name}, nil
+}
+
+// App names one copy of an app in the fleet: the app (its project and
+// name, and Ref) on one cluster.
 type App struct {
-	Cluster, Project, Name string
+	Cluster string
+	AppRef
 }
 
 // Key is the app as "cluster/project/name", as AppOf returns it: one copy
 // of the app, on one cluster.
-func (a App) Key() string { return a.Cluster + "/" + a.Project + "/" + a.Name }
+func (a App) Key() string { return a.Cluster + "/" + a.Ref() }
 
-// Ref is the app as "project/name": the app itself, as users name it, on
-// whichever clusters and in whichever environments it runs.
-func (a App) Ref() string { return a.Project + "/" + a.Name }
+// ParseKey reads an app written "cluster/project/name" (App.Key).
+func ParseKey(s string) (App, error) {
+	cluster, rest, ok := strings.Cut(s, "/")
+	ref, err := ParseRef(rest)
+	if !ok || cluster == "" || err != nil {
+		return App{}, fmt.Errorf("%q is not an app on a cluster: write CLUSTER/PROJECT/APP", s)
+	}
+	return App{Cluster: cluster, AppRef: ref}, nil
+}
 
 // Sibling is the app named name in a's cluster and project.
-func (a App) Sibling(name string) App { return App{Cluster: a.Cluster, Project: a.Project, Name: name} }
+func (a App) Sibling(name string) App { return App{Cluster: a.Cluster, AppRef: a.AppRef.Sibling(name)} }
 
 // DefaultClusterDir is the folder of a cluster whose platform.yaml entry
 // names no path.

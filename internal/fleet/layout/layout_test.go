@@ -1,6 +1,7 @@
 package layout_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -142,4 +143,81 @@ func TestReadyExprDigest(t *testing.T) {
 			t.Errorf("ReadyExprDigest(%q) = %q, want none", other, got)
 		}
 	}
+}
+
+func TestAppRef(t *testing.T) {
+	t.Parallel()
+	a := layout.App{Cluster: "prod", AppRef: layout.AppRef{Project: "shop", Name: "api"}}
+	if got := a.Key(); got != "prod/shop/api" {
+		t.Errorf("Key = %q", got)
+	}
+	if got := a.Ref(); got != "shop/api" {
+		t.Errorf("Ref = %q", got)
+	}
+	if got, want := a.Sibling("db"), (layout.App{Cluster: "prod", AppRef: layout.AppRef{Project: "shop", Name: "db"}}); got != want {
+		t.Errorf("Sibling = %+v, want %+v", got, want)
+	}
+	b, err := json.Marshal(a.AppRef)
+	if err != nil || string(b) != `{"project":"shop","name":"api"}` {
+		t.Errorf("JSON = %s, %v", b, err)
+	}
+	if !a.Named() || (layout.AppRef{Project: "shop"}).Named() || (layout.AppRef{Name: "api"}).Named() {
+		t.Error("Named: want true for shop/api only")
+	}
+	got, err := layout.ParseRef("shop/api")
+	if err != nil || got != a.AppRef {
+		t.Errorf("ParseRef(shop/api) = %+v, %v", got, err)
+	}
+	for _, s := range []string{"", "shop", "shop/", "/api", "prod/shop/api", "shop//api"} {
+		if r, err := layout.ParseRef(s); err == nil {
+			t.Errorf("ParseRef(%q) = %+v, want an error", s, r)
+		} else if want := fmt.Sprintf("%q is not an app: write PROJECT/APP", s); err.Error() != want {
+			t.Errorf("ParseRef(%q): %v, want %s", s, err, want)
+		}
+	}
+}
+
+func TestParseKey(t *testing.T) {
+	t.Parallel()
+	got, err := layout.ParseKey("prod/shop/api")
+	if want := (layout.App{Cluster: "prod", AppRef: layout.AppRef{Project: "shop", Name: "api"}}); err != nil || got != want {
+		t.Errorf("ParseKey(prod/shop/api) = %+v, %v; want %+v", got, err, want)
+	}
+	for _, s := range []string{"", "prod", "shop/api", "/shop/api", "prod//api", "prod/shop/", "prod/shop/api/web"} {
+		if a, err := layout.ParseKey(s); err == nil {
+			t.Errorf("ParseKey(%q) = %+v, want an error", s, a)
+		} else if want := fmt.Sprintf("%q is not an app on a cluster: write CLUSTER/PROJECT/APP", s); err.Error() != want {
+			t.Errorf("ParseKey(%q): %v, want %s", s, err, want)
+		}
+	}
+}
+
+func FuzzParseKey(f *testing.F) {
+	for _, s := range []string{"prod/shop/api", "shop/api", "a/b/c/d", "//", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		a, err := layout.ParseKey(s)
+		if err != nil {
+			return
+		}
+		if a.Cluster == "" || !a.Named() || a.Key() != s {
+			t.Errorf("ParseKey(%q) = %+v, which writes %q", s, a, a.Key())
+		}
+	})
+}
+
+func FuzzParseRef(f *testing.F) {
+	for _, s := range []string{"shop/api", "shop", "a/b/c", "/", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		r, err := layout.ParseRef(s)
+		if err != nil {
+			return
+		}
+		if r.Project == "" || r.Name == "" || r.Ref() != s {
+			t.Errorf("ParseRef(%q) = %+v, which writes %q", s, r, r.Ref())
+		}
+	})
 }

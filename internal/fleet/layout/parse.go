@@ -76,7 +76,7 @@ func (l Location) AppKey() string {
 	if l.App == "" {
 		return ""
 	}
-	return App{Cluster: l.Cluster, Project: l.Project, Name: l.App}.Key()
+	return App{Cluster: l.Cluster, AppRef: AppRef{Project: l.Project, Name: l.App}}.Key()
 }
 
 // SplitPreview cuts a preview's folder, previews/<cluster>/pr-<N>/, off

@@ -17,6 +17,7 @@ import (
 	"github.com/fleetwright/fleetwright/internal/github"
 	"github.com/fleetwright/fleetwright/internal/gitrepo"
 	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/validate"
 )
 
 // Config says where a rendered fleet lands; New makes the Sink. Empty
@@ -219,7 +220,7 @@ func (c *Config) repoURL() (string, error) {
 	}
 	if _, rel, ok := gitrepo.FindTop(c.AppsRoot); ok {
 		if sub, in := within(path.Clean(c.Platform.Fleet.Path), path.Clean(rel)); in {
-			if m := spec.OverlapsSpecs(sub); m != "" {
+			if m := validate.OverlapsSpecs(sub); m != "" {
 				return "", &AmongSpecsError{Reason: m}
 			}
 		}
@@ -252,7 +253,7 @@ func dirAmongSpecs(root, dir string) string {
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		return ""
 	}
-	return spec.OverlapsSpecs(filepath.ToSlash(rel))
+	return validate.OverlapsSpecs(filepath.ToSlash(rel))
 }
 
 // IndexFile names the file that caches what is known of the files in

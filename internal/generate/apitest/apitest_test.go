@@ -17,7 +17,7 @@ import (
 
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/generate"
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 	"github.com/fleetwright/fleetwright/internal/spectest"
 	"github.com/fleetwright/fleetwright/internal/testenv"
 )
@@ -29,7 +29,7 @@ func TestMain(m *testing.M) { os.Exit(testenv.Main(m, &env)) }
 func renderDir(t *testing.T, dir string) *generate.Fleet {
 	t.Helper()
 	repo := spectest.Load(t, dir)
-	f, err := generate.Render(repo, generate.Options{SpecRevision: func(*spec.LoadedApp) string { return strings.Repeat("ab", 20) }})
+	f, err := generate.Render(repo, generate.Options{SpecRevision: func(*load.LoadedApp) string { return strings.Repeat("ab", 20) }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/generate"
-	"github.com/fleetwright/fleetwright/internal/spec"
+	"github.com/fleetwright/fleetwright/internal/spec/load"
 	"github.com/fleetwright/fleetwright/internal/spectest"
 )
 
@@ -32,7 +32,7 @@ const (
 
 // Fleet is one render of a fleet.
 type Fleet struct {
-	Repo  *spec.Repo
+	Repo  *load.Repo
 	Fleet *generate.Fleet
 	Files map[string][]byte
 }
@@ -46,7 +46,7 @@ func Render(t testing.TB, files, previous map[string][]byte, specRevision string
 	repo := spectest.LoadFiles(t, files)
 	opts := generate.Options{Workers: 1}
 	if specRevision != "" {
-		opts.SpecRevision = func(*spec.LoadedApp) string { return specRevision }
+		opts.SpecRevision = func(*load.LoadedApp) string { return specRevision }
 	}
 	if previous != nil {
 		opts.Previous = generate.FileIn(previous)
