@@ -50,7 +50,7 @@ func (id ObjectID) AppKey() string {
 	if id.Preview != 0 || id.App == "" {
 		return ""
 	}
-	return layout.App{Cluster: id.Cluster, Project: id.Project, Name: id.App}.Key()
+	return layout.App{Cluster: id.Cluster, AppRef: layout.AppRef{Project: id.Project, Name: id.App}}.Key()
 }
 
 // ComponentDir is the component folder that holds the object
