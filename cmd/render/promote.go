@@ -127,11 +127,7 @@ func runPromote(ctx context.Context, args []string, io stdio) error {
 	if err != nil {
 		return err
 	}
-	apps := make([]layout.App, len(repo.Apps))
-	for i, a := range repo.Apps {
-		apps[i] = a.App()
-	}
-	dirs := previousDirs(repo, apps)
+	dirs := previousDirs(repo)
 	for _, a := range targets {
 		dirs = append(dirs, layout.AppDir(from.Cluster, a.Project, a.Spec.Name))
 	}

@@ -144,11 +144,7 @@ func runRender(ctx context.Context, args []string, io stdio) error {
 	if pv, ok := l.sink.(sink.Previewer); ok {
 		// Where the apps' Flux objects are decides how they move to their
 		// projects' sources and namespaces (generate.Options.Previous).
-		apps := make([]layout.App, len(repo.Apps))
-		for i, a := range repo.Apps {
-			apps[i] = a.App()
-		}
-		dirs := previousDirs(repo, apps)
+		dirs := previousDirs(repo)
 		if !f.check && !f.diff {
 			dirs = append(dirs, render.PreviewFolders(&repo.Platform)...)
 		}
@@ -276,7 +272,11 @@ func renderError(err error) error {
 // writes: those of the apps' Flux objects, and the folders of the apps in
 // an environment with promote_from, whose files it keeps as they are
 // (generate.Options.Promote).
-func previousDirs(repo *load.Repo, apps []layout.App) []string {
+func previousDirs(repo *load.Repo) []string {
+	apps := make([]layout.App, len(repo.Apps))
+	for i, a := range repo.Apps {
+		apps[i] = a.App()
+	}
 	dirs := layout.FluxDirs(&repo.Platform, apps)
 	for _, a := range repo.Apps {
 		if e := repo.Platform.EnvironmentByName(a.Environment); e != nil && !e.Rendered() {
