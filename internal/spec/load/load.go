@@ -145,13 +145,26 @@ type Checks interface {
 }
 
 // NewLoader compiles the schemas once; reuse the loader for many loads.
+// Its loads make checks (validate.NewLoader gives the project's); with nil
+// they check the files against the schema only.
 func NewLoader(exports ExportCatalog, prefix string, checks Checks) (*Loader, error) {
 	s, err := compileSchemas()
 	if err != nil {
 		return nil, fmt.Errorf("compiling the committed schemas: %w", err)
 	}
+	if checks == nil {
+		checks = schemaOnly{}
+	}
 	return &Loader{Exports: exports, Prefix: prefix, schemas: s, checks: checks}, nil
 }
+
+// schemaOnly makes no checks beyond the schema's.
+type schemaOnly struct{}
+
+func (schemaOnly) Platform(*spec.Platform, *Document, *Problems)                         {}
+func (schemaOnly) App(*LoadedApp, *spec.Platform, *Problems)                             {}
+func (schemaOnly) Replicas(*LoadedApp, *spec.Component, Path, *spec.Platform, *Problems) {}
+func (schemaOnly) Repo(*Repo, *Problems)                                                 {}
 
 func (l *Loader) display(p string) string {
 	if l.Prefix == "" || l.Prefix == "." {
