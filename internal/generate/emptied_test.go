@@ -11,6 +11,7 @@ import (
 
 	"github.com/fleetwright/fleetwright/internal/fleet/layout"
 	"github.com/fleetwright/fleetwright/internal/generate"
+	"github.com/fleetwright/fleetwright/internal/golden"
 	"github.com/fleetwright/fleetwright/internal/spec/load"
 )
 
@@ -25,7 +26,7 @@ func TestRemovingAProjectsLastApp(t *testing.T) {
 	for _, c := range []string{"seed", "artifacts"} {
 		t.Run(c, func(t *testing.T) {
 			t.Parallel()
-			specs := readDir(t, filepath.Join("testdata/specs", c))
+			specs := golden.ReadBytes(t, filepath.Join("testdata/specs", c))
 			withApps := loadRepo(t, specs, "")
 			none := loadRepo(t, map[string][]byte{"platform.yaml": specs["platform.yaml"]}, "")
 			var emptied []string

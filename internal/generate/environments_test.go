@@ -22,7 +22,7 @@ import (
 // and leaves production byte for byte as the promotion wrote it.
 func TestEnvironments(t *testing.T) {
 	t.Parallel()
-	specs := readDir(t, "testdata/environments/specs")
+	specs := golden.ReadBytes(t, "testdata/environments/specs")
 	repo := loadRepo(t, specs, "")
 	stagingImages := map[string]string{}
 	for _, a := range repo.Apps {
@@ -113,7 +113,7 @@ func TestEnvironments(t *testing.T) {
 // lacks, is refused: a render never copies what it cannot vouch for.
 func TestKeptReleaseRefusesForeignFiles(t *testing.T) {
 	t.Parallel()
-	repo := loadRepo(t, readDir(t, "testdata/environments/specs"), "")
+	repo := loadRepo(t, golden.ReadBytes(t, "testdata/environments/specs"), "")
 	for name, files := range map[string]string{
 		"other app":     "  - apps/prod-eu/shop/other/api/deployment-other-api.yaml\n",
 		"other project": "  - clusters/prod-eu/projects/bank.yaml\n",

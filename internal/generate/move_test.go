@@ -1,8 +1,6 @@
 package generate_test
 
 import (
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -28,7 +26,7 @@ func TestFluxObjectsMoveToTheirProjectNamespace(t *testing.T) {
 	for _, c := range []string{"artifacts", "seed", "worker-url"} {
 		t.Run(c, func(t *testing.T) {
 			t.Parallel()
-			before := readDir(t, filepath.Join("testdata/move", c))
+			before := golden.ReadBytes(t, filepath.Join("testdata/move", c))
 			repo := loadRepo(t, nil, filepath.Join("testdata/specs", c))
 			renderOver := func(prev map[string][]byte) (*generate.Fleet, map[string][]byte) {
 				t.Helper()
@@ -73,22 +71,4 @@ func TestFluxObjectsMoveToTheirProjectNamespace(t *testing.T) {
 			}
 		})
 	}
-}
-
-// readDir reads every file under dir, by slash path relative to it.
-func readDir(t *testing.T, dir string) map[string][]byte {
-	t.Helper()
-	out := map[string][]byte{}
-	err := fs.WalkDir(os.DirFS(dir), ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(p)))
-		out[p] = b
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
 }

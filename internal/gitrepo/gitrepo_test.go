@@ -18,6 +18,7 @@ import (
 
 	"github.com/fleetwright/fleetwright/internal/gitrepo"
 	"github.com/fleetwright/fleetwright/internal/gitrepo/gittest"
+	"github.com/fleetwright/fleetwright/internal/golden"
 )
 
 const (
@@ -96,7 +97,7 @@ func TestSyncCloneAndReuse(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close() })
-	if got := readDir(t, dir); !cmp.Equal(got, map[string]string{"README.md": "fleet\n", "clusters/a/x.yaml": "x: 1\n"}) {
+	if got := golden.ReadFiles(t, dir); !cmp.Equal(got, map[string]string{"README.md": "fleet\n", "clusters/a/x.yaml": "x: 1\n"}) {
 		t.Errorf("clone work tree = %v", got)
 	}
 	if r.Dir() != dir {
@@ -115,7 +116,7 @@ func TestSyncCloneAndReuse(t *testing.T) {
 	}
 	t.Cleanup(func() { r.Close() })
 	want := map[string]string{"README.md": "fleet\n", "clusters/b/y.yaml": "y: 2\n"}
-	if diff := cmp.Diff(want, readDir(t, dir)); diff != "" {
+	if diff := cmp.Diff(want, golden.ReadFiles(t, dir)); diff != "" {
 		t.Errorf("work tree after reuse (-want +got):\n%s", diff)
 	}
 	if got, err := r.Resolve("HEAD"); err != nil || got != head {
@@ -168,7 +169,7 @@ func TestSyncReuseKeepsWorkTreeExact(t *testing.T) {
 		t.Errorf("clean work tree was not moved in place; logs:\n%s", logs.String())
 	}
 	want := map[string]string{"a/one.yaml": "1\n", "b/three.yaml": "3b\n", "c/four.yaml": "4\n"}
-	if diff := cmp.Diff(want, readDir(t, dir)); diff != "" {
+	if diff := cmp.Diff(want, golden.ReadFiles(t, dir)); diff != "" {
 		t.Errorf("work tree after in-place move (-want +got):\n%s", diff)
 	}
 	assertClean(t, dir)
@@ -185,7 +186,7 @@ func TestSyncReuseKeepsWorkTreeExact(t *testing.T) {
 		t.Errorf("dirty work tree was not reset; logs:\n%s", logs.String())
 	}
 	want["c/five.yaml"] = "5\n"
-	if diff := cmp.Diff(want, readDir(t, dir)); diff != "" {
+	if diff := cmp.Diff(want, golden.ReadFiles(t, dir)); diff != "" {
 		t.Errorf("work tree after reset (-want +got):\n%s", diff)
 	}
 	assertClean(t, dir)
@@ -201,7 +202,7 @@ func TestSyncFromPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close() })
-	if diff := cmp.Diff(map[string]string{"a.txt": "a\n"}, readDir(t, dir)); diff != "" {
+	if diff := cmp.Diff(map[string]string{"a.txt": "a\n"}, golden.ReadFiles(t, dir)); diff != "" {
 		t.Errorf("work tree (-want +got):\n%s", diff)
 	}
 }
@@ -220,39 +221,11 @@ func TestSyncRemoteHeadOnMissingBranch(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if diff := cmp.Diff(map[string]string{"a.txt": "a\n"}, readDir(t, dir)); diff != "" {
+		if diff := cmp.Diff(map[string]string{"a.txt": "a\n"}, golden.ReadFiles(t, dir)); diff != "" {
 			t.Errorf("%s: work tree (-want +got):\n%s", name, diff)
 		}
 		r.Close()
 	}
-}
-
-// readDir reads the files of a work tree, leaving out .git.
-func readDir(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && d.Name() == ".git" {
-			return filepath.SkipDir
-		}
-		if d.IsDir() {
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		out[filepath.ToSlash(rel)] = string(b)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 func TestTree(t *testing.T) {
@@ -282,7 +255,7 @@ func TestTree(t *testing.T) {
 	t.Cleanup(func() { r.Close() })
 	// Tags come along with the history they point into.
 	gitFetchTags(t, dir)
-	onDisk := readDir(t, dir)
+	onDisk := golden.ReadFiles(t, dir)
 
 	v1 := map[string]string{
 		"platform.yaml":          "domain: example.com\n",
@@ -340,7 +313,7 @@ func TestTree(t *testing.T) {
 	if _, err := r.Tree(ctx, "main", "../etc"); err == nil {
 		t.Error("Tree with prefix ../etc succeeded")
 	}
-	if diff := cmp.Diff(onDisk, readDir(t, dir)); diff != "" {
+	if diff := cmp.Diff(onDisk, golden.ReadFiles(t, dir)); diff != "" {
 		t.Errorf("Tree touched the work tree (-before +after):\n%s", diff)
 	}
 }
@@ -469,7 +442,7 @@ func TestLandDirect(t *testing.T) {
 	if diff := cmp.Diff(wantTree, remoteFiles(t, bare, "main")); diff != "" {
 		t.Errorf("remote tree (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(wantTree, readDir(t, dir)); diff != "" {
+	if diff := cmp.Diff(wantTree, golden.ReadFiles(t, dir)); diff != "" {
 		t.Errorf("work tree (-want +got):\n%s", diff)
 	}
 	meta := gittest.Git(t, bare, "log", "-1", "--format=%an <%ae> %aI%n%cn <%ce> %cI%n%P%n%B", "main")

@@ -25,7 +25,7 @@ func TestWriteFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]string{"apps/a/app.yaml": "a2\n", "apps/b/app.yaml": "b again\n", "apps/c/d/app.json": "{}\n", "run.sh": "#!/bin/sh\nexit 0\n"}
-	if d := cmp.Diff(want, readDir(t, dir)); d != "" {
+	if d := cmp.Diff(want, golden.ReadFiles(t, dir)); d != "" {
 		t.Errorf("files (-want +got):\n%s", d)
 	}
 	for p, mode := range map[string]os.FileMode{"run.sh": 0o755, "apps/a/app.yaml": 0o644, "apps/c/d/app.json": 0o644} {
