@@ -39,6 +39,7 @@ func (s *App) InheritedEnv(w *WorkloadSpec) []int {
 	return out
 }
 
+// SetsEnv reports whether env has an entry named name.
 func SetsEnv(env []EnvVar, name string) bool {
 	for i := range env {
 		if env[i].Name == name {

@@ -60,6 +60,8 @@ func CheckHostLength(host string) string {
 	return ""
 }
 
+// IsSubdomain reports whether s is a DNS subdomain (RFC 1123), as
+// Kubernetes names most objects.
 func IsSubdomain(s string) bool { return len(s) <= 253 && dns1123Sub.MatchString(s) }
 
 func itoa(n int) string {
