@@ -52,7 +52,7 @@ func (l *checker) checkApp(a *load.LoadedApp, plat *spec.Platform, ps *load.Prob
 			case dep == c.Name:
 				ps.Add(doc, at.Child("depends_on").Child(j), "a component cannot depend on itself")
 			case !ok:
-				ps.Add(doc, at.Child("depends_on").Child(j), "%s", unknownComponent(dep, s.Name, names))
+				ps.Add(doc, at.Child("depends_on").Child(j), "%s", unknownComponent(dep, s))
 			case slices.Index(c.DependsOn, dep) < j:
 				ps.Add(doc, at.Child("depends_on").Child(j), "%q is listed twice", dep)
 			case s.Components[names[dep]].Type == spec.TypeCronJob:
@@ -86,13 +86,14 @@ func (l *checker) checkApp(a *load.LoadedApp, plat *spec.Platform, ps *load.Prob
 	}
 }
 
-func unknownComponent(dep, app string, names map[string]int) string {
-	known := make([]string, 0, len(names))
-	for n := range names {
-		known = append(known, n)
+func unknownComponent(dep string, app *spec.App) string {
+	known := make([]string, 0, len(app.Components))
+	for _, c := range app.Components {
+		known = append(known, c.Name)
 	}
 	slices.Sort(known)
-	msg := fmt.Sprintf("no component %q in app %q", dep, app)
+	known = slices.Compact(known)
+	msg := fmt.Sprintf("no component %q in app %q", dep, app.Name)
 	if sug := hint.Suggest(dep, known); sug != "" {
 		return msg + fmt.Sprintf("; did you mean %q?", sug)
 	}

@@ -86,11 +86,7 @@ func (l *checker) checkExportRefShape(a *load.LoadedApp, c *spec.Component, r *s
 	case r.App == "" || r.App == a.Spec.Name:
 		target := a.Component(r.Component)
 		if target == nil {
-			names := map[string]int{}
-			for i, cc := range a.Spec.Components {
-				names[cc.Name] = i
-			}
-			ps.Add(doc, at.Child("component"), "%s", unknownComponent(r.Component, a.Spec.Name, names))
+			ps.Add(doc, at.Child("component"), "%s", unknownComponent(r.Component, &a.Spec))
 			return
 		}
 		if target.Name == c.Name {

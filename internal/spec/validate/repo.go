@@ -65,11 +65,7 @@ func (l *checker) checkRepo(repo *load.Repo, ps *load.Problems) {
 					}
 					tc := target.Component(r.Component)
 					if tc == nil {
-						names := map[string]int{}
-						for k, cc := range target.Spec.Components {
-							names[cc.Name] = k
-						}
-						ps.Add(a.Doc, at.Child("component"), "%s", unknownComponent(r.Component, target.Spec.Name, names))
+						ps.Add(a.Doc, at.Child("component"), "%s", unknownComponent(r.Component, &target.Spec))
 						continue
 					}
 					l.checkExportKey(a, tc, r.ExportKey, at.Child("export_key"), ps)

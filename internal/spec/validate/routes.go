@@ -83,11 +83,7 @@ func checkRoute(a *load.LoadedApp, c *spec.Component, r spec.Route, at load.Path
 	}
 	t := a.Component(r.Component)
 	if t == nil {
-		names := map[string]int{}
-		for i, cc := range a.Spec.Components {
-			names[cc.Name] = i
-		}
-		ps.Add(doc, at.Child("component"), "%s", unknownComponent(r.Component, a.Spec.Name, names))
+		ps.Add(doc, at.Child("component"), "%s", unknownComponent(r.Component, &a.Spec))
 		return
 	}
 	if t.Type != spec.TypeWorkload || t.WorkloadSpec == nil {
