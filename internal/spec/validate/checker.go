@@ -36,3 +36,15 @@ func (l *checker) Replicas(a *load.LoadedApp, c *spec.Component, at load.Path, p
 
 // Repo checks the apps together.
 func (l *checker) Repo(repo *load.Repo, ps *load.Problems) { l.checkRepo(repo, ps) }
+
+// countSet is how many of the fields whose setting is given are set: a
+// choice of one takes exactly one.
+func countSet(set ...bool) int {
+	n := 0
+	for _, s := range set {
+		if s {
+			n++
+		}
+	}
+	return n
+}

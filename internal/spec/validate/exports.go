@@ -29,12 +29,7 @@ func (l *checker) checkEnvList(a *load.LoadedApp, c *spec.Component, env []spec.
 			ps.Add(doc, ea.Child("name"), "%q is set twice (also env[%d])", e.Name, j)
 		}
 		envs[e.Name] = i
-		n := 0
-		for _, set := range []bool{e.Value != nil, e.SecretRef != nil, e.ExportRef != nil} {
-			if set {
-				n++
-			}
-		}
+		n := countSet(e.Value != nil, e.SecretRef != nil, e.ExportRef != nil)
 		if n != 1 {
 			ps.Add(doc, ea, "%q needs exactly one of value, secret_ref or export_ref", e.Name)
 		}

@@ -29,12 +29,7 @@ func checkProbes(doc *load.Document, pr *spec.Probes, ports []containerPort, at 
 			continue
 		}
 		pa := at.Child(k.name)
-		n := 0
-		for _, set := range []bool{p.HTTP != nil, p.GRPC != nil, p.TCP != nil, p.Exec != nil} {
-			if set {
-				n++
-			}
-		}
+		n := countSet(p.HTTP != nil, p.GRPC != nil, p.TCP != nil, p.Exec != nil)
 		switch {
 		case n == 0:
 			ps.Add(doc, pa, "a %s probe needs one of http, grpc, tcp or exec", k.name)

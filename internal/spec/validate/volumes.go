@@ -101,12 +101,7 @@ func (l *checker) checkVolumes(doc *load.Document, c *spec.Component, w *spec.Wo
 			}
 			names[v.Name] = true
 		}
-		n := 0
-		for _, set := range []bool{v.Size != nil, v.Shared != "", v.Claim != "", v.EmptyDir != nil, v.Secret != nil, v.ConfigMap != nil} {
-			if set {
-				n++
-			}
-		}
+		n := countSet(v.Size != nil, v.Shared != "", v.Claim != "", v.EmptyDir != nil, v.Secret != nil, v.ConfigMap != nil)
 		switch {
 		case n == 0:
 			ps.Add(doc, va, "volume %q needs one of size (persistent), shared, claim, empty_dir, secret or config_map", v.Name)
